@@ -1,0 +1,11 @@
+/* hexcg run (placeholder until its issue lands). */
+#include <stdio.h>
+
+#include "hx_app.h"
+#include "hx_core.h"
+
+int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return hx_app_fail(ctx, HX_ERROR(HX_ERR_NOT_IMPL, "'hexcg run' is not implemented yet"), 1);
+}

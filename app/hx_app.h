@@ -1,0 +1,26 @@
+/* Private to app/: the subcommands of the hexcg executable. Each returns the
+ * process exit status: 0 success, 1 failure, 2 invalid input (usage, case). */
+#ifndef HX_APP_H
+#define HX_APP_H
+
+#include <mpi.h>
+
+typedef struct {
+  MPI_Comm comm;
+  int rank, size;
+  int thread_level; /* what MPI_Init_thread provided */
+} hx_app_ctx;
+
+/* exit status for an error code: 2 for HX_ERR_INPUT, 1 otherwise */
+int hx_app_status(int code);
+/* print the current error (rank-tagged) and return hx_app_status(code). If
+ * collective != 0 every rank has the same error and only rank 0 prints. */
+int hx_app_fail(const hx_app_ctx *ctx, int code, int collective);
+
+int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
+int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);
+int hx_cmd_bench(hx_app_ctx *ctx, int argc, char **argv);
+int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv);
+void hx_print_version(const hx_app_ctx *ctx);
+
+#endif

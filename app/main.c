@@ -1,0 +1,69 @@
+/* hexcg: command-line entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_app.h"
+#include "hx_core.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "hexcg " HX_VERSION_STRING " - Poisson/Helmholtz solver for all-hex spectral-element meshes\n"
+          "\n"
+          "usage: hexcg [--help] [--version] COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  run CASE.yaml [--set key=value]...   solve a case\n"
+          "  mesh CASE.yaml                       build/read and partition the mesh, print a summary\n"
+          "  bench stream|ax [OPTIONS]            benchmarks (streaming suite, operator)\n"
+          "  compare RUN BASELINE [OPTIONS]       compare residual histories\n"
+          "\n"
+          "Run 'hexcg COMMAND --help' for a command's options. With MPI:\n"
+          "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
+}
+
+int hx_app_status(int code) { return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT ? 2 : 1; }
+
+int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
+  if (!collective || ctx->rank == 0)
+    hx_error_print(stderr, ctx->rank, code != HX_ERR_INPUT || hx_log_get_level() >= HX_LOG_VERBOSE);
+  return hx_app_status(code);
+}
+
+int main(int argc, char **argv) {
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "error: MPI_Init_thread failed\n");
+    return 1;
+  }
+  hx_app_ctx ctx = {MPI_COMM_WORLD, 0, 1, provided};
+  MPI_Comm_rank(ctx.comm, &ctx.rank);
+  MPI_Comm_size(ctx.comm, &ctx.size);
+  hx_log_init(ctx.rank, HX_LOG_NORMAL);
+
+  int status = 0;
+  if (argc < 2) {
+    if (ctx.rank == 0) usage(stderr);
+    status = 2;
+  } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (ctx.rank == 0) usage(stdout);
+  } else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    hx_print_version(&ctx);
+  } else if (!strcmp(argv[1], "run")) {
+    status = hx_cmd_run(&ctx, argc - 1, argv + 1);
+  } else if (!strcmp(argv[1], "mesh")) {
+    status = hx_cmd_mesh(&ctx, argc - 1, argv + 1);
+  } else if (!strcmp(argv[1], "bench")) {
+    status = hx_cmd_bench(&ctx, argc - 1, argv + 1);
+  } else if (!strcmp(argv[1], "compare")) {
+    status = hx_cmd_compare(&ctx, argc - 1, argv + 1);
+  } else {
+    if (ctx.rank == 0) {
+      fprintf(stderr, "hexcg: unknown command '%s'\n\n", argv[1]);
+      usage(stderr);
+    }
+    status = 2;
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,23 @@
+# Writes the version header at build time (so the git hash follows commits).
+set(HASH "unknown")
+if(GIT)
+  execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --short=12 HEAD OUTPUT_VARIABLE H
+                  RESULT_VARIABLE R OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(R EQUAL 0)
+    set(HASH "${H}")
+    execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
+                    OUTPUT_VARIABLE D ERROR_QUIET)
+    if(D)
+      set(HASH "${HASH}-dirty")
+    endif()
+  endif()
+endif()
+set(CONTENT "#define HX_GIT_HASH \"${HASH}\"\n#define HX_VERSION_FULL \"${VERSION}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} OLD)
+else()
+  set(OLD "")
+endif()
+if(NOT OLD STREQUAL CONTENT)
+  file(WRITE ${OUT} "${CONTENT}")
+endif()

@@ -1,0 +1,164 @@
+/* hexcg core: error codes and tracebacks, timers, rank-tagged logging.
+ *
+ * Every module depends on this header and nothing else of hexcg's. It knows
+ * MPI (for the MPI error wrapper and rank tags) but no other library.
+ *
+ * Error convention (PETSc style): every function that can fail returns an
+ * int error code (HX_SUCCESS == 0). The first failure records a message with
+ * HX_CHECK / hx_error_set; each caller that propagates it with HX_CALL adds
+ * one "file:line function" frame to the traceback. main() prints the message
+ * once with hx_error_print(). The error state is thread-local.
+ */
+#ifndef HX_CORE_H
+#define HX_CORE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HX_VERSION_STRING "0.1.0"
+
+/* Error codes. HX_ERR_INPUT marks a user-input problem (bad case file, bad
+ * option): the application exits with status 2 for it, 1 for the others. */
+enum {
+  HX_SUCCESS = 0,
+  HX_ERR_ARG = 1,        /* invalid argument from a caller (a bug) */
+  HX_ERR_MEM = 2,        /* allocation failed */
+  HX_ERR_IO = 3,         /* file system / file format problem */
+  HX_ERR_MPI = 4,        /* an MPI call failed */
+  HX_ERR_CUDA = 5,       /* a CUDA call failed */
+  HX_ERR_HYPRE = 6,      /* a hypre call failed */
+  HX_ERR_INPUT = 7,      /* invalid user input (case file, command line) */
+  HX_ERR_NOT_IMPL = 8,   /* feature not implemented yet */
+  HX_ERR_NO_DEVICE = 9,  /* backend not compiled in or no usable device */
+  HX_ERR_NUMERIC = 10,   /* numerical failure (NaN, breakdown in setup) */
+  HX_ERR_INTERNAL = 11,  /* an invariant broke (a bug) */
+  HX_ERR_LIB = 12        /* another library (LAPACK, HDF5, libyaml...) failed */
+};
+
+/* Human-readable name of an error code ("HX_ERR_IO"). */
+const char *hx_error_name(int code);
+
+/* Record a new error with a printf-style message; resets the traceback and
+ * returns code. Use through HX_CHECK / HX_ERROR. */
+int hx_error_set(const char *file, int line, const char *func, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* Append one frame to the traceback of the current error; returns code. If
+ * no message was recorded (a code returned without HX_CHECK), one is made. */
+int hx_error_trace(const char *file, int line, const char *func, int code);
+/* Message of the current error of this thread ("" if none). */
+const char *hx_error_message(void);
+/* Code of the current error of this thread (HX_SUCCESS if none). */
+int hx_error_code(void);
+/* Forget the current error of this thread. */
+void hx_error_clear(void);
+/* Print "[rank R] error: MESSAGE" and, if traceback != 0, the frames. */
+void hx_error_print(FILE *out, int rank, int traceback);
+
+#define HX_ERROR(code, ...) hx_error_set(__FILE__, __LINE__, __func__, (code), __VA_ARGS__)
+
+/* Return an error with a message unless cond holds. */
+#define HX_CHECK(cond, code, ...)                                             \
+  do {                                                                        \
+    if (!(cond)) return hx_error_set(__FILE__, __LINE__, __func__, (code), __VA_ARGS__); \
+  } while (0)
+
+/* Call a hexcg function; on failure add a traceback frame and return. */
+#define HX_CALL(expr)                                                         \
+  do {                                                                        \
+    int hx_ierr_ = (expr);                                                    \
+    if (hx_ierr_ != HX_SUCCESS) return hx_error_trace(__FILE__, __LINE__, __func__, hx_ierr_); \
+  } while (0)
+
+/* Call MPI; on failure record the MPI error string and return HX_ERR_MPI. */
+#define HX_MPI(expr)                                                          \
+  do {                                                                        \
+    int hx_mpierr_ = (expr);                                                  \
+    if (hx_mpierr_ != MPI_SUCCESS) return hx_error_mpi(__FILE__, __LINE__, __func__, hx_mpierr_, #expr); \
+  } while (0)
+int hx_error_mpi(const char *file, int line, const char *func, int mpierr, const char *expr);
+
+/* Allocation helpers: zero-initialised, error on failure (n may be 0). */
+int hx_calloc(size_t n, size_t size, void *pptr);
+int hx_realloc(size_t n, size_t size, void *pptr);
+/* Free *pptr (a T**) and set it to NULL. NULL-safe. */
+void hx_free_host(void *pptr);
+#define HX_ALLOC(ptr, n) hx_calloc((size_t)(n), sizeof(**(ptr)), (ptr))
+
+/* ------------------------------------------------------------ 1D basis */
+/* Gauss-Lobatto-Legendre points x[0..n-1] (ascending, in [-1, 1]) and
+ * weights w[0..n-1] for n = p+1 >= 2 points (p = 1..31), accurate to a few
+ * ulps (Newton on (1-x^2) P'_p(x) from Chebyshev-Gauss-Lobatto guesses). */
+int hx_gll(int n, double *x, double *w);
+/* Derivative matrix of the Lagrange basis on the n nodes x: D[i*n + j] =
+ * l_j'(x_i) (row-major), via barycentric weights. */
+int hx_lagrange_deriv(int n, const double *x, double *D);
+/* Interpolation matrix from the n nodes x to the m points y:
+ * I[i*n + j] = l_j(y_i) (row-major). */
+int hx_lagrange_interp(int n, const double *x, int m, const double *y, double *I);
+/* Legendre polynomial P_k(t) (three-term recurrence). */
+double hx_legendre(int k, double t);
+
+/* ------------------------------------------------------------ timers */
+/* Categories used across the code; the run summary reports each. */
+typedef enum {
+  HX_T_TOTAL = 0,
+  HX_T_SETUP,
+  HX_T_MESH,
+  HX_T_OPERATOR,
+  HX_T_PRECOND,
+  HX_T_PRECOND_FINE,
+  HX_T_PRECOND_COARSE,
+  HX_T_VECTOR,
+  HX_T_REDUCTION,
+  HX_T_EXCHANGE,
+  HX_T_IO,
+  HX_T_SOLVE,
+  HX_T_NUM
+} hx_timer_id;
+
+/* Wall-clock seconds from a monotonic clock. */
+double hx_wtime(void);
+/* Name of a category ("operator"). */
+const char *hx_timer_name(hx_timer_id id);
+/* Process-wide accumulating timers (not thread-safe across threads for the
+ * same id; each thread should time its own category). */
+void hx_timer_start(hx_timer_id id);
+void hx_timer_stop(hx_timer_id id);
+double hx_timer_get(hx_timer_id id);
+long hx_timer_count(hx_timer_id id);
+void hx_timer_reset_all(void);
+/* Peak resident memory of this process in bytes (0 if unknown). */
+size_t hx_peak_rss_bytes(void);
+
+/* ------------------------------------------------------------ logging */
+typedef enum { HX_LOG_QUIET = 0, HX_LOG_NORMAL = 1, HX_LOG_VERBOSE = 2 } hx_log_level;
+/* Set the rank used for tags and rank-0 printing, and the verbosity. */
+void hx_log_init(int rank, hx_log_level level);
+hx_log_level hx_log_get_level(void);
+int hx_log_rank(void);
+/* printf to stdout on rank 0 if the level is at most the configured one. */
+void hx_log(hx_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* printf to stderr from any rank, tagged "[rank R] warning: ". */
+void hx_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# hexcg dependency bootstrap for Debian 12 (bookworm), run as root.
+#
+# Idempotent: installs the Debian packages the build and the tests need, then
+# builds hypre 2.26.0 from Debian's *source* package against MPICH (CPU only,
+# no OpenMP, static) into a cache prefix outside the clone. A second run finds
+# the cached install and returns in seconds.
+#
+# Environment:
+#   HEXCG_CACHE   cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/hexcg)
+#   HEXCG_JOBS    parallel build jobs for hypre (default: nproc)
+#   HEXCG_SKIP_APT=1  do not call apt-get (packages already present)
+#
+# Prints the hypre install prefix as its last line: "HYPRE_ROOT=<prefix>".
+set -euo pipefail
+
+say() { printf '[bootstrap] %s\n' "$*" >&2; }
+die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
+
+HYPRE_VERSION=2.26.0
+CACHE=${HEXCG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hexcg}
+JOBS=${HEXCG_JOBS:-$(nproc)}
+
+PACKAGES=(
+  build-essential cmake pkg-config git ca-certificates dpkg-dev
+  mpich libmpich-dev
+  libhdf5-mpich-dev hdf5-tools
+  libyaml-dev
+  liblapack-dev libblas-dev
+  libmetis-dev
+  libmatheval-dev
+  gmsh
+  python3 python3-numpy python3-h5py python3-matplotlib
+)
+
+# ---------------------------------------------------------------- packages
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  [[ ${HEXCG_SKIP_APT:-0} == 1 ]] && die "missing Debian packages: ${missing[*]} (HEXCG_SKIP_APT=1 set)"
+  [[ $(id -u) == 0 ]] || die "missing Debian packages: ${missing[*]}; run this script as root or install them: apt-get install ${missing[*]}"
+  say "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null || die "apt-get update failed (no network to Debian's mirrors?)"
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install failed for: ${missing[*]}"
+else
+  say "Debian packages present"
+fi
+
+[[ -x /usr/bin/mpicc.mpich ]] || die "/usr/bin/mpicc.mpich not found after installing mpich"
+MPICH_VERSION=$(/usr/bin/mpichversion 2>/dev/null | awk '/MPICH Version/{print $3}')
+[[ -n $MPICH_VERSION ]] || MPICH_VERSION=$(dpkg-query -W -f='${Version}' libmpich-dev)
+
+# ---------------------------------------------------------------- hypre
+KEY="hypre-${HYPRE_VERSION}-mpich-${MPICH_VERSION}-cpu-noomp-static-v1"
+PREFIX="$CACHE/$KEY"
+if [[ -f $PREFIX/.complete && -f $PREFIX/lib/cmake/HYPRE/HYPREConfig.cmake ]]; then
+  say "hypre cached at $PREFIX"
+else
+  say "building hypre $HYPRE_VERSION against MPICH $MPICH_VERSION into $PREFIX"
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/hexcg-hypre.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+  SRCDIR="$WORK/aptsrc"
+  mkdir -p "$SRCDIR/lists/partial" "$SRCDIR/sources"
+  # A deb-src entry for bookworm, without touching the system's apt lists.
+  URI=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [[ -n $URI ]] || URI=http://deb.debian.org/debian
+  cat >"$SRCDIR/sources/hexcg-src.sources" <<SRC
+Types: deb-src
+URIs: $URI
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  APTOPT=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceParts=$SRCDIR/sources" -o "Dir::Etc::SourceList=/dev/null"
+          -o "Dir::State::Lists=$SRCDIR/lists")
+  apt-get "${APTOPT[@]}" update -q >/dev/null || die "could not fetch the deb-src index for bookworm"
+  (cd "$WORK" && apt-get "${APTOPT[@]}" source --download-only "hypre=${HYPRE_VERSION}*" >/dev/null 2>&1) \
+    || (cd "$WORK" && apt-get "${APTOPT[@]}" source --download-only hypre >/dev/null) \
+    || die "apt-get source hypre failed"
+  TARBALL=$(ls "$WORK"/hypre_${HYPRE_VERSION}*.orig.tar.* 2>/dev/null | head -1)
+  [[ -n $TARBALL ]] || die "Debian's source package did not contain hypre_${HYPRE_VERSION}.orig.tar.*; found: $(ls "$WORK")"
+  tar -xf "$TARBALL" -C "$WORK"
+  SRC=$(find "$WORK" -maxdepth 3 -name CMakeLists.txt -path '*/src/CMakeLists.txt' | head -1)
+  [[ -n $SRC ]] || die "hypre source tree has no src/CMakeLists.txt"
+  SRC=$(dirname "$SRC")
+  rm -rf "$PREFIX"
+  cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=gcc -DMPI_C_COMPILER=/usr/bin/mpicc.mpich \
+    -DHYPRE_WITH_MPI=ON -DHYPRE_WITH_OPENMP=OFF -DHYPRE_WITH_CUDA=OFF \
+    -DHYPRE_ENABLE_SHARED=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$WORK/configure.log" 2>&1 \
+    || { tail -30 "$WORK/configure.log" >&2; die "hypre configure failed"; }
+  cmake --build "$WORK/build" -j "$JOBS" >"$WORK/build.log" 2>&1 \
+    || { tail -30 "$WORK/build.log" >&2; die "hypre build failed"; }
+  cmake --install "$WORK/build" >/dev/null || die "hypre install failed"
+  touch "$PREFIX/.complete"
+  say "hypre installed at $PREFIX"
+fi
+echo "HYPRE_ROOT=$PREFIX"

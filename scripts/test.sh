@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Build hexcg with warnings as errors and run the whole test suite (ctest).
+#   scripts/test.sh                 # everything (gpu tests skip without a device)
+#   scripts/test.sh --sanitize      # ASan + UBSan build in build-asan/
+#   scripts/test.sh -- -L unit      # pass options to ctest after --
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SAN=0
+CTEST_ARGS=()
+while (($#)); do
+  case $1 in
+    --sanitize) SAN=1 ;;
+    --) shift; CTEST_ARGS=("$@"); break ;;
+    *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if ((SAN)); then
+  export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build-asan}
+  export HEXCG_BUILD_TYPE=${HEXCG_BUILD_TYPE:-RelWithDebInfo}
+  "$ROOT/scripts/build.sh" -DHEXCG_WERROR=ON -DHEXCG_SANITIZE=ON
+else
+  export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build}
+  "$ROOT/scripts/build.sh" -DHEXCG_WERROR=ON
+fi
+cd "$HEXCG_BUILD_DIR"
+rc=0
+ctest --output-on-failure -j "$(nproc)" "${CTEST_ARGS[@]}" || rc=$?
+# ctest does not show why a test skipped: print the reasons the tests gave.
+log=Testing/Temporary/LastTest.log
+if [[ -f $log ]] && grep -q "^SKIP:" "$log"; then
+  echo "skip reasons:"
+  grep "^SKIP:" "$log" | sort | uniq -c
+fi
+exit $rc

@@ -1,0 +1,72 @@
+/* Minimal test harness shared by the unit tests (header-only).
+ *
+ * A test binary prints nothing when it passes and returns 0; it prints each
+ * failed assertion with file:line and returns 1; it returns HX_TEST_SKIP (77,
+ * ctest's SKIP_RETURN_CODE) with a one-line reason when a requirement is
+ * missing (no CUDA device, wrong number of ranks). Options: --backend NAME.
+ */
+#ifndef HX_TEST_H
+#define HX_TEST_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_core.h"
+
+#define HX_TEST_SKIP 77
+
+static int hx_test_failures_ = 0;
+
+#define HX_ASSERT(cond, ...)                                                   \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: assertion failed: %s\n  ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      hx_test_failures_++;                                                     \
+    }                                                                          \
+  } while (0)
+
+/* Assert an hexcg call succeeded; print the hexcg error if not, and return 1
+ * from the enclosing function (assumed to return int). */
+#define HX_TCALL(expr)                                                         \
+  do {                                                                         \
+    int hx_terr_ = (expr);                                                     \
+    if (hx_terr_ != HX_SUCCESS) {                                              \
+      fprintf(stderr, "%s:%d: %s failed (%s)\n", __FILE__, __LINE__, #expr, hx_error_name(hx_terr_)); \
+      hx_error_print(stderr, 0, 1);                                            \
+      hx_test_failures_++;                                                     \
+      return 1;                                                                \
+    }                                                                          \
+  } while (0)
+
+/* Relative difference |a-b| / max(|a|,|b|,floor). */
+static inline double hx_test_reldiff(double a, double b, double floor_) {
+  double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+  if (m < floor_) m = floor_;
+  return fabs(a - b) / m;
+}
+
+/* Deterministic pseudo-random numbers (xorshift64*), uniform in [-1, 1). */
+typedef struct { uint64_t s; } hx_test_rng;
+static inline double hx_test_rand(hx_test_rng *r) {
+  r->s ^= r->s >> 12;
+  r->s ^= r->s << 25;
+  r->s ^= r->s >> 27;
+  uint64_t v = r->s * 2685821657736338717ull;
+  return (double)(v >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* Parse --backend NAME (default "cpu"). */
+static inline const char *hx_test_backend_arg(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--backend")) return argv[i + 1];
+  return "cpu";
+}
+
+static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }
+
+#endif
