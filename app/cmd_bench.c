@@ -1,11 +1,22 @@
-/* hexcg bench (placeholder until its issue lands). */
+/* hexcg bench: dispatch to the benchmark suites. */
 #include <stdio.h>
+#include <string.h>
 
 #include "hx_app.h"
 #include "hx_core.h"
 
 int hx_cmd_bench(hx_app_ctx *ctx, int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return hx_app_fail(ctx, HX_ERROR(HX_ERR_NOT_IMPL, "'hexcg bench' is not implemented yet"), 1);
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (ctx->rank == 0)
+      fprintf(argc < 2 ? stderr : stdout,
+              "usage: hexcg bench SUITE [OPTIONS]\n"
+              "suites:\n"
+              "  stream   BS1-BS7 streaming kernels + performance-model fit\n"
+              "  ax       spectral-element operator, p = 1..15\n"
+              "Run 'hexcg bench SUITE --help' for its options.\n");
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "stream")) return hx_bench_stream(ctx, argc - 1, argv + 1);
+  if (!strcmp(argv[1], "ax")) return hx_bench_ax(ctx, argc - 1, argv + 1);
+  return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "unknown benchmark suite '%s' (allowed: stream, ax)", argv[1]), 1);
 }

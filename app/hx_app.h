@@ -21,6 +21,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_bench(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv);
+/* hexcg bench stream (app/bench_stream.c), hexcg bench ax (app/bench_ax.c) */
+int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv);
+int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv);
 void hx_print_version(const hx_app_ctx *ctx);
 
 #endif
