@@ -1,5 +1,34 @@
-/* hexcg mesh: hex meshes (generators, Gmsh reader), validation,
- * partitioning, distribution to ranks, global GLL numbering. */
+/* hexcg mesh: all-hex meshes (box / Kershaw generators, Gmsh reader),
+ * validation, partitioning over MPI ranks, distribution, global GLL
+ * numbering. See docs/mesh.md.
+ *
+ * An hx_mesh is the rank-local part of a distributed hex mesh. Creation is
+ * collective: rank 0 generates or reads the global mesh, validates its
+ * topology, numbers vertices/edges/faces, partitions the elements and sends
+ * each rank its elements; afterwards no rank keeps global-size arrays. All
+ * pointers returned by accessors are host memory owned by the mesh (valid
+ * until hx_mesh_destroy).
+ *
+ * Conventions
+ * - Reference coordinates (r, s, t) in [-1, 1]^3.
+ * - Element nodes in TENSOR order: hex8 vertex (a, b, c) in {0,1}^3 at index
+ *   a + 2b + 4c (a along r, b along s, c along t); hex27 node (a, b, c) in
+ *   {0,1,2}^3 at index a + 3b + 9c (1 = mid-point). Coordinates xyz
+ *   interleaved per node.
+ * - Faces: 0: r=-1, 1: r=+1, 2: s=-1, 3: s=+1, 4: t=-1, 5: t=+1. A face has
+ *   local coordinates (u, v) = the two remaining reference coordinates in
+ *   order (face 0/1: (s, t); 2/3: (r, t); 4/5: (r, s)).
+ * - Face-neighbour orientation (3 bits): a node (i, j) (i along u, j along v,
+ *   0..p) of face f of element e is node (i', j') of face nbr_face of the
+ *   neighbour with (ii, jj) = (o & 1) ? (j, i) : (i, j),
+ *   i' = (o & 2) ? p - ii : ii, j' = (o & 4) ? p - jj : jj.
+ * - Local GLL node (i, j, k) of local element e, order p, n = p + 1: index
+ *   e*n^3 + i + n*(j + n*k), i along r, j along s, k along t.
+ * - Global GLL ids are 1-based and compact: 1..N with N = V + Ed (p-1) +
+ *   F (p-1)^2 + E (p-1)^3 (V vertices, Ed edges, F faces, E elements); they
+ *   depend only on the global mesh, not on the number of ranks or the
+ *   partitioner.
+ */
 #ifndef HX_MESH_H
 #define HX_MESH_H
 
@@ -8,6 +37,124 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef struct hx_mesh_s *hx_mesh; /* the rank-local part of a distributed hex mesh */
+
+typedef enum { HX_PART_RCB = 0, HX_PART_METIS = 1 } hx_partitioner;
+
+/* Options of the box generator (fill with hx_mesh_box_opts_default first). */
+typedef struct {
+  int nx, ny, nz;          /* elements per direction (>= 1) */
+  double extent[3][2];     /* [x|y|z][min|max] */
+  double kershaw_eps;      /* Kershaw parameter in (0, 1]; 1 = no Kershaw map. eps < 1
+                              needs nx % 6 == 0, ny and nz even */
+  int deform;              /* 1: apply the smooth deformation map (docs/mesh.md) */
+  double deform_amplitude; /* amplitude a of the deformation map (default 0.05) */
+  int geom_order;          /* 1: hex8 elements (default), 2: hex27 (map at mid-nodes) */
+  hx_partitioner partitioner;
+} hx_mesh_box_opts;
+
+/* Defaults: 4x4x4 elements on the unit cube, eps 1, no deformation, hex8, RCB. */
+void hx_mesh_box_opts_default(hx_mesh_box_opts *opts);
+/* The Kershaw map of the unit cube (DESIGN.md, docs/mesh.md): x in [0,1]^3 -> X. */
+void hx_mesh_kershaw_map(double eps, const double x[3], double X[3]);
+/* "rcb" / "metis" (NULL if out of range) and the inverse (HX_ERR_INPUT if unknown). */
+const char *hx_partitioner_name(hx_partitioner p);
+int hx_partitioner_parse(const char *name, hx_partitioner *p);
+
+/* Collective over comm. Box / Kershaw mesh; opts matter on rank 0 only.
+ * Boundary tags xmin xmax ymin ymax zmin zmax, one material "box". */
+int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m);
+/* Collective over comm. Gmsh file (MSH 2.2 ASCII, 4.1 ASCII or binary;
+ * elements hex8 and hex27), read on rank 0; path matters on rank 0 only.
+ * Surface physical groups become boundary tags, volume physical groups
+ * materials. Errors name the file and line (or byte offset). */
+int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m);
+/* Collective (frees the duplicated communicator). Frees the mesh, sets *m =
+ * NULL; accepts NULL. */
+int hx_mesh_destroy(hx_mesh *m);
+
+/* Wall-clock seconds of the creation phases (rank 0's for the first three;
+ * distribute and validate: max over ranks). */
+typedef struct {
+  double build;    /* generate or read the global mesh */
+  double topology; /* corner Jacobians, edge/face numbering, neighbours, conformity */
+  double partition;
+  double distribute;
+  double validate; /* Jacobians at the order-2 GLL nodes */
+} hx_mesh_times;
+hx_mesh_times hx_mesh_get_times(hx_mesh m);
+
+/* ---------------------------------------------------------------- accessors (local, host) */
+MPI_Comm hx_mesh_comm(hx_mesh m); /* a duplicate of the creation communicator */
+int32_t hx_mesh_num_elements(hx_mesh m);
+int64_t hx_mesh_num_global_elements(hx_mesh m);
+int64_t hx_mesh_num_global_vertices(hx_mesh m);
+int64_t hx_mesh_num_global_edges(hx_mesh m);
+int64_t hx_mesh_num_global_faces(hx_mesh m);
+/* Global element ids (0-based, the generator's/file's element order), ascending. E entries. */
+const int64_t *hx_mesh_element_global_ids(hx_mesh m);
+int hx_mesh_nodes_per_element(hx_mesh m); /* 8 (hex8) or 27 (hex27) */
+/* E * npe * 3: node coordinates, tensor order, xyz interleaved. */
+const double *hx_mesh_element_nodes(hx_mesh m);
+/* E * 8 global vertex ids (0-based), tensor order (the p=1 coarse space). */
+const int64_t *hx_mesh_element_vertex_ids(hx_mesh m);
+/* E * 12 global edge ids (0-based). Edge order: along r: vertices (0,1) (2,3)
+ * (4,5) (6,7); along s: (0,2) (1,3) (4,6) (5,7); along t: (0,4) (1,5) (2,6) (3,7). */
+const int64_t *hx_mesh_element_edge_ids(hx_mesh m);
+/* E * 6 global face ids (0-based), face order as above. */
+const int64_t *hx_mesh_element_face_ids(hx_mesh m);
+/* E material index into hx_mesh_material_name. */
+const int32_t *hx_mesh_element_material(hx_mesh m);
+int hx_mesh_num_materials(hx_mesh m);
+const char *hx_mesh_material_name(hx_mesh m, int i);
+/* E * 6 boundary tag index per face, -1 = not on a tagged boundary. */
+const int32_t *hx_mesh_face_tags(hx_mesh m);
+int hx_mesh_num_tags(hx_mesh m);
+const char *hx_mesh_tag_name(hx_mesh m, int i); /* box: xmin xmax ymin ymax zmin zmax */
+/* Index of the tag called name, or -1. */
+int hx_mesh_find_tag(hx_mesh m, const char *name);
+/* E*6 each: global id of the neighbour across each face, its face index and
+ * the orientation (see above); -1 where the face is on the boundary. */
+int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,
+                           const int8_t **orient);
+/* E*6: rank owning the face neighbour, -1 on the boundary. */
+const int32_t *hx_mesh_face_neighbor_ranks(hx_mesh m);
+
+/* ---------------------------------------------------------------- GLL numbering, geometry */
+/* Collective. Global GLL ids for order p (1..15) into caller-allocated
+ * gid[E*(p+1)^3]; ids >= 1, identical for any rank count / partitioner. */
+int hx_mesh_gll_ids(hx_mesh m, int p, int64_t *gid);
+/* Number of unique global GLL nodes at order p (the largest id). */
+int64_t hx_mesh_num_global_gll(hx_mesh m, int p);
+/* Collective. Mapped GLL points (trilinear / triquadratic element map at the
+ * GLL nodes of order p) into caller-allocated x, y, z of E*(p+1)^3 each. */
+int hx_mesh_gll_coords(hx_mesh m, int p, double *x, double *y, double *z);
+/* Collective. Jacobian determinant of the element map at every GLL node of
+ * order p; fails (HX_ERR_INPUT, same message on every rank) if one is <= 0,
+ * naming the element and its vertices. Global min/max of det J, and of the
+ * element size (length of the 12 element edges, corner to corner), any may be NULL. */
+int hx_mesh_check_jacobian(hx_mesh m, int p, double *jmin, double *jmax, double *hmin, double *hmax);
+
+/* ---------------------------------------------------------------- partition report */
+typedef struct {
+  int nranks;
+  int64_t elems_min, elems_max; /* elements per rank */
+  double elems_avg, imbalance;  /* imbalance = max / average */
+  int nbr_ranks;                /* this rank: ranks sharing at least one GLL node */
+  int nbr_ranks_max;            /* max over ranks */
+  int64_t shared_nodes;         /* this rank: local unique GLL nodes also on another rank */
+  int64_t shared_nodes_min, shared_nodes_max;
+  int64_t *elems_per_rank;  /* nranks entries on rank 0, NULL elsewhere */
+  int *nbr_count_per_rank;  /* nranks entries on rank 0 */
+  int64_t *shared_per_rank; /* nranks entries on rank 0 */
+} hx_mesh_report;
+
+/* Collective. Partition report at order p; free with hx_mesh_report_free. */
+int hx_mesh_partition_report(hx_mesh m, int p, hx_mesh_report *rep);
+void hx_mesh_report_free(hx_mesh_report *rep);
+/* Rank 0 prints the report (one line per rank if verbose). */
+void hx_mesh_report_print(const hx_mesh_report *rep, FILE *out, int verbose);
 
 /* "METIS 5.1.0" into buf. */
 void hx_mesh_metis_version(char *buf, size_t len);

@@ -1,0 +1,365 @@
+/* Mesh object: creation (rank 0 builds, partitions, distributes),
+ * accessors, collective error agreement. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh_impl.h"
+
+int hx_strdup(const char *s, char **out) {
+  size_t n = strlen(s) + 1;
+  HX_CALL(hx_calloc(n, 1, out));
+  memcpy(*out, s, n);
+  return HX_SUCCESS;
+}
+
+void hx_free_names(int n, char ***names) {
+  if (!*names) return;
+  for (int i = 0; i < n; i++) free((*names)[i]);
+  hx_free_host(names);
+}
+
+int hx_mesh_agree(MPI_Comm comm, int code) {
+  int rank, size;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  int key = code ? rank : size, first = size;
+  HX_MPI(MPI_Allreduce(&key, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return HX_SUCCESS;
+  char msg[2048];
+  int c = code;
+  if (rank == first) snprintf(msg, sizeof msg, "%s", hx_error_message());
+  HX_MPI(MPI_Bcast(&c, 1, MPI_INT, first, comm));
+  HX_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
+  if (rank == first) return c;
+  return HX_ERROR(c, "%s", msg);
+}
+
+/* ---------------------------------------------------------------- distribution */
+enum { REC_I64 = 33, REC_I32 = 13, REC_I8 = 12 };
+static size_t rec_size(int npe) { return REC_I64 * 8 + REC_I32 * 4 + REC_I8 + (size_t)npe * 24; }
+
+static void pack_elem(const hx_gmesh *g, int64_t e, char *p) {
+  int64_t i64[REC_I64];
+  int32_t i32[REC_I32];
+  int8_t i8[REC_I8];
+  i64[0] = e;
+  memcpy(&i64[1], &g->vid[e * 8], 8 * sizeof(int64_t));
+  memcpy(&i64[9], &g->eid[e * 12], 12 * sizeof(int64_t));
+  memcpy(&i64[21], &g->fid[e * 6], 6 * sizeof(int64_t));
+  memcpy(&i64[27], &g->nbr[e * 6], 6 * sizeof(int64_t));
+  i32[0] = g->mat[e];
+  memcpy(&i32[1], &g->ftag[e * 6], 6 * sizeof(int32_t));
+  for (int f = 0; f < 6; f++) i32[7 + f] = g->nbr[e * 6 + f] >= 0 ? g->part[g->nbr[e * 6 + f]] : -1;
+  memcpy(&i8[0], &g->nbrf[e * 6], 6);
+  memcpy(&i8[6], &g->nbro[e * 6], 6);
+  memcpy(p, i64, sizeof i64), p += sizeof i64;
+  memcpy(p, i32, sizeof i32), p += sizeof i32;
+  memcpy(p, i8, sizeof i8), p += sizeof i8;
+  memcpy(p, &g->nodes[e * g->npe * 3], (size_t)g->npe * 24);
+}
+
+static void unpack_elem(hx_mesh m, int32_t l, const char *p) {
+  int64_t i64[REC_I64];
+  int32_t i32[REC_I32];
+  memcpy(i64, p, sizeof i64), p += sizeof i64;
+  memcpy(i32, p, sizeof i32), p += sizeof i32;
+  m->gid[l] = i64[0];
+  memcpy(&m->vid[l * 8], &i64[1], 8 * sizeof(int64_t));
+  memcpy(&m->eid[l * 12], &i64[9], 12 * sizeof(int64_t));
+  memcpy(&m->fid[l * 6], &i64[21], 6 * sizeof(int64_t));
+  memcpy(&m->nbr[l * 6], &i64[27], 6 * sizeof(int64_t));
+  m->mat[l] = i32[0];
+  memcpy(&m->ftag[l * 6], &i32[1], 6 * sizeof(int32_t));
+  memcpy(&m->nbr_rank[l * 6], &i32[7], 6 * sizeof(int32_t));
+  memcpy(&m->nbrf[l * 6], p, 6), p += 6;
+  memcpy(&m->nbro[l * 6], p, 6), p += 6;
+  memcpy(&m->nodes[(size_t)l * m->npe * 3], p, (size_t)m->npe * 24);
+}
+
+#define CHUNK ((size_t)1 << 28)
+
+static int send_big(const char *buf, size_t n, int dest, MPI_Comm comm) {
+  for (size_t off = 0; off < n || (n == 0 && off == 0); off += CHUNK) {
+    size_t len = n - off < CHUNK ? n - off : CHUNK;
+    HX_MPI(MPI_Send(buf + off, (int)len, MPI_BYTE, dest, 71, comm));
+    if (n == 0) break;
+  }
+  return HX_SUCCESS;
+}
+static int recv_big(char *buf, size_t n, int src, MPI_Comm comm) {
+  for (size_t off = 0; off < n || (n == 0 && off == 0); off += CHUNK) {
+    size_t len = n - off < CHUNK ? n - off : CHUNK;
+    HX_MPI(MPI_Recv(buf + off, (int)len, MPI_BYTE, src, 71, comm, MPI_STATUS_IGNORE));
+    if (n == 0) break;
+  }
+  return HX_SUCCESS;
+}
+
+static int bcast_names(MPI_Comm comm, int rank, int *n, char ***names) {
+  int64_t len = 0;
+  char *buf = NULL;
+  if (rank == 0)
+    for (int i = 0; i < *n; i++) len += (int64_t)strlen((*names)[i]) + 1;
+  HX_MPI(MPI_Bcast(n, 1, MPI_INT, 0, comm));
+  HX_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm));
+  HX_CALL(hx_calloc((size_t)len + 1, 1, &buf));
+  if (rank == 0) {
+    char *p = buf;
+    for (int i = 0; i < *n; i++) {
+      size_t l = strlen((*names)[i]) + 1;
+      memcpy(p, (*names)[i], l), p += l;
+    }
+  }
+  HX_MPI(MPI_Bcast(buf, (int)len, MPI_CHAR, 0, comm));
+  if (rank != 0) {
+    HX_CALL(HX_ALLOC(names, *n));
+    const char *p = buf;
+    for (int i = 0; i < *n; i++) {
+      HX_CALL(hx_strdup(p, &(*names)[i]));
+      p += strlen(p) + 1;
+    }
+  }
+  free(buf);
+  return HX_SUCCESS;
+}
+
+static int mesh_alloc(hx_mesh m) {
+  int32_t n = m->ne;
+  HX_CALL(HX_ALLOC(&m->gid, n));
+  HX_CALL(HX_ALLOC(&m->nodes, (size_t)n * m->npe * 3));
+  HX_CALL(HX_ALLOC(&m->vid, (size_t)n * 8));
+  HX_CALL(HX_ALLOC(&m->eid, (size_t)n * 12));
+  HX_CALL(HX_ALLOC(&m->fid, (size_t)n * 6));
+  HX_CALL(HX_ALLOC(&m->mat, n));
+  HX_CALL(HX_ALLOC(&m->ftag, (size_t)n * 6));
+  HX_CALL(HX_ALLOC(&m->nbr, (size_t)n * 6));
+  HX_CALL(HX_ALLOC(&m->nbrf, (size_t)n * 6));
+  HX_CALL(HX_ALLOC(&m->nbro, (size_t)n * 6));
+  HX_CALL(HX_ALLOC(&m->nbr_rank, (size_t)n * 6));
+  return HX_SUCCESS;
+}
+
+int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *out) {
+  hx_mesh m = NULL;
+  int64_t *count = NULL, *order = NULL, *start = NULL;
+  char *buf = NULL;
+  int err = HX_SUCCESS;
+  HX_CALL(hx_calloc(1, sizeof *m, &m));
+  m->comm = MPI_COMM_NULL;
+  HX_MPI(MPI_Comm_dup(comm, &m->comm));
+  HX_MPI(MPI_Comm_rank(m->comm, &m->rank));
+  HX_MPI(MPI_Comm_size(m->comm, &m->size));
+  const int rank = m->rank, size = m->size;
+  int64_t meta[5] = {0, 0, 0, 0, 0};
+  if (rank == 0) meta[0] = g->ne, meta[1] = g->nv, meta[2] = g->ned, meta[3] = g->nf, meta[4] = g->npe;
+  HX_MPI(MPI_Bcast(meta, 5, MPI_INT64_T, 0, m->comm));
+  m->ne_global = meta[0], m->nv_global = meta[1], m->ned_global = meta[2], m->nf_global = meta[3];
+  m->npe = (int)meta[4];
+  if (rank == 0)
+    m->nmat = g->nmat, m->ntags = g->ntags, m->mat_names = g->mat_names, m->tag_names = g->tag_names;
+  err = bcast_names(m->comm, rank, &m->nmat, &m->mat_names);
+  if (!err) err = bcast_names(m->comm, rank, &m->ntags, &m->tag_names);
+  if (rank == 0) {
+    /* the mesh now owns the names */
+    g->mat_names = g->tag_names = NULL;
+    g->nmat = g->ntags = 0;
+  }
+  if (err) goto fail;
+
+  /* counts, order of elements per rank (ascending global id) */
+  err = HX_ALLOC(&count, size);
+  if (!err && rank == 0) {
+    err = HX_ALLOC(&order, g->ne);
+    if (!err) err = HX_ALLOC(&start, size + 1);
+    if (!err) {
+      for (int64_t e = 0; e < g->ne; e++) count[g->part[e]]++;
+      for (int r = 0; r < size; r++) start[r + 1] = start[r] + count[r];
+      for (int64_t e = 0; e < g->ne; e++) order[start[g->part[e]]++] = e;
+      for (int r = size; r > 0; r--) start[r] = start[r - 1];
+      start[0] = 0;
+    }
+  }
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail;
+  int64_t mine = 0;
+  HX_MPI(MPI_Scatter(count, 1, MPI_INT64_T, &mine, 1, MPI_INT64_T, 0, m->comm));
+  err = mine <= INT32_MAX
+            ? HX_SUCCESS
+            : HX_ERROR(HX_ERR_INPUT, "rank %d would get %lld elements (more than 2^31); use more ranks", rank,
+                       (long long)mine);
+  if (!err) {
+    m->ne = (int32_t)mine;
+    err = mesh_alloc(m);
+  }
+  const size_t rs = rec_size(m->npe);
+  if (!err) {
+    int64_t maxn = 0;
+    if (rank == 0)
+      for (int r = 0; r < size; r++) maxn = count[r] > maxn ? count[r] : maxn;
+    else
+      maxn = mine;
+    err = hx_calloc((size_t)maxn * rs, 1, &buf);
+  }
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail;
+  if (rank == 0) {
+    for (int r = size - 1; r >= 0; r--) {
+      int64_t n = count[r];
+      for (int64_t i = 0; i < n; i++) pack_elem(g, order[start[r] + i], buf + (size_t)i * rs);
+      if (r > 0) {
+        err = send_big(buf, (size_t)n * rs, r, m->comm);
+        if (err) goto fail;
+      }
+    }
+  } else {
+    err = recv_big(buf, (size_t)mine * rs, 0, m->comm);
+    if (err) goto fail;
+  }
+  for (int32_t l = 0; l < m->ne; l++) unpack_elem(m, l, buf + (size_t)l * rs);
+  hx_free_host(&buf);
+  hx_free_host(&count);
+  hx_free_host(&order);
+  hx_free_host(&start);
+  *out = m;
+  return HX_SUCCESS;
+fail:
+  hx_free_host(&buf);
+  hx_free_host(&count);
+  hx_free_host(&order);
+  hx_free_host(&start);
+  hx_mesh_destroy(&m);
+  return err;
+}
+
+/* ---------------------------------------------------------------- creation */
+static int finish_create(MPI_Comm comm, hx_gmesh *g, int err, hx_mesh_times t, hx_mesh *m) {
+  err = hx_mesh_agree(comm, err);
+  if (err) {
+    hx_gmesh_free(g);
+    return err;
+  }
+  double t0 = hx_wtime();
+  err = hx_mesh_distribute(comm, g, m);
+  hx_gmesh_free(g);
+  if (err) return err;
+  t.distribute = hx_wtime() - t0;
+  t0 = hx_wtime();
+  err = hx_mesh_check_jacobian(*m, 2, NULL, NULL, NULL, NULL);
+  if (err) {
+    hx_mesh_destroy(m);
+    return err;
+  }
+  t.validate = hx_wtime() - t0;
+  double loc[2] = {t.distribute, t.validate}, glob[2];
+  HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MAX, comm));
+  double r0[3] = {t.build, t.topology, t.partition};
+  HX_MPI(MPI_Bcast(r0, 3, MPI_DOUBLE, 0, comm));
+  (*m)->times.build = r0[0], (*m)->times.topology = r0[1], (*m)->times.partition = r0[2];
+  (*m)->times.distribute = glob[0], (*m)->times.validate = glob[1];
+  return HX_SUCCESS;
+}
+
+static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, hx_mesh_times *t) {
+  double t0 = hx_wtime();
+  HX_CALL(hx_gmesh_topology(g));
+  t->topology = hx_wtime() - t0;
+  t0 = hx_wtime();
+  HX_CALL(hx_gmesh_partition(g, size, part));
+  t->partition = hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
+  *m = NULL;
+  int rank, size, err = HX_SUCCESS;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  hx_gmesh g;
+  memset(&g, 0, sizeof g);
+  hx_mesh_times t = {0, 0, 0, 0, 0};
+  if (rank == 0) {
+    double t0 = hx_wtime();
+    err = hx_gmesh_box(opts, &g);
+    t.build = hx_wtime() - t0;
+    if (!err) err = build_rank0(&g, size, opts->partitioner, &t);
+  }
+  HX_CALL(finish_create(comm, &g, err, t, m));
+  return HX_SUCCESS;
+}
+
+int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
+  *m = NULL;
+  int rank, size, err = HX_SUCCESS;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  hx_gmesh g;
+  memset(&g, 0, sizeof g);
+  hx_mesh_times t = {0, 0, 0, 0, 0};
+  if (rank == 0) {
+    double t0 = hx_wtime();
+    err = path ? hx_gmesh_read_gmsh(path, &g) : HX_ERROR(HX_ERR_ARG, "Gmsh file path is NULL");
+    t.build = hx_wtime() - t0;
+    if (!err) err = build_rank0(&g, size, part, &t);
+  }
+  HX_CALL(finish_create(comm, &g, err, t, m));
+  return HX_SUCCESS;
+}
+
+int hx_mesh_destroy(hx_mesh *pm) {
+  if (!pm || !*pm) return HX_SUCCESS;
+  hx_mesh m = *pm;
+  if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+  hx_free_host(&m->gid);
+  hx_free_host(&m->nodes);
+  hx_free_host(&m->vid);
+  hx_free_host(&m->eid);
+  hx_free_host(&m->fid);
+  hx_free_host(&m->mat);
+  hx_free_host(&m->ftag);
+  hx_free_host(&m->nbr);
+  hx_free_host(&m->nbrf);
+  hx_free_host(&m->nbro);
+  hx_free_host(&m->nbr_rank);
+  hx_free_names(m->nmat, &m->mat_names);
+  hx_free_names(m->ntags, &m->tag_names);
+  free(m);
+  *pm = NULL;
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- accessors */
+MPI_Comm hx_mesh_comm(hx_mesh m) { return m->comm; }
+int32_t hx_mesh_num_elements(hx_mesh m) { return m->ne; }
+int64_t hx_mesh_num_global_elements(hx_mesh m) { return m->ne_global; }
+int64_t hx_mesh_num_global_vertices(hx_mesh m) { return m->nv_global; }
+int64_t hx_mesh_num_global_edges(hx_mesh m) { return m->ned_global; }
+int64_t hx_mesh_num_global_faces(hx_mesh m) { return m->nf_global; }
+const int64_t *hx_mesh_element_global_ids(hx_mesh m) { return m->gid; }
+int hx_mesh_nodes_per_element(hx_mesh m) { return m->npe; }
+const double *hx_mesh_element_nodes(hx_mesh m) { return m->nodes; }
+const int64_t *hx_mesh_element_vertex_ids(hx_mesh m) { return m->vid; }
+const int64_t *hx_mesh_element_edge_ids(hx_mesh m) { return m->eid; }
+const int64_t *hx_mesh_element_face_ids(hx_mesh m) { return m->fid; }
+const int32_t *hx_mesh_element_material(hx_mesh m) { return m->mat; }
+int hx_mesh_num_materials(hx_mesh m) { return m->nmat; }
+const char *hx_mesh_material_name(hx_mesh m, int i) { return i >= 0 && i < m->nmat ? m->mat_names[i] : NULL; }
+const int32_t *hx_mesh_face_tags(hx_mesh m) { return m->ftag; }
+int hx_mesh_num_tags(hx_mesh m) { return m->ntags; }
+const char *hx_mesh_tag_name(hx_mesh m, int i) { return i >= 0 && i < m->ntags ? m->tag_names[i] : NULL; }
+int hx_mesh_find_tag(hx_mesh m, const char *name) {
+  for (int i = 0; i < m->ntags; i++)
+    if (!strcmp(m->tag_names[i], name)) return i;
+  return -1;
+}
+int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,
+                           const int8_t **orient) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  if (nbr_elem) *nbr_elem = m->nbr;
+  if (nbr_face) *nbr_face = m->nbrf;
+  if (orient) *orient = m->nbro;
+  return HX_SUCCESS;
+}
+const int32_t *hx_mesh_face_neighbor_ranks(hx_mesh m) { return m->nbr_rank; }
+hx_mesh_times hx_mesh_get_times(hx_mesh m) { return m->times; }

@@ -1,0 +1,755 @@
+/* Gmsh reader (rank 0): MSH 2.2 ASCII, MSH 4.1 ASCII and binary; hex8 (5)
+ * and hex27 (12) elements, quadrilaterals (3, 10, 16) in physical surfaces
+ * for boundary tags, physical volumes for materials. Node order is
+ * converted to tensor order. Errors name the file and line (ASCII) or byte
+ * offset (binary). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh_impl.h"
+
+typedef struct {
+  const char *path;
+  char *buf;
+  size_t len, pos;
+  int binary; /* the current data is binary */
+  int dsize;  /* size_t width in binary files */
+  int fbin;   /* the file is binary (for messages after parsing) */
+} cur;
+
+static long line_of(const cur *c, size_t pos) {
+  long line = 1;
+  for (size_t i = 0; i < pos && i < c->len; i++) line += c->buf[i] == '\n';
+  return line;
+}
+
+#define CUR_ERR(c, ...) cur_err((c), __FILE__, __LINE__, __func__, __VA_ARGS__)
+static int cur_err(const cur *c, const char *file, int line, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int cur_err(const cur *c, const char *file, int line, const char *func, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->binary || c->fbin)
+    return hx_error_set(file, line, func, HX_ERR_INPUT, "%s: byte offset %zu (line %ld): %s", c->path, c->pos,
+                        line_of(c, c->pos), msg);
+  return hx_error_set(file, line, func, HX_ERR_INPUT, "%s:%ld: %s", c->path, line_of(c, c->pos), msg);
+}
+
+static void skip_ws(cur *c) {
+  while (c->pos < c->len && (c->buf[c->pos] == ' ' || c->buf[c->pos] == '\t' || c->buf[c->pos] == '\n' ||
+                             c->buf[c->pos] == '\r'))
+    c->pos++;
+}
+
+/* peek the next whitespace-delimited token into tok (truncated to n-1) */
+static int next_tok(cur *c, char *tok, size_t n, const char *what) {
+  skip_ws(c);
+  if (c->pos >= c->len) return CUR_ERR(c, "unexpected end of file, expected %s", what);
+  size_t s = c->pos;
+  while (c->pos < c->len && !strchr(" \t\r\n", c->buf[c->pos])) c->pos++;
+  size_t l = c->pos - s < n - 1 ? c->pos - s : n - 1;
+  memcpy(tok, c->buf + s, l);
+  tok[l] = 0;
+  c->pos = s; /* a peek: errors point at the token */
+  return HX_SUCCESS;
+}
+
+static int expect(cur *c, const char *word) {
+  char tok[128];
+  HX_CALL(next_tok(c, tok, sizeof tok, word));
+  skip_ws(c);
+  size_t s = c->pos;
+  while (c->pos < c->len && !strchr(" \t\r\n", c->buf[c->pos])) c->pos++;
+  if (strcmp(tok, word)) {
+    c->pos = s;
+    return CUR_ERR(c, "expected '%s', found '%s'", word, tok);
+  }
+  return HX_SUCCESS;
+}
+
+static int get_i64(cur *c, int64_t *v, const char *what) {
+  if (c->binary) return CUR_ERR(c, "internal: text read in binary data");
+  skip_ws(c);
+  if (c->pos >= c->len) return CUR_ERR(c, "unexpected end of file, expected %s (an integer)", what);
+  char *end;
+  errno = 0;
+  long long x = strtoll(c->buf + c->pos, &end, 10);
+  if (end == c->buf + c->pos || errno || (*end && !strchr(" \t\r\n", *end))) {
+    char tok[64];
+    next_tok(c, tok, sizeof tok, what);
+    return CUR_ERR(c, "expected %s (an integer), found '%s'", what, tok);
+  }
+  c->pos = (size_t)(end - c->buf);
+  *v = x;
+  return HX_SUCCESS;
+}
+
+static int get_f64(cur *c, double *v, const char *what) {
+  skip_ws(c);
+  if (c->pos >= c->len) return CUR_ERR(c, "unexpected end of file, expected %s (a number)", what);
+  char *end;
+  double x = strtod(c->buf + c->pos, &end);
+  if (end == c->buf + c->pos || (*end && !strchr(" \t\r\n", *end))) {
+    char tok[64];
+    next_tok(c, tok, sizeof tok, what);
+    return CUR_ERR(c, "expected %s (a number), found '%s'", what, tok);
+  }
+  c->pos = (size_t)(end - c->buf);
+  *v = x;
+  return HX_SUCCESS;
+}
+
+/* binary scalars */
+static int bin_bytes(cur *c, void *out, size_t n, const char *what) {
+  if (c->len - c->pos < n || c->pos > c->len)
+    return CUR_ERR(c, "file truncated: expected %zu more byte(s) for %s, %zu left", n, what, c->len - c->pos);
+  memcpy(out, c->buf + c->pos, n);
+  c->pos += n;
+  return HX_SUCCESS;
+}
+/* int (4 bytes in binary) */
+static int get_int(cur *c, int64_t *v, const char *what) {
+  if (!c->binary) return get_i64(c, v, what);
+  int32_t x = 0;
+  HX_CALL(bin_bytes(c, &x, 4, what));
+  *v = x;
+  return HX_SUCCESS;
+}
+/* size_t (data-size bytes in binary) */
+static int get_size(cur *c, int64_t *v, const char *what) {
+  if (!c->binary) {
+    HX_CALL(get_i64(c, v, what));
+  } else if (c->dsize == 8) {
+    uint64_t x = 0;
+    HX_CALL(bin_bytes(c, &x, 8, what));
+    *v = (int64_t)x;
+  } else {
+    uint32_t x = 0;
+    HX_CALL(bin_bytes(c, &x, 4, what));
+    *v = x;
+  }
+  if (*v < 0) return CUR_ERR(c, "expected %s (a non-negative count), found %lld", what, (long long)*v);
+  return HX_SUCCESS;
+}
+static int get_dbl(cur *c, double *v, const char *what) {
+  if (!c->binary) return get_f64(c, v, what);
+  return bin_bytes(c, v, 8, what);
+}
+
+static int count_check(cur *c, int64_t n, int64_t per_item_bytes, const char *what) {
+  /* a count cannot exceed what the rest of the file could hold */
+  int64_t left = (int64_t)(c->len - c->pos);
+  if (n < 0 || (per_item_bytes > 0 && n > left / per_item_bytes + 1))
+    return CUR_ERR(c, "%s count %lld is larger than the rest of the file allows (truncated or corrupt file)",
+                   what, (long long)n);
+  return HX_SUCCESS;
+}
+
+/* nodes per element for the Gmsh element types we may meet */
+static int type_nodes(int64_t t) {
+  static const int tab[] = {0, 2,  3,  4,  4,  8,  6,  5,  3,  6,  9,  10, 27, 18, 14, 1,
+                            8, 20, 15, 13, 9,  10, 12, 15, 15, 21, 4,  5,  6,  20, 35, 56,
+                            0, 0,  0,  0,  16, 25, 36, 12, 16, 20, 28, 45, 15, 21, 28, 36};
+  if (t >= 1 && t < (int64_t)(sizeof tab / sizeof tab[0])) return tab[t];
+  if (t == 92) return 64;
+  if (t == 93) return 125;
+  return 0;
+}
+
+typedef struct {
+  int64_t tag;
+  int64_t idx;
+} tagidx;
+static int cmp_tagidx(const void *a, const void *b) {
+  int64_t x = ((const tagidx *)a)->tag, y = ((const tagidx *)b)->tag;
+  return x < y ? -1 : x > y;
+}
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  int dim;
+  int64_t tag;
+  char *name;
+} physname;
+typedef struct {
+  int64_t tag, phys;
+} entphys;
+
+typedef struct {
+  /* nodes */
+  int64_t nn;
+  tagidx *ntag; /* sorted after reading */
+  double *nxyz;
+  /* hexes */
+  int64_t nh, caph;
+  int npe;
+  int64_t *hnodes; /* nh*npe node tags, Gmsh order */
+  int64_t *htag, *hphys;
+  size_t *hpos;
+  /* quads */
+  int64_t nq, capq;
+  int64_t *qnodes, *qphys;
+  int64_t ignored[128];
+  /* names, entities */
+  int nphys;
+  physname *phys;
+  int64_t nent[4];
+  entphys *ent[4];
+} rd;
+
+static void rd_free(rd *r) {
+  free(r->ntag), free(r->nxyz), free(r->hnodes), free(r->htag), free(r->hphys), free(r->hpos);
+  free(r->qnodes), free(r->qphys);
+  for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
+  free(r->phys);
+  for (int d = 0; d < 4; d++) free(r->ent[d]);
+}
+
+static int read_physnames(cur *c, rd *r) {
+  int64_t n;
+  HX_CALL(get_i64(c, &n, "number of physical names"));
+  HX_CALL(count_check(c, n, 6, "physical name"));
+  HX_CALL(HX_ALLOC(&r->phys, n));
+  for (int64_t i = 0; i < n; i++) {
+    int64_t dim, tag;
+    HX_CALL(get_i64(c, &dim, "physical dimension"));
+    HX_CALL(get_i64(c, &tag, "physical tag"));
+    skip_ws(c);
+    if (c->pos >= c->len || c->buf[c->pos] != '"') return CUR_ERR(c, "expected a quoted physical name");
+    size_t s = ++c->pos;
+    while (c->pos < c->len && c->buf[c->pos] != '"' && c->buf[c->pos] != '\n') c->pos++;
+    if (c->pos >= c->len || c->buf[c->pos] != '"')
+      return CUR_ERR(c, "unterminated physical name (missing '\"')");
+    size_t l = c->pos - s;
+    c->pos++;
+    physname *p = &r->phys[r->nphys++];
+    p->dim = (int)dim, p->tag = tag;
+    HX_CALL(hx_calloc(l + 1, 1, &p->name));
+    memcpy(p->name, c->buf + s, l);
+  }
+  return expect(c, "$EndPhysicalNames");
+}
+
+static int read_entities(cur *c, rd *r) {
+  int64_t cnt[4];
+  for (int d = 0; d < 4; d++) HX_CALL(get_size(c, &cnt[d], "number of entities"));
+  for (int d = 0; d < 4; d++) {
+    HX_CALL(count_check(c, cnt[d], c->binary ? 28 : 8, "entity"));
+    HX_CALL(HX_ALLOC(&r->ent[d], cnt[d]));
+    r->nent[d] = cnt[d];
+    for (int64_t i = 0; i < cnt[d]; i++) {
+      int64_t tag, np, x;
+      double v;
+      HX_CALL(get_int(c, &tag, "entity tag"));
+      for (int k = 0; k < (d == 0 ? 3 : 6); k++) HX_CALL(get_dbl(c, &v, "entity bounding box"));
+      HX_CALL(get_size(c, &np, "number of physical tags"));
+      HX_CALL(count_check(c, np, c->binary ? 4 : 2, "physical tag"));
+      r->ent[d][i].tag = tag, r->ent[d][i].phys = 0;
+      for (int64_t k = 0; k < np; k++) {
+        HX_CALL(get_int(c, &x, "physical tag"));
+        if (k == 0) r->ent[d][i].phys = x < 0 ? -x : x;
+      }
+      if (d > 0) {
+        int64_t nb;
+        HX_CALL(get_size(c, &nb, "number of bounding entities"));
+        HX_CALL(count_check(c, nb, c->binary ? 4 : 2, "bounding entity"));
+        for (int64_t k = 0; k < nb; k++) HX_CALL(get_int(c, &x, "bounding entity tag"));
+      }
+    }
+  }
+  c->binary = 0;
+  return expect(c, "$EndEntities");
+}
+
+static int64_t ent_phys(const rd *r, int dim, int64_t tag) {
+  if (dim < 0 || dim > 3) return 0;
+  for (int64_t i = 0; i < r->nent[dim]; i++)
+    if (r->ent[dim][i].tag == tag) return r->ent[dim][i].phys;
+  return 0;
+}
+
+static int add_node(cur *c, rd *r, int64_t tag, int64_t k) {
+  if (tag < 1) return CUR_ERR(c, "node tag must be >= 1, got %lld", (long long)tag);
+  r->ntag[k].tag = tag, r->ntag[k].idx = k;
+  return HX_SUCCESS;
+}
+
+static int read_nodes22(cur *c, rd *r) {
+  int64_t n;
+  HX_CALL(get_i64(c, &n, "number of nodes"));
+  HX_CALL(count_check(c, n, 8, "node"));
+  HX_CALL(HX_ALLOC(&r->ntag, n));
+  HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
+  r->nn = n;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t tag;
+    HX_CALL(get_i64(c, &tag, "node tag"));
+    HX_CALL(add_node(c, r, tag, k));
+    for (int d = 0; d < 3; d++) HX_CALL(get_f64(c, &r->nxyz[3 * k + d], "node coordinate"));
+  }
+  return expect(c, "$EndNodes");
+}
+
+static int read_nodes41(cur *c, rd *r) {
+  int64_t nb, n, mn, mx;
+  HX_CALL(get_size(c, &nb, "number of node blocks"));
+  HX_CALL(get_size(c, &n, "number of nodes"));
+  HX_CALL(get_size(c, &mn, "minimum node tag"));
+  HX_CALL(get_size(c, &mx, "maximum node tag"));
+  HX_CALL(count_check(c, n, c->binary ? 32 : 8, "node"));
+  HX_CALL(HX_ALLOC(&r->ntag, n));
+  HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
+  r->nn = n;
+  int64_t k = 0;
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t dim, etag, par, m;
+    HX_CALL(get_int(c, &dim, "entity dimension"));
+    HX_CALL(get_int(c, &etag, "entity tag"));
+    HX_CALL(get_int(c, &par, "parametric flag"));
+    HX_CALL(get_size(c, &m, "number of nodes in block"));
+    if (par)
+      return CUR_ERR(c, "parametric node coordinates are not supported (save without Mesh.SaveParametric)");
+    if (m > n - k)
+      return CUR_ERR(c, "node block holds %lld nodes but the header announced %lld in all", (long long)m,
+                     (long long)n);
+    for (int64_t i = 0; i < m; i++) {
+      int64_t tag;
+      HX_CALL(get_size(c, &tag, "node tag"));
+      HX_CALL(add_node(c, r, tag, k + i));
+    }
+    for (int64_t i = 0; i < m; i++)
+      for (int d = 0; d < 3; d++) HX_CALL(get_dbl(c, &r->nxyz[3 * (k + i) + d], "node coordinate"));
+    k += m;
+  }
+  if (k != n)
+    return CUR_ERR(c, "the node blocks hold %lld nodes, the header announced %lld", (long long)k,
+                   (long long)n);
+  c->binary = 0;
+  return expect(c, "$EndNodes");
+}
+
+static int grow(int64_t need, int64_t *cap, size_t sz, void *pp) {
+  if (need <= *cap) return HX_SUCCESS;
+  int64_t nc = *cap ? *cap : 1024;
+  while (nc < need) nc *= 2;
+  HX_CALL(hx_realloc((size_t)nc, sz, pp));
+  *cap = nc;
+  return HX_SUCCESS;
+}
+
+/* one element: type, its node tags, physical tag */
+static int add_element(cur *c, rd *r, int64_t etag, int64_t type, const int64_t *nodes, int64_t phys,
+                       size_t pos) {
+  if (type == 5 || type == 12) {
+    int npe = type == 5 ? 8 : 27;
+    if (r->npe && r->npe != npe) {
+      c->pos = pos;
+      return CUR_ERR(c, "element %lld: mixing hex8 and hex27 elements is not supported", (long long)etag);
+    }
+    r->npe = npe;
+    int64_t cap = r->caph;
+    HX_CALL(grow(r->nh + 1, &cap, sizeof(int64_t) * npe, &r->hnodes));
+    cap = r->caph;
+    HX_CALL(grow(r->nh + 1, &cap, sizeof(int64_t), &r->htag));
+    cap = r->caph;
+    HX_CALL(grow(r->nh + 1, &cap, sizeof(int64_t), &r->hphys));
+    cap = r->caph;
+    HX_CALL(grow(r->nh + 1, &cap, sizeof(size_t), &r->hpos));
+    r->caph = cap;
+    memcpy(&r->hnodes[r->nh * npe], nodes, sizeof(int64_t) * npe);
+    r->htag[r->nh] = etag, r->hphys[r->nh] = phys, r->hpos[r->nh] = pos;
+    r->nh++;
+  } else if ((type == 3 || type == 10 || type == 16) && phys > 0) {
+    int64_t cap = r->capq;
+    HX_CALL(grow(r->nq + 1, &cap, sizeof(int64_t) * 4, &r->qnodes));
+    cap = r->capq;
+    HX_CALL(grow(r->nq + 1, &cap, sizeof(int64_t), &r->qphys));
+    r->capq = cap;
+    memcpy(&r->qnodes[r->nq * 4], nodes, sizeof(int64_t) * 4);
+    r->qphys[r->nq++] = phys;
+  } else if (type != 3 && type != 10 && type != 16) {
+    r->ignored[type < 128 ? type : 0]++;
+  }
+  return HX_SUCCESS;
+}
+
+static int read_elements22(cur *c, rd *r) {
+  int64_t n, nodes[128];
+  HX_CALL(get_i64(c, &n, "number of elements"));
+  HX_CALL(count_check(c, n, 8, "element"));
+  for (int64_t k = 0; k < n; k++) {
+    int64_t tag, type, nt, phys = 0, x;
+    skip_ws(c);
+    size_t pos = c->pos;
+    HX_CALL(get_i64(c, &tag, "element tag"));
+    HX_CALL(get_i64(c, &type, "element type"));
+    HX_CALL(get_i64(c, &nt, "number of element tags"));
+    if (nt < 0 || nt > 64)
+      return CUR_ERR(c, "element %lld: bad number of tags %lld", (long long)tag, (long long)nt);
+    for (int64_t i = 0; i < nt; i++) {
+      HX_CALL(get_i64(c, &x, "element tag value"));
+      if (i == 0) phys = x;
+    }
+    int nn = type_nodes(type);
+    if (nn == 0) {
+      c->pos = pos;
+      return CUR_ERR(c, "element %lld has unknown Gmsh element type %lld", (long long)tag, (long long)type);
+    }
+    for (int i = 0; i < nn; i++) HX_CALL(get_i64(c, &nodes[i], "element node tag"));
+    HX_CALL(add_element(c, r, tag, type, nodes, phys, pos));
+  }
+  return expect(c, "$EndElements");
+}
+
+static int read_elements41(cur *c, rd *r) {
+  int64_t nb, n, mn, mx, nodes[128];
+  HX_CALL(get_size(c, &nb, "number of element blocks"));
+  HX_CALL(get_size(c, &n, "number of elements"));
+  HX_CALL(get_size(c, &mn, "minimum element tag"));
+  HX_CALL(get_size(c, &mx, "maximum element tag"));
+  HX_CALL(count_check(c, n, c->binary ? 16 : 4, "element"));
+  int64_t k = 0;
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t dim, etag, type, m;
+    HX_CALL(get_int(c, &dim, "entity dimension"));
+    HX_CALL(get_int(c, &etag, "entity tag"));
+    HX_CALL(get_int(c, &type, "element type"));
+    HX_CALL(get_size(c, &m, "number of elements in block"));
+    int nn = type_nodes(type);
+    if (nn == 0)
+      return CUR_ERR(c, "unknown Gmsh element type %lld in element block %lld", (long long)type,
+                     (long long)b);
+    if (m > n - k)
+      return CUR_ERR(c, "element block holds %lld elements but the header announced %lld in all",
+                     (long long)m, (long long)n);
+    HX_CALL(count_check(c, m, (int64_t)(c->binary ? 8 : 2) * (nn + 1), "element"));
+    int64_t phys = ent_phys(r, (int)dim, etag);
+    for (int64_t i = 0; i < m; i++) {
+      int64_t tag;
+      if (!c->binary) skip_ws(c);
+      size_t pos = c->pos;
+      HX_CALL(get_size(c, &tag, "element tag"));
+      for (int j = 0; j < nn; j++) HX_CALL(get_size(c, &nodes[j], "element node tag"));
+      HX_CALL(add_element(c, r, tag, type, nodes, phys, pos));
+    }
+    k += m;
+  }
+  if (k != n)
+    return CUR_ERR(c, "the element blocks hold %lld elements, the header announced %lld", (long long)k,
+                   (long long)n);
+  c->binary = 0;
+  return expect(c, "$EndElements");
+}
+
+static int skip_section(cur *c, const char *name) {
+  char end[160];
+  snprintf(end, sizeof end, "\n$End%s", name + 1);
+  const char *p = NULL;
+  for (size_t i = c->pos; i + strlen(end) <= c->len; i++)
+    if (c->buf[i] == '\n' && !memcmp(c->buf + i, end, strlen(end))) {
+      p = c->buf + i;
+      break;
+    }
+  if (!p) return CUR_ERR(c, "section %s has no matching $End%s (truncated file?)", name, name + 1);
+  c->pos = (size_t)(p - c->buf) + strlen(end);
+  return HX_SUCCESS;
+}
+
+static const char *phys_name(const rd *r, int dim, int64_t tag) {
+  for (int i = 0; i < r->nphys; i++)
+    if (r->phys[i].dim == dim && r->phys[i].tag == tag) return r->phys[i].name;
+  return NULL;
+}
+
+/* distinct sorted physical tags -> names */
+static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int64_t **tags, int *ng,
+                       char ***names) {
+  int64_t *t;
+  HX_CALL(HX_ALLOC(&t, n));
+  memcpy(t, phys, sizeof(int64_t) * n);
+  qsort(t, (size_t)n, sizeof *t, cmp_i64);
+  int64_t u = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (i == 0 || t[i] != t[i - 1]) t[u++] = t[i];
+  *ng = (int)u;
+  HX_CALL(HX_ALLOC(names, u));
+  for (int64_t i = 0; i < u; i++) {
+    const char *nm = phys_name(r, dim, t[i]);
+    char buf[64];
+    if (!nm) {
+      if (t[i] == 0)
+        snprintf(buf, sizeof buf, "default");
+      else
+        snprintf(buf, sizeof buf, "%s_%lld", dim == 3 ? "volume" : "surface", (long long)t[i]);
+      nm = buf;
+    }
+    HX_CALL(hx_strdup(nm, &(*names)[i]));
+  }
+  *tags = t;
+  return HX_SUCCESS;
+}
+
+static int group_index(const int64_t *tags, int n, int64_t t) {
+  const int64_t *p = bsearch(&t, tags, (size_t)n, sizeof *tags, cmp_i64);
+  return p ? (int)(p - tags) : -1;
+}
+
+/* Gmsh node order -> tensor order: tensor index -> Gmsh index */
+static void gmsh_maps(int map8[8], int map27[27]) {
+  static const int gv[8][3] = {{0, 0, 0}, {2, 0, 0}, {2, 2, 0}, {0, 2, 0},
+                               {0, 0, 2}, {2, 0, 2}, {2, 2, 2}, {0, 2, 2}};
+  static const int ge[12][2] = {{0, 1}, {0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3},
+                                {2, 6}, {3, 7}, {4, 5}, {4, 7}, {5, 6}, {6, 7}};
+  static const int gf[6][4] = {{0, 3, 2, 1}, {0, 1, 5, 4}, {0, 4, 7, 3},
+                               {1, 2, 6, 5}, {2, 3, 7, 6}, {4, 5, 6, 7}};
+  int pos[27][3];
+  for (int v = 0; v < 8; v++)
+    for (int d = 0; d < 3; d++) pos[v][d] = gv[v][d];
+  for (int e = 0; e < 12; e++)
+    for (int d = 0; d < 3; d++) pos[8 + e][d] = (gv[ge[e][0]][d] + gv[ge[e][1]][d]) / 2;
+  for (int f = 0; f < 6; f++)
+    for (int d = 0; d < 3; d++)
+      pos[20 + f][d] = (gv[gf[f][0]][d] + gv[gf[f][1]][d] + gv[gf[f][2]][d] + gv[gf[f][3]][d]) / 4;
+  for (int d = 0; d < 3; d++) pos[26][d] = 1;
+  for (int g = 0; g < 27; g++) map27[pos[g][0] + 3 * pos[g][1] + 9 * pos[g][2]] = g;
+  for (int g = 0; g < 8; g++) map8[gv[g][0] / 2 + 2 * (gv[g][1] / 2) + 4 * (gv[g][2] / 2)] = g;
+}
+
+static int64_t find_node(const rd *r, int64_t tag) {
+  tagidx key = {tag, 0};
+  const tagidx *p = bsearch(&key, r->ntag, (size_t)r->nn, sizeof key, cmp_tagidx);
+  return p ? p->idx : -1;
+}
+
+static int build(cur *c, rd *r, hx_gmesh *g) {
+  if (r->nh == 0) {
+    c->pos = c->len;
+    c->binary = 0;
+    return CUR_ERR(c,
+                   "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
+                   "mesh with Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1 or extrude recombined layers");
+  }
+  c->binary = 0;
+  qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, cmp_tagidx);
+  for (int64_t i = 1; i < r->nn; i++)
+    if (r->ntag[i].tag == r->ntag[i - 1].tag) {
+      c->pos = 0;
+      return CUR_ERR(c, "node tag %lld is defined twice in $Nodes", (long long)r->ntag[i].tag);
+    }
+  const int npe = r->npe, q = npe == 8 ? 2 : 3;
+  int map8[8], map27[27];
+  gmsh_maps(map8, map27);
+  /* vertices: the distinct corner node tags, in tag order */
+  int64_t *vt;
+  HX_CALL(HX_ALLOC(&vt, r->nh * 8));
+  for (int64_t e = 0; e < r->nh; e++)
+    for (int v = 0; v < 8; v++) vt[e * 8 + v] = r->hnodes[e * npe + v];
+  qsort(vt, (size_t)(r->nh * 8), sizeof *vt, cmp_i64);
+  int64_t nv = 0;
+  for (int64_t i = 0; i < r->nh * 8; i++)
+    if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
+  memset(g, 0, sizeof *g);
+  snprintf(g->src, sizeof g->src, "%s", c->path);
+  g->ne = r->nh, g->npe = npe, g->nv = nv;
+  g->vtag = vt;
+  HX_CALL(hx_realloc((size_t)nv, sizeof *vt, &g->vtag));
+  HX_CALL(HX_ALLOC(&g->nodes, r->nh * npe * 3));
+  HX_CALL(HX_ALLOC(&g->vid, r->nh * 8));
+  HX_CALL(HX_ALLOC(&g->mat, r->nh));
+  HX_CALL(HX_ALLOC(&g->ftag, r->nh * 6));
+  HX_CALL(HX_ALLOC(&g->etag, r->nh));
+  for (int64_t e = 0; e < r->nh; e++) {
+    g->etag[e] = r->htag[e];
+    for (int t = 0; t < npe; t++) {
+      int gi = npe == 8 ? map8[t] : map27[t];
+      int64_t tag = r->hnodes[e * npe + gi];
+      int64_t k = find_node(r, tag);
+      if (k < 0) {
+        c->pos = r->hpos[e];
+        return CUR_ERR(c, "element %lld references node %lld, which is not in $Nodes", (long long)r->htag[e],
+                       (long long)tag);
+      }
+      memcpy(&g->nodes[(e * npe + t) * 3], &r->nxyz[3 * k], 3 * sizeof(double));
+    }
+    for (int v = 0; v < 8; v++) {
+      int a = v & 1, b = (v >> 1) & 1, cc = v >> 2;
+      int t = a * (q - 1) + q * (b * (q - 1) + q * cc * (q - 1));
+      int64_t tag = r->hnodes[e * npe + (npe == 8 ? map8[t] : map27[t])];
+      const int64_t *p = bsearch(&tag, g->vtag, (size_t)nv, sizeof tag, cmp_i64);
+      g->vid[e * 8 + v] = p - g->vtag;
+    }
+    for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
+  }
+  /* materials */
+  int64_t *mt = NULL, *bt = NULL;
+  HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
+  for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
+  free(mt);
+  /* boundary quads: corner node tags -> vertex ids */
+  HX_CALL(make_groups(r, r->qphys, r->nq, 2, &bt, &g->ntags, &g->tag_names));
+  HX_CALL(HX_ALLOC(&g->bq_v, r->nq * 4));
+  HX_CALL(HX_ALLOC(&g->bq_tag, r->nq));
+  int64_t nq = 0, off = 0;
+  for (int64_t i = 0; i < r->nq; i++) {
+    int ok = 1;
+    for (int k = 0; k < 4; k++) {
+      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+      if (!p)
+        ok = 0;
+      else
+        g->bq_v[nq * 4 + k] = p - g->vtag;
+    }
+    if (!ok) {
+      off++;
+      continue;
+    }
+    g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
+  }
+  g->nbq = nq;
+  free(bt);
+  if (off)
+    hx_log(HX_LOG_NORMAL, "note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
+           c->path, (long long)off);
+  int64_t nign = 0;
+  for (int t = 0; t < 128; t++) nign += r->ignored[t];
+  if (nign) {
+    char list[512];
+    size_t o = 0;
+    for (int t = 0; t < 128 && o < sizeof list; t++)
+      if (r->ignored[t])
+        o += (size_t)snprintf(list + o, sizeof list - o, " %lld of type %d", (long long)r->ignored[t], t);
+    hx_log(HX_LOG_NORMAL,
+           "note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
+           (long long)nign, list);
+  }
+  return HX_SUCCESS;
+}
+
+static int parse(cur *c, rd *r, hx_gmesh *g) {
+  double version;
+  int64_t ftype, dsize;
+  HX_CALL(expect(c, "$MeshFormat"));
+  HX_CALL(get_f64(c, &version, "MSH version"));
+  HX_CALL(get_i64(c, &ftype, "file type (0 ASCII, 1 binary)"));
+  HX_CALL(get_i64(c, &dsize, "data size"));
+  int v41 = version == 4.1, v22 = version == 2.2;
+  if (!v41 && !v22)
+    return CUR_ERR(c, "unsupported MSH version %g (expected 2.2 or 4.1; save with Mesh.MshFileVersion)",
+                   version);
+  if (ftype != 0 && ftype != 1)
+    return CUR_ERR(c, "file type must be 0 (ASCII) or 1 (binary), got %lld", (long long)ftype);
+  if (ftype == 1 && v22)
+    return CUR_ERR(c, "MSH 2.2 binary is not supported: save as MSH 2.2 ASCII or MSH 4.1");
+  if (dsize != 8 && dsize != 4) return CUR_ERR(c, "data size must be 8 (or 4), got %lld", (long long)dsize);
+  c->dsize = (int)dsize;
+  const int bin = ftype == 1;
+  c->fbin = bin;
+  if (bin) {
+    while (c->pos < c->len && c->buf[c->pos] != '\n') c->pos++;
+    c->pos++;
+    c->binary = 1;
+    int32_t one = 0;
+    HX_CALL(bin_bytes(c, &one, 4, "the endianness check integer 1"));
+    c->pos -= 4;
+    if (one != 1)
+      return CUR_ERR(
+          c, "binary endianness check: expected the integer 1, read %d (other-endian or corrupt file)",
+          (int)one);
+    c->pos += 4;
+    c->binary = 0;
+  }
+  HX_CALL(expect(c, "$EndMeshFormat"));
+  int have_nodes = 0, have_elems = 0;
+  for (;;) {
+    skip_ws(c);
+    if (c->pos >= c->len) break;
+    char name[128];
+    HX_CALL(next_tok(c, name, sizeof name, "a section"));
+    size_t start = c->pos;
+    if (name[0] != '$') return CUR_ERR(c, "expected a section name ($Nodes, $Elements...), found '%s'", name);
+    HX_CALL(expect(c, name));
+    (void)start;
+    if (!strcmp(name, "$PhysicalNames")) {
+      HX_CALL(read_physnames(c, r));
+    } else if (!strcmp(name, "$Entities") && v41) {
+      if (bin) c->pos++, c->binary = 1;
+      HX_CALL(read_entities(c, r));
+    } else if (!strcmp(name, "$Nodes")) {
+      if (have_nodes) return CUR_ERR(c, "a second $Nodes section");
+      have_nodes = 1;
+      if (v22)
+        HX_CALL(read_nodes22(c, r));
+      else {
+        if (bin) c->pos++, c->binary = 1;
+        HX_CALL(read_nodes41(c, r));
+      }
+    } else if (!strcmp(name, "$Elements")) {
+      if (!have_nodes) return CUR_ERR(c, "$Elements before $Nodes");
+      if (have_elems) return CUR_ERR(c, "a second $Elements section");
+      have_elems = 1;
+      if (v22)
+        HX_CALL(read_elements22(c, r));
+      else {
+        if (bin) c->pos++, c->binary = 1;
+        HX_CALL(read_elements41(c, r));
+      }
+    } else if (!strcmp(name, "$PartitionedEntities")) {
+      return CUR_ERR(c, "partitioned Gmsh files are not supported: save the mesh unpartitioned");
+    } else {
+      HX_CALL(skip_section(c, name));
+    }
+  }
+  if (!have_nodes || !have_elems) {
+    c->pos = c->len;
+    return CUR_ERR(c, "file ended without a %s section (truncated file?)",
+                   have_nodes ? "$Elements" : "$Nodes");
+  }
+  return build(c, r, g);
+}
+
+int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g) {
+  FILE *f = fopen(path, "rb");
+  HX_CHECK(f != NULL, HX_ERR_INPUT, "cannot open Gmsh file '%s': %s", path, strerror(errno));
+  cur c;
+  memset(&c, 0, sizeof c);
+  c.path = path;
+  int err = HX_SUCCESS;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long n = ftell(f);
+    rewind(f);
+    if (n >= 0) {
+      err = hx_calloc((size_t)n + 1, 1, &c.buf);
+      if (!err && fread(c.buf, 1, (size_t)n, f) != (size_t)n)
+        err = HX_ERROR(HX_ERR_IO, "%s: read error", path);
+      c.len = (size_t)n;
+    } else {
+      err = HX_ERROR(HX_ERR_IO, "%s: cannot determine the file size", path);
+    }
+  } else {
+    err = HX_ERROR(HX_ERR_IO, "%s: cannot seek", path);
+  }
+  fclose(f);
+  if (err) {
+    free(c.buf);
+    return err;
+  }
+  rd r;
+  memset(&r, 0, sizeof r);
+  memset(g, 0, sizeof *g);
+  err = parse(&c, &r, g);
+  rd_free(&r);
+  free(c.buf);
+  if (err) {
+    hx_gmesh_free(g);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  return HX_SUCCESS;
+}

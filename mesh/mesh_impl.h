@@ -1,0 +1,92 @@
+/* Private to mesh/: the global mesh built on rank 0 and the local mesh
+ * struct. */
+#ifndef HX_MESH_IMPL_H
+#define HX_MESH_IMPL_H
+
+#include "hx_mesh.h"
+
+#define HX_MESH_MAX_P 15
+
+/* The whole mesh, on rank 0 only, between generation/reading and
+ * distribution. */
+typedef struct {
+  int64_t ne;    /* elements */
+  int npe;       /* 8 or 27 */
+  double *nodes; /* ne*npe*3, tensor order */
+  int64_t nv;    /* vertices (element corners), ids 0..nv-1 */
+  int64_t *vid;  /* ne*8 */
+  int32_t *mat;  /* ne */
+  int32_t *ftag; /* ne*6, -1 */
+  int nmat, ntags;
+  char **mat_names, **tag_names;
+  /* tagged quads from a file, resolved onto element faces by the topology */
+  int64_t nbq;
+  int64_t *bq_v;   /* nbq*4 vertex ids */
+  int32_t *bq_tag; /* nbq */
+  /* topology (hx_gmesh_topology) */
+  int64_t ned, nf;
+  int64_t *eid; /* ne*12 */
+  int64_t *fid; /* ne*6 */
+  int64_t *nbr; /* ne*6 */
+  int8_t *nbrf, *nbro;
+  /* optional file numbering for messages (NULL: print 0-based ids) */
+  int64_t *etag; /* ne: file element tags */
+  int64_t *vtag; /* nv: file node tags of the vertices */
+  /* partition */
+  int32_t *part; /* ne */
+  char src[512]; /* "box 8x8x8" or the file name, for messages */
+} hx_gmesh;
+
+struct hx_mesh_s {
+  MPI_Comm comm;
+  int rank, size;
+  int32_t ne;
+  int npe;
+  int64_t ne_global, nv_global, ned_global, nf_global;
+  int64_t *gid;  /* ne */
+  double *nodes; /* ne*npe*3 */
+  int64_t *vid;  /* ne*8 */
+  int64_t *eid;  /* ne*12 */
+  int64_t *fid;  /* ne*6 */
+  int32_t *mat;  /* ne */
+  int32_t *ftag; /* ne*6 */
+  int64_t *nbr;  /* ne*6 */
+  int8_t *nbrf, *nbro;
+  int32_t *nbr_rank; /* ne*6 */
+  int nmat, ntags;
+  char **mat_names, **tag_names;
+  hx_mesh_times times;
+};
+
+/* tables (mesh_topo.c) */
+extern const int hx_hex_edge_vert[12][2];
+extern const int hx_hex_face_vert[6][4]; /* face-local corner (a,b) at a + 2b */
+
+void hx_gmesh_free(hx_gmesh *g);
+int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g);
+int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g);
+/* corner Jacobians, edges, faces, neighbours, conformity, boundary quads */
+int hx_gmesh_topology(hx_gmesh *g);
+int hx_gmesh_partition(hx_gmesh *g, int nparts, hx_partitioner part);
+/* collective: rank 0 sends g's elements (g ignored elsewhere) */
+int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *m);
+/* collective: agree on an error. code is this rank's status; if any rank
+ * failed, the lowest failing rank's message is set on every rank and its code
+ * returned everywhere. */
+int hx_mesh_agree(MPI_Comm comm, int code);
+/* "element 12 (file tag 40) with vertices 3 (x,y,z) ..." into buf */
+void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len);
+/* names */
+int hx_strdup(const char *s, char **out);
+void hx_free_names(int n, char ***names);
+
+/* geometry (mesh_geom.c): 1D basis of the element map (q = 2 or 3 equispaced
+ * nodes) at n points t: B[i*q + a], D[i*q + a] */
+void hx_map_basis(int q, int n, const double *t, double *B, double *D);
+/* Element map at the n^3 tensor points; xyz (n^3*3) and/or detJ (n^3), may be
+ * NULL. work: at least hx_map_work_size(n) doubles. */
+size_t hx_map_work_size(int n);
+void hx_map_eval(int q, const double *X, int n, const double *B, const double *D, double *xyz, double *detJ,
+                 double *work);
+
+#endif

@@ -1,0 +1,560 @@
+/* Topology of the global mesh on rank 0: element sanity (distinct corners,
+ * positive corner Jacobians), global edge and face numbering, face
+ * neighbours with orientation, conformity checks, boundary quads -> tags. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh_impl.h"
+
+const int hx_hex_edge_vert[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3},
+                                     {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+const int hx_hex_face_vert[6][4] = {{0, 2, 4, 6}, {1, 3, 5, 7}, {0, 1, 4, 5},
+                                    {2, 3, 6, 7}, {0, 1, 2, 3}, {4, 5, 6, 7}};
+/* handedness of (u, v, outward normal) per face */
+static const int face_sign[6] = {-1, 1, 1, -1, -1, 1};
+
+/* tensor index of corner (a,b,c) in a q^3 node array */
+static int corner_node(int q, int v) {
+  int a = v & 1, b = (v >> 1) & 1, c = v >> 2;
+  return a * (q - 1) + q * (b * (q - 1) + q * c * (q - 1));
+}
+
+void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len) {
+  size_t off = 0;
+  int q = g->npe == 8 ? 2 : 3;
+  if (g->etag)
+    off += (size_t)snprintf(buf + off, len - off, "element %lld (file element tag %lld) with vertices",
+                            (long long)e, (long long)g->etag[e]);
+  else
+    off += (size_t)snprintf(buf + off, len - off, "element %lld with vertices", (long long)e);
+  for (int v = 0; v < 8 && off < len; v++) {
+    int64_t id = g->vid[e * 8 + v];
+    const double *x = &g->nodes[(e * g->npe + corner_node(q, v)) * 3];
+    off += (size_t)snprintf(buf + off, len - off, " %lld (%g, %g, %g)",
+                            (long long)(g->vtag ? g->vtag[id] : id), x[0], x[1], x[2]);
+  }
+}
+
+static int64_t vtag_of(const hx_gmesh *g, int64_t v) { return g->vtag ? g->vtag[v] : v; }
+
+typedef struct {
+  uint64_t k; /* sort key: the smaller vertex id */
+  int64_t v[2];
+  int64_t ref;
+} edge_rec;
+typedef struct {
+  uint64_t k; /* sort key: the smallest vertex id */
+  int64_t v[4];
+  int64_t ref;
+} face_rec;
+
+static int cmp_edge(const void *pa, const void *pb) {
+  const edge_rec *a = pa, *b = pb;
+  if (a->k != b->k) return a->k < b->k ? -1 : 1;
+  for (int i = 0; i < 2; i++)
+    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
+  return a->ref < b->ref ? -1 : a->ref > b->ref;
+}
+static int cmp_face(const void *pa, const void *pb) {
+  const face_rec *a = pa, *b = pb;
+  if (a->k != b->k) return a->k < b->k ? -1 : 1;
+  for (int i = 0; i < 4; i++)
+    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
+  return a->ref < b->ref ? -1 : a->ref > b->ref;
+}
+static int cmp_face_key(const void *pa, const void *pb) {
+  const face_rec *a = pa, *b = pb;
+  if (a->k != b->k) return a->k < b->k ? -1 : 1;
+  for (int i = 0; i < 4; i++)
+    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
+  return 0;
+}
+/* Sort n records of size sz whose first member is a uint64_t key < nb: a
+ * counting sort on the key, then cmp on the (short) runs of equal keys. */
+static int sort_records(void *base, int64_t n, size_t sz, uint64_t nb,
+                        int (*cmp)(const void *, const void *)) {
+  if (n < 2) return HX_SUCCESS;
+  int64_t *cnt = NULL;
+  char *tmp = NULL;
+  int err = HX_ALLOC(&cnt, nb + 1);
+  if (!err) err = hx_calloc((size_t)n, sz, &tmp);
+  if (err) goto done;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t k;
+    memcpy(&k, (char *)base + (size_t)i * sz, sizeof k);
+    if (k >= nb) {
+      err = HX_ERROR(HX_ERR_INTERNAL, "sort key %llu out of range %llu", (unsigned long long)k,
+                     (unsigned long long)nb);
+      goto done;
+    }
+    cnt[k + 1]++;
+  }
+  for (uint64_t b = 0; b < nb; b++) cnt[b + 1] += cnt[b];
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t k;
+    memcpy(&k, (char *)base + (size_t)i * sz, sizeof k);
+    memcpy(tmp + (size_t)(cnt[k]++) * sz, (char *)base + (size_t)i * sz, sz);
+  }
+  memcpy(base, tmp, (size_t)n * sz);
+  /* cnt[k] is now the end of bucket k */
+  for (uint64_t b = 0, start = 0; b < nb; b++) {
+    int64_t end = cnt[b];
+    if (end - (int64_t)start > 1) qsort((char *)base + start * sz, (size_t)(end - (int64_t)start), sz, cmp);
+    start = (uint64_t)end;
+  }
+done:
+  hx_free_host(&cnt);
+  hx_free_host(&tmp);
+  return err;
+}
+
+static void sort4(int64_t *v) {
+  for (int i = 1; i < 4; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      int64_t t = v[j];
+      v[j] = v[j - 1], v[j - 1] = t;
+    }
+}
+
+/* Orientation of face f1 of element e1 relative to face f2 of e2 (see
+ * hx_mesh.h). Returns 0..7, -1 if the corner cycles differ (not the same
+ * quadrilateral), -2 if both elements lie on the same side. */
+static int face_orient(const hx_gmesh *g, int64_t e1, int f1, int64_t e2, int f2) {
+  int64_t g1[4], g2[4];
+  int pos[4];
+  for (int c = 0; c < 4; c++) g1[c] = g->vid[e1 * 8 + hx_hex_face_vert[f1][c]];
+  for (int c = 0; c < 4; c++) g2[c] = g->vid[e2 * 8 + hx_hex_face_vert[f2][c]];
+  for (int c = 0; c < 4; c++) {
+    pos[c] = -1;
+    for (int d = 0; d < 4; d++)
+      if (g2[d] == g1[c]) pos[c] = d;
+    if (pos[c] < 0) return -1;
+  }
+  int fu = pos[0] & 1, fv = pos[0] >> 1;
+  int sw = (pos[1] >> 1) != fv;
+  int o = sw | (fu << 1) | (fv << 2);
+  for (int c = 0; c < 4; c++) {
+    int i = c & 1, j = c >> 1;
+    int ii = sw ? j : i, jj = sw ? i : j;
+    int ip = fu ? 1 - ii : ii, jp = fv ? 1 - jj : jj;
+    if (pos[c] != ip + 2 * jp) return -1;
+  }
+  int det = ((sw + fu + fv) & 1) ? -1 : 1;
+  if (det != -face_sign[f1] * face_sign[f2]) return -2;
+  return o;
+}
+
+static int same_vertex_set(const hx_gmesh *g, int64_t a, int64_t b) {
+  int64_t va[8], vb[8];
+  memcpy(va, &g->vid[a * 8], sizeof va);
+  memcpy(vb, &g->vid[b * 8], sizeof vb);
+  for (int i = 1; i < 8; i++)
+    for (int j = i; j > 0 && va[j - 1] > va[j]; j--) {
+      int64_t t = va[j];
+      va[j] = va[j - 1], va[j - 1] = t;
+    }
+  for (int i = 1; i < 8; i++)
+    for (int j = i; j > 0 && vb[j - 1] > vb[j]; j--) {
+      int64_t t = vb[j];
+      vb[j] = vb[j - 1], vb[j - 1] = t;
+    }
+  return !memcmp(va, vb, sizeof va);
+}
+
+#define DESC_LEN 1024
+
+static int check_elements(hx_gmesh *g) {
+  const int q = g->npe == 8 ? 2 : 3;
+  double t[2] = {-1.0, 1.0}, B[6], D[6];
+  hx_map_basis(q, 2, t, B, D);
+  int64_t bad = -1, badv = -1;
+  double badj = 0;
+  int64_t rep = -1;
+#pragma omp parallel
+  {
+    double work[256], det[8];
+#pragma omp for schedule(static)
+    for (int64_t e = 0; e < g->ne; e++) {
+      const int64_t *v = &g->vid[e * 8];
+      int dup = 0;
+      for (int i = 0; i < 8; i++)
+        for (int j = i + 1; j < 8; j++) dup |= v[i] == v[j];
+      if (dup) {
+#pragma omp critical(hx_topo_rep)
+        if (rep < 0 || e < rep) rep = e;
+        continue;
+      }
+      hx_map_eval(q, &g->nodes[e * g->npe * 3], 2, B, D, NULL, det, work);
+      for (int c = 0; c < 8; c++)
+        if (!(det[c] > 0.0)) {
+#pragma omp critical(hx_topo_bad)
+          if (bad < 0 || e < bad) bad = e, badv = c, badj = det[c];
+          break;
+        }
+    }
+  }
+  char d[DESC_LEN];
+  if (rep >= 0) {
+    hx_gmesh_describe(g, rep, d, sizeof d);
+    return HX_ERROR(HX_ERR_INPUT, "%s: degenerate element: %s (a vertex appears twice)", g->src, d);
+  }
+  if (bad >= 0) {
+    hx_gmesh_describe(g, bad, d, sizeof d);
+    return HX_ERROR(HX_ERR_INPUT,
+                    "%s: non-positive Jacobian %g at corner %lld of %s (inverted or tangled element; "
+                    "check the node ordering)",
+                    g->src, badj, (long long)badv, d);
+  }
+  return HX_SUCCESS;
+}
+
+static int number_edges(hx_gmesh *g) {
+  const int64_t n = g->ne * 12;
+  edge_rec *r;
+  HX_CALL(HX_ALLOC(&r, n));
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int k = 0; k < 12; k++) {
+      int64_t a = g->vid[e * 8 + hx_hex_edge_vert[k][0]], b = g->vid[e * 8 + hx_hex_edge_vert[k][1]];
+      edge_rec *x = &r[e * 12 + k];
+      x->v[0] = a < b ? a : b, x->v[1] = a < b ? b : a, x->ref = e * 12 + k;
+      x->k = (uint64_t)x->v[0];
+    }
+  int err = sort_records(r, n, sizeof *r, (uint64_t)g->nv, cmp_edge);
+  if (err) {
+    hx_free_host(&r);
+    return err;
+  }
+  HX_CALL(HX_ALLOC(&g->eid, n));
+  int64_t id = -1;
+  for (int64_t i = 0; i < n; i++) {
+    if (i == 0 || r[i].v[0] != r[i - 1].v[0] || r[i].v[1] != r[i - 1].v[1]) id++;
+    g->eid[r[i].ref] = id;
+  }
+  g->ned = id + 1;
+  hx_free_host(&r);
+  return HX_SUCCESS;
+}
+
+static void face_normal(const hx_gmesh *g, int64_t e, int f, double *nrm, double *ctr, double *h) {
+  const int q = g->npe == 8 ? 2 : 3;
+  double X[4][3];
+  for (int c = 0; c < 4; c++)
+    memcpy(X[c], &g->nodes[(e * g->npe + corner_node(q, hx_hex_face_vert[f][c])) * 3], sizeof X[c]);
+  double d1[3], d2[3];
+  for (int k = 0; k < 3; k++) d1[k] = X[3][k] - X[0][k], d2[k] = X[2][k] - X[1][k];
+  /* (u, v) cross product points along face_sign * outward */
+  nrm[0] = d1[1] * d2[2] - d1[2] * d2[1];
+  nrm[1] = d1[2] * d2[0] - d1[0] * d2[2];
+  nrm[2] = d1[0] * d2[1] - d1[1] * d2[0];
+  double l = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+  for (int k = 0; k < 3; k++) nrm[k] *= (l > 0 ? face_sign[f] / l : 0.0);
+  for (int k = 0; k < 3; k++) ctr[k] = 0.25 * (X[0][k] + X[1][k] + X[2][k] + X[3][k]);
+  *h = sqrt(0.5 * l);
+}
+
+/* be: the m boundary-face edge records (ref = e*6+f), sorted by vertex */
+static int check_facing(hx_gmesh *g, const edge_rec *be, int64_t m) {
+  /* (vertex, face) incidences from the edge records: both end points */
+  edge_rec *vf = NULL;
+  HX_CALL(HX_ALLOC(&vf, 2 * m));
+  for (int64_t i = 0; i < m; i++) {
+    vf[2 * i].v[0] = be[i].v[0], vf[2 * i].v[1] = be[i].ref, vf[2 * i].ref = 0;
+    vf[2 * i + 1].v[0] = be[i].v[1], vf[2 * i + 1].v[1] = be[i].ref, vf[2 * i + 1].ref = 0;
+    vf[2 * i].k = (uint64_t)vf[2 * i].v[0], vf[2 * i + 1].k = (uint64_t)vf[2 * i + 1].v[0];
+  }
+  int err = sort_records(vf, 2 * m, sizeof *vf, (uint64_t)g->nv, cmp_edge);
+  for (int64_t i = 0; i < 2 * m && !err;) {
+    int64_t j = i + 1;
+    while (j < 2 * m && vf[j].v[0] == vf[i].v[0]) j++;
+    for (int64_t a = i; a < j && !err; a++) {
+      if (a > i && vf[a].v[1] == vf[a - 1].v[1]) continue;
+      for (int64_t b = a + 1; b < j && !err; b++) {
+        int64_t ra = vf[a].v[1], rb = vf[b].v[1];
+        if (ra == rb || ra / 6 == rb / 6) continue;
+        double na[3], nb[3], ca[3], cb[3], ha, hb;
+        face_normal(g, ra / 6, (int)(ra % 6), na, ca, &ha);
+        face_normal(g, rb / 6, (int)(rb % 6), nb, cb, &hb);
+        double dot = na[0] * nb[0] + na[1] * nb[1] + na[2] * nb[2];
+        double off = fabs((cb[0] - ca[0]) * na[0] + (cb[1] - ca[1]) * na[1] + (cb[2] - ca[2]) * na[2]);
+        double h = ha < hb ? ha : hb, H = ha > hb ? ha : hb;
+        double dc = sqrt((cb[0] - ca[0]) * (cb[0] - ca[0]) + (cb[1] - ca[1]) * (cb[1] - ca[1]) +
+                         (cb[2] - ca[2]) * (cb[2] - ca[2]));
+        /* coplanar, opposite, and overlapping (centres closer than 3/4 of the
+         * larger face's size; faces touching along an edge are 1 size apart) */
+        if (dot < -0.999 && off < 1e-6 * h && dc < 0.75 * H) {
+          char d1[DESC_LEN], d2[DESC_LEN];
+          hx_gmesh_describe(g, ra / 6, d1, sizeof d1);
+          hx_gmesh_describe(g, rb / 6, d2, sizeof d2);
+          err = HX_ERROR(HX_ERR_INPUT,
+                         "%s: non-conforming faces: face %d of %s and face %d of %s touch face to face "
+                         "(at vertex %lld) without sharing all four vertices: a hanging node or unmerged "
+                         "duplicate nodes",
+                         g->src, (int)(ra % 6), d1, (int)(rb % 6), d2, (long long)vtag_of(g, vf[i].v[0]));
+        }
+      }
+    }
+    i = j;
+  }
+  free(vf);
+  return err;
+}
+
+/* vertices at the same location with different ids (unmerged nodes): the
+ * vertices are bucketed in cells of the tolerance's size, sorted by cell,
+ * and each is compared with those of the 27 cells around it */
+typedef struct {
+  int64_t q[3];
+  int64_t v;
+} vcell;
+static int cmp_vcell(const void *pa, const void *pb) {
+  const vcell *a = pa, *b = pb;
+  for (int d = 0; d < 3; d++)
+    if (a->q[d] != b->q[d]) return a->q[d] < b->q[d] ? -1 : 1;
+  return a->v < b->v ? -1 : a->v > b->v;
+}
+static int check_coincident(hx_gmesh *g) {
+  const int q = g->npe == 8 ? 2 : 3;
+  double *X = NULL;
+  vcell *c = NULL;
+  HX_CALL(HX_ALLOC(&X, g->nv * 3));
+  double hmin = INFINITY, xmax = 0;
+  int64_t he = -1;
+  for (int64_t e = 0; e < g->ne; e++) {
+    for (int v = 0; v < 8; v++) {
+      double *x = &X[g->vid[e * 8 + v] * 3];
+      memcpy(x, &g->nodes[(e * g->npe + corner_node(q, v)) * 3], 3 * sizeof(double));
+      for (int d = 0; d < 3; d++) xmax = fabs(x[d]) > xmax ? fabs(x[d]) : xmax;
+    }
+    for (int k = 0; k < 12; k++) {
+      const double *A = &X[g->vid[e * 8 + hx_hex_edge_vert[k][0]] * 3],
+                   *B = &X[g->vid[e * 8 + hx_hex_edge_vert[k][1]] * 3];
+      double h =
+          sqrt((A[0] - B[0]) * (A[0] - B[0]) + (A[1] - B[1]) * (A[1] - B[1]) + (A[2] - B[2]) * (A[2] - B[2]));
+      if (h < hmin) hmin = h, he = e;
+    }
+  }
+  int err = HX_SUCCESS;
+  const double tol = 1e-8 * hmin;
+  if (!(tol > 1e-15 * xmax) || !(xmax / tol < 1e15)) {
+    char d[DESC_LEN];
+    hx_gmesh_describe(g, he, d, sizeof d);
+    err = HX_ERROR(HX_ERR_INPUT,
+                   "%s: %s has an edge of length %g (coincident vertices or a degenerate element)", g->src, d,
+                   hmin);
+    goto done;
+  }
+  err = HX_ALLOC(&c, g->nv);
+  if (err) goto done;
+  for (int64_t v = 0; v < g->nv; v++) {
+    c[v].v = v;
+    for (int d = 0; d < 3; d++) c[v].q[d] = (int64_t)floor(X[v * 3 + d] / tol);
+  }
+  qsort(c, (size_t)g->nv, sizeof *c, cmp_vcell);
+  for (int64_t i = 0; i < g->nv && !err; i++)
+    for (int dx = -1; dx <= 1 && !err; dx++)
+      for (int dy = -1; dy <= 1 && !err; dy++) {
+        vcell key = {{c[i].q[0] + dx, c[i].q[1] + dy, c[i].q[2] - 1}, -1};
+        int64_t lo = 0, hi = g->nv; /* first >= key */
+        while (lo < hi) {
+          int64_t mid = (lo + hi) / 2;
+          if (cmp_vcell(&c[mid], &key) < 0)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        for (int64_t j = lo;
+             j < g->nv && c[j].q[0] == key.q[0] && c[j].q[1] == key.q[1] && c[j].q[2] <= c[i].q[2] + 1; j++) {
+          if (c[j].v <= c[i].v) continue;
+          const double *A = &X[c[i].v * 3], *B = &X[c[j].v * 3];
+          if (fabs(A[0] - B[0]) <= tol && fabs(A[1] - B[1]) <= tol && fabs(A[2] - B[2]) <= tol) {
+            err = HX_ERROR(HX_ERR_INPUT,
+                           "%s: vertices %lld and %lld are at the same point (%g, %g, %g): duplicated nodes "
+                           "(merge them, e.g. Gmsh's Coherence)",
+                           g->src, (long long)vtag_of(g, c[i].v), (long long)vtag_of(g, c[j].v), A[0], A[1],
+                           A[2]);
+            break;
+          }
+        }
+      }
+done:
+  hx_free_host(&X);
+  hx_free_host(&c);
+  return err;
+}
+
+static int number_faces(hx_gmesh *g) {
+  const int64_t n = g->ne * 6;
+  face_rec *r = NULL;
+  edge_rec *be = NULL;
+  int err = HX_SUCCESS;
+  char d1[DESC_LEN], d2[DESC_LEN];
+  HX_CALL(HX_ALLOC(&r, n));
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int f = 0; f < 6; f++) {
+      face_rec *x = &r[e * 6 + f];
+      for (int c = 0; c < 4; c++) x->v[c] = g->vid[e * 8 + hx_hex_face_vert[f][c]];
+      sort4(x->v);
+      x->ref = e * 6 + f;
+      x->k = (uint64_t)x->v[0];
+    }
+  err = sort_records(r, n, sizeof *r, (uint64_t)g->nv, cmp_face);
+  if (!err) err = HX_ALLOC(&g->fid, n);
+  if (!err) err = HX_ALLOC(&g->nbr, n);
+  if (!err) err = HX_ALLOC(&g->nbrf, n);
+  if (!err) err = HX_ALLOC(&g->nbro, n);
+  if (err) goto done;
+  int64_t id = -1, nbnd = 0;
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && !cmp_face_key(&r[i], &r[j])) j++;
+    id++;
+    for (int64_t k = i; k < j; k++) {
+      g->fid[r[k].ref] = id;
+      g->nbr[r[k].ref] = -1, g->nbrf[r[k].ref] = -1, g->nbro[r[k].ref] = -1;
+    }
+    int64_t e1 = r[i].ref / 6, f1 = r[i].ref % 6;
+    if (j - i > 2) {
+      int64_t e3 = r[i + 2].ref / 6;
+      hx_gmesh_describe(g, e1, d1, sizeof d1);
+      hx_gmesh_describe(g, e3, d2, sizeof d2);
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: face (vertices %lld %lld %lld %lld) is shared by %lld elements (at most 2 "
+                     "allowed), among them %s and %s",
+                     g->src, (long long)vtag_of(g, r[i].v[0]), (long long)vtag_of(g, r[i].v[1]),
+                     (long long)vtag_of(g, r[i].v[2]), (long long)vtag_of(g, r[i].v[3]), (long long)(j - i),
+                     d1, d2);
+      goto done;
+    }
+    if (j - i == 2) {
+      int64_t e2 = r[i + 1].ref / 6, f2 = r[i + 1].ref % 6;
+      if (same_vertex_set(g, e1, e2)) {
+        hx_gmesh_describe(g, e1, d1, sizeof d1);
+        hx_gmesh_describe(g, e2, d2, sizeof d2);
+        err = HX_ERROR(HX_ERR_INPUT, "%s: duplicated element: %s and %s have the same vertices", g->src, d1,
+                       d2);
+        goto done;
+      }
+      int o12 = face_orient(g, e1, (int)f1, e2, (int)f2), o21 = face_orient(g, e2, (int)f2, e1, (int)f1);
+      if (o12 < 0 || o21 < 0) {
+        hx_gmesh_describe(g, e1, d1, sizeof d1);
+        hx_gmesh_describe(g, e2, d2, sizeof d2);
+        if (o12 == -1 || o21 == -1)
+          err = HX_ERROR(HX_ERR_INPUT,
+                         "%s: non-conforming face: face %d of %s and face %d of %s have the same 4 "
+                         "vertices but different edges",
+                         g->src, (int)f1, d1, (int)f2, d2);
+        else
+          err = HX_ERROR(HX_ERR_INPUT,
+                         "%s: elements overlap: face %d of %s and face %d of %s are shared but both "
+                         "elements lie on the same side of it (inverted or duplicated element)",
+                         g->src, (int)f1, d1, (int)f2, d2);
+        goto done;
+      }
+      g->nbr[e1 * 6 + f1] = e2, g->nbrf[e1 * 6 + f1] = (int8_t)f2, g->nbro[e1 * 6 + f1] = (int8_t)o12;
+      g->nbr[e2 * 6 + f2] = e1, g->nbrf[e2 * 6 + f2] = (int8_t)f1, g->nbro[e2 * 6 + f2] = (int8_t)o21;
+    } else {
+      nbnd++;
+    }
+    i = j;
+  }
+  g->nf = id + 1;
+
+  /* conformity: every edge of the boundary (unmatched) faces is used by an
+   * even number of them; a hanging node or a gap leaves an odd count */
+  err = HX_ALLOC(&be, nbnd * 4);
+  if (err) goto done;
+  int64_t m = 0;
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int f = 0; f < 6; f++) {
+      if (g->nbr[e * 6 + f] >= 0) continue;
+      static const int cyc[4][2] = {{0, 1}, {1, 3}, {3, 2}, {2, 0}};
+      for (int k = 0; k < 4; k++) {
+        int64_t a = g->vid[e * 8 + hx_hex_face_vert[f][cyc[k][0]]];
+        int64_t b = g->vid[e * 8 + hx_hex_face_vert[f][cyc[k][1]]];
+        be[m].v[0] = a < b ? a : b, be[m].v[1] = a < b ? b : a, be[m].ref = e * 6 + f;
+        be[m].k = (uint64_t)be[m].v[0];
+        m++;
+      }
+    }
+  err = sort_records(be, m, sizeof *be, (uint64_t)g->nv, cmp_edge);
+  if (err) goto done;
+  for (int64_t i = 0; i < m;) {
+    int64_t j = i + 1;
+    while (j < m && be[j].v[0] == be[i].v[0] && be[j].v[1] == be[i].v[1]) j++;
+    if ((j - i) % 2) {
+      int64_t e = be[i].ref / 6;
+      hx_gmesh_describe(g, e, d1, sizeof d1);
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: non-conforming mesh: the edge (%lld, %lld) of boundary face %d of %s is used "
+                     "by %lld boundary face(s) (expected an even number): a hanging node, a gap or a "
+                     "face matched by different vertices",
+                     g->src, (long long)vtag_of(g, be[i].v[0]), (long long)vtag_of(g, be[i].v[1]),
+                     (int)(be[i].ref % 6), d1, (long long)(j - i));
+      goto done;
+    }
+    i = j;
+  }
+
+  /* faces meeting face to face without sharing all their vertices (a
+   * hanging node or a T-junction): boundary faces sharing a vertex with
+   * opposite, coplanar outward normals */
+  err = check_facing(g, be, m);
+  if (err) goto done;
+
+  /* tagged quads from the file */
+  int64_t unmatched = 0;
+  for (int64_t b = 0; b < g->nbq; b++) {
+    face_rec key;
+    memcpy(key.v, &g->bq_v[b * 4], sizeof key.v);
+    sort4(key.v);
+    key.k = (uint64_t)key.v[0];
+    face_rec *hit = bsearch(&key, r, (size_t)n, sizeof *r, cmp_face_key);
+    if (!hit) {
+      unmatched++;
+      continue;
+    }
+    while (hit > r && !cmp_face_key(hit - 1, &key)) hit--;
+    for (; hit < r + n && !cmp_face_key(hit, &key); hit++) g->ftag[hit->ref] = g->bq_tag[b];
+  }
+  if (unmatched)
+    hx_log(HX_LOG_NORMAL,
+           "note: %s: %lld tagged boundary quadrilateral(s) match no element face and are ignored\n", g->src,
+           (long long)unmatched);
+done:
+  hx_free_host(&r);
+  hx_free_host(&be);
+  return err;
+}
+
+int hx_gmesh_topology(hx_gmesh *g) {
+  HX_CHECK(g->ne > 0, HX_ERR_INPUT, "%s: the mesh has no hexahedral elements", g->src);
+  HX_CALL(check_elements(g));
+  HX_CALL(check_coincident(g));
+  HX_CALL(number_edges(g));
+  HX_CALL(number_faces(g));
+  return HX_SUCCESS;
+}
+
+void hx_gmesh_free(hx_gmesh *g) {
+  if (!g) return;
+  hx_free_host(&g->nodes);
+  hx_free_host(&g->vid);
+  hx_free_host(&g->mat);
+  hx_free_host(&g->ftag);
+  hx_free_names(g->nmat, &g->mat_names);
+  hx_free_names(g->ntags, &g->tag_names);
+  hx_free_host(&g->bq_v);
+  hx_free_host(&g->bq_tag);
+  hx_free_host(&g->eid);
+  hx_free_host(&g->fid);
+  hx_free_host(&g->nbr);
+  hx_free_host(&g->nbrf);
+  hx_free_host(&g->nbro);
+  hx_free_host(&g->etag);
+  hx_free_host(&g->vtag);
+  hx_free_host(&g->part);
+  g->nmat = g->ntags = 0;
+}
