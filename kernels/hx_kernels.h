@@ -97,14 +97,231 @@ int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, 
 /* ============================================================ streaming
  * Fused CG updates and the other streaming kernels (BS5...) - issue 7. */
 /* (section: stream) */
+/* Fused CG kernels (kernels/stream.c). All pointers are backend memory; the
+ * reductions are local to this rank and deterministic (fixed HX_REDUCE_CHUNK
+ * chunks summed in a fixed order, independent of threads/launch shape).
+ * n = vector length; nred <= n = number of leading entries that count in the
+ * reduction (the G-vector puts owned nodes first, so nred = owned count).
+ * n == 0 is allowed (rr = 0); nred outside [0, n] is HX_ERR_ARG. Not
+ * collective. Reductions return with the (host) result, so on cuda they wait
+ * for the stream; xpay and pointwise_mult are queued on it (asynchronous). */
+/* BS5: x += alpha p; r -= alpha w; *rr = sum_{i<nred} r_i^2 (after the update). */
+int hx_array_cg_update(hx_backend b, int64_t n, int64_t nred, double *d_x, double *d_r,
+                       const double *d_p, const double *d_w, double alpha, double *rr);
+/* the 3-word variant (streamParanumal 2023): r -= alpha w; *rr = sum_{i<nred} r_i^2 */
+int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *d_r, const double *d_w,
+                      double alpha, double *rr);
+/* p = z + beta p */
+int hx_array_xpay(hx_backend b, int64_t n, double *d_p, const double *d_z, double beta);
+/* y = x .* z (pointwise, e.g. Jacobi); y == x or y == z allowed */
+int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *d_x,
+                            const double *d_z);
+/* BS3: *result = sum_i x_i^2 (n entries) */
+int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result);
+
+/* Device-side interval timer for benchmarks (kernels/stream.c). On cuda: a
+ * pair of cudaEvents recorded on the backend's work stream; on cpu there is
+ * no device clock and hx_dev_timer_elapsed gives -1. Not collective. */
+typedef struct hx_dev_timer_s *hx_dev_timer;
+int hx_dev_timer_create(hx_backend b, hx_dev_timer *t);
+int hx_dev_timer_destroy(hx_dev_timer *t);
+int hx_dev_timer_start(hx_dev_timer t); /* enqueue the start mark */
+int hx_dev_timer_stop(hx_dev_timer t);  /* enqueue the stop mark */
+/* wait for the stop mark; *seconds between the marks (-1 on cpu) */
+int hx_dev_timer_elapsed(hx_dev_timer t, double *seconds);
 
 /* ============================================================ gather-scatter
  * Z, Z^T, direct stiffness summation across ranks, owner marks - issue 4. */
 /* (section: gs) */
+/* Distributed gather-scatter (kernels/gs.c, cpu/gs_cpu.c, cuda/gs_cuda.cu;
+ * docs/gather-scatter.md). Vectors:
+ *   L-vector: nl entries, element-local (E*(p+1)^3), one global id each;
+ *   G-vector: ng entries, one per distinct nonzero id present on this rank.
+ * G numbering (deterministic: within each group in the order of first
+ * appearance in the L-vector, which keeps gather and scatter streaming):
+ *   [0, ng - n_shared)        owned, held by this rank only (interior)
+ *   [ng - n_shared, n_owned)  owned, also held by other ranks
+ *   [n_owned, ng)             held here but owned by another rank
+ * so the shared entries are the contiguous range [ng - n_shared, ng). The
+ * owner of a shared id is the lowest rank holding it. All d_* pointers are
+ * in the backend's memory; h_* pointers are host memory. Gather, scatter and
+ * the exchange are deterministic: same inputs and rank count give the same
+ * bits (no floating-point atomics; shared values are combined in rank order,
+ * so every rank holding an id gets bit-identical results). */
+typedef struct hx_gs_s *hx_gs;
+typedef enum { HX_GS_ADD = 0, HX_GS_MIN = 1, HX_GS_MAX = 2 } hx_gs_op;
+/* Which G rows a gather computes (for overlapping the exchange with work):
+ * SHARED = rows [ng - n_shared, ng) only, INTERIOR = rows [0, ng - n_shared). */
+typedef enum { HX_GS_ALL = 0, HX_GS_SHARED = 1, HX_GS_INTERIOR = 2 } hx_gs_part;
+
+/* Collective over comm (comm is duplicated). nl = number of L entries,
+ * h_ids[nl] global ids (host; 0 = ignore: maps to no G entry, scatter writes
+ * 0 there; negative ids are an error). Shared ids are found by a rendezvous
+ * (id goes to rank id % nranks): no array of global size anywhere. The
+ * handle borrows b (b must outlive it). nl < 2^31. */
+int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, hx_gs *gs);
+/* Call on all ranks of comm (frees the duplicated communicator, which MPI
+ * defines as collective). Accepts NULL / *gs == NULL; nulls *gs. */
+int hx_gs_destroy(hx_gs *gs);
+
+hx_backend hx_gs_backend(hx_gs gs);
+MPI_Comm hx_gs_comm(hx_gs gs);               /* the handle's duplicated communicator */
+int64_t hx_gs_num_l(hx_gs gs);               /* nl */
+int64_t hx_gs_num_local(hx_gs gs);           /* ng: G-vector length on this rank */
+int64_t hx_gs_num_owned(hx_gs gs);           /* G entries [0, n_owned) are owned here */
+int64_t hx_gs_num_shared(hx_gs gs);          /* G entries [ng - n_shared, ng) are held by >1 rank */
+int64_t hx_gs_num_global(hx_gs gs);          /* distinct nonzero ids over all ranks */
+const int64_t *hx_gs_global_ids(hx_gs gs);   /* host, ng: the id of each G entry */
+/* host, nl: the G index of each L entry, -1 for id 0 (the scatter map Z) */
+const int32_t *hx_gs_map_host(hx_gs gs);
+/* backend memory, ng: number of L entries over all ranks carrying this id,
+ * and its inverse (exact for the integer, correctly rounded for 1/m) */
+const double *hx_gs_multiplicity(hx_gs gs);
+const double *hx_gs_inv_multiplicity(hx_gs gs);
+
+/* Sizes for the streaming benchmark and the performance notes. */
+typedef struct {
+  int64_t nl, ng, n_owned, n_shared, n_global;
+  int n_neighbors;            /* ranks this rank exchanges with */
+  int64_t n_send;             /* doubles sent (= received) per exchange */
+  double gather_bytes;        /* bytes one full gather moves at least: one index per L
+                                 entry (nl), L values read (ids != 0), G values written */
+  double scatter_bytes;       /* bytes one scatter moves at least: map read (nl), G values
+                                 read once (ng), L values written (nl) */
+} hx_gs_info;
+int hx_gs_get_info(hx_gs gs, hx_gs_info *info);
+
+/* Z: d_l[i] = d_g[map[i]] (0 where id == 0). Not collective. */
+int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l);
+/* Local Z^T: d_g[r] = sum of d_l over the L entries with G index r, in
+ * increasing L order (same bits on cpu and cuda, for any thread count);
+ * overwrites d_g (all rows). Not collective. */
+int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g);
+/* Gather of one part of the rows only (see hx_gs_part); other rows untouched. */
+int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g);
+
+/* Direct stiffness summation of the shared entries of a G-vector across
+ * ranks: afterwards every rank holding an id has op over all holders' values
+ * (combined in increasing rank order: bit-identical on every holder). Entries
+ * not shared are untouched. Collective over the ranks sharing ids with this
+ * one (call on all ranks). start packs the shared values (on the device for
+ * cuda, staged through pinned host memory) and posts the messages; finish
+ * waits and combines. Between them the caller may work (e.g. on interior
+ * elements) and may write the non-shared entries of d_g, but must not change
+ * the shared entries [ng - n_shared, ng) and must use the same d_g and op.
+ * One exchange in flight per handle. cuda: start waits for the work queued
+ * on the backend stream (the packed values must reach the host); finish
+ * queues the combine on the stream and returns without waiting. */
+int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op);
+int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op);
+int hx_gs_exchange(hx_gs gs, double *d_g, hx_gs_op op);   /* start + finish */
+/* Assembled Z^T across ranks: gather then exchange ADD. Collective. */
+int hx_gs_assemble(hx_gs gs, const double *d_l, double *d_g);
+
+/* x . y of two consistent G-vectors: local dot over the owned entries
+ * [0, n_owned) (deterministic, HX_REDUCE_CHUNK) + MPI_Allreduce. Collective. */
+int hx_gs_dot(hx_gs gs, const double *d_x, const double *d_y, double *result);
+
+/* Dirichlet mask. Collective. h_lflag[nl] (host): nonzero marks an L entry
+ * (flags on id-0 entries are ignored). A G entry is masked when any L entry
+ * with its id on any rank is flagged (exchange MAX), so all holders agree.
+ * Replaces a previous mask of this handle. */
+int hx_gs_set_mask(hx_gs gs, const int *h_lflag);
+int64_t hx_gs_num_masked(hx_gs gs);          /* masked G entries on this rank (0 before set_mask) */
+/* backend memory, ng: 0.0 on masked entries, 1.0 elsewhere (NULL before set_mask) */
+const double *hx_gs_mask(hx_gs gs);
+/* Zero the masked entries of the G-vector d_g (no-op before set_mask). */
+int hx_gs_apply_mask(hx_gs gs, double *d_g);
+
+/* Elements with at least one shared node (for overlap): h_flag[E] = 1 when
+ * element e's L entries [e*nodes_per_elem, (e+1)*nodes_per_elem) touch a
+ * shared G entry, else 0. E = nl / nodes_per_elem. Host memory. */
+int hx_gs_element_shared_flags(hx_gs gs, int64_t nodes_per_elem, int *h_flag);
+
+/* L-vector owner marks (gslib's "unique"): h_flag[nl] = 1 on exactly one
+ * L entry per id over all ranks (the first L entry, on the owning rank, of
+ * each owned G entry), 0 elsewhere and on id 0. Host memory, not collective. */
+int hx_gs_l_owner_flags(hx_gs gs, int *h_flag);
+
+/* GLL ids of elements [e0, e0+ne) of an nx x ny x nz box of order p, into
+ * h_ids[ne*(p+1)^3] (host). Element e = ex + nx*(ey + ny*ez); node (i,j,k)
+ * at h_ids[(e-e0)*(p+1)^3 + i + (p+1)*(j + (p+1)*k)] gets id
+ * 1 + (ex*p+i) + (nx*p+1)*((ey*p+j) + (ny*p+1)*(ez*p+k)). For tests and the
+ * streaming benchmark. */
+int hx_gs_box_ids(int nx, int ny, int nz, int p, int64_t e0, int64_t ne, int64_t *h_ids);
+
 
 /* ============================================================ operator
  * Element operator A_L by sum factorisation, geometric factors - issue 5. */
 /* (section: ax) */
+/* Element-level spectral-element operator (kernels/ax.c, cpu/ax_cpu.c,
+ * cuda/ax_cuda.cu; docs/operator.md). Not collective: everything is local to
+ * this rank's E elements. On element e with GLL points/weights (t_i, w_i),
+ * n = p+1, D = hx_lagrange_deriv on the GLL points:
+ *   (A u)_e = sum_{r,s} D_r^T (G_rs . D_s u) + lambda w_i w_j w_k |J| u
+ * with G = kappa w_i w_j w_k |J| J^{-1} J^{-T} (6 symmetric factors per node),
+ * by sum factorisation (O(n^4) per element).
+ * L-vector layout: E*n^3 doubles in the backend's memory; node (i,j,k) of
+ * element e at e*n^3 + i + n*(j + n*k) (i along reference direction r). */
+typedef struct hx_ax_s *hx_ax;
+typedef enum { HX_GEO_PRECOMPUTED = 0, HX_GEO_ONTHEFLY = 1 } hx_geo_mode;
+
+/* Element operator data for E >= 0 local elements of order p (1..15) on
+ * backend b (borrowed: b must outlive ax).
+ * h_nodes: host, E*npe*3 element node coordinates (npe = 8 trilinear hex8,
+ * or 27 triquadratic hex27), xyz interleaved per node, nodes in tensor order
+ * (hex8 vertex (a,b,c) in {0,1}^3 at a+2b+4c; hex27 at a+3b+9c with a,b,c in
+ * {0,1,2}, 1 = mid-edge/face/centre point at reference coordinate 0).
+ * h_kappa, h_lambda: host, E values (per-element coefficients, kappa > 0,
+ * lambda >= 0; h_lambda may be NULL for lambda = 0). mode:
+ *   HX_GEO_PRECOMPUTED: store the 6 symmetric factors G and the mass weight
+ *     lambda w_i w_j w_k |J| per node (7 doubles/node; 6 when every lambda
+ *     is 0, the Poisson case);
+ *   HX_GEO_ONTHEFLY: recompute them on the fly from the 8 vertices (hex8 only;
+ *     npe = 27 with this mode is an HX_ERR_ARG error).
+ * A non-positive Jacobian at any GLL node is an HX_ERR_INPUT error naming the
+ * local element index. Inputs are copied. */
+int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
+                 const double *h_kappa, const double *h_lambda, hx_geo_mode mode, hx_ax *ax);
+/* Accepts NULL / *ax == NULL; nulls *ax. */
+int hx_ax_destroy(hx_ax *ax);
+
+int hx_ax_order(hx_ax ax);                 /* p */
+int32_t hx_ax_num_elements(hx_ax ax);      /* E */
+int64_t hx_ax_num_nodes(hx_ax ax);         /* E*(p+1)^3: L-vector length */
+hx_geo_mode hx_ax_geo_mode(hx_ax ax);
+hx_backend hx_ax_backend(hx_ax ax);
+
+/* d_w = A_L d_u for all local elements (backend memory, L-vectors; d_u and
+ * d_w must not overlap). If uw != NULL, also *uw = sum over the elements of
+ * u_e . w_e (local to this rank, deterministic: per-element partials summed
+ * in element order, same bits for any thread count) - this is p.Ap for CG
+ * when u = Z p. Synchronous with respect to *uw (returns after the value is
+ * on the host); without uw the CUDA launch is asynchronous on the backend's
+ * stream. */
+int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw);
+/* The same restricted to the nlist elements whose local indices are in
+ * d_list (backend memory, int32, each in [0, E), no duplicates): lets the
+ * caller do elements touching other ranks first, start the halo exchange,
+ * then the interior. Entries of d_w of other elements are left untouched.
+ * *uw sums the listed elements in list order. nlist == 0 gives *uw = 0. */
+int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u,
+                     double *d_w, double *uw);
+/* Host arrays, E*(p+1)^3 each: the diagonal of A_L (for the assembled Jacobi
+ * diagonal after gather), and the lumped mass w_i w_j w_k |J| (no lambda)
+ * per node (right-hand side, error norms, coarse space). */
+int hx_ax_diagonal(hx_ax ax, double *h_diag);
+int hx_ax_mass(hx_ax ax, double *h_mass);
+/* Bytes moved and flops per element of one hx_ax_apply (model counts, see
+ * docs/operator.md; for benchmarks). */
+void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem);
+/* Measured FP64 peak of backend b, for rooflines: every CPU thread (OpenMP
+ * team) or CUDA thread runs independent register-resident multiply-add
+ * chains (x = x*m + c, 2 flops); CPU: runs grown to >= seconds/4, then the
+ * best of 3 (total ~ seconds); *gflops = flops/time.
+ * On the CPU the loop is compiled with the same flags and instruction-set
+ * selection as the operator kernels. Not collective. */
+int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops);
 
 #ifdef __cplusplus
 }

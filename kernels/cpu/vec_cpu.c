@@ -5,13 +5,13 @@
 #include <string.h>
 
 int hx_cpu_copy(int64_t n, double *HX_RESTRICT y, const double *HX_RESTRICT x) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > HX_REDUCE_CHUNK)
   for (int64_t i = 0; i < n; i++) y[i] = x[i];
   return HX_SUCCESS;
 }
 
 int hx_cpu_axpby(int64_t n, double *HX_RESTRICT y, double a, const double *HX_RESTRICT x, double bb) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > HX_REDUCE_CHUNK)
   for (int64_t i = 0; i < n; i++) y[i] = hx_axpby_1(a, x[i], bb, y[i]);
   return HX_SUCCESS;
 }
@@ -20,7 +20,7 @@ int hx_cpu_dot(hx_backend b, int64_t n, const double *x, const double *y, double
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_backend_partials(b, (size_t)nc));
   double *part = b->d_partials;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
     part[c] = hx_chunk_dot(x, y, lo, hi);

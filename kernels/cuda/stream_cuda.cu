@@ -1,0 +1,219 @@
+// CUDA fused CG kernels and the benchmark event timer. Per-entry math comes
+// from hx_stream_math.h (shared with cpu/stream_cpu.c). Reductions: stage 1
+// reduces each HX_REDUCE_CHUNK chunk in one block (fixed order), stage 2 sums
+// the chunk partials in one block (fixed order): deterministic.
+#include "../hx_stream_math.h"
+#include "../stream_impl.h"
+#include "hx_cuda_check.h"
+
+#define HX_SBLOCK 256    // threads per block, stage 1 and the elementwise kernels
+#define HX_SBLOCK2 1024  // threads of the single stage-2 block
+
+static inline unsigned hx_sgrid(int64_t n) {
+  int64_t g = (n + HX_SBLOCK - 1) / HX_SBLOCK;
+  return (unsigned)(g > 65535 * 16 ? 65535 * 16 : g);
+}
+
+// Deterministic shared-memory tree sum of one value per thread of a block of NT.
+template <int NT>
+static __device__ double hx_stream_block_sum(double v) {
+  __shared__ double s[NT];
+  s[threadIdx.x] = v;
+  __syncthreads();
+#pragma unroll
+  for (int w = NT / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+    __syncthreads();
+  }
+  return s[0];
+}
+
+// Stage 1 of BS5: block c updates chunk c and writes its partial if the
+// chunk holds reduced entries (c < nchunks(nred)).
+static __global__ void hx_cg_update_stage1(int64_t n, int64_t nred, double *__restrict__ x,
+                                           double *__restrict__ r, const double *__restrict__ p,
+                                           const double *__restrict__ w, double alpha,
+                                           double *__restrict__ part) {
+  const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
+  const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
+  double s = 0.0;
+#pragma unroll 4
+  for (int64_t i = lo + threadIdx.x; i < hi; i += HX_SBLOCK) {
+    x[i] = hx_x_update_1(x[i], alpha, p[i]);
+    const double ri = hx_r_update_1(r[i], alpha, w[i]);
+    r[i] = ri;
+    if (i < nred) s += hx_sq_1(ri);
+  }
+  if (lo < nred) {
+    s = hx_stream_block_sum<HX_SBLOCK>(s);
+    if (threadIdx.x == 0) part[blockIdx.x] = s;
+  }
+}
+
+// Stage 1 of the 3-word variant.
+static __global__ void hx_r_update_stage1(int64_t n, int64_t nred, double *__restrict__ r,
+                                          const double *__restrict__ w, double alpha,
+                                          double *__restrict__ part) {
+  const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
+  const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
+  double s = 0.0;
+#pragma unroll 4
+  for (int64_t i = lo + threadIdx.x; i < hi; i += HX_SBLOCK) {
+    const double ri = hx_r_update_1(r[i], alpha, w[i]);
+    r[i] = ri;
+    if (i < nred) s += hx_sq_1(ri);
+  }
+  if (lo < nred) {
+    s = hx_stream_block_sum<HX_SBLOCK>(s);
+    if (threadIdx.x == 0) part[blockIdx.x] = s;
+  }
+}
+
+// Stage 1 of BS3.
+static __global__ void hx_norm2sq_stage1(int64_t n, const double *__restrict__ x, double *__restrict__ part) {
+  const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
+  const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
+  double s = 0.0;
+#pragma unroll 4
+  for (int64_t i = lo + threadIdx.x; i < hi; i += HX_SBLOCK) s += hx_sq_1(x[i]);
+  s = hx_stream_block_sum<HX_SBLOCK>(s);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+
+// Stage 2: one block sums part[0..m) into part[0], fixed order. Four
+// independent partial sums per thread keep four loads in flight (m reaches
+// 2^17 for a 4 GiB vector: a chain of dependent loads would cost ~10% there).
+static __global__ void hx_stream_stage2(int64_t m, double *__restrict__ part) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int64_t i = threadIdx.x;
+  for (; i + 3 * HX_SBLOCK2 < m; i += 4 * HX_SBLOCK2) {
+    s0 += part[i];
+    s1 += part[i + HX_SBLOCK2];
+    s2 += part[i + 2 * HX_SBLOCK2];
+    s3 += part[i + 3 * HX_SBLOCK2];
+  }
+  for (; i < m; i += HX_SBLOCK2) s0 += part[i];
+  double s = hx_stream_block_sum<HX_SBLOCK2>((s0 + s1) + (s2 + s3));
+  if (threadIdx.x == 0) part[0] = s;
+}
+
+static __global__ void hx_xpay_kernel(int64_t n, double *__restrict__ p, const double *__restrict__ z,
+                                      double beta) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    p[i] = hx_xpay_1(z[i], beta, p[i]);
+}
+
+// y may alias x or z: no __restrict__
+static __global__ void hx_pmult_kernel(int64_t n, double *y, const double *x, const double *z) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = hx_pmult_1(x[i], z[i]);
+}
+
+// stage 2 over the first m partials, copy the result to the host
+static int hx_stream_finish(hx_backend b, int64_t m, double *result) {
+  *result = 0.0;
+  if (m <= 0) {
+    HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
+    return HX_SUCCESS;
+  }
+  hx_stream_stage2<<<1, HX_SBLOCK2, 0, HX_STREAM(b)>>>(m, b->d_partials);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CUDA(cudaMemcpyAsync(b->h_result, b->d_partials, sizeof(double), cudaMemcpyDeviceToHost, HX_STREAM(b)));
+  HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
+  *result = *b->h_result;
+  return HX_SUCCESS;
+}
+
+static int hx_stream_grid_check(int64_t nc) {
+  HX_CHECK(nc <= 2147483647LL, HX_ERR_ARG, "vector too long for one launch (%lld chunks)", (long long)nc);
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
+                                 const double *w, double alpha, double *rr) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  HX_CALL(hx_backend_partials(b, (size_t)nc));
+  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, nred, x, r, p, w, alpha,
+                                                                    b->d_partials);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CALL(hx_stream_finish(b, hx_num_chunks(nred), rr));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w,
+                                double alpha, double *rr) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  HX_CALL(hx_backend_partials(b, (size_t)nc));
+  hx_r_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, nred, r, w, alpha, b->d_partials);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CALL(hx_stream_finish(b, hx_num_chunks(nred), rr));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  HX_CALL(hx_backend_partials(b, (size_t)nc));
+  hx_norm2sq_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, x, b->d_partials);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CALL(hx_stream_finish(b, nc, result));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
+  hx_xpay_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_STREAM(b)>>>(n, p, z, beta);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
+  hx_pmult_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_STREAM(b)>>>(n, y, x, z);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+// ------------------------------------------------------------ event timer
+extern "C" int hx_cuda_event_pair_create(void **ev) {
+  *ev = NULL;
+  cudaEvent_t *e = (cudaEvent_t *)calloc(2, sizeof(cudaEvent_t));
+  HX_CHECK(e, HX_ERR_MEM, "out of host memory");
+  cudaError_t c0 = cudaEventCreate(&e[0]);
+  cudaError_t c1 = c0 == cudaSuccess ? cudaEventCreate(&e[1]) : c0;
+  if (c1 != cudaSuccess) {
+    if (c0 == cudaSuccess) cudaEventDestroy(e[0]);
+    free(e);
+    return HX_ERROR(HX_ERR_CUDA, "cudaEventCreate failed: %s (%s)", cudaGetErrorName(c1),
+                    cudaGetErrorString(c1));
+  }
+  *ev = (void *)e;
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_event_pair_destroy(void *ev) {
+  if (!ev) return HX_SUCCESS;
+  cudaEvent_t *e = (cudaEvent_t *)ev;
+  cudaError_t c0 = cudaEventDestroy(e[0]), c1 = cudaEventDestroy(e[1]);
+  free(e);
+  HX_CUDA(c0);
+  HX_CUDA(c1);
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_event_record(hx_backend b, void *ev, int which) {
+  cudaEvent_t *e = (cudaEvent_t *)ev;
+  HX_CUDA(cudaEventRecord(e[which ? 1 : 0], HX_STREAM(b)));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_event_elapsed(void *ev, double *seconds) {
+  cudaEvent_t *e = (cudaEvent_t *)ev;
+  float ms = 0.0f;
+  HX_CUDA(cudaEventSynchronize(e[1]));
+  HX_CUDA(cudaEventElapsedTime(&ms, e[0], e[1]));
+  *seconds = 1e-3 * (double)ms;
+  return HX_SUCCESS;
+}

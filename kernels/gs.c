@@ -1,0 +1,779 @@
+/* Distributed gather-scatter: setup by rendezvous, Z, Z^T, exchange with
+ * add/min/max, owner marks, multiplicities, Dirichlet masks. The per-backend
+ * loops live in cpu/gs_cpu.c and cuda/gs_cuda.cu; the shared per-row math in
+ * hx_gs_math.h. See docs/gather-scatter.md. */
+#include "gs_impl.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HX_GS_TAG 4711
+
+/* ------------------------------------------------------------ helpers */
+
+/* Stable LSD radix sort of n (key, val) pairs by key, 16 bits per pass;
+ * passes whose digit is the same for all keys are skipped. */
+static int hx_gs_radix_sort(int64_t n, uint64_t *key, int64_t *val) {
+  if (n < 2) return HX_SUCCESS;
+  uint64_t kor = 0, kand = ~(uint64_t)0;
+  for (int64_t i = 0; i < n; i++) kor |= key[i], kand &= key[i];
+  uint64_t *k2 = NULL;
+  int64_t *v2 = NULL, *cnt = NULL;
+  int ierr = HX_ALLOC(&k2, n);
+  if (!ierr) ierr = HX_ALLOC(&v2, n);
+  if (!ierr) ierr = HX_ALLOC(&cnt, 65536);
+  if (ierr) {
+    free(k2), free(v2), free(cnt);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
+  uint64_t *ka = key, *kb = k2;
+  int64_t *va = val, *vb = v2;
+  for (int shift = 0; shift < 64; shift += 16) {
+    if ((((kor ^ kand) >> shift) & 0xffff) == 0) continue; /* digit constant */
+    memset(cnt, 0, 65536 * sizeof *cnt);
+    for (int64_t i = 0; i < n; i++) cnt[(ka[i] >> shift) & 0xffff]++;
+    int64_t s = 0;
+    for (int d = 0; d < 65536; d++) {
+      int64_t c = cnt[d];
+      cnt[d] = s;
+      s += c;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      int64_t p = cnt[(ka[i] >> shift) & 0xffff]++;
+      kb[p] = ka[i];
+      vb[p] = va[i];
+    }
+    uint64_t *tk = ka;
+    ka = kb, kb = tk;
+    int64_t *tv = va;
+    va = vb, vb = tv;
+  }
+  if (ka != key) {
+    memcpy(key, ka, (size_t)n * sizeof *key);
+    memcpy(val, va, (size_t)n * sizeof *val);
+  }
+  free(k2), free(v2), free(cnt);
+  return HX_SUCCESS;
+}
+
+/* Upload n elements of size sz from host to a new backend array. */
+static int hx_gs_upload(hx_backend b, const void *h, int64_t n, size_t sz, void *d_out) {
+  void **d = (void **)d_out;
+  HX_CALL(hx_mem_alloc(b, (size_t)n * sz, d));
+  if (n > 0) HX_CALL(hx_mem_to_device(b, *d, h, (size_t)n * sz));
+  return HX_SUCCESS;
+}
+
+static int hx_gs_int(int64_t v, const char *what) {
+  HX_CHECK(v >= 0 && v <= INT_MAX, HX_ERR_ARG, "gather-scatter: %s = %lld does not fit in int32", what,
+           (long long)v);
+  return HX_SUCCESS;
+}
+
+/* MPI_Alltoallv of int64 values with int64 counts checked against int. */
+static int hx_gs_alltoallv(MPI_Comm comm, int size, const int64_t *sbuf, const int *scnt, int64_t **rbuf,
+                           int64_t *nrecv) {
+  int *rcnt = NULL, *sdis = NULL, *rdis = NULL;
+  HX_CALL(HX_ALLOC(&rcnt, size));
+  HX_CALL(HX_ALLOC(&sdis, size));
+  HX_CALL(HX_ALLOC(&rdis, size));
+  HX_MPI(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm));
+  int64_t ss = 0, rs = 0;
+  for (int r = 0; r < size; r++) {
+    sdis[r] = (int)ss;
+    rdis[r] = (int)rs;
+    ss += scnt[r];
+    rs += rcnt[r];
+    HX_CALL(hx_gs_int(ss, "rendezvous send size"));
+    HX_CALL(hx_gs_int(rs, "rendezvous receive size"));
+  }
+  HX_CALL(HX_ALLOC(rbuf, rs + 1));
+  HX_MPI(MPI_Alltoallv(sbuf, scnt, sdis, MPI_INT64_T, *rbuf, rcnt, rdis, MPI_INT64_T, comm));
+  *nrecv = rs;
+  free(rcnt), free(sdis), free(rdis);
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ setup */
+
+/* Row blocking of rows [r0, r1) into blocks of at most HX_GS_NODES_PER_BLOCK
+ * CSR entries (a longer row is a block of its own). Appends block starts to
+ * bs (which has room) and returns the number of blocks added. */
+static int32_t hx_gs_blocks(const int32_t *row, int64_t r0, int64_t r1, int32_t *bs) {
+  int32_t nb = 0;
+  int64_t r = r0;
+  while (r < r1) {
+    bs[nb++] = (int32_t)r;
+    int64_t start = row[r];
+    r++;
+    while (r < r1 && row[r + 1] - start <= HX_GS_NODES_PER_BLOCK) r++;
+  }
+  return nb;
+}
+
+/* the chunk c of L entry i: chunk[c] <= i < chunk[c+1] (binary search) */
+static int hx_gs_chunk_of(hx_gs gs, int64_t i) {
+  int lo = 0, hi = gs->nchunk - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (gs->chunk[mid] <= i)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* Chunks, accumulation codes and cut rows of the CPU gather (gs_impl.h). */
+static int hx_gs_cpu_plan(hx_gs gs, const int32_t *row, const int32_t *col, int64_t s0) {
+  const int64_t nl = gs->nl, ng = gs->ng;
+  int nc = gs->b->nthreads > 0 ? gs->b->nthreads : 1;
+  if (nc > 1 && nl < (int64_t)nc * 4096) nc = (int)(nl / 4096) + 1; /* small: fewer chunks */
+  const char *env = getenv("HX_GS_CPU_CHUNKS");                     /* testing knob: force the chunk count */
+  if (env && atoi(env) > 0) nc = atoi(env);
+  gs->nchunk = nc;
+  HX_CALL(HX_ALLOC(&gs->chunk, nc + 1));
+  for (int c = 0; c <= nc; c++) gs->chunk[c] = nl * c / nc;
+  HX_CALL(HX_ALLOC(&gs->acc, nl + 1));
+  for (int64_t i = 0; i < nl; i++) gs->acc[i] = HX_GS_SKIP;
+  /* through the CSR: shared rows (few; so gather_part(SHARED) is cheap and
+   * the chunk pass holds interior rows only) and cut rows, whose first and
+   * last entries lie in different chunks */
+  int64_t ncut = 0, split = 0;
+  for (int64_t r = 0; r < ng; r++) {
+    if (r >= s0 || hx_gs_chunk_of(gs, col[row[r]]) != hx_gs_chunk_of(gs, col[row[r + 1] - 1])) {
+      ncut++;
+      split += r < s0;
+      continue;
+    }
+    for (int32_t j = row[r]; j < row[r + 1]; j++)
+      gs->acc[col[j]] = (uint32_t)r | (j == row[r] ? HX_GS_FIRST : 0u);
+  }
+  gs->ncut = ncut;
+  gs->cut_split = split;
+  HX_CALL(HX_ALLOC(&gs->cut_rows, ncut + 1));
+  ncut = 0;
+  for (int64_t r = 0; r < ng; r++) {
+    const int64_t a = col[row[r]];
+    if (gs->acc[a] == HX_GS_SKIP) gs->cut_rows[ncut++] = (int32_t)r;
+  }
+  HX_CHECK(ncut == gs->ncut, HX_ERR_INTERNAL, "gather-scatter: cut rows %lld != %lld", (long long)ncut,
+           (long long)gs->ncut);
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  int64_t *uid, *ucnt, *ustart, *pval; /* unique ids, local counts, offsets into the sorted pairs */
+  uint64_t *pkey;
+  int64_t *ans;  /* rendezvous answers: per id [id, mult, nh, holders...] */
+  int64_t *uans; /* offset of each unique id's answer record */
+  int64_t *gof;  /* G index of each unique id */
+  int64_t *sbuf, *rbuf;
+  int *scnt, *hcnt;
+  int64_t *rkey_val;
+  uint64_t *rkey;
+} hx_gs_tmp;
+
+static void hx_gs_tmp_free(hx_gs_tmp *t) {
+  free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
+  free(t->uans), free(t->gof), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
+  free(t->rkey_val), free(t->rkey);
+}
+
+static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl;
+  const int size = gs->size, rank = gs->rank;
+  hx_backend b = gs->b;
+
+  /* 1. local pairs (id, L index), sorted by id then L index; unique ids */
+  int64_t nnz = 0, bad = -1;
+  for (int64_t i = 0; i < nl; i++) {
+    if (ids[i] < 0 && bad < 0) bad = i;
+    nnz += ids[i] != 0;
+  }
+  /* agree on bad input before any other collective, so no rank hangs */
+  int lbad = bad >= 0, gbad = 0;
+  HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
+  HX_CHECK(!lbad, HX_ERR_ARG, "gather-scatter: negative global id %lld at L entry %lld",
+           (long long)(bad >= 0 ? ids[bad] : 0), (long long)bad);
+  HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter: another rank passed invalid global ids");
+  gs->nnz = nnz;
+  HX_CALL(HX_ALLOC(&t->pkey, nnz + 1));
+  HX_CALL(HX_ALLOC(&t->pval, nnz + 1));
+  for (int64_t i = 0, k = 0; i < nl; i++)
+    if (ids[i]) t->pkey[k] = (uint64_t)ids[i], t->pval[k++] = i;
+  HX_CALL(hx_gs_radix_sort(nnz, t->pkey, t->pval));
+  int64_t nu = 0;
+  for (int64_t k = 0; k < nnz; k++) nu += (k == 0 || t->pkey[k] != t->pkey[k - 1]);
+  HX_CALL(HX_ALLOC(&t->uid, nu + 1));
+  HX_CALL(HX_ALLOC(&t->ucnt, nu + 1));
+  HX_CALL(HX_ALLOC(&t->ustart, nu + 1));
+  for (int64_t k = 0, u = -1; k < nnz; k++) {
+    if (k == 0 || t->pkey[k] != t->pkey[k - 1]) {
+      u++;
+      t->uid[u] = (int64_t)t->pkey[k];
+      t->ustart[u] = k;
+    }
+    t->ucnt[u]++;
+  }
+  t->ustart[nu] = nnz;
+
+  /* 2. rendezvous: (id, local count) to rank id % size */
+  HX_CALL(HX_ALLOC(&t->scnt, size));
+  HX_CALL(HX_ALLOC(&t->hcnt, size + 1));
+  for (int64_t u = 0; u < nu; u++) t->scnt[t->uid[u] % size] += 2;
+  {
+    int64_t s = 0;
+    for (int r = 0; r < size; r++) {
+      t->hcnt[r] = (int)s;
+      s += t->scnt[r];
+      HX_CALL(hx_gs_int(s, "rendezvous send size"));
+    }
+    HX_CALL(HX_ALLOC(&t->sbuf, s + 1));
+    for (int64_t u = 0; u < nu; u++) {
+      int r = (int)(t->uid[u] % size);
+      t->sbuf[t->hcnt[r]++] = t->uid[u];
+      t->sbuf[t->hcnt[r]++] = t->ucnt[u];
+    }
+  }
+  int64_t nrecv = 0;
+  HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->rbuf, &nrecv));
+  /* source rank of each received record: the receive buffer is in rank order;
+   * recompute the receive counts from the send counts of each rank */
+  int64_t nrec = nrecv / 2;
+  {
+    int *rc = NULL;
+    HX_CALL(HX_ALLOC(&rc, size));
+    HX_MPI(MPI_Alltoall(t->scnt, 1, MPI_INT, rc, 1, MPI_INT, gs->comm));
+    HX_CALL(HX_ALLOC(&t->rkey, nrec + 1));
+    HX_CALL(HX_ALLOC(&t->rkey_val, nrec + 1));
+    int64_t k = 0;
+    for (int r = 0; r < size; r++)
+      for (int j = 0; j < rc[r] / 2; j++, k++) {
+        t->rkey[k] = (uint64_t)t->rbuf[2 * k];
+        t->rkey_val[k] = k * (int64_t)size + r; /* record index and source rank */
+      }
+    free(rc);
+  }
+  /* stable sort by id: records of one id end up in increasing source rank */
+  HX_CALL(hx_gs_radix_sort(nrec, t->rkey, t->rkey_val));
+  /* answers: per id and holder h, [id, mult, nh, holders...] to h */
+  memset(t->scnt, 0, (size_t)size * sizeof(int));
+  int64_t ndistinct = 0;
+  for (int64_t a = 0; a < nrec;) {
+    int64_t e = a + 1;
+    while (e < nrec && t->rkey[e] == t->rkey[a]) e++;
+    ndistinct++;
+    for (int64_t j = a; j < e; j++) {
+      int h = (int)(t->rkey_val[j] % size);
+      HX_CHECK(j == a || h != (int)(t->rkey_val[j - 1] % size), HX_ERR_INTERNAL,
+               "gather-scatter: id %llu sent twice by rank %d", (unsigned long long)t->rkey[a], h);
+      int64_t c = (int64_t)t->scnt[h] + 3 + (e - a);
+      HX_CALL(hx_gs_int(c, "rendezvous answer size"));
+      t->scnt[h] = (int)c;
+    }
+    a = e;
+  }
+  free(t->sbuf);
+  t->sbuf = NULL;
+  {
+    int64_t s = 0;
+    for (int r = 0; r < size; r++) {
+      t->hcnt[r] = (int)s;
+      s += t->scnt[r];
+      HX_CALL(hx_gs_int(s, "rendezvous answer size"));
+    }
+    HX_CALL(HX_ALLOC(&t->sbuf, s + 1));
+  }
+  for (int64_t a = 0; a < nrec;) {
+    int64_t e = a + 1, mult = 0;
+    while (e < nrec && t->rkey[e] == t->rkey[a]) e++;
+    for (int64_t j = a; j < e; j++) mult += t->rbuf[2 * (t->rkey_val[j] / size) + 1];
+    for (int64_t j = a; j < e; j++) {
+      int h = (int)(t->rkey_val[j] % size);
+      int64_t *o = t->sbuf + t->hcnt[h];
+      o[0] = (int64_t)t->rkey[a];
+      o[1] = mult;
+      o[2] = e - a;
+      for (int64_t q = a; q < e; q++) o[3 + q - a] = t->rkey_val[q] % size;
+      t->hcnt[h] += (int)(3 + e - a);
+    }
+    a = e;
+  }
+  int64_t nans = 0;
+  HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->ans, &nans));
+  HX_MPI(MPI_Allreduce(&ndistinct, &gs->n_global, 1, MPI_INT64_T, MPI_SUM, gs->comm));
+
+  /* 3. match answers with the local unique ids (binary search in uid) */
+  HX_CALL(HX_ALLOC(&t->uans, nu + 1));
+  for (int64_t u = 0; u < nu; u++) t->uans[u] = -1;
+  for (int64_t a = 0; a < nans;) {
+    int64_t id = t->ans[a], lo = 0, hi = nu;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (t->uid[mid] < id)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    HX_CHECK(lo < nu && t->uid[lo] == id && t->uans[lo] < 0, HX_ERR_INTERNAL,
+             "gather-scatter: unexpected rendezvous answer for id %lld", (long long)id);
+    t->uans[lo] = a;
+    a += 3 + t->ans[a + 2];
+  }
+
+  /* 4. G numbering: interior owned, shared owned, not owned; by id in each */
+  int64_t ngrp[3] = {0, 0, 0};
+  HX_CALL(HX_ALLOC(&t->gof, nu + 1));
+  for (int64_t u = 0; u < nu; u++) {
+    HX_CHECK(t->uans[u] >= 0, HX_ERR_INTERNAL, "gather-scatter: no rendezvous answer for id %lld",
+             (long long)t->uid[u]);
+    const int64_t *r = t->ans + t->uans[u];
+    int grp = r[2] == 1 ? 0 : (r[3] == rank ? 1 : 2);
+    t->gof[u] = grp;
+    ngrp[grp]++;
+  }
+  HX_CALL(hx_gs_int(nu, "number of G entries"));
+  gs->ng = nu;
+  gs->n_owned = ngrp[0] + ngrp[1];
+  gs->n_shared = ngrp[1] + ngrp[2];
+  {
+    /* within a group, in order of first appearance in the L-vector: G then
+     * follows the element order, which keeps gather and scatter streaming */
+    uint64_t *key = NULL;
+    int64_t *val = NULL;
+    int e = HX_ALLOC(&key, nu + 1);
+    if (!e) e = HX_ALLOC(&val, nu + 1);
+    if (!e) {
+      for (int64_t u = 0; u < nu; u++) {
+        key[u] = ((uint64_t)t->gof[u] << 40) | (uint64_t)t->pval[t->ustart[u]];
+        val[u] = u;
+      }
+      e = hx_gs_radix_sort(nu, key, val);
+    }
+    if (!e)
+      for (int64_t k = 0; k < nu; k++) t->gof[val[k]] = k;
+    free(key), free(val);
+    HX_CALL(e);
+  }
+  const int64_t ng = nu, s0 = ng - gs->n_shared;
+  HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
+  double *h_mult = NULL;
+  HX_CALL(HX_ALLOC(&h_mult, ng + 1));
+  for (int64_t u = 0; u < nu; u++) {
+    gs->gids[t->gof[u]] = t->uid[u];
+    h_mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
+  }
+
+  /* 5. scatter map and 6. CSR of Z^T (columns increasing within a row) */
+  HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
+  for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
+  for (int64_t u = 0; u < nu; u++)
+    for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
+  int32_t *row = NULL, *col = NULL, *fill = NULL, *bs = NULL;
+  int ierr = HX_ALLOC(&row, ng + 2);
+  if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
+  if (!ierr) ierr = HX_ALLOC(&fill, ng + 1);
+  if (!ierr) ierr = HX_ALLOC(&bs, ng + 2);
+  if (!ierr) {
+    for (int64_t u = 0; u < nu; u++) row[t->gof[u] + 1] = (int32_t)t->ucnt[u];
+    for (int64_t r = 0; r < ng; r++) row[r + 1] += row[r];
+    memcpy(fill, row, (size_t)ng * sizeof *fill);
+    for (int64_t i = 0; i < nl; i++)
+      if (gs->h_map[i] >= 0) col[fill[gs->h_map[i]]++] = (int32_t)i;
+    gs->nblk_int = hx_gs_blocks(row, 0, s0, bs);
+    gs->nblk = gs->nblk_int + hx_gs_blocks(row, s0, ng, bs + gs->nblk_int);
+    bs[gs->nblk] = (int32_t)ng;
+    ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+  }
+  if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
+  if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
+  if (!ierr) ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
+  if (!ierr) ierr = hx_gs_upload(b, gs->h_map, nl, sizeof(int32_t), &gs->d_map);
+  if (!ierr) ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_mult);
+  if (!ierr) {
+    for (int64_t r = 0; r < ng; r++) h_mult[r] = 1.0 / h_mult[r];
+    ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_invmult);
+  }
+  free(row), free(col), free(fill), free(bs), free(h_mult);
+  HX_CALL(ierr);
+
+  /* 7. exchange pattern: (holder, id) pairs of the shared ids, bucketed by
+   * holder rank (counting sort; ids stay increasing within a bucket) */
+  int64_t nsend = 0;
+  memset(t->hcnt, 0, (size_t)(size + 1) * sizeof(int));
+  for (int64_t u = 0; u < nu; u++) {
+    const int64_t *r = t->ans + t->uans[u];
+    if (r[2] < 2) continue;
+    for (int64_t q = 0; q < r[2]; q++)
+      if (r[3 + q] != rank) t->hcnt[r[3 + q]]++, nsend++;
+  }
+  HX_CALL(hx_gs_int(nsend, "number of exchanged values"));
+  gs->nsend = nsend;
+  gs->nnb = 0;
+  for (int h = 0; h < size; h++) gs->nnb += t->hcnt[h] > 0;
+  HX_CALL(HX_ALLOC(&gs->nb_rank, gs->nnb + 1));
+  HX_CALL(HX_ALLOC(&gs->nb_off, gs->nnb + 1));
+  HX_CALL(HX_ALLOC(&gs->reqs, 2 * gs->nnb + 1));
+  HX_CALL(HX_ALLOC(&gs->stats, 2 * gs->nnb + 1));
+  {
+    int k = 0, s = 0;
+    for (int h = 0; h < size; h++) {
+      int c = t->hcnt[h];
+      t->hcnt[h] = s; /* bucket start */
+      if (c > 0) gs->nb_rank[k] = h, gs->nb_off[k++] = s;
+      s += c;
+    }
+    gs->nb_off[gs->nnb] = s;
+  }
+  int32_t *sidx = NULL, *coff = NULL, *cpos = NULL, *cself = NULL, *cfill = NULL;
+  const int64_t nsh = gs->n_shared;
+  ierr = HX_ALLOC(&sidx, nsend + 1);
+  if (!ierr) ierr = HX_ALLOC(&coff, nsh + 1);
+  if (!ierr) ierr = HX_ALLOC(&cpos, nsend + 1);
+  if (!ierr) ierr = HX_ALLOC(&cself, nsh + 1);
+  if (!ierr) ierr = HX_ALLOC(&cfill, nsh + 1);
+  if (!ierr) {
+    for (int64_t u = 0; u < nu; u++) {
+      const int64_t *r = t->ans + t->uans[u];
+      if (r[2] < 2) continue;
+      const int64_t g = t->gof[u];
+      for (int64_t q = 0; q < r[2]; q++) {
+        if (r[3 + q] == rank) {
+          cself[g - s0] = (int32_t)q;
+          continue;
+        }
+        sidx[t->hcnt[r[3 + q]]++] = (int32_t)g;
+      }
+      coff[g - s0 + 1] = (int32_t)(r[2] - 1);
+    }
+    for (int64_t s = 0; s < nsh; s++) coff[s + 1] += coff[s];
+    memcpy(cfill, coff, (size_t)nsh * sizeof *cfill);
+    /* 8. combine lists: walking the slots in (holder, id) order appends each
+     * entry's positions in increasing holder rank */
+    for (int64_t p = 0; p < nsend; p++) cpos[cfill[sidx[p] - s0]++] = (int32_t)p;
+    ierr = hx_gs_upload(b, sidx, nsend, sizeof(int32_t), &gs->d_send_idx);
+  }
+  if (!ierr) ierr = hx_gs_upload(b, coff, nsh + 1, sizeof(int32_t), &gs->d_comb_off);
+  if (!ierr) ierr = hx_gs_upload(b, cpos, nsend, sizeof(int32_t), &gs->d_comb_pos);
+  if (!ierr) ierr = hx_gs_upload(b, cself, nsh, sizeof(int32_t), &gs->d_comb_self);
+  free(sidx), free(coff), free(cpos), free(cself), free(cfill);
+  HX_CALL(ierr);
+
+  /* 9. message buffers: pinned host + device for cuda, host for cpu */
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_sendbuf));
+    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
+    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
+    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(HX_ALLOC(&gs->h_sendbuf, nsend + 1));
+  HX_CALL(HX_ALLOC(&gs->h_recvbuf, nsend + 1));
+  return HX_SUCCESS;
+}
+
+int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
+  HX_CHECK(out, HX_ERR_ARG, "gather-scatter: output handle is NULL");
+  *out = NULL;
+  HX_CHECK(b, HX_ERR_ARG, "gather-scatter: backend is NULL");
+  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter: nl = %lld must be in [0, 2^31-1)",
+           (long long)nl);
+  HX_CHECK(ids || nl == 0, HX_ERR_ARG, "gather-scatter: ids is NULL");
+  hx_gs gs = NULL;
+  HX_CALL(HX_ALLOC(&gs, 1));
+  gs->b = b;
+  gs->nl = nl;
+  gs->comm = MPI_COMM_NULL;
+  int ierr = MPI_Comm_dup(comm, &gs->comm);
+  if (ierr != MPI_SUCCESS) {
+    free(gs);
+    return hx_error_mpi(__FILE__, __LINE__, __func__, ierr, "MPI_Comm_dup");
+  }
+  MPI_Comm_rank(gs->comm, &gs->rank);
+  MPI_Comm_size(gs->comm, &gs->size);
+  hx_gs_tmp t;
+  memset(&t, 0, sizeof t);
+  ierr = hx_gs_setup(gs, ids, &t);
+  hx_gs_tmp_free(&t);
+  if (ierr) {
+    /* errors in setup are collective in practice (bad ids on one rank make
+     * the others wait); report and clean up what exists */
+    int e2 = hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    hx_gs_destroy(&gs);
+    return e2;
+  }
+  *out = gs;
+  return HX_SUCCESS;
+}
+
+int hx_gs_destroy(hx_gs *pgs) {
+  if (!pgs || !*pgs) return HX_SUCCESS;
+  hx_gs gs = *pgs;
+  hx_backend b = gs->b;
+  if (gs->in_flight && gs->nnb > 0) MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats);
+  void **dptr[] = {(void **)&gs->d_map,       (void **)&gs->d_row,       (void **)&gs->d_col,
+                   (void **)&gs->d_bstart,    (void **)&gs->d_mult,      (void **)&gs->d_invmult,
+                   (void **)&gs->d_send_idx,  (void **)&gs->d_comb_off,  (void **)&gs->d_comb_pos,
+                   (void **)&gs->d_comb_self, (void **)&gs->d_sendbuf,   (void **)&gs->d_recvbuf,
+                   (void **)&gs->d_mask,      (void **)&gs->d_masked_idx};
+  int ierr = HX_SUCCESS;
+  for (size_t i = 0; i < sizeof dptr / sizeof dptr[0]; i++) {
+    int e = hx_mem_free(b, dptr[i]);
+    if (e && !ierr) ierr = e;
+  }
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    if (gs->h_sendbuf) hx_cuda_free_host(gs->h_sendbuf);
+    if (gs->h_recvbuf) hx_cuda_free_host(gs->h_recvbuf);
+    gs->h_sendbuf = gs->h_recvbuf = NULL;
+  }
+#endif
+  free(gs->h_sendbuf), free(gs->h_recvbuf);
+  free(gs->chunk), free(gs->acc), free(gs->cut_rows);
+  free(gs->gids), free(gs->h_map), free(gs->nb_rank), free(gs->nb_off), free(gs->reqs), free(gs->stats);
+  if (gs->comm != MPI_COMM_NULL) MPI_Comm_free(&gs->comm);
+  free(gs);
+  *pgs = NULL;
+  if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ queries */
+hx_backend hx_gs_backend(hx_gs gs) { return gs->b; }
+MPI_Comm hx_gs_comm(hx_gs gs) { return gs->comm; }
+int64_t hx_gs_num_l(hx_gs gs) { return gs->nl; }
+int64_t hx_gs_num_local(hx_gs gs) { return gs->ng; }
+int64_t hx_gs_num_owned(hx_gs gs) { return gs->n_owned; }
+int64_t hx_gs_num_shared(hx_gs gs) { return gs->n_shared; }
+int64_t hx_gs_num_global(hx_gs gs) { return gs->n_global; }
+const int64_t *hx_gs_global_ids(hx_gs gs) { return gs->gids; }
+const int32_t *hx_gs_map_host(hx_gs gs) { return gs->h_map; }
+const double *hx_gs_multiplicity(hx_gs gs) { return gs->d_mult; }
+const double *hx_gs_inv_multiplicity(hx_gs gs) { return gs->d_invmult; }
+
+int hx_gs_get_info(hx_gs gs, hx_gs_info *info) {
+  HX_CHECK(gs && info, HX_ERR_ARG, "gather-scatter: NULL argument");
+  memset(info, 0, sizeof *info);
+  info->nl = gs->nl;
+  info->ng = gs->ng;
+  info->n_owned = gs->n_owned;
+  info->n_shared = gs->n_shared;
+  info->n_global = gs->n_global;
+  info->n_neighbors = gs->nnb;
+  info->n_send = gs->nsend;
+  info->gather_bytes = (double)gs->nl * 4.0 + (double)gs->nnz * 8.0 + (double)gs->ng * 8.0;
+  info->scatter_bytes = (double)gs->nl * (4.0 + 8.0) + (double)gs->ng * 8.0;
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ Z, Z^T */
+int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
+  if (gs->nl == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
+    return HX_SUCCESS;
+  }
+#endif
+  hx_cpu_gs_scatter(gs->nl, gs->d_map, d_g, d_l);
+  return HX_SUCCESS;
+}
+
+int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g) {
+  HX_CHECK(part == HX_GS_ALL || part == HX_GS_SHARED || part == HX_GS_INTERIOR, HX_ERR_ARG,
+           "gather-scatter: unknown part %d", (int)part);
+  const int64_t s0 = gs->ng - gs->n_shared;
+  int64_t r0 = part == HX_GS_SHARED ? s0 : 0, r1 = part == HX_GS_INTERIOR ? s0 : gs->ng;
+  if (r1 <= r0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->b->kind == HX_BACKEND_CUDA) {
+    int32_t b0 = part == HX_GS_SHARED ? gs->nblk_int : 0,
+            b1 = part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
+    HX_CALL(hx_cuda_gs_gather(gs->b, b0, b1, gs->d_bstart, gs->d_row, gs->d_col, d_l, d_g));
+    return HX_SUCCESS;
+  }
+#endif
+  if (part != HX_GS_SHARED) hx_cpu_gs_gather_acc(gs->nchunk, gs->chunk, gs->acc, d_l, d_g);
+  const int64_t c0 = part == HX_GS_SHARED ? gs->cut_split : 0;
+  const int64_t c1 = part == HX_GS_INTERIOR ? gs->cut_split : gs->ncut;
+  if (c1 > c0) hx_cpu_gs_gather_rows(c1 - c0, gs->cut_rows + c0, gs->d_row, gs->d_col, d_l, d_g);
+  return HX_SUCCESS;
+}
+
+int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g) {
+  HX_CALL(hx_gs_gather_part(gs, HX_GS_ALL, d_l, d_g));
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ exchange */
+int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op) {
+  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter: an exchange is already in flight on this handle");
+  HX_CHECK(op == HX_GS_ADD || op == HX_GS_MIN || op == HX_GS_MAX, HX_ERR_ARG, "gather-scatter: unknown op %d",
+           (int)op);
+  gs->in_flight = 1;
+  gs->flight_g = d_g;
+  gs->flight_op = (int)op;
+  if (gs->nnb == 0) return HX_SUCCESS;
+  for (int k = 0; k < gs->nnb; k++)
+    HX_MPI(MPI_Irecv(gs->h_recvbuf + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_DOUBLE,
+                     gs->nb_rank[k], HX_GS_TAG, gs->comm, &gs->reqs[k]));
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_gs_pack(gs->b, gs->nsend, gs->d_send_idx, d_g, gs->d_sendbuf));
+    /* device -> pinned host; waits for the stream (MPICH is not CUDA-aware) */
+    HX_CALL(hx_mem_to_host(gs->b, gs->h_sendbuf, gs->d_sendbuf, (size_t)gs->nsend * sizeof(double)));
+  } else
+#endif
+  {
+    hx_cpu_gs_pack(gs->nsend, gs->d_send_idx, d_g, gs->h_sendbuf);
+  }
+  for (int k = 0; k < gs->nnb; k++)
+    HX_MPI(MPI_Isend(gs->h_sendbuf + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_DOUBLE,
+                     gs->nb_rank[k], HX_GS_TAG, gs->comm, &gs->reqs[gs->nnb + k]));
+  return HX_SUCCESS;
+}
+
+int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op) {
+  HX_CHECK(gs->in_flight, HX_ERR_ARG, "gather-scatter: exchange_finish without exchange_start");
+  HX_CHECK(d_g == gs->flight_g && (int)op == gs->flight_op, HX_ERR_ARG,
+           "gather-scatter: exchange_finish with a different vector or op than exchange_start");
+  gs->in_flight = 0;
+  if (gs->nnb == 0) return HX_SUCCESS;
+  HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
+  double *g_sh = d_g + (gs->ng - gs->n_shared);
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_mem_to_device(gs->b, gs->d_recvbuf, gs->h_recvbuf, (size_t)gs->nsend * sizeof(double)));
+    HX_CALL(hx_cuda_gs_combine(gs->b, (int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos,
+                               gs->d_comb_self, gs->d_recvbuf));
+    return HX_SUCCESS;
+  }
+#endif
+  hx_cpu_gs_combine((int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self,
+                    gs->h_recvbuf);
+  return HX_SUCCESS;
+}
+
+int hx_gs_exchange(hx_gs gs, double *d_g, hx_gs_op op) {
+  HX_CALL(hx_gs_exchange_start(gs, d_g, op));
+  HX_CALL(hx_gs_exchange_finish(gs, d_g, op));
+  return HX_SUCCESS;
+}
+
+int hx_gs_assemble(hx_gs gs, const double *d_l, double *d_g) {
+  HX_CALL(hx_gs_gather(gs, d_l, d_g));
+  HX_CALL(hx_gs_exchange(gs, d_g, HX_GS_ADD));
+  return HX_SUCCESS;
+}
+
+int hx_gs_dot(hx_gs gs, const double *d_x, const double *d_y, double *result) {
+  double loc = 0.0;
+  HX_CALL(hx_array_dot(gs->b, gs->n_owned, d_x, d_y, &loc));
+  HX_MPI(MPI_Allreduce(&loc, result, 1, MPI_DOUBLE, MPI_SUM, gs->comm));
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ masks */
+int hx_gs_set_mask(hx_gs gs, const int *h_lflag) {
+  HX_CHECK(h_lflag || gs->nl == 0, HX_ERR_ARG, "gather-scatter: flags are NULL");
+  const int64_t ng = gs->ng;
+  double *h = NULL, *d = NULL;
+  int32_t *idx = NULL;
+  HX_CALL(HX_ALLOC(&h, ng + 1));
+  HX_CALL(HX_ALLOC(&idx, ng + 1));
+  for (int64_t i = 0; i < gs->nl; i++)
+    if (h_lflag[i] && gs->h_map[i] >= 0) h[gs->h_map[i]] = 1.0;
+  int ierr = hx_mem_alloc(gs->b, (size_t)ng * sizeof(double), (void **)&d);
+  if (!ierr) ierr = hx_mem_to_device(gs->b, d, h, (size_t)ng * sizeof(double));
+  if (!ierr) ierr = hx_gs_exchange(gs, d, HX_GS_MAX);
+  if (!ierr) ierr = hx_mem_to_host(gs->b, h, d, (size_t)ng * sizeof(double));
+  int64_t nm = 0;
+  if (!ierr) {
+    for (int64_t r = 0; r < ng; r++) {
+      if (h[r] != 0.0) idx[nm++] = (int32_t)r;
+      h[r] = h[r] != 0.0 ? 0.0 : 1.0;
+    }
+    hx_mem_free(gs->b, (void **)&gs->d_mask);
+    hx_mem_free(gs->b, (void **)&gs->d_masked_idx);
+    gs->has_mask = 0;
+    gs->n_masked = 0;
+    ierr = hx_mem_to_device(gs->b, d, h, (size_t)ng * sizeof(double));
+  }
+  if (!ierr) ierr = hx_gs_upload(gs->b, idx, nm, sizeof(int32_t), &gs->d_masked_idx);
+  if (!ierr) {
+    gs->d_mask = d;
+    d = NULL;
+    gs->n_masked = nm;
+    gs->has_mask = 1;
+  }
+  hx_mem_free(gs->b, (void **)&d);
+  free(h), free(idx);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+int64_t hx_gs_num_masked(hx_gs gs) { return gs->n_masked; }
+const double *hx_gs_mask(hx_gs gs) { return gs->has_mask ? gs->d_mask : NULL; }
+
+int hx_gs_apply_mask(hx_gs gs, double *d_g) {
+  if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
+    return HX_SUCCESS;
+  }
+#endif
+  hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g);
+  return HX_SUCCESS;
+}
+
+int hx_gs_element_shared_flags(hx_gs gs, int64_t npe, int *h_flag) {
+  HX_CHECK(npe > 0 && gs->nl % npe == 0, HX_ERR_ARG,
+           "gather-scatter: nl = %lld is not a multiple of nodes_per_elem = %lld", (long long)gs->nl,
+           (long long)npe);
+  const int64_t ne = gs->nl / npe, s0 = gs->ng - gs->n_shared;
+  for (int64_t e = 0; e < ne; e++) {
+    int f = 0;
+    for (int64_t i = e * npe; i < (e + 1) * npe && !f; i++) f = gs->h_map[i] >= s0;
+    h_flag[e] = f;
+  }
+  return HX_SUCCESS;
+}
+
+int hx_gs_l_owner_flags(hx_gs gs, int *h_flag) {
+  HX_CHECK(h_flag || gs->nl == 0, HX_ERR_ARG, "gather-scatter: flags are NULL");
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&seen, gs->n_owned + 1));
+  for (int64_t i = 0; i < gs->nl; i++) {
+    const int32_t r = gs->h_map[i];
+    h_flag[i] = r >= 0 && r < gs->n_owned && !seen[r];
+    if (h_flag[i]) seen[r] = 1;
+  }
+  free(seen);
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ box ids */
+int hx_gs_box_ids(int nx, int ny, int nz, int p, int64_t e0, int64_t ne, int64_t *h_ids) {
+  HX_CHECK(nx > 0 && ny > 0 && nz > 0 && p >= 1, HX_ERR_ARG, "box ids: bad size %dx%dx%d p=%d", nx, ny, nz,
+           p);
+  const int64_t nel = (int64_t)nx * ny * nz;
+  HX_CHECK(e0 >= 0 && ne >= 0 && e0 + ne <= nel, HX_ERR_ARG,
+           "box ids: elements [%lld, %lld) outside [0, %lld)", (long long)e0, (long long)(e0 + ne),
+           (long long)nel);
+  const int n = p + 1;
+  const int64_t mx = (int64_t)nx * p + 1, my = (int64_t)ny * p + 1;
+  for (int64_t e = e0; e < e0 + ne; e++) {
+    const int64_t ex = e % nx, ey = (e / nx) % ny, ez = e / ((int64_t)nx * ny);
+    int64_t *o = h_ids + (e - e0) * n * n * n;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+          o[i + n * (j + n * k)] = 1 + (ex * p + i) + mx * ((ey * p + j) + my * (ez * p + k));
+  }
+  return HX_SUCCESS;
+}

@@ -1,0 +1,103 @@
+/* Private to kernels/: the gather-scatter handle and its per-backend entry
+ * points (kernels/cpu/gs_cpu.c, kernels/cuda/gs_cuda.cu). No CUDA headers. */
+#ifndef HX_GS_IMPL_H
+#define HX_GS_IMPL_H
+
+#include "backend_impl.h"
+#include "hx_gs_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Target number of CSR entries one CUDA block of the gather loads into
+ * shared memory (the NODES_PER_BLOCK of BS6); a row longer than this gets a
+ * block of its own and is read from global memory. */
+#define HX_GS_NODES_PER_BLOCK 1024
+#define HX_GS_BLOCK 256
+#define HX_GS_FIRST 0x80000000u
+#define HX_GS_SKIP 0xffffffffu
+
+struct hx_gs_s {
+  hx_backend b;
+  MPI_Comm comm;
+  int rank, size;
+  int64_t nl, ng, n_owned, n_shared, n_global;
+  int64_t nnz;    /* L entries with a nonzero id */
+  int64_t *gids;  /* host, ng */
+  int32_t *h_map; /* host, nl: G index or -1 */
+
+  /* backend memory */
+  int32_t *d_map;         /* nl */
+  int32_t *d_row;         /* ng+1: CSR row offsets of Z^T */
+  int32_t *d_col;         /* nnz: L indices, increasing within a row */
+  int32_t *d_bstart;      /* nblk+1 row offsets of the gather blocks (cuda) */
+  int32_t nblk, nblk_int; /* blocks in all; blocks [0, nblk_int) cover the interior rows */
+  double *d_mult, *d_invmult;
+  /* CPU gather: one in-order pass over the L entries per chunk (fixed
+   * contiguous L ranges, one per thread): acc[i] = G row of entry i, with
+   * HX_GS_FIRST set on the first entry of its row; HX_GS_SKIP for id 0, for
+   * shared rows and for "cut" rows (entries in more than one chunk). The
+   * skipped rows (increasing; [0, cut_split) interior, then all shared rows)
+   * are summed through the CSR. Both give exactly the bits of
+   * hx_gs_row_sum (see hx_gs_acc_1). */
+  int nchunk;
+  int64_t *chunk; /* nchunk+1 L offsets */
+  uint32_t *acc;  /* nl */
+  int64_t ncut, cut_split;
+  int32_t *cut_rows; /* ncut */
+
+  /* exchange pattern: neighbours in increasing rank order; slots
+   * [nb_off[k], nb_off[k+1]) of the send and receive buffers belong to
+   * neighbour k, ordered by global id (both sides agree on the order). */
+  int nnb;
+  int *nb_rank;
+  int *nb_off; /* host, nnb+1 */
+  int64_t nsend;
+  int32_t *d_send_idx;           /* nsend: G index of each send slot */
+  int32_t *d_comb_off;           /* n_shared+1: offsets into d_comb_pos */
+  int32_t *d_comb_pos;           /* receive-buffer positions, per shared entry in rank order */
+  int32_t *d_comb_self;          /* n_shared: position of this rank among the holders */
+  double *d_sendbuf, *d_recvbuf; /* backend memory, nsend (cuda only; cpu uses h_*) */
+  double *h_sendbuf, *h_recvbuf; /* host (pinned for cuda), nsend */
+  MPI_Request *reqs;             /* 2*nnb */
+  MPI_Status *stats;             /* 2*nnb (not MPI_STATUSES_IGNORE: gcc's -Wstringop-overflow trips on it) */
+  int in_flight;
+  double *flight_g;
+  int flight_op;
+
+  /* Dirichlet mask */
+  int has_mask;
+  int64_t n_masked;
+  double *d_mask;        /* ng */
+  int32_t *d_masked_idx; /* n_masked */
+};
+
+/* CPU implementations (kernels/cpu/gs_cpu.c) */
+void hx_cpu_gs_scatter(int64_t nl, const int32_t *map, const double *g, double *l);
+/* in-order accumulation over the chunks (interior rows that are not cut) */
+void hx_cpu_gs_gather_acc(int nchunk, const int64_t *chunk, const uint32_t *acc, const double *l, double *g);
+/* CSR sums of the listed rows rows[0..n) */
+void hx_cpu_gs_gather_rows(int64_t n, const int32_t *rows, const int32_t *row, const int32_t *col,
+                           const double *l, double *g);
+void hx_cpu_gs_pack(int64_t n, const int32_t *idx, const double *g, double *buf);
+void hx_cpu_gs_combine(int op, int64_t n_shared, double *g_shared, const int32_t *off, const int32_t *pos,
+                       const int32_t *self, const double *recv);
+void hx_cpu_gs_zero_idx(int64_t n, const int32_t *idx, double *g);
+
+#ifdef HEXCG_HAVE_CUDA
+/* CUDA implementations (kernels/cuda/gs_cuda.cu), queued on the backend stream */
+int hx_cuda_gs_scatter(hx_backend b, int64_t nl, const int32_t *map, const double *g, double *l);
+/* blocks [blk0, blk1) of the row blocking bstart */
+int hx_cuda_gs_gather(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart, const int32_t *row,
+                      const int32_t *col, const double *l, double *g);
+int hx_cuda_gs_pack(hx_backend b, int64_t n, const int32_t *idx, const double *g, double *buf);
+int hx_cuda_gs_combine(hx_backend b, int op, int64_t n_shared, double *g_shared, const int32_t *off,
+                       const int32_t *pos, const int32_t *self, const double *recv);
+int hx_cuda_gs_zero_idx(hx_backend b, int64_t n, const int32_t *idx, double *g);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,156 @@
+/* Fused CG kernels and the benchmark device timer: argument checks and
+ * dispatch to cpu/stream_cpu.c or cuda/stream_cuda.cu. */
+#include "stream_impl.h"
+
+#include <stdlib.h>
+
+#define HX_STREAM_SIZES(n, nred)                                                                      \
+  do {                                                                                                \
+    HX_CHECK((n) >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)(n));                    \
+    HX_CHECK((nred) >= 0 && (nred) <= (n), HX_ERR_ARG, "reduction length %lld outside [0, n = %lld]", \
+             (long long)(nred), (long long)(n));                                                      \
+  } while (0)
+
+int hx_array_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
+                       const double *w, double alpha, double *rr) {
+  HX_CHECK(b && rr, HX_ERR_ARG, "NULL backend or result pointer");
+  *rr = 0.0;
+  HX_STREAM_SIZES(n, nred);
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_cg_update(b, n, nred, x, r, p, w, alpha, rr));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_cpu_cg_update(b, n, nred, x, r, p, w, alpha, rr));
+  return HX_SUCCESS;
+}
+
+int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w, double alpha,
+                      double *rr) {
+  HX_CHECK(b && rr, HX_ERR_ARG, "NULL backend or result pointer");
+  *rr = 0.0;
+  HX_STREAM_SIZES(n, nred);
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_r_update(b, n, nred, r, w, alpha, rr));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_cpu_r_update(b, n, nred, r, w, alpha, rr));
+  return HX_SUCCESS;
+}
+
+int hx_array_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_xpay(b, n, p, z, beta));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_cpu_xpay(n, p, z, beta));
+  return HX_SUCCESS;
+}
+
+int hx_array_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_pointwise_mult(b, n, y, x, z));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_cpu_pointwise_mult(n, y, x, z));
+  return HX_SUCCESS;
+}
+
+int hx_array_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
+  HX_CHECK(b && result, HX_ERR_ARG, "NULL backend or result pointer");
+  *result = 0.0;
+  HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_norm2sq(b, n, x, result));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_cpu_norm2sq(b, n, x, result));
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ device timer */
+struct hx_dev_timer_s {
+  hx_backend b;
+  void *ev; /* cuda event pair; NULL on cpu */
+  int started, stopped;
+};
+
+int hx_dev_timer_create(hx_backend b, hx_dev_timer *out) {
+  HX_CHECK(b && out, HX_ERR_ARG, "NULL backend or handle");
+  *out = NULL;
+  hx_dev_timer t;
+  HX_CALL(HX_ALLOC(&t, 1));
+  t->b = b;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    int ierr = hx_cuda_event_pair_create(&t->ev);
+    if (ierr) {
+      free(t);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+  }
+#endif
+  *out = t;
+  return HX_SUCCESS;
+}
+
+int hx_dev_timer_destroy(hx_dev_timer *pt) {
+  if (!pt || !*pt) return HX_SUCCESS;
+  hx_dev_timer t = *pt;
+  int ierr = HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (t->ev) ierr = hx_cuda_event_pair_destroy(t->ev);
+#endif
+  free(t);
+  *pt = NULL;
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+int hx_dev_timer_start(hx_dev_timer t) {
+  HX_CHECK(t, HX_ERR_ARG, "NULL timer");
+#ifdef HEXCG_HAVE_CUDA
+  if (t->ev) HX_CALL(hx_cuda_event_record(t->b, t->ev, 0));
+#endif
+  t->started = 1;
+  t->stopped = 0;
+  return HX_SUCCESS;
+}
+
+int hx_dev_timer_stop(hx_dev_timer t) {
+  HX_CHECK(t, HX_ERR_ARG, "NULL timer");
+  HX_CHECK(t->started, HX_ERR_ARG, "device timer stopped before it was started");
+#ifdef HEXCG_HAVE_CUDA
+  if (t->ev) HX_CALL(hx_cuda_event_record(t->b, t->ev, 1));
+#endif
+  t->stopped = 1;
+  return HX_SUCCESS;
+}
+
+int hx_dev_timer_elapsed(hx_dev_timer t, double *seconds) {
+  HX_CHECK(t && seconds, HX_ERR_ARG, "NULL timer or result pointer");
+  *seconds = -1.0;
+  HX_CHECK(t->started && t->stopped, HX_ERR_ARG, "device timer read before start and stop");
+#ifdef HEXCG_HAVE_CUDA
+  if (t->ev) HX_CALL(hx_cuda_event_elapsed(t->ev, seconds));
+#endif
+  return HX_SUCCESS;
+}

@@ -1,0 +1,211 @@
+/* Gather-scatter on meshes from the mesh module (hx_mesh_gll_ids): a
+ * deformed box partitioned by RCB and an unstructured all-hex cylinder made
+ * by gmsh (that part is skipped, with a note, when gmsh is missing), at
+ * several orders, on 1-4 ranks. The references are geometric, independent
+ * of the ids: all GLL points of all ranks are gathered on every rank, and
+ * the L entries at the same point (coordinates rounded to 1e-9) are counted.
+ *  - n_global equals hx_mesh_num_global_gll and the number of distinct points;
+ *  - the multiplicity of every L entry's node equals the number of L entries
+ *    at its point over all ranks; sum of n_owned = n_global;
+ *  - assembled coordinates / multiplicity give back every L entry's point;
+ *  - the distributed dot of the all-ones vector is n_global exactly and the
+ *    dot of x and y equals the serial one over the distinct points. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hx_kernels.h"
+#include "hx_mesh.h"
+#include "hx_test.h"
+
+typedef struct {
+  int64_t k[3];
+  int64_t idx; /* global L index */
+} pkey;
+
+static int cmp_pkey(const void *a, const void *b) {
+  const pkey *x = (const pkey *)a, *y = (const pkey *)b;
+  for (int d = 0; d < 3; d++)
+    if (x->k[d] != y->k[d]) return x->k[d] < y->k[d] ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int check_mesh(hx_backend b, hx_mesh m, int p, const char *label) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int n = p + 1;
+  const int64_t nl = (int64_t)hx_mesh_num_elements(m) * n * n * n;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(nl + 1));
+  double *xyz[3];
+  for (int d = 0; d < 3; d++) xyz[d] = malloc(sizeof(double) * (size_t)(nl + 1));
+  HX_TCALL(hx_mesh_gll_ids(m, p, ids));
+  HX_TCALL(hx_mesh_gll_coords(m, p, xyz[0], xyz[1], xyz[2]));
+  hx_gs gs = NULL;
+  HX_TCALL(hx_gs_create(b, comm, nl, ids, &gs));
+  const int64_t ng = hx_gs_num_local(gs), nglob = hx_gs_num_global(gs);
+
+  /* all points of all ranks, on every rank */
+  int cnt = (int)nl, *cnts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, comm);
+  int64_t tot = 0, off = 0;
+  for (int r = 0; r < size; r++) displs[r] = (int)tot, tot += cnts[r];
+  off = displs[rank];
+  double *all[3];
+  for (int d = 0; d < 3; d++) {
+    all[d] = malloc(sizeof(double) * (size_t)(tot + 1));
+    MPI_Allgatherv(xyz[d], cnt, MPI_DOUBLE, all[d], cnts, displs, MPI_DOUBLE, comm);
+  }
+  pkey *keys = malloc(sizeof(pkey) * (size_t)(tot + 1));
+  for (int64_t i = 0; i < tot; i++) {
+    for (int d = 0; d < 3; d++) keys[i].k[d] = (int64_t)llround(all[d][i] * 1e9);
+    keys[i].idx = i;
+  }
+  qsort(keys, (size_t)tot, sizeof(pkey), cmp_pkey);
+  int *pmult = malloc(sizeof(int) * (size_t)(tot + 1)); /* per global L index */
+  int64_t npts = 0;
+  for (int64_t a = 0; a < tot;) {
+    int64_t e = a + 1;
+    while (e < tot && !memcmp(keys[e].k, keys[a].k, sizeof keys[a].k)) e++;
+    for (int64_t j = a; j < e; j++) pmult[keys[j].idx] = (int)(e - a);
+    npts++;
+    a = e;
+  }
+  HX_ASSERT(nglob == hx_mesh_num_global_gll(m, p), "%s p=%d: n_global %lld, mesh says %lld", label, p,
+            (long long)nglob, (long long)hx_mesh_num_global_gll(m, p));
+  HX_ASSERT(nglob == npts, "%s p=%d: n_global %lld, distinct points %lld", label, p, (long long)nglob,
+            (long long)npts);
+  int64_t no = hx_gs_num_owned(gs), sno = 0;
+  MPI_Allreduce(&no, &sno, 1, MPI_INT64_T, MPI_SUM, comm);
+  HX_ASSERT(sno == nglob, "%s p=%d: sum of owned %lld != %lld", label, p, (long long)sno, (long long)nglob);
+
+  void *dl = NULL, *dg = NULL, *dg2 = NULL;
+  HX_TCALL(hx_mem_alloc(b, (size_t)(nl + 1) * 8, &dl));
+  HX_TCALL(hx_mem_alloc(b, (size_t)(ng + 1) * 8, &dg));
+  HX_TCALL(hx_mem_alloc(b, (size_t)(ng + 1) * 8, &dg2));
+  double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *hg = malloc(sizeof(double) * (size_t)(ng + 1));
+
+  /* multiplicity per L entry = L entries at that point, all ranks */
+  HX_TCALL(hx_gs_scatter(gs, hx_gs_multiplicity(gs), (double *)dl));
+  HX_TCALL(hx_mem_to_host(b, hl, dl, (size_t)nl * 8));
+  int64_t bad = 0;
+  for (int64_t i = 0; i < nl; i++) bad += hl[i] != (double)pmult[off + i];
+  HX_ASSERT(bad == 0, "%s p=%d: %lld L entries with a wrong multiplicity", label, p, (long long)bad);
+
+  /* assembled coordinates / multiplicity = the point of every copy */
+  double worst = 0;
+  for (int d = 0; d < 3; d++) {
+    HX_TCALL(hx_mem_to_device(b, dl, xyz[d], (size_t)nl * 8));
+    HX_TCALL(hx_gs_assemble(gs, (const double *)dl, (double *)dg));
+    HX_TCALL(hx_array_pointwise_mult(b, ng, (double *)dg, (const double *)dg, hx_gs_inv_multiplicity(gs)));
+    HX_TCALL(hx_gs_scatter(gs, (const double *)dg, (double *)dl));
+    HX_TCALL(hx_mem_to_host(b, hl, dl, (size_t)nl * 8));
+    for (int64_t i = 0; i < nl; i++) worst = fmax(worst, fabs(hl[i] - xyz[d][i]));
+  }
+  HX_ASSERT(worst < 1e-12, "%s p=%d: averaged coordinates differ from the points by %g", label, p, worst);
+
+  /* dots: ones . ones = n_global exactly; x . y = serial dot over points */
+  for (int64_t r = 0; r < ng; r++) hg[r] = 1.0;
+  HX_TCALL(hx_mem_to_device(b, dg, hg, (size_t)ng * 8));
+  double d1 = 0;
+  HX_TCALL(hx_gs_dot(gs, (const double *)dg, (const double *)dg, &d1));
+  HX_ASSERT(d1 == (double)nglob, "%s p=%d: ones.ones = %.17g != %lld", label, p, d1, (long long)nglob);
+  for (int d = 0; d < 2; d++) {
+    HX_TCALL(hx_mem_to_device(b, dl, xyz[d], (size_t)nl * 8));
+    HX_TCALL(hx_gs_assemble(gs, (const double *)dl, d ? (double *)dg2 : (double *)dg));
+    HX_TCALL(hx_array_pointwise_mult(b, ng, d ? (double *)dg2 : (double *)dg,
+                                     d ? (const double *)dg2 : (const double *)dg,
+                                     hx_gs_inv_multiplicity(gs)));
+  }
+  double dxy = 0;
+  HX_TCALL(hx_gs_dot(gs, (const double *)dg, (const double *)dg2, &dxy));
+  long double ref = 0, rabs = 0;
+  for (int64_t a = 0; a < tot; a++)
+    if (a == 0 || memcmp(keys[a].k, keys[a - 1].k, sizeof keys[a].k)) {
+      int64_t i = keys[a].idx;
+      ref += (long double)all[0][i] * all[1][i];
+      rabs += fabsl((long double)all[0][i] * all[1][i]);
+    }
+  HX_ASSERT(fabs(dxy - (double)ref) <= 1e-12 * (double)rabs + 1e-14, "%s p=%d: x.y %.17g serial %.17g", label,
+            p, dxy, (double)ref);
+
+  hx_mem_free(b, &dl), hx_mem_free(b, &dg), hx_mem_free(b, &dg2);
+  free(hl), free(hg), free(keys), free(pmult), free(cnts), free(displs), free(ids);
+  for (int d = 0; d < 3; d++) free(xyz[d]), free(all[d]);
+  HX_TCALL(hx_gs_destroy(&gs));
+  return 0;
+}
+
+static const char *cyl_geo =
+    "Mesh.RecombineAll = 1;\nMesh.SubdivisionAlgorithm = 1;\n"
+    "Point(1)={0,0,0,0.6}; Point(2)={1,0,0,0.6}; Point(3)={0,1,0,0.6}; Point(4)={-1,0,0,0.6}; "
+    "Point(5)={0,-1,0,0.6};\n"
+    "Circle(1)={2,1,3}; Circle(2)={3,1,4}; Circle(3)={4,1,5}; Circle(4)={5,1,2};\n"
+    "Curve Loop(1)={1,2,3,4}; Plane Surface(1)={1};\nRecombine Surface{1};\n"
+    "v[]=Extrude{0,0,0.5}{Surface{1}; Layers{2}; Recombine;};\n"
+    "Physical Volume(\"cyl\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n";
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_backend b = NULL;
+  int ierr = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
+  if (ierr == HX_ERR_NO_DEVICE) {
+    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
+    MPI_Finalize();
+    return HX_TEST_SKIP;
+  }
+  if (ierr) {
+    hx_error_print(stderr, rank, 1);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  /* deformed box, RCB */
+  {
+    hx_mesh_box_opts o;
+    hx_mesh_box_opts_default(&o);
+    o.nx = 3, o.ny = 2, o.nz = 3;
+    o.deform = 1;
+    hx_mesh m = NULL;
+    if (hx_mesh_create_box(MPI_COMM_WORLD, &o, &m)) {
+      hx_error_print(stderr, rank, 1);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int p = 1; p <= 5; p += 2) check_mesh(b, m, p, "deformed box");
+    hx_mesh_destroy(&m);
+  }
+  /* gmsh cylinder (unstructured in the plane) */
+  {
+    char dir[64], geo[128], msh[128], cmd[512];
+    snprintf(dir, sizeof dir, "t141-np%d.d", size);
+    snprintf(geo, sizeof geo, "%s/cyl.geo", dir);
+    snprintf(msh, sizeof msh, "%s/cyl.msh", dir);
+    int ok = 1;
+    if (rank == 0) {
+      mkdir(dir, 0755);
+      FILE *f = fopen(geo, "w");
+      ok = f != NULL;
+      if (f) fputs(cyl_geo, f), fclose(f);
+      snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s -format msh22 -o %s > %s/gmsh.log 2>&1", geo, msh,
+               dir);
+      ok = ok && system("command -v gmsh > /dev/null 2>&1") == 0 && system(cmd) == 0;
+      if (!ok) printf("note: gmsh not available or failed: the Gmsh-mesh part is skipped\n");
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok) {
+      hx_mesh m = NULL;
+      if (hx_mesh_create_gmsh(MPI_COMM_WORLD, msh, HX_PART_RCB, &m)) {
+        hx_error_print(stderr, rank, 1);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      for (int p = 2; p <= 4; p += 2) check_mesh(b, m, p, "gmsh cylinder");
+      hx_mesh_destroy(&m);
+    }
+  }
+  hx_backend_destroy(&b);
+  int f = hx_test_failures_, fall = 0;
+  MPI_Allreduce(&f, &fall, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return fall ? 1 : 0;
+}
