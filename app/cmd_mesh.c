@@ -1,11 +1,293 @@
-/* hexcg mesh (placeholder until its issue lands). */
+/* hexcg mesh: build or read a mesh, partition it over the ranks, number the
+ * GLL nodes and print a summary (elements, vertices, unique GLL nodes,
+ * partition report, Jacobian and element-size range, timings, memory).
+ * Until the YAML case loader lands the mesh is described by options. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hx_app.h"
 #include "hx_core.h"
+#include "hx_io.h"
+#include "hx_mesh.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: hexcg mesh CASE.yaml [--set KEY=VALUE]... [--verbose]\n"
+          "       hexcg mesh [OPTIONS]\n"
+          "With a case file the mesh section and the order come from the case (--set overrides keys,\n"
+          "e.g. --set mesh.elements=[16,16,16] --set order=5). Without one, options describe the mesh:\n"
+          "  --type box|kershaw|gmsh    mesh source (default box; --file implies gmsh)\n"
+          "  --elements NX,NY,NZ        elements per direction (default 8,8,8; kershaw 12,12,12)\n"
+          "  --extent X0,X1,Y0,Y1,Z0,Z1 box extent (default the unit cube)\n"
+          "  --eps E                    Kershaw parameter in (0,1] (kershaw default 0.3)\n"
+          "  --deform A                 apply the smooth deformation map with amplitude A (<= 0.1)\n"
+          "  --geom-order 1|2           hex8 or hex27 box elements (default 1)\n"
+          "  --file F.msh               Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary)\n"
+          "  --order P                  polynomial order for the GLL numbering (1..15, default 7)\n"
+          "  --partitioner rcb|metis    (default rcb)\n"
+          "  --verbose                  one line per rank\n");
+}
+
+static int parse_list(const char *s, int n, double *v, const char *opt) {
+  char *end;
+  const char *p = s;
+  for (int i = 0; i < n; i++) {
+    v[i] = strtod(p, &end);
+    if (end == p) break;
+    p = end;
+    if (i + 1 < n) {
+      if (*p != ',') break;
+      p++;
+    } else if (*p == 0) {
+      return HX_SUCCESS;
+    }
+  }
+  return HX_ERROR(HX_ERR_INPUT, "option %s expects %d comma-separated numbers, got '%s'", opt, n, s);
+}
+
+static int parse_int(const char *s, int *v, const char *opt) {
+  char *end;
+  long x = strtol(s, &end, 10);
+  HX_CHECK(end != s && *end == 0, HX_ERR_INPUT, "option %s expects an integer, got '%s'", opt, s);
+  *v = (int)x;
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  int type; /* 0 box, 1 kershaw, 2 gmsh */
+  hx_mesh_box_opts box;
+  int have_elems, have_eps;
+  const char *file;
+  int order, verbose, help;
+  hx_partitioner part;
+  const char *case_path;
+  int nsets;
+  const char **sets;
+  char file_buf[1024];
+} mesh_args;
+
+static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
+  memset(a, 0, sizeof *a);
+  a->sets = sets;
+  hx_mesh_box_opts_default(&a->box);
+  a->box.nx = a->box.ny = a->box.nz = 8;
+  a->order = 7;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      a->help = 1;
+      return HX_SUCCESS;
+    }
+    if (!strcmp(o, "--verbose")) {
+      a->verbose = 1;
+      continue;
+    }
+    if (o[0] != '-') {
+      HX_CHECK(!a->case_path, HX_ERR_INPUT, "hexcg mesh: two case files given ('%s' and '%s')", a->case_path,
+               o);
+      a->case_path = o;
+      continue;
+    }
+    HX_CHECK(v != NULL, HX_ERR_INPUT, "option %s needs a value (hexcg mesh --help)", o);
+    i++;
+    if (!strcmp(o, "--set")) {
+      a->sets[a->nsets++] = v;
+    } else if (!strcmp(o, "--type")) {
+      if (!strcmp(v, "box"))
+        a->type = 0;
+      else if (!strcmp(v, "kershaw"))
+        a->type = 1;
+      else if (!strcmp(v, "gmsh"))
+        a->type = 2;
+      else
+        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw or gmsh, got '%s'", v);
+    } else if (!strcmp(o, "--elements")) {
+      double e[3];
+      HX_CALL(parse_list(v, 3, e, o));
+      a->box.nx = (int)e[0], a->box.ny = (int)e[1], a->box.nz = (int)e[2];
+      a->have_elems = 1;
+    } else if (!strcmp(o, "--extent")) {
+      double e[6];
+      HX_CALL(parse_list(v, 6, e, o));
+      for (int d = 0; d < 3; d++) a->box.extent[d][0] = e[2 * d], a->box.extent[d][1] = e[2 * d + 1];
+    } else if (!strcmp(o, "--eps")) {
+      HX_CALL(parse_list(v, 1, &a->box.kershaw_eps, o));
+      a->have_eps = 1;
+    } else if (!strcmp(o, "--deform")) {
+      HX_CALL(parse_list(v, 1, &a->box.deform_amplitude, o));
+      a->box.deform = 1;
+    } else if (!strcmp(o, "--geom-order")) {
+      HX_CALL(parse_int(v, &a->box.geom_order, o));
+    } else if (!strcmp(o, "--file")) {
+      a->file = v;
+      a->type = 2;
+    } else if (!strcmp(o, "--order")) {
+      HX_CALL(parse_int(v, &a->order, o));
+    } else if (!strcmp(o, "--partitioner")) {
+      HX_CALL(hx_partitioner_parse(v, &a->part));
+    } else {
+      return HX_ERROR(HX_ERR_INPUT, "hexcg mesh: unknown option '%s' (hexcg mesh --help)", o);
+    }
+  }
+  if (a->case_path) return HX_SUCCESS;
+  HX_CHECK(a->nsets == 0, HX_ERR_INPUT, "--set needs a case file (hexcg mesh CASE.yaml --set KEY=VALUE)");
+  HX_CHECK(a->order >= 1 && a->order <= 15, HX_ERR_INPUT, "--order must be in 1..15, got %d", a->order);
+  if (a->type == 1) {
+    if (!a->have_elems) a->box.nx = a->box.ny = a->box.nz = 12;
+    if (!a->have_eps) a->box.kershaw_eps = 0.3;
+  }
+  HX_CHECK(a->type != 2 || a->file, HX_ERR_INPUT, "--type gmsh needs --file F.msh");
+  a->box.partitioner = a->part;
+  return HX_SUCCESS;
+}
+
+static int run(hx_app_ctx *ctx, const mesh_args *a) {
+  hx_mesh m = NULL;
+  char src[1200];
+  if (a->type == 2)
+    snprintf(src, sizeof src, "Gmsh file %s", a->file);
+  else if (a->type == 1 || a->box.kershaw_eps != 1.0)
+    snprintf(src, sizeof src, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz,
+             a->box.kershaw_eps);
+  else
+    snprintf(src, sizeof src, "box %dx%dx%d%s", a->box.nx, a->box.ny, a->box.nz,
+             a->box.deform ? " (deformed)" : "");
+  double t0 = hx_wtime();
+  if (a->type == 2)
+    HX_CALL(hx_mesh_create_gmsh(ctx->comm, a->file, a->part, &m));
+  else
+    HX_CALL(hx_mesh_create_box(ctx->comm, &a->box, &m));
+  double t_create = hx_wtime() - t0;
+  double rss_create = (double)hx_peak_rss_bytes(), rss_create_max = 0;
+  MPI_Reduce(&rss_create, &rss_create_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+  const int p = a->order, n = p + 1;
+  const int32_t ne = hx_mesh_num_elements(m);
+  const size_t nl = (size_t)ne * n * n * n;
+  int64_t *gid = NULL;
+  int err = HX_ALLOC(&gid, nl);
+  int anyerr = 0;
+  MPI_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, ctx->comm);
+  if (anyerr) {
+    hx_mesh_destroy(&m);
+    hx_free_host(&gid);
+    return err ? err : HX_ERROR(HX_ERR_MEM, "out of memory on another rank");
+  }
+  MPI_Barrier(ctx->comm);
+  t0 = hx_wtime();
+  HX_CALL(hx_mesh_gll_ids(m, p, gid));
+  double t_ids = hx_wtime() - t0, t_ids_max;
+  MPI_Allreduce(&t_ids, &t_ids_max, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
+  int64_t idmax = 0, gidmax = 0;
+  for (size_t i = 0; i < nl; i++) idmax = gid[i] > idmax ? gid[i] : idmax;
+  MPI_Allreduce(&idmax, &gidmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm);
+  hx_free_host(&gid);
+  t0 = hx_wtime();
+  hx_mesh_report rep;
+  HX_CALL(hx_mesh_partition_report(m, p, &rep));
+  double t_rep = hx_wtime() - t0;
+  double jmin, jmax, hmin, hmax;
+  t0 = hx_wtime();
+  err = hx_mesh_check_jacobian(m, p, &jmin, &jmax, &hmin, &hmax);
+  double t_jac = hx_wtime() - t0;
+  if (err) {
+    hx_mesh_report_free(&rep);
+    hx_mesh_destroy(&m);
+    return err;
+  }
+  /* tag and material counts */
+  int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
+  int64_t *cnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t)),
+          *gcnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
+  const int32_t *ft = hx_mesh_face_tags(m), *mat = hx_mesh_element_material(m);
+  for (int32_t e = 0; e < ne; e++) {
+    for (int f = 0; f < 6; f++)
+      if (ft[e * 6 + f] >= 0) cnt[ft[e * 6 + f]]++;
+    cnt[nt + mat[e]]++;
+  }
+  MPI_Reduce(cnt, gcnt, nt + nm, MPI_INT64_T, MPI_SUM, 0, ctx->comm);
+  double rss = (double)hx_peak_rss_bytes(), rss_max = 0, rss_sum = 0;
+  MPI_Reduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+  MPI_Reduce(&rss, &rss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, ctx->comm);
+  hx_mesh_times t = hx_mesh_get_times(m);
+  if (ctx->rank == 0) {
+    int64_t N = hx_mesh_num_global_gll(m, p);
+    printf("hexcg mesh: %s, %s elements, partitioner %s\n", src,
+           hx_mesh_nodes_per_element(m) == 8 ? "hex8" : "hex27", hx_partitioner_name(a->part));
+    printf("  elements              %lld\n", (long long)hx_mesh_num_global_elements(m));
+    printf("  vertices              %lld  (edges %lld, faces %lld)\n",
+           (long long)hx_mesh_num_global_vertices(m), (long long)hx_mesh_num_global_edges(m),
+           (long long)hx_mesh_num_global_faces(m));
+    printf("  unique GLL nodes      %lld at order %d%s\n", (long long)N, p,
+           gidmax == N ? "" : "  (MISMATCH with the largest id!)");
+    hx_mesh_report_print(&rep, stdout, a->verbose);
+    printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", jmin, jmax, p);
+    printf("  element size          min %.6g  max %.6g  (element edge length)\n", hmin, hmax);
+    printf("  materials            ");
+    for (int i = 0; i < nm; i++)
+      printf(" %s (%lld elements)", hx_mesh_material_name(m, i), (long long)gcnt[nt + i]);
+    printf("\n  boundary tags        ");
+    for (int i = 0; i < nt; i++) printf(" %s (%lld faces)", hx_mesh_tag_name(m, i), (long long)gcnt[i]);
+    if (nt == 0) printf(" none");
+    printf(
+        "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
+        "validate %.3f (create total %.3f)\n",
+        t.build, t.topology, t.partition, t.distribute, t.validate, t_create);
+    printf("                        GLL ids %.3f, partition report %.3f, Jacobian check %.3f\n", t_ids_max,
+           t_rep, t_jac);
+    printf(
+        "  peak memory           max %.1f MiB per rank after create, %.1f MiB at the end (GLL id array "
+        "%.1f MiB per rank), %.1f MiB over %d ranks\n",
+        rss_create_max / 1048576.0, rss_max / 1048576.0,
+        (double)hx_mesh_num_global_elements(m) / ctx->size * n * n * n * 8 / 1048576.0, rss_sum / 1048576.0,
+        ctx->size);
+  }
+  free(cnt), free(gcnt);
+  hx_mesh_report_free(&rep);
+  hx_mesh_destroy(&m);
+  return HX_SUCCESS;
+}
+
+/* the mesh section and order of a case file into a */
+static int from_case(hx_app_ctx *ctx, mesh_args *a) {
+  hx_case *cs = NULL;
+  HX_CALL(hx_case_load_comm(ctx->comm, a->case_path, a->nsets, a->sets, &cs));
+  int err = HX_SUCCESS;
+  a->type = cs->mesh.type == HX_CASE_MESH_GMSH ? 2 : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1 : 0;
+  a->order = cs->order;
+  err = hx_partitioner_parse(cs->mesh.partitioner, &a->part);
+  if (a->type == 2) {
+    snprintf(a->file_buf, sizeof a->file_buf, "%s", cs->mesh.file ? cs->mesh.file : "");
+    a->file = a->file_buf;
+  } else {
+    a->box.nx = cs->mesh.elements[0], a->box.ny = cs->mesh.elements[1], a->box.nz = cs->mesh.elements[2];
+    memcpy(a->box.extent, cs->mesh.extent, sizeof a->box.extent);
+    a->box.kershaw_eps = a->type == 1 ? cs->mesh.eps : 1.0;
+    a->box.deform = cs->mesh.deform > 0;
+    if (a->box.deform) a->box.deform_amplitude = cs->mesh.deform;
+    a->box.partitioner = a->part;
+  }
+  hx_case_destroy(&cs);
+  return err;
+}
 
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return hx_app_fail(ctx, HX_ERROR(HX_ERR_NOT_IMPL, "'hexcg mesh' is not implemented yet"), 1);
+  mesh_args a;
+  const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+  int err = sets ? parse_args(argc, argv, &a, sets) : HX_ERROR(HX_ERR_MEM, "out of memory");
+  if (!err && !a.help && a.case_path) err = from_case(ctx, &a);
+  if (err) {
+    free(sets);
+    return hx_app_fail(ctx, err, 1);
+  }
+  if (a.help) {
+    free(sets);
+    if (ctx->rank == 0) usage(stdout);
+    return 0;
+  }
+  err = run(ctx, &a);
+  free(sets);
+  if (err) return hx_app_fail(ctx, err, 1);
+  return 0;
 }

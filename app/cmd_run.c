@@ -1,11 +1,206 @@
-/* hexcg run (placeholder until its issue lands). */
+/* hexcg run: the command-line front end of a solve. Parses the options,
+ * loads and validates the case on every rank, prepares the output folder,
+ * writes the effective case, prints the setup, calls hx_run_case (the run
+ * driver) and writes summary.yaml. Input errors print exactly
+ * "case.yaml:LINE:COL: message" on stderr (once) and exit with status 2. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hx_app.h"
 #include "hx_core.h"
+#include "hx_io.h"
+#include "hx_run.h"
+#include "hx_version_gen.h"
+
+static void run_usage(FILE *out) {
+  fprintf(out,
+          "usage: hexcg run CASE.yaml [OPTIONS]\n"
+          "\n"
+          "Solve the case described by CASE.yaml (see docs/case-format.md).\n"
+          "\n"
+          "options:\n"
+          "  --set KEY=VALUE     override a case key, e.g. --set solver.tol=1e-10,\n"
+          "                      --set mesh.elements=[4,4,4]; repeatable\n"
+          "  --output DIR        output folder (default: output.dir of the case)\n"
+          "  --force             overwrite the outputs of an existing output folder\n"
+          "  --progress-every N  progress line every N iterations (0: none)\n"
+          "  --dry-run           validate, prepare the output folder and write the\n"
+          "                      effective case, but do not solve\n"
+          "  --quiet             print errors only\n"
+          "  --verbose           print more (effective case, every iteration, tracebacks)\n"
+          "  -h, --help          this help\n");
+}
+
+typedef struct {
+  const char *case_path;
+  const char **sets;
+  int nsets;
+  const char *output;
+  int force, dry_run, progress_every;
+  hx_log_level level;
+} run_opts;
+
+/* Returns 0 on success, 1 for --help, 2 for a usage error (message in err). */
+static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errlen) {
+  o->level = HX_LOG_NORMAL;
+  o->progress_every = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s", a);
+    char *eq = strchr(name, '=');
+    if (!strncmp(a, "--", 2) && eq) *eq = '\0', val = a + (eq - name) + 1;
+    int takes = !strcmp(name, "--set") || !strcmp(name, "--output") || !strcmp(name, "--progress-every");
+    if (takes && !val) {
+      if (i + 1 >= argc) return snprintf(err, errlen, "option %s needs a value", name), 2;
+      val = argv[++i];
+    } else if (!takes && val) {
+      return snprintf(err, errlen, "option %s takes no value", name), 2;
+    }
+    if (!strcmp(name, "-h") || !strcmp(name, "--help")) return 1;
+    if (!strcmp(name, "--set")) {
+      o->sets[o->nsets++] = val;
+    } else if (!strcmp(name, "--output")) {
+      if (!val[0]) return snprintf(err, errlen, "--output needs a folder name"), 2;
+      o->output = val;
+    } else if (!strcmp(name, "--progress-every")) {
+      char *end = NULL;
+      long n = strtol(val, &end, 10);
+      if (!val[0] || *end || n < 0 || n > 1000000000L)
+        return snprintf(err, errlen, "--progress-every expects an integer >= 0, got '%s'", val), 2;
+      o->progress_every = (int)n;
+    } else if (!strcmp(name, "--force")) {
+      o->force = 1;
+    } else if (!strcmp(name, "--dry-run")) {
+      o->dry_run = 1;
+    } else if (!strcmp(name, "--quiet") || !strcmp(name, "-q")) {
+      if (o->level == HX_LOG_VERBOSE)
+        return snprintf(err, errlen, "--quiet and --verbose exclude each other"), 2;
+      o->level = HX_LOG_QUIET;
+    } else if (!strcmp(name, "--verbose") || !strcmp(name, "-v")) {
+      if (o->level == HX_LOG_QUIET)
+        return snprintf(err, errlen, "--quiet and --verbose exclude each other"), 2;
+      o->level = HX_LOG_VERBOSE;
+    } else if (a[0] == '-' && a[1]) {
+      return snprintf(err, errlen, "unknown option '%s'", a), 2;
+    } else if (!o->case_path) {
+      o->case_path = a;
+    } else {
+      return snprintf(err, errlen, "more than one case file given ('%s' and '%s')", o->case_path, a), 2;
+    }
+  }
+  if (!o->case_path) return snprintf(err, errlen, "no case file given"), 2;
+  return 0;
+}
+
+/* Collective: agree on an error; the lowest failing rank prints it. Input
+ * errors print the bare message (the "case.yaml:LINE:COL: ..." form). */
+static int agree_fail(const hx_app_ctx *ctx, int err, int *status) {
+  int mine = err ? ctx->rank : ctx->size, root = ctx->size;
+  MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ctx->comm);
+  if (root == ctx->size) return 0;
+  int code = err;
+  MPI_Bcast(&code, 1, MPI_INT, root, ctx->comm);
+  if (ctx->rank == root) {
+    if (code == HX_ERR_INPUT && hx_log_get_level() < HX_LOG_VERBOSE) {
+      fprintf(stderr, "%s\n", hx_error_message());
+      fflush(stderr);
+    } else {
+      hx_error_print(stderr, ctx->rank, code != HX_ERR_INPUT || hx_log_get_level() >= HX_LOG_VERBOSE);
+    }
+  }
+  *status = hx_app_status(code);
+  return 1;
+}
+
+static int write_effective(const hx_app_ctx *ctx, const hx_case *cs, char *path, size_t len) {
+  int err = HX_SUCCESS;
+  if (snprintf(path, len, "%s/case.yaml", cs->output.dir) >= (int)len)
+    err = HX_ERROR(HX_ERR_INPUT, "output directory name is too long");
+  if (!err && ctx->rank == 0) err = hx_case_write_effective(cs, path);
+  return err;
+}
+
+static void print_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[1024];
+  while (fgets(line, sizeof line, f)) printf("  | %s", line);
+  fclose(f);
+}
 
 int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return hx_app_fail(ctx, HX_ERROR(HX_ERR_NOT_IMPL, "'hexcg run' is not implemented yet"), 1);
+  double t0 = hx_wtime();
+  run_opts o;
+  memset(&o, 0, sizeof o);
+  o.sets = calloc((size_t)argc + 1, sizeof(char *));
+  if (!o.sets) return hx_app_fail(ctx, HX_ERROR(HX_ERR_MEM, "out of memory"), 1);
+  char msg[512] = "";
+  int pa = parse_args(argc, argv, &o, msg, sizeof msg);
+  if (pa) {
+    if (ctx->rank == 0) {
+      if (pa == 2) fprintf(stderr, "hexcg run: %s\n\n", msg);
+      run_usage(pa == 2 ? stderr : stdout);
+    }
+    free(o.sets);
+    return pa == 2 ? 2 : 0;
+  }
+  hx_log_init(ctx->rank, o.level);
+
+  int status = 0, created = 0, err;
+  hx_case *cs = NULL;
+  char effective[4200];
+  err = hx_case_load_comm(ctx->comm, o.case_path, o.nsets, o.sets, &cs);
+  if (!err && o.output) err = hx_case_set_output_dir(cs, o.output);
+  if (!err && o.progress_every >= 0) cs->output.progress_every = o.progress_every;
+  if (agree_fail(ctx, err, &status)) goto done;
+
+  err = hx_output_prepare_dir(ctx->comm, cs->output.dir, o.force, &created);
+  if (agree_fail(ctx, err, &status)) goto done;
+  err = write_effective(ctx, cs, effective, sizeof effective);
+  if (agree_fail(ctx, err, &status)) goto done;
+
+  if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
+    printf("hexcg %s (git %s), %d MPI rank%s\n", HX_VERSION_FULL, HX_GIT_HASH, ctx->size,
+           ctx->size > 1 ? "s" : "");
+    hx_case_print(cs, stdout);
+    if (o.level >= HX_LOG_VERBOSE) {
+      printf("effective case (%s):\n", effective);
+      print_file(effective);
+    }
+    fflush(stdout);
+  }
+  if (o.dry_run) {
+    hx_log(HX_LOG_NORMAL, "dry run: case valid, effective case written to %s\n", effective);
+    goto done;
+  }
+
+  hx_run_result res;
+  memset(&res, 0, sizeof res);
+  err = hx_run_case(ctx, cs, &res);
+  if (agree_fail(ctx, err, &status)) {
+    /* a late input error (e.g. an unknown gmsh tag): leave nothing behind */
+    if (status == 2) hx_output_discard_dir(ctx->comm, cs->output.dir, created);
+    goto done;
+  }
+  if (res.ranks == 0) res.ranks = ctx->size;
+  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", cs->backend);
+  if (res.order == 0) res.order = cs->order;
+  if (res.t_total == 0) res.t_total = hx_wtime() - t0;
+  if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
+  if (agree_fail(ctx, err, &status)) goto done;
+  if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
+    hx_summary_print(cs, &res, stdout);
+    fflush(stdout);
+  }
+  if (!res.converged && ctx->rank == 0)
+    fprintf(stderr, "hexcg run: warning: not converged after %d iterations (%s)\n", res.iterations,
+            res.reason);
+
+done:
+  hx_case_destroy(&cs);
+  free(o.sets);
+  return status;
 }

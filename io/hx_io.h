@@ -1,5 +1,14 @@
-/* hexcg io: case files (libyaml), HDF5/XDMF output, histories, summaries.
- * The only module that includes libyaml, libmatheval and HDF5 headers. */
+/* hexcg io: case files (libyaml), expressions (libmatheval), HDF5/XDMF
+ * solution output and restart input, residual histories, run summaries and
+ * terminal progress lines. The only module that includes libyaml, libmatheval
+ * and HDF5 headers. See docs/case-format.md for the case file.
+ *
+ * Errors in user input (case file, --set overrides, restart file that does
+ * not match) are HX_ERR_INPUT and their message reads
+ *   "case.yaml:LINE:COL: message"            (a position in the case file), or
+ *   "--set key=value: message"                 (a command-line override).
+ * All pointers are host memory.
+ */
 #ifndef HX_IO_H
 #define HX_IO_H
 
@@ -11,6 +20,264 @@ extern "C" {
 
 /* "HDF5 1.10.8 (parallel), libyaml 0.2.5" into buf. */
 void hx_io_library_versions(char *buf, size_t len);
+
+/* ================================================================ expressions */
+/* A compiled expression in x, y, z with the constants pi and e, '^' for powers
+ * and the functions of libmatheval (sin cos tan exp log sqrt abs sinh cosh
+ * tanh asin acos atan ...). Not thread-safe: evaluate one hx_expr from one
+ * thread at a time. */
+typedef struct hx_expr_s hx_expr;
+
+/* Compile text. A syntax error or a variable other than x, y, z gives
+ * HX_ERR_INPUT with a message naming the problem (without a file position;
+ * the case loader adds it). */
+int hx_expr_create(const char *text, hx_expr **e);
+/* Frees *e and sets it to NULL; accepts NULL. */
+void hx_expr_destroy(hx_expr **e);
+/* The text the expression was compiled from. */
+const char *hx_expr_text(const hx_expr *e);
+/* 1 if the expression uses none of x, y, z (then hx_expr_eval is that constant). */
+int hx_expr_is_constant(const hx_expr *e);
+double hx_expr_eval(const hx_expr *e, double x, double y, double z);
+/* f[i] = e(x[i], y[i], z[i]) for i < n. */
+void hx_expr_eval_array(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
+                        double *f);
+
+/* ================================================================ the case */
+typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
+typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1 } hx_bc_type;
+/* What a boundary value is: a number, an expression, or the exact solution. */
+typedef enum { HX_BCV_NUMBER = 0, HX_BCV_EXPR = 1, HX_BCV_EXACT = 2 } hx_bc_value_kind;
+/* Preconditioners the case may name (room for schwarz / two-level later). */
+typedef enum { HX_PC_NONE = 0, HX_PC_JACOBI = 1 } hx_pc_type;
+
+typedef struct {
+  char *name;   /* material name (Gmsh volume physical group; "box" for box/kershaw) */
+  double kappa; /* > 0 */
+} hx_case_material;
+
+typedef struct {
+  int ntags;
+  char **tags;     /* boundary tag names (box/kershaw: xmin xmax ymin ymax zmin zmax) */
+  hx_bc_type type; /* dirichlet: u = value; neumann: kappa du/dn = value */
+  hx_bc_value_kind value_kind;
+  double value;  /* HX_BCV_NUMBER */
+  hx_expr *expr; /* HX_BCV_EXPR (owned); HX_BCV_EXACT: borrows problem.exact; else NULL */
+} hx_case_boundary;
+
+/* A validated case, after defaults and --set overrides. Plain data: read the
+ * fields directly. Strings and expressions are owned by the case. */
+typedef struct hx_case_s {
+  char *path; /* the case file as given */
+  char *name; /* its base name without .yaml ("poisson_box") */
+  struct {
+    hx_case_mesh_type type;
+    int elements[3];     /* box, kershaw: elements per direction */
+    double extent[3][2]; /* box, kershaw: [x|y|z][min|max]; default unit cube */
+    double eps;          /* kershaw: in (0, 1]; 1 for box/gmsh */
+    double deform;       /* box, kershaw: amplitude of the smooth deformation map, 0 = none */
+    char *file;          /* gmsh: path resolved against the case file's folder; else NULL */
+    char *partitioner;   /* "rcb" | "metis" (hx_partitioner_parse in hx_mesh.h) */
+  } mesh;
+  int order; /* 1..15 */
+  struct {
+    double kappa;   /* constant kappa (> 0) when nmaterials == 0 */
+    int nmaterials; /* > 0: kappa given per material */
+    hx_case_material *materials;
+    double lambda;  /* >= 0 */
+    hx_expr *rhs;   /* always set (problem.rhs is required) */
+    hx_expr *exact; /* NULL when the case gives no exact solution */
+    int nboundary;
+    hx_case_boundary *boundary; /* tags not listed: homogeneous Neumann */
+  } problem;
+  struct {
+    char *type;          /* "pcg" */
+    double tol;          /* relative residual tolerance, in (0, 1) */
+    int max_iterations;  /* >= 1 */
+    char *initial_guess; /* solution.h5 of an earlier run (resolved path), or NULL */
+  } solver;
+  struct {
+    hx_pc_type type;
+  } preconditioner;
+  char *backend; /* "cpu" | "cuda" */
+  struct {
+    char *dir;               /* output folder (relative to the working directory) */
+    int solution;            /* write solution.h5 + solution.xdmf */
+    int history;             /* write history.csv + history.h5 */
+    int progress_every;      /* progress line every N iterations (0: never) */
+    double progress_seconds; /* ... or every S seconds (0: never) */
+  } output;
+  void *impl; /* private: the parsed YAML with positions, for later messages */
+} hx_case;
+
+/* Not collective. Read, parse and validate path; apply nsets overrides
+ * "a.b=value" (value in YAML syntax: 3, 1e-10, [4, 4, 4], cuda, "x^2";
+ * numeric components index lists: problem.boundary.0.type=neumann).
+ * Bad input: HX_ERR_INPUT with a "path:LINE:COL: message". */
+int hx_case_load(const char *path, int nsets, const char *const *sets, hx_case **cs);
+/* Collective over comm: rank 0 reads and validates (including file checks),
+ * the text is broadcast and every rank gets the same case, or the same error
+ * (code and message) on every rank. path/sets must agree across ranks. */
+int hx_case_load_comm(MPI_Comm comm, const char *path, int nsets, const char *const *sets, hx_case **cs);
+/* As hx_case_load from text in memory; name is used in messages and as the
+ * folder that relative file names resolve against (its dirname). */
+int hx_case_load_string(const char *text, const char *name, int nsets, const char *const *sets,
+                        int check_files, hx_case **cs);
+/* Frees *cs and sets it to NULL; accepts NULL. */
+void hx_case_destroy(hx_case **cs);
+/* Replace output.dir (the --output option). */
+int hx_case_set_output_dir(hx_case *cs, const char *dir);
+/* Write the effective case (every key, defaults filled in) as YAML to path,
+ * atomically (path.tmp, then rename). Loading it gives the same case. */
+int hx_case_write_effective(const hx_case *cs, const char *path);
+/* Print the effective setup (a short human-readable block) to out. */
+void hx_case_print(const hx_case *cs, FILE *out);
+/* Check the boundary tags named in the case against the mesh's tag names
+ * (gmsh: call after reading the mesh; box/kershaw tags are checked at load).
+ * An unknown tag gives HX_ERR_INPUT "case.yaml:LINE:COL: ..." at the tag. */
+int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names);
+/* Same for the material names of a kappa map (box/kershaw: "box", checked at load). */
+int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *names);
+/* kappa of material name (problem.kappa when no map is given); < 0 if the
+ * map does not name it. */
+double hx_case_kappa(const hx_case *cs, const char *material);
+/* Names of enum values ("box", "dirichlet", "exact", "jacobi"). */
+const char *hx_case_mesh_type_name(hx_case_mesh_type t);
+const char *hx_bc_type_name(hx_bc_type t);
+const char *hx_pc_type_name(hx_pc_type t);
+
+/* ================================================================ output folder */
+/* Collective. Create dir (and its parents) on rank 0. If dir exists and
+ * force == 0: HX_ERR_INPUT "output directory 'dir' exists; use --force to
+ * overwrite it" on every rank. With force, the previous hexcg outputs in it
+ * (case.yaml, summary.yaml, solution.*, history.*) are removed. *created (may
+ * be NULL) is set to 1 on every rank if the folder did not exist before. */
+int hx_output_prepare_dir(MPI_Comm comm, const char *dir, int force, int *created);
+/* Collective. Undo hx_output_prepare_dir after a late input error: remove
+ * the hexcg outputs in dir, and dir itself if created != 0 and it is empty. */
+int hx_output_discard_dir(MPI_Comm comm, const char *dir, int created);
+/* Not collective. Write len bytes to path atomically (path.tmp + rename). */
+int hx_io_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* ================================================================ residual history */
+typedef struct hx_history_s *hx_history;
+
+int hx_history_create(hx_history *h);
+void hx_history_destroy(hx_history *h);
+/* Append one row (the solver calls it every iteration, iteration 0 = initial residual). */
+int hx_history_append(hx_history h, int iteration, double residual, double rel_residual, double time_s);
+int hx_history_size(hx_history h);
+/* Row i (0-based); any output may be NULL. */
+int hx_history_get(hx_history h, int i, int *iteration, double *residual, double *rel_residual,
+                   double *time_s);
+/* Collective (only rank 0 writes): dir/history.csv ("iteration,residual,
+ * rel_residual,time_s") and dir/history.h5 (1D datasets iteration (int64),
+ * residual, rel_residual, time_s (float64)), each written atomically. */
+int hx_history_write(hx_history h, MPI_Comm comm, const char *dir);
+/* Not collective. Read a history.h5 into a new history. */
+int hx_history_read(const char *path, hx_history *h);
+
+/* ================================================================ solution files */
+/* Collective. Write dir/solution.h5 with parallel HDF5 (every rank writes its
+ * elements collectively; rank r's elements follow those of ranks < r) and
+ * dir/solution.xdmf (rank 0). Per rank: E_local elements with global ids
+ * gid[E_local]; x, y, z, u and exact (NULL when unknown) hold E_local*(p+1)^3
+ * values at the element-local GLL nodes, node (i,j,k) of element e at
+ * e*n^3 + i + n*(j + n*k), n = p+1. Datasets:
+ *   /mesh/coordinates   [N][3] float64, N = E*(p+1)^3 (E global)
+ *   /mesh/connectivity  [E*p^3][8] int64, VTK hexahedron corner order, 0-based
+ *   /mesh/element_id    [E] int64 (the gid of each element row)
+ *   /fields/u, /fields/exact, /fields/error (= u - exact)   [N] float64
+ *   /fields/rank        [E*p^3] int32 (writing rank of each sub-hex)
+ * and root attributes order, num_elements, nodes_per_element, format. */
+int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local, const int64_t *gid,
+                         const double *x, const double *y, const double *z, const double *u,
+                         const double *exact);
+/* Collective. Read /fields/u from a solution.h5 written by
+ * hx_io_write_solution (any number of ranks, any partition) into
+ * u[E_local*(p+1)^3] for this rank's elements gid[E_local]. A different
+ * order or global element count, or a missing element id, gives HX_ERR_INPUT
+ * naming the file (same message on every rank). */
+int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
+                        double *u);
+
+/* ================================================================ run summary */
+/* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */
+typedef struct {
+  int ranks;
+  char backend[16]; /* "cpu" | "cuda" */
+  int64_t elements; /* global elements */
+  int order;
+  int64_t dofs; /* global unique GLL nodes */
+  int iterations;
+  int converged;       /* 1: tolerance reached */
+  char reason[64];     /* "converged: rel_residual < tol", "max_iterations", ... */
+  double residual0;    /* initial residual norm */
+  double residual;     /* final residual norm */
+  double rel_residual; /* residual / residual0 */
+  int exact_known;     /* error_l2 / error_max are meaningful */
+  double error_l2, error_max;
+  /* seconds per phase (max over ranks) */
+  double t_setup, t_operator, t_precond, t_reduction, t_exchange, t_io, t_solve, t_total;
+  double peak_mem_bytes; /* peak resident memory per rank, max over ranks */
+} hx_run_stats;
+
+/* Not collective (call on rank 0). Write dir/summary.yaml atomically. version
+ * and git_hash name this build of hexcg. */
+int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st, const char *version,
+                     const char *git_hash);
+/* Print the final summary table to out. */
+void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out);
+
+/* ================================================================ progress lines */
+typedef struct hx_progress_s *hx_progress;
+
+/* Rank-0 progress printer: a line every every_it iterations (0: never) or
+ * every every_s seconds (0: never), whichever comes first, to out (NULL:
+ * stdout). tol (relative) is used to estimate the iterations left. Ranks
+ * other than 0 (hx_log_rank) and HX_LOG_QUIET print nothing. */
+int hx_progress_create(int every_it, double every_s, double tol, FILE *out, hx_progress *pr);
+void hx_progress_destroy(hx_progress *pr);
+/* Report iteration it with its residual and relative residual; prints when due.
+ * Returns 1 if a line was printed. */
+int hx_progress_update(hx_progress pr, int it, double residual, double rel_residual);
+/* Always print a last line for iteration it (if anything was printed before or verbose). */
+void hx_progress_finish(hx_progress pr, int it, double residual, double rel_residual);
+
+/* ================================================================ reading summaries and bounds */
+/* What hx_summary_read finds in a summary.yaml (io/summary_read.c; used by
+ * `hexcg compare`). Fields the file does not give stay zero / "". */
+typedef struct {
+  hx_run_stats st;      /* ranks, backend, elements, order, dofs, iterations, converged, reason,
+                           residual0/residual/rel_residual, exact_known + error_l2/error_max */
+  char case_name[128];  /* case */
+  char mesh_type[16];   /* mesh.type */
+  char preconditioner[32]; /* solver.preconditioner */
+  double tol;           /* solver.tol */
+  int has_residuals;    /* solver.initial_residual/final_residual/final_rel_residual were given */
+} hx_summary_info;
+
+/* Not collective. Read a summary.yaml written by hx_summary_write. Required:
+ * solver.{iterations, converged, reason} and error (null or {l2, max}); the
+ * other keys are optional and unknown keys are ignored (newer writers). A
+ * missing, malformed or incomplete file gives HX_ERR_INPUT naming it
+ * ("path:LINE:COL: message" where a position is known). */
+int hx_summary_read(const char *path, hx_summary_info *info);
+
+/* Bounds a run must meet (regression cases, `hexcg compare --bounds`). */
+typedef struct {
+  int max_iterations;      /* < 0: no bound */
+  double max_rel_residual; /* final residual / initial residual; < 0: no bound */
+  double max_error_l2, max_error_max; /* < 0: no bound */
+  int converged;           /* -1: no requirement; 0 or 1: the run's converged flag must equal it */
+} hx_bounds;
+
+/* Not collective. Read the `bounds:` mapping of the YAML file path (other
+ * top-level keys are ignored): max_iterations (integer >= 0),
+ * max_rel_residual, max_error_l2, max_error_max (numbers > 0), converged
+ * (true/false). Unknown bound names and bad values give HX_ERR_INPUT
+ * "path:LINE:COL: message". */
+int hx_bounds_read(const char *path, hx_bounds *b);
 
 #ifdef __cplusplus
 }

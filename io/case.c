@@ -1,0 +1,967 @@
+/* Case files: load (libyaml tree), apply --set overrides, validate into an
+ * hx_case, write the effective case, print the setup. Every user error is
+ * HX_ERR_INPUT "file:LINE:COL: message" (see docs/case-format.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io_impl.h"
+
+typedef struct {
+  hx_ydoc doc;
+  char *dir;       /* folder of the case file ("." if none) */
+  int check_files; /* check that referenced files exist */
+} case_impl;
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const char *const top_keys[] = {"mesh",           "order",   "problem", "solver",
+                                       "preconditioner", "backend", "output"};
+static const char *const mesh_keys[] = {"type", "elements", "extent", "eps", "file", "partitioner", "deform"};
+static const char *const problem_keys[] = {"kappa", "lambda", "rhs", "exact", "boundary"};
+static const char *const bnd_keys[] = {"tags", "type", "value"};
+static const char *const solver_keys[] = {"type", "tol", "max_iterations", "initial_guess"};
+static const char *const guess_keys[] = {"file"};
+static const char *const pc_keys[] = {"type"};
+static const char *const output_keys[] = {"dir", "solution", "history", "progress_every", "progress_seconds"};
+static const char *const mesh_types[] = {"box", "kershaw", "gmsh"};
+static const char *const partitioners[] = {"rcb", "metis"};
+static const char *const bc_types[] = {"dirichlet", "neumann"};
+static const char *const pc_types[] = {"none", "jacobi"};
+static const char *const solver_types[] = {"pcg"};
+static const char *const backends[] = {"cpu", "cuda"};
+static const char *const box_tags[] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+static const char *const box_materials[] = {"box"};
+
+const char *hx_case_mesh_type_name(hx_case_mesh_type t) {
+  return (int)t >= 0 && (int)t < NELEM(mesh_types) ? mesh_types[t] : "?";
+}
+const char *hx_bc_type_name(hx_bc_type t) {
+  return (int)t >= 0 && (int)t < NELEM(bc_types) ? bc_types[t] : "?";
+}
+const char *hx_pc_type_name(hx_pc_type t) {
+  return (int)t >= 0 && (int)t < NELEM(pc_types) ? pc_types[t] : "?";
+}
+
+/* ---------------------------------------------------------------- typed values */
+static void join_names(char *buf, size_t len, const char *const *names, int n) {
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s%s", i ? ", " : "", names[i]);
+  }
+}
+
+static const char *kind_name(const hx_ynode *v) {
+  return v->kind == HX_YN_MAP ? "a mapping" : v->kind == HX_YN_SEQ ? "a list" : "a value";
+}
+
+static int want_scalar(const hx_ynode *v, const char *key, const char *what) {
+  if (v->kind != HX_YN_SCALAR) return hx_yerror(v, "%s: expected %s, got %s", key, what, kind_name(v));
+  if (!v->value[0] && !v->quoted) return hx_yerror(v, "%s: no value given (expected %s)", key, what);
+  return HX_SUCCESS;
+}
+
+static int to_double(const char *s, double *d) {
+  char *end = NULL;
+  errno = 0;
+  *d = strtod(s, &end);
+  if (end == s || *end || errno == ERANGE || !isfinite(*d)) return 0;
+  /* no hex floats or 'nan'/'inf' words */
+  for (const char *c = s; *c; c++)
+    if (!strchr("0123456789+-.eE", *c)) return 0;
+  return 1;
+}
+
+static int get_double(const hx_ynode *v, const char *key, double *d) {
+  HX_CALL(want_scalar(v, key, "a number"));
+  if (!to_double(v->value, d)) return hx_yerror(v, "%s: expected a number, got '%s'", key, v->value);
+  return HX_SUCCESS;
+}
+
+static int get_int(const hx_ynode *v, const char *key, long lo, long hi, int *out) {
+  HX_CALL(want_scalar(v, key, "an integer"));
+  char *end = NULL;
+  errno = 0;
+  long x = strtol(v->value, &end, 10);
+  if (end == v->value || *end || errno == ERANGE)
+    return hx_yerror(v, "%s: expected an integer, got '%s'", key, v->value);
+  if (x < lo || x > hi) {
+    if (hi == 2147483647L) return hx_yerror(v, "%s: must be >= %ld, got %ld", key, lo, x);
+    return hx_yerror(v, "%s: must be in %ld..%ld, got %ld", key, lo, hi, x);
+  }
+  *out = (int)x;
+  return HX_SUCCESS;
+}
+
+static int get_bool(const hx_ynode *v, const char *key, int *out) {
+  HX_CALL(want_scalar(v, key, "true or false"));
+  const char *s = v->value;
+  if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+    *out = 1;
+  else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+    *out = 0;
+  else
+    return hx_yerror(v, "%s: expected true or false, got '%s'", key, s);
+  return HX_SUCCESS;
+}
+
+static int get_enum(const hx_ynode *v, const char *key, const char *const *names, int n, int *idx) {
+  char allowed[256];
+  join_names(allowed, sizeof allowed, names, n);
+  HX_CALL(want_scalar(v, key, "one of: "));
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v->value, names[i])) {
+      *idx = i;
+      return HX_SUCCESS;
+    }
+  const char *near = hx_closest(v->value, names, n);
+  if (near)
+    return hx_yerror(v, "%s: unknown value '%s' (did you mean '%s'?); allowed: %s", key, v->value, near,
+                     allowed);
+  return hx_yerror(v, "%s: unknown value '%s'; allowed: %s", key, v->value, allowed);
+}
+
+static int get_string(const hx_ynode *v, const char *key, char **out) {
+  HX_CALL(want_scalar(v, key, "a text"));
+  if (!v->value[0]) return hx_yerror(v, "%s: must not be empty", key);
+  free(*out);
+  *out = hx_io_strdup(v->value);
+  HX_CHECK(*out, HX_ERR_MEM, "out of memory");
+  return HX_SUCCESS;
+}
+
+static int want_map(const hx_ynode *v, const char *key) {
+  if (v->kind != HX_YN_MAP)
+    return hx_yerror(v, "%s: expected a mapping (key: value entries), got %s", key, kind_name(v));
+  return HX_SUCCESS;
+}
+
+/* Unknown keys of map, with "did you mean". section NULL at the top level. */
+static int check_keys(const hx_ynode *map, const char *section, const char *const *allowed, int n) {
+  for (int i = 0; i < map->n; i++) {
+    const char *k = map->keys[i]->value;
+    int ok = 0;
+    for (int j = 0; j < n && !ok; j++) ok = !strcmp(k, allowed[j]);
+    if (ok) continue;
+    char in[128] = "";
+    if (section) snprintf(in, sizeof in, " in %s", section);
+    const char *near = hx_closest(k, allowed, n);
+    if (near) return hx_yerror(map->keys[i], "unknown key '%s'%s (did you mean '%s'?)", k, in, near);
+    char list[512];
+    join_names(list, sizeof list, allowed, n);
+    return hx_yerror(map->keys[i], "unknown key '%s'%s; allowed keys: %s", k, in, list);
+  }
+  return HX_SUCCESS;
+}
+
+static int missing(const hx_ynode *parent, const char *key) {
+  return hx_yerror(parent, "missing required key '%s'", key);
+}
+
+static int compile_expr(const hx_ynode *v, const char *key, hx_expr **e) {
+  HX_CALL(want_scalar(v, key, "an expression in x, y, z"));
+  int err = hx_expr_create(v->value, e);
+  if (err == HX_ERR_INPUT) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hx_error_message());
+    hx_error_clear();
+    return hx_yerror(v, "%s: %s", key, msg);
+  }
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+/* Box/kershaw: the expression must be finite at the corners, edge and face
+ * mid-points and centre of the domain (catches 1/x, log(x), sqrt(x-2)). */
+static int check_finite(const hx_case *cs, const hx_ynode *v, const char *key, const hx_expr *e) {
+  if (cs->mesh.type == HX_CASE_MESH_GMSH || !e) return HX_SUCCESS;
+  for (int c = 0; c < 27; c++) {
+    double p[3];
+    for (int d = 0, cc = c; d < 3; d++, cc /= 3)
+      p[d] = cs->mesh.extent[d][0] + 0.5 * (cc % 3) * (cs->mesh.extent[d][1] - cs->mesh.extent[d][0]);
+    double f = hx_expr_eval(e, p[0], p[1], p[2]);
+    if (!isfinite(f))
+      return hx_yerror(v, "%s: '%s' is not finite at (%g, %g, %g) in the domain (value %g)", key,
+                       hx_expr_text(e), p[0], p[1], p[2], f);
+  }
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- paths */
+static char *path_join_abs(const char *base, const char *file) {
+  char cwd[4096];
+  size_t need = strlen(file) + strlen(base) + 4;
+  if (file[0] == '/') return hx_io_strdup(file);
+  int base_abs = base[0] == '/';
+  if (!base_abs) {
+    if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
+    need += strlen(cwd);
+  }
+  char *r = malloc(need);
+  if (!r) return NULL;
+  const char *b = base;
+  if (!strcmp(b, ".")) b = "";
+  if (base_abs)
+    snprintf(r, need, "%s/%s", b, file);
+  else if (b[0])
+    snprintf(r, need, "%s/%s/%s", cwd, b, file);
+  else
+    snprintf(r, need, "%s/%s", cwd, file);
+  return r;
+}
+
+/* v holds the file name as given; path is what it resolved to. */
+static int check_readable(const hx_ynode *v, const char *key, const char *path, const char *rel) {
+  if (access(path, R_OK) != 0) {
+    int e = errno;
+    if (v->value[0] == '/') return hx_yerror(v, "%s: cannot read '%s': %s", key, v->value, strerror(e));
+    return hx_yerror(v, "%s: cannot read '%s' (relative to %s): %s", key, v->value, rel, strerror(e));
+  }
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- sections */
+static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
+  hx_ynode *mesh = hx_ynode_get(root, "mesh", NULL);
+  if (!mesh) return missing(root, "mesh");
+  HX_CALL(want_map(mesh, "mesh"));
+  HX_CALL(check_keys(mesh, "mesh", mesh_keys, NELEM(mesh_keys)));
+  hx_ynode *v = hx_ynode_get(mesh, "type", NULL), *k = NULL;
+  if (!v) return missing(mesh, "mesh.type");
+  int t = 0;
+  HX_CALL(get_enum(v, "mesh.type", mesh_types, NELEM(mesh_types), &t));
+  cs->mesh.type = (hx_case_mesh_type)t;
+  int gen = cs->mesh.type != HX_CASE_MESH_GMSH;
+  /* keys that do not belong to this mesh type */
+  static const char *const gen_only[] = {"elements", "extent", "deform"};
+  for (int i = 0; i < NELEM(gen_only) && !gen; i++)
+    if (hx_ynode_get(mesh, gen_only[i], &k))
+      return hx_yerror(k, "mesh.%s: not used by a gmsh mesh (only by box and kershaw)", gen_only[i]);
+  if (gen && hx_ynode_get(mesh, "file", &k)) return hx_yerror(k, "mesh.file: only used by a gmsh mesh");
+  if (cs->mesh.type != HX_CASE_MESH_KERSHAW && hx_ynode_get(mesh, "eps", &k))
+    return hx_yerror(k, "mesh.eps: only used by a kershaw mesh");
+
+  for (int d = 0; d < 3; d++) cs->mesh.extent[d][0] = 0.0, cs->mesh.extent[d][1] = 1.0;
+  cs->mesh.eps = 1.0;
+  if (gen) {
+    v = hx_ynode_get(mesh, "elements", NULL);
+    if (!v) return missing(mesh, "mesh.elements");
+    if (v->kind == HX_YN_SCALAR) {
+      int nel = 0;
+      HX_CALL(get_int(v, "mesh.elements", 1, 100000, &nel));
+      for (int d = 0; d < 3; d++) cs->mesh.elements[d] = nel;
+    } else {
+      if (v->kind != HX_YN_SEQ || v->n != 3)
+        return hx_yerror(v, "mesh.elements: expected a list of 3 positive integers [nx, ny, nz]");
+      for (int d = 0; d < 3; d++)
+        HX_CALL(get_int(v->vals[d], "mesh.elements", 1, 100000, &cs->mesh.elements[d]));
+    }
+    v = hx_ynode_get(mesh, "extent", NULL);
+    if (v) {
+      const char *ext_msg = "mesh.extent: expected [[xmin, xmax], [ymin, ymax], [zmin, zmax]]";
+      if (v->kind != HX_YN_SEQ || v->n != 3) return hx_yerror(v, "%s", ext_msg);
+      for (int d = 0; d < 3; d++) {
+        const hx_ynode *r = v->vals[d];
+        if (r->kind != HX_YN_SEQ || r->n != 2) return hx_yerror(r, "%s", ext_msg);
+        HX_CALL(get_double(r->vals[0], "mesh.extent", &cs->mesh.extent[d][0]));
+        HX_CALL(get_double(r->vals[1], "mesh.extent", &cs->mesh.extent[d][1]));
+        if (!(cs->mesh.extent[d][0] < cs->mesh.extent[d][1]))
+          return hx_yerror(r, "mesh.extent: the %c range must have min < max, got [%g, %g]", "xyz"[d],
+                           cs -> mesh.extent[d][0], cs->mesh.extent[d][1]);
+      }
+    }
+    v = hx_ynode_get(mesh, "deform", NULL);
+    if (v) {
+      HX_CALL(get_double(v, "mesh.deform", &cs->mesh.deform));
+      if (!(cs->mesh.deform >= 0.0 && cs->mesh.deform < 0.5))
+        return hx_yerror(v, "mesh.deform: must be in [0, 0.5), got %g", cs->mesh.deform);
+    }
+  }
+  if (cs->mesh.type == HX_CASE_MESH_KERSHAW) {
+    cs->mesh.eps = 0.3;
+    v = hx_ynode_get(mesh, "eps", NULL);
+    if (v) {
+      HX_CALL(get_double(v, "mesh.eps", &cs->mesh.eps));
+      if (!(cs->mesh.eps > 0.0 && cs->mesh.eps <= 1.0))
+        return hx_yerror(v, "mesh.eps: must be in (0, 1], got %g", cs->mesh.eps);
+    }
+    const int *e = cs->mesh.elements;
+    if (cs->mesh.eps < 1.0 && (e[0] % 6 || e[1] % 2 || e[2] % 2))
+      return hx_yerror(
+          hx_ynode_get(mesh, "elements", NULL),
+          "mesh.elements: a kershaw mesh needs nx divisible by 6 and ny, nz even, got [%d, %d, %d]", e[0],
+          e[1], e[2]);
+  }
+  if (!gen) {
+    v = hx_ynode_get(mesh, "file", NULL);
+    if (!v) return missing(mesh, "mesh.file");
+    HX_CALL(want_scalar(v, "mesh.file", "a file name"));
+    cs->mesh.file = path_join_abs(im->dir, v->value);
+    HX_CHECK(cs->mesh.file, HX_ERR_MEM, "out of memory");
+    if (im->check_files) HX_CALL(check_readable(v, "mesh.file", cs->mesh.file, "the case file's folder"));
+  }
+  int part = 0;
+  v = hx_ynode_get(mesh, "partitioner", NULL);
+  if (v) HX_CALL(get_enum(v, "mesh.partitioner", partitioners, NELEM(partitioners), &part));
+  cs->mesh.partitioner = hx_io_strdup(partitioners[part]);
+  HX_CHECK(cs->mesh.partitioner, HX_ERR_MEM, "out of memory");
+  return HX_SUCCESS;
+}
+
+static int load_tags(hx_case *cs, const hx_ynode *tv, const char *key, hx_case_boundary *b) {
+  const hx_ynode *const *items = (const hx_ynode *const *)&tv;
+  int n = 1;
+  if (tv->kind == HX_YN_SEQ) items = (const hx_ynode *const *)tv->vals, n = tv->n;
+  if (tv->kind == HX_YN_MAP || n == 0) return hx_yerror(tv, "%s: expected a list of boundary tag names", key);
+  HX_CALL(hx_calloc((size_t)n, sizeof(char *), &b->tags));
+  b->ntags = n;
+  for (int i = 0; i < n; i++) {
+    HX_CALL(want_scalar(items[i], key, "a boundary tag name"));
+    b->tags[i] = hx_io_strdup(items[i]->value);
+    HX_CHECK(b->tags[i], HX_ERR_MEM, "out of memory");
+  }
+  (void)cs;
+  return HX_SUCCESS;
+}
+
+/* The tag nodes of boundary entry b, in order (a single scalar counts as a list of one). */
+static const hx_ynode *tag_node(const hx_case *cs, int b, int t) {
+  const case_impl *im = cs->impl;
+  const hx_ynode *prob = hx_ynode_get(im->doc.root, "problem", NULL);
+  const hx_ynode *bl = hx_ynode_get(prob, "boundary", NULL);
+  if (!bl || bl->kind != HX_YN_SEQ || b >= bl->n) return prob;
+  const hx_ynode *tv = hx_ynode_get(bl->vals[b], "tags", NULL);
+  if (tv && tv->kind == HX_YN_SEQ && t < tv->n) return tv->vals[t];
+  return tv ? tv : bl->vals[b];
+}
+
+int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names) {
+  for (int b = 0; b < cs->problem.nboundary; b++) {
+    const hx_case_boundary *bd = &cs->problem.boundary[b];
+    for (int t = 0; t < bd->ntags; t++) {
+      int ok = 0;
+      for (int i = 0; i < ntags && !ok; i++) ok = !strcmp(bd->tags[t], names[i]);
+      if (ok) continue;
+      char list[1024];
+      join_names(list, sizeof list, names, ntags);
+      const char *near = hx_closest(bd->tags[t], names, ntags);
+      const char *mt = hx_case_mesh_type_name(cs->mesh.type);
+      if (near)
+        return hx_yerror(
+            tag_node(cs, b, t),
+            "problem.boundary[%d].tags: unknown boundary tag '%s' (did you mean '%s'?); the %s mesh has: %s",
+            b, bd->tags[t], near, mt, list);
+      return hx_yerror(tag_node(cs, b, t),
+                       "problem.boundary[%d].tags: unknown boundary tag '%s'; the %s mesh has: %s", b,
+                       bd->tags[t], mt, list);
+    }
+  }
+  return HX_SUCCESS;
+}
+
+int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *names) {
+  const case_impl *im = cs->impl;
+  const hx_ynode *kv = hx_ynode_get(hx_ynode_get(im->doc.root, "problem", NULL), "kappa", NULL);
+  for (int m = 0; m < cs->problem.nmaterials; m++) {
+    const char *nm = cs->problem.materials[m].name;
+    int ok = 0;
+    for (int i = 0; i < nmat && !ok; i++) ok = !strcmp(nm, names[i]);
+    if (ok) continue;
+    const hx_ynode *at = kv;
+    if (kv && kv->kind == HX_YN_MAP && m < kv->n) at = kv->keys[m];
+    char list[1024];
+    join_names(list, sizeof list, names, nmat);
+    const char *near = hx_closest(nm, names, nmat);
+    if (near)
+      return hx_yerror(at, "problem.kappa: unknown material '%s' (did you mean '%s'?); the mesh has: %s", nm,
+                       near, list);
+    return hx_yerror(at, "problem.kappa: unknown material '%s'; the mesh has: %s", nm, list);
+  }
+  return HX_SUCCESS;
+}
+
+double hx_case_kappa(const hx_case *cs, const char *material) {
+  if (cs->problem.nmaterials == 0) return cs->problem.kappa;
+  for (int m = 0; m < cs->problem.nmaterials; m++)
+    if (material && !strcmp(material, cs->problem.materials[m].name)) return cs->problem.materials[m].kappa;
+  return -1.0;
+}
+
+static int load_problem(hx_case *cs, const hx_ynode *root) {
+  hx_ynode *pr = hx_ynode_get(root, "problem", NULL), *v;
+  if (!pr) return missing(root, "problem");
+  HX_CALL(want_map(pr, "problem"));
+  HX_CALL(check_keys(pr, "problem", problem_keys, NELEM(problem_keys)));
+  cs->problem.kappa = 1.0;
+  if ((v = hx_ynode_get(pr, "kappa", NULL))) {
+    if (v->kind == HX_YN_MAP) {
+      if (v->n == 0) return hx_yerror(v, "problem.kappa: the material map is empty");
+      HX_CALL(hx_calloc((size_t)v->n, sizeof(hx_case_material), &cs->problem.materials));
+      cs->problem.nmaterials = v->n;
+      for (int i = 0; i < v->n; i++) {
+        hx_case_material *m = &cs->problem.materials[i];
+        m->name = hx_io_strdup(v->keys[i]->value);
+        HX_CHECK(m->name, HX_ERR_MEM, "out of memory");
+        char key[256];
+        snprintf(key, sizeof key, "problem.kappa.%s", m->name);
+        HX_CALL(get_double(v->vals[i], key, &m->kappa));
+        if (!(m->kappa > 0)) return hx_yerror(v->vals[i], "%s: must be > 0, got %g", key, m->kappa);
+      }
+    } else {
+      if (v->kind != HX_YN_SCALAR)
+        return hx_yerror(v, "problem.kappa: expected a number or a map from material name to number");
+      HX_CALL(get_double(v, "problem.kappa", &cs->problem.kappa));
+      if (!(cs->problem.kappa > 0))
+        return hx_yerror(v, "problem.kappa: must be > 0, got %g", cs->problem.kappa);
+    }
+  }
+  if ((v = hx_ynode_get(pr, "lambda", NULL))) {
+    HX_CALL(get_double(v, "problem.lambda", &cs->problem.lambda));
+    if (!(cs->problem.lambda >= 0))
+      return hx_yerror(v, "problem.lambda: must be >= 0, got %g", cs->problem.lambda);
+  }
+  if (!(v = hx_ynode_get(pr, "rhs", NULL))) return missing(pr, "problem.rhs");
+  HX_CALL(compile_expr(v, "problem.rhs", &cs->problem.rhs));
+  HX_CALL(check_finite(cs, v, "problem.rhs", cs->problem.rhs));
+  if ((v = hx_ynode_get(pr, "exact", NULL))) {
+    HX_CALL(compile_expr(v, "problem.exact", &cs->problem.exact));
+    HX_CALL(check_finite(cs, v, "problem.exact", cs->problem.exact));
+  }
+
+  hx_ynode *bl = hx_ynode_get(pr, "boundary", NULL);
+  int ndir = 0;
+  if (bl) {
+    if (bl->kind != HX_YN_SEQ)
+      return hx_yerror(bl,
+                       "problem.boundary: expected a list of {tags: [...], type: ..., value: ...} entries");
+    HX_CALL(hx_calloc((size_t)bl->n, sizeof(hx_case_boundary), &cs->problem.boundary));
+    for (int b = 0; b < bl->n; b++) {
+      hx_ynode *e = bl->vals[b];
+      hx_case_boundary *bd = &cs->problem.boundary[b];
+      cs->problem.nboundary = b + 1;
+      char key[160], sect[64];
+      snprintf(sect, sizeof sect, "problem.boundary[%d]", b);
+      HX_CALL(want_map(e, sect));
+      HX_CALL(check_keys(e, sect, bnd_keys, NELEM(bnd_keys)));
+      snprintf(key, sizeof key, "%s.tags", sect);
+      if (!(v = hx_ynode_get(e, "tags", NULL))) return missing(e, key);
+      HX_CALL(load_tags(cs, v, key, bd));
+      snprintf(key, sizeof key, "%s.type", sect);
+      if (!(v = hx_ynode_get(e, "type", NULL))) return missing(e, key);
+      int t = 0;
+      HX_CALL(get_enum(v, key, bc_types, NELEM(bc_types), &t));
+      bd->type = (hx_bc_type)t;
+      ndir += bd->type == HX_BC_DIRICHLET;
+      snprintf(key, sizeof key, "%s.value", sect);
+      bd->value_kind = HX_BCV_NUMBER;
+      if ((v = hx_ynode_get(e, "value", NULL))) {
+        HX_CALL(want_scalar(v, key, "a number, an expression or 'exact'"));
+        if (!strcmp(v->value, "exact")) {
+          if (!cs->problem.exact) return hx_yerror(v, "%s: 'exact' needs problem.exact", key);
+          if (bd->type != HX_BC_DIRICHLET)
+            return hx_yerror(v, "%s: 'exact' is only supported on dirichlet boundaries", key);
+          bd->value_kind = HX_BCV_EXACT;
+          bd->expr = cs->problem.exact;
+        } else if (!to_double(v->value, &bd->value)) {
+          HX_CALL(compile_expr(v, key, &bd->expr));
+          bd->value_kind = HX_BCV_EXPR;
+          HX_CALL(check_finite(cs, v, key, bd->expr));
+        }
+      }
+    }
+    /* a tag in two entries is ambiguous */
+    for (int b = 0; b < cs->problem.nboundary; b++)
+      for (int t = 0; t < cs->problem.boundary[b].ntags; t++)
+        for (int b2 = 0; b2 <= b; b2++)
+          for (int t2 = 0; t2 < (b2 == b ? t : cs->problem.boundary[b2].ntags); t2++)
+            if (!strcmp(cs->problem.boundary[b].tags[t], cs->problem.boundary[b2].tags[t2]))
+              return hx_yerror(tag_node(cs, b, t),
+                               "problem.boundary[%d].tags: tag '%s' is already given in problem.boundary[%d]",
+                               b, cs->problem.boundary[b].tags[t], b2);
+  }
+  if (ndir == 0 && cs->problem.lambda == 0.0)
+    return hx_yerror(bl ? bl : pr,
+                     "problem: no dirichlet boundary and lambda = 0: the solution is not unique "
+                     "(add a dirichlet boundary or set lambda > 0)");
+  if (cs->mesh.type != HX_CASE_MESH_GMSH) {
+    HX_CALL(hx_case_check_tags(cs, NELEM(box_tags), box_tags));
+    HX_CALL(hx_case_check_materials(cs, NELEM(box_materials), box_materials));
+  }
+  return HX_SUCCESS;
+}
+
+static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
+  hx_ynode *s = hx_ynode_get(root, "solver", NULL), *v;
+  cs->solver.tol = 1e-8;
+  cs->solver.max_iterations = 1000;
+  int t = 0;
+  if (s) {
+    HX_CALL(want_map(s, "solver"));
+    HX_CALL(check_keys(s, "solver", solver_keys, NELEM(solver_keys)));
+    if ((v = hx_ynode_get(s, "type", NULL)))
+      HX_CALL(get_enum(v, "solver.type", solver_types, NELEM(solver_types), &t));
+    if ((v = hx_ynode_get(s, "tol", NULL))) {
+      HX_CALL(get_double(v, "solver.tol", &cs->solver.tol));
+      if (!(cs->solver.tol > 0 && cs->solver.tol < 1))
+        return hx_yerror(v, "solver.tol: must be in (0, 1), got %g", cs->solver.tol);
+    }
+    if ((v = hx_ynode_get(s, "max_iterations", NULL)))
+      HX_CALL(get_int(v, "solver.max_iterations", 1, 2147483647L, &cs->solver.max_iterations));
+    if ((v = hx_ynode_get(s, "initial_guess", NULL))) {
+      if (v->kind == HX_YN_MAP) {
+        HX_CALL(check_keys(v, "solver.initial_guess", guess_keys, NELEM(guess_keys)));
+        hx_ynode *f = hx_ynode_get(v, "file", NULL);
+        if (!f) return missing(v, "solver.initial_guess.file");
+        v = f;
+      }
+      HX_CALL(want_scalar(v, "solver.initial_guess.file", "a solution.h5 file name"));
+      cs->solver.initial_guess = path_join_abs(".", v->value);
+      HX_CHECK(cs->solver.initial_guess, HX_ERR_MEM, "out of memory");
+      if (im->check_files)
+        HX_CALL(check_readable(v, "solver.initial_guess.file", cs->solver.initial_guess,
+                               "the working directory"));
+    }
+  }
+  cs->solver.type = hx_io_strdup(solver_types[t]);
+  HX_CHECK(cs->solver.type, HX_ERR_MEM, "out of memory");
+  return HX_SUCCESS;
+}
+
+static int load_rest(hx_case *cs, const hx_ynode *root) {
+  hx_ynode *v, *s;
+  int t = HX_PC_JACOBI;
+  if ((s = hx_ynode_get(root, "preconditioner", NULL))) {
+    v = s;
+    if (s->kind == HX_YN_MAP) {
+      HX_CALL(check_keys(s, "preconditioner", pc_keys, NELEM(pc_keys)));
+      if (!(v = hx_ynode_get(s, "type", NULL))) return missing(s, "preconditioner.type");
+    }
+    HX_CALL(get_enum(v, "preconditioner.type", pc_types, NELEM(pc_types), &t));
+  }
+  cs->preconditioner.type = (hx_pc_type)t;
+  t = 0;
+  if ((v = hx_ynode_get(root, "backend", NULL)))
+    HX_CALL(get_enum(v, "backend", backends, NELEM(backends), &t));
+  cs->backend = hx_io_strdup(backends[t]);
+  HX_CHECK(cs->backend, HX_ERR_MEM, "out of memory");
+
+  cs->output.solution = 1;
+  cs->output.history = 1;
+  cs->output.progress_every = 50;
+  cs->output.progress_seconds = 10.0;
+  if ((s = hx_ynode_get(root, "output", NULL))) {
+    HX_CALL(want_map(s, "output"));
+    HX_CALL(check_keys(s, "output", output_keys, NELEM(output_keys)));
+    if ((v = hx_ynode_get(s, "dir", NULL))) HX_CALL(get_string(v, "output.dir", &cs->output.dir));
+    if ((v = hx_ynode_get(s, "solution", NULL)))
+      HX_CALL(get_bool(v, "output.solution", &cs->output.solution));
+    if ((v = hx_ynode_get(s, "history", NULL))) HX_CALL(get_bool(v, "output.history", &cs->output.history));
+    if ((v = hx_ynode_get(s, "progress_every", NULL)))
+      HX_CALL(get_int(v, "output.progress_every", 0, 2147483647L, &cs->output.progress_every));
+    if ((v = hx_ynode_get(s, "progress_seconds", NULL))) {
+      HX_CALL(get_double(v, "output.progress_seconds", &cs->output.progress_seconds));
+      if (!(cs->output.progress_seconds >= 0))
+        return hx_yerror(v, "output.progress_seconds: must be >= 0, got %g", cs->output.progress_seconds);
+    }
+  }
+  if (!cs->output.dir) {
+    size_t n = strlen(cs->name) + 8;
+    cs->output.dir = malloc(n);
+    HX_CHECK(cs->output.dir, HX_ERR_MEM, "out of memory");
+    snprintf(cs->output.dir, n, "out/%s", cs->name);
+  }
+  return HX_SUCCESS;
+}
+
+static int validate(hx_case *cs, case_impl *im) {
+  const hx_ynode *root = im->doc.root;
+  if (!root)
+    return HX_ERROR(HX_ERR_INPUT, "%s:1:1: the case file is empty (expected mesh, order, problem, ...)",
+                    cs->path);
+  if (root->kind != HX_YN_MAP)
+    return hx_yerror(root,
+                     "expected a mapping of sections (mesh, order, problem, ...) at the top level, got %s",
+                     kind_name(root));
+  HX_CALL(check_keys(root, NULL, top_keys, NELEM(top_keys)));
+  HX_CALL(load_mesh(cs, im, root));
+  hx_ynode *v = hx_ynode_get(root, "order", NULL);
+  if (!v) return missing(root, "order");
+  HX_CALL(get_int(v, "order", 1, 15, &cs->order));
+  HX_CALL(load_problem(cs, root));
+  HX_CALL(load_solver(cs, im, root));
+  HX_CALL(load_rest(cs, root));
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- create / destroy */
+void hx_case_destroy(hx_case **csp) {
+  if (!csp || !*csp) return;
+  hx_case *cs = *csp;
+  free(cs->path);
+  free(cs->name);
+  free(cs->mesh.file);
+  free(cs->mesh.partitioner);
+  for (int m = 0; m < cs->problem.nmaterials; m++) free(cs->problem.materials[m].name);
+  free(cs->problem.materials);
+  for (int b = 0; b < cs->problem.nboundary; b++) {
+    hx_case_boundary *bd = &cs->problem.boundary[b];
+    for (int t = 0; t < bd->ntags; t++) free(bd->tags[t]);
+    free(bd->tags);
+    if (bd->value_kind == HX_BCV_EXPR) hx_expr_destroy(&bd->expr);
+  }
+  free(cs->problem.boundary);
+  hx_expr_destroy(&cs->problem.rhs);
+  hx_expr_destroy(&cs->problem.exact);
+  free(cs->solver.type);
+  free(cs->solver.initial_guess);
+  free(cs->backend);
+  free(cs->output.dir);
+  case_impl *im = cs->impl;
+  if (im) {
+    hx_ydoc_free(&im->doc);
+    free(im->dir);
+    free(im);
+  }
+  free(cs);
+  *csp = NULL;
+}
+
+static int case_new(const char *name, int check_files, hx_case **out) {
+  hx_case *cs = calloc(1, sizeof *cs);
+  HX_CHECK(cs, HX_ERR_MEM, "out of memory");
+  case_impl *im = calloc(1, sizeof *im);
+  cs->impl = im;
+  cs->path = hx_io_strdup(name);
+  if (!im || !cs->path) {
+    hx_case_destroy(&cs);
+    return HX_ERROR(HX_ERR_MEM, "out of memory");
+  }
+  im->check_files = check_files;
+  const char *slash = strrchr(name, '/');
+  const char *base = slash ? slash + 1 : name;
+  im->dir = slash ? malloc((size_t)(slash - name) + 2) : hx_io_strdup(".");
+  if (im->dir && slash) {
+    size_t n = slash == name ? 1 : (size_t)(slash - name);
+    memcpy(im->dir, name, n);
+    im->dir[n] = '\0';
+  }
+  cs->name = hx_io_strdup(base);
+  if (!im->dir || !cs->name) {
+    hx_case_destroy(&cs);
+    return HX_ERROR(HX_ERR_MEM, "out of memory");
+  }
+  char *dot = strrchr(cs->name, '.');
+  if (dot && dot != cs->name && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"))) *dot = '\0';
+  *out = cs;
+  return HX_SUCCESS;
+}
+
+int hx_case_load_string(const char *text, const char *name, int nsets, const char *const *sets,
+                        int check_files, hx_case **out) {
+  *out = NULL;
+  hx_case *cs = NULL;
+  HX_CALL(case_new(name, check_files, &cs));
+  case_impl *im = cs->impl;
+  int err = hx_ydoc_parse(&im->doc, text, strlen(text), name, 0);
+  for (int i = 0; i < nsets && !err; i++) err = hx_ydoc_apply_set(&im->doc, sets[i]);
+  if (!err) err = validate(cs, im);
+  if (err) {
+    hx_case_destroy(&cs);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  *out = cs;
+  return HX_SUCCESS;
+}
+
+static int read_text(const char *path, char **text) {
+  *text = NULL;
+  FILE *f = fopen(path, "rb");
+  HX_CHECK(f, HX_ERR_INPUT, "cannot read case file '%s': %s", path, strerror(errno));
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  int err = buf ? HX_SUCCESS : HX_ERROR(HX_ERR_MEM, "out of memory");
+  while (!err) {
+    if (len + 1 >= cap) {
+      char *nb = cap < ((size_t)64 << 20) ? realloc(buf, cap * 2) : NULL;
+      if (!nb) {
+        err = HX_ERROR(HX_ERR_INPUT, "case file '%s' is too large", path);
+        break;
+      }
+      buf = nb, cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - 1 - len, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f)) err = HX_ERROR(HX_ERR_INPUT, "cannot read case file '%s': %s", path, strerror(errno));
+      break;
+    }
+  }
+  fclose(f);
+  if (err) {
+    free(buf);
+    return err;
+  }
+  buf[len] = '\0';
+  if (strlen(buf) != len) {
+    free(buf);
+    return HX_ERROR(HX_ERR_INPUT, "%s: not a text file (contains NUL bytes)", path);
+  }
+  *text = buf;
+  return HX_SUCCESS;
+}
+
+int hx_case_load(const char *path, int nsets, const char *const *sets, hx_case **cs) {
+  *cs = NULL;
+  char *text = NULL;
+  HX_CALL(read_text(path, &text));
+  int err = hx_case_load_string(text, path, nsets, sets, 1, cs);
+  free(text);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+int hx_case_load_comm(MPI_Comm comm, const char *path, int nsets, const char *const *sets, hx_case **cs) {
+  *cs = NULL;
+  int rank = 0;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  char *text = NULL;
+  int err = HX_SUCCESS;
+  if (rank == 0) {
+    err = read_text(path, &text);
+    if (!err) err = hx_case_load_string(text, path, nsets, sets, 1, cs);
+  }
+  err = hx_io_bcast_error(comm, 0, err);
+  if (err) {
+    free(text);
+    hx_case_destroy(cs);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  long long len = rank == 0 ? (long long)strlen(text) : 0;
+  HX_MPI(MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm));
+  if (rank != 0) {
+    text = malloc((size_t)len + 1);
+    HX_CHECK(text, HX_ERR_MEM, "out of memory");
+    text[len] = '\0';
+  }
+  if (len > 0) HX_MPI(MPI_Bcast(text, (int)len, MPI_CHAR, 0, comm));
+  if (rank != 0) err = hx_case_load_string(text, path, nsets, sets, 0, cs);
+  free(text);
+  /* rank 0 validated the same text; agree anyway */
+  int any = err, anyall = 0;
+  MPI_Allreduce(&any, &anyall, 1, MPI_INT, MPI_MAX, comm);
+  if (anyall) {
+    hx_case_destroy(cs);
+    if (!err) err = HX_ERROR(HX_ERR_INTERNAL, "case '%s' validated on rank 0 but not on another rank", path);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  return HX_SUCCESS;
+}
+
+int hx_case_set_output_dir(hx_case *cs, const char *dir) {
+  HX_CHECK(dir && dir[0], HX_ERR_INPUT, "--output: the folder name must not be empty");
+  char *d = hx_io_strdup(dir);
+  HX_CHECK(d, HX_ERR_MEM, "out of memory");
+  free(cs->output.dir);
+  cs->output.dir = d;
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- effective case */
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int err;
+} sbuf;
+
+static void sb_printf(sbuf *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sb_printf(sbuf *s, const char *fmt, ...) {
+  if (s->err) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? s->cap - s->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      s->err = 1;
+      return;
+    }
+    if (s->buf && s->len + (size_t)n < s->cap) {
+      s->len += (size_t)n;
+      return;
+    }
+    size_t cap = (s->cap ? s->cap * 2 : 4096) + (size_t)n;
+    char *nb = realloc(s->buf, cap);
+    if (!nb) {
+      s->err = 1;
+      return;
+    }
+    s->buf = nb, s->cap = cap;
+  }
+}
+
+/* A double-quoted YAML string. */
+static void sb_quoted(sbuf *s, const char *str) {
+  sb_printf(s, "\"");
+  for (const char *c = str; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      sb_printf(s, "\\%c", *c);
+    else if (*c == '\n')
+      sb_printf(s, "\\n");
+    else if (*c == '\t')
+      sb_printf(s, "\\t");
+    else if ((unsigned char)*c < 0x20)
+      sb_printf(s, "\\x%02x", (unsigned char)*c);
+    else
+      sb_printf(s, "%c", *c);
+  }
+  sb_printf(s, "\"");
+}
+
+static int case_yaml(const hx_case *cs, sbuf *s) {
+  char a[40], b[40];
+  sb_printf(s, "# effective case of %s (defaults and overrides applied)\n", cs->path);
+  sb_printf(s, "mesh:\n  type: %s\n", hx_case_mesh_type_name(cs->mesh.type));
+  if (cs->mesh.type != HX_CASE_MESH_GMSH) {
+    sb_printf(s, "  elements: [%d, %d, %d]\n  extent: [", cs->mesh.elements[0], cs->mesh.elements[1],
+              cs->mesh.elements[2]);
+    for (int d = 0; d < 3; d++) {
+      hx_io_fmt_double(a, sizeof a, cs->mesh.extent[d][0]);
+      hx_io_fmt_double(b, sizeof b, cs->mesh.extent[d][1]);
+      sb_printf(s, "%s[%s, %s]", d ? ", " : "", a, b);
+    }
+    sb_printf(s, "]\n");
+    hx_io_fmt_double(a, sizeof a, cs->mesh.deform);
+    sb_printf(s, "  deform: %s\n", a);
+  }
+  if (cs->mesh.type == HX_CASE_MESH_KERSHAW) {
+    hx_io_fmt_double(a, sizeof a, cs->mesh.eps);
+    sb_printf(s, "  eps: %s\n", a);
+  }
+  if (cs->mesh.file) {
+    sb_printf(s, "  file: ");
+    sb_quoted(s, cs->mesh.file);
+    sb_printf(s, "\n");
+  }
+  sb_printf(s, "  partitioner: %s\norder: %d\nproblem:\n", cs->mesh.partitioner, cs->order);
+  if (cs->problem.nmaterials) {
+    sb_printf(s, "  kappa:\n");
+    for (int m = 0; m < cs->problem.nmaterials; m++) {
+      hx_io_fmt_double(a, sizeof a, cs->problem.materials[m].kappa);
+      sb_printf(s, "    ");
+      sb_quoted(s, cs->problem.materials[m].name);
+      sb_printf(s, ": %s\n", a);
+    }
+  } else {
+    hx_io_fmt_double(a, sizeof a, cs->problem.kappa);
+    sb_printf(s, "  kappa: %s\n", a);
+  }
+  hx_io_fmt_double(a, sizeof a, cs->problem.lambda);
+  sb_printf(s, "  lambda: %s\n  rhs: ", a);
+  sb_quoted(s, hx_expr_text(cs->problem.rhs));
+  sb_printf(s, "\n");
+  if (cs->problem.exact) {
+    sb_printf(s, "  exact: ");
+    sb_quoted(s, hx_expr_text(cs->problem.exact));
+    sb_printf(s, "\n");
+  }
+  if (cs->problem.nboundary)
+    sb_printf(s, "  boundary:\n");
+  else
+    sb_printf(s, "  boundary: []\n");
+  for (int i = 0; i < cs->problem.nboundary; i++) {
+    const hx_case_boundary *bd = &cs->problem.boundary[i];
+    sb_printf(s, "    - tags: [");
+    for (int t = 0; t < bd->ntags; t++) {
+      sb_printf(s, "%s", t ? ", " : "");
+      sb_quoted(s, bd->tags[t]);
+    }
+    sb_printf(s, "]\n      type: %s\n      value: ", hx_bc_type_name(bd->type));
+    if (bd->value_kind == HX_BCV_EXACT)
+      sb_printf(s, "exact");
+    else if (bd->value_kind == HX_BCV_EXPR)
+      sb_quoted(s, hx_expr_text(bd->expr));
+    else {
+      hx_io_fmt_double(a, sizeof a, bd->value);
+      sb_printf(s, "%s", a);
+    }
+    sb_printf(s, "\n");
+  }
+  hx_io_fmt_double(a, sizeof a, cs->solver.tol);
+  sb_printf(s, "solver:\n  type: %s\n  tol: %s\n  max_iterations: %d\n", cs->solver.type, a,
+            cs->solver.max_iterations);
+  if (cs->solver.initial_guess) {
+    sb_printf(s, "  initial_guess: {file: ");
+    sb_quoted(s, cs->solver.initial_guess);
+    sb_printf(s, "}\n");
+  }
+  sb_printf(s, "preconditioner:\n  type: %s\nbackend: %s\noutput:\n  dir: ",
+            hx_pc_type_name(cs->preconditioner.type), cs->backend);
+  sb_quoted(s, cs->output.dir);
+  hx_io_fmt_double(a, sizeof a, cs->output.progress_seconds);
+  sb_printf(s, "\n  solution: %s\n  history: %s\n  progress_every: %d\n  progress_seconds: %s\n",
+            cs->output.solution ? "true" : "false", cs->output.history ? "true" : "false",
+            cs->output.progress_every, a);
+  HX_CHECK(!s->err, HX_ERR_MEM, "out of memory formatting the effective case");
+  return HX_SUCCESS;
+}
+
+int hx_case_write_effective(const hx_case *cs, const char *path) {
+  sbuf s = {0};
+  int err = case_yaml(cs, &s);
+  if (!err) err = hx_io_write_file_atomic(path, s.buf, s.len);
+  free(s.buf);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+void hx_case_print(const hx_case *cs, FILE *out) {
+  fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
+  if (cs->mesh.type == HX_CASE_MESH_GMSH) {
+    fprintf(out, "mesh         gmsh %s, partitioner %s\n", cs->mesh.file, cs->mesh.partitioner);
+  } else {
+    fprintf(out, "mesh         %s %d x %d x %d on [%g, %g] x [%g, %g] x [%g, %g]",
+            hx_case_mesh_type_name(cs->mesh.type), cs->mesh.elements[0], cs->mesh.elements[1],
+            cs->mesh.elements[2], cs->mesh.extent[0][0], cs->mesh.extent[0][1], cs->mesh.extent[1][0],
+            cs->mesh.extent[1][1], cs->mesh.extent[2][0], cs->mesh.extent[2][1]);
+    if (cs->mesh.type == HX_CASE_MESH_KERSHAW) fprintf(out, ", eps %g", cs->mesh.eps);
+    if (cs->mesh.deform > 0) fprintf(out, ", deform %g", cs->mesh.deform);
+    fprintf(out, ", partitioner %s\n", cs->mesh.partitioner);
+  }
+  fprintf(out, "order        %d\n", cs->order);
+  if (cs->problem.nmaterials) {
+    fprintf(out, "problem      kappa per material:");
+    for (int m = 0; m < cs->problem.nmaterials; m++)
+      fprintf(out, " %s=%g", cs->problem.materials[m].name, cs->problem.materials[m].kappa);
+    fprintf(out, ", lambda %g\n", cs->problem.lambda);
+  } else {
+    fprintf(out, "problem      kappa %g, lambda %g\n", cs->problem.kappa, cs->problem.lambda);
+  }
+  fprintf(out, "  rhs        %s\n", hx_expr_text(cs->problem.rhs));
+  if (cs->problem.exact) fprintf(out, "  exact      %s\n", hx_expr_text(cs->problem.exact));
+  for (int i = 0; i < cs->problem.nboundary; i++) {
+    const hx_case_boundary *bd = &cs->problem.boundary[i];
+    fprintf(out, "  boundary  ");
+    for (int t = 0; t < bd->ntags; t++) fprintf(out, " %s", bd->tags[t]);
+    fprintf(out, ": %s, ", hx_bc_type_name(bd->type));
+    if (bd->value_kind == HX_BCV_EXACT)
+      fprintf(out, "exact\n");
+    else if (bd->value_kind == HX_BCV_EXPR)
+      fprintf(out, "%s\n", hx_expr_text(bd->expr));
+    else
+      fprintf(out, "%g\n", bd->value);
+  }
+  fprintf(out, "solver       %s, tol %g, max %d iterations, preconditioner %s\n", cs->solver.type,
+          cs->solver.tol, cs->solver.max_iterations, hx_pc_type_name(cs->preconditioner.type));
+  if (cs->solver.initial_guess) fprintf(out, "  initial    %s\n", cs->solver.initial_guess);
+  fprintf(out, "backend      %s\n", cs->backend);
+  fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,
+          cs->output.solution ? "yes" : "no", cs->output.history ? "yes" : "no");
+}

@@ -1,0 +1,84 @@
+/* Expressions in x, y, z through libmatheval (see hx_io.h). libmatheval
+ * knows the constants pi and e itself; every other identifier is a variable,
+ * and only x, y and z are allowed. */
+#include <math.h>
+#include <matheval.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_io.h"
+
+struct hx_expr_s {
+  void *ev;   /* libmatheval evaluator */
+  char *text; /* as given */
+  int constant;
+};
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+int hx_expr_create(const char *text, hx_expr **e) {
+  *e = NULL;
+  HX_CHECK(text, HX_ERR_ARG, "NULL expression text");
+  const char *t = text;
+  while (*t == ' ' || *t == '\t') t++;
+  HX_CHECK(*t, HX_ERR_INPUT, "empty expression");
+  /* libmatheval's parser needs a writable, newline-free string */
+  char *buf = dupstr(text);
+  HX_CHECK(buf, HX_ERR_MEM, "out of memory");
+  for (char *c = buf; *c; c++)
+    if (*c == '\n' || *c == '\r') *c = ' ';
+  void *ev = evaluator_create(buf);
+  free(buf);
+  HX_CHECK(ev, HX_ERR_INPUT, "cannot parse expression '%s'", text);
+  char **names = NULL;
+  int count = 0;
+  evaluator_get_variables(ev, &names, &count);
+  int constant = 1;
+  for (int i = 0; i < count; i++) {
+    if (!strcmp(names[i], "x") || !strcmp(names[i], "y") || !strcmp(names[i], "z")) {
+      constant = 0;
+      continue;
+    }
+    char bad[64];
+    snprintf(bad, sizeof bad, "%s", names[i]);
+    evaluator_destroy(ev);
+    return HX_ERROR(HX_ERR_INPUT, "unknown variable '%s' in expression '%s' (allowed: x, y, z, pi, e)", bad,
+                    text);
+  }
+  hx_expr *r = calloc(1, sizeof *r);
+  if (r) r->text = dupstr(text);
+  if (!r || !r->text) {
+    evaluator_destroy(ev);
+    if (r) free(r);
+    return HX_ERROR(HX_ERR_MEM, "out of memory");
+  }
+  r->ev = ev;
+  r->constant = constant;
+  *e = r;
+  return HX_SUCCESS;
+}
+
+void hx_expr_destroy(hx_expr **e) {
+  if (!e || !*e) return;
+  evaluator_destroy((*e)->ev);
+  free((*e)->text);
+  free(*e);
+  *e = NULL;
+}
+
+const char *hx_expr_text(const hx_expr *e) { return e ? e->text : ""; }
+int hx_expr_is_constant(const hx_expr *e) { return e ? e->constant : 1; }
+
+double hx_expr_eval(const hx_expr *e, double x, double y, double z) {
+  return evaluator_evaluate_x_y_z(e->ev, x, y, z);
+}
+
+void hx_expr_eval_array(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
+                        double *f) {
+  for (size_t i = 0; i < n; i++) f[i] = evaluator_evaluate_x_y_z(e->ev, x[i], y[i], z[i]);
+}

@@ -1,0 +1,69 @@
+/* Private to io/: a small YAML document tree with source positions, shared
+ * helpers for messages and files. */
+#ifndef HX_IO_IMPL_H
+#define HX_IO_IMPL_H
+
+#include "hx_io.h"
+
+/* Where a node came from: a file (messages "name:LINE:COL: ...") or a
+ * command-line override (messages "--set a.b=v: ..."). */
+typedef struct hx_ysrc {
+  char *name;
+  int is_set;
+  struct hx_ysrc *next; /* list owned by the document */
+} hx_ysrc;
+
+typedef enum { HX_YN_SCALAR, HX_YN_SEQ, HX_YN_MAP } hx_ynode_kind;
+
+typedef struct hx_ynode {
+  hx_ynode_kind kind;
+  char *value;   /* scalar text ("" for an empty value) */
+  int quoted;    /* scalar written in quotes */
+  int line, col; /* 1-based start position */
+  const hx_ysrc *src;
+  int n, cap;
+  struct hx_ynode **keys; /* map: key scalars */
+  struct hx_ynode **vals; /* map values / sequence items */
+} hx_ynode;
+
+typedef struct {
+  hx_ynode *root;
+  hx_ysrc *srcs;
+} hx_ydoc;
+
+/* Parse YAML text (one document) into doc; a syntax error is HX_ERR_INPUT
+ * "src:LINE:COL: YAML syntax error: ...". An empty document gives root NULL. */
+int hx_ydoc_parse(hx_ydoc *doc, const char *text, size_t len, const char *srcname, int is_set);
+void hx_ydoc_free(hx_ydoc *doc);
+/* Apply one "a.b.c=value" override. */
+int hx_ydoc_apply_set(hx_ydoc *doc, const char *set);
+/* Value of key in map (NULL if absent or map is not a mapping); *key_node too if non-NULL. */
+hx_ynode *hx_ynode_get(const hx_ynode *map, const char *key, hx_ynode **key_node);
+void hx_ynode_free(hx_ynode *n);
+
+/* Record an HX_ERR_INPUT at node n: "src:LINE:COL: message". */
+int hx_yerror(const hx_ynode *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Position prefix of n ("case.yaml:3:5" or "--set a=b") into buf. */
+void hx_ynode_where(const hx_ynode *n, char *buf, size_t len);
+
+/* Levenshtein distance (for "did you mean"). */
+int hx_edit_distance(const char *a, const char *b);
+/* The closest of names[0..n-1] to s if close enough, else NULL. */
+const char *hx_closest(const char *s, const char *const *names, int n);
+
+char *hx_io_strdup(const char *s);
+/* A double as the shortest text that reads back exactly, always with a '.' in
+ * the mantissa (1.0, 1.0e-10) so that YAML 1.1 readers see a float. */
+void hx_io_fmt_double(char *buf, size_t len, double v);
+/* Broadcast the error state (code and message) of root to every rank of comm;
+ * returns the code (HX_SUCCESS when root succeeded). */
+int hx_io_bcast_error(MPI_Comm comm, int root, int code);
+/* Collective: if any rank has code != 0, every rank returns the error (code and
+ * message) of the lowest such rank. */
+int hx_io_agree_error(MPI_Comm comm, int code);
+
+#endif

@@ -1,0 +1,103 @@
+/* summary.yaml and the final summary table. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io_impl.h"
+
+static void yq(char *out, size_t len, const char *s) {
+  size_t o = 0;
+  if (len < 3) return;
+  out[o++] = '"';
+  for (; *s && o + 3 < len; s++) {
+    if (*s == '"' || *s == '\\') out[o++] = '\\';
+    out[o++] = (unsigned char)*s < 0x20 ? ' ' : *s;
+  }
+  out[o++] = '"';
+  out[o] = '\0';
+}
+
+int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st, const char *version,
+                     const char *git_hash) {
+  size_t cap = 8192;
+  char *b = malloc(cap);
+  HX_CHECK(b, HX_ERR_MEM, "out of memory");
+  char q1[1024], q2[1024], q3[1024], libs[512], date[64], f1[40], f2[40], f3[40];
+  time_t now = time(NULL);
+  struct tm tmv;
+  gmtime_r(&now, &tmv);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  hx_io_library_versions(libs, sizeof libs);
+  size_t n = 0;
+#define P(...) n += (size_t)snprintf(b + n, n < cap ? cap - n : 0, __VA_ARGS__)
+  yq(q1, sizeof q1, cs->name);
+  yq(q2, sizeof q2, cs->path);
+  P("# hexcg run summary\ncase: %s\ncase_file: %s\n", q1, q2);
+  yq(q1, sizeof q1, version ? version : HX_VERSION_STRING);
+  yq(q2, sizeof q2, git_hash ? git_hash : "unknown");
+  yq(q3, sizeof q3, libs);
+  P("hexcg: {version: %s, git: %s}\nlibraries: %s\ndate: %s\n", q1, q2, q3, date);
+  yq(q1, sizeof q1, st->backend);
+  P("ranks: %d\nbackend: %s\n", st->ranks, q1);
+  P("mesh: {type: %s, elements: %lld}\n", hx_case_mesh_type_name(cs->mesh.type), (long long)st->elements);
+  P("order: %d\ndofs: %lld\n", st->order, (long long)st->dofs);
+  yq(q1, sizeof q1, st->reason);
+  hx_io_fmt_double(f1, sizeof f1, cs->solver.tol);
+  P("solver:\n  type: %s\n  preconditioner: %s\n  tol: %s\n  iterations: %d\n  converged: %s\n  reason: %s\n",
+    cs->solver.type, hx_pc_type_name(cs->preconditioner.type), f1, st->iterations,
+    st->converged ? "true" : "false", q1);
+  hx_io_fmt_double(f1, sizeof f1, st->residual0);
+  hx_io_fmt_double(f2, sizeof f2, st->residual);
+  hx_io_fmt_double(f3, sizeof f3, st->rel_residual);
+  P("  initial_residual: %s\n  final_residual: %s\n  final_rel_residual: %s\n", f1, f2, f3);
+  hx_io_fmt_double(f1, sizeof f1, st->error_l2);
+  hx_io_fmt_double(f2, sizeof f2, st->error_max);
+  if (st->exact_known)
+    P("error: {l2: %s, max: %s}\n", f1, f2);
+  else
+    P("error: null  # no exact solution in the case\n");
+  const char *tn[] = {"setup",    "operator", "preconditioner", "reductions",
+                      "exchange", "io",       "solve",          "total"};
+  const double tv[] = {st->t_setup,    st->t_operator, st->t_precond, st->t_reduction,
+                       st->t_exchange, st->t_io,       st->t_solve,   st->t_total};
+  P("timers_s:\n");
+  for (int i = 0; i < 8; i++) {
+    hx_io_fmt_double(f1, sizeof f1, tv[i]);
+    P("  %s: %s\n", tn[i], f1);
+  }
+  P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
+    st->peak_mem_bytes / 1048576.0);
+#undef P
+  int err = n < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "summary too long");
+  char path[4200];
+  snprintf(path, sizeof path, "%s/summary.yaml", dir);
+  if (!err) err = hx_io_write_file_atomic(path, b, n);
+  free(b);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
+  double ts = st->t_solve > 0 ? st->t_solve : 0;
+  fprintf(out, "---------------------------------------- summary: %s\n", cs->name);
+  fprintf(out, "  ranks %d, backend %s, %lld elements, order %d, %lld DOFs\n", st->ranks, st->backend,
+          (long long)st->elements, st->order, (long long)st->dofs);
+  fprintf(out, "  %-18s %d (%s, %s)\n", "iterations", st->iterations,
+          st->converged ? "converged" : "NOT converged", st->reason);
+  fprintf(out, "  %-18s %.3e -> %.3e (relative %.3e)\n", "residual", st->residual0, st->residual,
+          st->rel_residual);
+  if (st->exact_known) fprintf(out, "  %-18s L2 %.3e, max %.3e\n", "error", st->error_l2, st->error_max);
+  fprintf(out, "  %-18s %10s %7s\n", "time", "seconds", "%total");
+  const char *names[] = {"setup",    "operator", "preconditioner", "reductions",
+                         "exchange", "io",       "solve",          "total"};
+  const double v[] = {st->t_setup,    st->t_operator, st->t_precond, st->t_reduction,
+                      st->t_exchange, st->t_io,       st->t_solve,   st->t_total};
+  for (int i = 0; i < 8; i++)
+    fprintf(out, "    %-16s %10.4f %6.1f%%\n", names[i], v[i],
+            st->t_total > 0 ? 100.0 * v[i] / st->t_total : 0.0);
+  if (ts > 0 && st->iterations > 0)
+    fprintf(out, "  %-18s %.3e DOF-iterations/s, %.3f ms per iteration\n", "throughput",
+            (double)st->dofs * st->iterations / ts, 1e3 * ts / st->iterations);
+  fprintf(out, "  %-18s %.1f MiB peak per rank (max)\n", "memory", st->peak_mem_bytes / 1048576.0);
+  fprintf(out, "  %-18s %s\n", "output", cs->output.dir);
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""The `hexcg run` command line, without a solve (--dry-run): --output,
+--force, --set, --quiet/--verbose, the effective case and its reload, a
+missing case file, usage errors, one message on 2 ranks, and every example
+case in configs/ being valid."""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--source", required=True)
+ap.add_argument("--work", required=True)
+a = ap.parse_args()
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(args, ranks=1, cwd=None):
+    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg, "run"] + args, cwd=cwd or a.work,
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+shutil.rmtree(a.work, ignore_errors=True)
+os.makedirs(a.work)
+box = os.path.join(a.source, "configs", "poisson_box.yaml")
+W = a.work
+
+# missing case file, usage errors
+rc, out, err = run(["no-such-case.yaml"])
+check(rc == 2 and err == "cannot read case file 'no-such-case.yaml': No such file or directory\n",
+      f"missing case file: rc {rc}, stderr {err!r}")
+rc, out, err = run([])
+check(rc == 2 and "no case file given" in err and "usage: hexcg run" in err, f"no case: rc {rc} {err!r}")
+rc, out, err = run([box, "--frobnicate"])
+check(rc == 2 and "unknown option '--frobnicate'" in err, f"unknown option: rc {rc} {err!r}")
+rc, out, err = run([box, "--progress-every", "x"])
+check(rc == 2 and "--progress-every expects an integer" in err, f"bad --progress-every: rc {rc} {err!r}")
+rc, out, err = run([box, "--quiet", "--verbose"])
+check(rc == 2, f"--quiet --verbose: rc {rc}")
+check(not os.path.exists(os.path.join(W, "out")), "usage errors wrote nothing")
+
+# first run creates the folder and the effective case
+d = os.path.join(W, "a")
+rc, out, err = run([box, "--dry-run", "--output", d])
+eff = os.path.join(d, "case.yaml")
+check(rc == 0 and os.path.isfile(eff), f"dry run: rc {rc} {err!r}")
+check("dry run" in out and "poisson_box" in out, f"setup printed: {out!r}")
+check(not [f for f in os.listdir(d) if f.endswith(".tmp")], "no temporary files left")
+first = open(eff).read()
+open(os.path.join(d, "keep.txt"), "w").write("user file\n")
+
+# an existing folder is refused without --force, and left alone
+rc, out, err = run([box, "--dry-run", "--output", d, "--set", "order=5"])
+check(rc == 2 and err == f"output directory '{d}' exists; use --force to overwrite it\n",
+      f"existing folder: rc {rc} {err!r}")
+check(open(eff).read() == first, "case.yaml unchanged without --force")
+rc, out, err = run([box, "--dry-run", "--output", d], ranks=2)
+check(rc == 2 and err.count("exists; use --force") == 1, f"np2 existing folder: one message, rc {rc} {err!r}")
+
+# --force with overrides
+sets = ["order=5", "mesh.elements=[2, 3, 4]", "solver.tol=1e-10", "backend=cuda",
+        "problem.boundary.0.value=x*y+1", "problem.rhs=0", "mesh.partitioner=metis",
+        "output.history=false", "preconditioner.type=none", "problem.kappa={box: 2.5}"]
+args = [box, "--dry-run", "--output", d, "--force", "--progress-every", "7"]
+for s in sets:
+    args += ["--set", s]
+rc, out, err = run(args)
+check(rc == 0, f"--force with --set: rc {rc} {err!r}")
+c = yaml.safe_load(open(eff))
+check(c["order"] == 5, f"order {c['order']}")
+check(c["mesh"]["elements"] == [2, 3, 4], f"elements {c['mesh']['elements']}")
+check(c["solver"]["tol"] == 1e-10, f"tol {c['solver']['tol']}")
+check(c["backend"] == "cuda", f"backend {c['backend']}")
+check(c["problem"]["boundary"][0]["value"] == "x*y+1", f"bc value {c['problem']['boundary'][0]}")
+check(c["problem"]["rhs"] == "0", f"rhs {c['problem']['rhs']}")
+check(c["problem"]["kappa"] == {"box": 2.5}, f"kappa {c['problem']['kappa']}")
+check(c["mesh"]["partitioner"] == "metis", "partitioner")
+check(c["output"]["history"] is False and c["output"]["solution"] is True, "output flags")
+check(c["output"]["progress_every"] == 7, "progress_every from the command line")
+check(c["preconditioner"]["type"] == "none", "preconditioner")
+check(c["output"]["dir"] == d, f"output.dir {c['output']['dir']}")
+check(c["problem"]["exact"] == "sin(pi*x)*sin(pi*y)*sin(pi*z)", "exact kept")
+check(c["mesh"]["extent"] == [[0.0, 1.0]] * 3 and c["mesh"]["deform"] == 0.0, "defaults written")
+check(os.path.isfile(os.path.join(d, "keep.txt")), "--force keeps files hexcg did not write")
+
+# the effective case loads again and gives the same effective case
+d2 = os.path.join(W, "b")
+rc, out, err = run([eff, "--dry-run", "--output", d2])
+check(rc == 0, f"reload effective case: rc {rc} {err!r}")
+if rc == 0:
+    c2 = yaml.safe_load(open(os.path.join(d2, "case.yaml")))
+    c["output"]["dir"] = c2["output"]["dir"]
+    check(c == c2, f"effective case round trip:\n{c}\n{c2}")
+
+# quiet / verbose / 2 ranks / default output folder
+rc, out, err = run([box, "--dry-run", "--quiet", "--output", os.path.join(W, "q")])
+check(rc == 0 and out == "" and err == "", f"--quiet: rc {rc} out {out!r} err {err!r}")
+rc, out, err = run([box, "--dry-run", "--verbose", "--output", os.path.join(W, "v")])
+check(rc == 0 and "effective case" in out and "  | order: 7" in out, f"--verbose: {out!r}")
+rc, out, err = run([box, "--dry-run", "--output", os.path.join(W, "np2")], ranks=2)
+check(rc == 0 and out.count("dry run") == 1 and "2 MPI ranks" in out, f"np2 dry run: {out!r} {err!r}")
+rc, out, err = run([box, "--dry-run"])
+check(rc == 0 and os.path.isfile(os.path.join(W, "out", "poisson_box", "case.yaml")),
+      f"default output folder out/poisson_box: rc {rc} {err!r}")
+
+# every example case is valid
+for cfg in sorted(glob.glob(os.path.join(a.source, "configs", "*.yaml"))):
+    name = os.path.basename(cfg)[:-5]
+    rc, out, err = run([cfg, "--dry-run", "--quiet", "--output", os.path.join(W, "cfg-" + name)])
+    check(rc == 0, f"configs/{name}.yaml is valid: rc {rc} {err!r}")
+
+if failures:
+    print(f"{len(failures)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
