@@ -24,6 +24,8 @@ int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv);
 /* hexcg bench stream (app/bench_stream.c), hexcg bench ax (app/bench_ax.c) */
 int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv);
 int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv);
+/* hexcg bench cg (app/bench_cg.c) */
+int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv);
 void hx_print_version(const hx_app_ctx *ctx);
 
 #endif

@@ -1,0 +1,176 @@
+/* hexcg bench cg: a Jacobi-PCG iteration against the sum of its kernels.
+ * Runs PCG for a fixed number of iterations on a box at order p, then times
+ * each kernel of an iteration alone (operator with its parts, fused update,
+ * Jacobi, r.z + allreduce, p update) and prints the breakdown and the ratio
+ * iteration / sum of kernels (target <= 1.2). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "hx_app.h"
+#include "hx_disc.h"
+
+typedef struct {
+  hx_disc *d;
+  hx_pc pc;
+  double *p, *w, *x, *r, *z, *l;
+  double scal;
+  int64_t n, nown;
+} cg_bench;
+
+static int k_op(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_op_apply(c->d->op, c->p, c->w, &c->scal));
+  return HX_SUCCESS;
+}
+static int k_scatter(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_gs_scatter(c->d->gs, c->p, c->l));
+  return HX_SUCCESS;
+}
+static int k_ax(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_ax_apply(c->d->ax, c->l, c->l + c->d->nl, &c->scal));
+  return HX_SUCCESS;
+}
+static int k_gather(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_gs_gather(c->d->gs, c->l + c->d->nl, c->w));
+  return HX_SUCCESS;
+}
+static int k_exchange(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_gs_exchange(c->d->gs, c->w, HX_GS_ADD));
+  return HX_SUCCESS;
+}
+static int k_update(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_array_cg_update(c->d->b, c->n, c->nown, c->x, c->r, c->p, c->w, 1e-30, &c->scal));
+  return HX_SUCCESS;
+}
+static int k_pc(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(c->pc.apply(c->pc.ctx, c->r, c->z));
+  return HX_SUCCESS;
+}
+static int k_dot(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  double loc[2] = {0, 0}, glob[2];
+  HX_CALL(hx_array_dot(c->d->b, c->nown, c->r, c->z, &loc[1]));
+  HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, hx_gs_comm(c->d->gs)));
+  c->scal = glob[1];
+  return HX_SUCCESS;
+}
+static int k_xpay(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  HX_CALL(hx_array_xpay(c->d->b, c->n, c->p, c->z, 1e-30));
+  return HX_SUCCESS;
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: hexcg bench cg [--backend cpu|cuda] [--elements N] [--order p] [--iterations K]\n"
+          "  Jacobi-PCG on an N^3 box (default 14^3 at p = 7: about 1e6 DOFs), K iterations\n"
+          "  (default 30) at tolerance 0, then each kernel of an iteration timed alone.\n");
+}
+
+static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
+  hx_mesh m = NULL;
+  hx_backend b = NULL;
+  cg_bench c = {0};
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = N;
+  HX_CALL(hx_backend_create(backend, &b));
+  HX_CALL(hx_mesh_create_box(ctx->comm, &mo, &m));
+  hx_disc_opts o = {p, HX_GEO_PRECOMPUTED, 1, NULL, NULL, NULL};
+  HX_CALL(hx_disc_create(m, b, &o, &c.d));
+  c.n = hx_op_size(c.d->op), c.nown = hx_op_owned(c.d->op);
+  const size_t gb = sizeof(double) * (size_t)c.n;
+  double **vs[5] = {&c.p, &c.w, &c.x, &c.r, &c.z};
+  for (int i = 0; i < 5; i++) {
+    HX_CALL(hx_mem_alloc(b, gb, (void **)vs[i]));
+    HX_CALL(hx_mem_zero(b, *vs[i], gb));
+  }
+  HX_CALL(hx_mem_alloc(b, 2 * sizeof(double) * (size_t)c.d->nl, (void **)&c.l));
+
+  /* the solve: f = 1, zero Dirichlet data, tolerance 0, K iterations */
+  double *hf;
+  HX_CALL(HX_ALLOC(&hf, c.d->nl));
+  for (int64_t i = 0; i < c.d->nl; i++) hf[i] = 1.0;
+  hx_pcg_opts po;
+  hx_pcg_opts_default(&po);
+  po.rtol = 0.0;
+  po.max_iterations = K;
+  hx_disc_result dr;
+  hx_field none = {NULL, NULL};
+  HX_CALL(hx_disc_solve(c.d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &dr));
+  free(hf);
+  HX_CALL(hx_pc_create("jacobi", c.d->op, &c.pc));
+  double t_it = dr.t_solve / (dr.pcg.iterations > 0 ? dr.pcg.iterations : 1);
+
+  struct {
+    const char *name;
+    hx_bench_kernel fn;
+    int in_sum;
+  } ks[] = {{"operator (total)", k_op, 1},   {"  scatter", k_scatter, 0}, {"  element kernel", k_ax, 0},
+            {"  gather", k_gather, 0},      {"  exchange", k_exchange, 0},
+            {"cg update (BS5)", k_update, 1}, {"jacobi", k_pc, 1}, {"r.z + allreduce", k_dot, 1},
+            {"p = z + beta p", k_xpay, 1}};
+  hx_bench_timing_opts to = {0.05, 5, 100000, 1};
+  double sum = 0;
+  int64_t dofs = hx_gs_num_global(c.d->gs);
+  if (ctx->rank == 0) {
+    printf("bench cg: %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", N, p, (long long)dofs, ctx->size,
+           backend);
+    printf("PCG: %d iterations in %.4f s: %.4e s per iteration (%.3e DOF-iterations/s)\n", dr.pcg.iterations,
+           dr.t_solve, t_it, (double)dofs / t_it);
+    printf("per iteration: %d allreduces, %d vector passes outside the operator\n",
+           dr.pcg.allreduces_per_iteration, dr.pcg.vector_passes_per_iteration);
+    printf("%-22s %12s %8s\n", "kernel", "seconds", "% iter");
+  }
+  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+    hx_bench_timing t;
+    HX_CALL(hx_bench_time(ctx->comm, b, NULL, ks[i].fn, &c, &to, &t));
+    if (ks[i].in_sum) sum += t.seconds;
+    if (ctx->rank == 0) printf("%-22s %12.4e %7.1f%%\n", ks[i].name, t.seconds, 100 * t.seconds / t_it);
+  }
+  if (ctx->rank == 0)
+    printf("sum of kernels %.4e s; iteration / sum = %.3f (target <= 1.2)\n", sum, t_it / sum);
+  HX_CALL(hx_pc_destroy(&c.pc));
+  for (int i = 0; i < 5; i++) HX_CALL(hx_mem_free(b, (void **)vs[i]));
+  HX_CALL(hx_mem_free(b, (void **)&c.l));
+  HX_CALL(hx_disc_destroy(&c.d));
+  HX_CALL(hx_mesh_destroy(&m));
+  HX_CALL(hx_backend_destroy(&b));
+  return HX_SUCCESS;
+}
+
+int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
+  const char *backend = "cpu";
+  int N = 14, p = 7, K = 30;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      if (ctx->rank == 0) usage(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      if (ctx->rank == 0) usage(stderr);
+      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: option '%s' needs a value or is unknown", a), 1);
+    }
+    const char *v = argv[++i];
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!strcmp(a, "--backend")) backend = v;
+    else if (*end || n < 1)
+      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: %s expects a positive integer, got '%s'", a, v), 1);
+    else if (!strcmp(a, "--elements")) N = (int)n;
+    else if (!strcmp(a, "--order")) p = (int)n;
+    else if (!strcmp(a, "--iterations")) K = (int)n;
+    else return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: unknown option '%s'", a), 1);
+  }
+  int ierr = bench(ctx, backend, N, p, K);
+  return ierr ? hx_app_fail(ctx, ierr, 0) : 0;
+}

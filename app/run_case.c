@@ -1,0 +1,272 @@
+/* The run driver of `hexcg run`: case -> mesh -> discretization -> PCG ->
+ * output files (see app/hx_run.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_disc.h"
+#include "hx_run.h"
+
+typedef struct {
+  hx_history hist;
+  hx_progress prog;
+  double t0;
+} run_monitor;
+
+static void monitor_cb(void *ctx, int it, double rnorm, double rel) {
+  run_monitor *m = (run_monitor *)ctx;
+  if (m->hist) hx_history_append(m->hist, it, rnorm, rel, hx_wtime() - m->t0);
+  if (m->prog) hx_progress_update(m->prog, it, rnorm, rel);
+}
+
+static double expr_fn(const void *ctx, double x, double y, double z) {
+  return hx_expr_eval((const hx_expr *)ctx, x, y, z);
+}
+
+static double const_fn(const void *ctx, double x, double y, double z) {
+  (void)x, (void)y, (void)z;
+  return *(const double *)ctx;
+}
+
+static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
+  hx_partitioner part;
+  HX_CALL(hx_partitioner_parse(cs->mesh.partitioner, &part));
+  if (cs->mesh.type == HX_CASE_MESH_GMSH) {
+    HX_CALL(hx_mesh_create_gmsh(ctx->comm, cs->mesh.file, part, m));
+    return HX_SUCCESS;
+  }
+  hx_mesh_box_opts o;
+  hx_mesh_box_opts_default(&o);
+  o.nx = cs->mesh.elements[0], o.ny = cs->mesh.elements[1], o.nz = cs->mesh.elements[2];
+  memcpy(o.extent, cs->mesh.extent, sizeof o.extent);
+  o.kershaw_eps = cs->mesh.type == HX_CASE_MESH_KERSHAW ? cs->mesh.eps : 1.0;
+  o.deform = cs->mesh.deform > 0;
+  if (o.deform) o.deform_amplitude = cs->mesh.deform;
+  o.partitioner = part;
+  HX_CALL(hx_mesh_create_box(ctx->comm, &o, m));
+  return HX_SUCCESS;
+}
+
+/* per mesh tag: index of the case boundary entry naming it, or -1 */
+static int tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
+  const int nt = hx_mesh_num_tags(m);
+  for (int t = 0; t < nt; t++) {
+    entry[t] = -1;
+    for (int bi = 0; bi < cs->problem.nboundary && entry[t] < 0; bi++)
+      for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
+        if (!strcmp(cs->problem.boundary[bi].tags[k], hx_mesh_tag_name(m, t))) entry[t] = bi;
+  }
+  return HX_SUCCESS;
+}
+
+static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z) {
+  switch (bc->value_kind) {
+    case HX_BCV_NUMBER: return bc->value;
+    case HX_BCV_EXPR: return hx_expr_eval(bc->expr, x, y, z);
+    case HX_BCV_EXACT: return hx_expr_eval(cs->problem.exact, x, y, z);
+  }
+  return 0.0;
+}
+
+static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *pm, hx_backend *pb,
+               hx_disc **pd, run_monitor *mon) {
+  const double t_start = hx_wtime();
+  double t_setup = 0, t_io = 0;
+  res->ranks = ctx->size;
+  snprintf(res->backend, sizeof res->backend, "%s", cs->backend);
+  res->order = cs->order;
+
+  HX_CALL(hx_backend_create(cs->backend, pb));
+  hx_timer_start(HX_T_MESH);
+  int ierr = build_mesh(ctx, cs, pm);
+  hx_timer_stop(HX_T_MESH);
+  HX_CALL(ierr);
+  hx_mesh m = *pm;
+  res->elements = hx_mesh_num_global_elements(m);
+
+  /* names the case must match: boundary tags and materials */
+  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
+  const char **names;
+  HX_CALL(HX_ALLOC(&names, (nt > nmat ? nt : nmat) + 1));
+  for (int t = 0; t < nt; t++) names[t] = hx_mesh_tag_name(m, t);
+  ierr = hx_case_check_tags(cs, nt, names);
+  if (!ierr) {
+    for (int i = 0; i < nmat; i++) names[i] = hx_mesh_material_name(m, i);
+    ierr = hx_case_check_materials(cs, nmat, names);
+  }
+  free(names);
+  HX_CALL(ierr);
+
+  double jmin, jmax, hmin, hmax;
+  HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));
+  hx_log(HX_LOG_VERBOSE, "mesh: %lld elements, Jacobian in [%.3e, %.3e], edge length in [%.3e, %.3e]\n",
+         (long long)res->elements, jmin, jmax, hmin, hmax);
+
+  /* coefficients per material, Dirichlet tags */
+  double *kappa, *lambda;
+  int *entry, *dtag;
+  HX_CALL(HX_ALLOC(&kappa, nmat + 1));
+  HX_CALL(HX_ALLOC(&lambda, nmat + 1));
+  HX_CALL(HX_ALLOC(&entry, nt + 1));
+  HX_CALL(HX_ALLOC(&dtag, nt + 1));
+  for (int i = 0; i < nmat; i++) {
+    kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
+    lambda[i] = cs->problem.lambda;
+    HX_CHECK(kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
+             cs->path, hx_mesh_material_name(m, i));
+  }
+  HX_CALL(tag_entries(cs, m, entry));
+  int ndirichlet = 0;
+  for (int t = 0; t < nt; t++) {
+    dtag[t] = entry[t] >= 0 && cs->problem.boundary[entry[t]].type == HX_BC_DIRICHLET;
+    ndirichlet += dtag[t];
+  }
+  HX_CHECK(ndirichlet > 0 || cs->problem.lambda > 0, HX_ERR_INPUT,
+           "%s: pure Neumann problem (no Dirichlet boundary and lambda = 0): the operator is singular "
+           "and hexcg does not solve it; give a Dirichlet boundary in problem.boundary or lambda > 0",
+           cs->path);
+
+  hx_disc_opts o = {cs->order, HX_GEO_PRECOMPUTED, 1, kappa, lambda, dtag};
+  hx_timer_start(HX_T_SETUP);
+  ierr = hx_disc_create(m, *pb, &o, pd);
+  hx_timer_stop(HX_T_SETUP);
+  HX_CALL(ierr);
+  hx_disc *d = *pd;
+  t_setup = hx_timer_get(HX_T_MESH) + d->t_setup;
+
+  /* right-hand side, Dirichlet values, Neumann loads at the GLL nodes */
+  double *hf, *hg, *hbn = NULL, *hu, *hex = NULL, *hu0 = NULL;
+  HX_CALL(HX_ALLOC(&hf, d->nl));
+  HX_CALL(HX_ALLOC(&hg, d->nl));
+  HX_CALL(HX_ALLOC(&hu, d->nl));
+  hx_expr_eval_array(cs->problem.rhs, (size_t)d->nl, d->x, d->y, d->z, hf);
+  const int n = cs->order + 1;
+  const int32_t *ftag = hx_mesh_face_tags(m);
+  for (int32_t e = 0; e < d->E; e++)
+    for (int f = 0; f < 6; f++) {
+      const int t = ftag[6 * e + f];
+      if (t < 0 || entry[t] < 0) continue;
+      const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
+      const int dir = f / 2, fixed = (f % 2) ? cs->order : 0;
+      if (bc->type == HX_BC_NEUMANN) continue; /* loads added per tag below */
+      for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+          for (int i = 0; i < n; i++) {
+            const int c[3] = {i, j, k};
+            if (c[dir] != fixed) continue;
+            const int64_t l = (int64_t)e * d->n3 + i + n * (j + n * k);
+            hg[l] = bc_value(cs, bc, d->x[l], d->y[l], d->z[l]);
+          }
+    }
+  /* Neumann loads: kappa du/dn = value on each Neumann tag */
+  for (int t = 0; t < nt; t++) {
+    if (entry[t] < 0 || dtag[t]) continue;
+    const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
+    HX_CHECK(bc->value_kind != HX_BCV_EXACT, HX_ERR_INPUT,
+             "%s: boundary on tag '%s': a Neumann condition needs the flux kappa du/dn as its value "
+             "(a number or an expression), not 'exact'", cs->path, hx_mesh_tag_name(m, t));
+    if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
+    if (!hbn) HX_CALL(HX_ALLOC(&hbn, d->nl));
+    hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
+                  bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
+    HX_CALL(hx_disc_neumann_load(d, t, g, hbn));
+  }
+  if (cs->solver.initial_guess) {
+    HX_CALL(HX_ALLOC(&hu0, d->nl));
+    const double t = hx_wtime();
+    HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, d->E,
+                                hx_mesh_element_global_ids(m), hu0));
+    t_io += hx_wtime() - t;
+  }
+
+  hx_pcg_opts po;
+  hx_pcg_opts_default(&po);
+  po.rtol = cs->solver.tol;
+  po.max_iterations = cs->solver.max_iterations;
+  po.monitor = monitor_cb;
+  po.monitor_ctx = mon;
+  HX_CALL(hx_history_create(&mon->hist));
+  HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,
+                             &mon->prog));
+  mon->t0 = hx_wtime();
+  hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
+  hx_disc_result dr;
+  HX_CALL(hx_disc_solve(d, hf, hg, hbn, exact, hx_pc_type_name(cs->preconditioner.type), &po, hu0, hu, &dr));
+  hx_progress_finish(mon->prog, dr.pcg.iterations, dr.pcg.rnorm, dr.pcg.rel);
+  t_setup += dr.t_rhs + dr.t_pc_setup;
+
+  res->dofs = dr.dofs;
+  res->iterations = dr.pcg.iterations;
+  res->converged = dr.pcg.reason > 0;
+  snprintf(res->reason, sizeof res->reason, "%s", hx_reason_name(dr.pcg.reason));
+  res->residual0 = dr.pcg.r0norm;
+  res->residual = dr.pcg.rnorm;
+  res->rel_residual = dr.pcg.rel;
+  res->exact_known = dr.exact_known;
+  res->error_l2 = dr.err_l2;
+  res->error_max = dr.err_max;
+
+  /* outputs */
+  double t = hx_wtime();
+  if (cs->output.history) HX_CALL(hx_history_write(mon->hist, ctx->comm, cs->output.dir));
+  if (cs->output.solution) {
+    if (cs->problem.exact) {
+      HX_CALL(HX_ALLOC(&hex, d->nl));
+      hx_expr_eval_array(cs->problem.exact, (size_t)d->nl, d->x, d->y, d->z, hex);
+    }
+    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, d->E, hx_mesh_element_global_ids(m), d->x,
+                                 d->y, d->z, hu, hex));
+  }
+  t_io += hx_wtime() - t;
+
+  /* timers: max over ranks */
+  double op_elem, op_exch, op_gs;
+  hx_op_times(d->op, &op_elem, &op_exch, &op_gs);
+  double loc[9] = {t_setup,
+                   dr.pcg.t_operator,
+                   dr.pcg.t_precond + dr.t_pc_setup,
+                   dr.pcg.t_reduction,
+                   op_exch,
+                   t_io,
+                   dr.t_solve,
+                   hx_wtime() - t_start,
+                   (double)hx_peak_rss_bytes()},
+         glob[9];
+  HX_MPI(MPI_Allreduce(loc, glob, 9, MPI_DOUBLE, MPI_MAX, ctx->comm));
+  res->t_setup = glob[0], res->t_operator = glob[1], res->t_precond = glob[2], res->t_reduction = glob[3];
+  res->t_exchange = glob[4], res->t_io = glob[5], res->t_solve = glob[6], res->t_total = glob[7];
+  res->peak_mem_bytes = glob[8];
+
+  hx_log(HX_LOG_NORMAL,
+         "PCG (%s): %d iterations, %s; per iteration: %d allreduces, %d vector passes over G-vectors "
+         "(+ operator: scatter, element kernel, gather, exchange)\n",
+         hx_pc_type_name(cs->preconditioner.type), dr.pcg.iterations, hx_reason_name(dr.pcg.reason),
+         dr.pcg.allreduces_per_iteration, dr.pcg.vector_passes_per_iteration);
+  if (dr.pcg.iterations > 0)
+    hx_log(HX_LOG_NORMAL,
+           "time per iteration: %.3e s (operator %.3e, precond %.3e, vector %.3e, reductions %.3e; "
+           "exchange %.3e, element kernel %.3e)\n",
+           dr.t_solve / dr.pcg.iterations, dr.pcg.t_operator / dr.pcg.iterations,
+           dr.pcg.t_precond / dr.pcg.iterations, dr.pcg.t_vector / dr.pcg.iterations,
+           dr.pcg.t_reduction / dr.pcg.iterations, op_exch / (dr.pcg.iterations + 1),
+           op_elem / (dr.pcg.iterations + 1));
+  free(kappa), free(lambda), free(entry), free(dtag);
+  free(hf), free(hg), free(hbn), free(hu), free(hex), free(hu0);
+  return HX_SUCCESS;
+}
+
+int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
+  hx_mesh m = NULL;
+  hx_backend b = NULL;
+  hx_disc *d = NULL;
+  run_monitor mon = {0};
+  hx_timer_reset_all();
+  int ierr = run(ctx, cs, res, &m, &b, &d, &mon);
+  hx_history_destroy(&mon.hist);
+  hx_progress_destroy(&mon.prog);
+  hx_disc_destroy(&d);
+  hx_mesh_destroy(&m);
+  hx_backend_destroy(&b);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}

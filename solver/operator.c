@@ -1,0 +1,165 @@
+/* The assembled operator y = M Z^T A_L Z x (see hx_solver.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_solver.h"
+
+struct hx_op_s {
+  hx_gs gs;
+  hx_ax ax;
+  hx_backend b;
+  MPI_Comm comm;
+  int64_t ng, nl;
+  double *d_ul, *d_wl;     /* L-vector work space */
+  int overlap;             /* split boundary/interior elements */
+  int32_t nbnd, nint;      /* element counts of the two lists */
+  int32_t *d_bnd, *d_int;  /* element lists (backend memory) */
+  double t_elem, t_exch, t_gs;
+};
+
+int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
+  *out = NULL;
+  HX_CHECK(gs && ax, HX_ERR_ARG, "gather-scatter or element operator is NULL");
+  const int n = hx_ax_order(ax) + 1;
+  const int32_t E = hx_ax_num_elements(ax);
+  HX_CHECK(hx_gs_num_l(gs) == hx_ax_num_nodes(ax), HX_ERR_ARG,
+           "gather-scatter has %lld L entries but the operator %lld", (long long)hx_gs_num_l(gs),
+           (long long)hx_ax_num_nodes(ax));
+  hx_op op;
+  HX_CALL(HX_ALLOC(&op, 1));
+  op->gs = gs, op->ax = ax, op->b = hx_gs_backend(gs), op->comm = hx_gs_comm(gs);
+  op->ng = hx_gs_num_local(gs), op->nl = hx_gs_num_l(gs);
+  HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_ul));
+  HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_wl));
+  HX_CALL(hx_mem_zero(op->b, op->d_wl, sizeof(double) * (size_t)op->nl));
+
+  int size;
+  HX_MPI(MPI_Comm_size(op->comm, &size));
+  int64_t nshared_any = 0, nshared = hx_gs_num_shared(gs);
+  HX_MPI(MPI_Allreduce(&nshared, &nshared_any, 1, MPI_INT64_T, MPI_SUM, op->comm));
+  op->overlap = overlap && size > 1 && nshared_any > 0;
+  if (op->overlap) {
+    int *flag;
+    int32_t *lb, *li;
+    HX_CALL(HX_ALLOC(&flag, E));
+    HX_CALL(HX_ALLOC(&lb, E));
+    HX_CALL(HX_ALLOC(&li, E));
+    HX_CALL(hx_gs_element_shared_flags(gs, (int64_t)n * n * n, flag));
+    for (int32_t e = 0; e < E; e++) {
+      if (flag[e]) lb[op->nbnd++] = e;
+      else li[op->nint++] = e;
+    }
+    HX_CALL(hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nbnd + 1), (void **)&op->d_bnd));
+    HX_CALL(hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nint + 1), (void **)&op->d_int));
+    HX_CALL(hx_mem_to_device(op->b, op->d_bnd, lb, sizeof(int32_t) * (size_t)op->nbnd));
+    HX_CALL(hx_mem_to_device(op->b, op->d_int, li, sizeof(int32_t) * (size_t)op->nint));
+    free(flag), free(lb), free(li);
+  }
+  *out = op;
+  return HX_SUCCESS;
+}
+
+int hx_op_destroy(hx_op *pop) {
+  if (!pop || !*pop) return HX_SUCCESS;
+  hx_op op = *pop;
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_ul));
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_wl));
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_bnd));
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_int));
+  free(op);
+  *pop = NULL;
+  return HX_SUCCESS;
+}
+
+int64_t hx_op_size(hx_op op) { return op->ng; }
+int64_t hx_op_owned(hx_op op) { return hx_gs_num_owned(op->gs); }
+hx_gs hx_op_gs(hx_op op) { return op->gs; }
+hx_ax hx_op_ax(hx_op op) { return op->ax; }
+hx_backend hx_op_backend(hx_op op) { return op->b; }
+void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
+  if (t_elem) *t_elem = op->t_elem;
+  if (t_exchange) *t_exchange = op->t_exch;
+  if (t_gs) *t_gs = op->t_gs;
+}
+
+/* y = Z^T A_L Z x (unmasked), *uw = local sum of element u.w when uw != NULL */
+static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
+  double t0 = hx_wtime();
+  HX_CALL(hx_gs_scatter(op->gs, d_x, op->d_ul));
+  double t1 = hx_wtime();
+  op->t_gs += t1 - t0;
+  if (!op->overlap) {
+    HX_CALL(hx_ax_apply(op->ax, op->d_ul, op->d_wl, uw));
+    HX_CALL(hx_backend_sync(op->b));
+    double t2 = hx_wtime();
+    HX_CALL(hx_gs_gather(op->gs, op->d_wl, d_y));
+    double t3 = hx_wtime();
+    HX_CALL(hx_gs_exchange(op->gs, d_y, HX_GS_ADD));
+    double t4 = hx_wtime();
+    op->t_elem += t2 - t1, op->t_gs += t3 - t2, op->t_exch += t4 - t3;
+    return HX_SUCCESS;
+  }
+  /* elements touching other ranks, their shared rows, start the exchange,
+   * interior elements and rows meanwhile, then finish */
+  double uw1 = 0.0, uw2 = 0.0;
+  HX_CALL(hx_ax_apply_list(op->ax, op->nbnd, op->d_bnd, op->d_ul, op->d_wl, uw ? &uw1 : NULL));
+  HX_CALL(hx_gs_gather_part(op->gs, HX_GS_SHARED, op->d_wl, d_y));
+  double t2 = hx_wtime();
+  HX_CALL(hx_gs_exchange_start(op->gs, d_y, HX_GS_ADD));
+  double t3 = hx_wtime();
+  HX_CALL(hx_ax_apply_list(op->ax, op->nint, op->d_int, op->d_ul, op->d_wl, uw ? &uw2 : NULL));
+  HX_CALL(hx_gs_gather_part(op->gs, HX_GS_INTERIOR, op->d_wl, d_y));
+  HX_CALL(hx_backend_sync(op->b));
+  double t4 = hx_wtime();
+  HX_CALL(hx_gs_exchange_finish(op->gs, d_y, HX_GS_ADD));
+  double t5 = hx_wtime();
+  op->t_elem += (t2 - t1) + (t4 - t3), op->t_exch += (t3 - t2) + (t5 - t4);
+  if (uw) *uw = uw1 + uw2;
+  return HX_SUCCESS;
+}
+
+int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
+  double uw = 0.0;
+  hx_timer_start(HX_T_OPERATOR);
+  int ierr = hx_op_core(op, d_x, d_y, xy ? &uw : NULL);
+  if (!ierr) ierr = hx_gs_apply_mask(op->gs, d_y);
+  hx_timer_stop(HX_T_OPERATOR);
+  HX_CALL(ierr);
+  if (xy) {
+    hx_timer_start(HX_T_REDUCTION);
+    HX_MPI(MPI_Allreduce(&uw, xy, 1, MPI_DOUBLE, MPI_SUM, op->comm));
+    hx_timer_stop(HX_T_REDUCTION);
+  }
+  return HX_SUCCESS;
+}
+
+int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y) {
+  hx_timer_start(HX_T_OPERATOR);
+  int ierr = hx_op_core(op, d_x, d_y, NULL);
+  hx_timer_stop(HX_T_OPERATOR);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+int hx_op_diagonal(hx_op op, double *d_diag) {
+  double *h_l, *h_g;
+  HX_CALL(HX_ALLOC(&h_l, op->nl));
+  HX_CALL(HX_ALLOC(&h_g, op->ng));
+  HX_CALL(hx_ax_diagonal(op->ax, h_l));
+  HX_CALL(hx_mem_to_device(op->b, op->d_wl, h_l, sizeof(double) * (size_t)op->nl));
+  HX_CALL(hx_gs_assemble(op->gs, op->d_wl, d_diag));
+  HX_CALL(hx_mem_to_host(op->b, h_g, d_diag, sizeof(double) * (size_t)op->ng));
+  const double *d_mask = hx_gs_mask(op->gs);
+  if (d_mask) {
+    double *h_mask;
+    HX_CALL(HX_ALLOC(&h_mask, op->ng));
+    HX_CALL(hx_mem_to_host(op->b, h_mask, d_mask, sizeof(double) * (size_t)op->ng));
+    for (int64_t i = 0; i < op->ng; i++)
+      if (h_mask[i] == 0.0) h_g[i] = 1.0;
+    free(h_mask);
+  }
+  HX_CALL(hx_mem_to_device(op->b, d_diag, h_g, sizeof(double) * (size_t)op->ng));
+  free(h_l), free(h_g);
+  return HX_SUCCESS;
+}
