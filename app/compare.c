@@ -1,0 +1,248 @@
+/* hexcg compare: the comparison rules and the table (docs/regression.md). */
+#include <math.h>
+#include <string.h>
+
+#include "hx_compare.h"
+
+/* |a - b| / allowed, with NaN == NaN and inf where allowed is 0. */
+static double ratio_of(double diff, double allowed) {
+  if (diff == 0) return 0;
+  if (!(allowed > 0)) return INFINITY;
+  return diff / allowed;
+}
+
+static double curve_ratio(double a, double b, double b0, const hx_cmp_opts *o) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INFINITY;
+  if (isinf(a) || isinf(b)) return a == b ? 0 : INFINITY;
+  double scale = fabs(b) > o->floor * fabs(b0) ? fabs(b) : o->floor * fabs(b0);
+  return ratio_of(fabs(a - b), o->rtol * scale);
+}
+
+void hx_cmp_curve_compare(int n, const double *run, const double *base, const hx_cmp_opts *o,
+                          hx_cmp_curve *c) {
+  c->first = -1, c->first_fails = 0, c->first_ratio = 0, c->worst = -1, c->worst_ratio = 0, c->nfail = 0;
+  int first_diff = -1;
+  double first_diff_ratio = 0;
+  for (int i = 0; i < n; i++) {
+    double q = curve_ratio(run[i], base[i], base[0], o);
+    int differs = !(run[i] == base[i]) && !(isnan(run[i]) && isnan(base[i]));
+    if (differs && first_diff < 0) first_diff = i, first_diff_ratio = q;
+    if (q > 1) {
+      if (!c->nfail) c->first = i, c->first_fails = 1, c->first_ratio = q;
+      c->nfail++;
+    }
+    if (c->worst < 0 || q > c->worst_ratio) c->worst = i, c->worst_ratio = q;
+  }
+  if (!c->first_fails) c->first = first_diff, c->first_ratio = first_diff_ratio;
+  if (c->worst_ratio == 0) c->worst = -1;
+}
+
+/* ---------------------------------------------------------------- the table */
+static void row5(FILE *out, const char *check, const char *at, const char *a, const char *b, const char *d,
+                 const char *q, int ok) {
+  if (out) fprintf(out, "  %-23s %9s  %-16s %-16s %9s %12s  %s\n", check, at, a, b, d, q, ok ? "ok" : "FAIL");
+}
+
+static void row(FILE *out, const char *check, const char *at, const char *a, const char *b, const char *q,
+                int ok) {
+  row5(out, check, at, a, b, "", q, ok);
+}
+
+static void fmt_diff(char *buf, size_t len, double a, double b) {
+  double d = fabs(a - b);
+  if (d == 0 || isnan(d))
+    snprintf(buf, len, "%s", d == 0 ? "0" : "nan");
+  else
+    snprintf(buf, len, "%.2e", d);
+}
+
+static void fmt_ratio(char *buf, size_t len, double q) {
+  if (isinf(q))
+    snprintf(buf, len, "inf");
+  else if (q == 0)
+    snprintf(buf, len, "0");
+  else
+    snprintf(buf, len, "%.2g", q);
+}
+
+static void curve_rows(FILE *out, const char *name, const hx_cmp_curve *c, const hx_cmp_run *run,
+                       const double *a, const double *b) {
+  char chk[64], at[32], va[40], vb[40], q[32], d[32];
+  int ok_first = !c->first_fails;
+  if (c->first < 0) {
+    snprintf(chk, sizeof chk, "%s", name);
+    row(out, chk, "all", "identical", "", "0", 1);
+    return;
+  }
+  snprintf(chk, sizeof chk, "%s %s", name, c->first_fails ? "first" : "first diff");
+  snprintf(at, sizeof at, "%d", run->it[c->first]);
+  snprintf(va, sizeof va, "%.9e", a[c->first]);
+  snprintf(vb, sizeof vb, "%.9e", b[c->first]);
+  fmt_diff(d, sizeof d, a[c->first], b[c->first]);
+  fmt_ratio(q, sizeof q, c->first_ratio);
+  row5(out, chk, at, va, vb, d, q, ok_first);
+  if (c->worst >= 0) {
+    snprintf(chk, sizeof chk, "%s worst", name);
+    snprintf(at, sizeof at, "%d", run->it[c->worst]);
+    snprintf(va, sizeof va, "%.9e", a[c->worst]);
+    snprintf(vb, sizeof vb, "%.9e", b[c->worst]);
+    fmt_diff(d, sizeof d, a[c->worst], b[c->worst]);
+    fmt_ratio(q, sizeof q, c->worst_ratio);
+    row5(out, chk, at, va, vb, d, q, c->worst_ratio <= 1);
+  }
+  if (c->nfail && out)
+    fprintf(out, "  %-23s %9s  %d of the compared rows over the tolerance\n", "", "", c->nfail);
+}
+
+static int count(hx_cmp_result *res, int ok) {
+  res->checks++;
+  if (!ok) res->failures++;
+  return ok;
+}
+
+static const char *btxt(int v) { return v ? "true" : "false"; }
+
+static void describe(FILE *out, const char *role, const hx_cmp_run *r) {
+  if (!out) return;
+  const char *h = strrchr(r->hist_path, '/');
+  fprintf(out, "  %-9s %s (%s%s): %d iterations", role, r->arg, h ? h + 1 : r->hist_path,
+          r->has_summary ? ", summary.yaml" : "", hx_cmp_iterations(r));
+  if (r->has_summary) {
+    const hx_run_stats *s = &r->sum.st;
+    if (s->ranks) fprintf(out, ", %d rank%s", s->ranks, s->ranks > 1 ? "s" : "");
+    if (s->backend[0]) fprintf(out, ", %s", s->backend);
+    if (r->sum.case_name[0]) fprintf(out, ", case %s", r->sum.case_name);
+  }
+  fprintf(out, "\n");
+}
+
+static void error_row(FILE *out, const char *name, int known_a, double a, int known_b, double b,
+                      const hx_cmp_opts *o, hx_cmp_result *res) {
+  char va[40], vb[40], q[32] = "", d[32];
+  if (!known_a && !known_b) return;
+  if (known_a != known_b) {
+    snprintf(va, sizeof va, "%s", known_a ? "given" : "none");
+    snprintf(vb, sizeof vb, "%s", known_b ? "given" : "none");
+    row(out, name, "", va, vb, "", count(res, 0));
+    return;
+  }
+  snprintf(va, sizeof va, "%.9e", a);
+  snprintf(vb, sizeof vb, "%.9e", b);
+  fmt_diff(d, sizeof d, a, b);
+  double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+  double r =
+      isnan(a) || isnan(b) ? (isnan(a) && isnan(b) ? 0 : INFINITY) : ratio_of(fabs(a - b), o->error_rtol * m);
+  fmt_ratio(q, sizeof q, r);
+  row5(out, name, "", va, vb, d, q, count(res, r <= 1));
+}
+
+static void int_row(FILE *out, const char *name, long long a, long long b, hx_cmp_result *res) {
+  if (a == 0 || b == 0) return; /* not given on one side */
+  char va[40], vb[40];
+  snprintf(va, sizeof va, "%lld", a);
+  snprintf(vb, sizeof vb, "%lld", b);
+  row(out, name, "", va, vb, "", count(res, a == b));
+}
+
+int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
+                    hx_cmp_result *res) {
+  HX_CHECK(run->n > 0 && base->n > 0, HX_ERR_ARG, "empty history");
+  HX_CHECK(run->it[0] == base->it[0], HX_ERR_INPUT,
+           "RUN starts at iteration %d, BASELINE at iteration %d: cannot compare them row by row", run->it[0],
+           base->it[0]);
+  memset(res, 0, sizeof *res);
+  if (out) {
+    fprintf(out, "hexcg compare\n");
+    describe(out, "run:", run);
+    describe(out, "baseline:", base);
+    fprintf(out,
+            "  rule:     residuals |r - b| <= rtol * max(b, floor * b_0) with rtol %.3g, floor %.3g "
+            "(b: baseline);\n"
+            "            iteration counts within %d; error norms within %.3g (relative); time_s not "
+            "compared\n\n",
+            o->rtol, o->floor, o->slack, o->error_rtol);
+    fprintf(out, "  %-23s %9s  %-16s %-16s %9s %12s  %s\n", "check", "iteration", "run", "baseline", "|diff|",
+            "diff/allowed", "result");
+  }
+  char va[40], vb[40], q[32];
+  /* iteration counts */
+  int na = hx_cmp_iterations(run), nb = hx_cmp_iterations(base);
+  int dn = na > nb ? na - nb : nb - na;
+  snprintf(va, sizeof va, "%d", na);
+  snprintf(vb, sizeof vb, "%d", nb);
+  snprintf(q, sizeof q, "%d/%d", dn, o->slack);
+  res->iterations_ok = count(res, dn <= o->slack);
+  row(out, "iterations", "", va, vb, q, res->iterations_ok);
+
+  /* the curves, up to the shorter one */
+  int n = run->n < base->n ? run->n : base->n;
+  hx_cmp_curve_compare(n, run->res, base->res, o, &res->res);
+  hx_cmp_curve_compare(n, run->rel, base->rel, o, &res->rel);
+  count(res, res->res.nfail == 0);
+  count(res, res->rel.nfail == 0);
+  curve_rows(out, "residual", &res->res, run, run->res, base->res);
+  curve_rows(out, "rel_residual", &res->rel, run, run->rel, base->rel);
+  if (out && run->n != base->n)
+    fprintf(out, "  %-23s %9s  compared up to iteration %d (the shorter history)\n", "", "", run->it[n - 1]);
+
+  /* the summaries */
+  if (run->has_summary && base->has_summary) {
+    const hx_run_stats *a = &run->sum.st, *b = &base->sum.st;
+    res->summary_compared = 1;
+    row(out, "converged", "", btxt(a->converged), btxt(b->converged), "",
+        count(res, a->converged == b->converged));
+    row(out, "reason", "", a->reason, b->reason, "", count(res, !strcmp(a->reason, b->reason)));
+    error_row(out, "error_l2", a->exact_known, a->error_l2, b->exact_known, b->error_l2, o, res);
+    error_row(out, "error_max", a->exact_known, a->error_max, b->exact_known, b->error_max, o, res);
+    int_row(out, "order", a->order, b->order, res);
+    int_row(out, "elements", (long long)a->elements, (long long)b->elements, res);
+    int_row(out, "dofs", (long long)a->dofs, (long long)b->dofs, res);
+  } else if (out) {
+    fprintf(out, "  %-23s %9s  not compared: %s has no summary.yaml\n", "summary", "",
+            !run->has_summary && !base->has_summary ? "neither side"
+            : !run->has_summary                     ? "RUN"
+                                                    : "BASELINE");
+  }
+  return HX_SUCCESS;
+}
+
+void hx_check_bounds(const hx_cmp_run *run, const hx_bounds *b, FILE *out, hx_cmp_result *res) {
+  char va[48], vb[48];
+  const hx_run_stats *s = run->has_summary ? &run->sum.st : NULL;
+  if (out) fprintf(out, "\n  %-23s %9s  %-16s %-16s\n", "bound", "", "run", "limit");
+  if (b->max_iterations >= 0) {
+    int it = hx_cmp_iterations(run);
+    snprintf(va, sizeof va, "%d", it);
+    snprintf(vb, sizeof vb, "<= %d", b->max_iterations);
+    row(out, "max_iterations", "", va, vb, "", count(res, it <= b->max_iterations));
+  }
+  if (b->max_rel_residual > 0) {
+    /* final residual / initial residual */
+    double r0 = run->res[0], r = run->res[run->n - 1];
+    double rel = s && run->sum.has_residuals ? s->rel_residual : (r0 > 0 ? r / r0 : 0);
+    snprintf(va, sizeof va, "%.6e", rel);
+    snprintf(vb, sizeof vb, "<= %.6e", b->max_rel_residual);
+    row(out, "max_rel_residual", "", va, vb, "", count(res, rel <= b->max_rel_residual));
+  }
+  if (b->converged >= 0) {
+    if (!s) {
+      row(out, "converged", "", "no summary.yaml", btxt(b->converged), "", count(res, 0));
+    } else {
+      row(out, "converged", "", btxt(s->converged), btxt(b->converged), "",
+          count(res, s->converged == b->converged));
+    }
+  }
+  const double lim[2] = {b->max_error_l2, b->max_error_max};
+  const char *nm[2] = {"max_error_l2", "max_error_max"};
+  for (int k = 0; k < 2; k++) {
+    if (!(lim[k] > 0)) continue;
+    snprintf(vb, sizeof vb, "<= %.6e", lim[k]);
+    if (!s || !s->exact_known) {
+      row(out, nm[k], "", s ? "no error (no exact)" : "no summary.yaml", vb, "", count(res, 0));
+      continue;
+    }
+    double e = k == 0 ? s->error_l2 : s->error_max;
+    snprintf(va, sizeof va, "%.6e", e);
+    row(out, nm[k], "", va, vb, "", count(res, e <= lim[k]));
+  }
+}

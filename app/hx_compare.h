@@ -1,0 +1,85 @@
+/* Private to app/: `hexcg compare` (app/cmd_compare.c) and its pieces:
+ * loading a run (app/compare_input.c) and comparing two runs or checking
+ * bounds (app/compare.c). Not collective; host memory only. The rules are
+ * documented in docs/regression.md. */
+#ifndef HX_COMPARE_H
+#define HX_COMPARE_H
+
+#include <stdio.h>
+
+#include "hx_io.h"
+
+/* One side of a comparison: a residual history and, when found, the
+ * summary.yaml of the same run. */
+typedef struct {
+  char *arg;          /* what the user gave (a folder or a file) */
+  char *hist_path;    /* the history file read (history.csv or history.h5) */
+  char *summary_path; /* the summary.yaml read, or NULL */
+  int n;              /* rows; row i is iteration it[0] + i (checked at load) */
+  int *it;
+  double *res, *rel; /* residual and relative residual per row */
+  int has_summary;
+  hx_summary_info sum;
+} hx_cmp_run;
+
+/* Load RUN or BASELINE (role names the side in messages). arg is
+ *  - a folder: its history.csv, else its history.h5, and its summary.yaml if present;
+ *  - a history.csv / history.h5 file (HDF5 recognised by its signature): the
+ *    summary.yaml beside it is used when the file is named history.csv/.h5.
+ * Missing or malformed input: HX_ERR_INPUT with a message naming the file
+ * (and line for CSV). Checks: rows start at iteration >= 0 and count up by
+ * one, residuals are >= 0 (or NaN), the summary's iteration count equals the
+ * history's last iteration. */
+int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r);
+/* Read a history.csv ("iteration,residual,rel_residual[,time_s]" header,
+ * then one row per iteration) into r->n/it/res/rel. */
+int hx_cmp_read_csv(const char *path, hx_cmp_run *r);
+void hx_cmp_run_free(hx_cmp_run *r);
+/* Last iteration number of the history (the iteration count). */
+int hx_cmp_iterations(const hx_cmp_run *r);
+
+/* Tolerances. Residual rows i < min(rows) match when
+ *   |r_i - b_i| <= rtol * max(b_i, floor * b_0)        (b = baseline)
+ * for both the residual and rel_residual columns; iteration counts match
+ * when they differ by at most slack; error norms when
+ *   |e - e'| <= error_rtol * max(e, e'). */
+typedef struct {
+  double rtol, floor, error_rtol;
+  int slack;
+} hx_cmp_opts;
+#define HX_CMP_RTOL_DEFAULT 1e-3
+#define HX_CMP_FLOOR_DEFAULT 1e-4
+#define HX_CMP_ERROR_RTOL_DEFAULT 1e-3
+#define HX_CMP_SLACK_DEFAULT 0
+
+/* Where a residual column differs: first = first row over the tolerance (or,
+ * if none, the first row that differs at all; -1 if identical), worst = the
+ * row of the largest |diff| / allowed. */
+typedef struct {
+  int first, first_fails;
+  double first_ratio; /* |diff| / allowed at first */
+  int worst;
+  double worst_ratio; /* |diff| / allowed at worst (inf where allowed is 0 and diff is not) */
+  int nfail;          /* rows over the tolerance */
+} hx_cmp_curve;
+
+typedef struct {
+  int checks, failures; /* number of checks made and failed (curves, counts, summary, bounds) */
+  int iterations_ok;
+  hx_cmp_curve res, rel;
+  int summary_compared; /* both sides had a summary.yaml */
+} hx_cmp_result;
+
+/* Compare run with base under o; print the table to out (NULL: print nothing).
+ * Fills *res; returns HX_SUCCESS whether or not they match. */
+int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
+                    hx_cmp_result *res);
+/* Compare one residual column (rows 0..n-1) under o. */
+void hx_cmp_curve_compare(int n, const double *run, const double *base, const hx_cmp_opts *o,
+                          hx_cmp_curve *c);
+/* Check run against bounds b (iterations from the history; rel_residual and
+ * converged from the summary, else from the history; errors need the
+ * summary). Adds to res->checks/failures and prints rows to out (may be NULL). */
+void hx_check_bounds(const hx_cmp_run *run, const hx_bounds *b, FILE *out, hx_cmp_result *res);
+
+#endif

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""`hexcg compare` from the command line: identical histories match (folders,
+history.csv, history.h5), a perturbed curve fails at the right iteration,
+extra iterations beyond the slack fail, summary differences fail, bounds,
+--plot, malformed inputs and options exit 2 with a message naming the
+problem, the status on 2 ranks, and a deliberate solver change caught against
+a regression baseline."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import yaml
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--source", required=True)
+ap.add_argument("--work", required=True)
+a = ap.parse_args()
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def compare(*args, ranks=0):
+    cmd = [a.hexcg, "compare"] + [str(x) for x in args]
+    if ranks:
+        cmd = [a.mpiexec, "-n", str(ranks)] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=a.work)
+    return p.returncode, p.stdout, p.stderr
+
+
+shutil.rmtree(a.work, ignore_errors=True)
+os.makedirs(a.work)
+W = a.work
+BASE = os.path.join(a.source, "regression", "baselines", "poisson_box_p3")
+HEADER = "iteration,residual,rel_residual,time_s\n"
+
+
+def read_csv(path):
+    rows = []
+    with open(path) as f:
+        next(f)
+        for line in f:
+            i, r, rel, t = line.strip().split(",")
+            rows.append([int(i), float(r), float(rel), float(t)])
+    return rows
+
+
+def write_run(name, rows, summary_edit=None, csv=True, h5=False, summary=True):
+    d = os.path.join(W, name)
+    os.makedirs(d, exist_ok=True)
+    if csv:
+        with open(os.path.join(d, "history.csv"), "w") as f:
+            f.write(HEADER)
+            for i, r, rel, t in rows:
+                f.write(f"{i},{r!r},{rel!r},{t!r}\n")
+    if h5:
+        with h5py.File(os.path.join(d, "history.h5"), "w") as f:
+            f["iteration"] = np.array([r[0] for r in rows], dtype=np.int64)
+            f["residual"] = np.array([r[1] for r in rows])
+            f["rel_residual"] = np.array([r[2] for r in rows])
+            f["time_s"] = np.array([r[3] for r in rows])
+    if summary:
+        s = open(os.path.join(BASE, "summary.yaml")).read()
+        if summary_edit:
+            s = summary_edit(s)
+        open(os.path.join(d, "summary.yaml"), "w").write(s)
+    return d
+
+
+base_rows = read_csv(os.path.join(BASE, "history.csv"))
+n = base_rows[-1][0]
+check(n > 30, f"baseline poisson_box_p3 has {n} iterations")
+
+# ---------------------------------------------------------------- matches
+rc, out, err = compare(BASE, BASE)
+check(rc == 0 and "result: MATCH" in out and err == "", f"folder against itself: rc {rc} {out!r} {err!r}")
+check("residual" in out and "identical" in out, f"identical curves are reported as such: {out!r}")
+# other machine: only time_s differs
+timed = [[i, r, rel, t * 3 + 1] for i, r, rel, t in base_rows]
+d_time = write_run("time", timed)
+rc, out, err = compare(d_time, BASE)
+check(rc == 0, f"time_s is not compared: rc {rc} {out!r}")
+rc, out, err = compare(os.path.join(d_time, "history.csv"), os.path.join(BASE, "history.csv"))
+check(rc == 0 and "summary" in out, f"history.csv files (with their summaries): rc {rc} {out!r} {err!r}")
+d_h5 = write_run("h5only", base_rows, csv=False, h5=True)
+rc, out, err = compare(d_h5, BASE)
+check(rc == 0 and "history.h5" in out, f"folder with history.h5 only: rc {rc} {out!r} {err!r}")
+rc, out, err = compare(os.path.join(d_h5, "history.h5"), os.path.join(BASE, "history.csv"), "--quiet")
+check(rc == 0 and out.strip() == "result: MATCH (0 of 10 checks failed)", f"h5 vs csv --quiet: {rc} {out!r} {err!r}")
+# rounding-level noise (1e-14 relative) passes the default tolerances
+noisy = [[i, r * (1 + 1e-14 * (i % 3 - 1)), rel * (1 + 1e-14 * (i % 3 - 1)), t] for i, r, rel, t in base_rows]
+rc, out, err = compare(write_run("noise", noisy), BASE)
+check(rc == 0, f"rounding noise passes: rc {rc} {out!r}")
+
+# ---------------------------------------------------------------- mismatches
+pert = [[i, r * (1.01 if i >= 20 else 1), rel * (1.01 if i >= 20 else 1), t] for i, r, rel, t in base_rows]
+d_pert = write_run("perturbed", pert)
+rc, out, err = compare(d_pert, BASE)
+first = [l for l in out.splitlines() if l.strip().startswith("residual first")]
+check(rc == 1 and "result: MISMATCH" in out, f"perturbed curve: rc {rc} {out!r}")
+check(len(first) == 1 and first[0].split()[2] == "20" and first[0].rstrip().endswith("FAIL"),
+      f"perturbed curve: first failure at iteration 20: {first}")
+rc, out, err = compare(d_pert, BASE, "--rtol", "0.02")
+check(rc == 0, f"perturbed by 1% passes --rtol 0.02: rc {rc} {out!r}")
+# perturbation only below floor * r_0 (the last rows): absolute rule
+r0 = base_rows[0][1]
+late = [[i, r * (1.2 if r < 1e-7 * r0 else 1), rel * (1.2 if r < 1e-7 * r0 else 1), t] for i, r, rel, t in base_rows]
+d_late = write_run("late", late)
+rc, out, err = compare(d_late, BASE, "--rtol", "1e-3", "--floor", "1e-4")
+check(rc == 0, f"20% change below 1e-7 r_0 passes with floor 1e-4: rc {rc} {out!r}")
+rc, out, err = compare(d_late, BASE, "--rtol", "1e-3", "--floor", "0")
+check(rc == 1, f"... and fails with --floor 0: rc {rc}")
+
+# extra iterations
+extra = base_rows + [[n + k, base_rows[-1][1] * 0.5 ** k, base_rows[-1][2] * 0.5 ** k, 0.1] for k in (1, 2, 3)]
+d_extra = write_run("extra", extra, lambda s: s.replace(f"iterations: {n}\n", f"iterations: {n + 3}\n"))
+rc, out, err = compare(d_extra, BASE)
+it_row = [l for l in out.splitlines() if l.strip().startswith("iterations")]
+check(rc == 1 and it_row and it_row[0].rstrip().endswith("FAIL") and str(n + 3) in it_row[0],
+      f"3 extra iterations fail without slack: rc {rc} {it_row}")
+check("compared up to iteration" in out, "the shorter history is named")
+rc, out, err = compare(d_extra, BASE, "--iteration-slack", "2")
+check(rc == 1, f"3 extra iterations fail with slack 2: rc {rc}")
+rc, out, err = compare(d_extra, BASE, "--iteration-slack=3")
+check(rc == 0, f"3 extra iterations pass with slack 3: rc {rc} {out!r}")
+rc, out, err = compare(BASE, d_extra, "--iteration-slack", "2")
+check(rc == 1, f"3 fewer iterations fail with slack 2: rc {rc}")
+
+# summary fields
+d_reason = write_run("reason", base_rows,
+                     lambda s: s.replace('converged: true', 'converged: false').replace('"converged_rtol"', '"max_iterations"'))
+rc, out, err = compare(d_reason, BASE)
+check(rc == 1 and "2 of 10 checks failed" in out, f"converged/reason differ: rc {rc} {out!r}")
+sb = yaml.safe_load(open(os.path.join(BASE, "summary.yaml")))
+l2 = sb["error"]["l2"]
+d_err = write_run("error", base_rows, lambda s: s.replace(repr(l2), repr(l2 * 1.01)))
+rc, out, err = compare(d_err, BASE)
+check(rc == 1 and any(l.strip().startswith("error_l2") and l.rstrip().endswith("FAIL") for l in out.splitlines()),
+      f"error_l2 1% off fails: rc {rc} {out!r}")
+rc, out, err = compare(d_err, BASE, "--error-rtol", "0.02")
+check(rc == 0, f"... and passes with --error-rtol 0.02: rc {rc}")
+
+# ---------------------------------------------------------------- bounds
+case = os.path.join(a.source, "regression", "cases", "poisson_box_p3.yaml")
+rc, out, err = compare(BASE, "--bounds", case)
+check(rc == 0 and "max_iterations" in out and "max_error_l2" in out, f"bounds met: rc {rc} {out!r} {err!r}")
+tight = os.path.join(W, "tight.yaml")
+open(tight, "w").write(f"bounds: {{max_iterations: {n - 1}, max_error_max: 1.0e-30, converged: true}}\n")
+rc, out, err = compare(BASE, BASE, "--bounds", tight)
+check(rc == 1 and "2 of 13 checks failed" in out, f"bounds violated: rc {rc} {out!r}")
+
+# ---------------------------------------------------------------- --plot
+png = os.path.join(W, "cmp.png")
+rc, out, err = compare(d_pert, BASE, "--plot", png)
+check(rc == 1 and os.path.isfile(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+      f"--plot writes a PNG (mismatch status kept): rc {rc} {err!r}")
+rc, out, err = compare(BASE, BASE, "--plot", os.path.join(W, "no-such-dir", "x.png"))
+check(rc == 2 and "--plot" in err, f"unwritable plot: rc {rc} {err!r}")
+
+# ---------------------------------------------------------------- unusable input: exit 2 + message
+
+
+def bad(name, content, expect, args=None, summary=True):
+    d = os.path.join(W, "bad-" + name)
+    os.makedirs(d, exist_ok=True)
+    if content is not None:
+        open(os.path.join(d, "history.csv"), "w").write(content)
+    if summary:
+        shutil.copyfile(os.path.join(BASE, "summary.yaml"), os.path.join(d, "summary.yaml"))
+    rc, out, err = compare(*(args or [d, BASE]))
+    check(rc == 2 and expect in err and out == "", f"{name}: rc {rc}, expected {expect!r} in {err!r} (stdout {out!r})")
+    return d
+
+
+csv_ok = open(os.path.join(BASE, "history.csv")).read()
+lines = csv_ok.splitlines(True)
+bad("missing", None, "RUN '" + os.path.join(W, "nope") + "': No such file or directory",
+    [os.path.join(W, "nope"), BASE])
+bad("missing-base", None, "BASELINE 'nope': No such file or directory", [BASE, "nope"])
+bad("no-history", None, "no history.csv or history.h5 in this folder")
+bad("empty", "", "history.csv: empty file")
+bad("header", "it,res\n0,1\n", "history.csv:1: expected the header 'iteration,residual,rel_residual,time_s'")
+bad("number", lines[0] + lines[1] + "1,abc,0.5,0.1\n", "history.csv:3: 'abc' is not a number")
+bad("columns", lines[0] + lines[1] + "1,0.5,0.1\n", "history.csv:3: expected 4 comma-separated values, got 3")
+bad("gap", "".join(lines[:4]) + "".join(lines[5:]), "iteration 4 follows iteration 2 (expected 3)")
+bad("negative", lines[0] + lines[1] + "1,-0.5,0.5,0.1\n", "iteration 1: negative residual", summary=False)
+bad("iterations", "".join(lines[:-1]), f"summary.yaml says {n} iterations but")
+d = os.path.join(W, "bad-summary")
+os.makedirs(d)
+open(os.path.join(d, "history.csv"), "w").write(csv_ok)
+open(os.path.join(d, "summary.yaml"), "w").write("solver: {iterations: 3\nerror: null\n")
+rc, out, err = compare(d, BASE)
+check(rc == 2 and "summary.yaml:" in err and "YAML syntax error" in err, f"summary syntax: rc {rc} {err!r}")
+open(os.path.join(d, "summary.yaml"), "w").write(f"solver: {{iterations: {n}, converged: true}}\nerror: null\n")
+rc, out, err = compare(d, BASE)
+check(rc == 2 and "missing required key 'solver.reason'" in err and "summary.yaml:1:" in err,
+      f"summary without reason: rc {rc} {err!r}")
+open(os.path.join(d, "summary.yaml"), "w").write(
+    f"solver: {{iterations: {n}, converged: maybe, reason: x}}\nerror: null\n")
+rc, out, err = compare(d, BASE)
+check(rc == 2 and "solver.converged: expected true or false, got 'maybe'" in err, f"bad bool: rc {rc} {err!r}")
+h5bad = os.path.join(W, "bad.h5")
+with h5py.File(h5bad, "w") as f:
+    f["residual"] = np.zeros(3)
+rc, out, err = compare(h5bad, BASE)
+check(rc == 2 and "no dataset 'iteration'" in err and "bad.h5" in err, f"h5 without datasets: rc {rc} {err!r}")
+# options
+for args, expect in [([BASE, BASE, "--rtol", "-1"], "--rtol expects a number > 0"),
+                     ([BASE, BASE, "--floor", "2"], "--floor expects"),
+                     ([BASE, BASE, "--iteration-slack", "x"], "--iteration-slack expects an integer >= 0"),
+                     ([BASE, BASE, "--frobnicate"], "unknown option '--frobnicate'"),
+                     ([BASE], "no BASELINE given"),
+                     ([BASE, BASE, BASE], "too many arguments"),
+                     ([BASE, BASE, "--rtol"], "option --rtol needs a value")]:
+    rc, out, err = compare(*args)
+    check(rc == 2 and expect in err and "usage: hexcg compare" in err, f"{args[2:]}: rc {rc} {err!r}")
+bfile = os.path.join(W, "bounds-bad.yaml")
+open(bfile, "w").write("bounds:\n  max_iteration: 5\n")
+rc, out, err = compare(BASE, BASE, "--bounds", bfile)
+check(rc == 2 and f"{bfile}:2:3: bounds.max_iteration: unknown bound (did you mean 'max_iterations'?)" in err,
+      f"bounds typo: rc {rc} {err!r}")
+open(bfile, "w").write("config: x\n")
+rc, out, err = compare(BASE, BASE, "--bounds", bfile)
+check(rc == 2 and "no 'bounds:' mapping" in err, f"no bounds: rc {rc} {err!r}")
+open(bfile, "w").write("bounds: {max_error_l2: -1}\n")
+rc, out, err = compare(BASE, BASE, "--bounds", bfile)
+check(rc == 2 and "bounds.max_error_l2: must be a finite number > 0" in err, f"negative bound: rc {rc} {err!r}")
+rc, out, err = compare("--help")
+check(rc == 0 and "usage: hexcg compare" in out and "--iteration-slack" in out, f"--help: rc {rc}")
+
+# ---------------------------------------------------------------- 2 ranks: one table, same status
+rc, out, err = compare(d_pert, BASE, ranks=2)
+check(rc == 1 and out.count("result: MISMATCH") == 1, f"2 ranks: rc {rc}, one table: {out.count('result:')}")
+
+# ---------------------------------------------------------------- a real change is caught
+c = yaml.safe_load(open(case))
+cmd = [a.mpiexec, "-n", "1", a.hexcg, "run", os.path.join(a.source, c["config"])]
+for s in c["set"]:
+    cmd += ["--set", s]
+run_dir = os.path.join(W, "run-none")
+p = subprocess.run(cmd + ["--set", "preconditioner.type=none", "--output", run_dir, "--quiet"],
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"hexcg run without preconditioner: {p.returncode} {p.stderr!r}")
+opts = []
+for k, v in c["compare"].items():
+    opts += ["--" + k.replace("_", "-"), str(v)]
+rc, out, err = compare(run_dir, BASE, *opts)
+check(rc == 1 and "result: MISMATCH" in out, f"no preconditioner against the Jacobi baseline: rc {rc} {out!r}")
+check(any(l.strip().startswith("reason") or l.strip().startswith("residual first") for l in out.splitlines()),
+      "the table shows where")
+
+if failures:
+    print(f"{len(failures)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
