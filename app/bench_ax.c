@@ -1,9 +1,279 @@
-/* hexcg bench ax (placeholder until its issue lands). */
+/* hexcg bench ax: the element operator A_L (kernels/ax*.c) for p = pmin..pmax
+ * and both geometry modes, against the ceilings measured in the same run: the
+ * copy bandwidth (hx_array_copy of a comparable size) and the FP64 peak
+ * (hx_ax_peak_gflops). Roofline time = max(bytes / copy_bw, flops / peak)
+ * with the model bytes and flops of hx_ax_cost (docs/operator.md). Every rank
+ * runs its own copy (MPI_COMM_WORLD ranks time together; figures per rank). */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
 #include "hx_app.h"
 #include "hx_core.h"
+#include "hx_kernels.h"
+
+typedef struct {
+  const char *backend;
+  int pmin, pmax;
+  int geo[2]; /* run precomputed / on the fly */
+  double dofs;
+  double min_time;
+  int trials;
+  double lambda;
+} options;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: hexcg bench ax [OPTIONS]\n"
+          "  --backend cpu|cuda          backend (default cpu)\n"
+          "  --pmin P, --pmax P          orders to run, 1 <= P <= 15 (default 1..15)\n"
+          "  --geo precomputed|onthefly|both   geometric factors (default both)\n"
+          "  --dofs N                    L-vector entries E*(p+1)^3 per case (default 2e6 on cpu,\n"
+          "                              3.2e7 on cuda); E = max(1, N/(p+1)^3)\n"
+          "  --min-time S                seconds per timed batch (default 0.05)\n"
+          "  --trials K                  timed batches, median reported (default 3)\n"
+          "  --lambda L                  lambda of every element (default 0: Poisson, as CEED BP5;\n"
+          "                              L > 0 adds the mass term and its 8 B/node)\n"
+          "Figures: MDOF/s counts E*p^3 (unique nodes of a periodic mesh, the CEED convention);\n"
+          "GB/s and GFLOP/s use the model counts of hx_ax_cost (bytes of u, w and the geometry;\n"
+          "flops of the sum factorisation, plus the factor computation on the fly); 'roof' is\n"
+          "the roofline time max(bytes/copy_bw, flops/peak) over the measured time.\n");
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  HX_CHECK(end != s && *end == '\0' && errno == 0, HX_ERR_INPUT, "%s: '%s' is not an integer", opt, s);
+  HX_CHECK(v >= lo && v <= hi, HX_ERR_INPUT, "%s: %ld is outside [%d, %d]", opt, v, lo, hi);
+  *out = (int)v;
+  return HX_SUCCESS;
+}
+static int parse_double(const char *opt, const char *s, double lo, double hi, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  HX_CHECK(end != s && *end == '\0' && errno == 0 && isfinite(v), HX_ERR_INPUT, "%s: '%s' is not a number",
+           opt, s);
+  HX_CHECK(v >= lo && v <= hi, HX_ERR_INPUT, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
+  *out = v;
+  return HX_SUCCESS;
+}
+
+static int parse_options(int argc, char **argv, options *o, int *help) {
+  *help = 0;
+  memset(o, 0, sizeof *o);
+  o->backend = "cpu";
+  o->pmin = 1;
+  o->pmax = 15;
+  o->geo[0] = o->geo[1] = 1;
+  o->dofs = -1.0;
+  o->min_time = 0.05;
+  o->trials = 3;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      *help = 1;
+      return HX_SUCCESS;
+    }
+    HX_CHECK(i + 1 < argc, HX_ERR_INPUT, "option '%s' needs a value (see hexcg bench ax --help)", a);
+    const char *v = argv[++i];
+    if (!strcmp(a, "--backend"))
+      o->backend = v;
+    else if (!strcmp(a, "--pmin"))
+      HX_CALL(parse_int(a, v, 1, 15, &o->pmin));
+    else if (!strcmp(a, "--pmax"))
+      HX_CALL(parse_int(a, v, 1, 15, &o->pmax));
+    else if (!strcmp(a, "--dofs"))
+      HX_CALL(parse_double(a, v, 1.0, 1e11, &o->dofs));
+    else if (!strcmp(a, "--min-time"))
+      HX_CALL(parse_double(a, v, 0.0, 100.0, &o->min_time));
+    else if (!strcmp(a, "--trials"))
+      HX_CALL(parse_int(a, v, 1, 1000, &o->trials));
+    else if (!strcmp(a, "--lambda"))
+      HX_CALL(parse_double(a, v, 0.0, 1e300, &o->lambda));
+    else if (!strcmp(a, "--geo")) {
+      if (!strcmp(v, "precomputed"))
+        o->geo[0] = 1, o->geo[1] = 0;
+      else if (!strcmp(v, "onthefly"))
+        o->geo[0] = 0, o->geo[1] = 1;
+      else if (!strcmp(v, "both"))
+        o->geo[0] = o->geo[1] = 1;
+      else
+        return HX_ERROR(HX_ERR_INPUT, "--geo: '%s' (allowed: precomputed, onthefly, both)", v);
+    } else
+      return HX_ERROR(HX_ERR_INPUT, "unknown option '%s' (see hexcg bench ax --help)", a);
+  }
+  HX_CHECK(o->pmin <= o->pmax, HX_ERR_INPUT, "--pmin %d > --pmax %d", o->pmin, o->pmax);
+  return HX_SUCCESS;
+}
+
+/* kernels timed by hx_bench_time */
+typedef struct {
+  hx_backend b;
+  hx_ax ax;
+  int64_t n;
+  double *d_x, *d_y;
+} karg;
+static int run_copy(void *p) {
+  karg *a = (karg *)p;
+  HX_CALL(hx_array_copy(a->b, a->n, a->d_y, a->d_x));
+  return HX_SUCCESS;
+}
+static int run_ax(void *p) {
+  karg *a = (karg *)p;
+  HX_CALL(hx_ax_apply(a->ax, a->d_x, a->d_y, NULL));
+  return HX_SUCCESS;
+}
+
+/* The copy ceiling: hx_array_copy moving `bytes` (two arrays of bytes/16
+ * doubles; 16 bytes per entry, no write-allocate, like the operator's
+ * count). */
+static int copy_ceiling(const hx_app_ctx *ctx, hx_backend b, const hx_bench_timing_opts *topt, double bytes,
+                        double *copy_bw) {
+  karg c = {b, NULL, (int64_t)(bytes / 16.0) + 1, NULL, NULL};
+  int ierr = hx_mem_alloc(b, (size_t)c.n * sizeof(double), (void **)&c.d_x);
+  if (!ierr) ierr = hx_mem_alloc(b, (size_t)c.n * sizeof(double), (void **)&c.d_y);
+  if (!ierr) ierr = hx_mem_zero(b, c.d_x, (size_t)c.n * sizeof(double));
+  if (!ierr) ierr = hx_mem_zero(b, c.d_y, (size_t)c.n * sizeof(double));
+  hx_bench_timing t;
+  hx_bench_timing_opts best = *topt;
+  best.use_median = 0; /* a ceiling: the fastest batch, as STREAM reports */
+  if (!ierr) ierr = hx_bench_time(ctx->comm, b, NULL, run_copy, &c, &best, &t);
+  if (!ierr) *copy_bw = 16.0 * (double)c.n / t.seconds;
+  hx_mem_free(b, (void **)&c.d_x);
+  hx_mem_free(b, (void **)&c.d_y);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+/* deterministic pseudo-random in [-1, 1) */
+static double rnd(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(*s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static int bench(const hx_app_ctx *ctx, const options *o) {
+  hx_backend b = NULL;
+  HX_CALL(hx_backend_create(o->backend, &b));
+  const int cuda = hx_backend_get_kind(b) == HX_BACKEND_CUDA;
+  const double dofs = o->dofs > 0 ? o->dofs : (cuda ? 3.2e7 : 2e6);
+  hx_bench_timing_opts topt;
+  memset(&topt, 0, sizeof topt);
+  topt.min_batch_s = o->min_time;
+  topt.trials = o->trials;
+  topt.max_reps = 1L << 30;
+  topt.use_median = 1;
+  int ierr = HX_SUCCESS;
+  karg a = {b, NULL, 0, NULL, NULL};
+  double *h_nodes = NULL, *h_kap = NULL, *h_u = NULL;
+
+  if (ctx->rank == 0) {
+    double load[3] = {-1, -1, -1};
+    FILE *fl = fopen("/proc/loadavg", "r");
+    if (fl) {
+      if (fscanf(fl, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
+      fclose(fl);
+    }
+    printf(
+        "hexcg bench ax: backend %s (%d %s), %d rank(s), ~%.3g L-entries per case, batches >= %.3g s, "
+        "median of %d; lambda %g; load average %.2f\n",
+        o->backend, cuda ? 1 : hx_backend_num_threads(b), cuda ? "device" : "OpenMP threads", ctx->size, dofs,
+        o->min_time, o->trials, o->lambda, load[0]);
+    printf(
+        "ceilings, measured next to the cases (fastest of the trials; the operator: median):\n"
+        "copyGB = hx_array_copy moving the bytes of the precomputed case of that p (16 B/entry),\n"
+        "once per p; peakGF = FP64 multiply-add chains (hx_ax_peak_gflops, same instruction set\n"
+        "as the kernel), before each case\n");
+    printf("%-11s %2s %8s %7s %7s %8s %8s %8s %7s %7s %7s %5s %5s\n", "geo", "p", "E", "B/DOF", "flop/DOF",
+           "ms/apply", "MDOF/s", "GFLOP/s", "GB/s", "copyGB", "peakGF", "roof", "bound");
+  }
+  for (int p = o->pmin; p <= o->pmax && !ierr; p++) {
+    const int n = p + 1, n3 = n * n * n;
+    int64_t E64 = (int64_t)(dofs / n3);
+    if (E64 < 1) E64 = 1;
+    if (E64 * n3 >= ((int64_t)1 << 31)) {
+      ierr =
+          HX_ERROR(HX_ERR_INPUT, "--dofs %.3g: E*(p+1)^3 must stay below 2^31 (int32 local indices)", dofs);
+      break;
+    }
+    const int32_t E = (int32_t)E64;
+    const int64_t nl = (int64_t)E * n3;
+    /* elements: unit cubes on a line of lattice positions, vertices moved by
+     * up to 0.15 (positive Jacobian), kappa = 1, lambda = o->lambda */
+    ierr = HX_ALLOC(&h_nodes, (size_t)E * 24);
+    if (!ierr) ierr = HX_ALLOC(&h_kap, (size_t)E * 2);
+    if (!ierr) ierr = HX_ALLOC(&h_u, (size_t)nl);
+    if (ierr) break;
+    uint64_t s = 12345u + (uint64_t)p;
+    for (int32_t e = 0; e < E; e++) {
+      for (int q = 0; q < 8; q++) {
+        h_nodes[24 * (size_t)e + 3 * q + 0] = (e % 64) + (q & 1) + 0.15 * rnd(&s);
+        h_nodes[24 * (size_t)e + 3 * q + 1] = ((e / 64) % 64) + ((q >> 1) & 1) + 0.15 * rnd(&s);
+        h_nodes[24 * (size_t)e + 3 * q + 2] = (e / 4096) + ((q >> 2) & 1) + 0.15 * rnd(&s);
+      }
+      h_kap[e] = 1.0;
+      h_kap[E + e] = o->lambda;
+    }
+    for (int64_t i = 0; i < nl; i++) h_u[i] = rnd(&s);
+    a.n = nl;
+    ierr = hx_mem_alloc(b, (size_t)nl * sizeof(double), (void **)&a.d_x);
+    if (!ierr) ierr = hx_mem_alloc(b, (size_t)nl * sizeof(double), (void **)&a.d_y);
+    if (!ierr) ierr = hx_mem_to_device(b, a.d_x, h_u, (size_t)nl * sizeof(double));
+    double copy_bw = 0.0; /* measured once per p, before its first case */
+    for (int g = 0; g < 2 && !ierr; g++) {
+      if (!o->geo[g]) continue;
+      ierr = hx_ax_create(b, p, E, 8, h_nodes, h_kap, h_kap + E, g ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED,
+                          &a.ax);
+      hx_bench_timing t;
+      double bpe = 0.0, fpe = 0.0, peak = 0.0;
+      if (!ierr) {
+        hx_ax_cost(a.ax, &bpe, &fpe);
+        if (copy_bw <= 0.0)
+          ierr = copy_ceiling(ctx, b, &topt, (o->lambda > 0 ? 72.0 : 64.0) * (double)nl, &copy_bw);
+      }
+      if (!ierr) ierr = hx_ax_peak_gflops(b, 0.2, &peak);
+      if (!ierr) ierr = hx_bench_time(ctx->comm, b, NULL, run_ax, &a, &topt, &t);
+      if (!ierr && ctx->rank == 0) {
+        const double bytes = bpe * E, flops = fpe * E, ndof = (double)E * p * p * p;
+        const double tb = bytes / copy_bw, tf = flops / (peak * 1e9);
+        const double troof = tb > tf ? tb : tf;
+        printf("%-11s %2d %8d %7.1f %7.1f %8.3f %8.1f %8.2f %7.2f %7.2f %7.1f %5.2f %5s\n",
+               g ? "onthefly" : "precomputed", p, (int)E, bpe / (p * p * p), fpe / (p * p * p),
+               1e3 * t.seconds, ndof / t.seconds * 1e-6, flops / t.seconds * 1e-9, bytes / t.seconds * 1e-9,
+               copy_bw * 1e-9, peak, troof / t.seconds, tb > tf ? "bw" : "flop");
+        fflush(stdout);
+      }
+      hx_ax_destroy(&a.ax);
+    }
+    hx_mem_free(b, (void **)&a.d_x);
+    hx_mem_free(b, (void **)&a.d_y);
+    free(h_nodes), free(h_kap), free(h_u);
+    h_nodes = h_kap = h_u = NULL;
+  }
+  free(h_nodes), free(h_kap), free(h_u);
+  hx_ax_destroy(&a.ax);
+  hx_mem_free(b, (void **)&a.d_x);
+  hx_mem_free(b, (void **)&a.d_y);
+  hx_backend_destroy(&b);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
 
 int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return hx_app_fail(ctx, HX_ERROR(HX_ERR_NOT_IMPL, "'hexcg bench ax' is not implemented yet"), 1);
+  options o;
+  int help = 0;
+  int ierr = parse_options(argc, argv, &o, &help);
+  if (ierr) return hx_app_fail(ctx, ierr, 1);
+  if (help) {
+    if (ctx->rank == 0) usage(stdout);
+    return 0;
+  }
+  ierr = bench(ctx, &o);
+  if (ierr) return hx_app_fail(ctx, ierr, 0);
+  return 0;
 }

@@ -1,0 +1,315 @@
+/* Element-level spectral-element operator: setup (geometric factors on the
+ * host), dispatch to cpu/ax_cpu.c or cuda/ax_cuda.cu, diagonal and lumped
+ * mass. The math is in hx_ax_math.h and docs/operator.md. */
+#include "ax_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Geometric factors of element e on the host: g[c*n^3 + node] for the 6
+ * factors (c = 0..5) and the lambda-weighted mass (c = 6); mass[node] =
+ * w_i w_j w_k |J| when mass != NULL. The same HX_HD functions as the
+ * on-the-fly kernels, in the same order of operations. A non-positive (or
+ * non-finite) Jacobian determinant is HX_ERR_INPUT. */
+static int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {
+  const int n = ax->n, n3 = n * n * n;
+  const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
+  const double kappa = ax->h_kappa[e], lambda = ax->h_lambda[e];
+  double c[24];
+  if (ax->npe == 8) hx_hex8_coeffs(v, c);
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        const int q = i + n * (j + n * k);
+        double J[9], gq[6], m;
+        if (ax->npe == 8)
+          hx_hex8_jacobian(c, ax->t[i], ax->t[j], ax->t[k], J);
+        else
+          hx_hex27_jacobian(v, ax->t[i], ax->t[j], ax->t[k], J);
+        const double wq = ax->w[i] * ax->w[j] * ax->w[k];
+        const double det = hx_geo_factors(J, kappa * wq, lambda * wq, gq, &m);
+        HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
+                 "element %d (local index): non-positive Jacobian determinant %g at GLL node "
+                 "(%d,%d,%d) of order %d (inverted or degenerate element)",
+                 (int)e, det, i, j, k, ax->p);
+        for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = gq[cc];
+        g[6 * n3 + q] = m;
+        if (mass) mass[q] = wq * det;
+      }
+  return HX_SUCCESS;
+}
+
+static void hx_ax_free_all(struct hx_ax_s *ax) {
+  if (!ax) return;
+  hx_mem_free(ax->b, (void **)&ax->d_basis);
+  hx_mem_free(ax->b, (void **)&ax->d_geo);
+  hx_mem_free(ax->b, (void **)&ax->d_part);
+  free(ax->h_nodes);
+  free(ax->h_kappa);
+  free(ax->h_lambda);
+  free(ax);
+}
+
+static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *h_kappa,
+                       const double *h_lambda) {
+  const int n = ax->n, n3 = n * n * n;
+  const int32_t E = ax->E;
+  HX_CALL(hx_gll(n, ax->t, ax->w));
+  HX_CALL(hx_lagrange_deriv(n, ax->t, ax->D));
+  /* host copies */
+  HX_CALL(HX_ALLOC(&ax->h_nodes, (size_t)E * ax->npe * 3 + 1));
+  HX_CALL(HX_ALLOC(&ax->h_kappa, (size_t)E + 1));
+  HX_CALL(HX_ALLOC(&ax->h_lambda, (size_t)E + 1));
+  if (E > 0) {
+    memcpy(ax->h_nodes, h_nodes, (size_t)E * ax->npe * 3 * sizeof(double));
+    memcpy(ax->h_kappa, h_kappa, (size_t)E * sizeof(double));
+    if (h_lambda) memcpy(ax->h_lambda, h_lambda, (size_t)E * sizeof(double));
+  }
+  for (int32_t e = 0; e < E; e++) {
+    HX_CHECK(ax->h_kappa[e] > 0.0 && isfinite(ax->h_kappa[e]), HX_ERR_INPUT,
+             "element %d (local index): kappa = %g must be positive", (int)e, ax->h_kappa[e]);
+    HX_CHECK(ax->h_lambda[e] >= 0.0 && isfinite(ax->h_lambda[e]), HX_ERR_INPUT,
+             "element %d (local index): lambda = %g must be non-negative", (int)e, ax->h_lambda[e]);
+    for (int m = 0; m < ax->npe * 3; m++)
+      HX_CHECK(isfinite(ax->h_nodes[(size_t)e * ax->npe * 3 + m]), HX_ERR_INPUT,
+               "element %d (local index): non-finite node coordinate", (int)e);
+  }
+  /* basis on the backend */
+  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX];
+  memcpy(basis, ax->D, (size_t)n * n * sizeof(double));
+  memcpy(basis + hx_ax_off_t(n), ax->t, (size_t)n * sizeof(double));
+  memcpy(basis + hx_ax_off_w(n), ax->w, (size_t)n * sizeof(double));
+  const size_t nb = (size_t)n * n + 2 * (size_t)n;
+  HX_CALL(hx_mem_alloc(ax->b, nb * sizeof(double), (void **)&ax->d_basis));
+  HX_CALL(hx_mem_to_device(ax->b, ax->d_basis, basis, nb * sizeof(double)));
+  HX_CALL(hx_mem_alloc(ax->b, ((size_t)E + 1) * sizeof(double), (void **)&ax->d_part));
+
+  /* factors of every element: validates the Jacobian in both modes */
+  const size_t per = 7 * (size_t)n3;
+  ax->ncomp = 6;
+  for (int32_t e = 0; e < E; e++)
+    if (ax->h_lambda[e] != 0.0) ax->ncomp = 7;
+  if (ax->mode == HX_GEO_PRECOMPUTED) {
+    /* factors are computed into 7 n^3 per element, then stored as ncomp
+     * blocks of cs = n^3 + HX_AX_PAD (padding zeroed) */
+    const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
+    double *h_geo = NULL, *g = NULL;
+    HX_CALL(HX_ALLOC(&g, per));
+    int ierr = HX_ALLOC(&h_geo, (size_t)E * pk + 1);
+    for (int32_t e = 0; e < E && !ierr; e++) {
+      ierr = hx_ax_elem_factors(ax, e, g, NULL);
+      for (int c = 0; c < ax->ncomp; c++)
+        memcpy(h_geo + e * pk + c * cs, g + (size_t)c * n3, (size_t)n3 * sizeof(double));
+    }
+    free(g);
+    if (!ierr) ierr = hx_mem_alloc(ax->b, (size_t)E * pk * sizeof(double), (void **)&ax->d_geo);
+    if (!ierr) ierr = hx_mem_to_device(ax->b, ax->d_geo, h_geo, (size_t)E * pk * sizeof(double));
+    free(h_geo);
+    HX_CALL(ierr);
+  } else {
+    double *g = NULL, *h_geo = NULL;
+    HX_CALL(HX_ALLOC(&g, per));
+    int ierr = HX_ALLOC(&h_geo, (size_t)E * HX_AX_OTF_STRIDE + 1);
+    for (int32_t e = 0; e < E && !ierr; e++) {
+      ierr = hx_ax_elem_factors(ax, e, g, NULL);
+      double *o = h_geo + (size_t)e * HX_AX_OTF_STRIDE;
+      memcpy(o, ax->h_nodes + (size_t)e * 24, 24 * sizeof(double));
+      o[24] = ax->h_kappa[e];
+      o[25] = ax->h_lambda[e];
+    }
+    const size_t bytes = (size_t)E * HX_AX_OTF_STRIDE * sizeof(double);
+    if (!ierr) ierr = hx_mem_alloc(ax->b, bytes, (void **)&ax->d_geo);
+    if (!ierr) ierr = hx_mem_to_device(ax->b, ax->d_geo, h_geo, bytes);
+    free(g);
+    free(h_geo);
+    HX_CALL(ierr);
+  }
+  return HX_SUCCESS;
+}
+
+int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                 const double *h_lambda, hx_geo_mode mode, hx_ax *out) {
+  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+  *out = NULL;
+  HX_CHECK(b, HX_ERR_ARG, "backend is NULL");
+  HX_CHECK(p >= 1 && p <= HX_AX_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", p, HX_AX_PMAX);
+  HX_CHECK(E >= 0, HX_ERR_ARG, "negative element count %d", (int)E);
+  HX_CHECK(npe == 8 || npe == 27, HX_ERR_ARG, "npe = %d: element maps have 8 (hex8) or 27 (hex27) nodes",
+           npe);
+  HX_CHECK(mode == HX_GEO_PRECOMPUTED || mode == HX_GEO_ONTHEFLY, HX_ERR_ARG, "unknown geometry mode %d",
+           (int)mode);
+  HX_CHECK(!(mode == HX_GEO_ONTHEFLY && npe == 27), HX_ERR_ARG,
+           "on-the-fly geometry needs trilinear (hex8) elements; hex27 needs HX_GEO_PRECOMPUTED");
+  HX_CHECK(E == 0 || (h_nodes && h_kappa), HX_ERR_ARG, "node coordinates or kappa are NULL");
+  const int n = p + 1;
+  HX_CHECK((int64_t)E * n * n * n < ((int64_t)1 << 31), HX_ERR_ARG,
+           "E*(p+1)^3 = %lld L-vector entries exceed the int32 local index range", (long long)E * n * n * n);
+  struct hx_ax_s *ax = NULL;
+  HX_CALL(HX_ALLOC(&ax, 1));
+  ax->b = b;
+  ax->p = p;
+  ax->n = n;
+  ax->npe = npe;
+  ax->E = E;
+  ax->mode = mode;
+  ax->isa = hx_ax_cpu_isa();
+  int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda);
+  if (ierr) {
+    hx_ax_free_all(ax);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
+  *out = ax;
+  return HX_SUCCESS;
+}
+
+int hx_ax_destroy(hx_ax *pax) {
+  if (!pax || !*pax) return HX_SUCCESS;
+  hx_ax_free_all(*pax);
+  *pax = NULL;
+  return HX_SUCCESS;
+}
+
+int hx_ax_order(hx_ax ax) { return ax->p; }
+int32_t hx_ax_num_elements(hx_ax ax) { return ax->E; }
+int64_t hx_ax_num_nodes(hx_ax ax) { return (int64_t)ax->E * ax->n * ax->n * ax->n; }
+hx_geo_mode hx_ax_geo_mode(hx_ax ax) { return ax->mode; }
+hx_backend hx_ax_backend(hx_ax ax) { return ax->b; }
+
+static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u, double *d_w,
+                            double *uw) {
+  double *part = uw ? ax->d_part : NULL;
+  if (uw) *uw = 0.0;
+  if (nlist == 0) return HX_SUCCESS;
+  HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
+#ifdef HEXCG_HAVE_CUDA
+  if (ax->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_u, d_w, part));
+    if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_u, d_w, part));
+  if (uw) {
+    double s = 0.0;
+    for (int32_t k = 0; k < nlist; k++) s += part[k];
+    *uw = s;
+  }
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, d_u, d_w, uw));
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u, double *d_w,
+                     double *uw) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_u, d_w, uw));
+  return HX_SUCCESS;
+}
+
+int hx_ax_diagonal(hx_ax ax, double *h_diag) {
+  HX_CHECK(ax && h_diag, HX_ERR_ARG, "NULL argument");
+  const int n = ax->n, n3 = n * n * n;
+  double *g = NULL;
+  HX_CALL(HX_ALLOC(&g, 7 * (size_t)n3));
+  const double *D = ax->D;
+  for (int32_t e = 0; e < ax->E; e++) {
+    int ierr = hx_ax_elem_factors(ax, e, g, NULL);
+    if (ierr) {
+      free(g);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+    double *d = h_diag + (size_t)e * n3;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * (j + n * k);
+          double s = 0.0;
+          for (int m = 0; m < n; m++) {
+            s += D[m * n + i] * D[m * n + i] * g[0 * n3 + m + n * (j + n * k)];
+            s += D[m * n + j] * D[m * n + j] * g[3 * n3 + i + n * (m + n * k)];
+            s += D[m * n + k] * D[m * n + k] * g[5 * n3 + i + n * (j + n * m)];
+          }
+          const double di = D[i * n + i], dj = D[j * n + j], dk = D[k * n + k];
+          s += 2.0 * (di * dj * g[1 * n3 + q] + di * dk * g[2 * n3 + q] + dj * dk * g[4 * n3 + q]);
+          d[q] = s + g[6 * n3 + q];
+        }
+  }
+  free(g);
+  return HX_SUCCESS;
+}
+
+int hx_ax_mass(hx_ax ax, double *h_mass) {
+  HX_CHECK(ax && h_mass, HX_ERR_ARG, "NULL argument");
+  const int n3 = ax->n * ax->n * ax->n;
+  double *g = NULL;
+  HX_CALL(HX_ALLOC(&g, 7 * (size_t)n3));
+  for (int32_t e = 0; e < ax->E; e++) {
+    int ierr = hx_ax_elem_factors(ax, e, g, h_mass + (size_t)e * n3);
+    if (ierr) {
+      free(g);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+  }
+  free(g);
+  return HX_SUCCESS;
+}
+
+void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
+  const double n = ax->n, n3 = n * n * n, n4 = n3 * n;
+  /* read u, write w (8 bytes each per node) + geometry */
+  double bytes = 16.0 * n3;
+  double flops = 12.0 * n4 + 19.0 * n3;
+  if (ax->mode == HX_GEO_PRECOMPUTED) {
+    bytes += 8.0 * ax->ncomp * n3;
+    if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
+  } else {
+    bytes += 8.0 * HX_AX_OTF_STRIDE;
+    flops += HX_AX_OTF_NODE_FLOPS * n3 + 24.0 * 8 * 2; /* + map coefficients per element */
+  }
+  if (bytes_per_elem) *bytes_per_elem = bytes;
+  if (flops_per_elem) *flops_per_elem = flops;
+}
+
+int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops) {
+  HX_CHECK(b && gflops && seconds > 0.0, HX_ERR_ARG, "bad arguments");
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_ax_cuda_peak(b, seconds, gflops));
+    return HX_SUCCESS;
+  }
+#endif
+  const int isa = hx_ax_cpu_isa();
+  /* double the run until it lasts >= seconds/4 (a fork/join costs up to
+   * ~10 ms on a loaded machine, so short runs measure overhead), then the
+   * best rate of 3 runs of that length: a peak is a maximum, and on a shared
+   * machine single runs are sometimes descheduled. */
+  long iters = 4096;
+  double best = 0.0;
+  for (;;) {
+    const double t0 = hx_wtime();
+    const double f = hx_ax_cpu_peak_run(isa, iters);
+    const double dt = hx_wtime() - t0;
+    if (dt >= 0.25 * seconds || iters > (1L << 40)) {
+      best = dt > 0.0 ? f / dt : 0.0;
+      break;
+    }
+    iters *= 2;
+  }
+  for (int trial = 0; trial < 3; trial++) {
+    const double t0 = hx_wtime();
+    const double f = hx_ax_cpu_peak_run(isa, iters);
+    const double dt = hx_wtime() - t0;
+    if (dt > 0.0 && f / dt > best) best = f / dt;
+  }
+  HX_CHECK(best > 0.0, HX_ERR_INTERNAL, "the FP64 peak loop took no measurable time");
+  *gflops = best * 1e-9;
+  return HX_SUCCESS;
+}

@@ -1,0 +1,212 @@
+// CUDA element operator: a 2D (N x N) thread layout per element looping over
+// the third direction (the "k loop" of the BP5 kernels), u of the element in
+// shared memory, the fluxes of one k layer in shared memory, the t-direction
+// work in registers. Small orders pack NE elements per block (blockDim.z) so a
+// block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/).
+#include "../ax_impl.h"
+#include "hx_cuda_check.h"
+
+// elements per block and threads per block for N points per direction
+static constexpr __host__ __device__ int hx_ax_ne(int N) { return 256 / (N * N) > 0 ? 256 / (N * N) : 1; }
+static constexpr __host__ __device__ int hx_ax_threads(int N) { return N * N * hx_ax_ne(N); }
+static constexpr __host__ __device__ int hx_ax_pow2(int m) {
+  return m <= 1 ? 1 : 2 * hx_ax_pow2((m + 1) / 2);
+}
+
+template <int N, bool OTF>
+__global__ void __launch_bounds__(hx_ax_threads(N))
+    hx_ax_kernel(int32_t nlist, const int32_t *__restrict__ list, const double *__restrict__ basis,
+                 const double *__restrict__ geo, int ncomp, const double *__restrict__ u,
+                 double *__restrict__ w, double *__restrict__ part) {
+  constexpr int NE = hx_ax_ne(N), N2 = N * N, N3 = N2 * N;
+  __shared__ double s_D[N2];
+  __shared__ double s_tw[2 * N];
+  __shared__ double s_u[NE][N3];
+  __shared__ double s_fr[NE][N2];
+  __shared__ double s_fs[NE][N2];
+  __shared__ double s_c[NE][OTF ? HX_AX_OTF_STRIDE : 1];
+
+  const int i = threadIdx.x, j = threadIdx.y, z = threadIdx.z;
+  const int tid = i + N * j;
+  const int32_t pos = (int32_t)blockIdx.x * NE + z;
+  const bool active = pos < nlist;
+  // inactive slots of the last block work on a valid element and store nothing
+  const size_t e = (size_t)(active ? (list ? list[pos] : pos) : (list ? list[0] : 0));
+
+  for (int q = tid + N2 * z; q < N2; q += N2 * NE) s_D[q] = basis[q];
+  for (int q = tid + N2 * z; q < 2 * N; q += N2 * NE) s_tw[q] = basis[N2 + q];
+  const double *ue = u + e * N3;
+  double r_u[N], r_w[N];
+#pragma unroll
+  for (int k = 0; k < N; k++) {
+    r_u[k] = ue[i + N * (j + N * k)];
+    s_u[z][i + N * (j + N * k)] = r_u[k];
+    r_w[k] = 0.0;
+  }
+  if constexpr (OTF) {
+    if (tid == 0) {
+      const double *gv = geo + e * HX_AX_OTF_STRIDE;
+      hx_hex8_coeffs(gv, s_c[z]);
+      s_c[z][24] = gv[24];
+      s_c[z][25] = gv[25];
+    }
+  } else {
+    (void)s_c;
+  }
+  __syncthreads();
+
+  constexpr int CS = N3 + HX_AX_PAD;  // padded component stride
+  const double *ge = OTF ? nullptr : geo + e * ncomp * (size_t)CS;
+#pragma unroll
+  for (int k = 0; k < N; k++) {
+    const int q = i + N * (j + N * k);
+    double ur = 0.0, us = 0.0, ut = 0.0;
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+      ur += s_D[i * N + m] * s_u[z][m + N * (j + N * k)];
+      us += s_D[j * N + m] * s_u[z][i + N * (m + N * k)];
+      ut += s_D[k * N + m] * r_u[m];
+    }
+    double g[6], mm;
+    if constexpr (OTF) {
+      double J[9];
+      hx_hex8_jacobian(s_c[z], s_tw[i], s_tw[j], s_tw[k], J);
+      const double wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
+      hx_geo_factors(J, s_c[z][24] * wq, s_c[z][25] * wq, g, &mm);
+    } else {
+#pragma unroll
+      for (int c = 0; c < 6; c++) g[c] = ge[c * CS + q];
+      mm = ncomp == 7 ? ge[6 * CS + q] : 0.0;
+    }
+    double fr, fs, ft;
+    hx_apply_g(g[0], g[1], g[2], g[3], g[4], g[5], ur, us, ut, &fr, &fs, &ft);
+    r_w[k] += mm * r_u[k];
+    s_fr[z][tid] = fr;
+    s_fs[z][tid] = fs;
+#pragma unroll
+    for (int kk = 0; kk < N; kk++) r_w[kk] += s_D[k * N + kk] * ft;
+    __syncthreads();
+    double acc = 0.0;
+#pragma unroll
+    for (int m = 0; m < N; m++)
+      acc += s_D[m * N + i] * s_fr[z][m + N * j] + s_D[m * N + j] * s_fs[z][i + N * m];
+    r_w[k] += acc;
+    __syncthreads();
+  }
+
+  double *we = w + e * N3;
+  double uw = 0.0;
+#pragma unroll
+  for (int k = 0; k < N; k++) {
+    if (active) we[i + N * (j + N * k)] = r_w[k];
+    uw += r_u[k] * r_w[k];
+  }
+  if (part) {  // uniform over the block
+    // deterministic tree over the N2 threads of the element (padded to a power of 2)
+    constexpr int P2 = hx_ax_pow2(N2);
+    s_fr[z][tid] = uw;
+    __syncthreads();
+#pragma unroll
+    for (int st = P2 / 2; st > 0; st >>= 1) {
+      if (tid < st && tid + st < N2) s_fr[z][tid] += s_fr[z][tid + st];
+      __syncthreads();
+    }
+    if (active && tid == 0) part[pos] = s_fr[z][0];
+  }
+}
+
+// One block sums m partials in a fixed order (strided per thread, then a tree).
+#define HX_AX_SUM_BLOCK 256
+__global__ void hx_ax_sum_kernel(int32_t m, double *__restrict__ part) {
+  __shared__ double s[HX_AX_SUM_BLOCK];
+  double v = 0.0;
+  for (int32_t q = threadIdx.x; q < m; q += HX_AX_SUM_BLOCK) v += part[q];
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (int st = HX_AX_SUM_BLOCK / 2; st > 0; st >>= 1) {
+    if ((int)threadIdx.x < st) s[threadIdx.x] += s[threadIdx.x + st];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[0] = s[0];
+}
+
+template <int N>
+static int hx_ax_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u,
+                        double *w, double *part) {
+  constexpr int NE = hx_ax_ne(N);
+  const dim3 block(N, N, NE);
+  const unsigned grid = (unsigned)((nlist + NE - 1) / NE);
+  cudaStream_t s = HX_STREAM(ax->b);
+  if (ax->mode == HX_GEO_ONTHEFLY)
+    hx_ax_kernel<N, true><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, 7, u, w, part);
+  else
+    hx_ax_kernel<N, false><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, ax->ncomp, u, w, part);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u,
+                                double *w, double *part) {
+  switch (ax->n) {
+#define HX_AX_CASE(N) \
+  case N: HX_CALL(hx_ax_launch<N>(ax, nlist, list, u, w, part)); break;
+    HX_AX_CASE(2)
+    HX_AX_CASE(3)
+    HX_AX_CASE(4) HX_AX_CASE(5) HX_AX_CASE(6) HX_AX_CASE(7) HX_AX_CASE(8) HX_AX_CASE(9) HX_AX_CASE(10)
+        HX_AX_CASE(11) HX_AX_CASE(12) HX_AX_CASE(13) HX_AX_CASE(14) HX_AX_CASE(15) HX_AX_CASE(16)
+#undef HX_AX_CASE
+            default : return HX_ERROR(HX_ERR_ARG, "order p = %d outside 1..%d", ax->p, HX_AX_PMAX);
+  }
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *result) {
+  cudaStream_t s = HX_STREAM(b);
+  hx_ax_sum_kernel<<<1, HX_AX_SUM_BLOCK, 0, s>>>(m, part);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CUDA(cudaMemcpyAsync(b->h_result, part, sizeof(double), cudaMemcpyDeviceToHost, s));
+  HX_CUDA(cudaStreamSynchronize(s));
+  *result = *b->h_result;
+  return HX_SUCCESS;
+}
+
+// FP64 peak: 8 independent FMA chains per thread (2 flops each per step).
+__global__ void hx_ax_peak_kernel(long iters, double m, double c, double *out) {
+  double x[8];
+#pragma unroll
+  for (int l = 0; l < 8; l++) x[l] = 1.0 + 1e-3 * (l + threadIdx.x);
+  for (long it = 0; it < iters; it++) {
+#pragma unroll
+    for (int l = 0; l < 8; l++) x[l] = fma(x[l], m, c);
+  }
+  double s = 0.0;
+#pragma unroll
+  for (int l = 0; l < 8; l++) s += x[l];
+  if (s == 12345.678) out[0] = s;  // never true; keeps the chains alive
+}
+
+extern "C" int hx_ax_cuda_peak(hx_backend b, double seconds, double *gflops) {
+  cudaStream_t s = HX_STREAM(b);
+  const int threads = 256, blocks = (b->dev.sm_count > 0 ? b->dev.sm_count : 1) * 16;
+  cudaEvent_t e0, e1;
+  HX_CUDA(cudaEventCreate(&e0));
+  HX_CUDA(cudaEventCreate(&e1));
+  long iters = 1024;
+  float ms = 0.0f;
+  HX_CALL(hx_backend_partials(b, 1));
+  double *out = b->d_partials;
+  for (;;) {
+    HX_CUDA(cudaEventRecord(e0, s));
+    hx_ax_peak_kernel<<<blocks, threads, 0, s>>>(iters, 0.9999999, 1e-7, out);
+    HX_CUDA_LAUNCH_CHECK();
+    HX_CUDA(cudaEventRecord(e1, s));
+    HX_CUDA(cudaEventSynchronize(e1));
+    HX_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (ms * 1e-3 >= 0.5 * seconds || iters > (1L << 36)) break;
+    iters *= 4;
+  }
+  HX_CUDA(cudaEventDestroy(e0));
+  HX_CUDA(cudaEventDestroy(e1));
+  *gflops = 16.0 * (double)iters * blocks * threads / (ms * 1e-3) * 1e-9;
+  return HX_SUCCESS;
+}
