@@ -474,7 +474,7 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
                        char ***names) {
   int64_t *t;
   HX_CALL(HX_ALLOC(&t, n));
-  memcpy(t, phys, sizeof(int64_t) * n);
+  if (n > 0) memcpy(t, phys, sizeof(int64_t) * n);
   qsort(t, (size_t)n, sizeof *t, cmp_i64);
   int64_t u = 0;
   for (int64_t i = 0; i < n; i++)
