@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Strong or weak scaling series of hexcg runs, then a table of the results.
+#
+#   jobs/scaling.sh strong|weak [--ranks 1,2,4,8] [--case FILE] [--out DIR]
+#                   [--hexcg PATH] [--set key=value]...
+#
+# strong: the case as given on every rank count.
+# weak:   mesh.elements multiplied with the rank count (doubling x, y, z in
+#         turn for each factor 2; rank counts must be powers of two), so the
+#         elements per rank stay those of the case at the first rank count.
+# Each run goes to OUT/<mode>/np<N>/ (summary.yaml, history.csv); at the end
+# jobs/collect.py writes OUT/<mode>/scaling.csv and prints the efficiencies.
+# Launcher: $HEXCG_LAUNCH (default: "srun -n" inside a Slurm allocation,
+# "mpiexec.mpich -n" elsewhere). Extra --set options go to every run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+die() { echo "scaling.sh: $*" >&2; exit 2; }
+
+MODE=${1:-}
+[[ $MODE == strong || $MODE == weak ]] || die "first argument must be 'strong' or 'weak' (got '${MODE}')"
+shift
+RANKS=1,2,4
+CASE=$ROOT/configs/poisson_box.yaml
+OUT=out/scaling
+HEXCG=$ROOT/build/hexcg
+SETS=()
+while (($#)); do
+  case $1 in
+    --ranks) RANKS=${2:?--ranks needs a list}; shift ;;
+    --case) CASE=${2:?--case needs a file}; shift ;;
+    --out) OUT=${2:?--out needs a folder}; shift ;;
+    --hexcg) HEXCG=${2:?--hexcg needs a path}; shift ;;
+    --set) SETS+=(--set "${2:?--set needs key=value}"); shift ;;
+    *) die "unknown option '$1'" ;;
+  esac
+  shift
+done
+[[ -x $HEXCG ]] || die "hexcg executable '$HEXCG' not found (build it: scripts/build.sh, or pass --hexcg)"
+[[ -f $CASE ]] || die "case file '$CASE' not found"
+if [[ -n ${HEXCG_LAUNCH:-} ]]; then LAUNCH=$HEXCG_LAUNCH
+elif [[ -n ${SLURM_JOB_ID:-} ]]; then LAUNCH="srun -n"
+else LAUNCH="mpiexec.mpich -n"; fi
+
+# elements of the case (after the --set options) from a dry run's effective case
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+"$HEXCG" run "$CASE" "${SETS[@]}" --dry-run --quiet --force --output "$probe/o" >/dev/null \
+  || die "the case does not validate: $HEXCG run $CASE ${SETS[*]} --dry-run"
+read -r EX EY EZ < <(/usr/bin/python3 -c '
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+print(*c["mesh"]["elements"])' "$probe/o/case.yaml")
+
+IFS=, read -r -a NPS <<<"$RANKS"
+first=${NPS[0]}
+for np in "${NPS[@]}"; do
+  [[ $np =~ ^[1-9][0-9]*$ ]] || die "rank count '$np' is not a positive integer"
+  extra=()
+  if [[ $MODE == weak ]]; then
+    (( np % first == 0 )) || die "weak scaling: $np is not a multiple of $first"
+    f=$(( np / first )); ex=$EX; ey=$EY; ez=$EZ; d=0
+    while (( f > 1 )); do
+      (( f % 2 == 0 )) || die "weak scaling: rank counts must be the first one times a power of two"
+      case $d in 0) ex=$((ex * 2)) ;; 1) ey=$((ey * 2)) ;; 2) ez=$((ez * 2)) ;; esac
+      d=$(( (d + 1) % 3 )); f=$(( f / 2 ))
+    done
+    extra=(--set "mesh.elements=[$ex, $ey, $ez]")
+  fi
+  dir=$OUT/$MODE/np$np
+  echo "== $MODE np=$np -> $dir"
+  # shellcheck disable=SC2086
+  OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} $LAUNCH "$np" "$HEXCG" run "$CASE" "${SETS[@]}" "${extra[@]}" \
+    --set output.solution=false --output "$dir" --force --quiet
+done
+/usr/bin/python3 "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"
