@@ -5,6 +5,29 @@
 
 #include "hx_app.h"
 #include "hx_core.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Without OMP_NUM_THREADS, share the cores of a node among its ranks: the
+ * OpenMP default (every rank uses every core) oversubscribes the node as soon
+ * as two ranks run on it, and spinning OpenMP barriers then cost far more
+ * than the work. */
+static void hx_default_threads(MPI_Comm comm) {
+#ifdef _OPENMP
+  if (getenv("OMP_NUM_THREADS")) return;
+  MPI_Comm node;
+  int local = 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+  }
+  const int cores = omp_get_num_procs();
+  omp_set_num_threads(cores / local > 1 ? cores / local : 1);
+#else
+  (void)comm;
+#endif
+}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -40,6 +63,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(ctx.comm, &ctx.rank);
   MPI_Comm_size(ctx.comm, &ctx.size);
   hx_log_init(ctx.rank, HX_LOG_NORMAL);
+  hx_default_threads(ctx.comm);
 
   int status = 0;
   if (argc < 2) {
