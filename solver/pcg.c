@@ -39,115 +39,81 @@ typedef struct {
   double *r, *z, *p, *w;
 } pcg_work;
 
+/* Run expr timed into the process timer id and the result field acc. */
+#define PCG_TIMED(acc, id, expr)         \
+  do {                                   \
+    const double t_ = hx_wtime();        \
+    hx_timer_start(id);                  \
+    const int e_ = (expr);               \
+    hx_timer_stop(id);                   \
+    (acc) += hx_wtime() - t_;            \
+    HX_CALL(e_);                         \
+  } while (0)
+
+/* Reason to stop after a residual norm and r.z are known (HX_ITERATING: go on). */
+static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs) {
+  if (!isfinite(rnorm) || !isfinite(rz)) return HX_DIVERGED_NAN;
+  if (rnorm <= tol) return rnorm <= rtol_abs ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
+  if (rz <= 0.0) return HX_DIVERGED_INDEFINITE_PC;
+  return HX_ITERATING;
+}
+
+/* local dots + MPI_Allreduce of nloc partial sums */
+static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nloc) {
+  HX_MPI(MPI_Allreduce(loc, glob, nloc, MPI_DOUBLE, MPI_SUM, comm));
+  return HX_SUCCESS;
+}
+
 static int pcg_iterate(hx_op op, const hx_pc *pc, const double *d_b, double *d_x, const hx_pcg_opts *o,
                        hx_pcg_result *res, pcg_work *v) {
   hx_backend b = hx_op_backend(op);
-  hx_gs gs = hx_op_gs(op);
-  MPI_Comm comm = hx_gs_comm(gs);
+  MPI_Comm comm = hx_gs_comm(hx_op_gs(op));
   const int64_t n = hx_op_size(op), nown = hx_op_owned(op);
-  double t;
-
-  /* r = b - A x */
-  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
-  t = hx_wtime();
-  hx_timer_start(HX_T_VECTOR);
-  HX_CALL(hx_array_copy(b, n, v->r, d_b));
-  HX_CALL(hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  hx_timer_stop(HX_T_VECTOR);
-  res->t_vector += hx_wtime() - t;
-
   double loc[3], glob[3];
-  t = hx_wtime();
-  hx_timer_start(HX_T_REDUCTION);
-  HX_CALL(hx_array_dot(b, nown, d_b, d_b, &loc[0]));
-  HX_CALL(hx_array_dot(b, nown, v->r, v->r, &loc[1]));
-  hx_timer_stop(HX_T_REDUCTION);
-  t = hx_wtime();
-  hx_timer_start(HX_T_PRECOND);
-  HX_CALL(pc->apply(pc->ctx, v->r, v->z));
-  hx_timer_stop(HX_T_PRECOND);
-  res->t_precond += hx_wtime() - t;
-  t = hx_wtime();
-  hx_timer_start(HX_T_REDUCTION);
-  HX_CALL(hx_array_dot(b, nown, v->r, v->z, &loc[2]));
-  HX_MPI(MPI_Allreduce(loc, glob, 3, MPI_DOUBLE, MPI_SUM, comm));
-  hx_timer_stop(HX_T_REDUCTION);
-  res->t_reduction += hx_wtime() - t;
+
+  /* r = b - A x; z = M^{-1} r; b.b, r.r, r.z in one allreduce */
+  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, pc->apply(pc->ctx, v->r, v->z));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, d_b, d_b, &loc[0]));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->r, &loc[1]));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[2]));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3));
 
   res->bnorm = sqrt(glob[0]);
   double rnorm = sqrt(glob[1]), rz = glob[2];
   res->r0norm = res->rnorm = rnorm;
   const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
-  const double tol = fmax(o->rtol * res->bnorm, o->atol);
+  const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
   res->rel = rnorm / scale;
   if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
-  if (!isfinite(rnorm) || !isfinite(rz)) {
-    res->reason = HX_DIVERGED_NAN;
-    return HX_SUCCESS;
-  }
-  if (rnorm <= tol) {
-    res->reason = rnorm <= o->rtol * res->bnorm ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
-    return HX_SUCCESS;
-  }
-  if (rz <= 0.0) {
-    res->reason = HX_DIVERGED_INDEFINITE_PC;
-    return HX_SUCCESS;
-  }
+  if ((res->reason = pcg_check(rnorm, rz, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
 
   for (int k = 1; k <= o->max_iterations; k++) {
     double pw;
     HX_CALL(hx_op_apply(op, v->p, v->w, &pw)); /* w = A p, p.w fused + allreduce 1 */
-    if (!isfinite(pw)) {
-      res->reason = HX_DIVERGED_NAN;
-      return HX_SUCCESS;
-    }
-    if (pw <= 0.0) {
-      res->reason = HX_DIVERGED_INDEFINITE_MAT;
+    if (!isfinite(pw) || pw <= 0.0) {
+      res->reason = isfinite(pw) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
       return HX_SUCCESS;
     }
     const double alpha = rz / pw;
-    t = hx_wtime();
-    hx_timer_start(HX_T_VECTOR);
-    HX_CALL(hx_array_cg_update(b, n, nown, d_x, v->r, v->p, v->w, alpha, &loc[0])); /* BS5 */
-    hx_timer_stop(HX_T_VECTOR);
-    res->t_vector += hx_wtime() - t;
-    t = hx_wtime();
-    hx_timer_start(HX_T_PRECOND);
-    HX_CALL(pc->apply(pc->ctx, v->r, v->z));
-    hx_timer_stop(HX_T_PRECOND);
-    res->t_precond += hx_wtime() - t;
-    t = hx_wtime();
-    hx_timer_start(HX_T_REDUCTION);
-    HX_CALL(hx_array_dot(b, nown, v->r, v->z, &loc[1]));
-    HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, comm)); /* allreduce 2: r.r, r.z */
-    hx_timer_stop(HX_T_REDUCTION);
-    res->t_reduction += hx_wtime() - t;
+    PCG_TIMED(res->t_vector, HX_T_VECTOR,
+              hx_array_cg_update(b, n, nown, d_x, v->r, v->p, v->w, alpha, &loc[0])); /* BS5 */
+    PCG_TIMED(res->t_precond, HX_T_PRECOND, pc->apply(pc->ctx, v->r, v->z));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[1]));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 2)); /* 2: r.r, r.z */
     rnorm = sqrt(glob[0]);
     const double rz_new = glob[1];
     res->iterations = k;
     res->rnorm = rnorm;
     res->rel = rnorm / scale;
     if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
-    if (!isfinite(rnorm) || !isfinite(rz_new)) {
-      res->reason = HX_DIVERGED_NAN;
-      return HX_SUCCESS;
-    }
-    if (rnorm <= tol) {
-      res->reason = rnorm <= o->rtol * res->bnorm ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
-      return HX_SUCCESS;
-    }
-    if (rz_new <= 0.0) {
-      res->reason = HX_DIVERGED_INDEFINITE_PC;
-      return HX_SUCCESS;
-    }
+    if ((res->reason = pcg_check(rnorm, rz_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
     const double beta = rz_new / rz;
     rz = rz_new;
-    t = hx_wtime();
-    hx_timer_start(HX_T_VECTOR);
-    HX_CALL(hx_array_xpay(b, n, v->p, v->z, beta)); /* p = z + beta p */
-    hx_timer_stop(HX_T_VECTOR);
-    res->t_vector += hx_wtime() - t;
+    PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->p, v->z, beta)); /* p = z + beta p */
   }
   res->reason = HX_DIVERGED_MAX_IT;
   return HX_SUCCESS;

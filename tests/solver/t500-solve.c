@@ -9,6 +9,7 @@
  *             ranks, RCB vs METIS, overlapped vs blocking exchange
  *   kershaw   Kershaw eps = 0.3 converges with the expected error
  *   helmholtz lambda > 0 on a deformed mesh
+ *   breakdown NaN, indefinite preconditioner, iteration limit, b = 0: reasons
  *   neumann   a Neumann boundary load (kappa du/dn = g) on a deformed mesh
  * Usage: t500-solve MODE [--backend cpu|cuda] */
 #include "hx_disc.h"
@@ -384,6 +385,79 @@ static int mode_neumann(void) {
   return 0;
 }
 
+static int neg_apply(void *ctx, const double *d_r, double *d_z) {
+  hx_op op = (hx_op)ctx; /* z = -r: r.z < 0, an indefinite preconditioner */
+  HX_CALL(hx_array_copy(hx_op_backend(op), hx_op_size(op), d_z, d_r));
+  HX_CALL(hx_array_axpby(hx_op_backend(op), hx_op_size(op), d_z, 0.0, d_r, -1.0));
+  return HX_SUCCESS;
+}
+
+/* Breakdowns and limits stop with a reason, not an error, and keep the
+ * history: NaN in the right-hand side, an indefinite preconditioner, the
+ * iteration limit; a zero right-hand side converges at iteration 0. */
+static int mode_breakdown(void) {
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = 2;
+  hx_mesh m;
+  hx_backend b;
+  HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
+  HX_TCALL(hx_backend_create(g_backend, &b));
+  hx_disc_opts o = {3, HX_GEO_PRECOMPUTED, 1, NULL, NULL, NULL};
+  hx_disc *d;
+  HX_TCALL(hx_disc_create(m, b, &o, &d));
+  double *hf = malloc(sizeof(double) * d->nl);
+  static hist h;
+  hx_pcg_opts po;
+  hx_pcg_opts_default(&po);
+  po.monitor = monitor, po.monitor_ctx = &h;
+  hx_field none = {NULL, NULL};
+  hx_disc_result r;
+  /* NaN */
+  /* an interior node of element 0 (a Dirichlet node would be masked away) */
+  for (int64_t i = 0; i < d->nl; i++) hf[i] = i == 2 + 4 * (2 + 4 * 2) ? NAN : 1.0;
+  h.n = 0;
+  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_ASSERT(r.pcg.reason == HX_DIVERGED_NAN && h.n >= 1, "NaN: reason %s, %d history rows",
+            hx_reason_name(r.pcg.reason), h.n);
+  /* iteration limit */
+  for (int64_t i = 0; i < d->nl; i++) hf[i] = 1.0;
+  h.n = 0;
+  po.max_iterations = 3;
+  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_ASSERT(r.pcg.reason == HX_DIVERGED_MAX_IT && r.pcg.iterations == 3 && h.n == 4,
+            "max iterations: %s after %d iterations, %d rows", hx_reason_name(r.pcg.reason), r.pcg.iterations, h.n);
+  HX_ASSERT(h.res[3] < h.res[0], "the residual decreased before the limit");
+  /* zero right-hand side: converged at iteration 0 */
+  for (int64_t i = 0; i < d->nl; i++) hf[i] = 0.0;
+  h.n = 0;
+  po.max_iterations = 100;
+  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_ASSERT(r.pcg.reason > 0 && r.pcg.iterations == 0, "b = 0: %s in %d iterations", hx_reason_name(r.pcg.reason),
+            r.pcg.iterations);
+  /* indefinite preconditioner, straight through hx_pcg_solve */
+  const int64_t ng = hx_op_size(d->op);
+  double *db, *dx, *hb = malloc(sizeof(double) * ng);
+  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&db));
+  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&dx));
+  for (int64_t i = 0; i < ng; i++) hb[i] = 1.0;
+  HX_TCALL(hx_mem_to_device(b, db, hb, sizeof(double) * ng));
+  HX_TCALL(hx_gs_apply_mask(d->gs, db));
+  HX_TCALL(hx_mem_zero(b, dx, sizeof(double) * ng));
+  hx_pc neg = {"negative", d->op, neg_apply, NULL, 2};
+  hx_pcg_result pr;
+  h.n = 0;
+  HX_TCALL(hx_pcg_solve(d->op, &neg, db, dx, &po, &pr));
+  HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && h.n == 1, "indefinite pc: %s, %d rows", hx_reason_name(pr.reason),
+            h.n);
+  hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dx);
+  free(hb), free(hf);
+  HX_TCALL(hx_disc_destroy(&d));
+  HX_TCALL(hx_backend_destroy(&b));
+  HX_TCALL(hx_mesh_destroy(&m));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -405,6 +479,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "kershaw")) rc = mode_kershaw();
   else if (!strcmp(mode, "helmholtz")) rc = mode_helmholtz();
   else if (!strcmp(mode, "neumann")) rc = mode_neumann();
+  else if (!strcmp(mode, "breakdown")) rc = mode_breakdown();
   else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
     rc = 2;
