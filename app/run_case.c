@@ -76,9 +76,18 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   snprintf(res->backend, sizeof res->backend, "%s", cs->backend);
   res->order = cs->order;
 
-  HX_CALL(hx_backend_create(cs->backend, pb));
+  int ierr = hx_backend_create(cs->backend, pb);
+  if (ierr == HX_ERR_NO_DEVICE) {
+    /* the case asks for what this build or machine cannot do: an input
+     * error (exit 2, outputs removed), with the fix */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", hx_error_message());
+    hx_error_clear();
+    return HX_ERROR(HX_ERR_INPUT, "%s: backend: %s; use 'backend: cpu' (or --set backend=cpu)", cs->path, why);
+  }
+  HX_CALL(ierr);
   hx_timer_start(HX_T_MESH);
-  int ierr = build_mesh(ctx, cs, pm);
+  ierr = build_mesh(ctx, cs, pm);
   hx_timer_stop(HX_T_MESH);
   HX_CALL(ierr);
   hx_mesh m = *pm;
