@@ -135,6 +135,7 @@ int hx_mem_free(hx_backend b, void **ptr) {
   if (!ptr || !*ptr) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
   if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_sync(b)); /* kernels queued on the stream may still use it */
     HX_CALL(hx_cuda_free(*ptr));
     *ptr = NULL;
     return HX_SUCCESS;

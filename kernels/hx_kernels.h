@@ -294,8 +294,9 @@ hx_backend hx_ax_backend(hx_ax ax);
 
 /* d_w = A_L d_u for all local elements (backend memory, L-vectors; d_u and
  * d_w must not overlap). If uw != NULL, also *uw = sum over the elements of
- * u_e . w_e (local to this rank, deterministic: per-element partials summed
- * in element order, same bits for any thread count) - this is p.Ap for CG
+ * u_e . w_e (local to this rank, deterministic: on the CPU per-element
+ * partials summed in element order, same bits for any thread count; on CUDA
+ * a fixed tree, so the last bits differ from the CPU) - this is p.Ap for CG
  * when u = Z p. Synchronous with respect to *uw (returns after the value is
  * on the host); without uw the CUDA launch is asynchronous on the backend's
  * stream. */
