@@ -140,11 +140,193 @@ HX_AX_INLINE double hx_ax_cpu_dot(const int n3, const double *HX_RESTRICT u, con
   HX_AX_CPU_LOOP(N, 1, 0, hx_ax_cpu_otf_##N, )                     \
   HX_AX_CPU_LOOP(N, 0, 1, hx_ax_cpu_avx2_pre_##N, HX_AX_AVX2_ATTR) \
   HX_AX_CPU_LOOP(N, 1, 1, hx_ax_cpu_avx2_otf_##N, HX_AX_AVX2_ATTR)
+/* n = 8 precomputed, AVX2+FMA: explicit intrinsics (hx_ax_cpu_avx2_pre_8
+ * below) instead of the generic loop: register-blocked and even-odd
+ * contractions, planes software-pipelined, the next element prefetched. At
+ * p = 7 on 2 cores: 7.3-8.5 ms per apply of 3906 elements before, 5.6-6.3
+ * after; in L2 on one core 2.1 -> 1.4 us per element. */
+#define HX_AX_CPU_DEFINE_8                   \
+  HX_AX_CPU_LOOP(8, 0, 0, hx_ax_cpu_pre_8, ) \
+  HX_AX_CPU_LOOP(8, 1, 0, hx_ax_cpu_otf_8, ) \
+  HX_AX_CPU_LOOP(8, 1, 1, hx_ax_cpu_avx2_otf_8, HX_AX_AVX2_ATTR)
+#include <immintrin.h>
+#define HX_AX_AVX2_FN static inline __attribute__((always_inline, target("avx2,fma")))
+
+/* C[i][.] (+)= sum_m A[i][m] B[m*rs + .] for the 8 rows i of a centro-
+ * antisymmetric 8 x 8 A (A[7-i][7-m] = -A[i][m], true of the GLL D and D^T,
+ * up to round-off) and nv vectors of 4 columns, by the even-odd
+ * decomposition:
+ * with E_m = B_m + B_{7-m}, O_m = B_m - B_{7-m} (m < 4), P_i = sum_m pe[4i+m]
+ * E_m, Q_i = sum_m po[4i+m] O_m (pe, po = (A[i][m] +- A[i][7-m]) / 2, i < 4),
+ * C_i = P_i + Q_i and C_{7-i} = Q_i - P_i: half the multiply-adds. */
+HX_AX_AVX2_FN void hx_ax_avx2_left8eo(const double *HX_RESTRICT pe, const double *HX_RESTRICT po,
+                                      const double *HX_RESTRICT B, const int rs, const int nv,
+                                      const double *C, double *Co, const int acc) {
+#pragma GCC unroll 1
+  for (int v = 0; v < 4 * nv; v += 4) {
+    const double *HX_RESTRICT Pe = pe, *HX_RESTRICT Po = po;
+    __asm__("" : "+r"(Pe), "+r"(Po));
+    __m256d P[4], Q[4];
+    for (int m = 0; m < 4; m++) {
+      const __m256d b0 = _mm256_loadu_pd(B + m * rs + v), b1 = _mm256_loadu_pd(B + (7 - m) * rs + v);
+      const __m256d E = _mm256_add_pd(b0, b1), O = _mm256_sub_pd(b0, b1);
+      for (int i = 0; i < 4; i++) {
+        if (m == 0) {
+          P[i] = _mm256_mul_pd(_mm256_broadcast_sd(Pe + 4 * i), E);
+          Q[i] = _mm256_mul_pd(_mm256_broadcast_sd(Po + 4 * i), O);
+        } else {
+          P[i] = _mm256_fmadd_pd(_mm256_broadcast_sd(Pe + 4 * i + m), E, P[i]);
+          Q[i] = _mm256_fmadd_pd(_mm256_broadcast_sd(Po + 4 * i + m), O, Q[i]);
+        }
+      }
+    }
+    for (int i = 0; i < 4; i++) {
+      __m256d lo = _mm256_add_pd(Q[i], P[i]), hi = _mm256_sub_pd(Q[i], P[i]);
+      if (acc) {
+        lo = _mm256_add_pd(_mm256_loadu_pd(C + i * rs + v), lo);
+        hi = _mm256_add_pd(_mm256_loadu_pd(C + (7 - i) * rs + v), hi);
+      }
+      _mm256_storeu_pd(Co + i * rs + v, lo);
+      _mm256_storeu_pd(Co + (7 - i) * rs + v, hi);
+    }
+  }
+}
+
+/* C[l][i] (+)= sum_m U[8l + m] Bt[8m + i] for the 8 lines l of 8 contiguous
+ * entries (one (i,j) plane); blocks of 4 lines x 2 half-lines. */
+HX_AX_AVX2_FN void hx_ax_avx2_right8(const double *HX_RESTRICT Bt, const double *HX_RESTRICT U,
+                                     double *HX_RESTRICT C, const int acc) {
+#pragma GCC unroll 2
+  for (int l0 = 0; l0 < 8; l0 += 4) {
+    const double *HX_RESTRICT Ur = U;
+    __asm__("" : "+r"(Ur));
+    __m256d c[4][2];
+    for (int l = 0; l < 4; l++) {
+      c[l][0] = acc ? _mm256_loadu_pd(C + 8 * (l0 + l)) : _mm256_setzero_pd();
+      c[l][1] = acc ? _mm256_loadu_pd(C + 8 * (l0 + l) + 4) : _mm256_setzero_pd();
+    }
+    for (int m = 0; m < 8; m++) {
+      const __m256d b0 = _mm256_loadu_pd(Bt + 8 * m), b1 = _mm256_loadu_pd(Bt + 8 * m + 4);
+      for (int l = 0; l < 4; l++) {
+        const __m256d x = _mm256_broadcast_sd(Ur + 8 * (l0 + l) + m);
+        c[l][0] = _mm256_fmadd_pd(x, b0, c[l][0]);
+        c[l][1] = _mm256_fmadd_pd(x, b1, c[l][1]);
+      }
+    }
+    for (int l = 0; l < 4; l++) {
+      _mm256_storeu_pd(C + 8 * (l0 + l), c[l][0]);
+      _mm256_storeu_pd(C + 8 * (l0 + l) + 4, c[l][1]);
+    }
+  }
+}
+
+/* Software prefetch of the factors and u of the element HX_AX_PF_DIST list
+ * positions ahead, one plane per plane of the current element (one line per
+ * stream every 8 nodes), into L2 (_MM_HINT_T1; into L1 it evicts the current
+ * element). Without it the memory and compute phases of an element barely
+ * overlap on two cores: ~10% of the time at p = 7. */
+#define HX_AX_PF_DIST 1
+#define HX_AX_PF_HINT _MM_HINT_T1
+
+/* One n = 8 element, precomputed factors:
+ *  1. ut of the whole element into ft (8 x 8 by 8 x 64 product, even-odd);
+ *  2. per k-plane: ur (register-blocked) and us (even-odd) of the plane, the
+ *     fluxes (hx_apply_g's order, not fused), out = M u, then the D^T
+ *     contractions of fr and fs, which stay within the plane (fr, fs are
+ *     plane-sized scratch);
+ *  3. out += D^T contraction of ft over the whole element (even-odd).
+ * eo: even-odd tables of D (eo[0..31]) and D^T (eo[32..63]). */
+HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int ncomp, const double *HX_RESTRICT D,
+                                        const double *HX_RESTRICT Dt, const double *HX_RESTRICT eo,
+                                        const double *HX_RESTRICT geo, const double *HX_RESTRICT u,
+                                        double *HX_RESTRICT out, double *HX_RESTRICT ft,
+                                        const double *geo_next, const double *u_next) {
+  const int cs = 512 + HX_AX_PAD;
+  /* software-pipelined over the planes: the gradients of plane k, then
+   * the transposed r, s contractions of plane k-1 (independent work for the
+   * out-of-order core while the fluxes of plane k wait), then the fluxes of
+   * plane k; fr, fs double-buffered */
+  __attribute__((aligned(32))) double fr[2][64], fs[2][64];
+  hx_ax_avx2_left8eo(eo, eo + 16, u, 64, 16, ft, ft, 0);
+#pragma GCC unroll 1
+  for (int k = 0; k <= 8; k++) {
+    const int b = k & 1;
+    if (k < 8) {
+      hx_ax_avx2_right8(Dt, u + 64 * k, fr[b], 0);
+      hx_ax_avx2_left8eo(eo, eo + 16, u + 64 * k, 8, 2, fs[b], fs[b], 0);
+    }
+    if (k > 0) {
+      hx_ax_avx2_right8(D, fr[b ^ 1], out + 64 * (k - 1), 1);
+      hx_ax_avx2_left8eo(eo + 32, eo + 48, fs[b ^ 1], 8, 2, out + 64 * (k - 1), out + 64 * (k - 1), 1);
+    }
+    if (k == 8) break;
+    const double *HX_RESTRICT uk = u + 64 * k;
+    const double *HX_RESTRICT gk = geo + 64 * k;
+    double *HX_RESTRICT ok = out + 64 * k, *HX_RESTRICT tk = ft + 64 * k;
+    double *HX_RESTRICT ur = fr[b], *HX_RESTRICT us = fs[b];
+#pragma GCC unroll 1
+    for (int q = 0; q < 64; q += 4) {
+      if (!(q & 4)) {
+        const double *pg = geo_next + 64 * k + q;
+        for (int cc = 0; cc < 6; cc++) _mm_prefetch((const char *)(pg + cc * cs), HX_AX_PF_HINT);
+        if (ncomp == 7) _mm_prefetch((const char *)(pg + 6 * cs), HX_AX_PF_HINT);
+        _mm_prefetch((const char *)(u_next + 64 * k + q), HX_AX_PF_HINT);
+      }
+      const __m256d vr = _mm256_load_pd(ur + q), vs = _mm256_load_pd(us + q), vt = _mm256_loadu_pd(tk + q);
+      const __m256d g0 = _mm256_loadu_pd(gk + q), g1 = _mm256_loadu_pd(gk + cs + q);
+      const __m256d g2 = _mm256_loadu_pd(gk + 2 * cs + q), g3 = _mm256_loadu_pd(gk + 3 * cs + q);
+      const __m256d g4 = _mm256_loadu_pd(gk + 4 * cs + q), g5 = _mm256_loadu_pd(gk + 5 * cs + q);
+      _mm256_store_pd(ur + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g0, vr), _mm256_mul_pd(g1, vs)),
+                                            _mm256_mul_pd(g2, vt)));
+      _mm256_store_pd(us + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g1, vr), _mm256_mul_pd(g3, vs)),
+                                            _mm256_mul_pd(g4, vt)));
+      _mm256_storeu_pd(tk + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g2, vr), _mm256_mul_pd(g4, vs)),
+                                             _mm256_mul_pd(g5, vt)));
+      const __m256d mu = ncomp == 7 ? _mm256_mul_pd(_mm256_loadu_pd(gk + 6 * cs + q), _mm256_loadu_pd(uk + q))
+                                    : _mm256_setzero_pd();
+      _mm256_storeu_pd(ok + q, mu);
+    }
+  }
+  hx_ax_avx2_left8eo(eo + 32, eo + 48, ft, 64, 16, out, out, 1);
+}
+
+HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
+  const size_t n3 = 512;
+  const size_t gs = (size_t)a->ncomp * (n3 + HX_AX_PAD);
+  const int chunk = HX_AX_CHUNK(8);
+#pragma omp parallel
+  {
+    /* per-thread copies of D and D^T (the broadcasts address the stack
+     * frame) and the even-odd tables of D (eo[0..31]: (D[i][m] +- D[i][7-m])
+     * / 2, i, m < 4) and of D^T (eo[32..63]) */
+    __attribute__((aligned(64))) double D[64], Dt[64], ft[512], eo[64];
+    memcpy(D, a->D, sizeof D);
+    memcpy(Dt, a->Dt, sizeof Dt);
+    for (int i = 0; i < 4; i++)
+      for (int m = 0; m < 4; m++) {
+        eo[4 * i + m] = 0.5 * (D[8 * i + m] + D[8 * i + 7 - m]);
+        eo[16 + 4 * i + m] = 0.5 * (D[8 * i + m] - D[8 * i + 7 - m]);
+        eo[32 + 4 * i + m] = 0.5 * (Dt[8 * i + m] + Dt[8 * i + 7 - m]);
+        eo[48 + 4 * i + m] = 0.5 * (Dt[8 * i + m] - Dt[8 * i + 7 - m]);
+      }
+#pragma omp for schedule(dynamic, chunk)
+    for (int32_t k = 0; k < a->nlist; k++) {
+      const size_t e = (size_t)(a->list ? a->list[k] : k);
+      const size_t en = k + HX_AX_PF_DIST < a->nlist
+                            ? (size_t)(a->list ? a->list[k + HX_AX_PF_DIST] : k + HX_AX_PF_DIST)
+                            : e;
+      hx_ax_avx2_pre8_elem(a->ncomp, D, Dt, eo, a->geo + gs * e, a->u + n3 * e, a->out + n3 * e, ft,
+                           a->geo + gs * en, a->u + n3 * en);
+      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, a->u + n3 * e, a->out + n3 * e);
+    }
+  }
+}
 #else
 #define HX_AX_HAVE_AVX2 0
 #define HX_AX_CPU_DEFINE(N)                    \
   HX_AX_CPU_LOOP(N, 0, 0, hx_ax_cpu_pre_##N, ) \
   HX_AX_CPU_LOOP(N, 1, 0, hx_ax_cpu_otf_##N, )
+#define HX_AX_CPU_DEFINE_8 HX_AX_CPU_DEFINE(8)
 #endif
 
 HX_AX_CPU_DEFINE(2)
@@ -153,7 +335,7 @@ HX_AX_CPU_DEFINE(4)
 HX_AX_CPU_DEFINE(5)
 HX_AX_CPU_DEFINE(6)
 HX_AX_CPU_DEFINE(7)
-HX_AX_CPU_DEFINE(8)
+HX_AX_CPU_DEFINE_8
 HX_AX_CPU_DEFINE(9)
 HX_AX_CPU_DEFINE(10)
 HX_AX_CPU_DEFINE(11)
