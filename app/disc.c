@@ -5,6 +5,16 @@
 
 #include "hx_disc.h"
 
+void hx_disc_face_nodes(int p, int f, int *idx, int *stride_a, int *stride_b) {
+  const int n = p + 1, dir = f / 2, fixed = (f % 2) ? p : 0;
+  const int du = dir == 0 ? 1 : 0, dv = dir == 2 ? 1 : 2;
+  const int stride[3] = {1, n, n * n};
+  for (int b = 0; b < n; b++)
+    for (int a = 0; a < n; a++) idx[a + n * b] = fixed * stride[dir] + a * stride[du] + b * stride[dv];
+  if (stride_a) *stride_a = stride[du];
+  if (stride_b) *stride_b = stride[dv];
+}
+
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc **out) {
   *out = NULL;
   HX_CHECK(o->p >= 1 && o->p <= 15, HX_ERR_INPUT, "order %d out of range 1..15", o->p);
@@ -26,17 +36,13 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc **
 
   /* Dirichlet flags: every node of a face carrying a Dirichlet tag */
   const int32_t *ftag = hx_mesh_face_tags(mesh);
+  int fidx[16 * 16];
   for (int32_t e = 0; e < d->E; e++)
     for (int f = 0; f < 6; f++) {
       const int32_t t = ftag[6 * e + f];
       if (t < 0 || (o->dirichlet_tag && !o->dirichlet_tag[t])) continue;
-      const int dir = f / 2, fixed = (f % 2) ? o->p : 0;
-      for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-          for (int i = 0; i < n; i++) {
-            const int c[3] = {i, j, k};
-            if (c[dir] == fixed) d->dirichlet_l[(int64_t)e * d->n3 + i + n * (j + n * k)] = 1;
-          }
+      hx_disc_face_nodes(o->p, f, fidx, NULL, NULL);
+      for (int q = 0; q < n * n; q++) d->dirichlet_l[(int64_t)e * d->n3 + fidx[q]] = 1;
     }
 
   /* per-element coefficients from the material table */
@@ -84,23 +90,19 @@ int hx_disc_neumann_load(const hx_disc *d, int tag, hx_field g, double *h_bn) {
   HX_CALL(hx_lagrange_deriv(n, t, D));
   const int32_t *ftag = hx_mesh_face_tags(d->mesh);
   const double *X[3] = {d->x, d->y, d->z};
+  int fidx[16 * 16];
   for (int32_t e = 0; e < d->E; e++)
     for (int f = 0; f < 6; f++) {
       if (ftag[6 * e + f] != tag) continue;
-      const int dir = f / 2, fixed = (f % 2) ? p : 0;
-      /* the two in-face reference directions, in increasing order */
-      const int du = dir == 0 ? 1 : 0, dv = dir == 2 ? 1 : 2;
-      const int stride[3] = {1, n, n * n};
+      int sa, sb;
+      hx_disc_face_nodes(p, f, fidx, &sa, &sb);
       for (int b = 0; b < n; b++)
         for (int a = 0; a < n; a++) {
-          int c[3];
-          c[dir] = fixed, c[du] = a, c[dv] = b;
-          const int64_t base = (int64_t)e * d->n3;
-          const int64_t l = base + c[0] + n * (c[1] + n * c[2]);
+          const int64_t l = (int64_t)e * d->n3 + fidx[a + n * b];
+          /* tangents dx/da, dx/db from the nodes on the face's lines through l */
           double tu[3] = {0, 0, 0}, tv[3] = {0, 0, 0};
           for (int q = 0; q < n; q++) {
-            const int64_t lu = l + (int64_t)(q - c[du]) * stride[du];
-            const int64_t lv = l + (int64_t)(q - c[dv]) * stride[dv];
+            const int64_t lu = l + (int64_t)(q - a) * sa, lv = l + (int64_t)(q - b) * sb;
             for (int r = 0; r < 3; r++) tu[r] += D[a * n + q] * X[r][lu], tv[r] += D[b * n + q] * X[r][lv];
           }
           const double cx = tu[1] * tv[2] - tu[2] * tv[1], cy = tu[2] * tv[0] - tu[0] * tv[2],

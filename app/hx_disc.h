@@ -45,6 +45,12 @@ typedef struct {
   const int *dirichlet_tag; /* per mesh tag index: 1 = Dirichlet; NULL = all tags Dirichlet */
 } hx_disc_opts;
 
+/* Element-local indices of the (p+1)^2 GLL nodes on face f (0: r=-1, 1: r=+1,
+ * 2: s=-1, 3: s=+1, 4: t=-1, 5: t=+1) into idx[a + (p+1) b], a and b along
+ * the face's two reference directions in increasing order (docs/mesh.md);
+ * *stride_a, *stride_b (may be NULL): index steps along a and b. */
+void hx_disc_face_nodes(int p, int f, int *idx, int *stride_a, int *stride_b);
+
 /* Collective over the mesh's communicator. */
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc **d);
 int hx_disc_destroy(hx_disc **d);

@@ -151,21 +151,18 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   hx_expr_eval_array(cs->problem.rhs, (size_t)d->nl, d->x, d->y, d->z, hf);
   const int n = cs->order + 1;
   const int32_t *ftag = hx_mesh_face_tags(m);
+  int fidx[16 * 16];
   for (int32_t e = 0; e < d->E; e++)
     for (int f = 0; f < 6; f++) {
       const int t = ftag[6 * e + f];
       if (t < 0 || entry[t] < 0) continue;
       const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
-      const int dir = f / 2, fixed = (f % 2) ? cs->order : 0;
       if (bc->type == HX_BC_NEUMANN) continue; /* loads added per tag below */
-      for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-          for (int i = 0; i < n; i++) {
-            const int c[3] = {i, j, k};
-            if (c[dir] != fixed) continue;
-            const int64_t l = (int64_t)e * d->n3 + i + n * (j + n * k);
-            hg[l] = bc_value(cs, bc, d->x[l], d->y[l], d->z[l]);
-          }
+      hx_disc_face_nodes(cs->order, f, fidx, NULL, NULL);
+      for (int q = 0; q < n * n; q++) {
+        const int64_t l = (int64_t)e * d->n3 + fidx[q];
+        hg[l] = bc_value(cs, bc, d->x[l], d->y[l], d->z[l]);
+      }
     }
   /* Neumann loads: kappa du/dn = value on each Neumann tag */
   for (int t = 0; t < nt; t++) {

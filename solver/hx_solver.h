@@ -85,10 +85,6 @@ int hx_pc_destroy(hx_pc *pc);
  * A x = b. Collective. */
 int hx_problem_rhs(hx_op op, const double *h_f, const double *h_gd, const int *h_lflag, const double *h_bn,
                    double *d_b, double *d_g);
-/* Discrete error norms of the G-vector u against exact values at the GLL
- * nodes (host L-vector): L2 = sqrt(sum over elements and nodes of mass
- * (u - exact)^2) (GLL quadrature), max = max |u - exact|. Collective. */
-int hx_problem_error(hx_op op, const double *d_u, const double *h_exact, double *l2, double *linf);
 /* A host L-vector from a device G-vector (scatter + copy). Not collective. */
 int hx_op_to_l_host(hx_op op, const double *d_g, double *h_l);
 

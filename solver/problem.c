@@ -68,26 +68,3 @@ int hx_problem_rhs(hx_op op, const double *h_f, const double *h_gd, const int *h
   free(h_l), free(h_g);
   return HX_SUCCESS;
 }
-
-int hx_problem_error(hx_op op, const double *d_u, const double *h_exact, double *l2, double *linf) {
-  hx_gs gs = hx_op_gs(op);
-  const int64_t nl = hx_gs_num_l(gs);
-  double *h_u, *h_m;
-  HX_CALL(HX_ALLOC(&h_u, nl));
-  HX_CALL(HX_ALLOC(&h_m, nl));
-  HX_CALL(hx_op_to_l_host(op, d_u, h_u));
-  HX_CALL(hx_ax_mass(hx_op_ax(op), h_m));
-  double loc[2] = {0.0, 0.0}, glob[2];
-  for (int64_t i = 0; i < nl; i++) {
-    const double e = h_u[i] - h_exact[i];
-    loc[0] += h_m[i] * e * e;
-    loc[1] = fmax(loc[1], fabs(e));
-  }
-  MPI_Comm comm = hx_gs_comm(gs);
-  HX_MPI(MPI_Allreduce(&loc[0], &glob[0], 1, MPI_DOUBLE, MPI_SUM, comm));
-  HX_MPI(MPI_Allreduce(&loc[1], &glob[1], 1, MPI_DOUBLE, MPI_MAX, comm));
-  *l2 = sqrt(glob[0]);
-  *linf = glob[1];
-  free(h_u), free(h_m);
-  return HX_SUCCESS;
-}
