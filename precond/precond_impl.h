@@ -1,0 +1,125 @@
+/* Private to precond/: the parts the two-level Schwarz preconditioner is made
+ * of. The fine level (overlapping Schwarz by fast diagonalisation, fdm*.c)
+ * and the coarse level (Q1 space on the mesh vertices with hypre BoomerAMG,
+ * coarse*.c) are built from the mesh, the fine gather-scatter and the
+ * element operator, so they do not depend on the preconditioner object layer
+ * (pc*.c) that combines them. See DESIGN.md "Preconditioner: two-level
+ * additive Schwarz" and docs/preconditioner.md. */
+#ifndef HX_PRECOND_IMPL_H
+#define HX_PRECOND_IMPL_H
+
+#include "hx_kernels.h"
+#include "hx_mesh.h"
+#include "hx_precond.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================ fine level
+ * z = W^{1/2} sum_s R_s^T A_s^{-1} R_s W^{1/2} r over the local elements s:
+ * subdomain s = element s extended by one GLL layer across each face that has
+ * a neighbour ((p+3)^3 box, the edge/corner regions of the extension and the
+ * extension across boundary faces dropped, i.e. zero on input and discarded
+ * on output), A_s = the separable box approximation
+ * kappa_s (Kx (x) My (x) Mz + ...) + lambda_s Mx (x) My (x) Mz inverted by
+ * fast diagonalisation. W = 1 (weight none) or 1 / (number of subdomains
+ * covering the node) (weight sqrt: applied as W^{1/2} on both sides, so the
+ * result stays symmetric). */
+typedef enum { HX_FDM_WEIGHT_NONE = 0, HX_FDM_WEIGHT_SQRT = 1 } hx_fdm_weight;
+
+typedef struct {
+  hx_mesh mesh;                 /* borrowed */
+  hx_gs gs;                     /* fine gather-scatter of order p, its Dirichlet mask set (borrowed;
+                                   the backend is hx_gs_backend(gs)) */
+  int p;                        /* 1..15 */
+  const double *h_kappa;        /* host, E: kappa per local element (> 0) */
+  const double *h_lambda;       /* host, E: lambda per local element (>= 0), NULL = 0 */
+  const int *h_dirichlet_face;  /* host, E*6: 1 on faces carrying a Dirichlet tag */
+  hx_fdm_weight weight;
+  int overlap;                  /* 1: elements touching other ranks first, exchange overlapped
+                                   with the interior elements (as the operator) */
+} hx_fdm_opts;
+
+typedef struct hx_fdm_s *hx_fdm;
+
+/* Collective over the gs communicator. Setup: box approximation, neighbour
+ * widths, 1D extended matrices, eigenproblems (LAPACK dsygv), extended
+ * exchange pattern. */
+int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *f);
+/* Collective. d_z = fine-level correction of d_r (fine G-vectors in the
+ * backend's memory, d_r masked and consistent; d_z comes out masked and
+ * consistent). d_r and d_z must not alias. */
+int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z);
+/* Collective; accepts NULL; nulls *f. */
+int hx_fdm_destroy(hx_fdm *f);
+
+typedef struct {
+  int64_t applies;
+  double t_local;     /* seconds in the element solves */
+  double t_exchange;  /* seconds in the overlap exchanges (not hidden) */
+  double t_setup;     /* seconds of hx_fdm_create */
+  double bytes_per_apply; /* model bytes of one apply (for GB/s figures) */
+} hx_fdm_stats;
+void hx_fdm_get_stats(hx_fdm f, hx_fdm_stats *s);
+
+/* ================================================================ coarse level
+ * z = P A0^{-1} P^T r: P interpolates the trilinear (Q1) function given by
+ * its values on the mesh vertices to the fine GLL nodes, P^T is its exact
+ * transpose, A0^{-1} is a fixed number of BoomerAMG V-cycles (tolerance 0)
+ * on the Q1 matrix A0 over the non-Dirichlet vertices (distributed
+ * HYPRE_IJMatrix, one row per vertex, rows owned by the gs owner of the
+ * vertex). */
+typedef enum { HX_COARSE_FEM = 0, HX_COARSE_GALERKIN = 1 } hx_coarse_operator;
+
+typedef struct {
+  hx_coarse_operator op;   /* fem: Q1 rediscretisation; galerkin: P^T A P per element */
+  int cycles;              /* V-cycles per apply (>= 1) */
+  int coarsen_type;        /* HYPRE_BoomerAMGSetCoarsenType */
+  int interp_type;         /* HYPRE_BoomerAMGSetInterpType */
+  int relax_type;          /* HYPRE_BoomerAMGSetRelaxType: must be symmetric */
+  int relax_sweeps;        /* HYPRE_BoomerAMGSetNumSweeps */
+  double strong_threshold; /* HYPRE_BoomerAMGSetStrongThreshold */
+  int agg_levels;          /* HYPRE_BoomerAMGSetAggNumLevels */
+  int pmax;                /* HYPRE_BoomerAMGSetPMaxElmts */
+  int max_levels;          /* HYPRE_BoomerAMGSetMaxLevels */
+  int print_level;         /* HYPRE_BoomerAMGSetPrintLevel */
+} hx_coarse_opts;
+
+/* The documented defaults (docs/preconditioner.md). */
+void hx_coarse_opts_default(hx_coarse_opts *o);
+
+typedef struct hx_coarse_s *hx_coarse;
+
+/* Collective over the mesh communicator. mesh, fine_gs and fine_ax (order
+ * p, on the same local elements) are borrowed for the lifetime of c.
+ * h_kappa / h_lambda: host, E per element (h_lambda NULL = 0). h_dirichlet_l:
+ * host fine L-vector flags (1 on nodes of Dirichlet faces; a vertex is
+ * Dirichlet when one of its fine copies is flagged on any rank). */
+int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
+                     const double *h_lambda, const int *h_dirichlet_l, const hx_coarse_opts *o,
+                     hx_coarse *c);
+/* Collective over the coarse level's own duplicated communicator (not the
+ * fine one). h_r, h_z: fine G-vectors in HOST memory (h_r masked). h_z =
+ * P A0^{-1} P^T h_r (masked). Uses only host memory, its own communicator
+ * and its own buffers: it may run in a thread of its own while the fine
+ * level runs on the backend (the caller checks MPI_THREAD_MULTIPLE and sets
+ * that thread's OpenMP team size). */
+int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z);
+int hx_coarse_destroy(hx_coarse *c);
+
+typedef struct {
+  int64_t rows_global;    /* coarse unknowns (non-Dirichlet vertices) */
+  int64_t nnz_global;
+  int amg_levels;
+  double operator_complexity, grid_complexity;
+  double t_assembly, t_amg_setup; /* seconds */
+  int64_t applies;
+  double t_restrict, t_solve, t_prolong; /* seconds over all applies */
+} hx_coarse_stats;
+void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
