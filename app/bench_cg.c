@@ -11,6 +11,8 @@
 #include "bench_util.h"
 #include "hx_app.h"
 #include "hx_disc.h"
+#include "hx_precond.h"
+#include "hx_solver.h"
 
 /* Kernels timed alone would find their vectors in the last-level cache,
  * where inside an iteration the operator's geometry has evicted them: each
@@ -18,7 +20,7 @@
  * their bytes exceed twice the last-level cache. */
 #define CG_MAXSET 32
 typedef struct {
-  hx_disc *d;
+  hx_disc d;
   hx_pc pc;
   double *set[CG_MAXSET][5]; /* p, w, x, r, z */
   double *p, *w, *x, *r, *z, *l;
@@ -37,57 +39,57 @@ static void next_set(cg_bench *c) {
 static int k_op(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_op_apply(c->d->op, c->p, c->w, &c->scal));
+  HX_CALL(hx_op_apply(hx_disc_op(c->d), c->p, c->w, &c->scal));
   return HX_SUCCESS;
 }
 static int k_scatter(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_gs_scatter(c->d->gs, c->p, c->l));
+  HX_CALL(hx_gs_scatter(hx_disc_gs(c->d), c->p, c->l));
   return HX_SUCCESS;
 }
 static int k_ax(void *a) {
   cg_bench *c = (cg_bench *)a;
-  HX_CALL(hx_ax_apply(c->d->ax, c->l, c->l + c->d->nl, &c->scal));
+  HX_CALL(hx_ax_apply(hx_disc_ax(c->d), c->l, c->l + hx_disc_num_l(c->d), &c->scal));
   return HX_SUCCESS;
 }
 static int k_gather(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_gs_gather(c->d->gs, c->l + c->d->nl, c->w));
+  HX_CALL(hx_gs_gather(hx_disc_gs(c->d), c->l + hx_disc_num_l(c->d), c->w));
   return HX_SUCCESS;
 }
 static int k_exchange(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_gs_exchange(c->d->gs, c->w, HX_GS_ADD));
+  HX_CALL(hx_gs_exchange(hx_disc_gs(c->d), c->w, HX_GS_ADD));
   return HX_SUCCESS;
 }
 static int k_update(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_array_cg_update(c->d->b, c->n, c->nown, c->x, c->r, c->p, c->w, 1e-30, &c->scal));
+  HX_CALL(hx_array_cg_update(hx_disc_backend(c->d), c->n, c->nown, c->x, c->r, c->p, c->w, 1e-30, &c->scal));
   return HX_SUCCESS;
 }
 static int k_pc(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(c->pc.apply(c->pc.ctx, c->r, c->z));
+  HX_CALL(hx_pc_apply(c->pc, c->r, c->z));
   return HX_SUCCESS;
 }
 static int k_dot(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
   double loc[2] = {0, 0}, glob[2];
-  HX_CALL(hx_array_dot(c->d->b, c->nown, c->r, c->z, &loc[1]));
-  HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, hx_gs_comm(c->d->gs)));
+  HX_CALL(hx_array_dot(hx_disc_backend(c->d), c->nown, c->r, c->z, &loc[1]));
+  HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, hx_gs_comm(hx_disc_gs(c->d))));
   c->scal = glob[1];
   return HX_SUCCESS;
 }
 static int k_xpay(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_array_xpay(c->d->b, c->n, c->p, c->z, 1e-30));
+  HX_CALL(hx_array_xpay(hx_disc_backend(c->d), c->n, c->p, c->z, 1e-30));
   return HX_SUCCESS;
 }
 
@@ -107,9 +109,10 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
   mo.nx = mo.ny = mo.nz = N;
   HX_CALL(hx_backend_create(backend, &b));
   HX_CALL(hx_mesh_create_box(ctx->comm, &mo, &m));
-  hx_disc_opts o = {p, HX_GEO_PRECOMPUTED, 1, NULL, NULL, NULL};
+  hx_disc_opts o = hx_disc_opts_default();
+  o.p = p;
   HX_CALL(hx_disc_create(m, b, &o, &c.d));
-  c.n = hx_op_size(c.d->op), c.nown = hx_op_owned(c.d->op);
+  c.n = hx_op_size(hx_disc_op(c.d)), c.nown = hx_op_owned(hx_disc_op(c.d));
   const size_t gb = sizeof(double) * (size_t)c.n;
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = 32L << 20;
@@ -125,21 +128,21 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
       HX_CALL(hx_mem_zero(b, c.set[s][i], gb));
     }
   next_set(&c);
-  HX_CALL(hx_mem_alloc(b, 2 * sizeof(double) * (size_t)c.d->nl, (void **)&c.l));
+  HX_CALL(hx_mem_alloc(b, 2 * sizeof(double) * (size_t)hx_disc_num_l(c.d), (void **)&c.l));
 
   /* the solve: f = 1, zero Dirichlet data, tolerance 0, K iterations */
   double *hf;
-  HX_CALL(HX_ALLOC(&hf, c.d->nl));
-  for (int64_t i = 0; i < c.d->nl; i++) hf[i] = 1.0;
+  HX_CALL(HX_ALLOC(&hf, hx_disc_num_l(c.d)));
+  for (int64_t i = 0; i < hx_disc_num_l(c.d); i++) hf[i] = 1.0;
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.rtol = 0.0;
   po.max_iterations = K;
-  hx_disc_result dr;
+  hx_solve_result dr;
   hx_field none = {NULL, NULL};
-  HX_CALL(hx_disc_solve(c.d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &dr));
+  HX_CALL(hx_pc_create_jacobi(hx_disc_op(c.d), &c.pc));
+  HX_CALL(hx_solve(c.d, c.pc, hf, NULL, NULL, none, &po, NULL, NULL, &dr));
   free(hf);
-  HX_CALL(hx_pc_create("jacobi", c.d->op, &c.pc));
   double t_it = dr.t_solve / (dr.pcg.iterations > 0 ? dr.pcg.iterations : 1);
 
   struct {
@@ -152,7 +155,7 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
             {"p = z + beta p", k_xpay, 1}};
   hx_bench_timing_opts to = {0.05, 5, 100000, 1};
   double sum = 0;
-  int64_t dofs = hx_gs_num_global(c.d->gs);
+  int64_t dofs = hx_gs_num_global(hx_disc_gs(c.d));
   if (ctx->rank == 0) {
     printf("bench cg: %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", N, p, (long long)dofs, ctx->size,
            backend);

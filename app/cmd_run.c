@@ -10,6 +10,7 @@
 #include "hx_app.h"
 #include "hx_core.h"
 #include "hx_io.h"
+#include "hx_precond.h"
 #include "hx_run.h"
 #include "hx_version_gen.h"
 
@@ -155,6 +156,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   err = hx_case_load_comm(ctx->comm, o.case_path, o.nsets, o.sets, &cs);
   if (!err && o.output) err = hx_case_set_output_dir(cs, o.output);
   if (!err && o.progress_every >= 0) cs->output.progress_every = o.progress_every;
+  /* precond/ validates its own options (positions in the case file) and
+   * makes its defaults explicit for the effective case */
+  if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
   if (agree_fail(ctx, err, &status)) goto done;
 
   err = hx_output_prepare_dir(ctx->comm, cs->output.dir, o.force, &created);

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "hx_disc.h"
+#include "hx_precond.h"
 #include "hx_run.h"
+#include "hx_solver.h"
 
 typedef struct {
   hx_history hist;
@@ -59,6 +61,17 @@ static int tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
   return HX_SUCCESS;
 }
 
+typedef struct {
+  const hx_case *cs;
+  const hx_case_boundary *bc;
+} bc_ctx;
+
+static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z);
+static double bc_fn(const void *ctx, double x, double y, double z) {
+  const bc_ctx *c = (const bc_ctx *)ctx;
+  return bc_value(c->cs, c->bc, x, y, z);
+}
+
 static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z) {
   switch (bc->value_kind) {
     case HX_BCV_NUMBER: return bc->value;
@@ -69,7 +82,7 @@ static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, 
 }
 
 static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *pm, hx_backend *pb,
-               hx_disc **pd, run_monitor *mon) {
+               hx_disc *pd, hx_pc *pc, run_monitor *mon) {
   const double t_start = hx_wtime();
   double t_setup = 0, t_io = 0;
   res->ranks = ctx->size;
@@ -135,35 +148,32 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
            "and hexcg does not solve it; give a Dirichlet boundary in problem.boundary or lambda > 0",
            cs->path);
 
-  hx_disc_opts o = {cs->order, HX_GEO_PRECOMPUTED, 1, kappa, lambda, dtag};
+  hx_disc_opts o = hx_disc_opts_default();
+  o.p = cs->order, o.kappa = kappa, o.lambda = lambda, o.dirichlet_tag = dtag;
   hx_timer_start(HX_T_SETUP);
   ierr = hx_disc_create(m, *pb, &o, pd);
   hx_timer_stop(HX_T_SETUP);
   HX_CALL(ierr);
-  hx_disc *d = *pd;
-  t_setup = hx_timer_get(HX_T_MESH) + d->t_setup;
+  hx_disc d = *pd;
+  const int64_t nl = hx_disc_num_l(d);
+  const int32_t E = hx_disc_num_elements(d);
+  const double *X, *Y, *Z;
+  hx_disc_coords(d, &X, &Y, &Z);
+  t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(d);
 
   /* right-hand side, Dirichlet values, Neumann loads at the GLL nodes */
   double *hf, *hg, *hbn = NULL, *hu, *hex = NULL, *hu0 = NULL;
-  HX_CALL(HX_ALLOC(&hf, d->nl));
-  HX_CALL(HX_ALLOC(&hg, d->nl));
-  HX_CALL(HX_ALLOC(&hu, d->nl));
-  hx_expr_eval_array(cs->problem.rhs, (size_t)d->nl, d->x, d->y, d->z, hf);
-  const int n = cs->order + 1;
-  const int32_t *ftag = hx_mesh_face_tags(m);
-  int fidx[16 * 16];
-  for (int32_t e = 0; e < d->E; e++)
-    for (int f = 0; f < 6; f++) {
-      const int t = ftag[6 * e + f];
-      if (t < 0 || entry[t] < 0) continue;
-      const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
-      if (bc->type == HX_BC_NEUMANN) continue; /* loads added per tag below */
-      hx_disc_face_nodes(cs->order, f, fidx, NULL, NULL);
-      for (int q = 0; q < n * n; q++) {
-        const int64_t l = (int64_t)e * d->n3 + fidx[q];
-        hg[l] = bc_value(cs, bc, d->x[l], d->y[l], d->z[l]);
-      }
-    }
+  HX_CALL(HX_ALLOC(&hf, nl));
+  HX_CALL(HX_ALLOC(&hg, nl));
+  HX_CALL(HX_ALLOC(&hu, nl));
+  hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
+  /* Dirichlet values per Dirichlet tag */
+  for (int t = 0; t < nt; t++) {
+    if (entry[t] < 0 || !dtag[t]) continue;
+    bc_ctx c = {cs, &cs->problem.boundary[entry[t]]};
+    hx_field g = {bc_fn, &c};
+    HX_CALL(hx_disc_dirichlet_values(d, t, g, hg));
+  }
   /* Neumann loads: kappa du/dn = value on each Neumann tag */
   for (int t = 0; t < nt; t++) {
     if (entry[t] < 0 || dtag[t]) continue;
@@ -172,15 +182,15 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
              "%s: boundary on tag '%s': a Neumann condition needs the flux kappa du/dn as its value "
              "(a number or an expression), not 'exact'", cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
-    if (!hbn) HX_CALL(HX_ALLOC(&hbn, d->nl));
+    if (!hbn) HX_CALL(HX_ALLOC(&hbn, nl));
     hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
                   bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
     HX_CALL(hx_disc_neumann_load(d, t, g, hbn));
   }
   if (cs->solver.initial_guess) {
-    HX_CALL(HX_ALLOC(&hu0, d->nl));
+    HX_CALL(HX_ALLOC(&hu0, nl));
     const double t = hx_wtime();
-    HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, d->E,
+    HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, E,
                                 hx_mesh_element_global_ids(m), hu0));
     t_io += hx_wtime() - t;
   }
@@ -196,8 +206,12 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
                              &mon->prog));
   mon->t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
-  hx_disc_result dr;
-  HX_CALL(hx_disc_solve(d, hf, hg, hbn, exact, hx_pc_type_name(cs->preconditioner.type), &po, hu0, hu, &dr));
+  hx_solve_result dr;
+  HX_CALL(hx_pc_create_from_options(d, cs->preconditioner.opts, pc));
+  HX_CALL(hx_solve(d, *pc, hf, hg, hbn, exact, &po, hu0, hu, &dr));
+  char pcview[512];
+  hx_pc_view(*pc, pcview, sizeof pcview);
+  hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);
   hx_progress_finish(mon->prog, dr.pcg.iterations, dr.pcg.rnorm, dr.pcg.rel);
   t_setup += dr.t_rhs + dr.t_pc_setup;
 
@@ -217,17 +231,17 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   if (cs->output.history) HX_CALL(hx_history_write(mon->hist, ctx->comm, cs->output.dir));
   if (cs->output.solution) {
     if (cs->problem.exact) {
-      HX_CALL(HX_ALLOC(&hex, d->nl));
-      hx_expr_eval_array(cs->problem.exact, (size_t)d->nl, d->x, d->y, d->z, hex);
+      HX_CALL(HX_ALLOC(&hex, nl));
+      hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, hex);
     }
-    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, d->E, hx_mesh_element_global_ids(m), d->x,
-                                 d->y, d->z, hu, hex));
+    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, E, hx_mesh_element_global_ids(m), X,
+                                 Y, Z, hu, hex));
   }
   t_io += hx_wtime() - t;
 
   /* timers: max over ranks */
   double op_elem, op_exch, op_gs;
-  hx_op_times(d->op, &op_elem, &op_exch, &op_gs);
+  hx_op_times(hx_disc_op(d), &op_elem, &op_exch, &op_gs);
   double loc[9] = {t_setup,
                    dr.pcg.t_operator,
                    dr.pcg.t_precond + dr.t_pc_setup,
@@ -246,7 +260,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   hx_log(HX_LOG_NORMAL,
          "PCG (%s): %d iterations, %s; per iteration: %d allreduces, %d vector passes over G-vectors "
          "(+ operator: scatter, element kernel, gather, exchange)\n",
-         hx_pc_type_name(cs->preconditioner.type), dr.pcg.iterations, hx_reason_name(dr.pcg.reason),
+         hx_case_pc_type(cs), dr.pcg.iterations, hx_reason_name(dr.pcg.reason),
          dr.pcg.allreduces_per_iteration, dr.pcg.vector_passes_per_iteration);
   if (dr.pcg.iterations > 0)
     hx_log(HX_LOG_NORMAL,
@@ -264,10 +278,12 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
 int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
   hx_mesh m = NULL;
   hx_backend b = NULL;
-  hx_disc *d = NULL;
+  hx_disc d = NULL;
+  hx_pc pc = NULL;
   run_monitor mon = {0};
   hx_timer_reset_all();
-  int ierr = run(ctx, cs, res, &m, &b, &d, &mon);
+  int ierr = run(ctx, cs, res, &m, &b, &d, &pc, &mon);
+  hx_pc_destroy(&pc);
   hx_history_destroy(&mon.hist);
   hx_progress_destroy(&mon.prog);
   hx_disc_destroy(&d);

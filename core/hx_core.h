@@ -107,6 +107,72 @@ int hx_lagrange_interp(int n, const double *x, int m, const double *y, double *I
 /* Legendre polynomial P_k(t) (three-term recurrence). */
 double hx_legendre(int k, double t);
 
+/* ------------------------------------------------------------ limits and defaults */
+/* Polynomial orders hexcg supports (one place for the range). */
+#define HX_ORDER_MIN 1
+#define HX_ORDER_MAX 15
+/* Default iteration limit of the Krylov solvers and of a case file. */
+#define HX_MAX_ITERATIONS_DEFAULT 1000
+
+/* ------------------------------------------------------------ option trees */
+/* A YAML-like option subtree handed from io/ (which parses the case file) to
+ * the module that owns those options and validates them (precond/ for the
+ * preconditioner: mapping). Plain data with the source position of every
+ * node, so a module's messages still read "case.yaml:LINE:COL: ..." or
+ * "--set a.b=v: ...". Host memory, not thread-safe. */
+typedef enum { HX_OPT_SCALAR = 0, HX_OPT_LIST = 1, HX_OPT_MAP = 2 } hx_opt_kind;
+typedef struct hx_opt_s {
+  hx_opt_kind kind;
+  char *key;    /* the key in the parent map (NULL for the root and list items) */
+  char *value;  /* scalar text (NULL for lists and maps) */
+  char *where;  /* "case.yaml:12:5" or "--set preconditioner.type=asm" */
+  int n;
+  struct hx_opt_s **items; /* map entries (each with key) or list items */
+} hx_opt;
+
+/* A new node (value only for scalars; where may be NULL = "<default>"). */
+hx_opt *hx_opt_new(hx_opt_kind kind, const char *value, const char *where);
+/* Append val to a map under key (takes val), or to a list (key NULL). */
+int hx_opt_push(hx_opt *parent, const char *key, hx_opt *val);
+/* The entry of map under key, or NULL (also when map is NULL or not a map). */
+hx_opt *hx_opt_get(const hx_opt *map, const char *key);
+/* Deep copy (NULL for NULL). */
+hx_opt *hx_opt_copy(const hx_opt *o);
+void hx_opt_free(hx_opt **o);
+/* HX_ERR_INPUT "WHERE: message" at node o. */
+int hx_opt_error(const hx_opt *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Every key of map must be one of keys[0..n-1]: else HX_ERR_INPUT
+ * "WHERE: PATH.key: unknown key 'k' (did you mean 'x'?); allowed: a, b".
+ * path names the map in messages ("preconditioner.coarse"). A map that is
+ * not a mapping is an error too. */
+int hx_opt_check_keys(const hx_opt *map, const char *path, const char *const *keys, int n);
+/* Typed look-ups of map[key]: absent leaves *v (the default) alone; a value
+ * of the wrong type or out of [min, max] is HX_ERR_INPUT naming PATH.key and
+ * its position. Enums: *v = index of the value in names. */
+int hx_opt_int(const hx_opt *map, const char *path, const char *key, long min, long max, int *v);
+int hx_opt_double(const hx_opt *map, const char *path, const char *key, double min, double max, double *v);
+int hx_opt_bool(const hx_opt *map, const char *path, const char *key, int *v);
+int hx_opt_enum(const hx_opt *map, const char *path, const char *key, const char *const *names, int n,
+                int *v);
+/* Set map[key] to the scalar text value (replacing an existing entry, or
+ * adding one with where "<default>"): makes defaults explicit so that the
+ * effective case lists every key. Creates map entries as needed for a
+ * dotted key ("coarse.cycles"). */
+int hx_opt_set(hx_opt *map, const char *key, const char *value);
+/* The submap of map at key, created (as a default) when absent. */
+int hx_opt_submap(hx_opt *map, const char *key, hx_opt **sub);
+/* Write o as block YAML at the given indent (maps and lists nested). */
+void hx_opt_write_yaml(const hx_opt *o, int indent, FILE *out);
+
+/* Levenshtein distance with transpositions (for "did you mean"), and the
+ * closest of names[0..n-1] to s if close enough, else NULL. */
+int hx_edit_distance(const char *a, const char *b);
+const char *hx_closest(const char *s, const char *const *names, int n);
+
 /* ------------------------------------------------------------ timers */
 /* Categories used across the code; the run summary reports each. */
 typedef enum {

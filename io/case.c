@@ -25,12 +25,10 @@ static const char *const problem_keys[] = {"kappa", "lambda", "rhs", "exact", "b
 static const char *const bnd_keys[] = {"tags", "type", "value"};
 static const char *const solver_keys[] = {"type", "tol", "max_iterations", "initial_guess"};
 static const char *const guess_keys[] = {"file"};
-static const char *const pc_keys[] = {"type"};
 static const char *const output_keys[] = {"dir", "solution", "history", "progress_every", "progress_seconds"};
 static const char *const mesh_types[] = {"box", "kershaw", "gmsh"};
 static const char *const partitioners[] = {"rcb", "metis"};
 static const char *const bc_types[] = {"dirichlet", "neumann"};
-static const char *const pc_types[] = {"none", "jacobi"};
 static const char *const solver_types[] = {"pcg"};
 static const char *const backends[] = {"cpu", "cuda"};
 static const char *const box_tags[] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
@@ -42,8 +40,9 @@ const char *hx_case_mesh_type_name(hx_case_mesh_type t) {
 const char *hx_bc_type_name(hx_bc_type t) {
   return (int)t >= 0 && (int)t < NELEM(bc_types) ? bc_types[t] : "?";
 }
-const char *hx_pc_type_name(hx_pc_type t) {
-  return (int)t >= 0 && (int)t < NELEM(pc_types) ? pc_types[t] : "?";
+const char *hx_case_pc_type(const hx_case *cs) {
+  const hx_opt *t = hx_opt_get(cs->preconditioner.opts, "type");
+  return t && t->kind == HX_OPT_SCALAR ? t->value : "jacobi";
 }
 
 /* ---------------------------------------------------------------- typed values */
@@ -497,7 +496,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
 static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
   hx_ynode *s = hx_ynode_get(root, "solver", NULL), *v;
   cs->solver.tol = 1e-8;
-  cs->solver.max_iterations = 1000;
+  cs->solver.max_iterations = HX_MAX_ITERATIONS_DEFAULT;
   int t = 0;
   if (s) {
     HX_CALL(want_map(s, "solver"));
@@ -531,18 +530,55 @@ static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
   return HX_SUCCESS;
 }
 
+/* The option tree of a YAML node, with its positions (a scalar X becomes
+ * {type: X}; NULL gives an empty mapping). */
+static int opt_convert(const hx_ynode *n, hx_opt **out) {
+  char where[1024];
+  hx_ynode_where(n, where, sizeof where);
+  const hx_opt_kind kind = n->kind == HX_YN_MAP ? HX_OPT_MAP : n->kind == HX_YN_SEQ ? HX_OPT_LIST : HX_OPT_SCALAR;
+  hx_opt *o = hx_opt_new(kind, n->value, where);
+  HX_CHECK(o, HX_ERR_MEM, "out of memory");
+  for (int i = 0; i < n->n && kind != HX_OPT_SCALAR; i++) {
+    hx_opt *c = NULL;
+    int err = opt_convert(n->vals[i], &c);
+    if (!err) err = hx_opt_push(o, kind == HX_OPT_MAP ? n->keys[i]->value : NULL, c);
+    if (err) {
+      hx_opt_free(&c);
+      hx_opt_free(&o);
+      return hx_error_trace(__FILE__, __LINE__, __func__, err);
+    }
+  }
+  *out = o;
+  return HX_SUCCESS;
+}
+
+static int opt_from_ynode(const hx_ynode *n, hx_opt **out) {
+  *out = NULL;
+  if (!n) {
+    HX_CHECK(*out = hx_opt_new(HX_OPT_MAP, NULL, NULL), HX_ERR_MEM, "out of memory");
+    return HX_SUCCESS;
+  }
+  if (n->kind == HX_YN_SEQ) return hx_yerror(n, "preconditioner: expected a mapping (type: ...) or a type name");
+  hx_opt *o = NULL;
+  HX_CALL(opt_convert(n, &o));
+  if (o->kind == HX_OPT_SCALAR) {
+    hx_opt *m = hx_opt_new(HX_OPT_MAP, NULL, o->where);
+    int err = m ? hx_opt_push(m, "type", o) : HX_ERROR(HX_ERR_MEM, "out of memory");
+    if (err) {
+      hx_opt_free(&m);
+      hx_opt_free(&o);
+      HX_CALL(err);
+    }
+    o = m;
+  }
+  *out = o;
+  return HX_SUCCESS;
+}
+
 static int load_rest(hx_case *cs, const hx_ynode *root) {
   hx_ynode *v, *s;
-  int t = HX_PC_JACOBI;
-  if ((s = hx_ynode_get(root, "preconditioner", NULL))) {
-    v = s;
-    if (s->kind == HX_YN_MAP) {
-      HX_CALL(check_keys(s, "preconditioner", pc_keys, NELEM(pc_keys)));
-      if (!(v = hx_ynode_get(s, "type", NULL))) return missing(s, "preconditioner.type");
-    }
-    HX_CALL(get_enum(v, "preconditioner.type", pc_types, NELEM(pc_types), &t));
-  }
-  cs->preconditioner.type = (hx_pc_type)t;
+  int t;
+  HX_CALL(opt_from_ynode(hx_ynode_get(root, "preconditioner", NULL), &cs->preconditioner.opts));
   t = 0;
   if ((v = hx_ynode_get(root, "backend", NULL)))
     HX_CALL(get_enum(v, "backend", backends, NELEM(backends), &t));
@@ -602,6 +638,7 @@ void hx_case_destroy(hx_case **csp) {
   if (!csp || !*csp) return;
   hx_case *cs = *csp;
   free(cs->path);
+  hx_opt_free(&cs->preconditioner.opts);
   free(cs->name);
   free(cs->mesh.file);
   free(cs->mesh.partitioner);
@@ -902,8 +939,18 @@ static int case_yaml(const hx_case *cs, sbuf *s) {
     sb_quoted(s, cs->solver.initial_guess);
     sb_printf(s, "}\n");
   }
-  sb_printf(s, "preconditioner:\n  type: %s\nbackend: %s\noutput:\n  dir: ",
-            hx_pc_type_name(cs->preconditioner.type), cs->backend);
+  {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    HX_CHECK(f, HX_ERR_MEM, "out of memory formatting the effective case");
+    hx_opt_write_yaml(cs->preconditioner.opts, 2, f);
+    fclose(f);
+    sb_printf(s, "preconditioner:%s\n%s", cs->preconditioner.opts && cs->preconditioner.opts->n ? "" : " {}",
+              buf ? buf : "");
+    free(buf);
+  }
+  sb_printf(s, "backend: %s\noutput:\n  dir: ", cs->backend);
   sb_quoted(s, cs->output.dir);
   hx_io_fmt_double(a, sizeof a, cs->output.progress_seconds);
   sb_printf(s, "\n  solution: %s\n  history: %s\n  progress_every: %d\n  progress_seconds: %s\n",
@@ -959,7 +1006,7 @@ void hx_case_print(const hx_case *cs, FILE *out) {
       fprintf(out, "%g\n", bd->value);
   }
   fprintf(out, "solver       %s, tol %g, max %d iterations, preconditioner %s\n", cs->solver.type,
-          cs->solver.tol, cs->solver.max_iterations, hx_pc_type_name(cs->preconditioner.type));
+          cs->solver.tol, cs->solver.max_iterations, hx_case_pc_type(cs));
   if (cs->solver.initial_guess) fprintf(out, "  initial    %s\n", cs->solver.initial_guess);
   fprintf(out, "backend      %s\n", cs->backend);
   fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,

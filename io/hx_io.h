@@ -48,8 +48,6 @@ typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH
 typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1 } hx_bc_type;
 /* What a boundary value is: a number, an expression, or the exact solution. */
 typedef enum { HX_BCV_NUMBER = 0, HX_BCV_EXPR = 1, HX_BCV_EXACT = 2 } hx_bc_value_kind;
-/* Preconditioners the case may name (room for schwarz / two-level later). */
-typedef enum { HX_PC_NONE = 0, HX_PC_JACOBI = 1 } hx_pc_type;
 
 typedef struct {
   char *name;   /* material name (Gmsh volume physical group; "box" for box/kershaw) */
@@ -97,7 +95,11 @@ typedef struct hx_case_s {
     char *initial_guess; /* solution.h5 of an earlier run (resolved path), or NULL */
   } solver;
   struct {
-    hx_pc_type type;
+    /* the preconditioner: mapping as given (a scalar "preconditioner: X"
+     * becomes {type: X}; absent: {type: jacobi}), with source positions.
+     * io/ checks only that it is a mapping; precond/ validates its keys
+     * (hx_pc_options_check) and fills in its defaults. */
+    hx_opt *opts;
   } preconditioner;
   char *backend; /* "cpu" | "cuda" */
   struct {
@@ -144,7 +146,8 @@ double hx_case_kappa(const hx_case *cs, const char *material);
 /* Names of enum values ("box", "dirichlet", "exact", "jacobi"). */
 const char *hx_case_mesh_type_name(hx_case_mesh_type t);
 const char *hx_bc_type_name(hx_bc_type t);
-const char *hx_pc_type_name(hx_pc_type t);
+/* The preconditioner type named in the case ("jacobi" when absent). */
+const char *hx_case_pc_type(const hx_case *cs);
 
 /* ================================================================ output folder */
 /* Collective. Create dir (and its parents) on rank 0. If dir exists and

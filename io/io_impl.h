@@ -50,10 +50,6 @@ int hx_yerror(const hx_ynode *n, const char *fmt, ...)
 /* Position prefix of n ("case.yaml:3:5" or "--set a=b") into buf. */
 void hx_ynode_where(const hx_ynode *n, char *buf, size_t len);
 
-/* Levenshtein distance (for "did you mean"). */
-int hx_edit_distance(const char *a, const char *b);
-/* The closest of names[0..n-1] to s if close enough, else NULL. */
-const char *hx_closest(const char *s, const char *const *names, int n);
 
 char *hx_io_strdup(const char *s);
 /* A double as the shortest text that reads back exactly, always with a '.' in

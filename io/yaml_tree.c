@@ -35,37 +35,6 @@ int hx_yerror(const hx_ynode *n, const char *fmt, ...) {
   return HX_ERROR(HX_ERR_INPUT, "%s: %s", where, msg);
 }
 
-int hx_edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 63 || lb > 63) return 64;
-  int d[64][64];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-      /* adjacent transposition counts as one edit */
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-        c = d[i - 2][j - 2] + 1;
-      d[i][j] = c;
-    }
-  return d[la][lb];
-}
-
-const char *hx_closest(const char *s, const char *const *names, int n) {
-  const char *best = NULL;
-  int bd = 1 << 30;
-  for (int i = 0; i < n; i++) {
-    int d = hx_edit_distance(s, names[i]);
-    if (d < bd) bd = d, best = names[i];
-  }
-  size_t len = strlen(s);
-  int limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
-  return bd <= limit ? best : NULL;
-}
-
 void hx_ynode_free(hx_ynode *n) {
   if (!n) return;
   for (int i = 0; i < n->n; i++) {

@@ -121,6 +121,12 @@ int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **n
 /* E*6: rank owning the face neighbour, -1 on the boundary. */
 const int32_t *hx_mesh_face_neighbor_ranks(hx_mesh m);
 
+/* Element-local indices of the (p+1)^2 GLL nodes on face f (0: r=-1, 1: r=+1,
+ * 2: s=-1, 3: s=+1, 4: t=-1, 5: t=+1) into idx[a + (p+1) b], a and b along
+ * the face's two reference directions in increasing order; *stride_a,
+ * *stride_b (may be NULL): index steps along a and b. */
+void hx_mesh_face_nodes(int p, int f, int *idx, int *stride_a, int *stride_b);
+
 /* ---------------------------------------------------------------- GLL numbering, geometry */
 /* Collective. Global GLL ids for order p (1..15) into caller-allocated
  * gid[E*(p+1)^3]; ids >= 1, identical for any rank count / partitioner. */

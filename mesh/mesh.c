@@ -363,3 +363,14 @@ int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **n
 }
 const int32_t *hx_mesh_face_neighbor_ranks(hx_mesh m) { return m->nbr_rank; }
 hx_mesh_times hx_mesh_get_times(hx_mesh m) { return m->times; }
+
+void hx_mesh_face_nodes(int p, int f, int *idx, int *stride_a, int *stride_b) {
+  const int n = p + 1, dir = f / 2, fixed = (f % 2) ? p : 0;
+  const int du = dir == 0 ? 1 : 0, dv = dir == 2 ? 1 : 2;
+  const int stride[3] = {1, n, n * n};
+  for (int b = 0; b < n; b++)
+    for (int a = 0; a < n; a++) idx[a + n * b] = fixed * stride[dir] + a * stride[du] + b * stride[dv];
+  if (stride_a) *stride_a = stride[du];
+  if (stride_b) *stride_b = stride[dv];
+}
+

@@ -1,10 +1,14 @@
-/* hexcg precond: Jacobi, Schwarz/FDM, the p=1 coarse space with hypre
- * BoomerAMG and their combinations. The only module that includes hypre.
- * Preconditioners are returned as the solver's hx_pc interface. */
+/* hexcg precond: the preconditioners (Jacobi; two-level Schwarz: FDM fine
+ * level + Q1 coarse level with hypre BoomerAMG; their combinations), built
+ * from a discretisation (hx_disc) and their own options subtree (the
+ * case file's preconditioner: mapping, handed over by io/ as an hx_opt tree
+ * with source positions). Preconditioners are hx_pc objects (hx_solver.h).
+ * The only module that includes hypre. docs/preconditioner.md. */
 #ifndef HX_PRECOND_H
 #define HX_PRECOND_H
 
 #include "hx_core.h"
+#include "hx_disc.h"
 #include "hx_kernels.h"
 #include "hx_solver.h"
 
@@ -15,14 +19,26 @@ extern "C" {
 /* "HYPRE Release Version 2.26.0" (from HYPRE_Version) into buf. */
 void hx_precond_hypre_version(char *buf, size_t len);
 
-/* Jacobi: z = r ./ diag(A) with the exact assembled diagonal of the masked
- * operator (hx_op_diagonal). Collective (setup). A non-positive diagonal
- * entry is an HX_ERR_NUMERIC error. Destroy with hx_pc_destroy. */
-int hx_pc_jacobi(hx_op op, hx_pc *pc);
+/* Preconditioner types a case may name, for messages and docs. */
+extern const char *const hx_pc_type_names[];
+extern const int hx_pc_num_types;
 
-/* Create a preconditioner by name: "jacobi" or "none". Unknown names are
- * HX_ERR_INPUT. Collective. */
-int hx_pc_create(const char *name, hx_op op, hx_pc *pc);
+/* Validate the preconditioner options (the case's preconditioner: mapping;
+ * NULL or empty = the default, jacobi) and make every default explicit in
+ * the tree, so that the effective case lists all keys. Bad keys or values:
+ * HX_ERR_INPUT "case.yaml:LINE:COL: preconditioner.KEY: ..." at the
+ * offending node. Host only, not collective. */
+int hx_pc_options_check(hx_opt *opts);
+
+/* Create the preconditioner the options describe for discretisation d
+ * (options as completed by hx_pc_options_check; d is referenced). Setup
+ * (the expensive part) runs in hx_pc_setup. Collective. */
+int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc);
+
+/* Jacobi: z = r ./ diag(A) with the exact assembled diagonal of the masked
+ * operator (hx_op_diagonal), computed in setup; a non-positive diagonal
+ * entry is an HX_ERR_NUMERIC error there. Collective. */
+int hx_pc_create_jacobi(hx_op op, hx_pc *pc);
 
 #ifdef __cplusplus
 }

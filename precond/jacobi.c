@@ -6,59 +6,58 @@
 #include "hx_precond.h"
 
 typedef struct {
+  hx_op op;
   hx_backend b;
   int64_t n;
   double *d_inv;
-} hx_jacobi;
+} jacobi;
 
 static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
-  hx_jacobi *j = (hx_jacobi *)ctx;
+  jacobi *j = (jacobi *)ctx;
   HX_CALL(hx_array_pointwise_mult(j->b, j->n, d_z, d_r, j->d_inv));
   return HX_SUCCESS;
 }
 
 static int jacobi_destroy(void *ctx) {
-  hx_jacobi *j = (hx_jacobi *)ctx;
-  HX_CALL(hx_mem_free(j->b, (void **)&j->d_inv));
+  jacobi *j = (jacobi *)ctx;
+  const int err = hx_mem_free(j->b, (void **)&j->d_inv);
   free(j);
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 
-int hx_pc_jacobi(hx_op op, hx_pc *pc) {
-  memset(pc, 0, sizeof *pc);
-  hx_jacobi *j;
-  HX_CALL(HX_ALLOC(&j, 1));
-  j->b = hx_op_backend(op);
-  j->n = hx_op_size(op);
+static int jacobi_setup(void *ctx) {
+  jacobi *j = (jacobi *)ctx;
   const size_t bytes = sizeof(double) * (size_t)(j->n);
-  HX_CALL(hx_mem_alloc(j->b, bytes, (void **)&j->d_inv));
-  HX_CALL(hx_op_diagonal(op, j->d_inv));
+  HX_CALL(hx_mem_alloc(j->b, bytes ? bytes : 8, (void **)&j->d_inv));
+  HX_CALL(hx_op_diagonal(j->op, j->d_inv));
   double *h;
-  HX_CALL(HX_ALLOC(&h, j->n));
-  HX_CALL(hx_mem_to_host(j->b, h, j->d_inv, bytes));
-  const int64_t *gid = hx_gs_global_ids(hx_op_gs(op));
-  for (int64_t i = 0; i < j->n; i++) {
-    if (!(h[i] > 0.0) || !isfinite(h[i])) {
-      double v = h[i];
-      free(h);
-      jacobi_destroy(j);
-      return HX_ERROR(HX_ERR_NUMERIC, "Jacobi: assembled diagonal at global node %lld is %g (must be > 0)",
-                      (long long)gid[i], v);
-    }
+  HX_CALL(HX_ALLOC(&h, j->n > 0 ? j->n : 1));
+  int err = hx_mem_to_host(j->b, h, j->d_inv, bytes);
+  const int64_t *gid = hx_gs_global_ids(hx_op_gs(j->op));
+  for (int64_t i = 0; i < j->n && !err; i++) {
+    if (!(h[i] > 0.0) || !isfinite(h[i]))
+      err = HX_ERROR(HX_ERR_NUMERIC, "Jacobi: assembled diagonal at global node %lld is %g (must be > 0)",
+                     (long long)gid[i], h[i]);
     h[i] = 1.0 / h[i];
   }
-  HX_CALL(hx_mem_to_device(j->b, j->d_inv, h, bytes));
+  if (!err) err = hx_mem_to_device(j->b, j->d_inv, h, bytes);
   free(h);
-  pc->name = "jacobi";
-  pc->ctx = j;
-  pc->apply = jacobi_apply;
-  pc->destroy = jacobi_destroy;
-  pc->passes = 3; /* read r and 1/diag, write z */
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 
-int hx_pc_create(const char *name, hx_op op, hx_pc *pc) {
-  if (!strcmp(name, "jacobi")) return hx_pc_jacobi(op, pc);
-  if (!strcmp(name, "none")) return hx_pc_identity(op, pc);
-  return HX_ERROR(HX_ERR_INPUT, "unknown preconditioner '%s' (allowed: jacobi, none)", name);
+int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
+  jacobi *j;
+  HX_CALL(HX_ALLOC(&j, 1));
+  *j = (jacobi){.op = op, .b = hx_op_backend(op), .n = hx_op_size(op)};
+  const hx_pc_ops ops = {.type = "jacobi",
+                         .setup = jacobi_setup,
+                         .apply = jacobi_apply,
+                         .destroy = jacobi_destroy,
+                         .passes = 3 /* read r and 1/diag, write z */};
+  const int err = hx_pc_create_shell(op, &ops, j, 0, NULL, pc);
+  if (err) jacobi_destroy(j);
+  HX_CALL(err);
+  return HX_SUCCESS;
 }

@@ -1,6 +1,6 @@
-/* hexcg solver: the assembled operator object (A = M Z^T A_L Z M with the
- * Dirichlet mask M and the halo exchange overlapped with interior elements),
- * the preconditioner interface, and PCG with fused vector updates.
+/* hexcg solver: Krylov methods (PCG with fused vector updates) on the
+ * assembled operator of disc/ (hx_op), the preconditioner object they call,
+ * and the driver that solves one discrete problem.
  *
  * G-vectors (hx_gs numbering, owned entries first) live in the backend's
  * memory (d_* pointers); h_* pointers are host memory. Functions marked
@@ -11,6 +11,7 @@
 
 #include "hx_core.h"
 #include "hx_kernels.h"
+#include "hx_disc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,68 +32,81 @@ typedef enum {
 /* "converged_rtol", "diverged_max_iterations", ... */
 const char *hx_reason_name(hx_reason r);
 
-/* ------------------------------------------------------------ operator */
-typedef struct hx_op_s *hx_op;
-
-/* The assembled operator y = M Z^T A_L Z x on G-vectors. Borrows gs and ax
- * (they must outlive op); the Dirichlet mask is the gs mask (hx_gs_set_mask,
- * may be unset: no Dirichlet nodes). overlap != 0: elements touching other
- * ranks first, start the exchange, interior elements, finish (needs the
- * handle's element flags; with 1 rank it changes nothing). Collective. */
-int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *op);
-int hx_op_destroy(hx_op *op);
-int64_t hx_op_size(hx_op op);   /* ng: local G-vector length */
-int64_t hx_op_owned(hx_op op);  /* G entries counted in reductions */
-hx_gs hx_op_gs(hx_op op);
-hx_ax hx_op_ax(hx_op op);
-hx_backend hx_op_backend(hx_op op);
-/* y = A x (masked). If xy != NULL also x.y over all ranks, fused into the
- * element kernel (valid when x is consistent and masked). Collective. */
-int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy);
-/* y = Z^T A_L Z x without the mask (for lifting Dirichlet data). Collective. */
-int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y);
-/* The exact assembled diagonal of A (masked entries set to 1). Collective. */
-int hx_op_diagonal(hx_op op, double *d_diag);
-/* Timers of the phases of applies so far: element kernel, exchange (s). */
-void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs);
-
 /* ------------------------------------------------------------ preconditioner */
-/* A preconditioner seen from the solver: z = M^{-1} r on G-vectors (masked
- * entries of z must be zero when those of r are). Must be SPD for PCG. */
+/* A preconditioner object z = M^{-1} r on G-vectors of an operator
+ * (opaque, reference counted; PETSc's PC): create -> setup (once, the
+ * expensive part) -> apply (many times) -> destroy. Implementations (Jacobi,
+ * Schwarz, coarse AMG, combinations: precond/) fill an hx_pc_ops table and a
+ * context; a preconditioner may hold others (hx_pc_reference them) and
+ * combine them (hx_pc_create_composite). Masked entries of z must be zero
+ * when those of r are; M must be SPD for PCG. */
+typedef struct hx_pc_s *hx_pc;
+
+/* Per-part figures of a preconditioner's applies (its own, not its children's). */
 typedef struct {
-  const char *name;
-  void *ctx;
+  int64_t applies;
+  double t_apply;   /* seconds in apply (children included) */
+  double t_setup;   /* seconds in setup */
+} hx_pc_stats;
+
+typedef struct {
+  const char *type; /* "jacobi", "asm", ... */
+  /* the expensive part of creation (may be NULL) */
+  int (*setup)(void *ctx);
+  /* d_z = M^{-1} d_r (backend memory; d_r and d_z do not alias) */
   int (*apply)(void *ctx, const double *d_r, double *d_z);
+  /* one-line description of this node into buf, e.g. "asm(fdm, weight=none)";
+   * children are printed by hx_pc_view (may be NULL: the type) */
+  void (*describe)(void *ctx, char *buf, size_t len);
+  /* extra figures as "key: value" YAML lines at the given indent (may be NULL) */
+  void (*report)(void *ctx, int indent, FILE *out);
   int (*destroy)(void *ctx);
   /* vector passes over memory of one apply (for the per-iteration count) */
   int passes;
-} hx_pc;
+} hx_pc_ops;
+
+/* Create a preconditioner from an operations table (copied) and a context
+ * (taken: destroyed with ops->destroy). children: n preconditioners the new
+ * one holds (references are added) for view/stats. op is borrowed. */
+int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *pc);
+int hx_pc_reference(hx_pc pc);
+/* Drops a reference; frees on the last; accepts NULL; nulls *pc; returns the
+ * first error met while freeing. */
+int hx_pc_destroy(hx_pc *pc);
+/* Run the setup once (a second call does nothing). Collective. */
+int hx_pc_setup(hx_pc pc);
+/* d_z = M^{-1} d_r. Sets up first if needed. Collective. */
+int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);
+const char *hx_pc_type(hx_pc pc);
+hx_op hx_pc_op(hx_pc pc);
+int hx_pc_passes(hx_pc pc);
+void *hx_pc_context(hx_pc pc);
+int hx_pc_num_children(hx_pc pc);
+hx_pc hx_pc_child(hx_pc pc, int i);
+/* The tree in one line: "asm(fdm) + coarse(boomeramg)"-style, children in
+ * parentheses after the node's own description. */
+void hx_pc_view(hx_pc pc, char *buf, size_t len);
+void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s);
+/* YAML block of the tree with each node's stats and report (indent spaces). */
+void hx_pc_report(hx_pc pc, int indent, FILE *out);
 
 /* z = r (no preconditioner) */
-int hx_pc_identity(hx_op op, hx_pc *pc);
-int hx_pc_destroy(hx_pc *pc);
+int hx_pc_create_identity(hx_op op, hx_pc *pc);
 
-/* ------------------------------------------------------------ problem setup */
-/* Right-hand side of -div(kappa grad u) + lambda u = f with Dirichlet
- * lifting. h_f: host L-vector of f at the GLL nodes (NULL: f = 0); h_gd:
- * host L-vector of the Dirichlet values, read only where h_lflag (host
- * L-vector, the flags given to hx_gs_set_mask) is nonzero; a node with
- * several flagged copies gets their average (NULL: homogeneous). h_bn: host
- * L-vector of extra load added to the assembled right-hand side (Neumann
- * boundary integrals; NULL: none). Produces d_g (G): the lifting, equal to
- * the Dirichlet value on masked entries and 0 elsewhere; d_b (G):
- * M (Z^T (mass .* f + bn) - A g), masked. The solution is u = x + g where
- * A x = b. Collective. */
-int hx_problem_rhs(hx_op op, const double *h_f, const double *h_gd, const int *h_lflag, const double *h_bn,
-                   double *d_b, double *d_g);
-/* A host L-vector from a device G-vector (scatter + copy). Not collective. */
-int hx_op_to_l_host(hx_op op, const double *d_g, double *h_l);
+/* Combinations of preconditioners M_1..M_n of the same operator:
+ *  HX_PC_ADDITIVE:        z = sum_i M_i r;
+ *  HX_PC_MULTIPLICATIVE:  z = M_1 r, then for i = 2..n: z += M_i (r - A z);
+ *  HX_PC_SYMMETRIC:       multiplicative over 1..n, then back over n-1..1
+ *                         (symmetric when every M_i is).
+ * References to the parts are added. Collective. */
+typedef enum { HX_PC_ADDITIVE = 0, HX_PC_MULTIPLICATIVE = 1, HX_PC_SYMMETRIC = 2 } hx_pc_composition;
+int hx_pc_create_composite(hx_op op, hx_pc_composition how, int n, hx_pc *parts, hx_pc *pc);
 
 /* ------------------------------------------------------------ PCG */
 typedef struct {
   double rtol;        /* stop when ||r||_2 <= rtol * ||b||_2 (default 1e-8) */
   double atol;        /* ... or when ||r||_2 <= atol (default 0) */
-  int max_iterations; /* default 500 */
+  int max_iterations; /* default HX_MAX_ITERATIONS_DEFAULT */
   /* called on rank 0 and every other rank after each iteration (and for
    * iteration 0) with the true 2-norm of the residual; may be NULL */
   void (*monitor)(void *ctx, int iteration, double rnorm, double rel);
@@ -116,8 +130,29 @@ void hx_pcg_opts_default(hx_pcg_opts *o);
  * r.r and r.z partial sums share one allreduce; p = z + beta p. So 2
  * allreduces per iteration. Breakdown (NaN/Inf, p.Ap <= 0, r.z < 0) stops
  * with a reason, not an error. Collective. */
-int hx_pcg_solve(hx_op op, const hx_pc *pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
+int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res);
+
+
+/* ------------------------------------------------------------ solve driver */
+typedef struct {
+  hx_pcg_result pcg;
+  int exact_known;
+  double err_l2, err_max;
+  int64_t dofs;             /* global unique GLL nodes */
+  double t_rhs, t_pc_setup, t_solve;
+} hx_solve_result;
+
+/* Solve the problem of discretisation d with right-hand side h_f (host
+ * L-vector of f at the GLL nodes, NULL: 0), Dirichlet values h_gd (host
+ * L-vector, read on nodes of Dirichlet faces; NULL: homogeneous), extra
+ * boundary load h_bn (host L-vector, NULL: none) and optional exact solution
+ * (fn NULL: none) by PCG preconditioned with pc (set up here if it was not,
+ * timed as t_pc_setup); h_u0_l (host L-vector, NULL = zero) is the initial
+ * guess of the full solution u. On return h_u_l (host L-vector, may be NULL)
+ * holds u. A PCG monitor may be given in opts. Collective. */
+int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
+             const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res);
 
 #ifdef __cplusplus
 }

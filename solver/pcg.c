@@ -7,32 +7,9 @@
 void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->rtol = 1e-8;
   o->atol = 0.0;
-  o->max_iterations = 500;
+  o->max_iterations = HX_MAX_ITERATIONS_DEFAULT;
   o->monitor = NULL;
   o->monitor_ctx = NULL;
-}
-
-static int pc_identity_apply(void *ctx, const double *d_r, double *d_z) {
-  hx_op op = (hx_op)ctx;
-  HX_CALL(hx_array_copy(hx_op_backend(op), hx_op_size(op), d_z, d_r));
-  return HX_SUCCESS;
-}
-
-int hx_pc_identity(hx_op op, hx_pc *pc) {
-  pc->name = "none";
-  pc->ctx = op;
-  pc->apply = pc_identity_apply;
-  pc->destroy = NULL;
-  pc->passes = 2;
-  return HX_SUCCESS;
-}
-
-int hx_pc_destroy(hx_pc *pc) {
-  if (!pc) return HX_SUCCESS;
-  if (pc->destroy && pc->ctx) HX_CALL(pc->destroy(pc->ctx));
-  pc->ctx = NULL;
-  pc->destroy = NULL;
-  return HX_SUCCESS;
 }
 
 typedef struct {
@@ -64,7 +41,7 @@ static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nlo
   return HX_SUCCESS;
 }
 
-static int pcg_iterate(hx_op op, const hx_pc *pc, const double *d_b, double *d_x, const hx_pcg_opts *o,
+static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *o,
                        hx_pcg_result *res, pcg_work *v) {
   hx_backend b = hx_op_backend(op);
   MPI_Comm comm = hx_gs_comm(hx_op_gs(op));
@@ -75,7 +52,7 @@ static int pcg_iterate(hx_op op, const hx_pc *pc, const double *d_b, double *d_x
   HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  PCG_TIMED(res->t_precond, HX_T_PRECOND, pc->apply(pc->ctx, v->r, v->z));
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, d_b, d_b, &loc[0]));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->r, &loc[1]));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[2]));
@@ -101,7 +78,7 @@ static int pcg_iterate(hx_op op, const hx_pc *pc, const double *d_b, double *d_x
     const double alpha = rz / pw;
     PCG_TIMED(res->t_vector, HX_T_VECTOR,
               hx_array_cg_update(b, n, nown, d_x, v->r, v->p, v->w, alpha, &loc[0])); /* BS5 */
-    PCG_TIMED(res->t_precond, HX_T_PRECOND, pc->apply(pc->ctx, v->r, v->z));
+    PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[1]));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 2)); /* 2: r.r, r.z */
     rnorm = sqrt(glob[0]);
@@ -119,19 +96,19 @@ static int pcg_iterate(hx_op op, const hx_pc *pc, const double *d_b, double *d_x
   return HX_SUCCESS;
 }
 
-int hx_pcg_solve(hx_op op, const hx_pc *pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
+int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res) {
   hx_pcg_opts o;
   if (opts) o = *opts;
   else hx_pcg_opts_default(&o);
   HX_CHECK(o.rtol >= 0 && o.atol >= 0 && o.max_iterations >= 0, HX_ERR_ARG,
            "PCG options: tolerances and max_iterations must be >= 0");
-  HX_CHECK(pc && pc->apply, HX_ERR_ARG, "PCG needs a preconditioner (use hx_pc_identity for none)");
+  HX_CHECK(pc, HX_ERR_ARG, "PCG needs a preconditioner (use hx_pc_create_identity for none)");
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
   res->allreduces_per_iteration = 2;
   /* cg_update 6 (x,p,r,w read; x,r written) + r.z 2 + xpay 3 + preconditioner */
-  res->vector_passes_per_iteration = 11 + pc->passes;
+  res->vector_passes_per_iteration = 11 + hx_pc_passes(pc);
 
   hx_backend b = hx_op_backend(op);
   const size_t bytes = sizeof(double) * (size_t)hx_op_size(op);

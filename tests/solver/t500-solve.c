@@ -13,6 +13,8 @@
  *   neumann   a Neumann boundary load (kappa du/dn = g) on a deformed mesh
  * Usage: t500-solve MODE [--backend cpu|cuda] */
 #include "hx_disc.h"
+#include "hx_precond.h"
+#include "hx_solver.h"
 #include "hx_test.h"
 
 static int g_rank = 0;
@@ -79,7 +81,18 @@ static void setup_default(setup *s) {
   s->amp = 0.05;
 }
 
-static int solve(MPI_Comm comm, const setup *s, hx_disc_result *r, hist *h) {
+/* hx_solve with a preconditioner by name ("jacobi" or "none") */
+static int solve_pc(hx_disc d, const double *hf, const double *hg, const double *hbn, hx_field ex, const char *pc_name,
+                    const hx_pcg_opts *po, const double *u0, double *u, hx_solve_result *r) {
+  hx_pc pc = NULL;
+  if (!strcmp(pc_name, "none")) HX_TCALL(hx_pc_create_identity(hx_disc_op(d), &pc));
+  else HX_TCALL(hx_pc_create_jacobi(hx_disc_op(d), &pc));
+  HX_TCALL(hx_solve(d, pc, hf, hg, hbn, ex, po, u0, u, r));
+  HX_TCALL(hx_pc_destroy(&pc));
+  return 0;
+}
+
+static int solve(MPI_Comm comm, const setup *s, hx_solve_result *r, hist *h) {
   hx_mesh_box_opts mo;
   hx_mesh_box_opts_default(&mo);
   mo.nx = s->nx, mo.ny = s->ny, mo.nz = s->nz;
@@ -93,8 +106,8 @@ static int solve(MPI_Comm comm, const setup *s, hx_disc_result *r, hist *h) {
   HX_TCALL(hx_mesh_create_box(comm, &mo, &m));
   HX_TCALL(hx_backend_create(g_backend, &b));
   const double kap = s->kappa, lam = s->lambda;
-  hx_disc_opts o = {s->p, HX_GEO_PRECOMPUTED, s->overlap, &kap, &lam, NULL};
-  hx_disc *d;
+  hx_disc_opts o = {.p = s->p, .geo = HX_GEO_PRECOMPUTED, .overlap = s->overlap, .kappa = &kap, .lambda = &lam, .dirichlet_tag = NULL};
+  hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
   prob pr = {s->lambda, s->kappa, s->poly_deg};
   hx_field f = {s->poly_deg ? f_poly : f_sin, &pr}, ex = {s->poly_deg ? u_poly : u_sin, &pr};
@@ -103,13 +116,13 @@ static int solve(MPI_Comm comm, const setup *s, hx_disc_result *r, hist *h) {
   po.rtol = s->tol;
   po.max_iterations = 2000;
   if (h) h->n = 0, po.monitor = monitor, po.monitor_ctx = h;
-  double *hf = malloc(sizeof(double) * d->nl), *hg = malloc(sizeof(double) * d->nl);
+  double *hf = malloc(sizeof(double) * hx_disc_num_l(d)), *hg = malloc(sizeof(double) * hx_disc_num_l(d));
   HX_TCALL(hx_disc_eval(d, f, hf));
   /* Dirichlet data only where it is read, so averaging bugs would show */
   HX_TCALL(hx_disc_eval(d, ex, hg));
-  for (int64_t i = 0; i < d->nl; i++)
-    if (!d->dirichlet_l[i]) hg[i] = 1e30;
-  HX_TCALL(hx_disc_solve(d, hf, hg, NULL, ex, "jacobi", &po, NULL, NULL, r));
+  for (int64_t i = 0; i < hx_disc_num_l(d); i++)
+    if (!hx_disc_dirichlet_l(d)[i]) hg[i] = 1e30;
+  HX_TCALL(solve_pc(d, hf, hg, NULL, ex, "jacobi", &po, NULL, NULL, r));
   free(hf), free(hg);
   HX_TCALL(hx_disc_destroy(&d));
   HX_TCALL(hx_backend_destroy(&b));
@@ -130,11 +143,11 @@ static int mode_sym(void) {
     const int p = 4;
     const double kap = 1.3, lam = 0.0;
     int notag[6] = {0, 0, 0, 0, 0, 0};
-    hx_disc_opts o = {p, HX_GEO_PRECOMPUTED, 1, &kap, &lam, neumann ? notag : NULL};
-    hx_disc *d;
+    hx_disc_opts o = {.p = p, .geo = HX_GEO_PRECOMPUTED, .overlap = 1, .kappa = &kap, .lambda = &lam, .dirichlet_tag = neumann ? notag : NULL};
+    hx_disc d;
     HX_TCALL(hx_disc_create(m, b, &o, &d));
-    const int64_t ng = hx_op_size(d->op);
-    const int64_t *gid = hx_gs_global_ids(d->gs);
+    const int64_t ng = hx_op_size(hx_disc_op(d));
+    const int64_t *gid = hx_gs_global_ids(hx_disc_gs(d));
     double *hx = malloc(sizeof(double) * ng), *hy = malloc(sizeof(double) * ng);
     /* values from the global id: consistent across ranks */
     for (int64_t i = 0; i < ng; i++) {
@@ -149,21 +162,21 @@ static int mode_sym(void) {
     HX_TCALL(hx_mem_alloc(b, bytes, (void **)&day));
     HX_TCALL(hx_mem_to_device(b, dx, hx, bytes));
     HX_TCALL(hx_mem_to_device(b, dy, hy, bytes));
-    HX_TCALL(hx_gs_apply_mask(d->gs, dx));
-    HX_TCALL(hx_gs_apply_mask(d->gs, dy));
+    HX_TCALL(hx_gs_apply_mask(hx_disc_gs(d), dx));
+    HX_TCALL(hx_gs_apply_mask(hx_disc_gs(d), dy));
     double xax, yay, xay, yax, xx, yy;
-    HX_TCALL(hx_op_apply(d->op, dx, dax, &xax));
-    HX_TCALL(hx_op_apply(d->op, dy, day, &yay));
-    HX_TCALL(hx_gs_dot(d->gs, dx, day, &xay));
-    HX_TCALL(hx_gs_dot(d->gs, dy, dax, &yax));
-    HX_TCALL(hx_gs_dot(d->gs, dx, dx, &xx));
-    HX_TCALL(hx_gs_dot(d->gs, dy, dy, &yy));
+    HX_TCALL(hx_op_apply(hx_disc_op(d), dx, dax, &xax));
+    HX_TCALL(hx_op_apply(hx_disc_op(d), dy, day, &yay));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dx, day, &xay));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dy, dax, &yax));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dx, dx, &xx));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dy, dy, &yy));
     double xax2;
-    HX_TCALL(hx_gs_dot(d->gs, dx, dax, &xax2));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dx, dax, &xax2));
     /* |A| <= max row sum; estimate by |Ax|/|x| lower bound times a margin:
      * use the Rayleigh quotients as the scale */
     double ax2;
-    HX_TCALL(hx_gs_dot(d->gs, dax, dax, &ax2));
+    HX_TCALL(hx_gs_dot(hx_disc_gs(d), dax, dax, &ax2));
     const double scale = sqrt(xx) * sqrt(yy) * sqrt(ax2 / xx);
     HX_ASSERT(fabs(xay - yax) <= 300 * 2.2e-16 * scale * 10, "symmetry |x.Ay - y.Ax| = %.3e, scale %.3e",
               fabs(xay - yax), scale);
@@ -173,9 +186,9 @@ static int mode_sym(void) {
       for (int64_t i = 0; i < ng; i++) hx[i] = 1.0;
       HX_TCALL(hx_mem_to_device(b, dx, hx, bytes));
       double one_a_one, a1norm2;
-      HX_TCALL(hx_op_apply(d->op, dx, dax, &one_a_one));
-      HX_TCALL(hx_gs_dot(d->gs, dax, dax, &a1norm2));
-      HX_ASSERT(sqrt(a1norm2) <= 1e-12 * sqrt(ax2 / xx) * sqrt((double)hx_gs_num_global(d->gs)),
+      HX_TCALL(hx_op_apply(hx_disc_op(d), dx, dax, &one_a_one));
+      HX_TCALL(hx_gs_dot(hx_disc_gs(d), dax, dax, &a1norm2));
+      HX_ASSERT(sqrt(a1norm2) <= 1e-12 * sqrt(ax2 / xx) * sqrt((double)hx_gs_num_global(hx_disc_gs(d))),
                 "Neumann A 1 = 0: |A1| = %.3e", sqrt(a1norm2));
     }
     hx_mem_free(b, (void **)&dx), hx_mem_free(b, (void **)&dy), hx_mem_free(b, (void **)&dax);
@@ -194,7 +207,7 @@ static int mode_poly(void) {
     setup_default(&s);
     s.nx = 3, s.ny = 2, s.nz = 2, s.p = p, s.poly_deg = p, s.tol = 1e-13;
     s.ext[0][0] = -0.5, s.ext[0][1] = 1.5, s.ext[1][1] = 0.7, s.ext[2][0] = 0.2, s.ext[2][1] = 1.1;
-    hx_disc_result r;
+    hx_solve_result r;
     if (solve(MPI_COMM_WORLD, &s, &r, NULL)) return 1;
     HX_ASSERT(r.pcg.reason > 0, "p=%d converged (%s)", p, hx_reason_name(r.pcg.reason));
     /* exact up to the solver tolerance times the conditioning */
@@ -212,7 +225,7 @@ static int mode_hconv(void) {
       setup s;
       setup_default(&s);
       s.nx = s.ny = s.nz = nlev[p][l], s.p = p, s.tol = 1e-12;
-      hx_disc_result r;
+      hx_solve_result r;
       if (solve(MPI_COMM_WORLD, &s, &r, NULL)) return 1;
       err[l] = r.err_l2;
     }
@@ -230,7 +243,7 @@ static int mode_pconv(void) {
     setup s;
     setup_default(&s);
     s.nx = s.ny = s.nz = 3, s.p = p, s.deform = 1, s.tol = 1e-13;
-    hx_disc_result r;
+    hx_solve_result r;
     if (solve(MPI_COMM_WORLD, &s, &r, NULL)) return 1;
     err[p] = r.err_l2;
     if (g_rank == 0 && getenv("HX_TEST_VERBOSE")) printf("pconv p=%d it=%d err=%.3e\n", p, r.pcg.iterations, err[p]);
@@ -256,7 +269,7 @@ static int mode_ranks(void) {
   setup_default(&s);
   s.nx = 4, s.ny = 3, s.nz = 3, s.p = 3, s.deform = 1, s.tol = 1e-9;
   static hist ref, h;
-  hx_disc_result r0, r;
+  hx_solve_result r0, r;
   /* reference: 1 rank, RCB, blocking */
   struct { int np, part, overlap; } cfg[] = {{1, 0, 0}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1}, {4, 1, 1}, {3, 1, 0}, {2, 0, 0}};
   for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++) {
@@ -296,7 +309,7 @@ static int mode_kershaw(void) {
   setup s;
   setup_default(&s);
   s.nx = 6, s.ny = 6, s.nz = 6, s.p = 3, s.tol = 1e-10;
-  hx_disc_result ru, rk3, rk5;
+  hx_solve_result ru, rk3, rk5;
   if (solve(MPI_COMM_WORLD, &s, &ru, NULL)) return 1;
   s.eps = 0.3;
   if (solve(MPI_COMM_WORLD, &s, &rk3, NULL)) return 1;
@@ -320,7 +333,7 @@ static int mode_helmholtz(void) {
     setup s;
     setup_default(&s);
     s.nx = s.ny = s.nz = 3, s.p = 3 + 2 * i, s.deform = 1, s.lambda = 25.0, s.kappa = 0.7, s.tol = 1e-12;
-    hx_disc_result r;
+    hx_solve_result r;
     if (solve(MPI_COMM_WORLD, &s, &r, NULL)) return 1;
     HX_ASSERT(r.pcg.reason > 0, "Helmholtz converged");
     e[i] = r.err_l2;
@@ -355,22 +368,22 @@ static int mode_neumann(void) {
       const double kap = 2.0, lam = 1.0;
       int dtag[6];
       for (int t = 0; t < 6; t++) dtag[t] = t != xmin;
-      hx_disc_opts o = {3 + 2 * i, HX_GEO_PRECOMPUTED, 1, &kap, &lam, dtag};
-      hx_disc *d;
+      hx_disc_opts o = {.p = 3 + 2 * i, .geo = HX_GEO_PRECOMPUTED, .overlap = 1, .kappa = &kap, .lambda = &lam, .dirichlet_tag = dtag};
+      hx_disc d;
       HX_TCALL(hx_disc_create(m, b, &o, &d));
       prob pr = {lam, kap, 0};
       double kc[2] = {kap, wrong ? 1.25 : 1.0};
       hx_field f = {f_sin, &pr}, ex = {u_sin, &pr}, g = {flux_xmin, kc};
-      double *hf = malloc(sizeof(double) * d->nl), *hg = malloc(sizeof(double) * d->nl);
-      double *hbn = calloc(d->nl, sizeof(double));
+      double *hf = malloc(sizeof(double) * hx_disc_num_l(d)), *hg = malloc(sizeof(double) * hx_disc_num_l(d));
+      double *hbn = calloc(hx_disc_num_l(d), sizeof(double));
       HX_TCALL(hx_disc_eval(d, f, hf));
       HX_TCALL(hx_disc_eval(d, ex, hg));
       HX_TCALL(hx_disc_neumann_load(d, xmin, g, hbn));
       hx_pcg_opts po;
       hx_pcg_opts_default(&po);
       po.rtol = 1e-12;
-      hx_disc_result r;
-      HX_TCALL(hx_disc_solve(d, hf, hg, hbn, ex, "jacobi", &po, NULL, NULL, &r));
+      hx_solve_result r;
+      HX_TCALL(solve_pc(d, hf, hg, hbn, ex, "jacobi", &po, NULL, NULL, &r));
       err[wrong][i] = r.err_l2;
       free(hf), free(hg), free(hbn);
       HX_TCALL(hx_disc_destroy(&d));
@@ -403,51 +416,54 @@ static int mode_breakdown(void) {
   hx_backend b;
   HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
   HX_TCALL(hx_backend_create(g_backend, &b));
-  hx_disc_opts o = {3, HX_GEO_PRECOMPUTED, 1, NULL, NULL, NULL};
-  hx_disc *d;
+  hx_disc_opts o = {.p = 3, .geo = HX_GEO_PRECOMPUTED, .overlap = 1, .kappa = NULL, .lambda = NULL, .dirichlet_tag = NULL};
+  hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
-  double *hf = malloc(sizeof(double) * d->nl);
+  double *hf = malloc(sizeof(double) * hx_disc_num_l(d));
   static hist h;
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.monitor = monitor, po.monitor_ctx = &h;
   hx_field none = {NULL, NULL};
-  hx_disc_result r;
+  hx_solve_result r;
   /* NaN */
   /* an interior node of element 0 (a Dirichlet node would be masked away) */
-  for (int64_t i = 0; i < d->nl; i++) hf[i] = i == 2 + 4 * (2 + 4 * 2) ? NAN : 1.0;
+  for (int64_t i = 0; i < hx_disc_num_l(d); i++) hf[i] = i == 2 + 4 * (2 + 4 * 2) ? NAN : 1.0;
   h.n = 0;
-  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_TCALL(solve_pc(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
   HX_ASSERT(r.pcg.reason == HX_DIVERGED_NAN && h.n >= 1, "NaN: reason %s, %d history rows",
             hx_reason_name(r.pcg.reason), h.n);
   /* iteration limit */
-  for (int64_t i = 0; i < d->nl; i++) hf[i] = 1.0;
+  for (int64_t i = 0; i < hx_disc_num_l(d); i++) hf[i] = 1.0;
   h.n = 0;
   po.max_iterations = 3;
-  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_TCALL(solve_pc(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
   HX_ASSERT(r.pcg.reason == HX_DIVERGED_MAX_IT && r.pcg.iterations == 3 && h.n == 4,
             "max iterations: %s after %d iterations, %d rows", hx_reason_name(r.pcg.reason), r.pcg.iterations, h.n);
   HX_ASSERT(h.res[3] < h.res[0], "the residual decreased before the limit");
   /* zero right-hand side: converged at iteration 0 */
-  for (int64_t i = 0; i < d->nl; i++) hf[i] = 0.0;
+  for (int64_t i = 0; i < hx_disc_num_l(d); i++) hf[i] = 0.0;
   h.n = 0;
   po.max_iterations = 100;
-  HX_TCALL(hx_disc_solve(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
+  HX_TCALL(solve_pc(d, hf, NULL, NULL, none, "jacobi", &po, NULL, NULL, &r));
   HX_ASSERT(r.pcg.reason > 0 && r.pcg.iterations == 0, "b = 0: %s in %d iterations", hx_reason_name(r.pcg.reason),
             r.pcg.iterations);
   /* indefinite preconditioner, straight through hx_pcg_solve */
-  const int64_t ng = hx_op_size(d->op);
+  const int64_t ng = hx_op_size(hx_disc_op(d));
   double *db, *dx, *hb = malloc(sizeof(double) * ng);
   HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&db));
   HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&dx));
   for (int64_t i = 0; i < ng; i++) hb[i] = 1.0;
   HX_TCALL(hx_mem_to_device(b, db, hb, sizeof(double) * ng));
-  HX_TCALL(hx_gs_apply_mask(d->gs, db));
+  HX_TCALL(hx_gs_apply_mask(hx_disc_gs(d), db));
   HX_TCALL(hx_mem_zero(b, dx, sizeof(double) * ng));
-  hx_pc neg = {"negative", d->op, neg_apply, NULL, 2};
+  const hx_pc_ops neg_ops = {.type = "negative", .apply = neg_apply, .passes = 2};
+  hx_pc neg;
+  HX_TCALL(hx_pc_create_shell(hx_disc_op(d), &neg_ops, hx_disc_op(d), 0, NULL, &neg));
   hx_pcg_result pr;
   h.n = 0;
-  HX_TCALL(hx_pcg_solve(d->op, &neg, db, dx, &po, &pr));
+  HX_TCALL(hx_pcg_solve(hx_disc_op(d), neg, db, dx, &po, &pr));
+  HX_TCALL(hx_pc_destroy(&neg));
   HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && h.n == 1, "indefinite pc: %s, %d rows", hx_reason_name(pr.reason),
             h.n);
   hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dx);

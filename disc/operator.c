@@ -1,9 +1,9 @@
-/* The assembled operator y = M Z^T A_L Z x (see hx_solver.h). */
+/* The assembled operator y = M Z^T A_L Z x (see hx_disc.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hx_solver.h"
+#include "hx_disc.h"
 
 struct hx_op_s {
   hx_gs gs;

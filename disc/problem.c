@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hx_solver.h"
+#include "hx_disc.h"
 
 int hx_op_to_l_host(hx_op op, const double *d_g, double *h_l) {
   hx_backend b = hx_op_backend(op);

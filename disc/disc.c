@@ -1,0 +1,279 @@
+/* The discretisation of one order on one mesh (see hx_disc.h): GLL ids,
+ * coordinates, boundary flags, gather-scatter, element and assembled
+ * operators; field evaluation, Neumann loads, error norms. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disc_impl.h"
+
+hx_disc_opts hx_disc_opts_default(void) {
+  return (hx_disc_opts){.p = 1, .geo = HX_GEO_PRECOMPUTED, .overlap = 1};
+}
+
+/* copy n entries of src (NULL stays NULL) */
+static int copy_array(const void *src, size_t size, int n, void **dst) {
+  *dst = NULL;
+  if (!src) return HX_SUCCESS;
+  *dst = malloc(size * (size_t)(n > 0 ? n : 1));
+  HX_CHECK(*dst, HX_ERR_MEM, "out of memory");
+  memcpy(*dst, src, size * (size_t)n);
+  return HX_SUCCESS;
+}
+
+int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *out) {
+  *out = NULL;
+  HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "order %d out of range %d..%d", o->p,
+           HX_ORDER_MIN, HX_ORDER_MAX);
+  const double t0 = hx_wtime();
+  hx_disc d;
+  HX_CALL(HX_ALLOC(&d, 1));
+  d->refs = 1;
+  d->mesh = mesh, d->b = b, d->p = o->p;
+  d->opts = *o;
+  const int n = o->p + 1, nmat = hx_mesh_num_materials(mesh), ntag = hx_mesh_num_tags(mesh);
+  d->n3 = n * n * n;
+  d->E = hx_mesh_num_elements(mesh);
+  d->nl = (int64_t)d->E * d->n3;
+  int err = copy_array(o->kappa, sizeof(double), nmat, (void **)&d->opts.kappa);
+  if (!err) err = copy_array(o->lambda, sizeof(double), nmat, (void **)&d->opts.lambda);
+  if (!err) err = copy_array(o->dirichlet_tag, sizeof(int), ntag, (void **)&d->opts.dirichlet_tag);
+  if (!err) err = HX_ALLOC(&d->gid, d->nl);
+  if (!err) err = HX_ALLOC(&d->x, d->nl);
+  if (!err) err = HX_ALLOC(&d->y, d->nl);
+  if (!err) err = HX_ALLOC(&d->z, d->nl);
+  if (!err) err = HX_ALLOC(&d->dirichlet_l, d->nl);
+  if (!err) err = HX_ALLOC(&d->dirichlet_face, 6 * (size_t)d->E);
+  if (!err) err = HX_ALLOC(&d->kappa, d->E);
+  if (!err) err = HX_ALLOC(&d->lambda, d->E);
+  if (err) goto fail;
+  if ((err = hx_mesh_gll_ids(mesh, o->p, d->gid))) goto fail;
+  if ((err = hx_mesh_gll_coords(mesh, o->p, d->x, d->y, d->z))) goto fail;
+
+  /* Dirichlet flags: every node of a face carrying a Dirichlet tag */
+  const int32_t *ftag = hx_mesh_face_tags(mesh);
+  int fidx[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
+  for (int32_t e = 0; e < d->E; e++)
+    for (int f = 0; f < 6; f++) {
+      const int32_t t = ftag[6 * e + f];
+      if (t < 0 || (o->dirichlet_tag && !o->dirichlet_tag[t])) continue;
+      d->dirichlet_face[6 * e + f] = 1;
+      hx_mesh_face_nodes(o->p, f, fidx, NULL, NULL);
+      for (int q = 0; q < n * n; q++) d->dirichlet_l[(int64_t)e * d->n3 + fidx[q]] = 1;
+    }
+
+  /* per-element coefficients from the material table */
+  const int32_t *mat = hx_mesh_element_material(mesh);
+  for (int32_t e = 0; e < d->E; e++) {
+    d->kappa[e] = o->kappa ? o->kappa[mat[e]] : 1.0;
+    d->lambda[e] = o->lambda ? o->lambda[mat[e]] : 0.0;
+  }
+  if ((err = hx_gs_create(b, hx_mesh_comm(mesh), d->nl, d->gid, &d->gs))) goto fail;
+  if ((err = hx_gs_set_mask(d->gs, d->dirichlet_l))) goto fail;
+  if ((err = hx_ax_create(b, o->p, d->E, hx_mesh_nodes_per_element(mesh), hx_mesh_element_nodes(mesh), d->kappa,
+                          d->lambda, o->geo, &d->ax)))
+    goto fail;
+  if ((err = hx_op_create(d->gs, d->ax, o->overlap, &d->op))) goto fail;
+  d->t_setup = hx_wtime() - t0;
+  *out = d;
+  return HX_SUCCESS;
+fail:
+  hx_disc_destroy(&d);
+  return hx_error_trace(__FILE__, __LINE__, __func__, err);
+}
+
+int hx_disc_create_order(hx_disc d, int p, hx_disc *dp) {
+  hx_disc_opts o = d->opts;
+  o.p = p;
+  HX_CALL(hx_disc_create(d->mesh, d->b, &o, dp));
+  return HX_SUCCESS;
+}
+
+int hx_disc_reference(hx_disc d) {
+  HX_CHECK(d, HX_ERR_ARG, "discretisation is NULL");
+  d->refs++;
+  return HX_SUCCESS;
+}
+
+int hx_disc_destroy(hx_disc *pd) {
+  if (!pd || !*pd) return HX_SUCCESS;
+  hx_disc d = *pd;
+  *pd = NULL;
+  if (--d->refs > 0) return HX_SUCCESS;
+  int first = hx_op_destroy(&d->op), err;
+  if ((err = hx_ax_destroy(&d->ax)) && !first) first = err;
+  if ((err = hx_gs_destroy(&d->gs)) && !first) first = err;
+  free(d->gid), free(d->x), free(d->y), free(d->z), free(d->dirichlet_l), free(d->dirichlet_face);
+  free(d->kappa), free(d->lambda);
+  free((void *)d->opts.kappa), free((void *)d->opts.lambda), free((void *)d->opts.dirichlet_tag);
+  free(d);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+hx_mesh hx_disc_mesh(hx_disc d) { return d->mesh; }
+hx_backend hx_disc_backend(hx_disc d) { return d->b; }
+int hx_disc_order(hx_disc d) { return d->p; }
+int32_t hx_disc_num_elements(hx_disc d) { return d->E; }
+int64_t hx_disc_num_l(hx_disc d) { return d->nl; }
+int64_t hx_disc_num_dofs(hx_disc d) { return hx_gs_num_global(d->gs); }
+hx_gs hx_disc_gs(hx_disc d) { return d->gs; }
+hx_ax hx_disc_ax(hx_disc d) { return d->ax; }
+hx_op hx_disc_op(hx_disc d) { return d->op; }
+double hx_disc_setup_time(hx_disc d) { return d->t_setup; }
+void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z) {
+  if (x) *x = d->x;
+  if (y) *y = d->y;
+  if (z) *z = d->z;
+}
+const int *hx_disc_dirichlet_l(hx_disc d) { return d->dirichlet_l; }
+const int *hx_disc_dirichlet_faces(hx_disc d) { return d->dirichlet_face; }
+const double *hx_disc_kappa(hx_disc d) { return d->kappa; }
+const double *hx_disc_lambda(hx_disc d) { return d->lambda; }
+
+int hx_disc_rhs(hx_disc d, const double *h_f, const double *h_gd, const double *h_bn, double *d_b, double *d_g) {
+  HX_CALL(hx_problem_rhs(d->op, h_f, h_gd, d->dirichlet_l, h_bn, d_b, d_g));
+  return HX_SUCCESS;
+}
+
+int hx_disc_from_l_host(hx_disc d, const double *h_l, int mask, double *d_x) {
+  const int64_t ng = hx_gs_num_local(d->gs);
+  double *d_l;
+  HX_CALL(hx_mem_alloc(d->b, sizeof(double) * (size_t)d->nl, (void **)&d_l));
+  int err = hx_mem_to_device(d->b, d_l, h_l, sizeof(double) * (size_t)d->nl);
+  if (!err) err = hx_gs_assemble(d->gs, d_l, d_x);
+  if (!err) err = hx_array_pointwise_mult(d->b, ng, d_x, d_x, hx_gs_inv_multiplicity(d->gs));
+  if (!err && mask) err = hx_gs_apply_mask(d->gs, d_x);
+  const int err2 = hx_mem_free(d->b, (void **)&d_l);
+  HX_CALL(err ? err : err2);
+  return HX_SUCCESS;
+}
+
+int hx_disc_eval(hx_disc d, hx_field f, double *h_l) {
+  HX_CHECK(f.fn, HX_ERR_ARG, "field has no function");
+  for (int64_t i = 0; i < d->nl; i++) h_l[i] = f.fn(f.ctx, d->x[i], d->y[i], d->z[i]);
+  return HX_SUCCESS;
+}
+
+int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd) {
+  HX_CHECK(g.fn, HX_ERR_ARG, "field has no function");
+  const int n = d->p + 1;
+  const int32_t *ftag = hx_mesh_face_tags(d->mesh);
+  int fidx[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
+  for (int32_t e = 0; e < d->E; e++)
+    for (int f = 0; f < 6; f++) {
+      if (ftag[6 * e + f] != tag) continue;
+      hx_mesh_face_nodes(d->p, f, fidx, NULL, NULL);
+      for (int q = 0; q < n * n; q++) {
+        const int64_t l = (int64_t)e * d->n3 + fidx[q];
+        h_gd[l] = g.fn(g.ctx, d->x[l], d->y[l], d->z[l]);
+      }
+    }
+  return HX_SUCCESS;
+}
+
+int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn) {
+  const int p = d->p, n = p + 1;
+  double t[16], w[16], D[16 * 16];
+  HX_CALL(hx_gll(n, t, w));
+  HX_CALL(hx_lagrange_deriv(n, t, D));
+  const int32_t *ftag = hx_mesh_face_tags(d->mesh);
+  const double *X[3] = {d->x, d->y, d->z};
+  int fidx[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
+  for (int32_t e = 0; e < d->E; e++)
+    for (int f = 0; f < 6; f++) {
+      if (ftag[6 * e + f] != tag) continue;
+      int sa, sb;
+      hx_mesh_face_nodes(p, f, fidx, &sa, &sb);
+      for (int b = 0; b < n; b++)
+        for (int a = 0; a < n; a++) {
+          const int64_t l = (int64_t)e * d->n3 + fidx[a + n * b];
+          /* tangents dx/da, dx/db from the nodes on the face's lines through l */
+          double tu[3] = {0, 0, 0}, tv[3] = {0, 0, 0};
+          for (int q = 0; q < n; q++) {
+            const int64_t lu = l + (int64_t)(q - a) * sa, lv = l + (int64_t)(q - b) * sb;
+            for (int r = 0; r < 3; r++) tu[r] += D[a * n + q] * X[r][lu], tv[r] += D[b * n + q] * X[r][lv];
+          }
+          const double cx = tu[1] * tv[2] - tu[2] * tv[1], cy = tu[2] * tv[0] - tu[0] * tv[2],
+                       cz = tu[0] * tv[1] - tu[1] * tv[0];
+          h_bn[l] += w[a] * w[b] * sqrt(cx * cx + cy * cy + cz * cz) * g.fn(g.ctx, d->x[l], d->y[l], d->z[l]);
+        }
+    }
+  return HX_SUCCESS;
+}
+
+int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, double *linf) {
+  const int p = d->p, n = p + 1;
+  const int q = p + 3 < HX_ORDER_MAX ? p + 3 : HX_ORDER_MAX, m = q + 1, m3 = m * m * m;
+  double tn[16], wn[16], tm[16], wm[16], I[16 * 16], Dm[16 * 16];
+  HX_CALL(hx_gll(n, tn, wn));
+  HX_CALL(hx_gll(m, tm, wm));
+  HX_CALL(hx_lagrange_interp(n, tn, m, tm, I)); /* I[a*n + i] = l_i(tm_a) */
+  HX_CALL(hx_lagrange_deriv(m, tm, Dm));
+  double *X, *Y, *Z, *t1, *t2, *uq;
+  const int64_t nq = (int64_t)d->E * m3;
+  HX_CALL(HX_ALLOC(&X, nq));
+  HX_CALL(HX_ALLOC(&Y, nq));
+  HX_CALL(HX_ALLOC(&Z, nq));
+  HX_CALL(HX_ALLOC(&t1, m * n * n));
+  HX_CALL(HX_ALLOC(&t2, m * m * n));
+  HX_CALL(HX_ALLOC(&uq, m3));
+  HX_CALL(hx_mesh_gll_coords(d->mesh, q, X, Y, Z));
+  double loc[2] = {0.0, 0.0};
+  for (int32_t e = 0; e < d->E; e++) {
+    const double *ue = h_u + (int64_t)e * d->n3;
+    /* u at the order-q points: three 1D interpolations */
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int a = 0; a < m; a++) {
+          double s = 0;
+          for (int i = 0; i < n; i++) s += I[a * n + i] * ue[i + n * (j + n * k)];
+          t1[a + m * (j + n * k)] = s;
+        }
+    for (int k = 0; k < n; k++)
+      for (int b = 0; b < m; b++)
+        for (int a = 0; a < m; a++) {
+          double s = 0;
+          for (int j = 0; j < n; j++) s += I[b * n + j] * t1[a + m * (j + n * k)];
+          t2[a + m * (b + m * k)] = s;
+        }
+    for (int c = 0; c < m; c++)
+      for (int b = 0; b < m; b++)
+        for (int a = 0; a < m; a++) {
+          double s = 0;
+          for (int k = 0; k < n; k++) s += I[c * n + k] * t2[a + m * (b + m * k)];
+          uq[a + m * (b + m * c)] = s;
+        }
+    const double *xe[3] = {X + (int64_t)e * m3, Y + (int64_t)e * m3, Z + (int64_t)e * m3};
+    for (int c = 0; c < m; c++)
+      for (int b = 0; b < m; b++)
+        for (int a = 0; a < m; a++) {
+          const int id = a + m * (b + m * c);
+          double J[3][3];
+          for (int r = 0; r < 3; r++) {
+            double da = 0, db = 0, dc = 0;
+            for (int l = 0; l < m; l++) {
+              da += Dm[a * m + l] * xe[r][l + m * (b + m * c)];
+              db += Dm[b * m + l] * xe[r][a + m * (l + m * c)];
+              dc += Dm[c * m + l] * xe[r][a + m * (b + m * l)];
+            }
+            J[r][0] = da, J[r][1] = db, J[r][2] = dc;
+          }
+          const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+                             J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                             J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+          const double err = uq[id] - exact.fn(exact.ctx, xe[0][id], xe[1][id], xe[2][id]);
+          loc[0] += wm[a] * wm[b] * wm[c] * fabs(det) * err * err;
+          loc[1] = fmax(loc[1], fabs(err));
+        }
+  }
+  double glob[2];
+  MPI_Comm comm = hx_mesh_comm(d->mesh);
+  HX_MPI(MPI_Allreduce(&loc[0], &glob[0], 1, MPI_DOUBLE, MPI_SUM, comm));
+  HX_MPI(MPI_Allreduce(&loc[1], &glob[1], 1, MPI_DOUBLE, MPI_MAX, comm));
+  *l2 = sqrt(glob[0]);
+  *linf = glob[1];
+  free(X), free(Y), free(Z), free(t1), free(t2), free(uq);
+  return HX_SUCCESS;
+}
+

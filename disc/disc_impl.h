@@ -1,0 +1,26 @@
+/* Private to disc/: the discretisation struct. */
+#ifndef HX_DISC_IMPL_H
+#define HX_DISC_IMPL_H
+
+#include "hx_disc.h"
+
+struct hx_disc_s {
+  int refs;
+  hx_mesh mesh;       /* borrowed */
+  hx_backend b;       /* borrowed */
+  hx_disc_opts opts;  /* copied, with copies of its arrays */
+  int p, n3;          /* order, (p+1)^3 */
+  int32_t E;          /* local elements */
+  int64_t nl;         /* E * n3 */
+  int64_t *gid;       /* host L: global GLL ids */
+  double *x, *y, *z;  /* host L: node coordinates */
+  int *dirichlet_l;   /* host L: 1 on nodes of Dirichlet faces */
+  int *dirichlet_face;/* host E*6: 1 on Dirichlet faces */
+  double *kappa, *lambda; /* host E: coefficients per element */
+  hx_gs gs;
+  hx_ax ax;
+  hx_op op;
+  double t_setup;     /* seconds to build all of the above */
+};
+
+#endif

@@ -1,0 +1,166 @@
+/* hexcg disc: the discretisation of -div(kappa grad u) + lambda u = f at one
+ * order p on one mesh. An hx_disc owns the global GLL numbering of the
+ * local elements, their node coordinates, the gather-scatter with the
+ * Dirichlet mask, the element operator, the assembled operator (hx_op), the
+ * boundary data (Dirichlet face flags per element, Dirichlet values and
+ * Neumann loads as L-vectors), the right-hand side with Dirichlet lifting,
+ * the error norms, and interpolation between two discretisations of
+ * different order on the same mesh. precond/ creates discretisations of
+ * lower order from the same mesh and options (p-multigrid levels, the p = 1
+ * coarse space); solver/ iterates on the hx_op.
+ *
+ * G-vectors (hx_gs numbering, owned entries first) live in the backend's
+ * memory (d_* pointers); h_* pointers are host memory. Functions marked
+ * "collective" must be called on every rank of the mesh communicator. */
+#ifndef HX_DISC_H
+#define HX_DISC_H
+
+#include "hx_core.h"
+#include "hx_kernels.h"
+#include "hx_mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ operator */
+typedef struct hx_op_s *hx_op;
+
+/* The assembled operator y = M Z^T A_L Z x on G-vectors. Borrows gs and ax
+ * (they must outlive op); the Dirichlet mask is the gs mask (hx_gs_set_mask,
+ * may be unset: no Dirichlet nodes). overlap != 0: elements touching other
+ * ranks first, start the exchange, interior elements, finish (needs the
+ * handle's element flags; with 1 rank it changes nothing). Collective. */
+int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *op);
+int hx_op_destroy(hx_op *op);
+int64_t hx_op_size(hx_op op);   /* ng: local G-vector length */
+int64_t hx_op_owned(hx_op op);  /* G entries counted in reductions */
+hx_gs hx_op_gs(hx_op op);
+hx_ax hx_op_ax(hx_op op);
+hx_backend hx_op_backend(hx_op op);
+/* y = A x (masked). If xy != NULL also x.y over all ranks, fused into the
+ * element kernel (valid when x is consistent and masked). Collective. */
+int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy);
+/* y = Z^T A_L Z x without the mask (for lifting Dirichlet data). Collective. */
+int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y);
+/* The exact assembled diagonal of A (masked entries set to 1). Collective. */
+int hx_op_diagonal(hx_op op, double *d_diag);
+/* Timers of the phases of applies so far: element kernel, exchange (s). */
+void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs);
+
+/* ------------------------------------------------------------ right-hand side */
+/* Right-hand side of -div(kappa grad u) + lambda u = f with Dirichlet
+ * lifting. h_f: host L-vector of f at the GLL nodes (NULL: f = 0); h_gd:
+ * host L-vector of the Dirichlet values, read only where h_lflag (host
+ * L-vector, the flags given to hx_gs_set_mask) is nonzero; a node with
+ * several flagged copies gets their average (NULL: homogeneous). h_bn: host
+ * L-vector of extra load added to the assembled right-hand side (Neumann
+ * boundary integrals; NULL: none). Produces d_g (G): the lifting, equal to
+ * the Dirichlet value on masked entries and 0 elsewhere; d_b (G):
+ * M (Z^T (mass .* f + bn) - A g), masked. The solution is u = x + g where
+ * A x = b. Collective. */
+int hx_problem_rhs(hx_op op, const double *h_f, const double *h_gd, const int *h_lflag, const double *h_bn,
+                   double *d_b, double *d_g);
+/* A host L-vector from a device G-vector (scatter + copy). Not collective. */
+int hx_op_to_l_host(hx_op op, const double *d_g, double *h_l);
+
+/* ------------------------------------------------------------ discretisation */
+/* f(x, y, z) with a context (expressions, closures in tests) */
+typedef double (*hx_point_fn)(const void *ctx, double x, double y, double z);
+typedef struct {
+  hx_point_fn fn;
+  const void *ctx;
+} hx_field;
+
+typedef struct {
+  int p;                    /* order, HX_ORDER_MIN..HX_ORDER_MAX */
+  hx_geo_mode geo;          /* geometric factors precomputed or on the fly */
+  int overlap;              /* halo exchange overlapped with interior elements */
+  const double *kappa;      /* per material index (hx_mesh_num_materials), NULL = 1 */
+  const double *lambda;     /* per material index, NULL = 0 */
+  const int *dirichlet_tag; /* per mesh tag index: 1 = Dirichlet; NULL = all tags Dirichlet */
+} hx_disc_opts;
+
+/* Defaults: p = 1, precomputed geometry, overlap on, kappa 1, lambda 0, every tag Dirichlet. */
+hx_disc_opts hx_disc_opts_default(void);
+
+/* A discretisation (opaque, reference counted: hx_disc_reference adds a
+ * reference, hx_disc_destroy drops one and frees on the last). It borrows
+ * mesh and b: both must outlive it. */
+typedef struct hx_disc_s *hx_disc;
+
+/* Collective over the mesh's communicator. Copies the options (and the
+ * arrays they point to). */
+int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *d);
+/* The same mesh, backend, coefficients and boundary conditions at order p
+ * (p-multigrid levels, the p = 1 coarse space). Collective. */
+int hx_disc_create_order(hx_disc d, int p, hx_disc *dp);
+int hx_disc_reference(hx_disc d);
+/* Collective (frees the gather-scatter); accepts NULL / *d == NULL; nulls *d;
+ * returns the first error met while freeing everything. */
+int hx_disc_destroy(hx_disc *d);
+
+hx_mesh hx_disc_mesh(hx_disc d);
+hx_backend hx_disc_backend(hx_disc d);
+int hx_disc_order(hx_disc d);
+int32_t hx_disc_num_elements(hx_disc d);
+int64_t hx_disc_num_l(hx_disc d);          /* E (p+1)^3: L-vector length */
+int64_t hx_disc_num_dofs(hx_disc d);       /* global unique GLL nodes */
+hx_gs hx_disc_gs(hx_disc d);
+hx_ax hx_disc_ax(hx_disc d);
+hx_op hx_disc_op(hx_disc d);
+double hx_disc_setup_time(hx_disc d);      /* seconds hx_disc_create took */
+/* host L-vectors of the node coordinates */
+void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z);
+/* host, L-vector: 1 on nodes of Dirichlet faces */
+const int *hx_disc_dirichlet_l(hx_disc d);
+/* host, E*6: 1 on faces carrying a Dirichlet tag */
+const int *hx_disc_dirichlet_faces(hx_disc d);
+/* host, E each: kappa and lambda per local element */
+const double *hx_disc_kappa(hx_disc d);
+const double *hx_disc_lambda(hx_disc d);
+
+/* host L-vector of a field at the GLL nodes. Not collective. */
+int hx_disc_eval(hx_disc d, hx_field f, double *h_l);
+
+/* Dirichlet values g(x) at the GLL nodes of the faces carrying mesh tag
+ * `tag`, written into h_gd (host L-vector; other entries untouched). */
+int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd);
+
+/* Add the boundary load of a Neumann condition kappa du/dn = g on the faces
+ * carrying mesh tag `tag` to h_bn (host L-vector): at each face GLL node
+ * w_a w_b |dx/da x dx/db| g(x) (GLL quadrature on the mapped face). */
+int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn);
+
+/* Right-hand side and lifting of this discretisation (hx_problem_rhs with the
+ * disc's operator and Dirichlet flags). Collective. */
+int hx_disc_rhs(hx_disc d, const double *h_f, const double *h_gd, const double *h_bn, double *d_b,
+                double *d_g);
+
+/* d_x (G) from a host L-vector holding a continuous field: every copy of a
+ * node holds the same value (their average is taken), masked entries zeroed
+ * when mask != 0. Collective. */
+int hx_disc_from_l_host(hx_disc d, const double *h_l, int mask, double *d_x);
+
+/* L2 and max norms of u - exact, with u given as a host L-vector: u is
+ * interpolated to the GLL points of order q = min(p + 3, HX_ORDER_MAX) (an
+ * over-integrating rule, so the norm is not the superconvergent nodal one)
+ * where the element map, |J| and the exact solution are evaluated. Collective. */
+int hx_disc_error(hx_disc d, const double *h_u_l, hx_field exact, double *l2, double *linf);
+
+/* Interpolation between two discretisations of the same mesh (orders q of
+ * `from` and p of `to`, any q, p): d_y = I d_x, the tensor-product 1D
+ * Lagrange interpolation from the q+1 to the p+1 GLL points of each element
+ * of the continuous field x (G-vector of `from`), written to the G-vector
+ * d_y of `to` and masked with its Dirichlet mask. Exact for fields that are
+ * polynomials of degree <= min(p, q) per element. Collective. */
+int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y);
+/* The transpose (restriction of a residual, a dual quantity): d_x = I^T d_y
+ * with d_y a G-vector of `to` and d_x one of `from` (masked), so that
+ * y.(I x) == (I^T y).x over the owned entries. Collective. */
+int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, double *d_x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
