@@ -575,6 +575,16 @@ static int opt_from_ynode(const hx_ynode *n, hx_opt **out) {
   return HX_SUCCESS;
 }
 
+int hx_opt_parse_yaml(const char *text, const char *name, hx_opt **out) {
+  *out = NULL;
+  hx_ydoc doc = {0};
+  int err = hx_ydoc_parse(&doc, text, strlen(text), name, 0);
+  if (!err) err = opt_from_ynode(doc.root, out);
+  hx_ydoc_free(&doc);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
 static int load_rest(hx_case *cs, const hx_ynode *root) {
   hx_ynode *v, *s;
   int t;

@@ -146,6 +146,10 @@ double hx_case_kappa(const hx_case *cs, const char *material);
 /* Names of enum values ("box", "dirichlet", "exact", "jacobi"). */
 const char *hx_case_mesh_type_name(hx_case_mesh_type t);
 const char *hx_bc_type_name(hx_bc_type t);
+/* An option tree from YAML text (a mapping; a plain scalar X gives
+ * {type: X}, empty text an empty mapping), positions named after name: for
+ * tests and tools that hand options to a module without a case file. */
+int hx_opt_parse_yaml(const char *text, const char *name, hx_opt **opts);
 /* The preconditioner type named in the case ("jacobi" when absent). */
 const char *hx_case_pc_type(const hx_case *cs);
 
