@@ -9,11 +9,13 @@
  *   ranks     A0 and the converged coarse solve agree between the whole
  *             communicator and a 1-rank copy of the same mesh on every rank
  *   alldir    every vertex Dirichlet: 0 rows, apply gives 0
+ *   amg       (not a test) BoomerAMG settings on A0: cycles to 1e-8, times
  *   bench     (not a test) two-level PCG (Jacobi + coarse, additive) iteration
  *             counts FEM vs Galerkin, setup/apply times; --verbose prints
  * Usage: t330-coarse MODE [--p P] [--n N] [--eps E] */
 #include <HYPRE.h>
 #include <HYPRE_IJ_mv.h>
+#include <HYPRE_parcsr_ls.h>
 #include <HYPRE_parcsr_mv.h>
 #include <pthread.h>
 
@@ -524,7 +526,17 @@ static int bench_one(const spec *s, int ranks_note) {
   for (int64_t i = 0; i < no; i++) e2 += (t.hz[i] - hu[i]) * (t.hz[i] - hu[i]), u2 += hu[i] * hu[i];
   MPI_Allreduce(MPI_IN_PLACE, &e2, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &u2, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  /* PCG: Jacobi alone and Jacobi + coarse (additive), b random-ish = A u + noise */
+  /* PCG: Jacobi alone and Jacobi + coarse (additive), b random (from the
+   * global ids: the same for any rank count), masked */
+  {
+    const int64_t *gid = hx_gs_global_ids(f.d->gs);
+    for (int64_t i = 0; i < ng; i++) {
+      hx_test_rng rr = {(uint64_t)gid[i] * 0x9e3779b1u + 17};
+      t.hr[i] = hx_test_rand(&rr);
+    }
+    HX_TCALL(hx_mem_to_device(f.b, db, t.hr, sizeof(double) * ng));
+    HX_TCALL(hx_gs_apply_mask(f.d->gs, db));
+  }
   int its[2];
   double tsolve[2];
   for (int k = 0; k < 2; k++) {
@@ -589,6 +601,86 @@ static int mode_bench(int argc, char **argv) {
   return bench_one(&s, g_size);
 }
 
+/* ------------------------------------------------------------ amg */
+/* BoomerAMG parameter study on the coarse matrix itself: V-cycles (as a
+ * stationary solver, random b) to a 1e-8 relative residual, per setting */
+static int mode_amg(int argc, char **argv) {
+  spec s;
+  spec_default(&s);
+  s.nx = s.ny = s.nz = 24, s.p = 1, s.eps = 0.3;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--n") && i + 1 < argc) s.nx = s.ny = s.nz = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--eps") && i + 1 < argc) s.eps = atof(argv[++i]);
+  }
+  fixture f;
+  if (fixture_create(MPI_COMM_WORLD, &s, &f)) return 1;
+  int64_t lo, hi;
+  HYPRE_ParCSRMatrix A = (HYPRE_ParCSRMatrix)hx_coarse_parcsr(f.c, &lo, &hi);
+  MPI_Comm comm;
+  HYPRE_ParCSRMatrixGetComm(A, &comm);
+  HYPRE_IJVector vb, vx;
+  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vb);
+  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vx);
+  HYPRE_IJVectorSetObjectType(vb, HYPRE_PARCSR);
+  HYPRE_IJVectorSetObjectType(vx, HYPRE_PARCSR);
+  HYPRE_IJVectorInitialize(vb);
+  HYPRE_IJVectorInitialize(vx);
+  const HYPRE_Int n = (HYPRE_Int)(hi - lo + 1);
+  HYPRE_BigInt *idx = malloc(sizeof(HYPRE_BigInt) * (n + 1));
+  double *val = malloc(sizeof(double) * (n + 1)), *zero = calloc(n + 1, sizeof(double));
+  hx_test_rng rng = {99u + 13u * (uint64_t)g_rank};
+  for (HYPRE_Int i = 0; i < n; i++) idx[i] = (HYPRE_BigInt)(lo + i), val[i] = hx_test_rand(&rng);
+  HYPRE_IJVectorSetValues(vb, n, idx, val);
+  HYPRE_IJVectorAssemble(vb);
+  HYPRE_IJVectorAssemble(vx);
+  HYPRE_ParVector pb, px;
+  HYPRE_IJVectorGetObject(vb, (void **)&pb);
+  HYPRE_IJVectorGetObject(vx, (void **)&px);
+  hx_coarse_stats st;
+  hx_coarse_get_stats(f.c, &st);
+  if (g_rank == 0) printf("A0: %lld rows, %lld nnz (Kershaw eps %.2f, %d^3 elements)\n", (long long)st.rows_global,
+                          (long long)st.nnz_global, s.eps, s.nx);
+  const struct { int relax, coarsen, interp, agg, pmax; double strong; } cfg[] = {
+      {8, 10, 6, 0, 4, 0.5}, {8, 10, 6, 0, 4, 0.25}, {8, 10, 6, 1, 4, 0.5}, {8, 8, 6, 0, 4, 0.5},
+      {6, 10, 6, 0, 4, 0.5}, {16, 10, 6, 0, 4, 0.5}, {18, 10, 6, 0, 4, 0.5}, {8, 10, 6, 0, 2, 0.5},
+      {8, 6, 0, 0, 0, 0.5}};
+  for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; k++) {
+    HYPRE_Solver amg;
+    HYPRE_BoomerAMGCreate(&amg);
+    HYPRE_BoomerAMGSetTol(amg, 1e-8);
+    HYPRE_BoomerAMGSetMaxIter(amg, 200);
+    HYPRE_BoomerAMGSetPrintLevel(amg, 0);
+    HYPRE_BoomerAMGSetRelaxType(amg, cfg[k].relax);
+    HYPRE_BoomerAMGSetCoarsenType(amg, cfg[k].coarsen);
+    HYPRE_BoomerAMGSetInterpType(amg, cfg[k].interp);
+    HYPRE_BoomerAMGSetAggNumLevels(amg, cfg[k].agg);
+    HYPRE_BoomerAMGSetPMaxElmts(amg, cfg[k].pmax);
+    HYPRE_BoomerAMGSetStrongThreshold(amg, cfg[k].strong);
+    HYPRE_IJVectorSetValues(vx, n, idx, zero);
+    MPI_Barrier(comm);
+    double t0 = hx_wtime();
+    HYPRE_BoomerAMGSetup(amg, A, pb, px);
+    double t1 = hx_wtime();
+    HYPRE_BoomerAMGSolve(amg, A, pb, px);
+    double t2 = hx_wtime();
+    HYPRE_Int its;
+    double rel;
+    HYPRE_BoomerAMGGetNumIterations(amg, &its);
+    HYPRE_BoomerAMGGetFinalRelativeResidualNorm(amg, &rel);
+    HYPRE_ClearAllErrors();
+    if (g_rank == 0)
+      printf("relax %2d coarsen %2d interp %d agg %d pmax %d strong %.2f: %3d cycles (rate %.3f), setup %.1f ms, "
+             "%.2f ms/cycle\n",
+             cfg[k].relax, cfg[k].coarsen, cfg[k].interp, cfg[k].agg, cfg[k].pmax, cfg[k].strong, (int)its,
+             pow(rel, 1.0 / its), 1e3 * (t1 - t0), 1e3 * (t2 - t1) / its);
+    HYPRE_BoomerAMGDestroy(amg);
+  }
+  HYPRE_IJVectorDestroy(vb);
+  HYPRE_IJVectorDestroy(vx);
+  free(idx), free(val), free(zero);
+  return fixture_destroy(&f);
+}
+
 int main(int argc, char **argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -604,6 +696,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "ranks")) rc = mode_ranks();
   else if (!strcmp(mode, "alldir")) rc = mode_alldir();
   else if (!strcmp(mode, "bench")) rc = mode_bench(argc, argv);
+  else if (!strcmp(mode, "amg")) rc = mode_amg(argc, argv);
   else {
     if (g_rank == 0) fprintf(stderr, "usage: t330-coarse interp|transpose|galerkin|sym|thread|ranks|alldir|bench\n");
     rc = 2;
