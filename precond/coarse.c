@@ -339,7 +339,6 @@ static int check_opts(const hx_coarse_opts *o) {
 
 static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
                   const double *h_lambda, const int *h_dirichlet_l) {
-  const double t0 = hx_wtime();
   HX_MPI(MPI_Comm_dup(hx_mesh_comm(mesh), &c->comm));
   HX_MPI(MPI_Comm_rank(c->comm, &c->rank));
   HX_MPI(MPI_Comm_size(c->comm, &c->size));
@@ -463,18 +462,17 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   double tt[2] = {c->st.t_assembly, c->st.t_amg_setup};
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, c->comm));
   c->st.t_assembly = tt[0], c->st.t_amg_setup = tt[1];
-  (void)t0;
   return HX_SUCCESS;
 }
 
 int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa, const double *h_lambda,
                      const int *h_dirichlet_l, const hx_coarse_opts *o, hx_coarse *out) {
   *out = NULL;
-  HX_CHECK(mesh && fine_gs && fine_ax && h_kappa, HX_ERR_ARG, "coarse level: mesh, fine gs, fine operator "
-           "and kappa are required");
+  HX_CHECK(mesh && fine_gs && fine_ax, HX_ERR_ARG, "coarse level: mesh, fine gs and fine operator are required");
   hx_coarse_opts def;
   if (!o) hx_coarse_opts_default(&def), o = &def;
   HX_CALL(check_opts(o));
+  HX_CHECK(h_kappa || o->op != HX_COARSE_FEM, HX_ERR_ARG, "coarse level: the FEM operator needs kappa");
   hx_coarse c;
   HX_CALL(HX_ALLOC(&c, 1));
   c->o = *o;

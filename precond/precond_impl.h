@@ -93,7 +93,8 @@ typedef struct hx_coarse_s *hx_coarse;
 
 /* Collective over the mesh communicator. mesh, fine_gs and fine_ax (order
  * p, on the same local elements) are borrowed for the lifetime of c.
- * h_kappa / h_lambda: host, E per element (h_lambda NULL = 0). h_dirichlet_l:
+ * h_kappa / h_lambda: host, E per element (h_lambda NULL = 0; both are
+ * read by the FEM operator only: Galerkin takes them from fine_ax). h_dirichlet_l:
  * host fine L-vector flags (1 on nodes of Dirichlet faces; a vertex is
  * Dirichlet when one of its fine copies is flagged on any rank). */
 int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
