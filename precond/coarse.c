@@ -41,12 +41,12 @@ struct hx_coarse_s {
   int32_t E;
   hx_backend cb; /* private cpu backend of the coarse gs */
   hx_gs cgs;
-  int64_t ncg;          /* coarse G entries on this rank */
-  const int32_t *cmap;  /* coarse L -> coarse G (E*8) */
-  int64_t *row;         /* coarse G -> global row, -1 for Dirichlet vertices */
-  int nrows;            /* owned rows */
-  int64_t ilower;       /* first owned row */
-  int32_t *own_g;       /* nrows: coarse G index of each owned row */
+  int64_t ncg;         /* coarse G entries on this rank */
+  const int32_t *cmap; /* coarse L -> coarse G (E*8) */
+  int64_t *row;        /* coarse G -> global row, -1 for Dirichlet vertices */
+  int nrows;           /* owned rows */
+  int64_t ilower;      /* first owned row */
+  int32_t *own_g;      /* nrows: coarse G index of each owned row */
   int64_t rows_global;
   /* fine side */
   int64_t nf, nf_owned; /* fine G entries, owned ones */
@@ -58,7 +58,7 @@ struct hx_coarse_s {
   /* coarse buffers (cpu backend memory = host) */
   double *cl, *cg;
   /* hypre */
-  int have_hypre;       /* hypre objects exist (rows_global > 0) */
+  int have_hypre; /* hypre objects exist (rows_global > 0) */
   HYPRE_IJMatrix A;
   HYPRE_ParCSRMatrix pA;
   HYPRE_IJVector b, x;
@@ -72,9 +72,9 @@ void hx_coarse_opts_default(hx_coarse_opts *o) {
   memset(o, 0, sizeof *o);
   o->op = HX_COARSE_GALERKIN;
   o->cycles = 1;
-  o->coarsen_type = 10;      /* HMIS */
-  o->interp_type = 6;        /* extended+i */
-  o->relax_type = 8;         /* l1-scaled hybrid symmetric Gauss-Seidel */
+  o->coarsen_type = 10; /* HMIS */
+  o->interp_type = 6;   /* extended+i */
+  o->relax_type = 8;    /* l1-scaled hybrid symmetric Gauss-Seidel */
   o->relax_sweeps = 1;
   o->strong_threshold = 0.5; /* 3D */
   o->agg_levels = 0;
@@ -163,8 +163,8 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
   const size_t bytes = sizeof(double) * (size_t)nl;
   double *hu = NULL, *hw = NULL, *du = NULL, *dw = NULL;
   int err = HX_SUCCESS;
-  if ((err = HX_ALLOC(&hu, nl)) || (err = HX_ALLOC(&hw, nl)) || (err = hx_mem_alloc(fb, bytes, (void **)&du)) ||
-      (err = hx_mem_alloc(fb, bytes, (void **)&dw)))
+  if ((err = HX_ALLOC(&hu, nl)) || (err = HX_ALLOC(&hw, nl)) ||
+      (err = hx_mem_alloc(fb, bytes, (void **)&du)) || (err = hx_mem_alloc(fb, bytes, (void **)&dw)))
     goto done;
   for (int v = 0; v < 8 && !err; v++) {
     for (int32_t e = 0; e < E; e++)
@@ -304,7 +304,8 @@ static int amg_setup(hx_coarse c) {
   double rows = 0, nnz = 0, rows0 = 0, nnz0 = 0;
   for (int l = 0; l < nlev; l++) {
     HX_HYPRE(hypre_ParCSRMatrixSetDNumNonzeros(Al[l]));
-    const double rl = (double)hypre_ParCSRMatrixGlobalNumRows(Al[l]), zl = hypre_ParCSRMatrixDNumNonzeros(Al[l]);
+    const double rl = (double)hypre_ParCSRMatrixGlobalNumRows(Al[l]),
+                 zl = hypre_ParCSRMatrixDNumNonzeros(Al[l]);
     if (l == 0) rows0 = rl, nnz0 = zl;
     rows += rl, nnz += zl;
   }
@@ -345,8 +346,8 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   const int32_t E = c->E = hx_mesh_num_elements(mesh);
   const int n3 = c->n3;
   HX_CHECK(hx_gs_num_l(fine_gs) == (int64_t)E * n3, HX_ERR_ARG,
-           "fine gs has %lld L entries, expected %d elements x (p+1)^3 = %lld", (long long)hx_gs_num_l(fine_gs),
-           (int)E, (long long)E * n3);
+           "fine gs has %lld L entries, expected %d elements x (p+1)^3 = %lld",
+           (long long)hx_gs_num_l(fine_gs), (int)E, (long long)E * n3);
 
   /* basis values phi_v at the GLL nodes */
   double t[16], w[16];
@@ -414,7 +415,8 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   c->nf_owned = hx_gs_num_owned(fine_gs);
   HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
   if (hx_gs_mask(fine_gs))
-    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs), sizeof(double) * (size_t)c->nf));
+    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
+                           sizeof(double) * (size_t)c->nf));
   else
     for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
   HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
@@ -465,10 +467,12 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   return HX_SUCCESS;
 }
 
-int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa, const double *h_lambda,
-                     const int *h_dirichlet_l, const hx_coarse_opts *o, hx_coarse *out) {
+int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
+                     const double *h_lambda, const int *h_dirichlet_l, const hx_coarse_opts *o,
+                     hx_coarse *out) {
   *out = NULL;
-  HX_CHECK(mesh && fine_gs && fine_ax, HX_ERR_ARG, "coarse level: mesh, fine gs and fine operator are required");
+  HX_CHECK(mesh && fine_gs && fine_ax, HX_ERR_ARG,
+           "coarse level: mesh, fine gs and fine operator are required");
   hx_coarse_opts def;
   if (!o) hx_coarse_opts_default(&def), o = &def;
   HX_CALL(check_opts(o));
@@ -504,7 +508,8 @@ int hx_coarse_destroy(hx_coarse *pc) {
   int err = hx_gs_destroy(&c->cgs);
   hx_backend_destroy(&c->cb);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
-  free(c->row), free(c->own_g), free(c->fmask), free(c->pe_off), free(c->pe_g), free(c->pe_node), free(c->phi);
+  free(c->row), free(c->own_g), free(c->fmask), free(c->pe_off), free(c->pe_g), free(c->pe_node),
+      free(c->phi);
   const int had = c->have_hypre;
   free(c);
   *pc = NULL;

@@ -191,8 +191,9 @@ static int mode_transpose(void) {
     double sabs = 0;
     for (int64_t i = 0; i < no; i++) sabs += fabs(r[i] * pc[i]);
     MPI_Allreduce(MPI_IN_PLACE, &sabs, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    HX_ASSERT(fabs(a - b) <= 1e-13 * sabs, "variant %d: (P^T r).c = %.17g, r.(P c) = %.17g, diff %.3e (scale %.3e)",
-              variant, a, b, fabs(a - b), sabs);
+    HX_ASSERT(fabs(a - b) <= 1e-13 * sabs,
+              "variant %d: (P^T r).c = %.17g, r.(P c) = %.17g, diff %.3e (scale %.3e)", variant, a, b,
+              fabs(a - b), sabs);
     free(c), free(rc), free(r), free(pc), free(mk);
     if (fixture_destroy(&f)) return 1;
   }
@@ -261,14 +262,15 @@ static int mode_galerkin(void) {
     MPI_Allreduce(MPI_IN_PLACE, &n2, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     /* GLL quadrature with p+1 >= 3 points and 3^3 Gauss are both exact for the
      * Q1 integrands on affine cells: equal up to rounding */
-    HX_ASSERT(sqrt(d2) <= 1e-12 * sqrt(n2), "variant %d (p=%d lambda=%g): |A_fem x - A_gal x| = %.3e, |A x| = %.3e",
-              variant, s.p, s.lambda, sqrt(d2), sqrt(n2));
+    HX_ASSERT(sqrt(d2) <= 1e-12 * sqrt(n2),
+              "variant %d (p=%d lambda=%g): |A_fem x - A_gal x| = %.3e, |A x| = %.3e", variant, s.p, s.lambda,
+              sqrt(d2), sqrt(n2));
     hx_coarse_stats st1, st2;
     hx_coarse_get_stats(ff.c, &st1);
     hx_coarse_get_stats(fg.c, &st2);
     HX_ASSERT(st1.nnz_global == st2.nnz_global && st1.rows_global == st2.rows_global && st1.rows_global > 0,
-              "same sizes: rows %lld/%lld nnz %lld/%lld", (long long)st1.rows_global, (long long)st2.rows_global,
-              (long long)st1.nnz_global, (long long)st2.nnz_global);
+              "same sizes: rows %lld/%lld nnz %lld/%lld", (long long)st1.rows_global,
+              (long long)st2.rows_global, (long long)st1.nnz_global, (long long)st2.nnz_global);
     free(x), free(y1), free(y2);
     if (fixture_destroy(&ff) || fixture_destroy(&fg)) return 1;
   }
@@ -300,10 +302,12 @@ static int mode_sym(void) {
     const double xx = owned_dot(MPI_COMM_WORLD, no, x, x), mymy = owned_dot(MPI_COMM_WORLD, no, my, my);
     const double xmx = owned_dot(MPI_COMM_WORLD, no, x, mx);
     const double tol = 1e-10 * sqrt(xx) * sqrt(mymy);
-    HX_ASSERT(fabs(xmy - ymx) <= tol, "variant %d: |x.My - y.Mx| = %.3e > %.3e", variant, fabs(xmy - ymx), tol);
+    HX_ASSERT(fabs(xmy - ymx) <= tol, "variant %d: |x.My - y.Mx| = %.3e > %.3e", variant, fabs(xmy - ymx),
+              tol);
     HX_ASSERT(xmx > 0, "variant %d: x.Mx = %g", variant, xmx);
     if (g_rank == 0 && getenv("HX_VERBOSE"))
-      printf("sym variant %d: |x.My - y.Mx| / (|x||My|) = %.3e\n", variant, fabs(xmy - ymx) / (sqrt(xx * mymy)));
+      printf("sym variant %d: |x.My - y.Mx| / (|x||My|) = %.3e\n", variant,
+             fabs(xmy - ymx) / (sqrt(xx * mymy)));
     double zm = 0;
     for (int64_t i = 0; i < ng; i++) zm = fmax(zm, fabs(mx[i] * (1 - mk[i])));
     HX_ASSERT(zm == 0, "variant %d: masked entries of M x are zero (max %g)", variant, zm);
@@ -500,7 +504,8 @@ static int bench_one(const spec *s, int ranks_note) {
   double tc = hx_wtime() - t0;
   const int64_t ng = hx_gs_num_local(f.d->gs);
   twolevel t = {f.c, f.b, ng, NULL, NULL, NULL, 1, 1};
-  t.dinv = malloc(sizeof(double) * ng), t.hr = malloc(sizeof(double) * ng), t.hz = malloc(sizeof(double) * ng);
+  t.dinv = malloc(sizeof(double) * ng), t.hr = malloc(sizeof(double) * ng),
+  t.hz = malloc(sizeof(double) * ng);
   double *dd, *db, *dx;
   HX_TCALL(hx_mem_alloc(f.b, sizeof(double) * ng, (void **)&dd));
   HX_TCALL(hx_mem_alloc(f.b, sizeof(double) * ng, (void **)&db));
@@ -562,14 +567,16 @@ static int bench_one(const spec *s, int ranks_note) {
   MPI_Allreduce(MPI_IN_PLACE, &ta, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   hx_coarse_get_stats(f.c, &st);
   if (g_rank == 0)
-    printf("%-8s n=%dx%dx%d p=%d eps=%.2f ranks=%d | rows %lld nnz %lld levels %d opc %.2f gridc %.2f | "
-           "create %.3f s (assembly %.3f, amg setup %.3f) | apply %.2f ms (restrict %.2f solve %.2f prolong %.2f) | "
-           "|Mb-u|/|u| %.3f | PCG its jacobi %d, jacobi+coarse %d (%.2f s)\n",
-           s->co.op == HX_COARSE_FEM ? "fem" : "galerkin", s->nx, s->ny, s->nz, s->p, s->eps, ranks_note,
-           (long long)st.rows_global, (long long)st.nnz_global, st.amg_levels, st.operator_complexity,
-           st.grid_complexity, tc, st.t_assembly, st.t_amg_setup, 1e3 * ta,
-           1e3 * (st.t_restrict - st0.t_restrict) / reps, 1e3 * (st.t_solve - st0.t_solve) / reps,
-           1e3 * (st.t_prolong - st0.t_prolong) / reps, sqrt(e2 / u2), its[0], its[1], tsolve[1]);
+    printf(
+        "%-8s n=%dx%dx%d p=%d eps=%.2f ranks=%d | rows %lld nnz %lld levels %d opc %.2f gridc %.2f | "
+        "create %.3f s (assembly %.3f, amg setup %.3f) | apply %.2f ms (restrict %.2f solve %.2f prolong "
+        "%.2f) | "
+        "|Mb-u|/|u| %.3f | PCG its jacobi %d, jacobi+coarse %d (%.2f s)\n",
+        s->co.op == HX_COARSE_FEM ? "fem" : "galerkin", s->nx, s->ny, s->nz, s->p, s->eps, ranks_note,
+        (long long)st.rows_global, (long long)st.nnz_global, st.amg_levels, st.operator_complexity,
+        st.grid_complexity, tc, st.t_assembly, st.t_amg_setup, 1e3 * ta,
+        1e3 * (st.t_restrict - st0.t_restrict) / reps, 1e3 * (st.t_solve - st0.t_solve) / reps,
+        1e3 * (st.t_prolong - st0.t_prolong) / reps, sqrt(e2 / u2), its[0], its[1], tsolve[1]);
   free(t.dinv), free(t.hr), free(t.hz), free(hl), free(hu);
   hx_mem_free(f.b, (void **)&dd), hx_mem_free(f.b, (void **)&db), hx_mem_free(f.b, (void **)&dx);
   return fixture_destroy(&f);
@@ -581,17 +588,28 @@ static int mode_bench(int argc, char **argv) {
   s.nx = s.ny = s.nz = 6, s.p = 3;
   int both = 1;
   for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--p") && i + 1 < argc) s.p = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--n") && i + 1 < argc) s.nx = s.ny = s.nz = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--eps") && i + 1 < argc) s.eps = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--lambda") && i + 1 < argc) s.lambda = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--strong") && i + 1 < argc) s.co.strong_threshold = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--agg") && i + 1 < argc) s.co.agg_levels = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--relax") && i + 1 < argc) s.co.relax_type = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) s.co.cycles = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--coarsen") && i + 1 < argc) s.co.coarsen_type = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--fem")) both = 0, s.co.op = HX_COARSE_FEM;
-    else if (!strcmp(argv[i], "--galerkin")) both = 0, s.co.op = HX_COARSE_GALERKIN;
+    if (!strcmp(argv[i], "--p") && i + 1 < argc)
+      s.p = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+      s.nx = s.ny = s.nz = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--eps") && i + 1 < argc)
+      s.eps = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--lambda") && i + 1 < argc)
+      s.lambda = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--strong") && i + 1 < argc)
+      s.co.strong_threshold = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--agg") && i + 1 < argc)
+      s.co.agg_levels = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--relax") && i + 1 < argc)
+      s.co.relax_type = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
+      s.co.cycles = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--coarsen") && i + 1 < argc)
+      s.co.coarsen_type = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--fem"))
+      both = 0, s.co.op = HX_COARSE_FEM;
+    else if (!strcmp(argv[i], "--galerkin"))
+      both = 0, s.co.op = HX_COARSE_GALERKIN;
   }
   if (both) {
     s.co.op = HX_COARSE_FEM;
@@ -609,8 +627,10 @@ static int mode_amg(int argc, char **argv) {
   spec_default(&s);
   s.nx = s.ny = s.nz = 24, s.p = 1, s.eps = 0.3;
   for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--n") && i + 1 < argc) s.nx = s.ny = s.nz = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--eps") && i + 1 < argc) s.eps = atof(argv[++i]);
+    if (!strcmp(argv[i], "--n") && i + 1 < argc)
+      s.nx = s.ny = s.nz = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--eps") && i + 1 < argc)
+      s.eps = atof(argv[++i]);
   }
   fixture f;
   if (fixture_create(MPI_COMM_WORLD, &s, &f)) return 1;
@@ -638,12 +658,15 @@ static int mode_amg(int argc, char **argv) {
   HYPRE_IJVectorGetObject(vx, (void **)&px);
   hx_coarse_stats st;
   hx_coarse_get_stats(f.c, &st);
-  if (g_rank == 0) printf("A0: %lld rows, %lld nnz (Kershaw eps %.2f, %d^3 elements)\n", (long long)st.rows_global,
-                          (long long)st.nnz_global, s.eps, s.nx);
-  const struct { int relax, coarsen, interp, agg, pmax; double strong; } cfg[] = {
-      {8, 10, 6, 0, 4, 0.5}, {8, 10, 6, 0, 4, 0.25}, {8, 10, 6, 1, 4, 0.5}, {8, 8, 6, 0, 4, 0.5},
-      {6, 10, 6, 0, 4, 0.5}, {16, 10, 6, 0, 4, 0.5}, {18, 10, 6, 0, 4, 0.5}, {8, 10, 6, 0, 2, 0.5},
-      {8, 6, 0, 0, 0, 0.5}};
+  if (g_rank == 0)
+    printf("A0: %lld rows, %lld nnz (Kershaw eps %.2f, %d^3 elements)\n", (long long)st.rows_global,
+           (long long)st.nnz_global, s.eps, s.nx);
+  const struct {
+    int relax, coarsen, interp, agg, pmax;
+    double strong;
+  } cfg[] = {{8, 10, 6, 0, 4, 0.5},  {8, 10, 6, 0, 4, 0.25}, {8, 10, 6, 1, 4, 0.5},
+             {8, 8, 6, 0, 4, 0.5},   {6, 10, 6, 0, 4, 0.5},  {16, 10, 6, 0, 4, 0.5},
+             {18, 10, 6, 0, 4, 0.5}, {8, 10, 6, 0, 2, 0.5},  {8, 6, 0, 0, 0, 0.5}};
   for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; k++) {
     HYPRE_Solver amg;
     HYPRE_BoomerAMGCreate(&amg);
@@ -669,10 +692,12 @@ static int mode_amg(int argc, char **argv) {
     HYPRE_BoomerAMGGetFinalRelativeResidualNorm(amg, &rel);
     HYPRE_ClearAllErrors();
     if (g_rank == 0)
-      printf("relax %2d coarsen %2d interp %d agg %d pmax %d strong %.2f: %3d cycles (rate %.3f), setup %.1f ms, "
-             "%.2f ms/cycle\n",
-             cfg[k].relax, cfg[k].coarsen, cfg[k].interp, cfg[k].agg, cfg[k].pmax, cfg[k].strong, (int)its,
-             pow(rel, 1.0 / its), 1e3 * (t1 - t0), 1e3 * (t2 - t1) / its);
+      printf(
+          "relax %2d coarsen %2d interp %d agg %d pmax %d strong %.2f: %3d cycles (rate %.3f), setup %.1f "
+          "ms, "
+          "%.2f ms/cycle\n",
+          cfg[k].relax, cfg[k].coarsen, cfg[k].interp, cfg[k].agg, cfg[k].pmax, cfg[k].strong, (int)its,
+          pow(rel, 1.0 / its), 1e3 * (t1 - t0), 1e3 * (t2 - t1) / its);
     HYPRE_BoomerAMGDestroy(amg);
   }
   HYPRE_IJVectorDestroy(vb);
@@ -688,17 +713,27 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const char *mode = argc > 1 ? argv[1] : "";
   int rc;
-  if (!strcmp(mode, "interp")) rc = mode_interp();
-  else if (!strcmp(mode, "transpose")) rc = mode_transpose();
-  else if (!strcmp(mode, "galerkin")) rc = mode_galerkin();
-  else if (!strcmp(mode, "sym")) rc = mode_sym();
-  else if (!strcmp(mode, "thread")) rc = mode_thread(provided);
-  else if (!strcmp(mode, "ranks")) rc = mode_ranks();
-  else if (!strcmp(mode, "alldir")) rc = mode_alldir();
-  else if (!strcmp(mode, "bench")) rc = mode_bench(argc, argv);
-  else if (!strcmp(mode, "amg")) rc = mode_amg(argc, argv);
+  if (!strcmp(mode, "interp"))
+    rc = mode_interp();
+  else if (!strcmp(mode, "transpose"))
+    rc = mode_transpose();
+  else if (!strcmp(mode, "galerkin"))
+    rc = mode_galerkin();
+  else if (!strcmp(mode, "sym"))
+    rc = mode_sym();
+  else if (!strcmp(mode, "thread"))
+    rc = mode_thread(provided);
+  else if (!strcmp(mode, "ranks"))
+    rc = mode_ranks();
+  else if (!strcmp(mode, "alldir"))
+    rc = mode_alldir();
+  else if (!strcmp(mode, "bench"))
+    rc = mode_bench(argc, argv);
+  else if (!strcmp(mode, "amg"))
+    rc = mode_amg(argc, argv);
   else {
-    if (g_rank == 0) fprintf(stderr, "usage: t330-coarse interp|transpose|galerkin|sym|thread|ranks|alldir|bench\n");
+    if (g_rank == 0)
+      fprintf(stderr, "usage: t330-coarse interp|transpose|galerkin|sym|thread|ranks|alldir|bench\n");
     rc = 2;
   }
   int fail = rc == HX_TEST_SKIP ? 0 : (rc || hx_test_result()), anyfail;

@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
   const char *msg = hx_error_message();
   if (getenv("HX_VERBOSE")) printf("%s\n", msg);
   HX_ASSERT(strstr(msg, "HYPRE_IJMatrixCreate") != NULL, "message names the call: '%s'", msg);
-  HX_ASSERT(strstr(msg, "rgument") != NULL || strstr(msg, "error") != NULL, "message has hypre's text: '%s'", msg);
+  HX_ASSERT(strstr(msg, "rgument") != NULL || strstr(msg, "error") != NULL, "message has hypre's text: '%s'",
+            msg);
   HX_ASSERT(HYPRE_GetError() == 0, "hypre error flag cleared (%d)", (int)HYPRE_GetError());
   hx_error_clear();
 
