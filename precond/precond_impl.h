@@ -86,14 +86,15 @@ typedef struct {
   int print_level;         /* HYPRE_BoomerAMGSetPrintLevel */
 } hx_coarse_opts;
 
-/* The documented defaults (docs/preconditioner.md). */
+/* The documented defaults (docs/coarse.md). */
 void hx_coarse_opts_default(hx_coarse_opts *o);
 
 typedef struct hx_coarse_s *hx_coarse;
 
 /* Collective over the mesh communicator. mesh, fine_gs and fine_ax (order
  * p, on the same local elements) are borrowed for the lifetime of c.
- * h_kappa / h_lambda: host, E per element (h_lambda NULL = 0). h_dirichlet_l:
+ * h_kappa / h_lambda: host, E per element (h_lambda NULL = 0; both are
+ * read by the FEM operator only: Galerkin takes them from fine_ax). h_dirichlet_l:
  * host fine L-vector flags (1 on nodes of Dirichlet faces; a vertex is
  * Dirichlet when one of its fine copies is flagged on any rank). */
 int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
@@ -118,6 +119,42 @@ typedef struct {
   double t_restrict, t_solve, t_prolong; /* seconds over all applies */
 } hx_coarse_stats;
 void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s);
+
+/* The coarse matrix A0 as a hypre HYPRE_ParCSRMatrix (cast it; NULL when
+ * there are no coarse unknowns) and this rank's rows [*ilower, *iupper]
+ * (may be empty: iupper = ilower - 1). For tests and diagnostics. */
+void *hx_coarse_parcsr(hx_coarse c, int64_t *ilower, int64_t *iupper);
+/* Coarse vectors outside the solve, for tests. A coarse R-vector holds one
+ * value per owned coarse row (length iupper - ilower + 1, host).
+ * h_c = P^T h_r (restriction of a host fine G-vector, not collective over
+ * the fine gs: uses the coarse level's own communicator) and
+ * h_z = P h_c (prolongation to a host fine G-vector, masked). Collective
+ * over the coarse communicator. */
+int hx_coarse_restrict(hx_coarse c, const double *h_r, double *h_c);
+int hx_coarse_prolong(hx_coarse c, const double *h_c, double *h_z);
+/* h_rows[E*8] (host): the global coarse row of each element vertex (tensor
+ * order), -1 on Dirichlet vertices. Not collective. */
+int hx_coarse_element_rows(hx_coarse c, int64_t *h_rows);
+
+/* ---------------------------------------------------------------- hypre
+ * HX_HYPRE(call): on a nonzero hypre error code record an HX_ERR_HYPRE
+ * error naming the call with HYPRE_DescribeError's text and return it. The
+ * error flag is cleared (HYPRE_ClearAllErrors) in every case; a code that is
+ * only HYPRE_ERROR_CONV (BoomerAMG as a fixed preconditioner "did not
+ * converge") is cleared and not reported. hypre's flag is process-wide. */
+int hx_hypre_error(const char *file, int line, const char *func, int herr, const char *expr);
+#define HX_HYPRE(call)                                                              \
+  do {                                                                              \
+    int hx_herr_ = (int)(call);                                                     \
+    if (hx_herr_ != 0) {                                                            \
+      int hx_hx_ = hx_hypre_error(__FILE__, __LINE__, __func__, hx_herr_, #call);   \
+      if (hx_hx_ != HX_SUCCESS) return hx_hx_;                                      \
+    }                                                                               \
+  } while (0)
+/* Reference-counted HYPRE_Init / HYPRE_Finalize (thread-safe): every
+ * object holding hypre data acquires once at create and releases at destroy. */
+int hx_hypre_acquire(void);
+int hx_hypre_release(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,617 @@
+/* Coarse level of the two-level Schwarz preconditioner: the trilinear (Q1)
+ * space on the mesh vertices, its matrix A0 (Q1 rediscretisation or the
+ * Galerkin product P^T A P per element) as a distributed hypre IJ matrix,
+ * and BoomerAMG V-cycles as a fixed SPD approximation of A0^{-1}.
+ * docs/coarse.md has the method, the defaults and the measurements.
+ *
+ * Vectors here:
+ *   fine G   the fine gather-scatter's G-vector (host copies, h_r / h_z);
+ *   coarse L E*8 values, one per element vertex (tensor order);
+ *   coarse G one value per distinct vertex on this rank (the private coarse
+ *            gather-scatter on a private cpu backend: host memory);
+ *   coarse R one value per owned non-Dirichlet vertex = this rank's rows of
+ *            A0 (hypre's vectors).
+ *
+ * Prolongation P: each fine G entry is evaluated, on every rank holding it,
+ * from one local copy (the first L entry with that node, "chosen copy"):
+ * z_g = mask_g sum_v phi_v(node) c[vertex v of the chosen element]. The
+ * trilinear function is continuous, so every copy gives the same value up to
+ * rounding. Restriction P^T: each OWNED fine entry adds r_g mask_g phi_v(node)
+ * to the coarse L entries of its chosen element, then the coarse gather and
+ * exchange ADD sum them. That is the exact transpose of P as implemented
+ * (the same weights, summed in another order), and it touches each fine node
+ * once instead of every L entry (which the inverse-multiplicity form,
+ * P^T r = Z_c^T Phi^T W Z_f r, would). */
+#include "precond_impl.h"
+
+#include <HYPRE.h>
+#include <HYPRE_IJ_mv.h>
+#include <HYPRE_parcsr_ls.h>
+#include <HYPRE_utilities.h>
+#include <_hypre_parcsr_ls.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hx_coarse_s {
+  hx_coarse_opts o;
+  MPI_Comm comm; /* MPI_Comm_dup of the mesh communicator: hypre lives here */
+  int rank, size;
+  int p, n, n3;
+  int32_t E;
+  hx_backend cb; /* private cpu backend of the coarse gs */
+  hx_gs cgs;
+  int64_t ncg;         /* coarse G entries on this rank */
+  const int32_t *cmap; /* coarse L -> coarse G (E*8) */
+  int64_t *row;        /* coarse G -> global row, -1 for Dirichlet vertices */
+  int nrows;           /* owned rows */
+  int64_t ilower;      /* first owned row */
+  int32_t *own_g;      /* nrows: coarse G index of each owned row */
+  int64_t rows_global;
+  /* fine side */
+  int64_t nf, nf_owned; /* fine G entries, owned ones */
+  double *fmask;        /* host, nf: 1 free, 0 Dirichlet */
+  int32_t *pe_off;      /* E+1: chosen-copy fine entries of each element */
+  int32_t *pe_g;        /* fine G index */
+  int32_t *pe_node;     /* local node index in the element */
+  double *phi;          /* n3*8: phi_v at the GLL node, v = a + 2b + 4c */
+  /* coarse buffers (cpu backend memory = host) */
+  double *cl, *cg;
+  /* hypre */
+  int have_hypre; /* hypre objects exist (rows_global > 0) */
+  HYPRE_IJMatrix A;
+  HYPRE_ParCSRMatrix pA;
+  HYPRE_IJVector b, x;
+  HYPRE_ParVector pb, px;
+  HYPRE_Solver amg;
+  int amg_created;
+  hx_coarse_stats st;
+};
+
+void hx_coarse_opts_default(hx_coarse_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->op = HX_COARSE_GALERKIN;
+  o->cycles = 1;
+  o->coarsen_type = 10; /* HMIS */
+  o->interp_type = 6;   /* extended+i */
+  o->relax_type = 8;    /* l1-scaled hybrid symmetric Gauss-Seidel */
+  o->relax_sweeps = 1;
+  o->strong_threshold = 0.5; /* 3D */
+  o->agg_levels = 0;
+  o->pmax = 4;
+  o->max_levels = 25;
+  o->print_level = 0;
+}
+
+/* ------------------------------------------------------------ element matrices */
+
+/* 1D linear Lagrange on [-1, 1]: value and derivative of basis a (0, 1) */
+static inline double lin(int a, double t) { return a ? 0.5 * (1.0 + t) : 0.5 * (1.0 - t); }
+static inline double dlin(int a) { return a ? 0.5 : -0.5; }
+
+/* Q1 element matrix kappa K + lambda M on the trilinear map of the 8
+ * vertices X (tensor order), 3^3 Gauss points (exact on affine elements). */
+static void fem_element(const double X[8][3], double kappa, double lambda, double K[64]) {
+  const double g = sqrt(0.6), qp[3] = {-g, 0.0, g}, qw[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
+  memset(K, 0, 64 * sizeof(double));
+  for (int qk = 0; qk < 3; qk++)
+    for (int qj = 0; qj < 3; qj++)
+      for (int qi = 0; qi < 3; qi++) {
+        const double r[3] = {qp[qi], qp[qj], qp[qk]}, w = qw[qi] * qw[qj] * qw[qk];
+        double ph[8], dr[8][3], J[3][3] = {{0}};
+        for (int v = 0; v < 8; v++) {
+          const int a = v & 1, b = (v >> 1) & 1, c = (v >> 2) & 1;
+          const double la = lin(a, r[0]), lb = lin(b, r[1]), lc = lin(c, r[2]);
+          ph[v] = la * lb * lc;
+          dr[v][0] = dlin(a) * lb * lc, dr[v][1] = la * dlin(b) * lc, dr[v][2] = la * lb * dlin(c);
+          for (int d = 0; d < 3; d++)
+            for (int k = 0; k < 3; k++) J[d][k] += X[v][d] * dr[v][k];
+        }
+        const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+                           J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                           J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+        /* inverse: Ji[k][d] = d ref_k / d x_d */
+        double Ji[3][3];
+        Ji[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
+        Ji[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
+        Ji[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
+        Ji[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
+        Ji[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
+        Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
+        Ji[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
+        Ji[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
+        Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+        double gx[8][3];
+        for (int v = 0; v < 8; v++)
+          for (int d = 0; d < 3; d++)
+            gx[v][d] = dr[v][0] * Ji[0][d] + dr[v][1] * Ji[1][d] + dr[v][2] * Ji[2][d];
+        const double wd = w * fabs(det);
+        for (int u = 0; u < 8; u++)
+          for (int v = 0; v < 8; v++)
+            K[8 * u + v] += wd * (kappa * (gx[u][0] * gx[v][0] + gx[u][1] * gx[v][1] + gx[u][2] * gx[v][2]) +
+                                  lambda * ph[u] * ph[v]);
+      }
+}
+
+/* Element matrices of all local elements into K (E*64, row-major 8x8). */
+static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h_kappa,
+                            const double *h_lambda, double *K) {
+  const int32_t E = c->E;
+  if (c->o.op == HX_COARSE_FEM) {
+    const int npe = hx_mesh_nodes_per_element(mesh);
+    const double *nodes = hx_mesh_element_nodes(mesh);
+    for (int32_t e = 0; e < E; e++) {
+      double X[8][3];
+      for (int v = 0; v < 8; v++) {
+        const int a = v & 1, b = (v >> 1) & 1, cc = (v >> 2) & 1;
+        const int idx = npe == 27 ? 2 * a + 3 * 2 * b + 9 * 2 * cc : v;
+        for (int d = 0; d < 3; d++) X[v][d] = nodes[((int64_t)e * npe + idx) * 3 + d];
+      }
+      fem_element(X, h_kappa[e], h_lambda ? h_lambda[e] : 0.0, K + 64 * (int64_t)e);
+    }
+    return HX_SUCCESS;
+  }
+  /* Galerkin: K_e[u][v] = phi_u . (A_e phi_v), A_e from the order-p operator
+   * (8 applies of the fine element operator on the fine backend) */
+  HX_CHECK(hx_ax_order(ax) == c->p && hx_ax_num_elements(ax) == E, HX_ERR_ARG,
+           "fine operator (p = %d, %d elements) does not match the mesh/gs (p = %d, %d elements)",
+           hx_ax_order(ax), (int)hx_ax_num_elements(ax), c->p, (int)E);
+  if (E == 0) return HX_SUCCESS;
+  hx_backend fb = hx_ax_backend(ax);
+  const int n3 = c->n3;
+  const int64_t nl = (int64_t)E * n3;
+  const size_t bytes = sizeof(double) * (size_t)nl;
+  double *hu = NULL, *hw = NULL, *du = NULL, *dw = NULL;
+  int err = HX_SUCCESS;
+  if ((err = HX_ALLOC(&hu, nl)) || (err = HX_ALLOC(&hw, nl)) ||
+      (err = hx_mem_alloc(fb, bytes, (void **)&du)) || (err = hx_mem_alloc(fb, bytes, (void **)&dw)))
+    goto done;
+  for (int v = 0; v < 8 && !err; v++) {
+    for (int32_t e = 0; e < E; e++)
+      for (int i = 0; i < n3; i++) hu[(int64_t)e * n3 + i] = c->phi[8 * i + v];
+    if ((err = hx_mem_to_device(fb, du, hu, bytes)) || (err = hx_ax_apply(ax, du, dw, NULL)) ||
+        (err = hx_mem_to_host(fb, hw, dw, bytes)))
+      break;
+    for (int32_t e = 0; e < E; e++) {
+      const double *w = hw + (int64_t)e * n3;
+      for (int u = 0; u < 8; u++) {
+        double s = 0.0;
+        for (int i = 0; i < n3; i++) s += c->phi[8 * i + u] * w[i];
+        K[64 * (int64_t)e + 8 * u + v] = s;
+      }
+    }
+  }
+  if (!err) /* symmetric up to rounding: make it exactly so */
+    for (int32_t e = 0; e < E; e++)
+      for (int u = 0; u < 8; u++)
+        for (int v = u + 1; v < 8; v++) {
+          double *Ke = K + 64 * (int64_t)e;
+          const double s = 0.5 * (Ke[8 * u + v] + Ke[8 * v + u]);
+          Ke[8 * u + v] = Ke[8 * v + u] = s;
+        }
+done:
+  free(hu), free(hw);
+  hx_mem_free(fb, (void **)&du);
+  hx_mem_free(fb, (void **)&dw);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ assembly */
+typedef struct {
+  int64_t row, col;
+  double val;
+} triplet;
+
+static int cmp_triplet(const void *a, const void *b) {
+  const triplet *x = (const triplet *)a, *y = (const triplet *)b;
+  if (x->row != y->row) return x->row < y->row ? -1 : 1;
+  if (x->col != y->col) return x->col < y->col ? -1 : 1;
+  return 0;
+}
+
+/* A0 = sum_e K_e over the non-Dirichlet vertices, CSR rows built here (rows
+ * of other ranks included) and handed to hypre in one AddToValues call. */
+static int assemble(hx_coarse c, const double *K) {
+  const int32_t E = c->E;
+  int64_t nt = 0;
+  triplet *t = NULL;
+  HX_CALL(HX_ALLOC(&t, (int64_t)E * 64 + 1));
+  for (int32_t e = 0; e < E; e++)
+    for (int u = 0; u < 8; u++) {
+      const int64_t ru = c->row[c->cmap[8 * (int64_t)e + u]];
+      if (ru < 0) continue;
+      for (int v = 0; v < 8; v++) {
+        const int64_t rv = c->row[c->cmap[8 * (int64_t)e + v]];
+        if (rv < 0) continue;
+        t[nt].row = ru, t[nt].col = rv, t[nt].val = K[64 * (int64_t)e + 8 * u + v];
+        nt++;
+      }
+    }
+  qsort(t, (size_t)nt, sizeof *t, cmp_triplet);
+  /* merge duplicates (sums in the sorted order: deterministic) */
+  int64_t m = 0;
+  for (int64_t i = 0; i < nt; i++) {
+    if (m > 0 && t[m - 1].row == t[i].row && t[m - 1].col == t[i].col)
+      t[m - 1].val += t[i].val;
+    else
+      t[m++] = t[i];
+  }
+  HYPRE_Int nr = 0;
+  for (int64_t i = 0; i < m; i++)
+    if (i == 0 || t[i].row != t[i - 1].row) nr++;
+  HYPRE_Int *ncols = NULL;
+  HYPRE_BigInt *rows = NULL, *cols = NULL;
+  double *vals = NULL;
+  int err = HX_SUCCESS;
+  if ((err = HX_ALLOC(&ncols, nr + 1)) || (err = HX_ALLOC(&rows, nr + 1)) || (err = HX_ALLOC(&cols, m + 1)) ||
+      (err = HX_ALLOC(&vals, m + 1))) {
+    free(t), free(ncols), free(rows), free(cols), free(vals);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  HYPRE_Int r = -1;
+  for (int64_t i = 0; i < m; i++) {
+    if (i == 0 || t[i].row != t[i - 1].row) rows[++r] = (HYPRE_BigInt)t[i].row;
+    ncols[r]++;
+    cols[i] = (HYPRE_BigInt)t[i].col, vals[i] = t[i].val;
+  }
+  free(t);
+  const HYPRE_BigInt lo = (HYPRE_BigInt)c->ilower, hi = (HYPRE_BigInt)(c->ilower + c->nrows - 1);
+  int herr = HYPRE_IJMatrixCreate(c->comm, lo, hi, lo, hi, &c->A);
+  if (!herr) herr = HYPRE_IJMatrixSetObjectType(c->A, HYPRE_PARCSR);
+  if (!herr) herr = HYPRE_IJMatrixInitialize(c->A);
+  /* rows of other ranks are allowed in AddToValues: hypre sends them at Assemble */
+  if (!herr && nr > 0) herr = HYPRE_IJMatrixAddToValues(c->A, nr, ncols, rows, cols, vals);
+  if (!herr) herr = HYPRE_IJMatrixAssemble(c->A);
+  free(ncols), free(rows), free(cols), free(vals);
+  HX_HYPRE(herr);
+  HX_HYPRE(HYPRE_IJMatrixGetObject(c->A, (void **)&c->pA));
+  return HX_SUCCESS;
+}
+
+static int amg_setup(hx_coarse c) {
+  const HYPRE_BigInt lo = (HYPRE_BigInt)c->ilower, hi = (HYPRE_BigInt)(c->ilower + c->nrows - 1);
+  HYPRE_IJVector *vs[2] = {&c->b, &c->x};
+  HYPRE_ParVector *ps[2] = {&c->pb, &c->px};
+  for (int i = 0; i < 2; i++) {
+    HX_HYPRE(HYPRE_IJVectorCreate(c->comm, lo, hi, vs[i]));
+    HX_HYPRE(HYPRE_IJVectorSetObjectType(*vs[i], HYPRE_PARCSR));
+    HX_HYPRE(HYPRE_IJVectorInitialize(*vs[i]));
+    HX_HYPRE(HYPRE_IJVectorAssemble(*vs[i]));
+    HX_HYPRE(HYPRE_IJVectorGetObject(*vs[i], (void **)ps[i]));
+  }
+  const hx_coarse_opts *o = &c->o;
+  HX_HYPRE(HYPRE_BoomerAMGCreate(&c->amg));
+  c->amg_created = 1;
+  HX_HYPRE(HYPRE_BoomerAMGSetTol(c->amg, 0.0));
+  HX_HYPRE(HYPRE_BoomerAMGSetMaxIter(c->amg, o->cycles));
+  HX_HYPRE(HYPRE_BoomerAMGSetPrintLevel(c->amg, o->print_level));
+  HX_HYPRE(HYPRE_BoomerAMGSetCoarsenType(c->amg, o->coarsen_type));
+  HX_HYPRE(HYPRE_BoomerAMGSetInterpType(c->amg, o->interp_type));
+  /* sets the down and up sweeps; the coarsest level gets Gaussian elimination */
+  HX_HYPRE(HYPRE_BoomerAMGSetRelaxType(c->amg, o->relax_type));
+  HX_HYPRE(HYPRE_BoomerAMGSetNumSweeps(c->amg, o->relax_sweeps));
+  HX_HYPRE(HYPRE_BoomerAMGSetStrongThreshold(c->amg, o->strong_threshold));
+  HX_HYPRE(HYPRE_BoomerAMGSetAggNumLevels(c->amg, o->agg_levels));
+  HX_HYPRE(HYPRE_BoomerAMGSetPMaxElmts(c->amg, o->pmax));
+  HX_HYPRE(HYPRE_BoomerAMGSetMaxLevels(c->amg, o->max_levels));
+  HX_HYPRE(HYPRE_BoomerAMGSetup(c->amg, c->pA, c->pb, c->px));
+
+  /* hierarchy statistics (hypre's internal AMG data) */
+  hypre_ParAMGData *ad = (hypre_ParAMGData *)c->amg;
+  const int nlev = hypre_ParAMGDataNumLevels(ad);
+  hypre_ParCSRMatrix **Al = hypre_ParAMGDataAArray(ad);
+  double rows = 0, nnz = 0, rows0 = 0, nnz0 = 0;
+  for (int l = 0; l < nlev; l++) {
+    HX_HYPRE(hypre_ParCSRMatrixSetDNumNonzeros(Al[l]));
+    const double rl = (double)hypre_ParCSRMatrixGlobalNumRows(Al[l]),
+                 zl = hypre_ParCSRMatrixDNumNonzeros(Al[l]);
+    if (l == 0) rows0 = rl, nnz0 = zl;
+    rows += rl, nnz += zl;
+  }
+  c->st.amg_levels = nlev;
+  c->st.nnz_global = (int64_t)nnz0;
+  c->st.grid_complexity = rows0 > 0 ? rows / rows0 : 0;
+  c->st.operator_complexity = nnz0 > 0 ? nnz / nnz0 : 0;
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ create */
+static int check_opts(const hx_coarse_opts *o) {
+  HX_CHECK(o->op == HX_COARSE_FEM || o->op == HX_COARSE_GALERKIN, HX_ERR_INPUT,
+           "coarse operator %d unknown (fem = 0, galerkin = 1)", (int)o->op);
+  HX_CHECK(o->cycles >= 1, HX_ERR_INPUT, "coarse cycles = %d, must be >= 1", o->cycles);
+  HX_CHECK(o->relax_sweeps >= 1, HX_ERR_INPUT, "coarse relax_sweeps = %d, must be >= 1", o->relax_sweeps);
+  HX_CHECK(o->strong_threshold >= 0 && o->strong_threshold < 1, HX_ERR_INPUT,
+           "coarse strong_threshold = %g, must be in [0, 1)", o->strong_threshold);
+  HX_CHECK(o->max_levels >= 1 && o->agg_levels >= 0 && o->pmax >= 0, HX_ERR_INPUT,
+           "coarse max_levels = %d (>= 1), agg_levels = %d (>= 0), pmax = %d (>= 0)", o->max_levels,
+           o->agg_levels, o->pmax);
+  /* the symmetric smoothers of BoomerAMG: a non-symmetric one breaks PCG */
+  const int sym[] = {0, 6, 7, 8, 16, 18};
+  int ok = 0;
+  for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++) ok |= o->relax_type == sym[i];
+  HX_CHECK(ok, HX_ERR_INPUT,
+           "coarse relax_type %d is not one of the symmetric BoomerAMG smoothers (0 Jacobi, 6 hybrid "
+           "symmetric Gauss-Seidel, 7 Jacobi, 8 l1 symmetric Gauss-Seidel, 16 Chebyshev, 18 l1 Jacobi)",
+           o->relax_type);
+  return HX_SUCCESS;
+}
+
+static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
+                  const double *h_lambda, const int *h_dirichlet_l) {
+  HX_MPI(MPI_Comm_dup(hx_mesh_comm(mesh), &c->comm));
+  HX_MPI(MPI_Comm_rank(c->comm, &c->rank));
+  HX_MPI(MPI_Comm_size(c->comm, &c->size));
+  const int32_t E = c->E = hx_mesh_num_elements(mesh);
+  const int n3 = c->n3;
+  HX_CHECK(hx_gs_num_l(fine_gs) == (int64_t)E * n3, HX_ERR_ARG,
+           "fine gs has %lld L entries, expected %d elements x (p+1)^3 = %lld",
+           (long long)hx_gs_num_l(fine_gs), (int)E, (long long)E * n3);
+
+  /* basis values phi_v at the GLL nodes */
+  double t[16], w[16];
+  HX_CALL(hx_gll(c->n, t, w));
+  HX_CALL(HX_ALLOC(&c->phi, 8 * n3));
+  for (int k = 0; k < c->n; k++)
+    for (int j = 0; j < c->n; j++)
+      for (int i = 0; i < c->n; i++)
+        for (int v = 0; v < 8; v++)
+          c->phi[8 * (i + c->n * (j + c->n * k)) + v] =
+              lin(v & 1, t[i]) * lin((v >> 1) & 1, t[j]) * lin((v >> 2) & 1, t[k]);
+
+  /* coarse gather-scatter on a private cpu backend (host memory) */
+  HX_CALL(hx_backend_create("cpu", &c->cb));
+  const int64_t *vid = hx_mesh_element_vertex_ids(mesh);
+  int64_t *ids = NULL;
+  int *cflag = NULL;
+  HX_CALL(HX_ALLOC(&ids, (int64_t)E * 8 + 1));
+  HX_CALL(HX_ALLOC(&cflag, (int64_t)E * 8 + 1));
+  for (int64_t i = 0; i < (int64_t)E * 8; i++) ids[i] = vid[i] + 1; /* gs ids are 1-based */
+  const int p = c->p, n = c->n;
+  for (int32_t e = 0; e < E; e++)
+    for (int v = 0; v < 8; v++) {
+      const int corner = (v & 1) * p + n * (((v >> 1) & 1) * p + n * (((v >> 2) & 1) * p));
+      cflag[8 * (int64_t)e + v] = h_dirichlet_l && h_dirichlet_l[(int64_t)e * n3 + corner] != 0;
+    }
+  int err = hx_gs_create(c->cb, c->comm, (int64_t)E * 8, ids, &c->cgs);
+  if (!err) err = hx_gs_set_mask(c->cgs, cflag); /* exchange MAX: Dirichlet on any rank */
+  free(ids), free(cflag);
+  HX_CALL(err);
+  c->ncg = hx_gs_num_local(c->cgs);
+  c->cmap = hx_gs_map_host(c->cgs);
+  const int64_t ncown = hx_gs_num_owned(c->cgs);
+  double *cmask = NULL;
+  HX_CALL(HX_ALLOC(&cmask, c->ncg + 1));
+  HX_CALL(hx_mem_to_host(c->cb, cmask, hx_gs_mask(c->cgs), sizeof(double) * (size_t)c->ncg));
+  HX_CALL(hx_mem_alloc(c->cb, sizeof(double) * (size_t)(E * 8 + 1), (void **)&c->cl));
+  HX_CALL(hx_mem_alloc(c->cb, sizeof(double) * (size_t)(c->ncg + 1), (void **)&c->cg));
+
+  /* rows: owned non-Dirichlet vertices, contiguous per rank */
+  int64_t nown = 0;
+  for (int64_t g = 0; g < ncown; g++) nown += cmask[g] != 0.0;
+  HX_CHECK(nown < INT32_MAX, HX_ERR_NOT_IMPL, "%lld coarse rows on one rank", (long long)nown);
+  c->nrows = (int)nown;
+  int64_t lo = 0;
+  HX_MPI(MPI_Exscan(&nown, &lo, 1, MPI_INT64_T, MPI_SUM, c->comm));
+  if (c->rank == 0) lo = 0;
+  c->ilower = lo;
+  HX_MPI(MPI_Allreduce(&nown, &c->rows_global, 1, MPI_INT64_T, MPI_SUM, c->comm));
+  HX_CHECK(c->rows_global < INT32_MAX, HX_ERR_NOT_IMPL,
+           "%lld coarse rows: hypre is built with 32-bit HYPRE_BigInt", (long long)c->rows_global);
+  HX_CALL(HX_ALLOC(&c->own_g, c->nrows + 1));
+  HX_CALL(HX_ALLOC(&c->row, c->ncg + 1));
+  /* row numbers + 1 (0 = none) spread from the owners with an exchange ADD */
+  for (int64_t g = 0, k = 0; g < c->ncg; g++) {
+    c->cg[g] = 0.0;
+    if (g < ncown && cmask[g] != 0.0) c->own_g[k] = (int32_t)g, c->cg[g] = (double)(lo + k + 1), k++;
+  }
+  free(cmask);
+  HX_CALL(hx_gs_exchange(c->cgs, c->cg, HX_GS_ADD));
+  for (int64_t g = 0; g < c->ncg; g++) c->row[g] = (int64_t)c->cg[g] - 1;
+
+  /* fine side: mask and the chosen copy of each fine G entry */
+  c->nf = hx_gs_num_local(fine_gs);
+  c->nf_owned = hx_gs_num_owned(fine_gs);
+  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
+  if (hx_gs_mask(fine_gs))
+    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
+                           sizeof(double) * (size_t)c->nf));
+  else
+    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
+  HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
+  const int32_t *fmap = hx_gs_map_host(fine_gs);
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&seen, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_off, (int64_t)E + 1));
+  HX_CALL(HX_ALLOC(&c->pe_g, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_node, c->nf + 1));
+  int64_t cnt = 0;
+  for (int32_t e = 0; e < E; e++) {
+    c->pe_off[e] = (int32_t)cnt;
+    for (int i = 0; i < n3; i++) {
+      const int32_t g = fmap[(int64_t)e * n3 + i];
+      if (g < 0 || seen[g]) continue;
+      seen[g] = 1;
+      c->pe_g[cnt] = g, c->pe_node[cnt] = i, cnt++;
+    }
+  }
+  c->pe_off[E] = (int32_t)cnt;
+  free(seen);
+  HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
+           (long long)cnt, (long long)c->nf);
+
+  /* coarse matrix and AMG */
+  double t1 = hx_wtime();
+  if (c->rows_global > 0) {
+    double *K = NULL;
+    HX_CALL(HX_ALLOC(&K, (int64_t)E * 64 + 1));
+    err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
+    if (!err) {
+      err = hx_hypre_acquire();
+      if (!err) c->have_hypre = 1;
+    }
+    if (!err) err = assemble(c, K);
+    free(K);
+    HX_CALL(err);
+    c->st.t_assembly = hx_wtime() - t1;
+    t1 = hx_wtime();
+    HX_CALL(amg_setup(c));
+    c->st.t_amg_setup = hx_wtime() - t1;
+  }
+  c->st.rows_global = c->rows_global;
+  /* report the slowest rank */
+  double tt[2] = {c->st.t_assembly, c->st.t_amg_setup};
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, c->comm));
+  c->st.t_assembly = tt[0], c->st.t_amg_setup = tt[1];
+  return HX_SUCCESS;
+}
+
+int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
+                     const double *h_lambda, const int *h_dirichlet_l, const hx_coarse_opts *o,
+                     hx_coarse *out) {
+  *out = NULL;
+  HX_CHECK(mesh && fine_gs && fine_ax, HX_ERR_ARG,
+           "coarse level: mesh, fine gs and fine operator are required");
+  hx_coarse_opts def;
+  if (!o) hx_coarse_opts_default(&def), o = &def;
+  HX_CALL(check_opts(o));
+  HX_CHECK(h_kappa || o->op != HX_COARSE_FEM, HX_ERR_ARG, "coarse level: the FEM operator needs kappa");
+  hx_coarse c;
+  HX_CALL(HX_ALLOC(&c, 1));
+  c->o = *o;
+  c->comm = MPI_COMM_NULL;
+  c->p = hx_ax_order(fine_ax);
+  c->n = c->p + 1;
+  c->n3 = c->n * c->n * c->n;
+  const int err = create(c, mesh, fine_gs, fine_ax, h_kappa, h_lambda, h_dirichlet_l);
+  if (err) {
+    hx_coarse_destroy(&c);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  *out = c;
+  return HX_SUCCESS;
+}
+
+int hx_coarse_destroy(hx_coarse *pc) {
+  if (!pc || !*pc) return HX_SUCCESS;
+  hx_coarse c = *pc;
+  int herr = 0;
+  if (c->amg_created) herr |= HYPRE_BoomerAMGDestroy(c->amg);
+  if (c->x) herr |= HYPRE_IJVectorDestroy(c->x);
+  if (c->b) herr |= HYPRE_IJVectorDestroy(c->b);
+  if (c->A) herr |= HYPRE_IJMatrixDestroy(c->A);
+  if (c->cb) {
+    hx_mem_free(c->cb, (void **)&c->cl);
+    hx_mem_free(c->cb, (void **)&c->cg);
+  }
+  int err = hx_gs_destroy(&c->cgs);
+  hx_backend_destroy(&c->cb);
+  if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
+  free(c->row), free(c->own_g), free(c->fmask), free(c->pe_off), free(c->pe_g), free(c->pe_node),
+      free(c->phi);
+  const int had = c->have_hypre;
+  free(c);
+  *pc = NULL;
+  HX_CALL(err);
+  HX_HYPRE(herr);
+  if (had) HX_CALL(hx_hypre_release());
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ apply */
+
+/* coarse G (c->cg, assembled) = P^T h_r */
+static int restrict_to_cg(hx_coarse c, const double *h_r) {
+  const int32_t E = c->E;
+  const int32_t nfo = (int32_t)c->nf_owned;
+  double *cl = c->cl;
+  for (int32_t e = 0; e < E; e++) {
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) {
+      const int32_t g = c->pe_g[q];
+      if (g >= nfo) continue; /* another rank owns it and adds it there */
+      const double r = h_r[g] * c->fmask[g];
+      const double *ph = c->phi + 8 * c->pe_node[q];
+      for (int v = 0; v < 8; v++) acc[v] += ph[v] * r;
+    }
+    for (int v = 0; v < 8; v++) cl[8 * (int64_t)e + v] = acc[v];
+  }
+  HX_CALL(hx_gs_assemble(c->cgs, cl, c->cg));
+  return HX_SUCCESS;
+}
+
+/* h_z = P (c->cg, consistent, zero on Dirichlet vertices) */
+static void prolong_from_cg(hx_coarse c, double *h_z) {
+  const int32_t E = c->E;
+  for (int32_t e = 0; e < E; e++) {
+    double cv[8];
+    for (int v = 0; v < 8; v++) cv[v] = c->cg[c->cmap[8 * (int64_t)e + v]];
+    for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) {
+      const int32_t g = c->pe_g[q];
+      const double *ph = c->phi + 8 * c->pe_node[q];
+      double s = 0.0;
+      for (int v = 0; v < 8; v++) s += ph[v] * cv[v];
+      h_z[g] = s * c->fmask[g];
+    }
+  }
+}
+
+/* coarse G (c->cg) from owned row values h_c: owners write, exchange ADD */
+static int rows_to_cg(hx_coarse c, const double *h_c) {
+  memset(c->cg, 0, sizeof(double) * (size_t)c->ncg);
+  for (int k = 0; k < c->nrows; k++) c->cg[c->own_g[k]] = h_c[k];
+  HX_CALL(hx_gs_exchange(c->cgs, c->cg, HX_GS_ADD));
+  return HX_SUCCESS;
+}
+
+static double *par_data(HYPRE_ParVector v) {
+  return hypre_VectorData(hypre_ParVectorLocalVector((hypre_ParVector *)v));
+}
+
+int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) {
+  double t0 = hx_wtime();
+  if (c->rows_global == 0) { /* everything Dirichlet: no coarse space */
+    memset(h_z, 0, sizeof(double) * (size_t)c->nf);
+    c->st.applies++;
+    return HX_SUCCESS;
+  }
+  HX_CALL(restrict_to_cg(c, h_r));
+  double t1 = hx_wtime();
+  c->st.t_restrict += t1 - t0;
+  double *b = par_data(c->pb), *x = par_data(c->px);
+  for (int k = 0; k < c->nrows; k++) b[k] = c->cg[c->own_g[k]], x[k] = 0.0;
+  HX_HYPRE(HYPRE_BoomerAMGSolve(c->amg, c->pA, c->pb, c->px));
+  HX_CALL(rows_to_cg(c, x));
+  double t2 = hx_wtime();
+  c->st.t_solve += t2 - t1;
+  prolong_from_cg(c, h_z);
+  c->st.t_prolong += hx_wtime() - t2;
+  c->st.applies++;
+  return HX_SUCCESS;
+}
+
+void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s) { *s = c->st; }
+
+void *hx_coarse_parcsr(hx_coarse c, int64_t *ilower, int64_t *iupper) {
+  if (ilower) *ilower = c->ilower;
+  if (iupper) *iupper = c->ilower + c->nrows - 1;
+  return c->have_hypre ? (void *)c->pA : NULL;
+}
+
+int hx_coarse_restrict(hx_coarse c, const double *h_r, double *h_c) {
+  HX_CALL(restrict_to_cg(c, h_r));
+  for (int k = 0; k < c->nrows; k++) h_c[k] = c->cg[c->own_g[k]];
+  return HX_SUCCESS;
+}
+
+int hx_coarse_prolong(hx_coarse c, const double *h_c, double *h_z) {
+  HX_CALL(rows_to_cg(c, h_c));
+  prolong_from_cg(c, h_z);
+  return HX_SUCCESS;
+}
+
+int hx_coarse_element_rows(hx_coarse c, int64_t *h_rows) {
+  for (int64_t i = 0; i < (int64_t)c->E * 8; i++) h_rows[i] = c->row[c->cmap[i]];
+  return HX_SUCCESS;
+}
