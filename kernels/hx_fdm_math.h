@@ -20,6 +20,8 @@
 
 #include "hx_hd.h"
 
+#include <stdint.h>
+
 /* largest order and box size supported */
 #define HX_FDM_PMAX 15
 #define HX_FDM_MMAX (HX_FDM_PMAX + 3)
@@ -39,21 +41,39 @@ static inline HX_HD double hx_fdm_inv_diag(double lr, double ls, double lt) {
   return d > 0.0 ? 1.0 / d : 0.0;
 }
 
-/* One 1D contraction over the whole box along direction d (stride st =
- * 1, m, m*m), forward (out[i] = sum_a S[i*m + a] in[a]) or back (out[a] =
- * sum_i S[i*m + a] in[i]). in and out must not alias. */
+/* One 1D contraction over the whole box along direction d, forward
+ * (out[i] = sum_q S[i*m + q] in[q]) or back (out[a] = sum_q S[q*m + a] in[q]).
+ * The coefficients are first copied to T[q*m + i] (coefficient of in[q] in
+ * out[i]), then whole contiguous runs of the box are updated per term
+ * (vectorisable), every point still summed over q = 0..m-1 in increasing
+ * order, as hx_fdm_dot does. in and out must not alias. */
 static inline HX_HD void hx_fdm_contract(int m, int d, int back, const double *HX_RESTRICT S,
                                          const double *HX_RESTRICT in, double *HX_RESTRICT out) {
-  const int st = d == 0 ? 1 : (d == 1 ? m : m * m);
-  const int sa = back ? m : 1, si = back ? 1 : m;
-  for (int c = 0; c < m; c++)
-    for (int b = 0; b < m; b++)
-      for (int a = 0; a < m; a++) {
-        const int q = a + m * (b + m * c);
-        const int pos = d == 0 ? a : (d == 1 ? b : c);
-        const int base = q - pos * st;
-        out[q] = hx_fdm_dot(m, S + pos * si, sa, in + base, st);
+  double T[HX_FDM_MMAX * HX_FDM_MMAX];
+  for (int q = 0; q < m; q++)
+    for (int i = 0; i < m; i++) T[q * m + i] = back ? S[q * m + i] : S[i * m + q];
+  if (d == 0) {
+    for (int bc = 0; bc < m * m; bc++) {
+      double *HX_RESTRICT y = out + m * bc;
+      const double *HX_RESTRICT x = in + m * bc;
+      for (int i = 0; i < m; i++) y[i] = 0.0 + T[i] * x[0];
+      for (int q = 1; q < m; q++)
+        for (int i = 0; i < m; i++) y[i] += T[q * m + i] * x[q];
+    }
+    return;
+  }
+  const int len = d == 1 ? m : m * m, nouter = d == 1 ? m : 1;
+  for (int o = 0; o < nouter; o++)
+    for (int i = 0; i < m; i++) {
+      double *HX_RESTRICT y = out + (int64_t)o * m * len + i * len;
+      const double *HX_RESTRICT x = in + (int64_t)o * m * len;
+      for (int v = 0; v < len; v++) y[v] = 0.0 + T[i] * x[v];
+      for (int q = 1; q < m; q++) {
+        const double sv = T[q * m + i];
+        const double *HX_RESTRICT xq = x + q * len;
+        for (int v = 0; v < len; v++) y[v] += sv * xq[v];
       }
+    }
 }
 
 /* Whole-element box solve w = A_box^{-1} u on one thread (CPU). S3: the 3
