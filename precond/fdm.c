@@ -12,9 +12,9 @@
 #include "precond_impl.h"
 
 /* LAPACK (Fortran; the trailing arguments are the hidden string lengths) */
-extern void dsygv_(const int *itype, const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
-                   double *b, const int *ldb, double *w, double *work, const int *lwork, int *info, size_t,
-                   size_t);
+extern void dsygv_(const int *itype, const char *jobz, const char *uplo, const int *n, double *a,
+                   const int *lda, double *b, const int *ldb, double *w, double *work, const int *lwork,
+                   int *info, size_t, size_t);
 
 struct hx_fdm_s {
   hx_backend b;
@@ -25,11 +25,11 @@ struct hx_fdm_s {
   int32_t E;
   int64_t ng, xng, xnl;
   hx_fdm_weight weight;
-  double *h_S, *h_L;              /* host copies (E*3*m*m, E*3*m) */
-  double *d_S, *d_L;              /* backend copies */
-  int32_t *d_in_idx, *d_out_idx;  /* extended G -> fine G (owned only), fine G -> extended G */
-  double *d_in_w, *d_out_w;       /* mask (and W^{1/2}) on both copies */
-  double *d_xg, *d_xu, *d_xw;     /* extended G-vector, extended L-vectors in and out */
+  double *h_S, *h_L;             /* host copies (E*3*m*m, E*3*m) */
+  double *d_S, *d_L;             /* backend copies */
+  int32_t *d_in_idx, *d_out_idx; /* extended G -> fine G (owned only), fine G -> extended G */
+  double *d_in_w, *d_out_w;      /* mask (and W^{1/2}) on both copies */
+  double *d_xg, *d_xu, *d_xw;    /* extended G-vector, extended L-vectors in and out */
   int overlap;
   int32_t nbnd, nint;
   int32_t *d_bnd, *d_int;
@@ -88,8 +88,8 @@ static int cmp_i64(const void *a, const void *b) {
  * present[m-1]). Khat, w: reference stiffness (n*n) and GLL weights.
  * Out: S (m*m, row i = eigenvector i over the box points, zero rows for
  * i >= number of present points), lam (m; 1 on the padding rows). */
-static int fdm_1d(int p, const int *present, double h, double hl, double hr, const double *Khat, const double *w,
-                  double *S, double *lam) {
+static int fdm_1d(int p, const int *present, double h, double hl, double hr, const double *Khat,
+                  const double *w, double *S, double *lam) {
   const int n = p + 1, m = p + 3;
   double K[HX_FDM_MMAX * HX_FDM_MMAX], M[HX_FDM_MMAX];
   memset(K, 0, sizeof K), memset(M, 0, sizeof M);
@@ -124,7 +124,8 @@ static int fdm_1d(int p, const int *present, double h, double hl, double hr, con
   }
   int itype = 1, lwork = 64 * HX_FDM_MMAX, info = 0;
   dsygv_(&itype, "V", "U", &mp, A, &mp, B, &mp, ev, work, &lwork, &info, 1, 1);
-  HX_CHECK(info == 0, HX_ERR_LIB, "LAPACK dsygv failed (info = %d) on a %d x %d FDM eigenproblem", info, mp, mp);
+  HX_CHECK(info == 0, HX_ERR_LIB, "LAPACK dsygv failed (info = %d) on a %d x %d FDM eigenproblem", info, mp,
+           mp);
   double emax = 0.0;
   for (int i = 0; i < mp; i++) emax = fabs(ev[i]) > emax ? fabs(ev[i]) : emax;
   memset(S, 0, sizeof(double) * (size_t)m * m);
@@ -194,8 +195,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       face_centre(nodes + (size_t)e * npe * 3, npe, 2 * d + 1, c1);
       const double h = sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) +
                             (c1[2] - c0[2]) * (c1[2] - c0[2]));
-      HX_CHECK(h > 0.0 && isfinite(h), HX_ERR_INPUT, "element %d (local index): FDM box length %g in direction %d",
-               (int)e, h, d);
+      HX_CHECK(h > 0.0 && isfinite(h), HX_ERR_INPUT,
+               "element %d (local index): FDM box length %g in direction %d", (int)e, h, d);
       W->h[3 * e + d] = h;
     }
 
@@ -218,7 +219,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&W->rd, size + 1));
   for (int64_t q = 0; q < 6 * (int64_t)E; q++)
     if (nbr_elem[q] >= 0 && nbr_rank[q] != rank) {
-      HX_CHECK(nbr_rank[q] >= 0 && nbr_rank[q] < size, HX_ERR_INTERNAL, "face neighbour rank %d", (int)nbr_rank[q]);
+      HX_CHECK(nbr_rank[q] >= 0 && nbr_rank[q] < size, HX_ERR_INTERNAL, "face neighbour rank %d",
+               (int)nbr_rank[q]);
       W->sc[nbr_rank[q]] += R;
     }
   for (int r = 0; r < size; r++) W->sd[r + 1] = W->sd[r] + W->sc[r];
@@ -238,7 +240,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
         rec[0] = egid[e] * 6 + fc;
         memcpy(&rec[1], &W->h[3 * e + fc / 2], sizeof(double));
         for (int v = 0; v < n; v++)
-          for (int u = 0; u < n; u++) rec[2 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
+          for (int u = 0; u < n; u++)
+            rec[2 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
       }
     free(pos);
   }
@@ -259,12 +262,14 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       const int64_t *src; /* neighbour's plane in its face coordinates */
       int64_t tmp[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
       if (nbr_rank[q] == rank) {
-        const int64_t *hit = (const int64_t *)bsearch(&nbr_elem[q], egid, (size_t)E, sizeof(int64_t), cmp_i64);
+        const int64_t *hit =
+            (const int64_t *)bsearch(&nbr_elem[q], egid, (size_t)E, sizeof(int64_t), cmp_i64);
         HX_CHECK(hit, HX_ERR_INTERNAL, "local face neighbour %lld not among this rank's elements",
                  (long long)nbr_elem[q]);
         const int32_t el = (int32_t)(hit - egid);
         for (int v = 0; v < n; v++)
-          for (int u = 0; u < n; u++) tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
+          for (int u = 0; u < n; u++)
+            tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
         src = tmp;
         W->hn[q] = W->h[3 * el + nf / 2];
       } else {
@@ -403,8 +408,10 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(HX_ALLOC(&W->li, E + 1));
     HX_CALL(hx_gs_element_shared_flags(f->xgs, m3, W->flag));
     for (int32_t e = 0; e < E; e++) {
-      if (W->flag[e]) W->lb[f->nbnd++] = e;
-      else W->li[f->nint++] = e;
+      if (W->flag[e])
+        W->lb[f->nbnd++] = e;
+      else
+        W->li[f->nint++] = e;
     }
     HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->nbnd + 1), (void **)&f->d_bnd));
     HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->nint + 1), (void **)&f->d_int));
@@ -416,8 +423,9 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
    * the extended vectors, the element kernel (boxes in and out, S, L) */
   hx_gs_info xi;
   HX_CALL(hx_gs_get_info(f->xgs, &xi));
-  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + 8) + (double)f->ng * (4 + 8 + 8 + 8) + xi.scatter_bytes +
-                          xi.gather_bytes + (double)E * 8.0 * (2.0 * (double)m3 + 3.0 * m * m + 3.0 * m);
+  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + 8) + (double)f->ng * (4 + 8 + 8 + 8) +
+                          xi.scatter_bytes + xi.gather_bytes +
+                          (double)E * 8.0 * (2.0 * (double)m3 + 3.0 * m * m + 3.0 * m);
   return HX_SUCCESS;
 }
 
@@ -426,15 +434,16 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   *out = NULL;
   HX_CHECK(o && o->mesh && o->gs, HX_ERR_ARG, "FDM options, mesh or gather-scatter are NULL");
   HX_CHECK(o->p >= 1 && o->p <= HX_FDM_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", o->p, HX_FDM_PMAX);
-  HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT, HX_ERR_ARG, "unknown FDM weight %d",
-           (int)o->weight);
+  HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT, HX_ERR_ARG,
+           "unknown FDM weight %d", (int)o->weight);
   const double t0 = hx_wtime();
   const int32_t E = hx_mesh_num_elements(o->mesh);
   const int n = o->p + 1;
   HX_CHECK(hx_gs_num_l(o->gs) == (int64_t)E * n * n * n, HX_ERR_ARG,
-           "gather-scatter has %lld L entries, the mesh %d elements of order %d", (long long)hx_gs_num_l(o->gs),
-           (int)E, o->p);
-  HX_CHECK(E == 0 || (o->h_kappa && o->h_dirichlet_face), HX_ERR_ARG, "kappa or Dirichlet face flags are NULL");
+           "gather-scatter has %lld L entries, the mesh %d elements of order %d",
+           (long long)hx_gs_num_l(o->gs), (int)E, o->p);
+  HX_CHECK(E == 0 || (o->h_kappa && o->h_dirichlet_face), HX_ERR_ARG,
+           "kappa or Dirichlet face flags are NULL");
   HX_CHECK((int64_t)E * (o->p + 3) * (o->p + 3) * (o->p + 3) < ((int64_t)1 << 31), HX_ERR_ARG,
            "E*(p+3)^3 extended entries exceed the int32 local index range");
   /* coefficients are checked on every rank before the first collective */
@@ -444,8 +453,9 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
     if (!(kappa > 0.0 && isfinite(kappa)) || !(lambda >= 0.0 && isfinite(lambda))) bad = (int)e;
   }
   HX_MPI(MPI_Allreduce(&bad, &bad_any, 1, MPI_INT, MPI_MAX, hx_mesh_comm(o->mesh)));
-  HX_CHECK(bad < 0, HX_ERR_INPUT, "element %d (local index): kappa = %g must be positive, lambda = %g non-negative",
-           bad, o->h_kappa[bad], o->h_lambda ? o->h_lambda[bad] : 0.0);
+  HX_CHECK(bad < 0, HX_ERR_INPUT,
+           "element %d (local index): kappa = %g must be positive, lambda = %g non-negative", bad,
+           o->h_kappa[bad], o->h_lambda ? o->h_lambda[bad] : 0.0);
   HX_CHECK(bad_any < 0, HX_ERR_INPUT, "FDM: invalid kappa or lambda on another rank");
   hx_fdm f;
   HX_CALL(HX_ALLOC(&f, 1));

@@ -4,17 +4,17 @@
 #include "../backend_impl.h"
 #include "../hx_fdm_math.h"
 
-#define HX_FDM_CPU_LOOP(M)                                                                    \
-  static void hx_fdm_cpu_loop_##M(int32_t nlist, const int32_t *list, const double *S,        \
-                                  const double *L, const double *u, double *w) {              \
-    const int64_t m3 = (int64_t)(M) * (M) * (M);                                              \
-    _Pragma("omp parallel") {                                                                 \
-      double t[(M) * (M) * (M)];                                                              \
-      _Pragma("omp for schedule(static)") for (int32_t k = 0; k < nlist; k++) {               \
-        const int64_t e = list ? list[k] : k;                                                 \
-        hx_fdm_elem_solve((M), S + e * 3 * (M) * (M), L + e * 3 * (M), u + e * m3, w + e * m3, t); \
-      }                                                                                       \
-    }                                                                                         \
+#define HX_FDM_CPU_LOOP(M)                                                                              \
+  static void hx_fdm_cpu_loop_##M(int32_t nlist, const int32_t *list, const double *S, const double *L, \
+                                  const double *u, double *w) {                                         \
+    const int64_t m3 = (int64_t)(M) * (M) * (M);                                                        \
+    _Pragma("omp parallel") {                                                                           \
+      double t[(M) * (M) * (M)];                                                                        \
+      _Pragma("omp for schedule(static)") for (int32_t k = 0; k < nlist; k++) {                         \
+        const int64_t e = list ? list[k] : k;                                                           \
+        hx_fdm_elem_solve((M), S + e * 3 * (M) * (M), L + e * 3 * (M), u + e * m3, w + e * m3, t);      \
+      }                                                                                                 \
+    }                                                                                                   \
   }
 HX_FDM_CPU_LOOP(4)
 HX_FDM_CPU_LOOP(5)
@@ -33,8 +33,8 @@ HX_FDM_CPU_LOOP(17)
 HX_FDM_CPU_LOOP(18)
 #undef HX_FDM_CPU_LOOP
 
-int hx_fdm_cpu_apply(int m, int32_t nlist, const int32_t *list, const double *S, const double *L, const double *u,
-                     double *w) {
+int hx_fdm_cpu_apply(int m, int32_t nlist, const int32_t *list, const double *S, const double *L,
+                     const double *u, double *w) {
   switch (m) {
 #define HX_FDM_CASE(M) \
   case M: hx_fdm_cpu_loop_##M(nlist, list, S, L, u, w); break;
@@ -54,7 +54,7 @@ int hx_fdm_cpu_apply(int m, int32_t nlist, const int32_t *list, const double *S,
     HX_FDM_CASE(17)
     HX_FDM_CASE(18)
 #undef HX_FDM_CASE
-  default: return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
+    default: return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
   }
   return HX_SUCCESS;
 }

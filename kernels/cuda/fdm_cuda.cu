@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(hx_fdm_threads(M))
   // forward s
 #pragma unroll
   for (int k = 0; k < M; k++) r[k] = hx_fdm_dot(M, Ss + b * M, 1, s + a + M2 * k, M);
-  // forward t, scaling, back t (registers)
+    // forward t, scaling, back t (registers)
 #pragma unroll
   for (int k = 0; k < M; k++)
     t[k] = hx_fdm_dot(M, St + k * M, 1, r, 1) * hx_fdm_inv_diag(Le[a], Le[M + b], Le[2 * M + k]);
@@ -96,19 +96,21 @@ extern "C" int hx_fdm_cuda_apply(hx_backend b, int m, int32_t nlist, const int32
     HX_FDM_CASE(17)
     HX_FDM_CASE(18)
 #undef HX_FDM_CASE
-  default: return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
+    default: return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
   }
   return HX_SUCCESS;
 }
 
-__global__ void hx_fdm_wgather_kernel(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ wt,
-                                      const double *__restrict__ x, double *__restrict__ y) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+__global__ void hx_fdm_wgather_kernel(int64_t n, const int32_t *__restrict__ idx,
+                                      const double *__restrict__ wt, const double *__restrict__ x,
+                                      double *__restrict__ y) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
     y[i] = hx_fdm_wgather_1(x, idx[i], wt[i]);
 }
 
-extern "C" int hx_fdm_cuda_wgather(hx_backend b, int64_t n, const int32_t *idx, const double *wt, const double *x,
-                                   double *y) {
+extern "C" int hx_fdm_cuda_wgather(hx_backend b, int64_t n, const int32_t *idx, const double *wt,
+                                   const double *x, double *y) {
   const int block = 256;
   int64_t g = (n + block - 1) / block;
   const unsigned grid = (unsigned)(g > 65535 * 16 ? 65535 * 16 : (g < 1 ? 1 : g));

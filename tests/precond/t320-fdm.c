@@ -12,8 +12,8 @@
  *   overlap  overlapped exchange gives the same bits as the blocking one
  *   iters    one-level Schwarz needs clearly fewer PCG iterations than
  *            Jacobi (p = 4, 4^3 box); -v prints the counts
- *   bench    (not in ctest's default) time of hx_fdm_apply vs one operator
- *            apply: bench [NX] [P]
+ *   bench    time of hx_fdm_apply vs one operator apply, best of REPS:
+ *            bench [NX] [P] [REPS] (ctest runs a tiny smoke case)
  * With --backend cuda, sym also compares hx_fdm_apply with the CPU result
  * (1e-13 relative); skips (77) without a device.
  * Usage: t320-fdm MODE [--backend cpu|cuda] [-v] */
@@ -186,7 +186,8 @@ static int mode_exact(void) {
         hu[gi[q]] = 0.0;
         for (int r = 0; r < m3; r++) Ab[(size_t)r * m3 + q] = hv[gi[r]];
       }
-      double *xb = malloc(sizeof(double) * m3), *yb = malloc(sizeof(double) * m3), *zb = malloc(sizeof(double) * m3);
+      double *xb = malloc(sizeof(double) * m3), *yb = malloc(sizeof(double) * m3),
+             *zb = malloc(sizeof(double) * m3);
       hx_test_rng rng = {12345 + p};
       double xmax = 0.0, err1 = 0.0, err2 = 0.0, ymax = 0.0;
       for (int q = 0; q < m3; q++) xb[q] = hx_test_rand(&rng), xmax = fmax(xmax, fabs(xb[q]));
@@ -206,10 +207,13 @@ static int mode_exact(void) {
         err2 = fmax(err2, fabs(s - xb[r]));
         ymax = fmax(ymax, fabs(xb[r]));
       }
-      if (g_verbose) printf("exact p=%d lambda=%g: |A^-1 A x - x| = %.2e, |A A^-1 x - x| = %.2e\n", p, c.lambda,
-                            err1 / xmax, err2 / ymax);
-      HX_ASSERT(err1 <= 1e-12 * xmax, "p=%d lambda=%g: A_box^{-1} A_box x = x, error %.3e", p, c.lambda, err1 / xmax);
-      HX_ASSERT(err2 <= 1e-11 * ymax, "p=%d lambda=%g: A_box A_box^{-1} x = x, error %.3e", p, c.lambda, err2 / ymax);
+      if (g_verbose)
+        printf("exact p=%d lambda=%g: |A^-1 A x - x| = %.2e, |A A^-1 x - x| = %.2e\n", p, c.lambda,
+               err1 / xmax, err2 / ymax);
+      HX_ASSERT(err1 <= 1e-12 * xmax, "p=%d lambda=%g: A_box^{-1} A_box x = x, error %.3e", p, c.lambda,
+                err1 / xmax);
+      HX_ASSERT(err2 <= 1e-11 * ymax, "p=%d lambda=%g: A_box A_box^{-1} x = x, error %.3e", p, c.lambda,
+                err2 / ymax);
       free(gi), free(Ab), free(hu), free(hv), free(xb), free(yb), free(zb);
       hx_mem_free(x.b, (void **)&du), hx_mem_free(x.b, (void **)&dv);
       if (ctx_destroy(&x)) return 1;
@@ -240,12 +244,13 @@ static int check_case(const cfg *c) {
   const double xmy = g_dot(gs, hx_, zy), ymx = g_dot(gs, hy, zx), xmx = g_dot(gs, hx_, zx);
   const double nx = sqrt(g_dot(gs, hx_, hx_)), nmy = sqrt(g_dot(gs, zy, zy));
   const char *tag = c->eps < 1 ? "kershaw" : "box";
-  HX_ASSERT(fabs(xmy - ymx) <= 1e-12 * nx * nmy, "%s p=%d weight=%d neumann=%d: |x.My - y.Mx| = %.3e > 1e-12 * %.3e",
-            tag, c->p, (int)c->weight, c->neumann, fabs(xmy - ymx), nx * nmy);
+  HX_ASSERT(fabs(xmy - ymx) <= 1e-12 * nx * nmy,
+            "%s p=%d weight=%d neumann=%d: |x.My - y.Mx| = %.3e > 1e-12 * %.3e", tag, c->p, (int)c->weight,
+            c->neumann, fabs(xmy - ymx), nx * nmy);
   HX_ASSERT(xmx > 0.0, "%s p=%d: x.Mx = %g > 0", tag, c->p, xmx);
   if (g_verbose && g_rank == 0)
-    printf("sym %s p=%d w=%d neu=%d lam=%g: |x.My-y.Mx|/(|x||My|) = %.2e  x.Mx = %.4e\n", tag, c->p, (int)c->weight,
-           c->neumann, c->lambda, fabs(xmy - ymx) / (nx * nmy), xmx);
+    printf("sym %s p=%d w=%d neu=%d lam=%g: |x.My-y.Mx|/(|x||My|) = %.2e  x.Mx = %.4e\n", tag, c->p,
+           (int)c->weight, c->neumann, c->lambda, fabs(xmy - ymx) / (nx * nmy), xmx);
   /* masked entries zero */
   double *mask = malloc(sizeof(double) * (ng + 1));
   const double *dmask = hx_gs_mask(gs);
@@ -319,10 +324,10 @@ static int check_case(const cfg *c) {
         zmax = fmax(zmax, fabs(sz[i]));
       }
       if (g_verbose)
-        printf("  %s vs 1-rank %s: max |dz| / max |z| = %.2e\n", pass == 0 ? "ranks" : "cuda", pass == 0 ? g_backend : "cpu",
-               dmax / zmax);
-      HX_ASSERT(dmax <= 1e-13 * zmax, "%s p=%d weight=%d: z on %d ranks (%s) vs 1 rank (%s): %.3e relative", tag, c->p,
-                (int)c->weight, g_size, g_backend, pass == 0 ? g_backend : "cpu", dmax / zmax);
+        printf("  %s vs 1-rank %s: max |dz| / max |z| = %.2e\n", pass == 0 ? "ranks" : "cuda",
+               pass == 0 ? g_backend : "cpu", dmax / zmax);
+      HX_ASSERT(dmax <= 1e-13 * zmax, "%s p=%d weight=%d: z on %d ranks (%s) vs 1 rank (%s): %.3e relative",
+                tag, c->p, (int)c->weight, g_size, g_backend, pass == 0 ? g_backend : "cpu", dmax / zmax);
       free(ss), free(sz);
       if (ctx_destroy(&s)) return 1;
     }
@@ -340,8 +345,10 @@ static int mode_sym(void) {
       for (int variant = 0; variant < 2; variant++) {
         cfg c;
         cfg_default(&c);
-        if (mesh == 1) c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
-        else c.nx = 3, c.ny = 3, c.nz = 2, c.ext[1][1] = 1.7;
+        if (mesh == 1)
+          c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
+        else
+          c.nx = 3, c.ny = 3, c.nz = 2, c.ext[1][1] = 1.7;
         c.p = mesh ? 3 : 4;
         c.weight = w ? HX_FDM_WEIGHT_SQRT : HX_FDM_WEIGHT_NONE;
         c.overlap = 1;
@@ -357,8 +364,10 @@ static int mode_overlap(void) {
   for (int mesh = 0; mesh < 2; mesh++) {
     cfg c;
     cfg_default(&c);
-    if (mesh == 1) c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
-    else c.nx = 4, c.ny = 3, c.nz = 3;
+    if (mesh == 1)
+      c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
+    else
+      c.nx = 4, c.ny = 3, c.nz = 3;
     c.p = 3, c.weight = HX_FDM_WEIGHT_SQRT;
     double *z[2] = {NULL, NULL};
     int64_t ng = 0;
@@ -376,8 +385,8 @@ static int mode_overlap(void) {
     }
     int64_t nd = 0;
     for (int64_t i = 0; i < ng; i++) nd += z[0][i] != z[1][i];
-    HX_ASSERT(nd == 0, "mesh %d: overlapped and blocking exchange differ at %lld of %lld nodes", mesh, (long long)nd,
-              (long long)ng);
+    HX_ASSERT(nd == 0, "mesh %d: overlapped and blocking exchange differ at %lld of %lld nodes", mesh,
+              (long long)nd, (long long)ng);
     free(z[0]), free(z[1]);
   }
   return 0;
@@ -399,8 +408,10 @@ static int solve_count(ctx *x, const char *pcname, int *its, double *t) {
   HX_TCALL(hx_mem_zero(x->b, dx, sizeof(double) * (ng + 1)));
   hx_pc pc;
   memset(&pc, 0, sizeof pc);
-  if (!strcmp(pcname, "jacobi")) HX_TCALL(hx_pc_jacobi(op, &pc));
-  else pc.name = "fdm", pc.ctx = x->f, pc.apply = pc_fdm_apply, pc.passes = 4;
+  if (!strcmp(pcname, "jacobi"))
+    HX_TCALL(hx_pc_jacobi(op, &pc));
+  else
+    pc.name = "fdm", pc.ctx = x->f, pc.apply = pc_fdm_apply, pc.passes = 4;
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.rtol = 1e-8, po.max_iterations = 1000;
@@ -421,8 +432,10 @@ static int mode_iters(void) {
   for (int mesh = 0; mesh < 2; mesh++) {
     cfg c;
     cfg_default(&c);
-    if (mesh) c.nx = 6, c.ny = 4, c.nz = 4, c.eps = 0.3;
-    else c.nx = c.ny = c.nz = 4;
+    if (mesh)
+      c.nx = 6, c.ny = 4, c.nz = 4, c.eps = 0.3;
+    else
+      c.nx = c.ny = c.nz = 4;
     c.p = 4;
     int it[3];
     double t[3];
@@ -435,16 +448,17 @@ static int mode_iters(void) {
       if (ctx_destroy(&x)) return 1;
     }
     if (g_verbose && g_rank == 0)
-      printf("%s %dx%dx%d p=%d: PCG iterations (rtol 1e-8) jacobi %d, schwarz/none %d, schwarz/sqrt %d"
-             " (%.3f / %.3f / %.3f s)\n",
-             mesh ? "kershaw 0.3" : "box", c.nx, c.ny, c.nz, c.p, it[0], it[1], it[2], t[0], t[1], t[2]);
+      printf(
+          "%s %dx%dx%d p=%d: PCG iterations (rtol 1e-8) jacobi %d, schwarz/none %d, schwarz/sqrt %d"
+          " (%.3f / %.3f / %.3f s)\n",
+          mesh ? "kershaw 0.3" : "box", c.nx, c.ny, c.nz, c.p, it[0], it[1], it[2], t[0], t[1], t[2]);
     if (!mesh) {
-      HX_ASSERT(2 * it[1] <= it[0], "box: one-level Schwarz (%d) needs at most half the Jacobi iterations (%d)", it[1],
-                it[0]);
+      HX_ASSERT(2 * it[1] <= it[0],
+                "box: one-level Schwarz (%d) needs at most half the Jacobi iterations (%d)", it[1], it[0]);
       HX_ASSERT(2 * it[2] <= it[0], "box: one-level Schwarz, sqrt weight (%d) vs Jacobi (%d)", it[2], it[0]);
     } else {
-      HX_ASSERT(it[1] < it[0] && it[2] < it[0], "kershaw: Schwarz (%d, %d) fewer iterations than Jacobi (%d)", it[1],
-                it[2], it[0]);
+      HX_ASSERT(it[1] < it[0] && it[2] < it[0], "kershaw: Schwarz (%d, %d) fewer iterations than Jacobi (%d)",
+                it[1], it[2], it[0]);
     }
   }
   return 0;
@@ -484,11 +498,12 @@ static int mode_bench(int nel, int p, int reps) {
   hx_fdm_stats st;
   hx_fdm_get_stats(x.f, &st);
   if (g_rank == 0)
-    printf("bench %d^3 p=%d on %d ranks (%s): fdm apply %.3f ms, operator apply %.3f ms, ratio %.2f; "
-           "fdm setup %.3f s; model %.1f MB/apply (%.1f GB/s); per apply local %.3f ms, exchange %.3f ms\n",
-           nel, p, g_size, g_backend, best_f * 1e3, best_a * 1e3, best_f / best_a, st.t_setup,
-           st.bytes_per_apply * 1e-6, st.bytes_per_apply / best_f * 1e-9, st.t_local / st.applies * 1e3,
-           st.t_exchange / st.applies * 1e3);
+    printf(
+        "bench %d^3 p=%d on %d ranks (%s): fdm apply %.3f ms, operator apply %.3f ms, ratio %.2f; "
+        "fdm setup %.3f s; model %.1f MB/apply (%.1f GB/s); per apply local %.3f ms, exchange %.3f ms\n",
+        nel, p, g_size, g_backend, best_f * 1e3, best_a * 1e3, best_f / best_a, st.t_setup,
+        st.bytes_per_apply * 1e-6, st.bytes_per_apply / best_f * 1e-9, st.t_local / st.applies * 1e3,
+        st.t_exchange / st.applies * 1e3);
   hx_mem_free(x.b, (void **)&dr), hx_mem_free(x.b, (void **)&dz);
   free(h);
   return ctx_destroy(&x);
@@ -510,15 +525,21 @@ int main(int argc, char **argv) {
   hx_backend_destroy(&probe);
   const char *mode = argc > 1 ? argv[1] : "";
   int rc = 0;
-  if (!strcmp(mode, "exact")) rc = mode_exact();
-  else if (!strcmp(mode, "sym")) rc = mode_sym();
-  else if (!strcmp(mode, "overlap")) rc = mode_overlap();
-  else if (!strcmp(mode, "iters")) rc = mode_iters();
+  if (!strcmp(mode, "exact"))
+    rc = mode_exact();
+  else if (!strcmp(mode, "sym"))
+    rc = mode_sym();
+  else if (!strcmp(mode, "overlap"))
+    rc = mode_overlap();
+  else if (!strcmp(mode, "iters"))
+    rc = mode_iters();
   else if (!strcmp(mode, "bench")) {
     int nel = 12, p = 7;
     if (argc > 2 && argv[2][0] != '-') nel = atoi(argv[2]);
+    int reps = 5;
     if (argc > 3 && argv[3][0] != '-') p = atoi(argv[3]);
-    rc = mode_bench(nel, p, 5);
+    if (argc > 4 && argv[4][0] != '-') reps = atoi(argv[4]);
+    rc = mode_bench(nel, p, reps);
   } else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
     rc = 2;
