@@ -56,6 +56,17 @@ int hx_cuda_axpby(hx_backend b, int64_t n, double *y, double a, const double *x,
 int hx_cuda_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result);
 #endif
 
+/* FDM box solves and weighted copies (kernels/fdm.c, cpu/fdm_cpu.c,
+ * cuda/fdm_cuda.cu); list == NULL: elements 0..nlist-1 */
+int hx_fdm_cpu_apply(int m, int32_t nlist, const int32_t *list, const double *S, const double *L, const double *u,
+                     double *w);
+void hx_fdm_cpu_wgather(int64_t n, const int32_t *idx, const double *wt, const double *x, double *y);
+#ifdef HEXCG_HAVE_CUDA
+int hx_fdm_cuda_apply(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S, const double *L,
+                      const double *u, double *w);
+int hx_fdm_cuda_wgather(hx_backend b, int64_t n, const int32_t *idx, const double *wt, const double *x, double *y);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -324,6 +324,28 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem);
  * selection as the operator kernels. Not collective. */
 int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops);
 
+/* ============================================================ FDM
+ * Element-level fast-diagonalisation box solves of the Schwarz fine level
+ * (kernels/fdm.c, cpu/fdm_cpu.c, cuda/fdm_cuda.cu, math in hx_fdm_math.h;
+ * docs/fdm.md). Not collective. Extended L-vectors: m^3 doubles per element,
+ * m = p + 3, point (a, b, c) (indices -1..p+1 stored at 0..m-1, a along r)
+ * of element e at e*m^3 + a + m*(b + m*c). d_S: backend memory, E*3*m*m
+ * (per element the r, s, t matrices, row i = eigenvector i); d_L: backend
+ * memory, E*3*m eigenvalues (kappa folded in, lambda added to the r
+ * direction). Asynchronous on the backend's stream for cuda. */
+/* d_w = A_box^{-1} d_u on every element (whole m^3 boxes; d_u, d_w must not
+ * overlap). p in 1..15. */
+int hx_fdm_elem_apply(hx_backend b, int p, int32_t E, const double *d_S, const double *d_L, const double *d_u,
+                      double *d_w);
+/* The same on the nlist elements whose local indices are in d_list (backend
+ * memory, int32, no duplicates); boxes of other elements are untouched. */
+int hx_fdm_elem_apply_list(hx_backend b, int p, int32_t nlist, const int32_t *d_list, const double *d_S,
+                           const double *d_L, const double *d_u, double *d_w);
+/* d_y[i] = d_idx[i] >= 0 ? d_w[i] * d_x[d_idx[i]] : 0 for i < n (backend
+ * memory; d_y must not overlap d_x). */
+int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, const double *d_x,
+                   double *d_y);
+
 #ifdef __cplusplus
 }
 #endif

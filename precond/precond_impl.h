@@ -62,6 +62,14 @@ typedef struct {
   double bytes_per_apply; /* model bytes of one apply (for GB/s figures) */
 } hx_fdm_stats;
 void hx_fdm_get_stats(hx_fdm f, hx_fdm_stats *s);
+/* For tests: apply the box inverse of local element e on the backend to a
+ * whole (p+3)^3 box h_u (host, points (a, b, c) at a + m*(b + m*c), m = p+3,
+ * indices -1..p+1 stored at 0..m-1) into h_w (host); the edge/corner regions
+ * are not masked. Not collective. */
+int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w);
+/* Length of the extended G-vector on this rank (fine nodes of the local
+ * subdomains, ghost layers included). */
+int64_t hx_fdm_num_extended(hx_fdm f);
 
 /* ================================================================ coarse level
  * z = P A0^{-1} P^T r: P interpolates the trilinear (Q1) function given by

@@ -1,0 +1,555 @@
+/* Fine level of the two-level Schwarz preconditioner: overlapping element
+ * subdomains (one GLL layer across each face) solved by fast
+ * diagonalisation of the separable box approximation. Setup on the host
+ * (box lengths, neighbour planes and widths with one MPI_Alltoallv, 1D
+ * eigenproblems with LAPACK dsygv, the extended gather-scatter), apply on
+ * the backend (kernels/fdm.c). See docs/fdm.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_fdm_math.h"
+#include "precond_impl.h"
+
+/* LAPACK (Fortran; the trailing arguments are the hidden string lengths) */
+extern void dsygv_(const int *itype, const char *jobz, const char *uplo, const int *n, double *a,
+                   const int *lda, double *b, const int *ldb, double *w, double *work, const int *lwork,
+                   int *info, size_t, size_t);
+
+struct hx_fdm_s {
+  hx_backend b;
+  hx_gs gs;  /* fine (borrowed) */
+  hx_gs xgs; /* extended: E*m^3 L entries, ids of the subdomain nodes */
+  MPI_Comm comm;
+  int p, m;
+  int32_t E;
+  int64_t ng, xng, xnl;
+  hx_fdm_weight weight;
+  double *h_S, *h_L;             /* host copies (E*3*m*m, E*3*m) */
+  double *d_S, *d_L;             /* backend copies */
+  int32_t *d_in_idx, *d_out_idx; /* extended G -> fine G (owned only), fine G -> extended G */
+  double *d_in_w, *d_out_w;      /* mask (and W^{1/2}) on both copies */
+  double *d_xg, *d_xu, *d_xw;    /* extended G-vector, extended L-vectors in and out */
+  int overlap;
+  int32_t nbnd, nint;
+  int32_t *d_bnd, *d_int;
+  hx_fdm_stats st;
+};
+
+/* ---------------------------------------------------------------- setup helpers */
+
+/* Point of the element map at the centre of face f (hex8: mean of its 4
+ * corners; hex27: its face-centre node). */
+static void face_centre(const double *v, int npe, int f, double c[3]) {
+  const int d = f / 2, s = f % 2;
+  c[0] = c[1] = c[2] = 0.0;
+  if (npe == 8) {
+    for (int q = 0; q < 8; q++) {
+      const int ab[3] = {q & 1, (q >> 1) & 1, (q >> 2) & 1};
+      if (ab[d] != s) continue;
+      for (int x = 0; x < 3; x++) c[x] += 0.25 * v[3 * q + x];
+    }
+  } else {
+    int ab[3] = {1, 1, 1};
+    ab[d] = 2 * s;
+    const int q = ab[0] + 3 * ab[1] + 9 * ab[2];
+    for (int x = 0; x < 3; x++) c[x] = v[3 * q + x];
+  }
+}
+
+/* element-local index of the node at depth `depth` from face f at face
+ * coordinates (u, v) (docs/mesh.md: faces 0/1 (s, t), 2/3 (r, t), 4/5 (r, s)) */
+static int face_depth_node(int p, int f, int depth, int u, int v) {
+  const int n = p + 1, d = f / 2, x = (f % 2) ? p - depth : depth;
+  int ijk[3];
+  ijk[d] = x;
+  ijk[d == 0 ? 1 : 0] = u;
+  ijk[d == 2 ? 1 : 2] = v;
+  return ijk[0] + n * (ijk[1] + n * ijk[2]);
+}
+
+typedef struct {
+  int64_t key; /* neighbour global element id * 6 + its face */
+  int64_t off; /* record offset in the receive buffer */
+} rec_key;
+
+static int cmp_rec(const void *a, const void *b) {
+  const int64_t x = ((const rec_key *)a)->key, y = ((const rec_key *)b)->key;
+  return x < y ? -1 : x > y;
+}
+static int cmp_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* 1D extended matrices of one element in one direction and their
+ * generalized eigenpairs. present[m]: which of the m box points exist.
+ * h: own length; hl, hr: neighbour lengths (used where present[0] /
+ * present[m-1]). Khat, w: reference stiffness (n*n) and GLL weights.
+ * Out: S (m*m, row i = eigenvector i over the box points, zero rows for
+ * i >= number of present points), lam (m; 1 on the padding rows). */
+static int fdm_1d(int p, const int *present, double h, double hl, double hr, const double *Khat,
+                  const double *w, double *S, double *lam) {
+  const int n = p + 1, m = p + 3;
+  double K[HX_FDM_MMAX * HX_FDM_MMAX], M[HX_FDM_MMAX];
+  memset(K, 0, sizeof K), memset(M, 0, sizeof M);
+  for (int a = 0; a < n; a++) {
+    M[1 + a] += 0.5 * h * w[a];
+    for (int c = 0; c < n; c++) K[(1 + a) * m + 1 + c] += 2.0 / h * Khat[a * n + c];
+  }
+  if (present[0])
+    for (int x = 0; x < 2; x++) {
+      M[x] += 0.5 * hl * w[p - 1 + x];
+      for (int y = 0; y < 2; y++) K[x * m + y] += 2.0 / hl * Khat[(p - 1 + x) * n + p - 1 + y];
+    }
+  if (present[m - 1])
+    for (int x = 0; x < 2; x++) {
+      M[p + 1 + x] += 0.5 * hr * w[x];
+      for (int y = 0; y < 2; y++) K[(p + 1 + x) * m + p + 1 + y] += 2.0 / hr * Khat[x * n + y];
+    }
+  /* p = 1: the extension point is the neighbour's far vertex, which it
+   * shares with the element beyond; mirror the neighbour there so the box
+   * keeps Dirichlet ends at -2 and p+2 (exact inside a uniform mesh, and
+   * the box problem stays definite for lambda = 0) */
+  if (p == 1 && present[0]) K[0] += 2.0 / hl * Khat[0], M[0] += 0.5 * hl * w[0];
+  if (p == 1 && present[m - 1]) K[m * m - 1] += 2.0 / hr * Khat[3], M[m - 1] += 0.5 * hr * w[1];
+  int P[HX_FDM_MMAX], mp = 0;
+  for (int a = 0; a < m; a++)
+    if (present[a]) P[mp++] = a;
+  double A[HX_FDM_MMAX * HX_FDM_MMAX], B[HX_FDM_MMAX * HX_FDM_MMAX], ev[HX_FDM_MMAX], work[64 * HX_FDM_MMAX];
+  memset(B, 0, sizeof B);
+  for (int x = 0; x < mp; x++) {
+    B[x + mp * x] = M[P[x]];
+    for (int y = 0; y < mp; y++) A[x + mp * y] = K[P[x] * m + P[y]];
+  }
+  int itype = 1, lwork = 64 * HX_FDM_MMAX, info = 0;
+  dsygv_(&itype, "V", "U", &mp, A, &mp, B, &mp, ev, work, &lwork, &info, 1, 1);
+  HX_CHECK(info == 0, HX_ERR_LIB, "LAPACK dsygv failed (info = %d) on a %d x %d FDM eigenproblem", info, mp,
+           mp);
+  double emax = 0.0;
+  for (int i = 0; i < mp; i++) emax = fabs(ev[i]) > emax ? fabs(ev[i]) : emax;
+  memset(S, 0, sizeof(double) * (size_t)m * m);
+  for (int i = 0; i < m; i++) lam[i] = 1.0;
+  for (int i = 0; i < mp; i++) {
+    /* the constant mode of a pure-Neumann direction: exactly 0 */
+    lam[i] = ev[i] < 1e-12 * emax ? 0.0 : ev[i];
+    for (int x = 0; x < mp; x++) S[i * m + P[x]] = A[x + mp * i];
+  }
+  return HX_SUCCESS;
+}
+
+static void fdm_free(hx_fdm f) {
+  if (!f) return;
+  hx_gs_destroy(&f->xgs);
+  free(f->h_S), free(f->h_L);
+  hx_mem_free(f->b, (void **)&f->d_S);
+  hx_mem_free(f->b, (void **)&f->d_L);
+  hx_mem_free(f->b, (void **)&f->d_in_idx);
+  hx_mem_free(f->b, (void **)&f->d_out_idx);
+  hx_mem_free(f->b, (void **)&f->d_in_w);
+  hx_mem_free(f->b, (void **)&f->d_out_w);
+  hx_mem_free(f->b, (void **)&f->d_xg);
+  hx_mem_free(f->b, (void **)&f->d_xu);
+  hx_mem_free(f->b, (void **)&f->d_xw);
+  hx_mem_free(f->b, (void **)&f->d_bnd);
+  hx_mem_free(f->b, (void **)&f->d_int);
+  free(f);
+}
+
+/* Host work arrays of the setup, freed together. */
+typedef struct {
+  int64_t *gid, *xid, *plane, *sendbuf, *recvbuf;
+  double *h, *hn;
+  rec_key *keys;
+  int *sc, *rc, *sd, *rd, *present, *flag;
+  int32_t *lb, *li, *in_idx, *out_idx;
+  double *mask, *imult, *wt, *in_w;
+} fdm_work;
+
+static void work_free(fdm_work *w) {
+  free(w->gid), free(w->xid), free(w->plane), free(w->sendbuf), free(w->recvbuf);
+  free(w->h), free(w->hn), free(w->keys);
+  free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
+  free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
+  free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
+}
+
+static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int p = f->p, n = p + 1, m = f->m, n2 = n * n, n3 = n2 * n;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = f->E;
+  hx_mesh mesh = o->mesh;
+  MPI_Comm comm = f->comm;
+  int rank, size;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+
+  /* box lengths: distance between the centres of opposite faces */
+  const int npe = hx_mesh_nodes_per_element(mesh);
+  const double *nodes = hx_mesh_element_nodes(mesh);
+  HX_CALL(HX_ALLOC(&W->h, 3 * (size_t)E + 1));
+  for (int32_t e = 0; e < E; e++)
+    for (int d = 0; d < 3; d++) {
+      double c0[3], c1[3];
+      face_centre(nodes + (size_t)e * npe * 3, npe, 2 * d, c0);
+      face_centre(nodes + (size_t)e * npe * 3, npe, 2 * d + 1, c1);
+      const double h = sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) +
+                            (c1[2] - c0[2]) * (c1[2] - c0[2]));
+      HX_CHECK(h > 0.0 && isfinite(h), HX_ERR_INPUT,
+               "element %d (local index): FDM box length %g in direction %d", (int)e, h, d);
+      W->h[3 * e + d] = h;
+    }
+
+  /* own GLL ids */
+  HX_CALL(HX_ALLOC(&W->gid, (size_t)E * n3 + 1));
+  HX_CALL(hx_mesh_gll_ids(mesh, p, W->gid));
+
+  /* neighbour planes (depth 1 from the shared face, in the neighbour's face
+   * coordinates) and widths: local ones directly, remote ones by one
+   * MPI_Alltoallv of records [gid*6 + face, bits of h, n^2 ids] */
+  const int64_t *nbr_elem;
+  const int8_t *nbr_face, *orient;
+  HX_CALL(hx_mesh_face_neighbors(mesh, &nbr_elem, &nbr_face, &orient));
+  const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(mesh);
+  const int64_t *egid = hx_mesh_element_global_ids(mesh);
+  const int R = 2 + n2;
+  HX_CALL(HX_ALLOC(&W->sc, size));
+  HX_CALL(HX_ALLOC(&W->rc, size));
+  HX_CALL(HX_ALLOC(&W->sd, size + 1));
+  HX_CALL(HX_ALLOC(&W->rd, size + 1));
+  for (int64_t q = 0; q < 6 * (int64_t)E; q++)
+    if (nbr_elem[q] >= 0 && nbr_rank[q] != rank) {
+      HX_CHECK(nbr_rank[q] >= 0 && nbr_rank[q] < size, HX_ERR_INTERNAL, "face neighbour rank %d",
+               (int)nbr_rank[q]);
+      W->sc[nbr_rank[q]] += R;
+    }
+  for (int r = 0; r < size; r++) W->sd[r + 1] = W->sd[r] + W->sc[r];
+  HX_MPI(MPI_Alltoall(W->sc, 1, MPI_INT, W->rc, 1, MPI_INT, comm));
+  for (int r = 0; r < size; r++) W->rd[r + 1] = W->rd[r] + W->rc[r];
+  HX_CALL(HX_ALLOC(&W->sendbuf, (size_t)W->sd[size] + 1));
+  HX_CALL(HX_ALLOC(&W->recvbuf, (size_t)W->rd[size] + 1));
+  {
+    int *pos;
+    HX_CALL(HX_ALLOC(&pos, size));
+    for (int32_t e = 0; e < E; e++)
+      for (int fc = 0; fc < 6; fc++) {
+        const int64_t q = 6 * (int64_t)e + fc;
+        if (nbr_elem[q] < 0 || nbr_rank[q] == rank) continue;
+        int64_t *rec = W->sendbuf + W->sd[nbr_rank[q]] + pos[nbr_rank[q]];
+        pos[nbr_rank[q]] += R;
+        rec[0] = egid[e] * 6 + fc;
+        memcpy(&rec[1], &W->h[3 * e + fc / 2], sizeof(double));
+        for (int v = 0; v < n; v++)
+          for (int u = 0; u < n; u++)
+            rec[2 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
+      }
+    free(pos);
+  }
+  HX_MPI(MPI_Alltoallv(W->sendbuf, W->sc, W->sd, MPI_INT64_T, W->recvbuf, W->rc, W->rd, MPI_INT64_T, comm));
+  const int64_t nrec = W->rd[size] / R;
+  HX_CALL(HX_ALLOC(&W->keys, nrec + 1));
+  for (int64_t k = 0; k < nrec; k++) W->keys[k].key = W->recvbuf[k * R], W->keys[k].off = k * R;
+  qsort(W->keys, (size_t)nrec, sizeof(rec_key), cmp_rec);
+
+  /* extension plane of every face in the element's own face coordinates */
+  HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
+  HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
+  for (int32_t e = 0; e < E; e++)
+    for (int fc = 0; fc < 6; fc++) {
+      const int64_t q = 6 * (int64_t)e + fc;
+      if (nbr_elem[q] < 0) continue;
+      const int nf = nbr_face[q], ob = orient[q];
+      const int64_t *src; /* neighbour's plane in its face coordinates */
+      int64_t tmp[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
+      if (nbr_rank[q] == rank) {
+        const int64_t *hit =
+            (const int64_t *)bsearch(&nbr_elem[q], egid, (size_t)E, sizeof(int64_t), cmp_i64);
+        HX_CHECK(hit, HX_ERR_INTERNAL, "local face neighbour %lld not among this rank's elements",
+                 (long long)nbr_elem[q]);
+        const int32_t el = (int32_t)(hit - egid);
+        for (int v = 0; v < n; v++)
+          for (int u = 0; u < n; u++)
+            tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
+        src = tmp;
+        W->hn[q] = W->h[3 * el + nf / 2];
+      } else {
+        rec_key key = {nbr_elem[q] * 6 + nf, 0};
+        const rec_key *hit = (const rec_key *)bsearch(&key, W->keys, (size_t)nrec, sizeof(rec_key), cmp_rec);
+        HX_CHECK(hit, HX_ERR_INTERNAL, "no plane received for element %lld face %d from rank %d",
+                 (long long)nbr_elem[q], nf, (int)nbr_rank[q]);
+        const int64_t *rec = W->recvbuf + hit->off;
+        memcpy(&W->hn[q], &rec[1], sizeof(double));
+        src = rec + 2;
+      }
+      for (int v = 0; v < n; v++)
+        for (int u = 0; u < n; u++) {
+          const int ii = (ob & 1) ? v : u, jj = (ob & 1) ? u : v;
+          const int up = (ob & 2) ? p - ii : ii, vp = (ob & 4) ? p - jj : jj;
+          W->plane[q * n2 + u + n * v] = src[up + n * vp];
+        }
+    }
+
+  /* 1D present flags, matrices and eigenpairs */
+  double t[HX_FDM_PMAX + 1], wq[HX_FDM_PMAX + 1], D[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
+  double Khat[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
+  HX_CALL(hx_gll(n, t, wq));
+  HX_CALL(hx_lagrange_deriv(n, t, D));
+  for (int a = 0; a < n; a++)
+    for (int c = 0; c < n; c++) {
+      double s = 0.0;
+      for (int q = 0; q < n; q++) s += wq[q] * D[q * n + a] * D[q * n + c];
+      Khat[a * n + c] = s;
+    }
+  HX_CALL(HX_ALLOC(&W->present, 3 * (size_t)E * m + 1));
+  HX_CALL(HX_ALLOC(&f->h_S, 3 * (size_t)E * m * m + 1));
+  HX_CALL(HX_ALLOC(&f->h_L, 3 * (size_t)E * m + 1));
+  for (int32_t e = 0; e < E; e++) {
+    const double kappa = o->h_kappa[e], lambda = o->h_lambda ? o->h_lambda[e] : 0.0;
+    for (int d = 0; d < 3; d++) {
+      const int64_t ql = 6 * (int64_t)e + 2 * d, qr = ql + 1;
+      const int dl = o->h_dirichlet_face[ql] != 0, dr = o->h_dirichlet_face[qr] != 0;
+      int *pr = W->present + (3 * (int64_t)e + d) * m;
+      for (int a = 0; a < m; a++) pr[a] = 1;
+      pr[0] = nbr_elem[ql] >= 0 && !dl;
+      pr[1] = !dl;
+      pr[m - 2] = !dr;
+      pr[m - 1] = nbr_elem[qr] >= 0 && !dr;
+      double *S = f->h_S + (3 * (int64_t)e + d) * m * m, *L = f->h_L + (3 * (int64_t)e + d) * m;
+      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], Khat, wq, S, L));
+      for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
+    }
+  }
+
+  /* extended ids: own nodes and face extensions that are present, 0 on
+   * the edge/corner regions of the box and on absent points */
+  HX_CALL(HX_ALLOC(&W->xid, (size_t)E * m3 + 1));
+  for (int32_t e = 0; e < E; e++) {
+    const int *px = W->present + 3 * (int64_t)e * m, *py = px + m, *pz = py + m;
+    for (int C = 0; C < m; C++)
+      for (int B = 0; B < m; B++)
+        for (int A = 0; A < m; A++) {
+          if (!px[A] || !py[B] || !pz[C]) continue;
+          const int oa = A == 0 || A == m - 1, ob = B == 0 || B == m - 1, oc = C == 0 || C == m - 1;
+          int64_t id = 0;
+          if (oa + ob + oc == 0) {
+            id = W->gid[(int64_t)e * n3 + (A - 1) + n * ((B - 1) + n * (C - 1))];
+          } else if (oa + ob + oc == 1) {
+            const int fc = oa ? (A == 0 ? 0 : 1) : ob ? (B == 0 ? 2 : 3) : (C == 0 ? 4 : 5);
+            const int u = oa ? B - 1 : A - 1, v = oc ? B - 1 : C - 1;
+            id = W->plane[(6 * (int64_t)e + fc) * n2 + u + n * v];
+          }
+          W->xid[(int64_t)e * m3 + A + m * (B + m * C)] = id;
+        }
+  }
+  HX_CALL(hx_gs_create(f->b, comm, (int64_t)E * m3, W->xid, &f->xgs));
+  f->xnl = (int64_t)E * m3;
+  f->xng = hx_gs_num_local(f->xgs);
+
+  /* fine G <-> extended G maps and weights */
+  const int32_t *fmap = hx_gs_map_host(f->gs), *xmap = hx_gs_map_host(f->xgs);
+  const int64_t n_owned = hx_gs_num_owned(f->gs);
+  HX_CALL(HX_ALLOC(&W->out_idx, f->ng + 1));
+  HX_CALL(HX_ALLOC(&W->in_idx, f->xng + 1));
+  for (int64_t i = 0; i < f->ng; i++) W->out_idx[i] = -1;
+  for (int64_t i = 0; i < f->xng; i++) W->in_idx[i] = -1;
+  for (int32_t e = 0; e < E; e++)
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int32_t fg = fmap[(int64_t)e * n3 + i + n * (j + n * k)];
+          const int32_t xg = xmap[(int64_t)e * m3 + (i + 1) + m * ((j + 1) + m * (k + 1))];
+          if (fg < 0 || xg < 0) continue;
+          W->out_idx[fg] = xg;
+          if (fg < n_owned) W->in_idx[xg] = fg;
+        }
+  HX_CALL(HX_ALLOC(&W->mask, f->ng + 1));
+  HX_CALL(HX_ALLOC(&W->imult, f->xng + 1));
+  HX_CALL(HX_ALLOC(&W->wt, f->ng + 1));
+  HX_CALL(HX_ALLOC(&W->in_w, f->xng + 1));
+  const double *d_mask = hx_gs_mask(f->gs);
+  if (d_mask)
+    HX_CALL(hx_mem_to_host(f->b, W->mask, d_mask, sizeof(double) * (size_t)f->ng));
+  else
+    for (int64_t i = 0; i < f->ng; i++) W->mask[i] = 1.0;
+  if (f->xng > 0)
+    HX_CALL(hx_mem_to_host(f->b, W->imult, hx_gs_inv_multiplicity(f->xgs), sizeof(double) * (size_t)f->xng));
+  for (int64_t i = 0; i < f->ng; i++) {
+    const int32_t xg = W->out_idx[i];
+    W->wt[i] = xg < 0 ? 0.0 : W->mask[i] * (f->weight == HX_FDM_WEIGHT_SQRT ? sqrt(W->imult[xg]) : 1.0);
+  }
+  for (int64_t i = 0; i < f->xng; i++) W->in_w[i] = W->in_idx[i] >= 0 ? W->wt[W->in_idx[i]] : 0.0;
+
+  /* backend copies */
+  const size_t bS = sizeof(double) * 3 * (size_t)E * m * m, bL = sizeof(double) * 3 * (size_t)E * m;
+  HX_CALL(hx_mem_alloc(f->b, bS + 8, (void **)&f->d_S));
+  HX_CALL(hx_mem_alloc(f->b, bL + 8, (void **)&f->d_L));
+  HX_CALL(hx_mem_to_device(f->b, f->d_S, f->h_S, bS));
+  HX_CALL(hx_mem_to_device(f->b, f->d_L, f->h_L, bL));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xng + 1), (void **)&f->d_in_idx));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_in_w));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->ng + 1), (void **)&f->d_out_idx));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->ng + 1), (void **)&f->d_out_w));
+  HX_CALL(hx_mem_to_device(f->b, f->d_in_idx, W->in_idx, sizeof(int32_t) * (size_t)f->xng));
+  HX_CALL(hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)f->xng));
+  HX_CALL(hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng));
+  HX_CALL(hx_mem_to_device(f->b, f->d_out_w, W->wt, sizeof(double) * (size_t)f->ng));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_xg));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&f->d_xu));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&f->d_xw));
+  HX_CALL(hx_mem_zero(f->b, f->d_xw, sizeof(double) * (size_t)(f->xnl + 1)));
+
+  /* overlap: elements whose subdomain touches a node shared with another rank first */
+  int64_t nsh = hx_gs_num_shared(f->xgs), nsh_any = 0;
+  HX_MPI(MPI_Allreduce(&nsh, &nsh_any, 1, MPI_INT64_T, MPI_SUM, comm));
+  f->overlap = o->overlap && size > 1 && nsh_any > 0;
+  if (f->overlap) {
+    HX_CALL(HX_ALLOC(&W->flag, E + 1));
+    HX_CALL(HX_ALLOC(&W->lb, E + 1));
+    HX_CALL(HX_ALLOC(&W->li, E + 1));
+    HX_CALL(hx_gs_element_shared_flags(f->xgs, m3, W->flag));
+    for (int32_t e = 0; e < E; e++) {
+      if (W->flag[e])
+        W->lb[f->nbnd++] = e;
+      else
+        W->li[f->nint++] = e;
+    }
+    HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->nbnd + 1), (void **)&f->d_bnd));
+    HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->nint + 1), (void **)&f->d_int));
+    HX_CALL(hx_mem_to_device(f->b, f->d_bnd, W->lb, sizeof(int32_t) * (size_t)f->nbnd));
+    HX_CALL(hx_mem_to_device(f->b, f->d_int, W->li, sizeof(int32_t) * (size_t)f->nint));
+  }
+
+  /* model bytes of one apply: the two weighted copies, scatter and gather of
+   * the extended vectors, the element kernel (boxes in and out, S, L) */
+  hx_gs_info xi;
+  HX_CALL(hx_gs_get_info(f->xgs, &xi));
+  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + 8) + (double)f->ng * (4 + 8 + 8 + 8) +
+                          xi.scatter_bytes + xi.gather_bytes +
+                          (double)E * 8.0 * (2.0 * (double)m3 + 3.0 * m * m + 3.0 * m);
+  return HX_SUCCESS;
+}
+
+int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
+  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+  *out = NULL;
+  HX_CHECK(o && o->mesh && o->gs, HX_ERR_ARG, "FDM options, mesh or gather-scatter are NULL");
+  HX_CHECK(o->p >= 1 && o->p <= HX_FDM_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", o->p, HX_FDM_PMAX);
+  HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT, HX_ERR_ARG,
+           "unknown FDM weight %d", (int)o->weight);
+  const double t0 = hx_wtime();
+  const int32_t E = hx_mesh_num_elements(o->mesh);
+  const int n = o->p + 1;
+  HX_CHECK(hx_gs_num_l(o->gs) == (int64_t)E * n * n * n, HX_ERR_ARG,
+           "gather-scatter has %lld L entries, the mesh %d elements of order %d",
+           (long long)hx_gs_num_l(o->gs), (int)E, o->p);
+  HX_CHECK(E == 0 || (o->h_kappa && o->h_dirichlet_face), HX_ERR_ARG,
+           "kappa or Dirichlet face flags are NULL");
+  HX_CHECK((int64_t)E * (o->p + 3) * (o->p + 3) * (o->p + 3) < ((int64_t)1 << 31), HX_ERR_ARG,
+           "E*(p+3)^3 extended entries exceed the int32 local index range");
+  /* coefficients are checked on every rank before the first collective */
+  int bad = -1, bad_any = -1;
+  for (int32_t e = 0; e < E && bad < 0; e++) {
+    const double kappa = o->h_kappa[e], lambda = o->h_lambda ? o->h_lambda[e] : 0.0;
+    if (!(kappa > 0.0 && isfinite(kappa)) || !(lambda >= 0.0 && isfinite(lambda))) bad = (int)e;
+  }
+  HX_MPI(MPI_Allreduce(&bad, &bad_any, 1, MPI_INT, MPI_MAX, hx_mesh_comm(o->mesh)));
+  HX_CHECK(bad < 0, HX_ERR_INPUT,
+           "element %d (local index): kappa = %g must be positive, lambda = %g non-negative", bad,
+           o->h_kappa[bad], o->h_lambda ? o->h_lambda[bad] : 0.0);
+  HX_CHECK(bad_any < 0, HX_ERR_INPUT, "FDM: invalid kappa or lambda on another rank");
+  hx_fdm f;
+  HX_CALL(HX_ALLOC(&f, 1));
+  f->b = hx_gs_backend(o->gs);
+  f->gs = o->gs;
+  f->comm = hx_mesh_comm(o->mesh);
+  f->p = o->p, f->m = o->p + 3, f->E = E;
+  f->ng = hx_gs_num_local(o->gs);
+  f->weight = o->weight;
+  fdm_work W;
+  memset(&W, 0, sizeof W);
+  int ierr = fdm_setup(f, o, &W);
+  work_free(&W);
+  /* every rank must agree (setup failures on one rank would hang the others
+   * in the next collective) */
+  int any = ierr != 0, any_all = 0;
+  MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, f->comm);
+  if (ierr || any_all) {
+    fdm_free(f);
+    if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    return HX_ERROR(HX_ERR_INTERNAL, "FDM setup failed on another rank");
+  }
+  double dt = hx_wtime() - t0, dtmax = 0.0;
+  HX_MPI(MPI_Allreduce(&dt, &dtmax, 1, MPI_DOUBLE, MPI_MAX, f->comm));
+  f->st.t_setup = dtmax;
+  *out = f;
+  return HX_SUCCESS;
+}
+
+int hx_fdm_destroy(hx_fdm *pf) {
+  if (!pf || !*pf) return HX_SUCCESS;
+  fdm_free(*pf);
+  *pf = NULL;
+  return HX_SUCCESS;
+}
+
+int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
+  HX_CHECK(f, HX_ERR_ARG, "FDM handle is NULL");
+  HX_CHECK(d_r != d_z || f->ng == 0, HX_ERR_ARG, "r and z alias");
+  const double t0 = hx_wtime();
+  /* r (weighted, masked) onto the extended G-space, written by the owner
+   * only; the exchange then gives every holder (ghost layers included) r */
+  HX_CALL(hx_fdm_wgather(f->b, f->xng, f->d_in_idx, f->d_in_w, d_r, f->d_xg));
+  HX_CALL(hx_gs_exchange(f->xgs, f->d_xg, HX_GS_ADD));
+  HX_CALL(hx_gs_scatter(f->xgs, f->d_xg, f->d_xu));
+  HX_CALL(hx_backend_sync(f->b));
+  const double t1 = hx_wtime();
+  double t_loc = 0.0, t_exch = t1 - t0;
+  if (!f->overlap) {
+    HX_CALL(hx_fdm_elem_apply(f->b, f->p, f->E, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_backend_sync(f->b));
+    const double t2 = hx_wtime();
+    HX_CALL(hx_gs_gather(f->xgs, f->d_xw, f->d_xg));
+    HX_CALL(hx_gs_exchange(f->xgs, f->d_xg, HX_GS_ADD));
+    const double t3 = hx_wtime();
+    t_loc += t2 - t1, t_exch += t3 - t2;
+  } else {
+    HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_SHARED, f->d_xw, f->d_xg));
+    const double t2 = hx_wtime();
+    HX_CALL(hx_gs_exchange_start(f->xgs, f->d_xg, HX_GS_ADD));
+    const double t3 = hx_wtime();
+    HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_INTERIOR, f->d_xw, f->d_xg));
+    HX_CALL(hx_backend_sync(f->b));
+    const double t4 = hx_wtime();
+    HX_CALL(hx_gs_exchange_finish(f->xgs, f->d_xg, HX_GS_ADD));
+    const double t5 = hx_wtime();
+    t_loc += (t2 - t1) + (t4 - t3), t_exch += (t3 - t2) + (t5 - t4);
+  }
+  /* back to the fine G-vector: weight, mask (out_w is 0 on masked nodes) */
+  HX_CALL(hx_fdm_wgather(f->b, f->ng, f->d_out_idx, f->d_out_w, f->d_xg, d_z));
+  f->st.applies++;
+  f->st.t_local += t_loc;
+  f->st.t_exchange += t_exch;
+  return HX_SUCCESS;
+}
+
+void hx_fdm_get_stats(hx_fdm f, hx_fdm_stats *s) {
+  if (f && s) *s = f->st;
+}
+
+int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {
+  HX_CHECK(f && h_u && h_w, HX_ERR_ARG, "NULL argument");
+  HX_CHECK(e >= 0 && e < f->E, HX_ERR_ARG, "element %d outside 0..%d", (int)e, (int)f->E - 1);
+  const int64_t m3 = (int64_t)f->m * f->m * f->m;
+  int32_t *d_list = NULL;
+  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t), (void **)&d_list));
+  HX_CALL(hx_mem_to_device(f->b, d_list, &e, sizeof(int32_t)));
+  HX_CALL(hx_mem_to_device(f->b, f->d_xu + e * m3, h_u, sizeof(double) * (size_t)m3));
+  HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, 1, d_list, f->d_S, f->d_L, f->d_xu, f->d_xw));
+  HX_CALL(hx_mem_to_host(f->b, h_w, f->d_xw + e * m3, sizeof(double) * (size_t)m3));
+  HX_CALL(hx_mem_free(f->b, (void **)&d_list));
+  return HX_SUCCESS;
+}
+
+int64_t hx_fdm_num_extended(hx_fdm f) { return f ? f->xng : 0; }
