@@ -22,12 +22,20 @@
 
 #include <stdint.h>
 
+/* GCC: force inlining so the CPU instantiations see a constant m (and the
+ * AVX2 one compiles the math for its own target) */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define HX_FDM_INLINE static inline __attribute__((always_inline))
+#else
+#define HX_FDM_INLINE static inline
+#endif
+
 /* largest order and box size supported */
 #define HX_FDM_PMAX 15
 #define HX_FDM_MMAX (HX_FDM_PMAX + 3)
 
 /* sum_{q<m} a[q*sa] * x[q*sx], in increasing q */
-static inline HX_HD double hx_fdm_dot(int m, const double *HX_RESTRICT a, int sa, const double *HX_RESTRICT x,
+HX_FDM_INLINE HX_HD double hx_fdm_dot(int m, const double *HX_RESTRICT a, int sa, const double *HX_RESTRICT x,
                                       int sx) {
   double s = 0.0;
   for (int q = 0; q < m; q++) s += a[q * sa] * x[q * sx];
@@ -36,7 +44,7 @@ static inline HX_HD double hx_fdm_dot(int m, const double *HX_RESTRICT a, int sa
 
 /* 1 / (lr + ls + lt), 0 when the sum is not positive (the zero mode of a
  * pure-Neumann box with lambda = 0: pseudo-inverse) */
-static inline HX_HD double hx_fdm_inv_diag(double lr, double ls, double lt) {
+HX_FDM_INLINE HX_HD double hx_fdm_inv_diag(double lr, double ls, double lt) {
   const double d = lr + ls + lt;
   return d > 0.0 ? 1.0 / d : 0.0;
 }
@@ -47,7 +55,7 @@ static inline HX_HD double hx_fdm_inv_diag(double lr, double ls, double lt) {
  * out[i]), then whole contiguous runs of the box are updated per term
  * (vectorisable), every point still summed over q = 0..m-1 in increasing
  * order, as hx_fdm_dot does. in and out must not alias. */
-static inline HX_HD void hx_fdm_contract(int m, int d, int back, const double *HX_RESTRICT S,
+HX_FDM_INLINE HX_HD void hx_fdm_contract(int m, int d, int back, const double *HX_RESTRICT S,
                                          const double *HX_RESTRICT in, double *HX_RESTRICT out) {
   double T[HX_FDM_MMAX * HX_FDM_MMAX];
   for (int q = 0; q < m; q++)
@@ -79,7 +87,7 @@ static inline HX_HD void hx_fdm_contract(int m, int d, int back, const double *H
 /* Whole-element box solve w = A_box^{-1} u on one thread (CPU). S3: the 3
  * matrices of the element, L3: its 3 m eigenvalues, t: m^3 scratch. u and
  * w must not alias; u is not modified. */
-static inline HX_HD void hx_fdm_elem_solve(int m, const double *HX_RESTRICT S3, const double *HX_RESTRICT L3,
+HX_FDM_INLINE HX_HD void hx_fdm_elem_solve(int m, const double *HX_RESTRICT S3, const double *HX_RESTRICT L3,
                                            const double *HX_RESTRICT u, double *HX_RESTRICT w,
                                            double *HX_RESTRICT t) {
   const int m2 = m * m;
@@ -96,7 +104,7 @@ static inline HX_HD void hx_fdm_elem_solve(int m, const double *HX_RESTRICT S3, 
 
 /* y = w * x[idx] (0 where idx < 0): the weighted copies between the fine and
  * the extended G-vectors */
-static inline HX_HD double hx_fdm_wgather_1(const double *HX_RESTRICT x, int idx, double w) {
+HX_FDM_INLINE HX_HD double hx_fdm_wgather_1(const double *HX_RESTRICT x, int idx, double w) {
   return idx >= 0 ? w * x[idx] : 0.0;
 }
 
