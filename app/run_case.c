@@ -242,6 +242,18 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   /* timers: max over ranks */
   double op_elem, op_exch, op_gs;
   hx_op_times(hx_disc_op(d), &op_elem, &op_exch, &op_gs);
+  hx_pc_stats pst;
+  hx_pc_get_stats(*pc, &pst);
+  hx_asm_stats ast;
+  hx_asm_get_stats(*pc, &ast);
+  hx_pc_view(*pc, res->pc_view, sizeof res->pc_view);
+  res->pc_two_level = ast.applies > 0 && ast.coarse;
+  res->pc_overlap = ast.overlap;
+  double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine, ast.t_coarse,
+                    ast.overlap_efficiency};
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, ctx->comm));
+  res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
+  res->pc_overlap_efficiency = ploc[4];
   double loc[9] = {t_setup,
                    dr.pcg.t_operator,
                    dr.pcg.t_precond + dr.t_pc_setup,

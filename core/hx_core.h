@@ -136,6 +136,8 @@ hx_opt *hx_opt_new(hx_opt_kind kind, const char *value, const char *where);
 int hx_opt_push(hx_opt *parent, const char *key, hx_opt *val);
 /* The entry of map under key, or NULL (also when map is NULL or not a map). */
 hx_opt *hx_opt_get(const hx_opt *map, const char *key);
+/* Remove (and free) map[key]; returns 1 if it was there, else 0. */
+int hx_opt_remove(hx_opt *map, const char *key);
 /* Deep copy (NULL for NULL). */
 hx_opt *hx_opt_copy(const hx_opt *o);
 void hx_opt_free(hx_opt **o);

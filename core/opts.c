@@ -46,6 +46,18 @@ hx_opt *hx_opt_get(const hx_opt *map, const char *key) {
   return NULL;
 }
 
+int hx_opt_remove(hx_opt *map, const char *key) {
+  if (!map || map->kind != HX_OPT_MAP) return 0;
+  for (int i = 0; i < map->n; i++)
+    if (!strcmp(map->items[i]->key, key)) {
+      hx_opt_free(&map->items[i]);
+      memmove(map->items + i, map->items + i + 1, sizeof *map->items * (size_t)(map->n - i - 1));
+      map->n--;
+      return 1;
+    }
+  return 0;
+}
+
 void hx_opt_free(hx_opt **po) {
   if (!po || !*po) return;
   hx_opt *o = *po;

@@ -227,6 +227,14 @@ typedef struct {
   /* seconds per phase (max over ranks) */
   double t_setup, t_operator, t_precond, t_reduction, t_exchange, t_io, t_solve, t_total;
   double peak_mem_bytes; /* peak resident memory per rank, max over ranks */
+  /* the preconditioner (seconds: max over ranks) */
+  char pc_view[256];       /* its tree, e.g. "asm(fdm, ...) + coarse(...)" */
+  double pc_setup;         /* setup seconds */
+  double pc_apply;         /* seconds per apply */
+  int pc_two_level;        /* the fine/coarse figures below are meaningful */
+  int pc_overlap;          /* coarse level overlapped with the fine level */
+  double pc_fine, pc_coarse; /* seconds per apply of each level */
+  double pc_overlap_efficiency; /* apply / max(fine, coarse) */
 } hx_run_stats;
 
 /* Not collective (call on rank 0). Write dir/summary.yaml atomically. version

@@ -65,6 +65,19 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     hx_io_fmt_double(f1, sizeof f1, tv[i]);
     P("  %s: %s\n", tn[i], f1);
   }
+  if (st->pc_view[0]) {
+    yq(q1, sizeof q1, st->pc_view);
+    hx_io_fmt_double(f1, sizeof f1, st->pc_setup);
+    hx_io_fmt_double(f2, sizeof f2, st->pc_apply);
+    P("preconditioner:\n  description: %s\n  setup_s: %s\n  apply_s: %s\n", q1, f1, f2);
+    if (st->pc_two_level) {
+      hx_io_fmt_double(f1, sizeof f1, st->pc_fine);
+      hx_io_fmt_double(f2, sizeof f2, st->pc_coarse);
+      hx_io_fmt_double(f3, sizeof f3, st->pc_overlap_efficiency);
+      P("  fine_apply_s: %s\n  coarse_apply_s: %s\n  overlap: %s\n  overlap_efficiency: %s\n", f1, f2,
+        st->pc_overlap ? "true" : "false", f3);
+    }
+  }
   P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
     st->peak_mem_bytes / 1048576.0);
 #undef P
@@ -98,6 +111,13 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
   if (ts > 0 && st->iterations > 0)
     fprintf(out, "  %-18s %.3e DOF-iterations/s, %.3f ms per iteration\n", "throughput",
             (double)st->dofs * st->iterations / ts, 1e3 * ts / st->iterations);
+  if (st->pc_view[0]) {
+    fprintf(out, "  %-18s %s\n", "preconditioner", st->pc_view);
+    fprintf(out, "  %-18s setup %.4f s, %.3e s per apply\n", "", st->pc_setup, st->pc_apply);
+    if (st->pc_two_level)
+      fprintf(out, "  %-18s fine %.3e s, coarse %.3e s per apply, %s, efficiency %.3f\n", "", st->pc_fine,
+              st->pc_coarse, st->pc_overlap ? "overlapped" : "sequential", st->pc_overlap_efficiency);
+  }
   fprintf(out, "  %-18s %.1f MiB peak per rank (max)\n", "memory", st->peak_mem_bytes / 1048576.0);
   fprintf(out, "  %-18s %s\n", "output", cs->output.dir);
 }

@@ -40,6 +40,24 @@ int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc);
  * entry is an HX_ERR_NUMERIC error there. Collective. */
 int hx_pc_create_jacobi(hx_op op, hx_pc *pc);
 
+/* Per-apply figures of a two-level Schwarz preconditioner (type asm; all
+ * zero for another type): mean seconds per apply of the fine level, the
+ * coarse level (restriction, BoomerAMG, prolongation, in its thread when
+ * overlapped), the host copies around the coarse level, and the whole
+ * apply; overlap_efficiency = total / max(fine, coarse) (1 = perfect
+ * overlap, fine + coarse over max when sequential). Setup seconds of the
+ * parts. Rank-local. */
+typedef struct {
+  int64_t applies;
+  int coarse, overlap;        /* coarse level present; overlap in effect */
+  double t_fine, t_coarse, t_copy, t_total, overlap_efficiency;
+  double t_fine_setup, t_coarse_assembly, t_amg_setup;
+  int64_t coarse_rows;
+  int amg_levels;
+  double fine_bytes_per_apply;
+} hx_asm_stats;
+void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s);
+
 #ifdef __cplusplus
 }
 #endif

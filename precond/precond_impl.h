@@ -164,6 +164,19 @@ int hx_hypre_error(const char *file, int line, const char *func, int herr, const
 int hx_hypre_acquire(void);
 int hx_hypre_release(void);
 
+/* ================================================================ two-level
+ * (pc_asm.c) */
+typedef struct {
+  hx_fdm_weight weight;       /* overlap weights of the fine level */
+  int overlap;                /* coarse level in a host thread beside the fine level */
+  int halo_overlap;           /* fine level: exchange overlapped with interior elements */
+  int coarse;                 /* 0: one-level Schwarz (coarse.solver: none) */
+  hx_coarse_opts coarse_opts;
+} hx_asm_opts;
+void hx_asm_opts_default(hx_asm_opts *o);
+/* d is referenced. Setup builds both levels. Collective. */
+int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc);
+
 #ifdef __cplusplus
 }
 #endif

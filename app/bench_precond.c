@@ -1,0 +1,204 @@
+/* hexcg bench precond: the setup and apply times of a preconditioner given by
+ * its case-file options (default: the two-level Schwarz, asm), on a box or
+ * Kershaw mesh at order p: setup (discretisation, FDM, coarse assembly,
+ * BoomerAMG), per apply the fine level (and its GDOF/s and ratio to one
+ * operator apply timed in the same run), the coarse level, and the combined
+ * apply overlapped and sequential, with the overlap efficiency
+ * total / max(fine, coarse). Figures are the slowest rank's. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "hx_app.h"
+#include "hx_disc.h"
+#include "hx_io.h"
+#include "hx_precond.h"
+#include "hx_solver.h"
+
+typedef struct {
+  const char *backend, *mesh, *pc;
+  int n, p;
+  double min_time;
+} options;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: hexcg bench precond [OPTIONS]\n"
+          "  --backend cpu|cuda     backend (default cpu)\n"
+          "  --mesh box|kershaw     unit cube, or the Kershaw mesh with eps 0.3 (default box)\n"
+          "  --elements N           N^3 elements (default 8; kershaw: a multiple of 6)\n"
+          "  --order P              polynomial order 1..15 (default 7)\n"
+          "  --pc YAML              preconditioner options as in a case file, flow style\n"
+          "                         (default '{type: asm}'); asm runs overlapped and sequential\n"
+          "  --min-time S           seconds per timed batch (default 0.2)\n");
+}
+
+static int parse_args(int argc, char **argv, options *o) {
+  *o = (options){.backend = "cpu", .mesh = "box", .pc = "{type: asm}", .n = 8, .p = 7, .min_time = 0.2};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
+    HX_CHECK(v, HX_ERR_INPUT, "bench precond: option %s needs a value (see --help)", a);
+    char *end = NULL;
+    errno = 0;
+    if (!strcmp(a, "--backend")) o->backend = v;
+    else if (!strcmp(a, "--mesh")) o->mesh = v;
+    else if (!strcmp(a, "--pc")) o->pc = v;
+    else if (!strcmp(a, "--elements")) o->n = (int)strtol(v, &end, 10);
+    else if (!strcmp(a, "--order")) o->p = (int)strtol(v, &end, 10);
+    else if (!strcmp(a, "--min-time")) o->min_time = strtod(v, &end);
+    else return HX_ERROR(HX_ERR_INPUT, "bench precond: unknown option %s (see --help)", a);
+    HX_CHECK(!end || (*end == '\0' && end != v && !errno), HX_ERR_INPUT, "bench precond: %s: '%s' is not a number",
+             a, v);
+    i++;
+  }
+  HX_CHECK(!strcmp(o->mesh, "box") || !strcmp(o->mesh, "kershaw"), HX_ERR_INPUT,
+           "bench precond: --mesh %s: allowed box, kershaw", o->mesh);
+  HX_CHECK(o->n >= 1 && o->n <= 512, HX_ERR_INPUT, "bench precond: --elements %d: allowed 1..512", o->n);
+  HX_CHECK(strcmp(o->mesh, "kershaw") || o->n % 6 == 0, HX_ERR_INPUT,
+           "bench precond: --elements %d: the Kershaw mesh needs a multiple of 6", o->n);
+  HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "bench precond: --order %d: allowed %d..%d",
+           o->p, HX_ORDER_MIN, HX_ORDER_MAX);
+  HX_CHECK(o->min_time > 0 && o->min_time <= 60, HX_ERR_INPUT, "bench precond: --min-time: allowed (0, 60]");
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  hx_op op;
+  hx_pc pc;
+  double *r, *z;
+} kargs;
+
+static int k_op(void *a) {
+  kargs *k = (kargs *)a;
+  HX_CALL(hx_op_apply(k->op, k->r, k->z, NULL));
+  return HX_SUCCESS;
+}
+
+static int k_pc(void *a) {
+  kargs *k = (kargs *)a;
+  HX_CALL(hx_pc_apply(k->pc, k->r, k->z));
+  return HX_SUCCESS;
+}
+
+/* max over ranks of v[0..n) in place */
+static int max_ranks(MPI_Comm comm, double *v, int n) {
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm));
+  return HX_SUCCESS;
+}
+
+static int run(hx_app_ctx *ctx, const options *o) {
+  hx_backend b = NULL;
+  hx_mesh m = NULL;
+  hx_disc d = NULL;
+  hx_pc pcs[2] = {NULL, NULL};
+  hx_opt *opts = NULL;
+  kargs k = {0};
+  int err = hx_backend_create(o->backend, &b);
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = o->n;
+  if (!strcmp(o->mesh, "kershaw")) mo.kershaw_eps = 0.3;
+  if (!err) err = hx_mesh_create_box(ctx->comm, &mo, &m);
+  hx_disc_opts dopt = hx_disc_opts_default();
+  dopt.p = o->p;
+  double t0 = hx_wtime();
+  if (!err) err = hx_disc_create(m, b, &dopt, &d);
+  double t_disc = hx_wtime() - t0;
+  if (!err) err = hx_opt_parse_yaml(o->pc, "--pc", &opts);
+  if (!err) err = hx_pc_options_check(opts);
+  if (err) goto done;
+  const int is_asm = !strcmp(hx_opt_get(opts, "type")->value, "asm");
+  const int has_coarse = is_asm && strcmp(hx_opt_get(hx_opt_get(opts, "coarse"), "solver")->value, "none");
+  const int npc = has_coarse ? 2 : 1;
+  k.op = hx_disc_op(d);
+  const int64_t ng = hx_op_size(k.op), dofs = hx_disc_num_dofs(d);
+  const size_t bytes = sizeof(double) * (size_t)(ng > 0 ? ng : 1);
+  if ((err = hx_mem_alloc(b, bytes, (void **)&k.r)) || (err = hx_mem_alloc(b, bytes, (void **)&k.z))) goto done;
+  {
+    /* a smooth-plus-rough residual, masked */
+    double *h = malloc(bytes);
+    const int64_t *gid = hx_gs_global_ids(hx_disc_gs(d));
+    for (int64_t i = 0; i < ng; i++) h[i] = sin(0.37 * (double)gid[i]) + 1.0;
+    err = hx_mem_to_device(b, k.r, h, bytes);
+    free(h);
+    if (!err) err = hx_gs_apply_mask(hx_disc_gs(d), k.r);
+    if (err) goto done;
+  }
+  hx_bench_timing_opts to = {o->min_time, 3, 100000, 1};
+  hx_bench_timing top;
+  if ((err = hx_bench_time(ctx->comm, b, NULL, k_op, &k, &to, &top))) goto done;
+  char view[2][512];
+  double setup[2] = {0, 0};
+  hx_bench_timing tp[2];
+  hx_asm_stats st[2];
+  memset(st, 0, sizeof st);
+  for (int i = 0; i < npc; i++) {
+    if (has_coarse && (err = hx_opt_set(opts, "overlap", i == 0 ? "true" : "false"))) goto done;
+    if ((err = hx_pc_create_from_options(d, opts, &pcs[i]))) goto done;
+    t0 = hx_wtime();
+    if ((err = hx_pc_setup(pcs[i]))) goto done;
+    setup[i] = hx_wtime() - t0;
+    k.pc = pcs[i];
+    if ((err = hx_bench_time(ctx->comm, b, NULL, k_pc, &k, &to, &tp[i]))) goto done;
+    hx_asm_get_stats(pcs[i], &st[i]);
+    hx_pc_view(pcs[i], view[i], sizeof view[i]);
+    double v[8] = {st[i].t_fine, st[i].t_coarse, st[i].t_copy, st[i].t_total, st[i].t_fine_setup,
+                   st[i].t_coarse_assembly, st[i].t_amg_setup, setup[i]};
+    if ((err = max_ranks(ctx->comm, v, 8))) goto done;
+    st[i].t_fine = v[0], st[i].t_coarse = v[1], st[i].t_copy = v[2], st[i].t_total = v[3];
+    st[i].t_fine_setup = v[4], st[i].t_coarse_assembly = v[5], st[i].t_amg_setup = v[6], setup[i] = v[7];
+  }
+  if (ctx->rank == 0) {
+    printf("bench precond: %s mesh, %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", o->mesh, o->n, o->p,
+           (long long)dofs, ctx->size, o->backend);
+    printf("discretisation setup %.4f s; operator apply %.4e s (%.3f GDOF/s)\n", t_disc, top.seconds,
+           (double)dofs / top.seconds * 1e-9);
+    for (int i = 0; i < npc; i++) {
+      printf("%s\n", view[i]);
+      printf("  setup %.4f s", setup[i]);
+      if (is_asm)
+        printf(" (fdm %.4f s%s", st[i].t_fine_setup, has_coarse ? "" : ")");
+      if (has_coarse)
+        printf(", coarse assembly %.4f s, BoomerAMG setup %.4f s; %lld coarse rows, %d AMG levels)",
+               st[i].t_coarse_assembly, st[i].t_amg_setup, (long long)st[i].coarse_rows, st[i].amg_levels);
+      printf("\n  apply %.4e s (%.3f GDOF/s, %.2f operator applies)\n", tp[i].seconds,
+             (double)dofs / tp[i].seconds * 1e-9, tp[i].seconds / top.seconds);
+      if (is_asm) {
+        printf("  fine level %.4e s (%.3f GDOF/s, %.2f operator applies)\n", st[i].t_fine,
+               (double)dofs / st[i].t_fine * 1e-9, st[i].t_fine / top.seconds);
+        if (has_coarse)
+          printf("  coarse level %.4e s, host copies %.4e s, total %.4e s, overlap efficiency "
+                 "total/max(fine, coarse) = %.3f\n",
+                 st[i].t_coarse, st[i].t_copy, st[i].t_total,
+                 st[i].t_total / fmax(st[i].t_fine, st[i].t_coarse));
+      }
+    }
+  }
+done:
+  hx_pc_destroy(&pcs[0]);
+  hx_pc_destroy(&pcs[1]);
+  hx_opt_free(&opts);
+  if (b) hx_mem_free(b, (void **)&k.r), hx_mem_free(b, (void **)&k.z);
+  hx_disc_destroy(&d);
+  hx_mesh_destroy(&m);
+  hx_backend_destroy(&b);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv) {
+  options o;
+  int err = parse_args(argc, argv, &o);
+  if (err == 1) {
+    if (ctx->rank == 0) usage(stdout);
+    return 0;
+  }
+  if (err) return hx_app_fail(ctx, err, 1);
+  err = run(ctx, &o);
+  if (err) return hx_app_fail(ctx, err, 1);
+  return 0;
+}

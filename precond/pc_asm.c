@@ -1,0 +1,219 @@
+/* The two-level additive Schwarz preconditioner (type asm):
+ *   z = sum_s R_s^T A_s^{-1} R_s r  +  P A0^{-1} P^T r
+ * fine level by fast diagonalisation (fdm*.c) on the backend, coarse level
+ * (coarse*.c) on the host with hypre BoomerAMG. With overlap the coarse
+ * correction runs in a host thread of its own (own communicator, one OpenMP
+ * thread) while the fine level runs; it needs MPI_THREAD_MULTIPLE, without
+ * it the two run one after the other (one warning). docs/preconditioner.md. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "precond_impl.h"
+
+typedef struct {
+  hx_disc d;
+  hx_op op;
+  hx_backend b;
+  int64_t ng;
+  hx_asm_opts o;
+  hx_fdm fine;
+  hx_coarse coarse;
+  double *h_r, *h_zc; /* host G-vectors for the coarse level */
+  double *d_zc;       /* backend G-vector: the coarse correction */
+  int overlap;        /* effective (MPI_THREAD_MULTIPLE granted) */
+  /* per-apply figures */
+  int64_t applies;
+  double t_fine, t_coarse, t_total, t_copy;
+  /* the coarse thread's result */
+  int thread_err;
+  char thread_msg[1024];
+  double thread_t;
+} asm_pc;
+
+void hx_asm_opts_default(hx_asm_opts *o) {
+  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT, .overlap = 1, .coarse = 1, .halo_overlap = 1};
+  hx_coarse_opts_default(&o->coarse_opts);
+}
+
+static int asm_destroy(void *ctx) {
+  asm_pc *a = (asm_pc *)ctx;
+  int first = hx_fdm_destroy(&a->fine), err;
+  if ((err = hx_coarse_destroy(&a->coarse)) && !first) first = err;
+  if ((err = hx_mem_free(a->b, (void **)&a->d_zc)) && !first) first = err;
+  if ((err = hx_disc_destroy(&a->d)) && !first) first = err;
+  free(a->h_r), free(a->h_zc), free(a);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+static int asm_setup(void *ctx) {
+  asm_pc *a = (asm_pc *)ctx;
+  hx_disc d = a->d;
+  const hx_fdm_opts fo = {.mesh = hx_disc_mesh(d),
+                          .gs = hx_disc_gs(d),
+                          .p = hx_disc_order(d),
+                          .h_kappa = hx_disc_kappa(d),
+                          .h_lambda = hx_disc_lambda(d),
+                          .h_dirichlet_face = hx_disc_dirichlet_faces(d),
+                          .weight = a->o.weight,
+                          .overlap = a->o.halo_overlap};
+  HX_CALL(hx_fdm_create(&fo, &a->fine));
+  if (a->o.coarse) {
+    HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
+                             hx_disc_dirichlet_l(d), &a->o.coarse_opts, &a->coarse));
+    const size_t n = (size_t)(a->ng > 0 ? a->ng : 1);
+    HX_CALL(HX_ALLOC(&a->h_r, n));
+    HX_CALL(HX_ALLOC(&a->h_zc, n));
+    HX_CALL(hx_mem_alloc(a->b, sizeof(double) * n, (void **)&a->d_zc));
+    int provided = MPI_THREAD_SINGLE;
+    HX_MPI(MPI_Query_thread(&provided));
+    a->overlap = a->o.overlap && provided == MPI_THREAD_MULTIPLE;
+    if (a->o.overlap && !a->overlap && hx_log_rank() == 0)
+      hx_warn("preconditioner.overlap: the MPI library does not provide MPI_THREAD_MULTIPLE; the coarse "
+              "correction runs after the fine level instead of beside it\n");
+  }
+  return HX_SUCCESS;
+}
+
+static void *coarse_thread(void *arg) {
+  asm_pc *a = (asm_pc *)arg;
+#ifdef _OPENMP
+  omp_set_num_threads(1); /* this thread's own team size: the fine level keeps the cores */
+#endif
+  const double t0 = hx_wtime();
+  a->thread_err = hx_coarse_apply(a->coarse, a->h_r, a->h_zc);
+  if (a->thread_err) {
+    snprintf(a->thread_msg, sizeof a->thread_msg, "%s", hx_error_message());
+    hx_error_clear();
+  }
+  a->thread_t = hx_wtime() - t0;
+  return NULL;
+}
+
+static int asm_apply(void *ctx, const double *d_r, double *d_z) {
+  asm_pc *a = (asm_pc *)ctx;
+  const double t0 = hx_wtime();
+  const size_t bytes = sizeof(double) * (size_t)a->ng;
+  double tc = 0.0, tf = 0.0;
+  if (!a->coarse) {
+    HX_CALL(hx_fdm_apply(a->fine, d_r, d_z));
+    tf = hx_wtime() - t0;
+  } else {
+    HX_CALL(hx_mem_to_host(a->b, a->h_r, d_r, bytes));
+    const double t1 = hx_wtime();
+    a->t_copy += t1 - t0;
+    pthread_t th;
+    int started = 0;
+    if (a->overlap) started = pthread_create(&th, NULL, coarse_thread, a) == 0;
+    int err = hx_fdm_apply(a->fine, d_r, d_z);
+    tf = hx_wtime() - t1;
+    if (started) pthread_join(th, NULL);
+    else coarse_thread(a);
+    HX_CALL(err);
+    if (a->thread_err)
+      return HX_ERROR(a->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", a->thread_msg);
+    tc = a->thread_t;
+    const double t2 = hx_wtime();
+    HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));
+    HX_CALL(hx_array_axpby(a->b, a->ng, d_z, 1.0, a->d_zc, 1.0));
+    a->t_copy += hx_wtime() - t2;
+  }
+  HX_CALL(hx_backend_sync(a->b));
+  a->applies++;
+  a->t_fine += tf, a->t_coarse += tc, a->t_total += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+static void asm_describe(void *ctx, char *buf, size_t len) {
+  asm_pc *a = (asm_pc *)ctx;
+  snprintf(buf, len, "asm(fdm, weight=%s, p=%d)%s%s", a->o.weight == HX_FDM_WEIGHT_SQRT ? "sqrt" : "none",
+           hx_disc_order(a->d),
+           a->o.coarse ? (a->o.coarse_opts.op == HX_COARSE_GALERKIN ? " + coarse(q1 galerkin, boomeramg"
+                                                                     : " + coarse(q1 fem, boomeramg")
+                       : "",
+           a->o.coarse ? (a->overlap ? ", overlapped)" : ", sequential)") : "");
+}
+
+void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s) {
+  memset(s, 0, sizeof *s);
+  if (!pc || strcmp(hx_pc_type(pc), "asm")) return;
+  asm_pc *a = (asm_pc *)hx_pc_context(pc);
+  s->applies = a->applies;
+  s->coarse = a->coarse != NULL;
+  s->overlap = a->overlap;
+  if (a->applies) {
+    s->t_fine = a->t_fine / (double)a->applies;
+    s->t_coarse = a->t_coarse / (double)a->applies;
+    s->t_total = a->t_total / (double)a->applies;
+    s->t_copy = a->t_copy / (double)a->applies;
+    const double m = s->t_fine > s->t_coarse ? s->t_fine : s->t_coarse;
+    s->overlap_efficiency = m > 0 ? s->t_total / m : 0.0;
+  }
+  if (a->fine) {
+    hx_fdm_stats fs;
+    hx_fdm_get_stats(a->fine, &fs);
+    s->t_fine_setup = fs.t_setup;
+    s->fine_bytes_per_apply = fs.bytes_per_apply;
+  }
+  if (a->coarse) {
+    hx_coarse_stats cs;
+    hx_coarse_get_stats(a->coarse, &cs);
+    s->t_coarse_assembly = cs.t_assembly, s->t_amg_setup = cs.t_amg_setup;
+    s->coarse_rows = cs.rows_global, s->amg_levels = cs.amg_levels;
+  }
+}
+
+static void asm_report(void *ctx, int indent, FILE *out) {
+  asm_pc *a = (asm_pc *)ctx;
+  hx_fdm_stats fs;
+  if (a->fine) hx_fdm_get_stats(a->fine, &fs);
+  else memset(&fs, 0, sizeof fs);
+  const double per = a->applies ? 1.0 / (double)a->applies : 0.0;
+  const double tf = a->t_fine * per, tc = a->t_coarse * per, tt = a->t_total * per;
+  const double m = tf > tc ? tf : tc;
+  fprintf(out, "%*sfine_setup_seconds: %.6e\n", indent, "", fs.t_setup);
+  fprintf(out, "%*sfine_apply_seconds: %.6e\n", indent, "", tf);
+  if (a->coarse) {
+    hx_coarse_stats cs;
+    hx_coarse_get_stats(a->coarse, &cs);
+    fprintf(out, "%*scoarse_rows: %lld\n%*scoarse_amg_levels: %d\n", indent, "", (long long)cs.rows_global, indent,
+            "", cs.amg_levels);
+    fprintf(out, "%*scoarse_assembly_seconds: %.6e\n%*scoarse_amg_setup_seconds: %.6e\n", indent, "",
+            cs.t_assembly, indent, "", cs.t_amg_setup);
+    fprintf(out, "%*scoarse_apply_seconds: %.6e\n", indent, "", tc);
+    fprintf(out, "%*soverlap: %s\n", indent, "", a->overlap ? "true" : "false");
+    fprintf(out, "%*soverlap_efficiency: %.4f\n", indent, "", m > 0 ? tt / m : 0.0);
+  }
+  fprintf(out, "%*stotal_apply_seconds: %.6e\n", indent, "", tt);
+}
+
+int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
+  *pc = NULL;
+  asm_pc *a;
+  HX_CALL(HX_ALLOC(&a, 1));
+  a->d = d;
+  a->op = hx_disc_op(d);
+  a->b = hx_disc_backend(d);
+  a->ng = hx_op_size(a->op);
+  a->o = *o;
+  int err = hx_disc_reference(d);
+  if (err) {
+    free(a);
+    HX_CALL(err);
+  }
+  const hx_pc_ops ops = {.type = "asm",
+                         .setup = asm_setup,
+                         .apply = asm_apply,
+                         .describe = asm_describe,
+                         .report = asm_report,
+                         .destroy = asm_destroy,
+                         .passes = 4};
+  err = hx_pc_create_shell(a->op, &ops, a, 0, NULL, pc);
+  if (err) asm_destroy(a);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
