@@ -5,16 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HX_MSG_LEN 2048
-#define HX_MAX_FRAMES 32
-#define HX_FRAME_LEN 256
-
-typedef struct {
-  int code;
-  char msg[HX_MSG_LEN];
-  int nframes;
-  char frames[HX_MAX_FRAMES][HX_FRAME_LEN];
-} hx_error_state;
+#define HX_MAX_FRAMES HX_ERROR_MAX_FRAMES
+#define HX_FRAME_LEN HX_ERROR_FRAME_LEN
 
 static _Thread_local hx_error_state hx_err_;
 
@@ -86,6 +78,21 @@ void hx_error_clear(void) {
   hx_err_.code = HX_SUCCESS;
   hx_err_.msg[0] = '\0';
   hx_err_.nframes = 0;
+}
+
+void hx_error_capture(hx_error_state *st) {
+  if (!st) return;
+  *st = hx_err_;
+  if (st->msg[0] == '\0' && st->code == HX_SUCCESS) st->nframes = 0;
+}
+
+int hx_error_reraise(const hx_error_state *st, const char *file, int line, const char *func) {
+  if (!st || st->code == HX_SUCCESS) return HX_SUCCESS;
+  hx_err_ = *st;
+  if (hx_err_.nframes < HX_MAX_FRAMES)
+    snprintf(hx_err_.frames[hx_err_.nframes++], HX_FRAME_LEN, "%s:%d %s() (error re-raised from another thread)",
+             hx_basename(file), line, func);
+  return hx_err_.code;
 }
 
 void hx_error_print(FILE *out, int rank, int traceback) {

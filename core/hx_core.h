@@ -63,6 +63,33 @@ void hx_error_clear(void);
 /* Print "[rank R] error: MESSAGE" and, if traceback != 0, the frames. */
 void hx_error_print(FILE *out, int rank, int traceback);
 
+/* Carrying an error across threads. The error state is thread-local, so an
+ * error raised in a worker thread (a coarse-solve thread, a queue's host
+ * thread) is invisible to the thread that joins it. The worker captures its
+ * state before it exits:
+ *     hx_error_state st;  ... ierr = work(); if (ierr) hx_error_capture(&st);
+ * and the joining thread re-raises it, which installs the message and the
+ * worker's traceback as this thread's current error, adds a frame marking the
+ * thread crossing and returns the worker's code:
+ *     if (st.code) return HX_ERROR_RERAISE(&st);
+ * The struct is plain data (about 10 KB): copy it, keep it in a job struct. */
+#define HX_ERROR_MSG_LEN 2048
+#define HX_ERROR_MAX_FRAMES 32
+#define HX_ERROR_FRAME_LEN 256
+typedef struct {
+  int code; /* HX_SUCCESS when no error was captured */
+  char msg[HX_ERROR_MSG_LEN];
+  int nframes;
+  char frames[HX_ERROR_MAX_FRAMES][HX_ERROR_FRAME_LEN];
+} hx_error_state;
+/* Copy this thread's current error state into *st (code HX_SUCCESS if none). */
+void hx_error_capture(hx_error_state *st);
+/* Make *st this thread's current error, append a "file:line func() (error
+ * re-raised from another thread)" frame and return st->code (HX_SUCCESS, and
+ * nothing changes, if st holds no error). */
+int hx_error_reraise(const hx_error_state *st, const char *file, int line, const char *func);
+#define HX_ERROR_RERAISE(st) hx_error_reraise((st), __FILE__, __LINE__, __func__)
+
 #define HX_ERROR(code, ...) hx_error_set(__FILE__, __LINE__, __func__, (code), __VA_ARGS__)
 
 /* Return an error with a message unless cond holds. */

@@ -189,6 +189,11 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
     return HX_SUCCESS;
   }
 #endif
+  const int64_t nl = hx_ax_num_nodes(ax);
+  HX_MC_DEV(ax->b, d_u, nl, "operator: u");
+  HX_MC_DEV(ax->b, d_w, nl, "operator: w");
+  if (d_list && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
+  HX_MC_SCOPE(ax->b);
   HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_u, d_w, part));
   if (uw) {
     double s = 0.0;

@@ -1,6 +1,7 @@
 /* Backend selection, memory and vectors: dispatch to cpu/ or cuda/. */
 #include "backend_impl.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -37,13 +38,37 @@ int hx_cuda_query(hx_device_info *info) {
 #endif
 }
 
+/* HEXCG_BACKEND_CPU=cpu-memcheck turns every request for "cpu" into one for
+ * "cpu-memcheck" (whole programs and test suites run under it unchanged). */
+static int hx_backend_cpu_alias(const char **name) {
+  const char *env = getenv("HEXCG_BACKEND_CPU");
+  if (strcmp(*name, "cpu") != 0 || !env || !*env) return HX_SUCCESS;
+  HX_CHECK(strcmp(env, "cpu") == 0 || strcmp(env, "cpu-memcheck") == 0, HX_ERR_INPUT,
+           "HEXCG_BACKEND_CPU=%s: allowed values are cpu and cpu-memcheck", env);
+  *name = env;
+  return HX_SUCCESS;
+}
+
+static void hx_backend_free(hx_backend b) {
+  if (!b) return;
+  if (b->qlock) {
+    pthread_mutex_destroy((pthread_mutex_t *)b->qlock);
+    free(b->qlock);
+  }
+  free(b);
+}
+
 int hx_backend_create(const char *name, hx_backend *out) {
   *out = NULL;
   HX_CHECK(name, HX_ERR_ARG, "backend name is NULL");
+  HX_CALL(hx_backend_cpu_alias(&name));
   hx_backend b = NULL;
-  if (strcmp(name, "cpu") == 0) {
+  if (strcmp(name, "cpu") == 0 || strcmp(name, "cpu-memcheck") == 0) {
+    const int mc = strcmp(name, "cpu-memcheck") == 0;
+    if (mc) HX_CALL(hx_mc_init());
     HX_CALL(HX_ALLOC(&b, 1));
     b->kind = HX_BACKEND_CPU;
+    b->memcheck = mc;
 #ifdef _OPENMP
     b->nthreads = omp_get_max_threads();
 #else
@@ -64,9 +89,16 @@ int hx_backend_create(const char *name, hx_backend *out) {
     }
 #endif
   } else {
-    return HX_ERROR(HX_ERR_INPUT, "unknown backend '%s' (allowed: cpu, cuda)", name);
+    return HX_ERROR(HX_ERR_INPUT, "unknown backend '%s' (allowed: cpu, cuda, cpu-memcheck)", name);
   }
   snprintf(b->name, sizeof b->name, "%s", name);
+  int ierr = HX_ALLOC((pthread_mutex_t **)&b->qlock, 1);
+  if (!ierr) pthread_mutex_init((pthread_mutex_t *)b->qlock, NULL);
+  if (!ierr) ierr = hx_queue_new(b, 1, &b->q0);
+  if (ierr) {
+    hx_backend_free(b);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
   *out = b;
   return HX_SUCCESS;
 }
@@ -74,48 +106,24 @@ int hx_backend_create(const char *name, hx_backend *out) {
 int hx_backend_destroy(hx_backend *pb) {
   if (!pb || !*pb) return HX_SUCCESS;
   hx_backend b = *pb;
-  if (b->kind == HX_BACKEND_CPU) {
-    free(b->d_partials);
+  int ierr = HX_SUCCESS;
+  while (b->queues) { /* queues the caller left: wait for them and free them */
+    hx_queue q = b->queues;
+    b->queues = q->next;
+    int e = hx_queue_free(q);
+    if (e && !ierr) ierr = e;
   }
-#ifdef HEXCG_HAVE_CUDA
-  else {
-    if (b->d_partials) hx_cuda_free(b->d_partials);
-    HX_CALL(hx_cuda_backend_finalize(b));
-  }
-#endif
-  free(b);
+  int e = hx_queue_free(b->q0);
+  if (e && !ierr) ierr = e;
+  hx_backend_free(b);
   *pb = NULL;
+  if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
 }
 
 hx_backend_kind hx_backend_get_kind(hx_backend b) { return b->kind; }
 const char *hx_backend_name(hx_backend b) { return b->name; }
 int hx_backend_num_threads(hx_backend b) { return b->nthreads; }
-
-int hx_backend_sync(hx_backend b) {
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) HX_CALL(hx_cuda_sync(b));
-#endif
-  (void)b;
-  return HX_SUCCESS;
-}
-
-int hx_backend_partials(hx_backend b, size_t n) {
-  if (n <= b->npartials && b->d_partials) return HX_SUCCESS;
-  size_t want = n < 64 ? 64 : n;
-  if (b->kind == HX_BACKEND_CPU) {
-    HX_CALL(hx_realloc(want, sizeof(double), &b->d_partials));
-  }
-#ifdef HEXCG_HAVE_CUDA
-  else {
-    if (b->d_partials) HX_CALL(hx_cuda_free(b->d_partials));
-    b->d_partials = NULL;
-    HX_CALL(hx_cuda_malloc(want * sizeof(double), (void **)&b->d_partials));
-  }
-#endif
-  b->npartials = want;
-  return HX_SUCCESS;
-}
 
 /* ------------------------------------------------------------ memory */
 int hx_mem_alloc(hx_backend b, size_t bytes, void **ptr) {
@@ -126,7 +134,10 @@ int hx_mem_alloc(hx_backend b, size_t bytes, void **ptr) {
     return HX_SUCCESS;
   }
 #endif
-  (void)b;
+  if (b->memcheck) {
+    HX_CALL(hx_mc_alloc(bytes, ptr)); /* NaN-filled, like uninitialised device memory */
+    return HX_SUCCESS;
+  }
   HX_CALL(hx_calloc(bytes ? bytes : 1, 1, ptr));
   return HX_SUCCESS;
 }
@@ -135,74 +146,124 @@ int hx_mem_free(hx_backend b, void **ptr) {
   if (!ptr || !*ptr) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
   if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_sync(b)); /* kernels queued on the stream may still use it */
+    HX_CALL(hx_backend_sync(b)); /* kernels queued on any queue may still use it */
     HX_CALL(hx_cuda_free(*ptr));
     *ptr = NULL;
     return HX_SUCCESS;
   }
 #endif
-  (void)b;
+  if (b->memcheck) {
+    HX_CALL(hx_mc_free(*ptr));
+    *ptr = NULL;
+    return HX_SUCCESS;
+  }
   free(*ptr);
   *ptr = NULL;
   return HX_SUCCESS;
 }
 
-static int hx_mem_xfer(hx_backend b, void *dst, const void *src, size_t bytes, int kind) {
+/* kind: 1 h2d, 2 d2h, 3 d2d. sync: return after the copy is complete and the
+ * host buffer is free (the functions without _q); otherwise it belongs to the
+ * queue until the queue is synchronised. */
+static int hx_mem_xfer(hx_queue q, void *dst, const void *src, size_t bytes, int kind, int sync) {
+  HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (bytes == 0) return HX_SUCCESS;
   HX_CHECK(dst && src, HX_ERR_ARG, "NULL pointer in a %zu-byte copy", bytes);
+  hx_backend b = q->b;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) return hx_cuda_memcpy(b, dst, src, bytes, kind);
+  if (b->kind == HX_BACKEND_CUDA) return hx_cuda_memcpy(q, dst, src, bytes, kind, sync && kind != 3);
 #endif
-  (void)b;
-  (void)kind;
+  if (b->memcheck) {
+    static const char *const what[4][2] = {
+        {"", ""}, {"hx_mem_to_device destination", "hx_mem_to_device source"},
+        {"hx_mem_to_host destination", "hx_mem_to_host source"}, {"hx_mem_copy destination", "hx_mem_copy source"}};
+    if (kind == 2) HX_CALL(hx_mc_check_host(dst, bytes, what[kind][0]));
+    else HX_CALL(hx_mc_check_dev(dst, bytes, what[kind][0]));
+    if (kind == 1) HX_CALL(hx_mc_check_host(src, bytes, what[kind][1]));
+    else HX_CALL(hx_mc_check_dev(src, bytes, what[kind][1]));
+    HX_MC_SCOPE(b);
+    if (!sync && kind == 2) return hx_mc_to_host_async(q, dst, src, bytes);
+    if (!sync && kind == 1) return hx_mc_to_device_async(q, dst, src, bytes);
+    memmove(dst, src, bytes);
+    /* a synchronous transfer waits for its queue (cuda): earlier async ones complete */
+    if (sync && kind != 3) HX_CALL(hx_mc_flush(q, UINT64_MAX));
+    return HX_SUCCESS;
+  }
   memmove(dst, src, bytes);
   return HX_SUCCESS;
 }
-int hx_mem_to_device(hx_backend b, void *d, const void *h, size_t n) { HX_CALL(hx_mem_xfer(b, d, h, n, 1)); return HX_SUCCESS; }
-int hx_mem_to_host(hx_backend b, void *h, const void *d, size_t n) { HX_CALL(hx_mem_xfer(b, h, d, n, 2)); return HX_SUCCESS; }
-int hx_mem_copy(hx_backend b, void *d, const void *s, size_t n) { HX_CALL(hx_mem_xfer(b, d, s, n, 3)); return HX_SUCCESS; }
+int hx_mem_to_device(hx_backend b, void *d, const void *h, size_t n) { HX_CALL(hx_mem_xfer(b->q0, d, h, n, 1, 1)); return HX_SUCCESS; }
+int hx_mem_to_host(hx_backend b, void *h, const void *d, size_t n) { HX_CALL(hx_mem_xfer(b->q0, h, d, n, 2, 1)); return HX_SUCCESS; }
+int hx_mem_copy(hx_backend b, void *d, const void *s, size_t n) { HX_CALL(hx_mem_xfer(b->q0, d, s, n, 3, 1)); return HX_SUCCESS; }
+int hx_mem_to_device_q(hx_queue q, void *d, const void *h, size_t n) { HX_CALL(hx_mem_xfer(q, d, h, n, 1, 0)); return HX_SUCCESS; }
+int hx_mem_to_host_q(hx_queue q, void *h, const void *d, size_t n) { HX_CALL(hx_mem_xfer(q, h, d, n, 2, 0)); return HX_SUCCESS; }
+int hx_mem_copy_q(hx_queue q, void *d, const void *s, size_t n) { HX_CALL(hx_mem_xfer(q, d, s, n, 3, 0)); return HX_SUCCESS; }
 
-int hx_mem_zero(hx_backend b, void *ptr, size_t bytes) {
+int hx_mem_zero_q(hx_queue q, void *ptr, size_t bytes) {
+  HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (bytes == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_memset0(b, ptr, bytes));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_memset0(q, ptr, bytes));
     return HX_SUCCESS;
   }
 #endif
-  (void)b;
+  if (q->b->memcheck) HX_CALL(hx_mc_check_dev(ptr, bytes, "hx_mem_zero pointer"));
+  HX_MC_SCOPE(q->b);
   memset(ptr, 0, bytes);
   return HX_SUCCESS;
 }
+int hx_mem_zero(hx_backend b, void *ptr, size_t bytes) { HX_CALL(hx_mem_zero_q(b->q0, ptr, bytes)); return HX_SUCCESS; }
 
 /* ------------------------------------------------------------ arrays */
-int hx_array_copy(hx_backend b, int64_t n, double *y, const double *x) {
+int hx_array_copy_q(hx_queue q, int64_t n, double *y, const double *x) {
+  HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_copy(b, n, y, x)); return HX_SUCCESS; }
+  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_copy(q, n, y, x)); return HX_SUCCESS; }
 #endif
-  (void)b;
+  HX_MC_DEV(q->b, y, n, "copy: y");
+  HX_MC_DEV(q->b, x, n, "copy: x");
+  HX_MC_SCOPE(q->b);
   HX_CALL(hx_cpu_copy(n, y, x));
   return HX_SUCCESS;
 }
 
-int hx_array_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb) {
+int hx_array_axpby_q(hx_queue q, int64_t n, double *y, double a, const double *x, double bb) {
+  HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_axpby(b, n, y, a, x, bb)); return HX_SUCCESS; }
+  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_axpby(q, n, y, a, x, bb)); return HX_SUCCESS; }
 #endif
-  (void)b;
+  HX_MC_DEV(q->b, y, n, "axpby: y");
+  HX_MC_DEV(q->b, x, n, "axpby: x");
+  HX_MC_SCOPE(q->b);
   HX_CALL(hx_cpu_axpby(n, y, a, x, bb));
   return HX_SUCCESS;
 }
 
-int hx_array_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
+int hx_array_dot_q(hx_queue q, int64_t n, const double *x, const double *y, double *result) {
+  HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
   if (n <= 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_dot(b, n, x, y, result)); return HX_SUCCESS; }
+  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_dot(q, n, x, y, result)); return HX_SUCCESS; }
 #endif
-  HX_CALL(hx_cpu_dot(b, n, x, y, result));
+  HX_MC_DEV(q->b, x, n, "dot: x");
+  HX_MC_DEV(q->b, y, n, "dot: y");
+  HX_MC_SCOPE(q->b);
+  HX_CALL(hx_cpu_dot(q, n, x, y, result));
+  if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX)); /* a reduction waits for its queue */
+  return HX_SUCCESS;
+}
+
+int hx_array_copy(hx_backend b, int64_t n, double *y, const double *x) { HX_CALL(hx_array_copy_q(b->q0, n, y, x)); return HX_SUCCESS; }
+int hx_array_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb) {
+  HX_CALL(hx_array_axpby_q(b->q0, n, y, a, x, bb));
+  return HX_SUCCESS;
+}
+int hx_array_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
+  HX_CALL(hx_array_dot_q(b->q0, n, x, y, result));
   return HX_SUCCESS;
 }
 

@@ -7,19 +7,34 @@
 #include "hx_hd.h"
 #include "hx_kernels.h"
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A queue (hx_kernels.h "Queues"): an ordered stream of work with its own
+ * reduction scratch, so reductions on different queues never share memory. */
+struct hx_queue_s {
+  hx_backend b;
+  void *stream;          /* cudaStream_t (cuda); NULL on cpu */
+  double *d_partials;    /* reduction scratch: backend memory on cuda, host on cpu */
+  size_t npartials;
+  double *h_result;      /* pinned host double for reduction results (cuda) */
+  int is_default;        /* the backend's default queue (not destroyable by users) */
+  struct hx_queue_s *next; /* the backend's list of created queues */
+  void *mc;              /* cpu-memcheck: transfers not yet completed (memcheck.c) */
+};
 
 struct hx_backend_s {
   hx_backend_kind kind;
   char name[16];
   int nthreads;
+  int memcheck;          /* 1 for cpu-memcheck (kind HX_BACKEND_CPU) */
   hx_device_info dev;
-  void *stream;          /* cudaStream_t of the main work stream (cuda) */
-  double *d_partials;    /* reduction scratch in the backend's memory */
-  size_t npartials;
-  double *h_result;      /* pinned host double for reduction results (cuda) */
+  struct hx_queue_s *q0; /* default queue: every function without _q runs on it */
+  struct hx_queue_s *queues; /* queues made by hx_queue_create (under qlock) */
+  void *qlock;           /* pthread mutex guarding the queue list */
 };
 
 struct hx_vec_s {
@@ -30,30 +45,78 @@ struct hx_vec_s {
 
 /* number of reduction chunks for n entries */
 static inline int64_t hx_num_chunks(int64_t n) { return (n + HX_REDUCE_CHUNK - 1) / HX_REDUCE_CHUNK; }
-/* grow the reduction scratch to hold n partials */
+/* queue objects (kernels/queue.c): the default queue is made by
+ * hx_backend_create, freed by hx_backend_destroy */
+int hx_queue_new(hx_backend b, int is_default, hx_queue *q);
+int hx_queue_free(hx_queue q);
+
+/* grow the reduction scratch of queue q / of b's default queue to n partials */
+int hx_queue_partials(hx_queue q, size_t n);
 int hx_backend_partials(hx_backend b, size_t n);
+
+/* ------------------------------------------------------------ cpu-memcheck
+ * (kernels/memcheck.c, docs/developer.md "cpu-memcheck"). Backend memory of
+ * a cpu-memcheck backend lives in one mmap'd arena that is PROT_NONE while
+ * host code runs; every public entry point that touches backend memory on
+ * the host (a CPU kernel, a transfer) opens a scope with HX_MC_SCOPE(b),
+ * which makes the arena accessible until the function returns (scopes nest
+ * and count across threads). A new kernel entry point MUST open one, or
+ * its CPU loop faults under cpu-memcheck. */
+int hx_mc_init(void); /* once per process: arena, SIGSEGV handler */
+int hx_mc_enter(void);
+void hx_mc_leave(int *entered);
+int hx_mc_alloc(size_t bytes, void **ptr);
+int hx_mc_free(void *ptr);
+/* async transfers on q: the d2h result reaches h only when q is synchronised;
+ * an h2d source must not change before then (checked) */
+int hx_mc_to_host_async(hx_queue q, void *h, const void *d, size_t bytes);
+int hx_mc_to_device_async(hx_queue q, void *d, const void *h, size_t bytes);
+/* complete q's transfers up to sequence number upto (UINT64_MAX: all) */
+int hx_mc_flush(hx_queue q, uint64_t upto);
+uint64_t hx_mc_seq(hx_queue q);
+/* argument checks: [p, p+bytes) inside one live backend allocation / not in
+ * backend memory at all (HX_ERR_ARG with a message otherwise) */
+int hx_mc_check_dev(const void *p, size_t bytes, const char *what);
+int hx_mc_check_host(const void *p, size_t bytes, const char *what);
+/* check a backend pointer argument of n doubles when b is cpu-memcheck */
+#define HX_MC_DEV(b, p, n, what)                                                               \
+  do {                                                                                         \
+    if ((b)->memcheck) HX_CALL(hx_mc_check_dev((p), (size_t)(n) * sizeof(double), (what)));    \
+  } while (0)
+void hx_mc_queue_free(hx_queue q);
+static inline int hx_mc_begin(hx_backend b) { return b && b->memcheck ? hx_mc_enter() : 0; }
+#define HX_MC_SCOPE(b) \
+  int hx_mc_scope_ __attribute__((cleanup(hx_mc_leave), unused)) = hx_mc_begin(b)
 
 /* CPU implementations (kernels/cpu/) */
 int hx_cpu_copy(int64_t n, double *y, const double *x);
 int hx_cpu_axpby(int64_t n, double *y, double a, const double *x, double bb);
-int hx_cpu_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result);
+int hx_cpu_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
 
 #ifdef HEXCG_HAVE_CUDA
 /* CUDA implementations (kernels/cuda/) */
 int hx_cuda_query_impl(hx_device_info *info, char *why, size_t whylen);
 int hx_cuda_runtime_version_impl(void);
 int hx_cuda_backend_init(hx_backend b);
-int hx_cuda_backend_finalize(hx_backend b);
-int hx_cuda_sync(hx_backend b);
+int hx_cuda_queue_init(hx_queue q);     /* stream + pinned result */
+int hx_cuda_queue_finalize(hx_queue q); /* waits for the stream */
+int hx_cuda_queue_sync(hx_queue q);
+int hx_cuda_sync(hx_backend b); /* the default queue */
+int hx_cuda_event_create(void **ev);
+int hx_cuda_event_destroy(void *ev);
+int hx_cuda_event_record(void *ev, hx_queue q);
+int hx_cuda_event_wait(hx_queue q, void *ev);
+int hx_cuda_event_sync(void *ev);
 int hx_cuda_malloc(size_t bytes, void **ptr);
 int hx_cuda_free(void *ptr);
 int hx_cuda_free_host(void *ptr);
 int hx_cuda_malloc_host(size_t bytes, void **ptr);
-int hx_cuda_memcpy(hx_backend b, void *dst, const void *src, size_t bytes, int kind); /* 1 h2d 2 d2h 3 d2d */
-int hx_cuda_memset0(hx_backend b, void *ptr, size_t bytes);
-int hx_cuda_copy(hx_backend b, int64_t n, double *y, const double *x);
-int hx_cuda_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb);
-int hx_cuda_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result);
+/* kind 1 h2d 2 d2h 3 d2d; sync != 0: wait for q before returning */
+int hx_cuda_memcpy(hx_queue q, void *dst, const void *src, size_t bytes, int kind, int sync);
+int hx_cuda_memset0(hx_queue q, void *ptr, size_t bytes);
+int hx_cuda_copy(hx_queue q, int64_t n, double *y, const double *x);
+int hx_cuda_axpby(hx_queue q, int64_t n, double *y, double a, const double *x, double bb);
+int hx_cuda_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
 #endif
 
 /* FDM box solves and weighted copies (kernels/fdm.c, cpu/fdm_cpu.c,

@@ -579,6 +579,9 @@ int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(gs->b, d_g, gs->ng, "gs scatter: G-vector");
+  HX_MC_DEV(gs->b, d_l, gs->nl, "gs scatter: L-vector");
+  HX_MC_SCOPE(gs->b);
   hx_cpu_gs_scatter(gs->nl, gs->d_map, d_g, d_l);
   return HX_SUCCESS;
 }
@@ -597,6 +600,9 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(gs->b, d_l, gs->nl, "gs gather: L-vector");
+  HX_MC_DEV(gs->b, d_g, gs->ng, "gs gather: G-vector");
+  HX_MC_SCOPE(gs->b);
   if (part != HX_GS_SHARED) hx_cpu_gs_gather_acc(gs->nchunk, gs->chunk, gs->acc, d_l, d_g);
   const int64_t c0 = part == HX_GS_SHARED ? gs->cut_split : 0;
   const int64_t c1 = part == HX_GS_INTERIOR ? gs->cut_split : gs->ncut;
@@ -629,6 +635,8 @@ int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op) {
   } else
 #endif
   {
+    HX_MC_DEV(gs->b, d_g, gs->ng, "gs exchange: G-vector");
+    HX_MC_SCOPE(gs->b);
     hx_cpu_gs_pack(gs->nsend, gs->d_send_idx, d_g, gs->h_sendbuf);
   }
   for (int k = 0; k < gs->nnb; k++)
@@ -653,6 +661,8 @@ int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op) {
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(gs->b, d_g, gs->ng, "gs exchange: G-vector");
+  HX_MC_SCOPE(gs->b);
   hx_cpu_gs_combine((int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self,
                     gs->h_recvbuf);
   return HX_SUCCESS;
@@ -727,6 +737,8 @@ int hx_gs_apply_mask(hx_gs gs, double *d_g) {
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(gs->b, d_g, gs->ng, "gs mask: G-vector");
+  HX_MC_SCOPE(gs->b);
   hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g);
   return HX_SUCCESS;
 }

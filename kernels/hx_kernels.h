@@ -46,14 +46,27 @@ int hx_cuda_runtime_version(void);
  * exists; every CUDA error code is treated as "no device" here. */
 int hx_cuda_query(hx_device_info *info);
 
-/* Create a backend by name: "cpu" or "cuda". An unknown name is HX_ERR_INPUT;
- * "cuda" in a build without CUDA or without a usable device is
- * HX_ERR_NO_DEVICE with a message that says which. */
+/* Create a backend by name: "cpu", "cpu-memcheck" or "cuda". An unknown name
+ * is HX_ERR_INPUT; "cuda" in a build without CUDA or without a usable device
+ * is HX_ERR_NO_DEVICE with a message that says which.
+ * "cpu-memcheck" runs the CPU kernels (hx_backend_get_kind gives
+ * HX_BACKEND_CPU) but keeps its "device" memory apart from host memory: it
+ * is inaccessible (PROT_NONE) outside the kernel and transfer functions, so
+ * host code that dereferences backend memory dies with a message naming the
+ * allocation ("host code touched backend memory without a transfer"); new
+ * allocations are filled with NaN (bytes 0xff), freed ones poisoned with
+ * NaN and kept inaccessible (use after free is named as such); an
+ * asynchronous hx_mem_to_host_q delivers its data only when its queue is
+ * synchronised (NaN before), and the source of an hx_mem_to_device_q must
+ * not change before then (checked). See docs/developer.md "cpu-memcheck".
+ * Environment: HEXCG_BACKEND_CPU=cpu-memcheck makes every request for "cpu"
+ * create "cpu-memcheck" (runs a whole program or test suite under it;
+ * scripts/test.sh --memcheck). */
 int hx_backend_create(const char *name, hx_backend *b);
 int hx_backend_destroy(hx_backend *b);
 hx_backend_kind hx_backend_get_kind(hx_backend b);
 const char *hx_backend_name(hx_backend b);
-/* Wait for all work queued on the backend. */
+/* Wait for all work queued on the backend (every queue). */
 int hx_backend_sync(hx_backend b);
 /* Number of OpenMP threads the CPU backend uses. */
 int hx_backend_num_threads(hx_backend b);
@@ -65,6 +78,64 @@ int hx_mem_to_device(hx_backend b, void *d_dst, const void *h_src, size_t bytes)
 int hx_mem_to_host(hx_backend b, void *h_dst, const void *d_src, size_t bytes);
 int hx_mem_copy(hx_backend b, void *d_dst, const void *d_src, size_t bytes);
 int hx_mem_zero(hx_backend b, void *d_ptr, size_t bytes);
+
+/* ------------------------------------------------------------ queues
+ * A queue is an ordered stream of backend work: what is enqueued on one
+ * queue runs in order; work on different queues may run concurrently and is
+ * ordered only by events. A queue owns its CUDA stream, its reduction
+ * scratch and its pinned result double, so two host threads may each use
+ * their own queue at the same time (reductions included). One queue must not
+ * be used by two host threads at once.
+ *   cuda: a queue is a cudaStream (non-blocking), an event a cudaEvent.
+ *   cpu:  a queue is the calling thread: work runs synchronously when it is
+ *         enqueued, events are trivially complete; each queue still has its
+ *         own reduction scratch (host threads reducing concurrently on their
+ *         own queues do not race).
+ *   cpu-memcheck: as cpu, but asynchronous transfers complete at the next
+ *         synchronisation point of their queue (see hx_mem_to_host_q).
+ * Every backend has a default queue; each function without a _q suffix runs
+ * on it (and keeps its documented synchronisation). The default queue is not
+ * thread-safe: a second host thread needs a queue of its own. Errors are
+ * per thread (hx_core.h): a worker thread captures its error with
+ * hx_error_capture and the joining thread re-raises it (HX_ERROR_RERAISE).
+ * Not collective. */
+typedef struct hx_queue_s *hx_queue;
+typedef struct hx_event_s *hx_event;
+
+/* A new queue on b (borrowed: b must outlive it). */
+int hx_queue_create(hx_backend b, hx_queue *q);
+/* Waits for the queue's work, then frees it. Accepts NULL / *q == NULL; nulls
+ * *q. The default queue cannot be destroyed (HX_ERR_ARG). */
+int hx_queue_destroy(hx_queue *q);
+/* b's default queue (owned by b). */
+hx_queue hx_backend_default_queue(hx_backend b);
+hx_backend hx_queue_backend(hx_queue q);
+/* Wait until everything enqueued on q so far has completed (asynchronous
+ * transfers included: their host buffers are valid / reusable after it). */
+int hx_queue_sync(hx_queue q);
+
+/* Events mark a point in a queue. hx_event_record(ev, q) marks "everything
+ * enqueued on q so far"; hx_queue_wait_event(q2, ev) makes work enqueued on
+ * q2 afterwards wait for that point (no host blocking); hx_event_sync(ev)
+ * blocks the host until it (an event never recorded is complete). An event
+ * may be recorded again; a wait refers to the latest record before it. */
+int hx_event_create(hx_backend b, hx_event *ev);
+int hx_event_destroy(hx_event *ev); /* accepts NULL / *ev == NULL; nulls *ev */
+int hx_event_record(hx_event ev, hx_queue q);
+int hx_queue_wait_event(hx_queue q, hx_event ev);
+int hx_event_sync(hx_event ev);
+
+/* Transfers on a queue, asynchronous where the backend allows: the copy is
+ * ordered after earlier work on q, and the host buffer h_* belongs to the
+ * queue until q is synchronised (hx_queue_sync, hx_event_sync of a later
+ * event, hx_backend_sync, or a reduction on q, which returns after q's
+ * earlier work): read h_dst of a _to_host_q / modify h_src of a _to_device_q
+ * only after that. (cuda: cudaMemcpyAsync on the queue's stream; with
+ * pageable host memory the runtime may complete it before returning.) */
+int hx_mem_to_device_q(hx_queue q, void *d_dst, const void *h_src, size_t bytes);
+int hx_mem_to_host_q(hx_queue q, void *h_dst, const void *d_src, size_t bytes);
+int hx_mem_copy_q(hx_queue q, void *d_dst, const void *d_src, size_t bytes);
+int hx_mem_zero_q(hx_queue q, void *d_ptr, size_t bytes);
 
 /* ------------------------------------------------------------ vectors */
 typedef struct hx_vec_s *hx_vec;
@@ -93,6 +164,11 @@ int hx_vec_norm2sq(hx_vec x, double *result);               /* x . x */
 int hx_array_copy(hx_backend b, int64_t n, double *d_y, const double *d_x);
 int hx_array_axpby(hx_backend b, int64_t n, double *d_y, double a, const double *d_x, double bb);
 int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, double *result);
+/* The same on queue q. copy/axpby are asynchronous (cuda); dot returns with
+ * the host result, waiting for q only (other queues keep running). */
+int hx_array_copy_q(hx_queue q, int64_t n, double *d_y, const double *d_x);
+int hx_array_axpby_q(hx_queue q, int64_t n, double *d_y, double a, const double *d_x, double bb);
+int hx_array_dot_q(hx_queue q, int64_t n, const double *d_x, const double *d_y, double *result);
 
 /* ============================================================ streaming
  * Fused CG updates and the other streaming kernels (BS5...) - issue 7. */
@@ -118,6 +194,16 @@ int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *
                             const double *d_z);
 /* BS3: *result = sum_i x_i^2 (n entries) */
 int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result);
+/* The same on queue q (the functions above run on b's default queue). The
+ * reductions wait for q only. */
+int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *d_x, double *d_r,
+                         const double *d_p, const double *d_w, double alpha, double *rr);
+int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *d_r, const double *d_w,
+                        double alpha, double *rr);
+int hx_array_xpay_q(hx_queue q, int64_t n, double *d_p, const double *d_z, double beta);
+int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *d_y, const double *d_x,
+                              const double *d_z);
+int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *d_x, double *result);
 
 /* Device-side interval timer for benchmarks (kernels/stream.c). On cuda: a
  * pair of cudaEvents recorded on the backend's work stream; on cpu there is

@@ -11,78 +11,127 @@
              (long long)(nred), (long long)(n));                                                      \
   } while (0)
 
-int hx_array_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
-                       const double *w, double alpha, double *rr) {
-  HX_CHECK(b && rr, HX_ERR_ARG, "NULL backend or result pointer");
+int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *x, double *r, const double *p,
+                         const double *w, double alpha, double *rr) {
+  HX_CHECK(q && rr, HX_ERR_ARG, "NULL queue or result pointer");
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_cg_update(b, n, nred, x, r, p, w, alpha, rr));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_cg_update(q, n, nred, x, r, p, w, alpha, rr));
     return HX_SUCCESS;
   }
 #endif
-  HX_CALL(hx_cpu_cg_update(b, n, nred, x, r, p, w, alpha, rr));
+  HX_MC_DEV(q->b, x, n, "cg_update: x");
+  HX_MC_DEV(q->b, r, n, "cg_update: r");
+  HX_MC_DEV(q->b, p, n, "cg_update: p");
+  HX_MC_DEV(q->b, w, n, "cg_update: w");
+  HX_MC_SCOPE(q->b);
+  HX_CALL(hx_cpu_cg_update(q, n, nred, x, r, p, w, alpha, rr));
+  if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX)); /* a reduction waits for its queue */
   return HX_SUCCESS;
 }
 
-int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w, double alpha,
-                      double *rr) {
-  HX_CHECK(b && rr, HX_ERR_ARG, "NULL backend or result pointer");
+int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *r, const double *w, double alpha,
+                        double *rr) {
+  HX_CHECK(q && rr, HX_ERR_ARG, "NULL queue or result pointer");
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_r_update(b, n, nred, r, w, alpha, rr));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_r_update(q, n, nred, r, w, alpha, rr));
     return HX_SUCCESS;
   }
 #endif
-  HX_CALL(hx_cpu_r_update(b, n, nred, r, w, alpha, rr));
+  HX_MC_DEV(q->b, r, n, "r_update: r");
+  HX_MC_DEV(q->b, w, n, "r_update: w");
+  HX_MC_SCOPE(q->b);
+  HX_CALL(hx_cpu_r_update(q, n, nred, r, w, alpha, rr));
+  if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
   return HX_SUCCESS;
 }
 
-int hx_array_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+int hx_array_xpay_q(hx_queue q, int64_t n, double *p, const double *z, double beta) {
+  HX_CHECK(q, HX_ERR_ARG, "NULL queue");
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_xpay(b, n, p, z, beta));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_xpay(q, n, p, z, beta));
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(q->b, p, n, "xpay: p");
+  HX_MC_DEV(q->b, z, n, "xpay: z");
+  HX_MC_SCOPE(q->b);
   HX_CALL(hx_cpu_xpay(n, p, z, beta));
   return HX_SUCCESS;
 }
 
-int hx_array_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *y, const double *x, const double *z) {
+  HX_CHECK(q, HX_ERR_ARG, "NULL queue");
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_pointwise_mult(b, n, y, x, z));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_pointwise_mult(q, n, y, x, z));
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV(q->b, y, n, "pointwise_mult: y");
+  HX_MC_DEV(q->b, x, n, "pointwise_mult: x");
+  HX_MC_DEV(q->b, z, n, "pointwise_mult: z");
+  HX_MC_SCOPE(q->b);
   HX_CALL(hx_cpu_pointwise_mult(n, y, x, z));
   return HX_SUCCESS;
 }
 
-int hx_array_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
-  HX_CHECK(b && result, HX_ERR_ARG, "NULL backend or result pointer");
+int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *x, double *result) {
+  HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_norm2sq(b, n, x, result));
+  if (q->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_norm2sq(q, n, x, result));
     return HX_SUCCESS;
   }
 #endif
-  HX_CALL(hx_cpu_norm2sq(b, n, x, result));
+  HX_MC_DEV(q->b, x, n, "norm2sq: x");
+  HX_MC_SCOPE(q->b);
+  HX_CALL(hx_cpu_norm2sq(q, n, x, result));
+  if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
+  return HX_SUCCESS;
+}
+
+/* the default-queue versions */
+int hx_array_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
+                       const double *w, double alpha, double *rr) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CALL(hx_array_cg_update_q(b->q0, n, nred, x, r, p, w, alpha, rr));
+  return HX_SUCCESS;
+}
+int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w, double alpha,
+                      double *rr) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CALL(hx_array_r_update_q(b->q0, n, nred, r, w, alpha, rr));
+  return HX_SUCCESS;
+}
+int hx_array_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CALL(hx_array_xpay_q(b->q0, n, p, z, beta));
+  return HX_SUCCESS;
+}
+int hx_array_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CALL(hx_array_pointwise_mult_q(b->q0, n, y, x, z));
+  return HX_SUCCESS;
+}
+int hx_array_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
+  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
+  HX_CALL(hx_array_norm2sq_q(b->q0, n, x, result));
   return HX_SUCCESS;
 }
 
@@ -128,7 +177,7 @@ int hx_dev_timer_destroy(hx_dev_timer *pt) {
 int hx_dev_timer_start(hx_dev_timer t) {
   HX_CHECK(t, HX_ERR_ARG, "NULL timer");
 #ifdef HEXCG_HAVE_CUDA
-  if (t->ev) HX_CALL(hx_cuda_event_record(t->b, t->ev, 0));
+  if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 0));
 #endif
   t->started = 1;
   t->stopped = 0;
@@ -139,7 +188,7 @@ int hx_dev_timer_stop(hx_dev_timer t) {
   HX_CHECK(t, HX_ERR_ARG, "NULL timer");
   HX_CHECK(t->started, HX_ERR_ARG, "device timer stopped before it was started");
 #ifdef HEXCG_HAVE_CUDA
-  if (t->ev) HX_CALL(hx_cuda_event_record(t->b, t->ev, 1));
+  if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 1));
 #endif
   t->stopped = 1;
   return HX_SUCCESS;

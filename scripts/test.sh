@@ -2,20 +2,33 @@
 # Build hexcg with warnings as errors and run the whole test suite (ctest).
 #   scripts/test.sh                 # everything (gpu tests skip without a device)
 #   scripts/test.sh --sanitize      # ASan + UBSan build in build-asan/
+#   scripts/test.sh --memcheck      # no rebuild: the tests of the existing build
+#                                   # (HEXCG_BUILD_DIR, default build/) with every
+#                                   # "cpu" backend replaced by "cpu-memcheck"
 #   scripts/test.sh -- -L unit      # pass options to ctest after --
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SAN=0
+MEMCHECK=0
 CTEST_ARGS=()
 while (($#)); do
   case $1 in
     --sanitize) SAN=1 ;;
+    --memcheck) MEMCHECK=1 ;;
     --) shift; CTEST_ARGS=("$@"); break ;;
     *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-if ((SAN)); then
+if ((MEMCHECK)); then
+  # host/device synchronisation bugs without a GPU (docs/developer.md "cpu-memcheck")
+  export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build}
+  [[ -f $HEXCG_BUILD_DIR/CTestTestfile.cmake ]] || {
+    echo "test.sh --memcheck: no build in $HEXCG_BUILD_DIR (run scripts/build.sh first)" >&2
+    exit 2
+  }
+  export HEXCG_BACKEND_CPU=cpu-memcheck
+elif ((SAN)); then
   export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build-asan}
   export HEXCG_BUILD_TYPE=${HEXCG_BUILD_TYPE:-RelWithDebInfo}
   # without CUDA: faster, and it exercises the build that refuses "cuda" as not compiled in

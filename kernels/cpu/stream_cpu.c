@@ -15,11 +15,11 @@ static double hx_sum_partials(const double *part, int64_t nred) {
   return s;
 }
 
-int hx_cpu_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
+int hx_cpu_cg_update(hx_queue q, int64_t n, int64_t nred, double *x, double *r, const double *p,
                      const double *w, double alpha, double *rr) {
   const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  double *part = b->d_partials;
+  HX_CALL(hx_queue_partials(q, (size_t)nc)); /* the queue's own scratch */
+  double *part = q->d_partials;
 #pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
@@ -29,11 +29,11 @@ int hx_cpu_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r
   return HX_SUCCESS;
 }
 
-int hx_cpu_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w, double alpha,
+int hx_cpu_r_update(hx_queue q, int64_t n, int64_t nred, double *r, const double *w, double alpha,
                     double *rr) {
   const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  double *part = b->d_partials;
+  HX_CALL(hx_queue_partials(q, (size_t)nc)); /* the queue's own scratch */
+  double *part = q->d_partials;
 #pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
@@ -43,10 +43,10 @@ int hx_cpu_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const doub
   return HX_SUCCESS;
 }
 
-int hx_cpu_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
+int hx_cpu_norm2sq(hx_queue q, int64_t n, const double *x, double *result) {
   const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  double *part = b->d_partials;
+  HX_CALL(hx_queue_partials(q, (size_t)nc)); /* the queue's own scratch */
+  double *part = q->d_partials;
 #pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);

@@ -16,10 +16,10 @@ int hx_cpu_axpby(int64_t n, double *HX_RESTRICT y, double a, const double *HX_RE
   return HX_SUCCESS;
 }
 
-int hx_cpu_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
+int hx_cpu_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result) {
   const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  double *part = b->d_partials;
+  HX_CALL(hx_queue_partials(q, (size_t)nc)); /* the queue's own scratch */
+  double *part = q->d_partials;
 #pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;

@@ -164,9 +164,9 @@ extern "C" int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *res
   cudaStream_t s = HX_STREAM(b);
   hx_ax_sum_kernel<<<1, HX_AX_SUM_BLOCK, 0, s>>>(m, part);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CUDA(cudaMemcpyAsync(b->h_result, part, sizeof(double), cudaMemcpyDeviceToHost, s));
+  HX_CUDA(cudaMemcpyAsync(b->q0->h_result, part, sizeof(double), cudaMemcpyDeviceToHost, s));
   HX_CUDA(cudaStreamSynchronize(s));
-  *result = *b->h_result;
+  *result = *b->q0->h_result;
   return HX_SUCCESS;
 }
 
@@ -194,7 +194,7 @@ extern "C" int hx_ax_cuda_peak(hx_backend b, double seconds, double *gflops) {
   long iters = 1024;
   float ms = 0.0f;
   HX_CALL(hx_backend_partials(b, 1));
-  double *out = b->d_partials;
+  double *out = b->q0->d_partials;
   for (;;) {
     HX_CUDA(cudaEventRecord(e0, s));
     hx_ax_peak_kernel<<<blocks, threads, 0, s>>>(iters, 0.9999999, 1e-7, out);

@@ -47,23 +47,61 @@ extern "C" int hx_cuda_query_impl(hx_device_info *info, char *why, size_t whylen
 
 extern "C" int hx_cuda_backend_init(hx_backend b) {
   HX_CUDA(cudaSetDevice(b->dev.device));
-  cudaStream_t s;
-  HX_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  b->stream = (void *)s;
-  HX_CUDA(cudaMallocHost((void **)&b->h_result, sizeof(double)));
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_backend_finalize(hx_backend b) {
-  if (b->h_result) HX_CUDA(cudaFreeHost(b->h_result));
-  b->h_result = NULL;
-  if (b->stream) HX_CUDA(cudaStreamDestroy(HX_STREAM(b)));
-  b->stream = NULL;
+// A queue: a non-blocking stream (no implicit sync with the legacy default
+// stream) and a pinned double for reduction results.
+extern "C" int hx_cuda_queue_init(hx_queue q) {
+  cudaStream_t s;
+  HX_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  q->stream = (void *)s;
+  HX_CUDA(cudaMallocHost((void **)&q->h_result, sizeof(double)));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_queue_finalize(hx_queue q) {
+  cudaError_t e = cudaSuccess;
+  if (q->stream) e = cudaStreamSynchronize(HX_QSTREAM(q));
+  if (q->h_result) cudaFreeHost(q->h_result);
+  q->h_result = NULL;
+  if (q->stream) cudaStreamDestroy(HX_QSTREAM(q));
+  q->stream = NULL;
+  HX_CUDA(e);
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_queue_sync(hx_queue q) {
+  HX_CUDA(cudaStreamSynchronize(HX_QSTREAM(q)));
   return HX_SUCCESS;
 }
 
 extern "C" int hx_cuda_sync(hx_backend b) {
   HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
+  return HX_SUCCESS;
+}
+
+// ------------------------------------------------------------ events
+extern "C" int hx_cuda_event_create(void **ev) {
+  cudaEvent_t e;
+  HX_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  *ev = (void *)e;
+  return HX_SUCCESS;
+}
+extern "C" int hx_cuda_event_destroy(void *ev) {
+  HX_CUDA(cudaEventDestroy((cudaEvent_t)ev));
+  return HX_SUCCESS;
+}
+extern "C" int hx_cuda_event_record(void *ev, hx_queue q) {
+  HX_CUDA(cudaEventRecord((cudaEvent_t)ev, HX_QSTREAM(q)));
+  return HX_SUCCESS;
+}
+extern "C" int hx_cuda_event_wait(hx_queue q, void *ev) {
+  HX_CUDA(cudaStreamWaitEvent(HX_QSTREAM(q), (cudaEvent_t)ev, 0));
+  return HX_SUCCESS;
+}
+extern "C" int hx_cuda_event_sync(void *ev) {
+  HX_CUDA(cudaEventSynchronize((cudaEvent_t)ev));
   return HX_SUCCESS;
 }
 
@@ -84,15 +122,15 @@ extern "C" int hx_cuda_free_host(void *ptr) {
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_memcpy(hx_backend b, void *dst, const void *src, size_t bytes, int kind) {
+extern "C" int hx_cuda_memcpy(hx_queue q, void *dst, const void *src, size_t bytes, int kind, int sync) {
   cudaMemcpyKind k = kind == 1 ? cudaMemcpyHostToDevice : kind == 2 ? cudaMemcpyDeviceToHost
                                                                      : cudaMemcpyDeviceToDevice;
-  HX_CUDA(cudaMemcpyAsync(dst, src, bytes, k, HX_STREAM(b)));
-  if (kind != 3) HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));  // host memory is pageable
+  HX_CUDA(cudaMemcpyAsync(dst, src, bytes, k, HX_QSTREAM(q)));
+  if (sync) HX_CUDA(cudaStreamSynchronize(HX_QSTREAM(q)));  // the host buffer is the caller's again
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_memset0(hx_backend b, void *ptr, size_t bytes) {
-  HX_CUDA(cudaMemsetAsync(ptr, 0, bytes, HX_STREAM(b)));
+extern "C" int hx_cuda_memset0(hx_queue q, void *ptr, size_t bytes) {
+  HX_CUDA(cudaMemsetAsync(ptr, 0, bytes, HX_QSTREAM(q)));
   return HX_SUCCESS;
 }

@@ -26,6 +26,8 @@
 #define HX_CUDA_LAUNCH_CHECK() HX_CUDA(cudaGetLastError())
 #endif
 
-#define HX_STREAM(b) ((cudaStream_t)(b)->stream)
+// the stream of b's default queue / of queue q
+#define HX_STREAM(b) ((cudaStream_t)(b)->q0->stream)
+#define HX_QSTREAM(q) ((cudaStream_t)(q)->stream)
 
 #endif

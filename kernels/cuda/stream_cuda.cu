@@ -112,17 +112,17 @@ static __global__ void hx_pmult_kernel(int64_t n, double *y, const double *x, co
 }
 
 // stage 2 over the first m partials, copy the result to the host
-static int hx_stream_finish(hx_backend b, int64_t m, double *result) {
+static int hx_stream_finish(hx_queue q, int64_t m, double *result) {
   *result = 0.0;
   if (m <= 0) {
-    HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
+    HX_CUDA(cudaStreamSynchronize(HX_QSTREAM(q)));
     return HX_SUCCESS;
   }
-  hx_stream_stage2<<<1, HX_SBLOCK2, 0, HX_STREAM(b)>>>(m, b->d_partials);
+  hx_stream_stage2<<<1, HX_SBLOCK2, 0, HX_QSTREAM(q)>>>(m, q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CUDA(cudaMemcpyAsync(b->h_result, b->d_partials, sizeof(double), cudaMemcpyDeviceToHost, HX_STREAM(b)));
-  HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
-  *result = *b->h_result;
+  HX_CUDA(cudaMemcpyAsync(q->h_result, q->d_partials, sizeof(double), cudaMemcpyDeviceToHost, HX_QSTREAM(q)));
+  HX_CUDA(cudaStreamSynchronize(HX_QSTREAM(q)));
+  *result = *q->h_result;
   return HX_SUCCESS;
 }
 
@@ -131,47 +131,47 @@ static int hx_stream_grid_check(int64_t nc) {
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_cg_update(hx_backend b, int64_t n, int64_t nred, double *x, double *r, const double *p,
+extern "C" int hx_cuda_cg_update(hx_queue q, int64_t n, int64_t nred, double *x, double *r, const double *p,
                                  const double *w, double alpha, double *rr) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, nred, x, r, p, w, alpha,
-                                                                    b->d_partials);
+  HX_CALL(hx_queue_partials(q, (size_t)nc));
+  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_QSTREAM(q)>>>(n, nred, x, r, p, w, alpha,
+                                                                    q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CALL(hx_stream_finish(b, hx_num_chunks(nred), rr));
+  HX_CALL(hx_stream_finish(q, hx_num_chunks(nred), rr));
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const double *w,
+extern "C" int hx_cuda_r_update(hx_queue q, int64_t n, int64_t nred, double *r, const double *w,
                                 double alpha, double *rr) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  hx_r_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, nred, r, w, alpha, b->d_partials);
+  HX_CALL(hx_queue_partials(q, (size_t)nc));
+  hx_r_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_QSTREAM(q)>>>(n, nred, r, w, alpha, q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CALL(hx_stream_finish(b, hx_num_chunks(nred), rr));
+  HX_CALL(hx_stream_finish(q, hx_num_chunks(nred), rr));
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
+extern "C" int hx_cuda_norm2sq(hx_queue q, int64_t n, const double *x, double *result) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  hx_norm2sq_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(b)>>>(n, x, b->d_partials);
+  HX_CALL(hx_queue_partials(q, (size_t)nc));
+  hx_norm2sq_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_QSTREAM(q)>>>(n, x, q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CALL(hx_stream_finish(b, nc, result));
+  HX_CALL(hx_stream_finish(q, nc, result));
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
-  hx_xpay_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_STREAM(b)>>>(n, p, z, beta);
+extern "C" int hx_cuda_xpay(hx_queue q, int64_t n, double *p, const double *z, double beta) {
+  hx_xpay_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_QSTREAM(q)>>>(n, p, z, beta);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
-  hx_pmult_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_STREAM(b)>>>(n, y, x, z);
+extern "C" int hx_cuda_pointwise_mult(hx_queue q, int64_t n, double *y, const double *x, const double *z) {
+  hx_pmult_kernel<<<hx_sgrid(n), HX_SBLOCK, 0, HX_QSTREAM(q)>>>(n, y, x, z);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
@@ -203,7 +203,7 @@ extern "C" int hx_cuda_event_pair_destroy(void *ev) {
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_event_record(hx_backend b, void *ev, int which) {
+extern "C" int hx_cuda_event_pair_record(hx_backend b, void *ev, int which) {
   cudaEvent_t *e = (cudaEvent_t *)ev;
   HX_CUDA(cudaEventRecord(e[which ? 1 : 0], HX_STREAM(b)));
   return HX_SUCCESS;

@@ -51,27 +51,27 @@ __global__ void hx_sum_stage2(int64_t m, double *__restrict__ part) {
   if (threadIdx.x == 0) part[0] = s;
 }
 
-extern "C" int hx_cuda_copy(hx_backend b, int64_t n, double *y, const double *x) {
-  hx_copy_kernel<<<hx_grid(n), HX_BLOCK, 0, HX_STREAM(b)>>>(n, y, x);
+extern "C" int hx_cuda_copy(hx_queue q, int64_t n, double *y, const double *x) {
+  hx_copy_kernel<<<hx_grid(n), HX_BLOCK, 0, HX_QSTREAM(q)>>>(n, y, x);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb) {
-  hx_axpby_kernel<<<hx_grid(n), HX_BLOCK, 0, HX_STREAM(b)>>>(n, y, a, x, bb);
+extern "C" int hx_cuda_axpby(hx_queue q, int64_t n, double *y, double a, const double *x, double bb) {
+  hx_axpby_kernel<<<hx_grid(n), HX_BLOCK, 0, HX_QSTREAM(q)>>>(n, y, a, x, bb);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
+extern "C" int hx_cuda_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result) {
   const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  hx_dot_stage1<<<(unsigned)nc, HX_BLOCK, 0, HX_STREAM(b)>>>(n, x, y, b->d_partials);
+  HX_CALL(hx_queue_partials(q, (size_t)nc));
+  hx_dot_stage1<<<(unsigned)nc, HX_BLOCK, 0, HX_QSTREAM(q)>>>(n, x, y, q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  hx_sum_stage2<<<1, HX_BLOCK, 0, HX_STREAM(b)>>>(nc, b->d_partials);
+  hx_sum_stage2<<<1, HX_BLOCK, 0, HX_QSTREAM(q)>>>(nc, q->d_partials);
   HX_CUDA_LAUNCH_CHECK();
-  HX_CUDA(cudaMemcpyAsync(b->h_result, b->d_partials, sizeof(double), cudaMemcpyDeviceToHost, HX_STREAM(b)));
-  HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
-  *result = *b->h_result;
+  HX_CUDA(cudaMemcpyAsync(q->h_result, q->d_partials, sizeof(double), cudaMemcpyDeviceToHost, HX_QSTREAM(q)));
+  HX_CUDA(cudaStreamSynchronize(HX_QSTREAM(q)));
+  *result = *q->h_result;
   return HX_SUCCESS;
 }

@@ -107,7 +107,7 @@ static void check_yaml(const char *dir, int ranks) {
   if (!f) return;
   int have_backend = 0, have_ranks = 0, have_kernels = 0, have_clock = 0;
   while (fgets(line, sizeof line, f)) {
-    have_backend |= !strcmp(line, "backend: cpu\n");
+    have_backend |= !strcmp(line, "backend: cpu\n") || !strcmp(line, "backend: cpu-memcheck\n");
     have_kernels |= !strcmp(line, "kernels:\n");
     have_clock |= !strcmp(line, "  clock: MPI_Wtime\n");
     int r;
