@@ -63,7 +63,7 @@ int hx_backend_create(const char *name, hx_backend *out) {
   HX_CHECK(name, HX_ERR_ARG, "backend name is NULL");
   HX_CALL(hx_backend_cpu_alias(&name));
   hx_backend b = NULL;
-  if (strcmp(name, "cpu") == 0 || strcmp(name, "cpu-memcheck") == 0) {
+  if (strcmp(name, "cpu") == 0 || strcmp(name, "cpu-memcheck") == 0 || strcmp(name, "host") == 0) {
     const int mc = strcmp(name, "cpu-memcheck") == 0;
     if (mc) HX_CALL(hx_mc_init());
     HX_CALL(HX_ALLOC(&b, 1));

@@ -17,6 +17,7 @@ static int hx_fdm_elem_impl(hx_backend b, int p, int32_t nlist, const int32_t *d
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_SCOPE(b);
   HX_CALL(hx_fdm_cpu_apply(p + 3, nlist, d_list, d_S, d_L, d_u, d_w));
   return HX_SUCCESS;
 }
@@ -45,6 +46,7 @@ int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_SCOPE(b);
   hx_fdm_cpu_wgather(n, d_idx, d_w, d_x, d_y);
   return HX_SUCCESS;
 }

@@ -361,7 +361,7 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
               lin(v & 1, t[i]) * lin((v >> 1) & 1, t[j]) * lin((v >> 2) & 1, t[k]);
 
   /* coarse gather-scatter on a private cpu backend (host memory) */
-  HX_CALL(hx_backend_create("cpu", &c->cb));
+  HX_CALL(hx_backend_create("host", &c->cb)); /* coarse vectors live on the host */
   const int64_t *vid = hx_mesh_element_vertex_ids(mesh);
   int64_t *ids = NULL;
   int *cflag = NULL;
