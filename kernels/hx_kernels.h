@@ -324,6 +324,11 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem);
  * selection as the operator kernels. Not collective. */
 int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops);
 
+/* ============================================================ precision
+ * FP32 twins of the streaming ops, gather-scatter and operator, conversion
+ * kernels (hx_precision, HX_F64 / HX_F32): see hx_kernels_prec.h. */
+#include "hx_kernels_prec.h"
+
 #ifdef __cplusplus
 }
 #endif
