@@ -65,7 +65,7 @@ static int run_case(hx_backend b, int nx, int ny, int nz, int p, int dist, resul
   for (int64_t a = 0; a < ne; a++) HX_TCALL(hx_gs_box_ids(nx, ny, nz, p, el[a], 1, ids + a * npe));
   hx_gs gs = NULL;
   HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, nl, ids, &gs));
-  const int64_t ng = hx_gs_num_local(gs), nsh = hx_gs_num_shared(gs);
+  const int64_t ng = hx_gs_num_local(gs);
   const int32_t *map = hx_gs_map_host(gs);
   const int64_t *gid = hx_gs_global_ids(gs);
   const size_t nl1 = (size_t)nl + 1, ng1 = (size_t)ng + 1;
