@@ -45,6 +45,8 @@ static void hx_ax_free_all(struct hx_ax_s *ax) {
   hx_mem_free(ax->b, (void **)&ax->d_basis);
   hx_mem_free(ax->b, (void **)&ax->d_geo);
   hx_mem_free(ax->b, (void **)&ax->d_part);
+  hx_mem_free(ax->b, (void **)&ax->d_basis32);
+  hx_mem_free(ax->b, (void **)&ax->d_geo32);
   free(ax->h_nodes);
   free(ax->h_kappa);
   free(ax->h_lambda);
@@ -180,6 +182,7 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
                             double *uw) {
   double *part = uw ? ax->d_part : NULL;
   if (uw) *uw = 0.0;
+  HX_CHECK(ax->prec == HX_F64, HX_ERR_ARG, "FP64 apply of an FP32 operator (use hx_ax_apply_p)");
   if (nlist == 0) return HX_SUCCESS;
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
 #ifdef HEXCG_HAVE_CUDA
@@ -269,14 +272,15 @@ int hx_ax_mass(hx_ax ax, double *h_mass) {
 
 void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
   const double n = ax->n, n3 = n * n * n, n4 = n3 * n;
-  /* read u, write w (8 bytes each per node) + geometry */
-  double bytes = 16.0 * n3;
+  /* read u, write w (8 bytes each per node; 4 in FP32) + geometry */
+  const double ws = ax->prec == HX_F32 ? 4.0 : 8.0;
+  double bytes = 2.0 * ws * n3;
   double flops = 12.0 * n4 + 19.0 * n3;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
-    bytes += 8.0 * ax->ncomp * n3;
+    bytes += ws * ax->ncomp * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else {
-    bytes += 8.0 * HX_AX_OTF_STRIDE;
+    bytes += ws * HX_AX_OTF_STRIDE;
     flops += HX_AX_OTF_NODE_FLOPS * n3 + 24.0 * 8 * 2; /* + map coefficients per element */
   }
   if (bytes_per_elem) *bytes_per_elem = bytes;

@@ -649,6 +649,8 @@ int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op) {
   HX_CHECK(gs->in_flight, HX_ERR_ARG, "gather-scatter: exchange_finish without exchange_start");
   HX_CHECK(d_g == gs->flight_g && (int)op == gs->flight_op, HX_ERR_ARG,
            "gather-scatter: exchange_finish with a different vector or op than exchange_start");
+  HX_CHECK(gs->flight_prec == 0, HX_ERR_ARG,
+           "gather-scatter: FP64 exchange_finish of an FP32 exchange (use hx_gs_exchange_finish_p)");
   gs->in_flight = 0;
   if (gs->nnb == 0) return HX_SUCCESS;
   HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));

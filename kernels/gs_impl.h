@@ -65,6 +65,7 @@ struct hx_gs_s {
   int in_flight;
   double *flight_g;
   int flight_op;
+  int flight_prec; /* hx_precision of the exchange in flight (gs_prec.c); 0 = HX_F64 */
 
   /* Dirichlet mask */
   int has_mask;

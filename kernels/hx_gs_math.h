@@ -9,75 +9,27 @@
 
 #include "hx_hd.h"
 
-/* Sum of one gather row: v[col[lo]] + v[col[lo+1]] + ... in increasing j
- * (the CSR columns of a row are increasing L indices). An empty row is 0. */
-static inline HX_HD double hx_gs_row_sum(const double *HX_RESTRICT v, const int32_t *HX_RESTRICT col,
-                                         int32_t lo, int32_t hi) {
-  double s = 0.0;
-  if (lo < hi) {
-    s = v[col[lo]];
-    for (int32_t j = lo + 1; j < hi; j++) s += v[col[j]];
-  }
-  return s;
-}
-
-/* The same sum over contiguous values v[lo..hi) (the CUDA gather stages a
- * block's row entries in shared memory in CSR order): same order, same bits. */
-static inline HX_HD double hx_gs_seq_sum(const double *HX_RESTRICT v, int32_t lo, int32_t hi) {
-  double s = 0.0;
-  if (lo < hi) {
-    s = v[lo];
-    for (int32_t j = lo + 1; j < hi; j++) s += v[j];
-  }
-  return s;
-}
-
-/* One step of an in-order accumulation of a row: the first entry assigns
- * (-0.0 is the exact additive identity: -0.0 + v == v for every v, +-0
- * included), later ones add. Accumulating a row's entries in increasing L
- * order this way gives exactly the bits of hx_gs_row_sum. */
-static inline HX_HD double hx_gs_acc_1(double prev, double v, int first) { return (first ? -0.0 : prev) + v; }
-
-/* One scatter entry: G value at map (map < 0: id 0, the entry gets 0). */
-static inline HX_HD double hx_gs_scatter_1(const double *HX_RESTRICT g, int32_t map) {
-  return map >= 0 ? g[map] : 0.0;
-}
-
-/* a op b for op = 0 add, 1 min, 2 max. min/max keep a on ties, so the
- * result does not depend on which of two equal values (e.g. +0/-0) came
- * first beyond the fixed rank order. */
-static inline HX_HD double hx_gs_op_1(int op, double a, double b) {
-  if (op == 1) return b < a ? b : a;
-  if (op == 2) return b > a ? b : a;
-  return a + b;
-}
-
-/* Combine one shared G entry over all ranks holding it, in increasing rank
- * order: the n received values recv[pos[0..n)] come from the other holders
- * in increasing rank order, and this rank's own value belongs at position
- * self (= number of holders with a lower rank). Every holder evaluates the
- * same expression on the same values, so all get the same bits. */
-static inline HX_HD double hx_gs_combine_1(int op, double own, const double *HX_RESTRICT recv,
-                                           const int32_t *HX_RESTRICT pos, int32_t n, int32_t self) {
-  int32_t k = 0;
-  double v;
-  if (self == 0) {
-    v = own;
-  } else {
-    v = recv[pos[0]];
-    k = 1;
-  }
-  for (int32_t j = 1; j <= n; j++) {
-    double x;
-    if (j == self) {
-      x = own;
-    } else {
-      x = recv[pos[k]];
-      k++;
-    }
-    v = hx_gs_op_1(op, v, x);
-  }
-  return v;
-}
+/* The functions are written once for a value type HX_REAL in
+ * hx_gs_math_t.h and instantiated for double (hx_gs_row_sum, ...: the FP64
+ * gather-scatter) and float (hx_gs_row_sum_f32, ...: the FP32 one, same
+ * order of operations). Under C++ (the CUDA kernels, templated on the type)
+ * the float instantiation also exists under the plain names, as overloads. */
+#define HX_REAL double
+#define HX_FN(name) name
+#include "hx_gs_math_t.h"
+#undef HX_FN
+#undef HX_REAL
+#define HX_REAL float
+#define HX_FN(name) name##_f32
+#include "hx_gs_math_t.h"
+#undef HX_FN
+#undef HX_REAL
+#if defined(__cplusplus)
+#define HX_REAL float
+#define HX_FN(name) name
+#include "hx_gs_math_t.h"
+#undef HX_FN
+#undef HX_REAL
+#endif
 
 #endif

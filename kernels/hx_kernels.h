@@ -432,6 +432,11 @@ int hx_fdm_elem_apply_list(hx_backend b, int p, int32_t nlist, const int32_t *d_
 int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, const double *d_x,
                    double *d_y);
 
+/* ============================================================ precision
+ * FP32 twins of the streaming ops, gather-scatter and operator, conversion
+ * kernels (hx_precision, HX_F64 / HX_F32): see hx_kernels_prec.h. */
+#include "hx_kernels_prec.h"
+
 #ifdef __cplusplus
 }
 #endif

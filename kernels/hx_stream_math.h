@@ -66,4 +66,20 @@ static inline HX_HD double hx_chunk_cg_update(double *HX_RESTRICT x, double *HX_
   return hx_chunk_r_update(r, w, alpha, lo, hi, red_hi);
 }
 
+
+/* ---- precision (hx_kernels_prec.h) ---- */
+/* The float instantiation of the streaming per-entry math: hx_axpby_1_f32,
+ * hx_xpay_1_f32, hx_pmult_1_f32, hx_dot_1_f32, hx_chunk_dot_f32,
+ * hx_chunk_norm2sq_f32 (hx_stream_math_t.h). */
+#define HX_REAL float
+#define HX_FN(name) name##_f32
+#include "hx_stream_math_t.h"
+#undef HX_FN
+#undef HX_REAL
+
+/* FP64 -> FP32, round to nearest (even) */
+static inline HX_HD float hx_to_f32_1(double x) { return (float)x; }
+/* y + a x with x widened exactly: the FP32 correction added into FP64 */
+static inline HX_HD double hx_axpy_f32_to_f64_1(double y, double a, float x) { return y + a * (double)x; }
+
 #endif

@@ -1,0 +1,128 @@
+/* The element operator with a precision parameter (hx_kernels_prec.h):
+ * hx_ax_create_prec builds the FP64 operator (ax.c: factors in double, input
+ * checks), then for HX_F32 replaces the backend data by float copies; the
+ * apply dispatches to cpu/ax_f32_cpu.c or cuda/ax_f32_cuda.cu. */
+#include "prec_impl.h"
+
+#include <stdlib.h>
+
+/* Round n doubles to float and upload them to a new backend array. */
+static int hx_ax_upload_f32(hx_backend b, const double *h, size_t n, float **d_out) {
+  float *hf = NULL;
+  HX_CALL(HX_ALLOC(&hf, n + 1));
+  for (size_t i = 0; i < n; i++) hf[i] = (float)h[i];
+  int ierr = hx_mem_alloc(b, n * sizeof(float), (void **)d_out);
+  if (!ierr && n > 0) ierr = hx_mem_to_device(b, *d_out, hf, n * sizeof(float));
+  free(hf);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+static int hx_ax_make_f32(struct hx_ax_s *ax) {
+  const int n = ax->n, n3 = n * n * n;
+  const size_t E = (size_t)ax->E;
+  /* basis [D, t, w] */
+  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX];
+  for (int q = 0; q < n * n; q++) basis[q] = ax->D[q];
+  for (int i = 0; i < n; i++) basis[hx_ax_off_t(n) + i] = ax->t[i], basis[hx_ax_off_w(n) + i] = ax->w[i];
+  HX_CALL(hx_ax_upload_f32(ax->b, basis, (size_t)n * n + 2 * (size_t)n, &ax->d_basis32));
+  /* geometry */
+  size_t len;
+  double *h = NULL;
+  if (ax->mode == HX_GEO_PRECOMPUTED) {
+    len = E * (size_t)ax->ncomp * ((size_t)n3 + HX_AX_PAD);
+    HX_CALL(HX_ALLOC(&h, len + 1));
+    int ierr = hx_mem_to_host(ax->b, h, ax->d_geo, len * sizeof(double));
+    if (ierr) {
+      free(h);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+  } else {
+    /* the map coefficients in double (differences of the vertex coordinates
+     * taken before rounding), then kappa, lambda */
+    len = E * HX_AX_OTF_STRIDE;
+    HX_CALL(HX_ALLOC(&h, len + 1));
+    for (size_t e = 0; e < E; e++) {
+      double *o = h + e * HX_AX_OTF_STRIDE;
+      hx_hex8_coeffs(ax->h_nodes + e * 24, o);
+      o[24] = ax->h_kappa[e];
+      o[25] = ax->h_lambda[e];
+    }
+  }
+  int ierr = hx_ax_upload_f32(ax->b, h, len, &ax->d_geo32);
+  free(h);
+  HX_CALL(ierr);
+  HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_geo));
+  ax->prec = HX_F32;
+  return HX_SUCCESS;
+}
+
+int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *out) {
+  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+  *out = NULL;
+  HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)prec);
+  hx_ax ax = NULL;
+  HX_CALL(hx_ax_create(b, p, E, npe, h_nodes, h_kappa, h_lambda, mode, &ax));
+  if (prec == HX_F32) {
+    int ierr = hx_ax_make_f32(ax);
+    if (ierr) {
+      hx_ax_destroy(&ax);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+  }
+  *out = ax;
+  return HX_SUCCESS;
+}
+
+hx_precision hx_ax_precision(hx_ax ax) { return ax->prec; }
+
+static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
+                           double *uw) {
+  double *part = uw ? ax->d_part : NULL;
+  if (uw) *uw = 0.0;
+  if (nlist == 0) return HX_SUCCESS;
+  HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
+  const float *u = (const float *)d_u;
+  float *w = (float *)d_w;
+#ifdef HEXCG_HAVE_CUDA
+  if (ax->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, u, w, part));
+    if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_CALL(hx_ax_cpu_apply_f32(ax, nlist, d_list, u, w, part));
+  if (uw) {
+    double s = 0.0;
+    for (int32_t k = 0; k < nlist; k++) s += part[k];
+    *uw = s;
+  }
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw) {
+  HX_MC_SCOPE(ax->b);
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  if (ax->prec == HX_F64) {
+    HX_CALL(hx_ax_apply(ax, (const double *)d_u, (double *)d_w, uw));
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_ax_apply_f32(ax, ax->E, NULL, d_u, d_w, uw));
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
+                       double *uw) {
+  HX_MC_SCOPE(ax->b);
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  if (ax->prec == HX_F64) {
+    HX_CALL(hx_ax_apply_list(ax, nlist, d_list, (const double *)d_u, (double *)d_w, uw));
+    return HX_SUCCESS;
+  }
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
+  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, d_u, d_w, uw));
+  return HX_SUCCESS;
+}

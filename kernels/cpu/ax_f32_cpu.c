@@ -1,0 +1,179 @@
+/* CPU (OpenMP) FP32 element operator: the structure of the generic loop of
+ * ax_cpu.c (one element per iteration, the order a compile-time constant per
+ * function, sum factorisation in four passes) on float data, calling the
+ * float instantiation of hx_ax_math.h. Instantiated for every order and
+ * geometry mode, portable and with AVX2+FMA (8 floats per vector) on x86;
+ * the hand-written FP64 p = 7 AVX2 kernel of ax_cpu.c has no FP32 twin.
+ * Element partials u.w accumulate the float products in double. */
+#include "../prec_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define HX_AXF_INLINE static inline __attribute__((always_inline))
+#else
+#define HX_AXF_INLINE static inline
+#endif
+
+typedef struct {
+  int32_t nlist;
+  const int32_t *list; /* NULL: elements 0..nlist-1 */
+  const float *D;      /* D[i*n + m] = l_m'(t_i) */
+  const float *Dt;     /* Dt[m*n + i] = D[i*n + m] */
+  const float *t, *w;  /* GLL points and weights */
+  const float *geo;
+  int ncomp;
+  const float *u;
+  float *out;
+  double *part;
+} hx_axf_args;
+
+/* a*b + c in float, fused (one rounding) when f = 1 */
+#define HX_MADDF(f, a, b, c) ((f) ? __builtin_fmaf((a), (b), (c)) : (a) * (b) + (c))
+
+/* One element; the passes of hx_ax_cpu_elem (ax_cpu.c). otf: geo holds the
+ * 24 map coefficients (already formed in double at setup), kappa, lambda. */
+HX_AXF_INLINE void hx_axf_elem(const int n, const int otf, const int f, const hx_axf_args *a,
+                               const float *HX_RESTRICT geo, const float *HX_RESTRICT u,
+                               float *HX_RESTRICT out, float *HX_RESTRICT fr, float *HX_RESTRICT fs,
+                               float *HX_RESTRICT ft) {
+  const int n2 = n * n, n3 = n2 * n;
+  const float *HX_RESTRICT D = a->D, *HX_RESTRICT Dt = a->Dt;
+  const float *HX_RESTRICT t = a->t, *HX_RESTRICT w = a->w;
+  float kappa = 0.0f, lambda = 0.0f;
+  if (otf) {
+    kappa = geo[24];
+    lambda = geo[25];
+  }
+  for (int k = 0; k < n; k++)
+    for (int ij = 0; ij < n2; ij++) {
+      float s = 0.0f;
+      for (int m = 0; m < n; m++) s = HX_MADDF(f, D[k * n + m], u[ij + n2 * m], s);
+      ft[ij + n2 * k] = s;
+    }
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        const int q = i + n * j + n2 * k;
+        float ur = 0.0f, us = 0.0f, ut = ft[q];
+        for (int m = 0; m < n; m++) {
+          ur = HX_MADDF(f, Dt[m * n + i], u[m + n * j + n2 * k], ur);
+          us = HX_MADDF(f, D[j * n + m], u[i + n * m + n2 * k], us);
+        }
+        float g[6], mm;
+        if (otf) {
+          float J[9];
+          hx_hex8_jacobian_f32(geo, t[i], t[j], t[k], J);
+          const float wq = w[i] * w[j] * w[k];
+          hx_geo_factors_f32(J, kappa * wq, lambda * wq, g, &mm);
+        } else {
+          const int cs = n3 + HX_AX_PAD;
+          for (int cc = 0; cc < 6; cc++) g[cc] = geo[cc * cs + q];
+          mm = a->ncomp == 7 ? geo[6 * cs + q] : 0.0f;
+        }
+        hx_apply_g_f32(g[0], g[1], g[2], g[3], g[4], g[5], ur, us, ut, fr + q, fs + q, ft + q);
+        out[q] = mm * u[q];
+      }
+  for (int k = 0; k < n; k++)
+    for (int ij = 0; ij < n2; ij++) {
+      float acc = out[ij + n2 * k];
+      for (int m = 0; m < n; m++) acc = HX_MADDF(f, D[m * n + k], ft[ij + n2 * m], acc);
+      out[ij + n2 * k] = acc;
+    }
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        const int q = i + n * j + n2 * k;
+        float acc = out[q];
+        for (int m = 0; m < n; m++) acc = HX_MADDF(f, D[m * n + i], fr[m + n * j + n2 * k], acc);
+        for (int m = 0; m < n; m++) acc = HX_MADDF(f, D[m * n + j], fs[i + n * m + n2 * k], acc);
+        out[q] = acc;
+      }
+}
+
+/* u . w of one element in double (exact float products), 8 fixed lanes. */
+HX_AXF_INLINE double hx_axf_dot(const int n3, const float *HX_RESTRICT u, const float *HX_RESTRICT w) {
+  double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  const int nb = n3 / 8 * 8;
+  for (int q = 0; q < nb; q += 8)
+    for (int l = 0; l < 8; l++) s[l] += (double)u[q + l] * (double)w[q + l];
+  for (int q = nb; q < n3; q++) s[q - nb] += (double)u[q] * (double)w[q];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+#define HX_AXF_CHUNK(N) ((N) * (N) * (N) >= 2048 ? 1 : 2048 / ((N) * (N) * (N)))
+
+#define HX_AXF_LOOP(N, OTF, F, NAME, ATTR)                                                          \
+  ATTR static void NAME(const hx_axf_args *a) {                                                     \
+    const size_t n3 = (size_t)(N) * (N) * (N);                                                      \
+    const size_t gs = (OTF) ? HX_AX_OTF_STRIDE : (size_t)a->ncomp * (n3 + HX_AX_PAD);               \
+    const int chunk = HX_AXF_CHUNK(N);                                                              \
+    _Pragma("omp parallel for schedule(dynamic, chunk)") for (int32_t k = 0; k < a->nlist; k++) {   \
+      float scr[3 * ((N) * (N) * (N) + HX_AX_PAD)];                                                 \
+      float *fr = scr, *fs = fr + n3 + HX_AX_PAD, *ft = fs + n3 + HX_AX_PAD;                        \
+      const size_t e = (size_t)(a->list ? a->list[k] : k);                                          \
+      hx_axf_elem((N), (OTF), (F), a, a->geo + gs * e, a->u + n3 * e, a->out + n3 * e, fr, fs, ft); \
+      if (a->part) a->part[k] = hx_axf_dot((int)n3, a->u + n3 * e, a->out + n3 * e);                \
+    }                                                                                               \
+  }
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define HX_AXF_HAVE_AVX2 1
+#define HX_AXF_AVX2_ATTR __attribute__((target("avx2,fma")))
+#define HX_AXF_DEFINE(N)                                      \
+  HX_AXF_LOOP(N, 0, 0, hx_axf_pre_##N, )                      \
+  HX_AXF_LOOP(N, 1, 0, hx_axf_otf_##N, )                      \
+  HX_AXF_LOOP(N, 0, 1, hx_axf_avx2_pre_##N, HX_AXF_AVX2_ATTR) \
+  HX_AXF_LOOP(N, 1, 1, hx_axf_avx2_otf_##N, HX_AXF_AVX2_ATTR)
+#else
+#define HX_AXF_HAVE_AVX2 0
+#define HX_AXF_DEFINE(N)                 \
+  HX_AXF_LOOP(N, 0, 0, hx_axf_pre_##N, ) \
+  HX_AXF_LOOP(N, 1, 0, hx_axf_otf_##N, )
+#endif
+
+HX_AXF_DEFINE(2)
+HX_AXF_DEFINE(3)
+HX_AXF_DEFINE(4)
+HX_AXF_DEFINE(5)
+HX_AXF_DEFINE(6)
+HX_AXF_DEFINE(7)
+HX_AXF_DEFINE(8)
+HX_AXF_DEFINE(9)
+HX_AXF_DEFINE(10)
+HX_AXF_DEFINE(11)
+HX_AXF_DEFINE(12)
+HX_AXF_DEFINE(13)
+HX_AXF_DEFINE(14)
+HX_AXF_DEFINE(15)
+HX_AXF_DEFINE(16)
+
+typedef void (*hx_axf_fn)(const hx_axf_args *);
+#define HX_AXF_ROW(M)                                                                                       \
+  {                                                                                                         \
+    hx_axf_##M##_2, hx_axf_##M##_3, hx_axf_##M##_4, hx_axf_##M##_5, hx_axf_##M##_6, hx_axf_##M##_7,         \
+        hx_axf_##M##_8, hx_axf_##M##_9, hx_axf_##M##_10, hx_axf_##M##_11, hx_axf_##M##_12, hx_axf_##M##_13, \
+        hx_axf_##M##_14, hx_axf_##M##_15, hx_axf_##M##_16                                                   \
+  }
+/* [isa][mode][p-1]: isa 0 generic, 1 AVX2+FMA (the choice of hx_ax_cpu_isa) */
+static const hx_axf_fn hx_axf_table[1 + HX_AXF_HAVE_AVX2][2][HX_AX_PMAX] = {
+    {HX_AXF_ROW(pre), HX_AXF_ROW(otf)},
+#if HX_AXF_HAVE_AVX2
+    {HX_AXF_ROW(avx2_pre), HX_AXF_ROW(avx2_otf)},
+#endif
+};
+
+int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const float *u,
+                        float *w, double *part) {
+  const int n = ax->n;
+  const float *basis = ax->d_basis32;
+  float Dt[HX_AX_NMAX * HX_AX_NMAX];
+  for (int i = 0; i < n; i++)
+    for (int m = 0; m < n; m++) Dt[m * n + i] = basis[i * n + m];
+  hx_axf_args a = {nlist,     list, basis, Dt,  basis + hx_ax_off_t(n), basis + hx_ax_off_w(n), ax->d_geo32,
+                   ax->ncomp, u,    w,     part};
+  const int isa = HX_AXF_HAVE_AVX2 ? ax->isa : 0;
+  hx_axf_table[isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
+  return HX_SUCCESS;
+}

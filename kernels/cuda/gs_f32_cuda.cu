@@ -1,0 +1,97 @@
+// CUDA gather-scatter kernels templated on the value type, instantiated for
+// float (the FP64 kernels of gs_cuda.cu stay as they are). Per-row / per-entry
+// math: the float instantiation of ../hx_gs_math.h, whose plain names are
+// overloaded on the type under C++; the same functions as cpu/gs_f32_cpu.c, so
+// both backends give the same bits.
+#include "../prec_impl.h"
+#include "hx_cuda_check.h"
+
+static inline unsigned hx_gsf_grid(int64_t n) {
+  int64_t g = (n + HX_GS_BLOCK - 1) / HX_GS_BLOCK;
+  return (unsigned)(g > 65535 * 16 ? 65535 * 16 : (g < 1 ? 1 : g));
+}
+
+#define HX_GSF_FOR(i, n) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+template <typename T>
+__global__ void hx_gst_scatter_kernel(int64_t nl, const int32_t *__restrict__ map, const T *__restrict__ g,
+                                      T *__restrict__ l) {
+  HX_GSF_FOR(i, nl) l[i] = hx_gs_scatter_1(g, map[i]);
+}
+
+// the BS6-style blocked gather of gs_cuda.cu (see there)
+template <typename T>
+__global__ void __launch_bounds__(HX_GS_BLOCK)
+    hx_gst_gather_kernel(int32_t blk0, const int32_t *__restrict__ bstart, const int32_t *__restrict__ row,
+                         const int32_t *__restrict__ col, const T *__restrict__ l, T *__restrict__ g) {
+  __shared__ T s_val[HX_GS_NODES_PER_BLOCK];
+  const int32_t blk = blk0 + (int32_t)blockIdx.x;
+  const int32_t r0 = bstart[blk], r1 = bstart[blk + 1];
+  const int32_t j0 = row[r0], j1 = row[r1];
+  if (j1 - j0 <= HX_GS_NODES_PER_BLOCK) {
+    for (int32_t j = j0 + (int32_t)threadIdx.x; j < j1; j += blockDim.x) s_val[j - j0] = l[col[j]];
+    __syncthreads();
+    for (int32_t r = r0 + (int32_t)threadIdx.x; r < r1; r += blockDim.x)
+      g[r] = hx_gs_seq_sum(s_val, row[r] - j0, row[r + 1] - j0);
+  } else {
+    for (int32_t r = r0 + (int32_t)threadIdx.x; r < r1; r += blockDim.x) g[r] = hx_gs_row_sum(l, col, row[r], row[r + 1]);
+  }
+}
+
+template <typename T>
+__global__ void hx_gst_pack_kernel(int64_t n, const int32_t *__restrict__ idx, const T *__restrict__ g,
+                                   T *__restrict__ buf) {
+  HX_GSF_FOR(i, n) buf[i] = g[idx[i]];
+}
+
+template <typename T>
+__global__ void hx_gst_combine_kernel(int op, int64_t n, T *__restrict__ g_sh, const int32_t *__restrict__ off,
+                                      const int32_t *__restrict__ pos, const int32_t *__restrict__ self,
+                                      const T *__restrict__ recv) {
+  HX_GSF_FOR(s, n) g_sh[s] = hx_gs_combine_1(op, g_sh[s], recv, pos + off[s], off[s + 1] - off[s], self[s]);
+}
+
+template <typename T>
+__global__ void hx_gst_zero_idx_kernel(int64_t n, const int32_t *__restrict__ idx, T *__restrict__ g) {
+  HX_GSF_FOR(i, n) g[idx[i]] = (T)0;
+}
+
+extern "C" int hx_cuda_gs_scatter_f32(hx_backend b, int64_t nl, const int32_t *map, const float *g, float *l) {
+  if (nl <= 0) return HX_SUCCESS;
+  hx_gst_scatter_kernel<float><<<hx_gsf_grid(nl), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(nl, map, g, l);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_gather_f32(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart,
+                                     const int32_t *row, const int32_t *col, const float *l, float *g) {
+  if (blk1 <= blk0) return HX_SUCCESS;
+  hx_gst_gather_kernel<float>
+      <<<(unsigned)(blk1 - blk0), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(blk0, bstart, row, col, l, g);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_pack_f32(hx_backend b, int64_t n, const int32_t *idx, const float *g, float *buf) {
+  if (n <= 0) return HX_SUCCESS;
+  hx_gst_pack_kernel<float><<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(n, idx, g, buf);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_combine_f32(hx_backend b, int op, int64_t n, float *g_sh, const int32_t *off,
+                                      const int32_t *pos, const int32_t *self, const float *recv) {
+  if (n <= 0) return HX_SUCCESS;
+  hx_gst_combine_kernel<float>
+      <<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(op, n, g_sh, off, pos, self, recv);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_zero_idx_f32(hx_backend b, int64_t n, const int32_t *idx, float *g) {
+  if (n <= 0) return HX_SUCCESS;
+  hx_gst_zero_idx_kernel<float><<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(n, idx, g);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}

@@ -1,0 +1,115 @@
+/* hexcg kernels: precision as a parameter (included from hx_kernels.h).
+ *
+ * For an FP32 preconditioner under FP64 CG: the streaming ops, the
+ * gather-scatter and the element operator take a precision, HX_F64 (double)
+ * or HX_F32 (float), and conversion kernels move vectors across the
+ * preconditioner boundary. Data pointers are `void *` in the backend's
+ * memory and hold n entries of the given precision.
+ *
+ * Rules shared by every function below:
+ *  - HX_F64 calls the existing double function (hx_array_axpby,
+ *    hx_gs_gather, hx_ax_apply...): the same bits, always.
+ *  - HX_F32: scalars (a, b, beta) are rounded to float and the arithmetic
+ *    is float; reductions (dot, norm2sq, u.w of the operator) accumulate the
+ *    exact products of floats in double, over the same deterministic
+ *    HX_REDUCE_CHUNK chunks / element order as the FP64 ones.
+ *  - The per-entry, per-row and per-node math is one set of HX_HD functions
+ *    instantiated for float and double (hx_*_math_t.h), called by the CPU
+ *    loops and the CUDA kernels alike.
+ *  - An unknown precision is HX_ERR_ARG. Nothing here is collective unless
+ *    it says so.
+ */
+#ifndef HX_KERNELS_PREC_H
+#define HX_KERNELS_PREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { HX_F64 = 0, HX_F32 = 1 } hx_precision;
+
+/* Bytes per entry: 8 (HX_F64), 4 (HX_F32), 0 for an unknown value. */
+size_t hx_precision_size(hx_precision prec);
+/* "fp64", "fp32" ("unknown" otherwise). */
+const char *hx_precision_name(hx_precision prec);
+/* Parse "fp64"/"f64"/"double" or "fp32"/"f32"/"float"; HX_ERR_INPUT otherwise. */
+int hx_precision_parse(const char *s, hx_precision *prec);
+
+/* ------------------------------------------------------------ conversion
+ * d_dst[i] = d_src[i] converted (n entries, backend memory). F64 -> F32
+ * rounds to nearest (even), overflowing to +-inf; F32 -> F64 is exact;
+ * equal precisions copy. d_dst and d_src must not overlap. Queued on the
+ * backend stream (asynchronous on cuda). */
+int hx_array_convert(hx_backend b, int64_t n, hx_precision dst_prec, void *d_dst, hx_precision src_prec,
+                     const void *d_src);
+/* d_y[i] += a * (double)d_x[i], computed in FP64 (the widening is exact):
+ * the FP32 correction added back into an FP64 vector. d_x is float. */
+int hx_array_axpy_f32_to_f64(hx_backend b, int64_t n, double *d_y, double a, const float *d_x);
+
+/* ------------------------------------------------------------ streaming */
+int hx_array_copy_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x); /* y = x */
+/* y = a x + bb y */
+int hx_array_axpby_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, double a, const void *d_x,
+                     double bb);
+/* *result = x . y (local, deterministic; FP64 accumulation); synchronous */
+int hx_array_dot_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, const void *d_y,
+                   double *result);
+/* *result = x . x (local, deterministic; FP64 accumulation); synchronous */
+int hx_array_norm2sq_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, double *result);
+/* p = z + beta p */
+int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const void *d_z, double beta);
+/* y = x .* z (y == x or y == z allowed) */
+int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x,
+                              const void *d_z);
+
+/* ------------------------------------------------------------ gather-scatter
+ * The same handle serves both precisions (the index structures do not
+ * depend on it); G- and L-vectors are in prec. Summation order, owner rule
+ * and determinism as the FP64 functions: the FP32 gather adds in float in
+ * increasing L order (same bits on cpu and cuda), the FP32 exchange sends
+ * floats (half the bytes) and combines in rank order (bit-identical on
+ * every holder). One exchange in flight per handle, whatever its precision;
+ * finish must be called with the precision, vector and op of start. */
+int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l);
+int hx_gs_gather_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g);
+int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void *d_l, void *d_g);
+/* collective over the ranks sharing ids (see hx_gs_exchange_start) */
+int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
+int hx_gs_exchange_finish_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
+int hx_gs_exchange_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
+/* gather + exchange ADD. Collective. */
+int hx_gs_assemble_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g);
+/* owned-entry dot (FP64 accumulation) + MPI_Allreduce. Collective. */
+int hx_gs_dot_p(hx_gs gs, hx_precision prec, const void *d_x, const void *d_y, double *result);
+/* zero the masked entries (no-op before hx_gs_set_mask) */
+int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g);
+
+/* ------------------------------------------------------------ operator
+ * hx_ax_create with a precision. HX_F64 is hx_ax_create. HX_F32: the factors
+ * are computed in double on the host exactly as for HX_F64 (same checks,
+ * same errors), then stored rounded to float (PRECOMPUTED: ncomp floats per
+ * node; ONTHEFLY: the 24 trilinear-map coefficients, kappa and lambda per
+ * element, rounded to float after the coefficients were formed in double, so
+ * the element's offset from the origin costs no precision), with the basis
+ * (D, t, w) rounded to float; apply runs the float instantiation of the
+ * shared math. hx_ax_diagonal and hx_ax_mass stay FP64 (host, computed from
+ * the double inputs). hx_ax_apply / hx_ax_apply_list on an HX_F32 operator
+ * are HX_ERR_ARG: use the _p forms. */
+int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *ax);
+hx_precision hx_ax_precision(hx_ax ax);
+/* d_w = A_L d_u in the operator's precision (d_u, d_w: L-vectors of that
+ * precision). *uw (if uw != NULL) = sum of the element u.w in FP64,
+ * deterministic as for hx_ax_apply (element partials accumulated in double
+ * from float products on the CPU). Other rules as hx_ax_apply(_list). */
+int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw);
+int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
+                       double *uw);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
