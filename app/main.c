@@ -46,7 +46,11 @@ static void usage(FILE *out) {
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
 }
 
-int hx_app_status(int code) { return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT ? 2 : 1; }
+/* a backend this build or machine cannot provide was asked for: bad input
+ * (as `hexcg run` reports it), for every subcommand */
+int hx_app_status(int code) {
+  return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT || code == HX_ERR_NO_DEVICE ? 2 : 1;
+}
 
 int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
   if (!collective || ctx->rank == 0)

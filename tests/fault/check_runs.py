@@ -172,6 +172,13 @@ check(rc == 2 and "3-D elements that are not hexahedra: 1 tetrahedra (type 4)" i
 rc, out, err = run([write("g-dup.yaml", GM % ("dup.msh", "wall")), "--output", "g-dup"])
 check(rc == 2 and "element tag 1 is defined twice" in err, f"duplicate element tags: rc {rc} {err!r}")
 
+# other subcommands: an unusable backend is bad input (exit 2, as for run); unknown options say so
+p = subprocess.run([a.mpiexec, "-n", "1", a.hexcg, "bench", "ax", "--backend", "cuda"], cwd=W, capture_output=True,
+                   text=True, timeout=120)
+check(p.returncode in (0, 2), f"bench ax --backend cuda without a device: rc {p.returncode} {p.stderr!r}")
+p = subprocess.run([a.mpiexec, "-n", "1", a.hexcg, "mesh", "--bogus"], cwd=W, capture_output=True, text=True, timeout=60)
+check(p.returncode == 2 and "unknown option '--bogus'" in p.stderr, f"mesh --bogus: rc {p.returncode} {p.stderr!r}")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
