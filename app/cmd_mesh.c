@@ -90,6 +90,11 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       a->case_path = o;
       continue;
     }
+    static const char *const known[] = {"--set", "--type", "--elements", "--extent", "--eps", "--deform",
+                                        "--file", "--order", "--geom-order", "--partitioner"};
+    int is_known = 0;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(o, known[k]);
+    HX_CHECK(is_known, HX_ERR_INPUT, "unknown option '%s' (hexcg mesh --help)", o);
     HX_CHECK(v != NULL, HX_ERR_INPUT, "option %s needs a value (hexcg mesh --help)", o);
     i++;
     if (!strcmp(o, "--set")) {

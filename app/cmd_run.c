@@ -55,7 +55,10 @@ static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errl
     if (!strncmp(a, "--", 2) && eq) *eq = '\0', val = a + (eq - name) + 1;
     int takes = !strcmp(name, "--set") || !strcmp(name, "--output") || !strcmp(name, "--progress-every");
     if (takes && !val) {
-      if (i + 1 >= argc) return snprintf(err, errlen, "option %s needs a value", name), 2;
+      /* "--output --force" is a missing value, not a folder named --force
+       * (--output=--x still names one) */
+      if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
+        return snprintf(err, errlen, "option %s needs a value", name), 2;
       val = argv[++i];
     } else if (!takes && val) {
       return snprintf(err, errlen, "option %s takes no value", name), 2;
@@ -109,16 +112,16 @@ static int agree_fail(const hx_app_ctx *ctx, int err, int *status) {
       fprintf(stderr, "%s\n", hx_error_message());
       fflush(stderr);
     } else {
-      hx_error_print(stderr, ctx->rank, code != HX_ERR_INPUT || hx_log_get_level() >= HX_LOG_VERBOSE);
+      hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
     }
   }
   *status = hx_app_status(code);
   return 1;
 }
 
-static int write_effective(const hx_app_ctx *ctx, const hx_case *cs, char *path, size_t len) {
+static int write_effective(const hx_app_ctx *ctx, const hx_case *cs, const char *dir, char *path, size_t len) {
   int err = HX_SUCCESS;
-  if (snprintf(path, len, "%s/case.yaml", cs->output.dir) >= (int)len)
+  if (snprintf(path, len, "%s/case.yaml", dir) >= (int)len)
     err = HX_ERROR(HX_ERR_INPUT, "output directory name is too long");
   if (!err && ctx->rank == 0) err = hx_case_write_effective(cs, path);
   return err;
@@ -150,8 +153,10 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   }
   hx_log_init(ctx->rank, o.level);
 
-  int status = 0, created = 0, err;
+  int status = 0, err;
   hx_case *cs = NULL;
+  hx_outdir od = NULL;
+  char *final_dir = NULL;
   char effective[4200];
   err = hx_case_load_comm(ctx->comm, o.case_path, o.nsets, o.sets, &cs);
   if (!err && o.output) err = hx_case_set_output_dir(cs, o.output);
@@ -161,9 +166,14 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
   if (agree_fail(ctx, err, &status)) goto done;
 
-  err = hx_output_prepare_dir(ctx->comm, cs->output.dir, o.force, &created);
+  /* every file goes to a staging folder and the complete set replaces the
+   * old one at the end: a failed or killed run loses no earlier result */
+  err = hx_outdir_open(ctx->comm, cs->output.dir, o.force, &od);
   if (agree_fail(ctx, err, &status)) goto done;
-  err = write_effective(ctx, cs, effective, sizeof effective);
+  final_dir = strdup(cs->output.dir);
+  if (!final_dir) err = HX_ERROR(HX_ERR_MEM, "out of memory");
+  if (agree_fail(ctx, err, &status)) goto done;
+  err = write_effective(ctx, cs, hx_outdir_stage(od), effective, sizeof effective);
   if (agree_fail(ctx, err, &status)) goto done;
 
   if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
@@ -171,39 +181,54 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
            ctx->size > 1 ? "s" : "");
     hx_case_print(cs, stdout);
     if (o.level >= HX_LOG_VERBOSE) {
-      printf("effective case (%s):\n", effective);
+      printf("effective case (%s/case.yaml):\n", final_dir);
       print_file(effective);
     }
     fflush(stdout);
   }
   if (o.dry_run) {
-    hx_log(HX_LOG_NORMAL, "dry run: case valid, effective case written to %s\n", effective);
+    /* the mesh too, so that a passing dry run means the run will start */
+    err = hx_run_check(ctx, cs);
+    if (agree_fail(ctx, err, &status)) goto done;
+    if (hx_outdir_had_results(od)) { /* keep the earlier results with their own case.yaml */
+      hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are)\n", final_dir);
+    } else {
+      err = hx_outdir_commit(od);
+      if (agree_fail(ctx, err, &status)) goto done;
+      hx_log(HX_LOG_NORMAL, "dry run: case valid, effective case written to %s/case.yaml\n", final_dir);
+    }
     goto done;
   }
 
+  /* the writers write into the staging folder */
+  err = hx_case_set_output_dir(cs, hx_outdir_stage(od));
+  if (agree_fail(ctx, err, &status)) goto done;
   hx_run_result res;
   memset(&res, 0, sizeof res);
   err = hx_run_case(ctx, cs, &res);
-  if (agree_fail(ctx, err, &status)) {
-    /* a late input error (e.g. an unknown gmsh tag): leave nothing behind */
-    if (status == 2) hx_output_discard_dir(ctx->comm, cs->output.dir, created);
-    goto done;
-  }
+  if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
   if (res.ranks == 0) res.ranks = ctx->size;
   if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", cs->backend);
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;
   if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
+  if (!err) err = hx_outdir_commit(od);
+  if (!err) err = hx_case_set_output_dir(cs, final_dir);
   if (agree_fail(ctx, err, &status)) goto done;
   if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
     hx_summary_print(cs, &res, stdout);
     fflush(stdout);
   }
-  if (!res.converged && ctx->rank == 0)
-    fprintf(stderr, "hexcg run: warning: not converged after %d iterations (%s)\n", res.iterations,
-            res.reason);
+  if (!res.converged) {
+    /* results are written, but the exit status says the solve failed */
+    if (ctx->rank == 0)
+      fprintf(stderr, "hexcg run: not converged after %d iterations (%s)\n", res.iterations, res.reason);
+    status = HX_EXIT_NOT_CONVERGED;
+  }
 
 done:
+  hx_outdir_close(&od); /* without a commit: the staged files and the folders this run made go */
+  free(final_dir);
   hx_case_destroy(&cs);
   free(o.sets);
   return status;

@@ -12,8 +12,7 @@ static double ratio_of(double diff, double allowed) {
 }
 
 static double curve_ratio(double a, double b, double b0, const hx_cmp_opts *o) {
-  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INFINITY;
-  if (isinf(a) || isinf(b)) return a == b ? 0 : INFINITY;
+  if (!isfinite(a) || !isfinite(b)) return INFINITY; /* a non-finite value never matches, not even itself */
   double scale = fabs(b) > o->floor * fabs(b0) ? fabs(b) : o->floor * fabs(b0);
   return ratio_of(fabs(a - b), o->rtol * scale);
 }
@@ -25,7 +24,7 @@ void hx_cmp_curve_compare(int n, const double *run, const double *base, const hx
   double first_diff_ratio = 0;
   for (int i = 0; i < n; i++) {
     double q = curve_ratio(run[i], base[i], base[0], o);
-    int differs = !(run[i] == base[i]) && !(isnan(run[i]) && isnan(base[i]));
+    int differs = !(run[i] == base[i]) || !isfinite(run[i]);
     if (differs && first_diff < 0) first_diff = i, first_diff_ratio = q;
     if (q > 1) {
       if (!c->nfail) c->first = i, c->first_fails = 1, c->first_ratio = q;
@@ -131,7 +130,7 @@ static void error_row(FILE *out, const char *name, int known_a, double a, int kn
   fmt_diff(d, sizeof d, a, b);
   double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
   double r =
-      isnan(a) || isnan(b) ? (isnan(a) && isnan(b) ? 0 : INFINITY) : ratio_of(fabs(a - b), o->error_rtol * m);
+      !isfinite(a) || !isfinite(b) ? INFINITY : ratio_of(fabs(a - b), o->error_rtol * m);
   fmt_ratio(q, sizeof q, r);
   row5(out, name, "", va, vb, d, q, count(res, r <= 1));
 }

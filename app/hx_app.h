@@ -1,5 +1,6 @@
 /* Private to app/: the subcommands of the hexcg executable. Each returns the
- * process exit status: 0 success, 1 failure, 2 invalid input (usage, case). */
+ * process exit status: 0 success, 1 failure, 2 invalid input (usage, case),
+ * 3 a solve that ran but did not converge (docs/case-format.md). */
 #ifndef HX_APP_H
 #define HX_APP_H
 
@@ -10,6 +11,8 @@ typedef struct {
   int rank, size;
   int thread_level; /* what MPI_Init_thread provided */
 } hx_app_ctx;
+
+#define HX_EXIT_NOT_CONVERGED 3
 
 /* exit status for an error code: 2 for HX_ERR_INPUT, 1 otherwise */
 int hx_app_status(int code);

@@ -32,5 +32,9 @@ typedef hx_run_stats hx_run_result;
  * wrote and exits with status 2. Non-convergence is not an error
  * (res->converged = 0, res->reason). */
 int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res);
+/* Collective. What --dry-run checks beyond the case file: the backend, the
+ * mesh built (or read) and partitioned, its tags and materials against the
+ * case, its Jacobians; the same errors as hx_run_case, nothing written. */
+int hx_run_check(hx_app_ctx *ctx, const hx_case *cs);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "hx_app.h"
 #include "hx_core.h"
+#include "hx_io.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -45,11 +46,15 @@ static void usage(FILE *out) {
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
 }
 
-int hx_app_status(int code) { return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT ? 2 : 1; }
+/* a backend this build or machine cannot provide was asked for: bad input
+ * (as `hexcg run` reports it), for every subcommand */
+int hx_app_status(int code) {
+  return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT || code == HX_ERR_NO_DEVICE ? 2 : 1;
+}
 
 int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
   if (!collective || ctx->rank == 0)
-    hx_error_print(stderr, ctx->rank, code != HX_ERR_INPUT || hx_log_get_level() >= HX_LOG_VERBOSE);
+    hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
   return hx_app_status(code);
 }
 
@@ -87,6 +92,12 @@ int main(int argc, char **argv) {
       usage(stderr);
     }
     status = 2;
+  }
+  /* every file is closed before MPI is finalised; a file HDF5 could not
+   * close (its error already printed) would crash MPI_Finalize */
+  if (hx_io_finalize() != 0) {
+    fflush(stdout), fflush(stderr);
+    MPI_Abort(ctx.comm, status ? status : 1);
   }
   MPI_Finalize();
   return status;

@@ -81,8 +81,8 @@ static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, 
   return 0.0;
 }
 
-static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *pm, hx_backend *pb,
-               hx_disc *pd, hx_pc *pc, run_monitor *mon) {
+static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res, hx_mesh *pm,
+               hx_backend *pb, hx_disc *pd, hx_pc *pc, run_monitor *mon) {
   const double t_start = hx_wtime();
   double t_setup = 0, t_io = 0;
   res->ranks = ctx->size;
@@ -123,6 +123,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));
   hx_log(HX_LOG_VERBOSE, "mesh: %lld elements, Jacobian in [%.3e, %.3e], edge length in [%.3e, %.3e]\n",
          (long long)res->elements, jmin, jmax, hmin, hmax);
+  if (check_only) return HX_SUCCESS; /* a dry run: the mesh is built and valid */
 
   /* coefficients per material, Dirichlet tags */
   double *kappa, *lambda;
@@ -167,13 +168,26 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   HX_CALL(HX_ALLOC(&hg, nl));
   HX_CALL(HX_ALLOC(&hu, nl));
   hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
+  /* data that is not finite at some node is refused (case position and the
+   * node); ferr is agreed across ranks before the next collective step */
+  int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
+  if (cs->problem.exact) {
+    HX_CALL(HX_ALLOC(&hex, nl));
+    hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, hex);
+    if (!ferr) ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, hex);
+  }
+  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
+  char key[64];
   /* Dirichlet values per Dirichlet tag */
   for (int t = 0; t < nt; t++) {
     if (entry[t] < 0 || !dtag[t]) continue;
     bc_ctx c = {cs, &cs->problem.boundary[entry[t]]};
     hx_field g = {bc_fn, &c};
     HX_CALL(hx_disc_dirichlet_values(d, t, g, hg));
+    snprintf(key, sizeof key, "problem.boundary.%d.value", entry[t]);
+    if (!ferr) ferr = hx_case_check_finite(cs, key, c.bc->expr, (size_t)nl, X, Y, Z, hg);
   }
+  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
   /* Neumann loads: kappa du/dn = value on each Neumann tag */
   for (int t = 0; t < nt; t++) {
     if (entry[t] < 0 || dtag[t]) continue;
@@ -186,13 +200,18 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
     hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
                   bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
     HX_CALL(hx_disc_neumann_load(d, t, g, hbn));
+    snprintf(key, sizeof key, "problem.boundary.%d.value", entry[t]);
+    if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, hbn);
   }
+  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
   if (cs->solver.initial_guess) {
     HX_CALL(HX_ALLOC(&hu0, nl));
     const double t = hx_wtime();
     HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, E,
                                 hx_mesh_element_global_ids(m), hu0));
     t_io += hx_wtime() - t;
+    HX_CALL(hx_io_agree_error(ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X,
+                                                              Y, Z, hu0)));
   }
 
   hx_pcg_opts po;
@@ -230,10 +249,6 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   double t = hx_wtime();
   if (cs->output.history) HX_CALL(hx_history_write(mon->hist, ctx->comm, cs->output.dir));
   if (cs->output.solution) {
-    if (cs->problem.exact) {
-      HX_CALL(HX_ALLOC(&hex, nl));
-      hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, hex);
-    }
     HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, E, hx_mesh_element_global_ids(m), X,
                                  Y, Z, hu, hex));
   }
@@ -287,14 +302,14 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res, hx_mesh *
   return HX_SUCCESS;
 }
 
-int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
+static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res) {
   hx_mesh m = NULL;
   hx_backend b = NULL;
   hx_disc d = NULL;
   hx_pc pc = NULL;
   run_monitor mon = {0};
   hx_timer_reset_all();
-  int ierr = run(ctx, cs, res, &m, &b, &d, &pc, &mon);
+  int ierr = run(ctx, cs, check_only, res, &m, &b, &d, &pc, &mon);
   hx_pc_destroy(&pc);
   hx_history_destroy(&mon.hist);
   hx_progress_destroy(&mon.prog);
@@ -302,5 +317,17 @@ int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
   hx_mesh_destroy(&m);
   hx_backend_destroy(&b);
   HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
+  HX_CALL(run_case(ctx, cs, 0, res));
+  return HX_SUCCESS;
+}
+
+int hx_run_check(hx_app_ctx *ctx, const hx_case *cs) {
+  hx_run_result res;
+  memset(&res, 0, sizeof res);
+  HX_CALL(run_case(ctx, cs, 1, &res));
   return HX_SUCCESS;
 }

@@ -89,7 +89,8 @@ static int get_int(const hx_ynode *v, const char *key, long lo, long hi, int *ou
   if (end == v->value || *end || errno == ERANGE)
     return hx_yerror(v, "%s: expected an integer, got '%s'", key, v->value);
   if (x < lo || x > hi) {
-    if (hi == 2147483647L) return hx_yerror(v, "%s: must be >= %ld, got %ld", key, lo, x);
+    if (hi == 2147483647L && x < lo) return hx_yerror(v, "%s: must be >= %ld, got %ld", key, lo, x);
+    if (hi == 2147483647L) return hx_yerror(v, "%s: must be at most %ld, got %ld", key, hi, x);
     return hx_yerror(v, "%s: must be in %ld..%ld, got %ld", key, lo, hi, x);
   }
   *out = (int)x;
@@ -358,6 +359,44 @@ int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names) {
                        "problem.boundary[%d].tags: unknown boundary tag '%s'; the %s mesh has: %s", b,
                        bd->tags[t], mt, list);
     }
+  }
+  return HX_SUCCESS;
+}
+
+/* The node at a dotted path ("problem.boundary.2.value"), or the deepest
+ * node on the way (the root at worst). */
+static const hx_ynode *node_at(const hx_case *cs, const char *path) {
+  const case_impl *im = cs->impl;
+  const hx_ynode *n = im->doc.root;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && n; k = strtok_r(NULL, ".", &save)) {
+    const hx_ynode *next = NULL;
+    if (n->kind == HX_YN_SEQ) {
+      int i = atoi(k);
+      next = i >= 0 && i < n->n ? n->vals[i] : NULL;
+    } else {
+      next = hx_ynode_get(n, k, NULL);
+    }
+    if (!next) break;
+    n = next;
+  }
+  return n;
+}
+
+int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,
+                         const double *y, const double *z, const double *v) {
+  for (size_t i = 0; i < n; i++) {
+    if (isfinite(v[i])) continue;
+    const hx_ynode *at = node_at(cs, key);
+    if (!at) return HX_ERROR(HX_ERR_INPUT, "%s: %s: not finite at the mesh node (%.17g, %.17g, %.17g) (value %g)",
+                             cs->path, key, x[i], y[i], z[i], v[i]);
+    if (!e)
+      return hx_yerror(at, "%s: not finite at the mesh node (%.17g, %.17g, %.17g) (value %g)", key, x[i], y[i],
+                       z[i], v[i]);
+    double f = hx_expr_eval(e, x[i], y[i], z[i]);
+    return hx_yerror(at, "%s: '%.200s' is not finite at the mesh node (%.17g, %.17g, %.17g) (value %g)", key,
+                     hx_expr_text(e), x[i], y[i], z[i], isfinite(f) ? v[i] : f);
   }
   return HX_SUCCESS;
 }

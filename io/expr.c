@@ -8,6 +8,41 @@
 
 #include "hx_io.h"
 
+/* What may reach libmatheval. Its parser and simplifier recurse once per
+ * operator and per parenthesis (a 400 KB "x+x+..." overflows the stack), and
+ * its lexer echoes characters it does not know to stdout; real expressions
+ * are a few hundred characters with a few dozen operators. */
+#define HX_EXPR_MAX_CHARS 10000
+#define HX_EXPR_MAX_OPERATORS 2000
+#define HX_EXPR_MAX_DEPTH 100
+
+/* HX_ERR_INPUT unless text is within the bounds above and made of the
+ * characters libmatheval's lexer knows. */
+static int expr_check_text(const char *text) {
+  size_t len = strlen(text);
+  HX_CHECK(len <= HX_EXPR_MAX_CHARS, HX_ERR_INPUT, "expression too long (%zu characters; at most %d)", len,
+           HX_EXPR_MAX_CHARS);
+  long ops = 0;
+  int depth = 0, maxdepth = 0;
+  for (const char *c = text; *c; c++) {
+    unsigned char ch = (unsigned char)*c;
+    if (strchr("+-*/^", ch)) ops++;
+    if (ch == '(' && ++depth > maxdepth) maxdepth = depth;
+    if (ch == ')') depth--;
+    if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') && !(ch >= '0' && ch <= '9') &&
+        !strchr("_ \t\n\r.+-*/^()", ch)) {
+      if (ch >= 0x20 && ch < 0x7f)
+        return HX_ERROR(HX_ERR_INPUT, "unexpected character '%c' in expression '%.200s'", ch, text);
+      return HX_ERROR(HX_ERR_INPUT, "unexpected character (byte 0x%02x) in expression '%.200s'", ch, text);
+    }
+  }
+  HX_CHECK(ops <= HX_EXPR_MAX_OPERATORS, HX_ERR_INPUT, "expression too long (%ld operators; at most %d)", ops,
+           HX_EXPR_MAX_OPERATORS);
+  HX_CHECK(maxdepth <= HX_EXPR_MAX_DEPTH, HX_ERR_INPUT,
+           "expression too deeply nested (%d levels of parentheses; at most %d)", maxdepth, HX_EXPR_MAX_DEPTH);
+  return HX_SUCCESS;
+}
+
 struct hx_expr_s {
   void *ev;   /* libmatheval evaluator */
   char *text; /* as given */
@@ -27,6 +62,7 @@ int hx_expr_create(const char *text, hx_expr **e) {
   const char *t = text;
   while (*t == ' ' || *t == '\t') t++;
   HX_CHECK(*t, HX_ERR_INPUT, "empty expression");
+  HX_CALL(expr_check_text(text));
   /* libmatheval's parser needs a writable, newline-free string */
   char *buf = dupstr(text);
   HX_CHECK(buf, HX_ERR_MEM, "out of memory");

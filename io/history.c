@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io_impl.h"
+#include "h5_impl.h"
 
 struct hx_history_s {
   int n, cap;
@@ -65,32 +65,46 @@ static int write_csv(hx_history h, const char *path) {
   return HX_SUCCESS;
 }
 
-static int h5_write_1d(hid_t f, const char *name, hid_t ftype, hid_t mtype, hsize_t n, const void *data) {
+static int h5_write_1d(hid_t f, const char *path, const char *name, hid_t ftype, hid_t mtype, hsize_t n, const void *data) {
   hid_t sp = H5Screate_simple(1, &n, NULL);
   hid_t ds = sp >= 0 ? H5Dcreate2(f, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
   herr_t st =
       ds >= 0 && n > 0 ? H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : (ds >= 0 ? 0 : -1);
+  char what[128];
+  snprintf(what, sizeof what, "dataset %s", name);
+  int err = st >= 0 ? HX_SUCCESS : hx_h5_write_error(path, what); /* before the closes clear the stack */
   if (ds >= 0) H5Dclose(ds);
   if (sp >= 0) H5Sclose(sp);
-  HX_CHECK(st >= 0, HX_ERR_IO, "HDF5: cannot write dataset '%s'", name);
-  return HX_SUCCESS;
+  return err;
 }
 
 static int write_h5(hx_history h, const char *path) {
   char tmp[4200];
   HX_CHECK(snprintf(tmp, sizeof tmp, "%s.tmp", path) < (int)sizeof tmp, HX_ERR_IO, "path too long: %s", path);
+  /* HDF5 does not recover from a full disk: check the space first */
+  HX_CALL(hx_io_reserve_space(path, tmp, 65536.0 + 40.0 * h->n));
+  H5E_auto2_t efn;
+  void *ecd;
+  H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  HX_CHECK(f >= 0, HX_ERR_IO, "HDF5: cannot create '%s'", tmp);
+  if (f < 0) {
+    char why[512];
+    hx_h5_reason(why, sizeof why);
+    H5Eset_auto2(H5E_DEFAULT, efn, ecd);
+    return HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why);
+  }
   int64_t *it = malloc(sizeof(int64_t) * (size_t)(h->n ? h->n : 1));
   int err = it ? HX_SUCCESS : HX_ERROR(HX_ERR_MEM, "out of memory");
   for (int i = 0; !err && i < h->n; i++) it[i] = h->it[i];
   hsize_t n = (hsize_t)h->n;
-  if (!err) err = h5_write_1d(f, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, n, it);
-  if (!err) err = h5_write_1d(f, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->res);
-  if (!err) err = h5_write_1d(f, "rel_residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->rel);
-  if (!err) err = h5_write_1d(f, "time_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->t);
+  if (!err) err = h5_write_1d(f, path, "iteration", H5T_STD_I64LE, H5T_NATIVE_INT64, n, it);
+  if (!err) err = h5_write_1d(f, path, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->res);
+  if (!err) err = h5_write_1d(f, path, "rel_residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->rel);
+  if (!err) err = h5_write_1d(f, path, "time_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->t);
   free(it);
-  if (H5Fclose(f) < 0 && !err) err = HX_ERROR(HX_ERR_IO, "HDF5: cannot close '%s'", tmp);
+  err = hx_h5_close(f, path, tmp, MPI_COMM_NULL, err);
+  H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   if (!err && rename(tmp, path) != 0) err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
   if (err) remove(tmp);
   HX_CALL(err);

@@ -21,6 +21,12 @@ extern "C" {
 /* "HDF5 1.10.8 (parallel), libyaml 0.2.5" into buf. */
 void hx_io_library_versions(char *buf, size_t len);
 
+/* Not collective; call before MPI_Finalize. Closes the HDF5 library and
+ * returns 0, or returns 1 (closing nothing) when HDF5 failed to close a file
+ * earlier: HDF5's own cleanup inside MPI_Finalize would then crash, and the
+ * caller should end with MPI_Abort (after printing its error). */
+int hx_io_finalize(void);
+
 /* ================================================================ expressions */
 /* A compiled expression in x, y, z with the constants pi and e, '^' for powers
  * and the functions of libmatheval (sin cos tan exp log sqrt abs sinh cosh
@@ -140,6 +146,16 @@ void hx_case_print(const hx_case *cs, FILE *out);
 int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names);
 /* Same for the material names of a kappa map (box/kershaw: "box", checked at load). */
 int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *names);
+/* Not collective. Every v[i] (i < n, values at the mesh nodes x, y, z) must
+ * be finite; else HX_ERR_INPUT "case.yaml:LINE:COL: KEY: 'EXPR' is not finite
+ * at the mesh node (x, y, z) (value v)" at the case key (dotted path:
+ * "problem.rhs", "problem.boundary.1.value", "solver.initial_guess"); e (may
+ * be NULL) is the expression the values came from. */
+int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,
+                         const double *y, const double *z, const double *v);
+/* Collective: if any rank has code != 0, every rank returns the error (code
+ * and message) of the lowest such rank. */
+int hx_io_agree_error(MPI_Comm comm, int code);
 /* kappa of material name (problem.kappa when no map is given); < 0 if the
  * map does not name it. */
 double hx_case_kappa(const hx_case *cs, const char *material);
@@ -163,6 +179,29 @@ int hx_output_prepare_dir(MPI_Comm comm, const char *dir, int force, int *create
 /* Collective. Undo hx_output_prepare_dir after a late input error: remove
  * the hexcg outputs in dir, and dir itself if created != 0 and it is empty. */
 int hx_output_discard_dir(MPI_Comm comm, const char *dir, int created);
+/* A result set being written: hexcg run writes every file into a staging
+ * folder (dir/.hexcg-new) and moves the complete set into dir at the end, so
+ * a failed or killed run leaves the previous results as they were. Rank 0
+ * holds a lock (flock on dir/.hexcg.lock) from open to close, so two runs
+ * cannot mix their files in one folder. */
+typedef struct hx_outdir_s *hx_outdir;
+/* Collective. Create dir (and its parents) if missing, take the lock
+ * (HX_ERR_INPUT "... is in use by another hexcg run" if held), refuse a dir
+ * holding results of an earlier run (summary.yaml, solution.*, history.*;
+ * a case.yaml alone is not one) unless force, and create the staging folder
+ * (removing one a killed run left). Errors: HX_ERR_INPUT, the same on every rank. */
+int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *od);
+/* The staging folder to write the new files into. */
+const char *hx_outdir_stage(hx_outdir od);
+/* 1 if dir held results of an earlier run when opened. */
+int hx_outdir_had_results(hx_outdir od);
+/* Collective. Move the staged files into dir, each replacing its old
+ * version by a rename (summary.yaml last); old hexcg outputs the new set
+ * does not have are removed. */
+int hx_outdir_commit(hx_outdir od);
+/* Collective in effect (rank 0 works). Drop what is still staged, release
+ * the lock and, without a commit, remove the folders open created. Accepts NULL. */
+void hx_outdir_close(hx_outdir *od);
 /* Not collective. Write len bytes to path atomically (path.tmp + rename). */
 int hx_io_write_file_atomic(const char *path, const char *data, size_t len);
 

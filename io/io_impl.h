@@ -55,11 +55,14 @@ char *hx_io_strdup(const char *s);
 /* A double as the shortest text that reads back exactly, always with a '.' in
  * the mantissa (1.0, 1.0e-10) so that YAML 1.1 readers see a float. */
 void hx_io_fmt_double(char *buf, size_t len, double v);
+/* Not collective. Make sure that bytes can be written to tmp (the temporary
+ * name of path) before a writer that cannot recover from a full disk (HDF5)
+ * starts: allocate them (posix_fallocate; where the file system cannot, compare
+ * with its free space), then remove tmp again. HX_ERR_IO "cannot write
+ * 'path': No space left on device (it needs about X MiB)". */
+int hx_io_reserve_space(const char *path, const char *tmp, double bytes);
 /* Broadcast the error state (code and message) of root to every rank of comm;
  * returns the code (HX_SUCCESS when root succeeded). */
 int hx_io_bcast_error(MPI_Comm comm, int root, int code);
-/* Collective: if any rank has code != 0, every rank returns the error (code and
- * message) of the lowest such rank. */
-int hx_io_agree_error(MPI_Comm comm, int code);
 
 #endif

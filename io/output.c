@@ -3,7 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "io_impl.h"
@@ -47,6 +49,24 @@ int hx_io_write_file_atomic(const char *path, const char *data, size_t len) {
     return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s", path, strerror(e));
   }
   free(tmp);
+  return HX_SUCCESS;
+}
+
+int hx_io_reserve_space(const char *path, const char *tmp, double bytes) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) return HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+  int e = 0;
+  if (bytes > 0) {
+    e = posix_fallocate(fd, 0, (off_t)bytes);
+    if (e == EOPNOTSUPP || e == EINVAL) { /* no preallocation here: compare with the free space */
+      struct statvfs sv;
+      e = fstatvfs(fd, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes ? ENOSPC : 0;
+    }
+  }
+  close(fd);
+  remove(tmp);
+  HX_CHECK(!e, HX_ERR_IO, "cannot write '%s': %s (it needs about %.1f MiB)", path, strerror(e),
+           bytes / 1048576.0);
   return HX_SUCCESS;
 }
 
@@ -143,4 +163,205 @@ void hx_io_fmt_double(char *buf, size_t len, double v) {
     memmove(buf + at + 2, buf + at, strlen(buf + at) + 1);
     buf[at] = '.', buf[at + 1] = '0';
   }
+}
+
+/* ---------------------------------------------------------------- result sets */
+#include <dirent.h>
+#include <sys/file.h>
+
+#define HX_LOCK_NAME ".hexcg.lock"
+#define HX_STAGE_NAME ".hexcg-new"
+
+struct hx_outdir_s {
+  MPI_Comm comm;
+  int rank;
+  char *dir, *stage, *lock;
+  char *made_top; /* the outermost folder this run created (NULL: none) */
+  int fd;         /* rank 0: the locked file */
+  int had_results;
+  int committed;
+};
+
+/* "results": a file of a finished run (case.yaml alone is a dry run's) */
+static int has_results(const char *dir) {
+  char p[4200];
+  for (size_t i = 1; i < sizeof hx_outputs / sizeof hx_outputs[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, hx_outputs[i]);
+    if (access(p, F_OK) == 0) return 1;
+  }
+  return 0;
+}
+
+static void remove_tree_files(const char *d) { /* the staging folder: plain files only */
+  DIR *dd = opendir(d);
+  if (dd) {
+    struct dirent *e;
+    char p[4300];
+    while ((e = readdir(dd)) != NULL) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+      remove(p);
+    }
+    closedir(dd);
+  }
+  rmdir(d);
+}
+
+/* mkdir -p that remembers the outermost folder it created */
+static int mkdir_p_track(const char *dir, char **top) {
+  char buf[4096];
+  *top = NULL;
+  HX_CHECK(strlen(dir) < sizeof buf, HX_ERR_INPUT, "output directory name is too long (%zu characters)",
+           strlen(dir));
+  snprintf(buf, sizeof buf, "%s", dir);
+  size_t len = strlen(buf);
+  for (char *p = buf + 1;; p++) {
+    if (*p && *p != '/') continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0777) == 0) {
+      if (!*top) *top = hx_io_strdup(buf);
+    } else if (errno != EEXIST) {
+      int e = errno;
+      return HX_ERROR(HX_ERR_INPUT, "cannot create output directory '%s': %s", buf, strerror(e));
+    }
+    *p = c;
+    if (!c || (size_t)(p - buf) >= len) break;
+  }
+  return HX_SUCCESS;
+}
+
+/* remove dir and its parents up to top (the folders a run created), if empty */
+static void remove_made(const char *dir, const char *top) {
+  if (!top) return;
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (;;) {
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+    if (rmdir(buf) != 0) return;
+    if (!strcmp(buf, top)) return;
+    char *s = strrchr(buf, '/');
+    if (!s || s == buf) return;
+    *s = '\0';
+  }
+}
+
+static int take_lock(struct hx_outdir_s *od) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    int fd = open(od->lock, O_RDWR | O_CREAT, 0666);
+    if (fd < 0) return HX_ERROR(HX_ERR_INPUT, "cannot write into output directory '%s': %s", od->dir, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      return HX_ERROR(HX_ERR_INPUT,
+                      "output directory '%s' is in use by another hexcg run (it holds %s/" HX_LOCK_NAME ")", od->dir,
+                      od->dir);
+    }
+    /* the holder before us may have removed the file after we opened it */
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && stat(od->lock, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+      od->fd = fd;
+      return HX_SUCCESS;
+    }
+    close(fd);
+  }
+  return HX_ERROR(HX_ERR_INPUT, "output directory '%s' is in use by another hexcg run", od->dir);
+}
+
+static void outdir_free(struct hx_outdir_s *od) {
+  free(od->dir), free(od->stage), free(od->lock), free(od->made_top);
+  free(od);
+}
+
+int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
+  *out = NULL;
+  struct hx_outdir_s *od = calloc(1, sizeof *od);
+  HX_CHECK(od, HX_ERR_MEM, "out of memory");
+  od->comm = comm;
+  od->fd = -1;
+  MPI_Comm_rank(comm, &od->rank);
+  int err = HX_SUCCESS;
+  size_t n = dir ? strlen(dir) + 32 : 0;
+  if (!dir || !dir[0]) err = HX_ERROR(HX_ERR_INPUT, "output directory name is empty");
+  if (!err) {
+    od->dir = hx_io_strdup(dir), od->stage = malloc(n), od->lock = malloc(n);
+    if (!od->dir || !od->stage || !od->lock) err = HX_ERROR(HX_ERR_MEM, "out of memory");
+  }
+  if (!err) {
+    snprintf(od->stage, n, "%s/" HX_STAGE_NAME, dir);
+    snprintf(od->lock, n, "%s/" HX_LOCK_NAME, dir);
+  }
+  if (!err && od->rank == 0) {
+    struct stat st;
+    if (strlen(od->stage) + 32 >= 4096) {
+      err = HX_ERROR(HX_ERR_INPUT, "output directory name is too long (%zu characters)", strlen(dir));
+    } else if (stat(dir, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) err = HX_ERROR(HX_ERR_INPUT, "output directory '%s' exists and is not a directory", dir);
+    } else {
+      err = mkdir_p_track(dir, &od->made_top);
+    }
+    if (!err) err = take_lock(od);
+    if (!err) {
+      od->had_results = has_results(dir);
+      if (od->had_results && !force)
+        err = HX_ERROR(HX_ERR_INPUT, "output directory '%s' exists; use --force to overwrite it", dir);
+    }
+    if (!err) {
+      remove_tree_files(od->stage); /* left by a killed run */
+      if (mkdir(od->stage, 0777) != 0)
+        err = HX_ERROR(HX_ERR_INPUT, "cannot write into output directory '%s': %s", dir, strerror(errno));
+    }
+    if (err) {
+      if (od->fd >= 0) remove(od->lock), close(od->fd), od->fd = -1;
+      if (od->dir) remove_made(od->dir, od->made_top);
+    }
+  }
+  err = hx_io_bcast_error(comm, 0, err);
+  if (err) {
+    outdir_free(od);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  MPI_Bcast(&od->had_results, 1, MPI_INT, 0, comm);
+  *out = od;
+  return HX_SUCCESS;
+}
+
+const char *hx_outdir_stage(hx_outdir od) { return od->stage; }
+int hx_outdir_had_results(hx_outdir od) { return od->had_results; }
+
+int hx_outdir_commit(hx_outdir od) {
+  int err = HX_SUCCESS;
+  if (od->rank == 0) {
+    char from[4300], to[4300];
+    /* summary.yaml last: its presence marks a complete set */
+    static const char *const order[] = {"case.yaml",  "solution.h5", "solution.xdmf",
+                                        "history.csv", "history.h5", "summary.yaml"};
+    for (size_t k = 0; k < sizeof order / sizeof order[0] && !err; k++) {
+      const char *f = order[k];
+      snprintf(from, sizeof from, "%s/%s", od->stage, f);
+      snprintf(to, sizeof to, "%s/%s", od->dir, f);
+      if (access(from, F_OK) != 0) {
+        if (remove(to) != 0 && errno != ENOENT) /* an old output the new set does not have */
+          err = HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", to, strerror(errno));
+      } else if (rename(from, to) != 0) {
+        err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
+      }
+    }
+    if (!err) od->committed = 1;
+  }
+  HX_CALL(hx_io_bcast_error(od->comm, 0, err));
+  od->committed = 1;
+  return HX_SUCCESS;
+}
+
+void hx_outdir_close(hx_outdir *pod) {
+  if (!pod || !*pod) return;
+  struct hx_outdir_s *od = *pod;
+  if (od->rank == 0) {
+    remove_tree_files(od->stage);
+    if (od->fd >= 0) remove(od->lock), close(od->fd);
+    if (!od->committed) remove_made(od->dir, od->made_top);
+  }
+  outdir_free(od);
+  *pod = NULL;
 }

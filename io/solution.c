@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io_impl.h"
+#include "h5_impl.h"
 
 #define HX_SOLUTION_FORMAT "hexcg-solution-1"
 
 /* Write rows [off, off+nrows) of a [total][ncols] dataset collectively. */
-static int write_rows(hid_t f, const char *name, hid_t ftype, hid_t mtype, hsize_t total, hsize_t ncols,
-                      hsize_t off, hsize_t nrows, const void *data) {
+static int write_rows(MPI_Comm comm, const char *path, hid_t f, const char *name, hid_t ftype, hid_t mtype,
+                      hsize_t total, hsize_t ncols, hsize_t off, hsize_t nrows, const void *data) {
   int rank = ncols > 1 ? 2 : 1;
   hsize_t dims[2] = {total, ncols}, start[2] = {off, 0}, count[2] = {nrows, ncols};
   hid_t fs = H5Screate_simple(rank, dims, NULL);
@@ -25,11 +25,17 @@ static int write_rows(hid_t f, const char *name, hid_t ftype, hid_t mtype, hsize
   hid_t dx = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
   herr_t st = ds >= 0 ? H5Dwrite(ds, mtype, ms, fs, dx, data) : -1;
+  /* the reason now, before the closes below clear HDF5's error stack */
+  char what[128];
+  snprintf(what, sizeof what, "dataset %s", name);
+  int err = st >= 0 ? HX_SUCCESS : hx_h5_write_error(path, what);
   H5Pclose(dx);
   H5Sclose(ms);
   if (ds >= 0) H5Dclose(ds);
   H5Sclose(fs);
-  HX_CHECK(st >= 0, HX_ERR_IO, "HDF5: cannot write dataset '%s'", name);
+  /* the failure may be seen by some ranks only (the ranks that wrote): agree
+   * before the next collective call */
+  HX_CALL(hx_io_agree_error(comm, err));
   return HX_SUCCESS;
 }
 
@@ -89,7 +95,7 @@ static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
   return err;
 }
 
-static int write_datasets(hid_t f, int rank, int p, int32_t El, long long E, long long eoff,
+static int write_datasets(MPI_Comm comm, const char *path, hid_t f, int rank, int p, int32_t El, long long E, long long eoff,
                           const int64_t *gid, const double *x, const double *y, const double *z,
                           const double *u, const double *exact) {
   const long long n = p + 1, npe = n * n * n, cpe = (long long)p * p * p;
@@ -106,9 +112,10 @@ static int write_datasets(hid_t f, int rank, int p, int32_t El, long long E, lon
   if (!err) err = hx_calloc(Nl * 3, sizeof(double), &buf);
   if (!err) err = hx_calloc(Cl * 8, sizeof(int64_t), &conn);
   if (!err) err = hx_calloc(Cl, sizeof(int32_t), &rk);
+  err = hx_io_agree_error(comm, err);
   if (err) goto done;
   for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
-  err = write_rows(f, "/mesh/coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 3,
+  err = write_rows(comm, path, f, "/mesh/coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 3,
                    (hsize_t)(eoff * npe), Nl, buf);
   if (err) goto done;
   /* sub-hex (a,b,c) of element e: VTK hexahedron corners */
@@ -126,24 +133,24 @@ static int write_datasets(hid_t f, int rank, int p, int32_t El, long long E, lon
 #undef NODE
         }
   for (size_t i = 0; i < Cl; i++) rk[i] = rank;
-  err = write_rows(f, "/mesh/connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)(E * cpe), 8,
+  err = write_rows(comm, path, f, "/mesh/connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)(E * cpe), 8,
                    (hsize_t)(eoff * cpe), Cl, conn);
   if (!err)
-    err = write_rows(f, "/mesh/element_id", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)E, 1, (hsize_t)eoff,
+    err = write_rows(comm, path, f, "/mesh/element_id", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)E, 1, (hsize_t)eoff,
                      (hsize_t)El, gid);
   if (!err)
-    err = write_rows(f, "/fields/u", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
+    err = write_rows(comm, path, f, "/fields/u", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
                      (hsize_t)(eoff * npe), Nl, u);
   if (!err && exact) {
-    err = write_rows(f, "/fields/exact", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
+    err = write_rows(comm, path, f, "/fields/exact", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
                      (hsize_t)(eoff * npe), Nl, exact);
     for (size_t i = 0; i < Nl; i++) buf[i] = u[i] - exact[i];
     if (!err)
-      err = write_rows(f, "/fields/error", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
+      err = write_rows(comm, path, f, "/fields/error", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
                        (hsize_t)(eoff * npe), Nl, buf);
   }
   if (!err)
-    err = write_rows(f, "/fields/rank", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)(E * cpe), 1,
+    err = write_rows(comm, path, f, "/fields/rank", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)(E * cpe), 1,
                      (hsize_t)(eoff * cpe), Cl, rk);
   if (!err) {
     int has_exact = exact != NULL, npe_i = (int)npe;
@@ -153,6 +160,7 @@ static int write_datasets(hid_t f, int rank, int p, int32_t El, long long E, lon
     if (!err) err = write_attr(f, "nodes_per_element", H5T_STD_I32LE, H5T_NATIVE_INT, &npe_i);
     if (!err) err = write_attr(f, "has_exact", H5T_STD_I32LE, H5T_NATIVE_INT, &has_exact);
     if (!err) err = write_attr_str(f, "format", HX_SOLUTION_FORMAT);
+    err = hx_io_agree_error(comm, err);
   }
 done:
   free(buf), free(conn), free(rk);
@@ -178,20 +186,35 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   char path[4200], tmp[4210];
   snprintf(path, sizeof path, "%s/solution.h5", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  /* HDF5 does not recover from a full disk (a failed flush leaves the file
+   * half-closed): check the space first, with a margin for the metadata */
+  {
+    const double n3 = (double)(p + 1) * (p + 1) * (p + 1), c3 = (double)p * p * p;
+    double bytes = (double)E * (n3 * 8 * (exact ? 6 : 4) + c3 * (8 * 8 + 4) + 8);
+    bytes += 65536 + 0.01 * bytes;
+    int rerr = rank == 0 ? hx_io_reserve_space(path, tmp, bytes) : HX_SUCCESS;
+    HX_CALL(hx_io_bcast_error(comm, 0, rerr));
+  }
+  /* our messages name the file and the reason; HDF5's own stack is not printed */
+  H5E_auto2_t efn;
+  void *ecd;
+  H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
-  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "HDF5: cannot create '%s'", tmp);
+  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot create '%s'", tmp);
   err = hx_io_agree_error(comm, err);
-  if (err) {
-    if (f >= 0) H5Fclose(f);
-    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  if (!err) {
+    /* every collective call below is followed by an agreement on its error,
+     * so all ranks stop at the same call; the file is closed on every path */
+    err = write_datasets(comm, path, f, rank, p, E_local, E, eoff, gid, x, y, z, u, exact);
+    err = hx_h5_close(f, path, tmp, comm, err);
+  } else if (f >= 0) {
+    H5Fclose(f);
   }
-  /* collective calls below: a failure of one HDF5 call fails on every rank */
-  err = write_datasets(f, rank, p, E_local, E, eoff, gid, x, y, z, u, exact);
-  if (H5Fclose(f) < 0 && !err) err = HX_ERROR(HX_ERR_IO, "HDF5: cannot close '%s'", tmp);
-  err = hx_io_agree_error(comm, err);
+  H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   if (rank == 0) {
     if (!err && rename(tmp, path) != 0) err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
     if (err) remove(tmp);

@@ -266,6 +266,11 @@ int hx_ydoc_apply_set(hx_ydoc *doc, const char *set) {
   const char *eq = strchr(set, '=');
   HX_CHECK(eq && eq != set, HX_ERR_INPUT, "%s: expected KEY=VALUE, e.g. --set solver.tol=1e-10", name);
   size_t klen = (size_t)(eq - set);
+  /* strtok would skip empty segments: "a..b", ".a", "a." name no key */
+  int empty = set[0] == '.' || set[klen - 1] == '.';
+  for (size_t i = 1; i < klen && !empty; i++) empty = set[i] == '.' && set[i - 1] == '.';
+  HX_CHECK(!empty, HX_ERR_INPUT, "%s: empty key in '%.*s' (keys are separated by single dots: problem.rhs)", name,
+           (int)klen, set);
   char *path = malloc(klen + 1);
   HX_CHECK(path, HX_ERR_MEM, "out of memory");
   memcpy(path, set, klen);

@@ -40,6 +40,18 @@ static int cur_err(const cur *c, const char *file, int line, const char *func, c
   return hx_error_set(file, line, func, HX_ERR_INPUT, "%s:%ld: %s", c->path, line_of(c, c->pos), msg);
 }
 
+/* A note about the file on stderr (rank 0; not with --quiet): stdout stays
+ * for results. */
+static void mesh_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void mesh_note(const char *fmt, ...) {
+  if (hx_log_rank() != 0 || hx_log_get_level() < HX_LOG_NORMAL) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
+}
+
 static void skip_ws(cur *c) {
   while (c->pos < c->len && (c->buf[c->pos] == ' ' || c->buf[c->pos] == '\t' || c->buf[c->pos] == '\n' ||
                              c->buf[c->pos] == '\r'))
@@ -529,7 +541,52 @@ static int64_t find_node(const rd *r, int64_t tag) {
   return p ? p->idx : -1;
 }
 
+/* Gmsh element types that are 3-D but not hex8/hex27 (tetrahedra, prisms,
+ * pyramids, higher-order and serendipity hexahedra) */
+static const char *solid_name(int t) {
+  switch (t) {
+    case 4: case 11: case 29: case 30: case 31: return "tetrahedra";
+    case 6: case 13: case 18: return "prisms";
+    case 7: case 14: case 19: return "pyramids";
+    case 17: case 92: case 93: return "hexahedra of an unsupported order (20, 64 or 125 nodes)";
+    default: return NULL;
+  }
+}
+
+static int cmp_i64v(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static int build(cur *c, rd *r, hx_gmesh *g) {
+  /* solving on the hexahedra alone would silently drop part of the domain */
+  char solids[512] = "";
+  size_t so = 0;
+  for (int t = 0; t < 128; t++)
+    if (r->ignored[t] && solid_name(t) && so < sizeof solids)
+      so += (size_t)snprintf(solids + so, sizeof solids - so, "%s%lld %s (type %d)", so ? ", " : "",
+                             (long long)r->ignored[t], solid_name(t), t);
+  if (so) {
+    c->pos = c->len;
+    c->binary = 0;
+    return CUR_ERR(c, "3-D elements that are not hexahedra: %s; hexcg needs an all-hex mesh (Gmsh types 5 hex8 or "
+                   "12 hex27; Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1)", solids);
+  }
+  if (r->nh > 1) { /* element tags are unique in a valid file */
+    int64_t *t = malloc(sizeof(int64_t) * (size_t)r->nh);
+    HX_CHECK(t, HX_ERR_MEM, "out of memory");
+    memcpy(t, r->htag, sizeof(int64_t) * (size_t)r->nh);
+    qsort(t, (size_t)r->nh, sizeof *t, cmp_i64v);
+    int64_t dup = -1;
+    for (int64_t i = 1; i < r->nh && dup < 0; i++)
+      if (t[i] == t[i - 1]) dup = t[i];
+    free(t);
+    if (dup >= 0) {
+      c->pos = 0;
+      c->binary = 0;
+      return CUR_ERR(c, "element tag %lld is defined twice in $Elements", (long long)dup);
+    }
+  }
   if (r->nh == 0) {
     c->pos = c->len;
     c->binary = 0;
@@ -616,7 +673,7 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   g->nbq = nq;
   free(bt);
   if (off)
-    hx_log(HX_LOG_NORMAL, "note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
+    mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
   int64_t nign = 0;
   for (int t = 0; t < 128; t++) nign += r->ignored[t];
@@ -626,9 +683,8 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     for (int t = 0; t < 128 && o < sizeof list; t++)
       if (r->ignored[t])
         o += (size_t)snprintf(list + o, sizeof list - o, " %lld of type %d", (long long)r->ignored[t], t);
-    hx_log(HX_LOG_NORMAL,
-           "note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
-           (long long)nign, list);
+    mesh_note("note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
+              (long long)nign, list);
   }
   return HX_SUCCESS;
 }

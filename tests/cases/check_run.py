@@ -63,16 +63,30 @@ check(not [f for f in os.listdir(d) if f.endswith(".tmp")], "no temporary files 
 first = open(eff).read()
 open(os.path.join(d, "keep.txt"), "w").write("user file\n")
 
-# an existing folder is refused without --force, and left alone
+# a folder left by a dry run (case.yaml alone) is no result: the next run may use it
+rc, out, err = run([box, "--dry-run", "--output", d, "--set", "order=6"])
+check(rc == 0 and "order: 6" in open(eff).read(), f"dry-run folder reused: rc {rc} {err!r}")
+rc, out, err = run([box, "--dry-run", "--output", d])
+first = open(eff).read()
+# a folder with results is refused without --force, and left alone
+open(os.path.join(d, "summary.yaml"), "w").write("# results of an earlier run\n")
 rc, out, err = run([box, "--dry-run", "--output", d, "--set", "order=5"])
 check(rc == 2 and err == f"output directory '{d}' exists; use --force to overwrite it\n",
       f"existing folder: rc {rc} {err!r}")
 check(open(eff).read() == first, "case.yaml unchanged without --force")
 rc, out, err = run([box, "--dry-run", "--output", d], ranks=2)
 check(rc == 2 and err.count("exists; use --force") == 1, f"np2 existing folder: one message, rc {rc} {err!r}")
+# a dry run with --force validates but keeps the earlier results with their case.yaml
+rc, out, err = run([box, "--dry-run", "--output", d, "--force", "--set", "order=5"])
+check(rc == 0 and "kept" in out and open(eff).read() == first, f"dry run keeps results: rc {rc} {out!r} {err!r}")
+os.remove(os.path.join(d, "summary.yaml"))
+# --output --force: a missing value, not a folder named --force
+rc, out, err = run([box, "--dry-run", "--output", "--force"])
+check(rc == 2 and "option --output needs a value" in err and not os.path.exists(os.path.join(W, "--force")),
+      f"--output --force: rc {rc} {err!r}")
 
 # --force with overrides
-sets = ["order=5", "mesh.elements=[2, 3, 4]", "solver.tol=1e-10", "backend=cuda",
+sets = ["order=5", "mesh.elements=[2, 3, 4]", "solver.tol=1e-10",
         "problem.boundary.0.value=x*y+1", "problem.rhs=0", "mesh.partitioner=metis",
         "output.history=false", "preconditioner.type=none", "problem.kappa={box: 2.5}"]
 args = [box, "--dry-run", "--output", d, "--force", "--progress-every", "7"]
@@ -84,7 +98,7 @@ c = yaml.safe_load(open(eff))
 check(c["order"] == 5, f"order {c['order']}")
 check(c["mesh"]["elements"] == [2, 3, 4], f"elements {c['mesh']['elements']}")
 check(c["solver"]["tol"] == 1e-10, f"tol {c['solver']['tol']}")
-check(c["backend"] == "cuda", f"backend {c['backend']}")
+check(c["backend"] == "cpu", f"backend {c['backend']}")
 check(c["problem"]["boundary"][0]["value"] == "x*y+1", f"bc value {c['problem']['boundary'][0]}")
 check(c["problem"]["rhs"] == "0", f"rhs {c['problem']['rhs']}")
 check(c["problem"]["kappa"] == {"box": 2.5}, f"kappa {c['problem']['kappa']}")

@@ -1,0 +1,26 @@
+/* Private to io/: HDF5 helpers shared by the solution and history writers. */
+#ifndef HX_H5_IMPL_H
+#define HX_H5_IMPL_H
+
+#include <hdf5.h>
+
+#include "io_impl.h"
+
+/* The reason of the last HDF5 failure of this thread, from the HDF5 error
+ * stack: the system's words where MPI-IO or the file driver gives them ("No
+ * space left on device"), else HDF5's innermost description. */
+void hx_h5_reason(char *buf, size_t len);
+/* Record HX_ERR_IO "cannot write 'path': REASON (what)" from the HDF5 error stack. */
+int hx_h5_write_error(const char *path, const char *what);
+/* Collective over comm when comm != MPI_COMM_NULL (a file opened with the
+ * MPI-IO driver), else serial. Flush and close f (the file path, being
+ * written under the temporary name tmp), with err the error state so far (already agreed
+ * across comm). A failed flush inside H5Fclose leaves a half-closed file in
+ * HDF5's tables that crashes MPI_Finalize; so the file is flushed first, the
+ * ranks agree on the outcome, and after any error tmp is truncated (which
+ * frees the space a full disk needs for the metadata) before the close. The
+ * file is always closed; tmp is left for the caller to rename or remove.
+ * Returns the agreed error. */
+int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int err);
+
+#endif

@@ -1,0 +1,85 @@
+/* HDF5 helpers: failure reasons and a close that survives a full disk. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5_impl.h"
+
+typedef struct {
+  char *buf;
+  size_t len;
+  int sys; /* found a system error string */
+} reason_ctx;
+
+static herr_t reason_walk(unsigned n, const H5E_error2_t *e, void *data) {
+  reason_ctx *r = (reason_ctx *)data;
+  (void)n;
+  if (r->sys || !e->desc) return 0;
+  /* MPI-IO: "... MPI error string is 'Other I/O error , error stack:\nADIOI_...(80): Other I/O error No space
+   * left on device'"; the sec2 driver: "... errno = 28, error message = 'No space left on device', ..." */
+  const char *s = strstr(e->desc, "error message = '");
+  if (s) {
+    s += strlen("error message = '");
+    snprintf(r->buf, r->len, "%.*s", (int)strcspn(s, "'"), s);
+    r->sys = 1;
+    return 0;
+  }
+  s = strstr(e->desc, "MPI error string is");
+  if (s) {
+    const char *last = strrchr(s, '\n');
+    const char *io = NULL;
+    for (const char *q = last ? last : s; (q = strstr(q, "I/O error ")) != NULL; q++) io = q;
+    if (io) s = io + strlen("I/O error ");
+    else if (last) s = last + 1;
+    snprintf(r->buf, r->len, "%.*s", (int)strcspn(s, "'"), s);
+    r->sys = 1;
+    return 0;
+  }
+  snprintf(r->buf, r->len, "%s", e->desc); /* innermost so far */
+  return 0;
+}
+
+void hx_h5_reason(char *buf, size_t len) {
+  reason_ctx r = {buf, len, 0};
+  snprintf(buf, len, "HDF5 error");
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, reason_walk, &r);
+}
+
+int hx_h5_write_error(const char *path, const char *what) {
+  char why[512];
+  hx_h5_reason(why, sizeof why);
+  return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (%s)", path, why, what);
+}
+
+/* set when HDF5 could not close a file: its cleanup at MPI_Finalize would crash */
+static int h5_unclean = 0;
+
+int hx_io_finalize(void) {
+  if (h5_unclean) return 1;
+  H5close();
+  return 0;
+}
+
+static int agree(MPI_Comm comm, int err) { return comm == MPI_COMM_NULL ? err : hx_io_agree_error(comm, err); }
+
+int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int err) {
+  int rank = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  if (!err && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) err = hx_h5_write_error(path, "flushing the file");
+  err = agree(comm, err);
+  if (err) {
+    /* the file is discarded: give its space back so that closing it (which
+     * writes HDF5's metadata) cannot fail on a full disk */
+    if (rank == 0 && truncate(tmp, 0) != 0) { /* nothing more to do: the close reports */
+    }
+    if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
+  }
+  char first[2048] = "";
+  if (err) snprintf(first, sizeof first, "%s", hx_error_message());
+  if (H5Fclose(f) < 0) {
+    h5_unclean = 1;
+    if (!err) err = hx_h5_write_error(path, "closing the file");
+    else hx_error_set(__FILE__, __LINE__, __func__, err, "%s", first); /* keep the first reason */
+  }
+  return agree(comm, err);
+}
