@@ -87,7 +87,7 @@ static int random_vec(level *L, uint64_t seed, double *h, double *d_v) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char *backend = hx_test_backend_arg(argc, argv);

@@ -1,0 +1,238 @@
+/* End-to-end solves with the two-level Schwarz preconditioner (type asm),
+ * against exact solutions and against Jacobi:
+ *   t510-asm MODE [--backend cpu|cuda]
+ * MODE
+ *   scaling  unit box, p = 4, 4^3 / 8^3 / 16^3 elements, u = exp(x y z) (not
+ *            separable): the asm count grows by at most 1.3x from one mesh
+ *            to the next; Jacobi's grows by more than 1.5x (so the
+ *            comparison means something); the count stays below 40
+ *   ranks    the 8^3 p = 4 count on this rank count (and with METIS): printed
+ *            and compared with the 1-rank count computed in the same run on a
+ *            1-rank communicator: equal to +-1
+ *   jacobi   Kershaw eps 0.3 (6x6x6, p = 5) and a deformed box (4^3, p = 3) with
+ *            lambda = 3: asm converges to the same discrete solution as Jacobi
+ *            (error norms equal to 1e-6 relative at tol 1e-12), in under half
+ *            of Jacobi's iterations (the quarter of the issue's target is
+ *            measured at 12^3, p = 7 in docs/performance.md)
+ *   variants overlap on == off (same iterations, solutions equal to 1e-12),
+ *            coarse.solver none (one-level) converges and needs more
+ *            iterations than two-level, weight none converges, the FEM coarse
+ *            operator converges
+ * Every solve must converge (reason > 0) with the L2 error of the exact
+ * solution below 1e-5 (p = 4, h = 1/8: the discretisation error is ~1e-7). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_disc.h"
+#include "hx_io.h"
+#include "hx_precond.h"
+#include "hx_solver.h"
+#include "hx_test.h"
+
+static const char *g_backend = "cpu";
+static int g_rank = 0;
+
+/* u = exp(x y z), -lap u + lambda u */
+typedef struct {
+  double lambda;
+} prob;
+static double u_exp(const void *c, double x, double y, double z) {
+  (void)c;
+  return exp(x * y * z);
+}
+static double f_exp(const void *c, double x, double y, double z) {
+  const double lam = ((const prob *)c)->lambda;
+  return (-(y * y * z * z + x * x * z * z + x * x * y * y) + lam) * exp(x * y * z);
+}
+
+typedef struct {
+  int n, p, metis, deform;
+  double eps, lambda, tol;
+  const char *pc; /* YAML options */
+} setup;
+
+typedef struct {
+  hx_solve_result r;
+  int64_t nl;
+  double *u; /* solution L-vector (owned by the caller) */
+} outcome;
+
+static int solve(MPI_Comm comm, const setup *s, outcome *out) {
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = s->n;
+  mo.kershaw_eps = s->eps > 0 ? s->eps : 1.0;
+  mo.deform = s->deform;
+  mo.partitioner = s->metis ? HX_PART_METIS : HX_PART_RCB;
+  hx_mesh m;
+  hx_backend b;
+  HX_TCALL(hx_backend_create(g_backend, &b));
+  HX_TCALL(hx_mesh_create_box(comm, &mo, &m));
+  const double lam = s->lambda;
+  hx_disc_opts o = hx_disc_opts_default();
+  o.p = s->p, o.lambda = &lam;
+  hx_disc d;
+  HX_TCALL(hx_disc_create(m, b, &o, &d));
+  hx_opt *opts;
+  HX_TCALL(hx_opt_parse_yaml(s->pc, "t510", &opts));
+  HX_TCALL(hx_pc_options_check(opts));
+  hx_pc pc;
+  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
+  hx_opt_free(&opts);
+  prob pr = {s->lambda};
+  hx_field f = {f_exp, &pr}, ex = {u_exp, &pr};
+  const int64_t nl = hx_disc_num_l(d);
+  double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
+  out->u = malloc(sizeof(double) * nl);
+  out->nl = nl;
+  HX_TCALL(hx_disc_eval(d, f, hf));
+  HX_TCALL(hx_disc_eval(d, ex, hg));
+  hx_pcg_opts po;
+  hx_pcg_opts_default(&po);
+  po.rtol = s->tol;
+  po.max_iterations = 3000;
+  HX_TCALL(hx_solve(d, pc, hf, hg, NULL, ex, &po, NULL, out->u, &out->r));
+  HX_ASSERT(out->r.pcg.reason > 0, "%s, %d^3 p=%d: %s after %d iterations", s->pc, s->n, s->p,
+            hx_reason_name(out->r.pcg.reason), out->r.pcg.iterations);
+  free(hf), free(hg);
+  HX_TCALL(hx_pc_destroy(&pc));
+  HX_TCALL(hx_disc_destroy(&d));
+  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_backend_destroy(&b));
+  return 0;
+}
+
+static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
+  outcome o;
+  HX_TCALL(solve(comm, s, &o));
+  *its = o.r.pcg.iterations;
+  if (err) *err = o.r.err_l2;
+  free(o.u);
+  return 0;
+}
+
+static const setup base = {.n = 8, .p = 4, .tol = 1e-8, .pc = "{type: asm}"};
+
+static int mode_scaling(void) {
+  const int ns[3] = {4, 8, 16};
+  int ia[3], ij[3];
+  for (int i = 0; i < 3; i++) {
+    setup s = base;
+    s.n = ns[i];
+    double err;
+    HX_TCALL(count(MPI_COMM_WORLD, &s, &ia[i], &err));
+    HX_ASSERT(err < 1e-5, "asm %d^3: L2 error %.3e", ns[i], err);
+    s.pc = "{type: jacobi}";
+    HX_TCALL(count(MPI_COMM_WORLD, &s, &ij[i], NULL));
+    if (g_rank == 0) printf("%2d^3 p=4: asm %3d, jacobi %4d iterations\n", ns[i], ia[i], ij[i]);
+    HX_ASSERT(ia[i] <= 40, "asm %d^3: %d iterations (target <= 40)", ns[i], ia[i]);
+  }
+  for (int i = 1; i < 3; i++) {
+    HX_ASSERT(ia[i] <= 1.3 * ia[i - 1], "asm count grows %d -> %d (more than 1.3x)", ia[i - 1], ia[i]);
+    HX_ASSERT(ij[i] >= 1.5 * ij[i - 1], "jacobi count grows only %d -> %d: the test would not discriminate",
+              ij[i - 1], ij[i]);
+  }
+  return 0;
+}
+
+static int mode_ranks(void) {
+  MPI_Comm self;
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank, 0, &self);
+  setup s = base;
+  int i1 = -1, in, im;
+  if (g_rank == 0) HX_TCALL(count(self, &s, &i1, NULL));
+  MPI_Bcast(&i1, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &in, NULL));
+  s.metis = 1;
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &im, NULL));
+  if (g_rank == 0) printf("8^3 p=4 asm: 1 rank %d, %d ranks RCB %d, METIS %d iterations\n", i1, size, in, im);
+  HX_ASSERT(abs(in - i1) <= 1 && abs(im - i1) <= 1, "iterations: 1 rank %d, %d ranks %d (RCB) %d (METIS)", i1, size,
+            in, im);
+  MPI_Comm_free(&self);
+  return 0;
+}
+
+static int mode_jacobi(void) {
+  for (int c = 0; c < 2; c++) {
+    setup s = base;
+    s.tol = 1e-12;
+    if (c == 0) s.n = 6, s.p = 5, s.eps = 0.3;
+    else s.n = 4, s.p = 3, s.deform = 1, s.lambda = 3.0;
+    outcome a, j;
+    HX_TCALL(solve(MPI_COMM_WORLD, &s, &a));
+    s.pc = "{type: jacobi}";
+    HX_TCALL(solve(MPI_COMM_WORLD, &s, &j));
+    if (g_rank == 0)
+      printf("%s: asm %d, jacobi %d iterations; L2 errors %.6e %.6e\n", c ? "deformed, lambda 3" : "kershaw 0.3",
+             a.r.pcg.iterations, j.r.pcg.iterations, a.r.err_l2, j.r.err_l2);
+    HX_ASSERT(fabs(a.r.err_l2 - j.r.err_l2) <= 1e-6 * j.r.err_l2, "L2 errors differ: asm %.10e, jacobi %.10e",
+              a.r.err_l2, j.r.err_l2);
+    double dmax = 0;
+    for (int64_t i = 0; i < a.nl; i++) dmax = fmax(dmax, fabs(a.u[i] - j.u[i]));
+    MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    HX_ASSERT(dmax <= 1e-9, "asm and jacobi solutions differ by %.3e", dmax);
+    HX_ASSERT(2 * a.r.pcg.iterations < j.r.pcg.iterations, "asm %d not under half of jacobi %d",
+              a.r.pcg.iterations, j.r.pcg.iterations);
+    free(a.u), free(j.u);
+  }
+  return 0;
+}
+
+static int mode_variants(void) {
+  setup s = base;
+  s.n = 6;
+  outcome ov, sq;
+  s.pc = "{type: asm, overlap: true}";
+  HX_TCALL(solve(MPI_COMM_WORLD, &s, &ov));
+  s.pc = "{type: asm, overlap: false}";
+  HX_TCALL(solve(MPI_COMM_WORLD, &s, &sq));
+  double dmax = 0;
+  for (int64_t i = 0; i < ov.nl; i++) dmax = fmax(dmax, fabs(ov.u[i] - sq.u[i]));
+  MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  HX_ASSERT(ov.r.pcg.iterations == sq.r.pcg.iterations && dmax <= 1e-12,
+            "overlapped %d vs sequential %d iterations, solutions differ by %.3e", ov.r.pcg.iterations,
+            sq.r.pcg.iterations, dmax);
+  int one, none_w, fem;
+  s.pc = "{type: asm, coarse: {solver: none}}";
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &one, NULL));
+  s.pc = "{type: asm, weight: none}";
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &none_w, NULL));
+  s.pc = "{type: asm, coarse: {operator: fem}}";
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &fem, NULL));
+  if (g_rank == 0)
+    printf("6^3 p=4: two-level %d (galerkin), %d (fem); one-level %d; weight none %d iterations\n",
+           ov.r.pcg.iterations, fem, one, none_w);
+  HX_ASSERT(one > ov.r.pcg.iterations, "one-level %d should need more than two-level %d", one, ov.r.pcg.iterations);
+  free(ov.u), free(sq.u);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  g_backend = hx_test_backend_arg(argc, argv);
+  if (argc < 2) {
+    fprintf(stderr, "usage: t510-asm scaling|ranks|jacobi|variants [--backend B]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  if (strcmp(g_backend, "cpu")) {
+    hx_device_info info;
+    if (hx_cuda_query(&info)) {
+      if (g_rank == 0) printf("SKIP: %s\n", hx_error_message());
+      MPI_Finalize();
+      return HX_TEST_SKIP;
+    }
+  }
+  int rc = 0;
+  if (!strcmp(argv[1], "scaling")) rc = mode_scaling();
+  else if (!strcmp(argv[1], "ranks")) rc = mode_ranks();
+  else if (!strcmp(argv[1], "jacobi")) rc = mode_jacobi();
+  else if (!strcmp(argv[1], "variants")) rc = mode_variants();
+  else fprintf(stderr, "unknown mode %s\n", argv[1]), rc = 2;
+  MPI_Finalize();
+  return rc ? rc : hx_test_result();
+}
