@@ -30,6 +30,8 @@ static void run_usage(FILE *out) {
           "                      effective case, but do not solve\n"
           "  --quiet             print errors only\n"
           "  --verbose           print more (effective case, every iteration, tracebacks)\n"
+          "  --log-view          print the log events at the end: count, max/min seconds over\n"
+          "                      ranks, GB/s and GFLOP/s of the model counts (docs/case-format.md)\n"
           "  -h, --help          this help\n");
 }
 
@@ -38,7 +40,7 @@ typedef struct {
   const char **sets;
   int nsets;
   const char *output;
-  int force, dry_run, progress_every;
+  int force, dry_run, progress_every, log_view;
   hx_log_level level;
 } run_opts;
 
@@ -77,6 +79,8 @@ static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errl
       o->progress_every = (int)n;
     } else if (!strcmp(name, "--force")) {
       o->force = 1;
+    } else if (!strcmp(name, "--log-view")) {
+      o->log_view = 1;
     } else if (!strcmp(name, "--dry-run")) {
       o->dry_run = 1;
     } else if (!strcmp(name, "--quiet") || !strcmp(name, "-q")) {
@@ -219,6 +223,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     hx_summary_print(cs, &res, stdout);
     fflush(stdout);
   }
+  if (o.log_view) hx_log_event_view(ctx->comm, stdout);
   if (!res.converged) {
     /* results are written, but the exit status says the solve failed */
     if (ctx->rank == 0)

@@ -222,10 +222,40 @@ typedef enum {
 
 /* Wall-clock seconds from a monotonic clock. */
 double hx_wtime(void);
+
+/* Log events (PETSc's log events): the one timing system of hexcg. An event
+ * has a name and accumulates, per process, the number of times it ran, the
+ * seconds, and the bytes moved and flops done that the caller reports (model
+ * counts). Events are registered by name (the same name gives the same
+ * event, from any module); begin/end pairs may nest across events and run
+ * in several threads (each thread keeps its own begin stamps; the sums are
+ * guarded). The categories of hx_timer_id are the first events. */
+typedef int hx_log_event;
+typedef struct {
+  const char *name;
+  long count;
+  double seconds, bytes, flops;
+} hx_log_event_info;
+/* Register (or look up) the event called name. Thread-safe. */
+int hx_log_event_register(const char *name, hx_log_event *ev);
+void hx_log_event_begin(hx_log_event ev);
+/* End the interval begun by this thread; add bytes and flops (may be 0). */
+void hx_log_event_end(hx_log_event ev, double bytes, double flops);
+/* Add an interval measured elsewhere (e.g. by device events). */
+void hx_log_event_add(hx_log_event ev, double seconds, double bytes, double flops);
+int hx_log_event_num(void);
+/* 0 for an unknown id (info zeroed). */
+int hx_log_event_get(hx_log_event ev, hx_log_event_info *info);
+void hx_log_event_reset_all(void);
+/* Collective over comm. Rank 0 prints one line per event that ran on any
+ * rank: count, max and min seconds over ranks, the max/min ratio, and GB/s
+ * and GFLOP/s from the summed bytes/flops over the max seconds. */
+int hx_log_event_view(MPI_Comm comm, FILE *out);
+
 /* Name of a category ("operator"). */
 const char *hx_timer_name(hx_timer_id id);
-/* Process-wide accumulating timers (not thread-safe across threads for the
- * same id; each thread should time its own category). */
+/* The fixed categories as events (hx_timer_id i is event i): start/stop
+ * pairs per thread; get/count read the event. */
 void hx_timer_start(hx_timer_id id);
 void hx_timer_stop(hx_timer_id id);
 double hx_timer_get(hx_timer_id id);

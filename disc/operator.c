@@ -16,6 +16,8 @@ struct hx_op_s {
   int32_t nbnd, nint;      /* element counts of the two lists */
   int32_t *d_bnd, *d_int;  /* element lists (backend memory) */
   double t_elem, t_exch, t_gs;
+  hx_log_event ev_elem, ev_exch, ev_gs; /* log events of the phases */
+  double elem_bytes, elem_flops;    /* model counts of one element-kernel pass */
 };
 
 int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
@@ -30,6 +32,14 @@ int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
   HX_CALL(HX_ALLOC(&op, 1));
   op->gs = gs, op->ax = ax, op->b = hx_gs_backend(gs), op->comm = hx_gs_comm(gs);
   op->ng = hx_gs_num_local(gs), op->nl = hx_gs_num_l(gs);
+  HX_CALL(hx_log_event_register("op.element", &op->ev_elem));
+  HX_CALL(hx_log_event_register("op.exchange", &op->ev_exch));
+  HX_CALL(hx_log_event_register("op.scatter+gather", &op->ev_gs));
+  {
+    double bpe, fpe;
+    hx_ax_cost(ax, &bpe, &fpe);
+    op->elem_bytes = bpe * E, op->elem_flops = fpe * E;
+  }
   HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_ul));
   HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_wl));
   HX_CALL(hx_mem_zero(op->b, op->d_wl, sizeof(double) * (size_t)op->nl));
@@ -98,6 +108,9 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
     HX_CALL(hx_gs_exchange(op->gs, d_y, HX_GS_ADD));
     double t4 = hx_wtime();
     op->t_elem += t2 - t1, op->t_gs += t3 - t2, op->t_exch += t4 - t3;
+    hx_log_event_add(op->ev_elem, t2 - t1, op->elem_bytes, op->elem_flops);
+    hx_log_event_add(op->ev_gs, (t1 - t0) + (t3 - t2), 0.0, 0.0);
+    hx_log_event_add(op->ev_exch, t4 - t3, 0.0, 0.0);
     return HX_SUCCESS;
   }
   /* elements touching other ranks, their shared rows, start the exchange,
@@ -115,6 +128,9 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
   HX_CALL(hx_gs_exchange_finish(op->gs, d_y, HX_GS_ADD));
   double t5 = hx_wtime();
   op->t_elem += (t2 - t1) + (t4 - t3), op->t_exch += (t3 - t2) + (t5 - t4);
+  hx_log_event_add(op->ev_elem, (t2 - t1) + (t4 - t3), op->elem_bytes, op->elem_flops);
+  hx_log_event_add(op->ev_gs, t1 - t0, 0.0, 0.0);
+  hx_log_event_add(op->ev_exch, (t3 - t2) + (t5 - t4), 0.0, 0.0);
   if (uw) *uw = uw1 + uw2;
   return HX_SUCCESS;
 }

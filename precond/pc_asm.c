@@ -29,6 +29,7 @@ typedef struct {
   int64_t applies;
   double t_fine, t_coarse, t_total, t_copy;
   /* the coarse thread's result */
+  hx_log_event ev_fine, ev_coarse, ev_copy;
   int thread_err;
   char thread_msg[1024];
   double thread_t;
@@ -106,6 +107,7 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
     HX_CALL(hx_mem_to_host(a->b, a->h_r, d_r, bytes));
     const double t1 = hx_wtime();
     a->t_copy += t1 - t0;
+    hx_log_event_add(a->ev_copy, t1 - t0, 2.0 * (double)bytes, 0.0);
     pthread_t th;
     int started = 0;
     if (a->overlap) started = pthread_create(&th, NULL, coarse_thread, a) == 0;
@@ -121,10 +123,13 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
     HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));
     HX_CALL(hx_array_axpby(a->b, a->ng, d_z, 1.0, a->d_zc, 1.0));
     a->t_copy += hx_wtime() - t2;
+    hx_log_event_add(a->ev_copy, hx_wtime() - t2, 5.0 * (double)bytes, 0.0);
   }
   HX_CALL(hx_backend_sync(a->b));
   a->applies++;
   a->t_fine += tf, a->t_coarse += tc, a->t_total += hx_wtime() - t0;
+  hx_log_event_add(a->ev_fine, tf, 0.0, 0.0);
+  if (a->coarse) hx_log_event_add(a->ev_coarse, tc, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -200,7 +205,10 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
   a->b = hx_disc_backend(d);
   a->ng = hx_op_size(a->op);
   a->o = *o;
-  int err = hx_disc_reference(d);
+  int err = hx_log_event_register("pc.asm.fine", &a->ev_fine);
+  if (!err) err = hx_log_event_register("pc.asm.coarse", &a->ev_coarse);
+  if (!err) err = hx_log_event_register("pc.asm.host-copies", &a->ev_copy);
+  if (!err) err = hx_disc_reference(d);
   if (err) {
     free(a);
     HX_CALL(err);
