@@ -4,7 +4,11 @@
  * BoomerAMG), per apply the fine level (and its GDOF/s and ratio to one
  * operator apply timed in the same run), the coarse level, and the combined
  * apply overlapped and sequential, with the overlap efficiency
- * total / max(fine, coarse). Figures are the slowest rank's. */
+ * total / max(fine, coarse). For pmg: the setup per level (discretisation,
+ * smoother, eigenvalue estimate) and of the coarse level, and per apply
+ * (one V-cycle) the smoothing and the transfers of every level, the coarse
+ * level and the whole cycle; the additive cycle runs overlapped and
+ * sequential. Figures are the slowest rank's. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +36,8 @@ static void usage(FILE *f) {
           "  --elements N           N^3 elements (default 8; kershaw: a multiple of 6)\n"
           "  --order P              polynomial order 1..15 (default 7)\n"
           "  --pc YAML              preconditioner options as in a case file, flow style\n"
-          "                         (default '{type: asm}'); asm runs overlapped and sequential\n"
+          "                         (default '{type: asm}'); asm and the additive pmg cycle run overlapped\n"
+          "                         and sequential; pmg prints its levels\n"
           "  --min-time S           seconds per timed batch (default 0.2)\n");
 }
 
@@ -112,8 +117,13 @@ static int run(hx_app_ctx *ctx, const options *o) {
   if (!err) err = hx_pc_options_check(opts);
   if (err) goto done;
   const int is_asm = !strcmp(hx_opt_get(opts, "type")->value, "asm");
+  const int is_pmg = !strcmp(hx_opt_get(opts, "type")->value, "pmg");
   const int has_coarse = is_asm && strcmp(hx_opt_get(hx_opt_get(opts, "coarse"), "solver")->value, "none");
-  const int npc = has_coarse ? 2 : 1;
+  const int pmg_add = is_pmg && !strcmp(hx_opt_get(opts, "cycle")->value, "additive") &&
+                      strcmp(hx_opt_get(hx_opt_get(opts, "coarse"), "solver")->value, "none");
+  const int npc = has_coarse || pmg_add ? 2 : 1;
+  hx_pmg_stats ps[2];
+  memset(ps, 0, sizeof ps);
   k.op = hx_disc_op(d);
   const int64_t ng = hx_op_size(k.op), dofs = hx_disc_num_dofs(d);
   const size_t bytes = sizeof(double) * (size_t)(ng > 0 ? ng : 1);
@@ -137,7 +147,7 @@ static int run(hx_app_ctx *ctx, const options *o) {
   hx_asm_stats st[2];
   memset(st, 0, sizeof st);
   for (int i = 0; i < npc; i++) {
-    if (has_coarse && (err = hx_opt_set(opts, "overlap", i == 0 ? "true" : "false"))) goto done;
+    if ((has_coarse || pmg_add) && (err = hx_opt_set(opts, "overlap", i == 0 ? "true" : "false"))) goto done;
     if ((err = hx_pc_create_from_options(d, opts, &pcs[i]))) goto done;
     t0 = hx_wtime();
     if ((err = hx_pc_setup(pcs[i]))) goto done;
@@ -151,6 +161,20 @@ static int run(hx_app_ctx *ctx, const options *o) {
     if ((err = max_ranks(ctx->comm, v, 8))) goto done;
     st[i].t_fine = v[0], st[i].t_coarse = v[1], st[i].t_copy = v[2], st[i].t_total = v[3];
     st[i].t_fine_setup = v[4], st[i].t_coarse_assembly = v[5], st[i].t_amg_setup = v[6], setup[i] = v[7];
+    if (is_pmg) {
+      hx_pmg_get_stats(pcs[i], &ps[i]);
+      const int nl = ps[i].nlevels;
+      double w[3 * HX_PMG_STATS_LEVELS + 4];
+      for (int l = 0; l < nl; l++)
+        w[3 * l] = ps[i].t_setup[l], w[3 * l + 1] = ps[i].t_smooth[l], w[3 * l + 2] = ps[i].t_transfer[l];
+      w[3 * nl] = ps[i].t_coarse, w[3 * nl + 1] = ps[i].t_coarse_copy, w[3 * nl + 2] = ps[i].t_coarse_setup;
+      w[3 * nl + 3] = ps[i].t_total;
+      if ((err = max_ranks(ctx->comm, w, 3 * nl + 4))) goto done;
+      for (int l = 0; l < nl; l++)
+        ps[i].t_setup[l] = w[3 * l], ps[i].t_smooth[l] = w[3 * l + 1], ps[i].t_transfer[l] = w[3 * l + 2];
+      ps[i].t_coarse = w[3 * nl], ps[i].t_coarse_copy = w[3 * nl + 1], ps[i].t_coarse_setup = w[3 * nl + 2];
+      ps[i].t_total = w[3 * nl + 3];
+    }
   }
   if (ctx->rank == 0) {
     printf("bench precond: %s mesh, %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", o->mesh, o->n, o->p,
@@ -167,6 +191,25 @@ static int run(hx_app_ctx *ctx, const options *o) {
                st[i].t_coarse_assembly, st[i].t_amg_setup, (long long)st[i].coarse_rows, st[i].amg_levels);
       printf("\n  apply %.4e s (%.3f GDOF/s, %.2f operator applies)\n", tp[i].seconds,
              (double)dofs / tp[i].seconds * 1e-9, tp[i].seconds / top.seconds);
+      if (is_pmg) {
+        const hx_pmg_stats *q = &ps[i];
+        double work = 0.0;
+        printf("  level  order  setup (s)   rho      smoothing (s/cycle)  transfers (s/cycle)\n");
+        for (int l = 0; l < q->nlevels; l++) {
+          printf("  %5d  %5d  %.4e  %7.4f  %.4e           %.4e\n", l, q->order[l], q->t_setup[l], q->rho[l],
+                 q->t_smooth[l], q->t_transfer[l]);
+          work += q->t_smooth[l] + q->t_transfer[l];
+        }
+        if (q->coarse)
+          printf("  coarse Q1 (BoomerAMG): setup %.4e s, %lld rows, %d AMG levels; %.4e s/cycle (+ host copies "
+                 "%.4e s)\n",
+                 q->t_coarse_setup, (long long)q->coarse_rows, q->amg_levels, q->t_coarse, q->t_coarse_copy);
+        printf("  whole cycle %.4e s", q->t_total);
+        if (q->additive && q->coarse)
+          printf(" (%s; total / max(levels %.4e, coarse %.4e) = %.3f)", q->overlap ? "overlapped" : "sequential", work,
+                 q->t_coarse, q->t_total / fmax(work, q->t_coarse));
+        printf("\n");
+      }
       if (is_asm) {
         printf("  fine level %.4e s (%.3f GDOF/s, %.2f operator applies)\n", st[i].t_fine,
                (double)dofs / st[i].t_fine * 1e-9, st[i].t_fine / top.seconds);

@@ -218,6 +218,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   hx_pcg_opts_default(&po);
   po.rtol = cs->solver.tol;
   po.max_iterations = cs->solver.max_iterations;
+  po.flexible = cs->solver.type && !strcmp(cs->solver.type, "fcg");
   po.monitor = monitor_cb;
   po.monitor_ctx = mon;
   HX_CALL(hx_history_create(&mon->hist));

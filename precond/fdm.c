@@ -375,9 +375,16 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(hx_mem_to_host(f->b, W->imult, hx_gs_inv_multiplicity(f->xgs), sizeof(double) * (size_t)f->xng));
   for (int64_t i = 0; i < f->ng; i++) {
     const int32_t xg = W->out_idx[i];
-    W->wt[i] = xg < 0 ? 0.0 : W->mask[i] * (f->weight == HX_FDM_WEIGHT_SQRT ? sqrt(W->imult[xg]) : 1.0);
+    W->wt[i] = xg < 0 ? 0.0
+                      : W->mask[i] * (f->weight == HX_FDM_WEIGHT_SQRT  ? sqrt(W->imult[xg])
+                                      : f->weight == HX_FDM_WEIGHT_RAS ? W->imult[xg]
+                                                                       : 1.0);
   }
-  for (int64_t i = 0; i < f->xng; i++) W->in_w[i] = W->in_idx[i] >= 0 ? W->wt[W->in_idx[i]] : 0.0;
+  /* restricted Schwarz weighs the output only: the input side is the mask */
+  for (int64_t i = 0; i < f->xng; i++)
+    W->in_w[i] = W->in_idx[i] < 0                   ? 0.0
+                 : f->weight == HX_FDM_WEIGHT_RAS ? W->mask[W->in_idx[i]]
+                                                    : W->wt[W->in_idx[i]];
 
   /* backend copies */
   const size_t bS = sizeof(double) * 3 * (size_t)E * m * m, bL = sizeof(double) * 3 * (size_t)E * m;
@@ -434,7 +441,8 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   *out = NULL;
   HX_CHECK(o && o->mesh && o->gs, HX_ERR_ARG, "FDM options, mesh or gather-scatter are NULL");
   HX_CHECK(o->p >= 1 && o->p <= HX_FDM_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", o->p, HX_FDM_PMAX);
-  HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT, HX_ERR_ARG,
+  HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT || o->weight == HX_FDM_WEIGHT_RAS,
+           HX_ERR_ARG,
            "unknown FDM weight %d", (int)o->weight);
   const double t0 = hx_wtime();
   const int32_t E = hx_mesh_num_elements(o->mesh);

@@ -58,6 +58,28 @@ typedef struct {
 } hx_asm_stats;
 void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s);
 
+/* Per-level figures of a p-multigrid preconditioner (type pmg; all zero for
+ * another type): orders, setup seconds per level (discretisation, smoother,
+ * eigenvalue estimate), the bound rho of lambda_max(S A) used by the
+ * smoother, and mean seconds per apply of the smoothing and of the transfers
+ * (restriction to and prolongation from the next level) of each level; the
+ * coarse (Q1, BoomerAMG) level: setup, mean seconds per apply (in its thread
+ * for the overlapped additive cycle), rows, AMG levels; the whole apply and,
+ * for the additive cycle, overlap_efficiency = total / max(levels' work,
+ * coarse). Rank-local. */
+#define HX_PMG_STATS_LEVELS 16
+typedef struct {
+  int64_t applies;
+  int nlevels, additive, overlap, coarse;
+  int order[HX_PMG_STATS_LEVELS];
+  double t_setup[HX_PMG_STATS_LEVELS], rho[HX_PMG_STATS_LEVELS];
+  double t_smooth[HX_PMG_STATS_LEVELS], t_transfer[HX_PMG_STATS_LEVELS];
+  double t_coarse, t_coarse_copy, t_coarse_setup, t_total, overlap_efficiency;
+  int64_t coarse_rows;
+  int amg_levels;
+} hx_pmg_stats;
+void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s);
+
 #ifdef __cplusplus
 }
 #endif

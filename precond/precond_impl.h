@@ -26,7 +26,10 @@ extern "C" {
  * fast diagonalisation. W = 1 (weight none) or 1 / (number of subdomains
  * covering the node) (weight sqrt: applied as W^{1/2} on both sides, so the
  * result stays symmetric). */
-typedef enum { HX_FDM_WEIGHT_NONE = 0, HX_FDM_WEIGHT_SQRT = 1 } hx_fdm_weight;
+/* HX_FDM_WEIGHT_RAS: restricted Schwarz, z = W sum_s R_s^T A_s^{-1} R_s r
+ * (weight on the output side only: not symmetric; for smoothers under
+ * flexible CG). */
+typedef enum { HX_FDM_WEIGHT_NONE = 0, HX_FDM_WEIGHT_SQRT = 1, HX_FDM_WEIGHT_RAS = 2 } hx_fdm_weight;
 
 typedef struct {
   hx_mesh mesh;                 /* borrowed */
@@ -176,6 +179,73 @@ typedef struct {
 void hx_asm_opts_default(hx_asm_opts *o);
 /* d is referenced. Setup builds both levels. Collective. */
 int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc);
+
+/* ================================================================ smoothers
+ * (cheby.c) Polynomial smoothers x += q(S A) S (b - A x) around an inner
+ * preconditioner S, on backend G-vectors. A and S are callbacks
+ * d_out = Op(d_in) (masked in, masked out). */
+typedef int (*hx_lin_fn)(void *ctx, const double *d_in, double *d_out);
+
+typedef enum {
+  HX_CHEB_NONE = 0,       /* damped Richardson: degree sweeps of x += 4/(3 rho) S (b - A x) */
+  HX_CHEB_FOURTH = 1,     /* Lottes's 4th-kind Chebyshev */
+  HX_CHEB_OPT_FOURTH = 2, /* 4th kind with Lottes's optimised weights beta_j (degree <= 7) */
+  HX_CHEB_FIRST = 3       /* classical 1st kind on [lower * rho, rho] */
+} hx_cheb_kind;
+#define HX_CHEB_DEGREE_MAX 16
+#define HX_CHEB_OPT_DEGREE_MAX 7
+
+typedef struct {
+  hx_cheb_kind kind;
+  int degree;   /* 1..HX_CHEB_DEGREE_MAX (opt-fourth: 1..HX_CHEB_OPT_DEGREE_MAX) */
+  double rho;   /* upper bound of the largest eigenvalue of S A */
+  double lower; /* first kind: lambda_min = lower * rho */
+} hx_cheb;
+
+/* Lottes's optimised 4th-kind weights beta_1..beta_k for degree k into
+ * beta (k values). HX_ERR_ARG outside 1..HX_CHEB_OPT_DEGREE_MAX. */
+int hx_cheb_opt_betas(int degree, double *beta);
+/* x += q(S A) S (b - A x) of the kind and degree of c. x_zero != 0: x is
+ * zero on entry (it is overwritten, one A apply saved). r, d, t: work
+ * vectors of length n (backend memory). Collective when A and S are. */
+int hx_cheb_apply(hx_backend b, int64_t n, const hx_cheb *c, hx_lin_fn A, void *actx, hx_lin_fn S, void *sctx,
+                  const double *d_b, double *d_x, int x_zero, double *d_r, double *d_d, double *d_t);
+/* Estimate of the largest eigenvalue of S A from `steps` steps of
+ * S-preconditioned CG on A x = v (the Lanczos tridiagonal from the CG
+ * coefficients; symmetric S) or, with symmetric = 0, of power iteration
+ * (2 * steps steps, ratio of A-norms). d_v: the start vector (masked; it is
+ * not changed); work: 4 vectors of length n. Dots over the first nown
+ * entries summed over comm. Collective. */
+int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
+                        hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
+                        double *d_w1, double *d_w2, double *d_w3, double *lmax);
+
+/* ================================================================ p-multigrid
+ * (pc_pmg.c) docs/preconditioner.md. */
+typedef enum { HX_SMOOTH_JACOBI = 0, HX_SMOOTH_ASM = 1, HX_SMOOTH_RAS = 2 } hx_smooth_inner;
+typedef enum { HX_PMG_MULTIPLICATIVE = 0, HX_PMG_ADDITIVE = 1 } hx_pmg_cycle;
+#define HX_PMG_MAX_LEVELS 16
+
+typedef struct {
+  int nlevels;                    /* orders levels[0] = p > ... > levels[nlevels-1] = 1 */
+  int levels[HX_PMG_MAX_LEVELS];
+  hx_pmg_cycle cycle;
+  hx_smooth_inner inner;          /* inner preconditioner S of the smoother */
+  hx_cheb_kind kind;              /* HX_CHEB_NONE: plain (damped) smoother */
+  int degree;
+  double lower;                   /* first kind: lambda_min / rho */
+  int eig_steps;                  /* Lanczos (CG) steps of the estimate */
+  double eig_safety;              /* rho = eig_safety * estimate */
+  int coarse;                     /* 1: BoomerAMG on the Q1 level; 0: none */
+  int overlap;                    /* additive cycle: coarse solve in a host thread */
+  hx_coarse_opts coarse_opts;
+} hx_pmg_opts;
+void hx_pmg_opts_default(hx_pmg_opts *o);
+/* The default schedule of orders for fine order p (1 <= p <= 15) into
+ * levels; returns the number of levels. */
+int hx_pmg_default_levels(int p, int *levels);
+/* d is referenced. Setup builds every level. Collective. */
+int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc);
 
 #ifdef __cplusplus
 }

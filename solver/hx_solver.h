@@ -63,6 +63,9 @@ typedef struct {
   int (*destroy)(void *ctx);
   /* vector passes over memory of one apply (for the per-iteration count) */
   int passes;
+  /* nonzero: M is not symmetric (restricted Schwarz smoothing, ...): plain
+   * PCG refuses it, flexible CG (hx_pcg_opts.flexible) takes it */
+  int nonsymmetric;
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -87,6 +90,9 @@ hx_pc hx_pc_child(hx_pc pc, int i);
  * parentheses after the node's own description. */
 void hx_pc_view(hx_pc pc, char *buf, size_t len);
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s);
+/* 0 when this preconditioner or one of its parts declares itself not
+ * symmetric (hx_pc_ops.nonsymmetric), else 1. */
+int hx_pc_is_symmetric(hx_pc pc);
 /* YAML block of the tree with each node's stats and report (indent spaces). */
 void hx_pc_report(hx_pc pc, int indent, FILE *out);
 
@@ -111,6 +117,11 @@ typedef struct {
    * iteration 0) with the true 2-norm of the residual; may be NULL */
   void (*monitor)(void *ctx, int iteration, double rnorm, double rel);
   void *monitor_ctx;
+  /* flexible CG (Notay 2000; solver.type fcg): beta in the Polak-Ribiere
+   * form z_{k+1}.(r_{k+1} - r_k) / (z_k.r_k), for preconditioners that are
+   * not symmetric or vary between applies. 0 (default): plain PCG, which
+   * refuses a non-symmetric preconditioner. */
+  int flexible;
 } hx_pcg_opts;
 
 typedef struct {
@@ -124,7 +135,8 @@ typedef struct {
 } hx_pcg_result;
 
 void hx_pcg_opts_default(hx_pcg_opts *o);
-/* Solve A x = b with PCG. d_x holds the initial guess (masked, consistent).
+/* Solve A x = b with PCG (or flexible CG: opts->flexible, one more dot
+ * product z.w in the second allreduce). d_x holds the initial guess (masked, consistent).
  * Per iteration: w = A p with p.w fused into the operator (1 allreduce);
  * x += alpha p, r -= alpha w with r.r fused (BS5); z = M^{-1} r; r.z; the
  * r.r and r.z partial sums share one allreduce; p = z + beta p. So 2

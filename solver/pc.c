@@ -87,6 +87,12 @@ void *hx_pc_context(hx_pc pc) { return pc->ctx; }
 int hx_pc_num_children(hx_pc pc) { return pc->nchildren; }
 hx_pc hx_pc_child(hx_pc pc, int i) { return i >= 0 && i < pc->nchildren ? pc->children[i] : NULL; }
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) { *s = pc->stats; }
+int hx_pc_is_symmetric(hx_pc pc) {
+  if (pc->ops.nonsymmetric) return 0;
+  for (int i = 0; i < pc->nchildren; i++)
+    if (!hx_pc_is_symmetric(pc->children[i])) return 0;
+  return 1;
+}
 
 void hx_pc_view(hx_pc pc, char *buf, size_t len) {
   if (!len) return;

@@ -10,6 +10,7 @@ void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->max_iterations = HX_MAX_ITERATIONS_DEFAULT;
   o->monitor = NULL;
   o->monitor_ctx = NULL;
+  o->flexible = 0;
 }
 
 typedef struct {
@@ -80,7 +81,11 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
               hx_array_cg_update(b, n, nown, d_x, v->r, v->p, v->w, alpha, &loc[0])); /* BS5 */
     PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[1]));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 2)); /* 2: r.r, r.z */
+    /* flexible: z_{k+1}.r_k = z_{k+1}.r_{k+1} + alpha z_{k+1}.w, so the
+     * Polak-Ribiere numerator z_{k+1}.(r_{k+1} - r_k) = -alpha z_{k+1}.w */
+    if (o->flexible) PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->z, v->w, &loc[2]));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION,
+              pcg_allreduce(comm, loc, glob, o->flexible ? 3 : 2)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
     const double rz_new = glob[1];
     res->iterations = k;
@@ -88,7 +93,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     res->rel = rnorm / scale;
     if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, rz_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
-    const double beta = rz_new / rz;
+    const double beta = o->flexible ? -alpha * glob[2] / rz : rz_new / rz;
     rz = rz_new;
     PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->p, v->z, beta)); /* p = z + beta p */
   }
@@ -104,11 +109,19 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   HX_CHECK(o.rtol >= 0 && o.atol >= 0 && o.max_iterations >= 0, HX_ERR_ARG,
            "PCG options: tolerances and max_iterations must be >= 0");
   HX_CHECK(pc, HX_ERR_ARG, "PCG needs a preconditioner (use hx_pc_create_identity for none)");
+  if (!o.flexible && !hx_pc_is_symmetric(pc)) {
+    char view[256];
+    hx_pc_view(pc, view, sizeof view);
+    return HX_ERROR(HX_ERR_INPUT,
+                    "the preconditioner %s is not symmetric (restricted Schwarz smoothing): plain PCG needs a "
+                    "symmetric one; use solver.type: fcg (flexible CG) or a symmetric smoother (asm, jacobi)",
+                    view);
+  }
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
   res->allreduces_per_iteration = 2;
   /* cg_update 6 (x,p,r,w read; x,r written) + r.z 2 + xpay 3 + preconditioner */
-  res->vector_passes_per_iteration = 11 + hx_pc_passes(pc);
+  res->vector_passes_per_iteration = 11 + (o.flexible ? 2 : 0) + hx_pc_passes(pc);
 
   hx_backend b = hx_op_backend(op);
   const size_t bytes = sizeof(double) * (size_t)hx_op_size(op);

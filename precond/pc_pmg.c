@@ -1,0 +1,461 @@
+/* p-multigrid preconditioner (type pmg): levels of decreasing order
+ * p = q_0 > q_1 > ... > q_{L-1} > 1 on the same mesh, each a discretisation
+ * of its own (hx_disc_create_order), a polynomial smoother around Jacobi or
+ * overlapping Schwarz (FDM at the level's order) on each, and the Q1 level
+ * (order 1) as the coarse level of the last discretisation: hx_coarse with
+ * the Galerkin (or FEM) Q1 operator and BoomerAMG, exactly the coarse level
+ * of the two-level Schwarz preconditioner. The Q1 space is the order-1
+ * GLL space of the same elements, so the coarse level's trilinear
+ * prolongation is the 1D GLL interpolation from order 1 to q_{L-1}.
+ * Transfers between disc levels: hx_disc_interpolate (prolongation) and its
+ * exact transpose (restriction).
+ *
+ * Multiplicative V-cycle (symmetric with symmetric smoothers):
+ *   x_l = smooth(b_l, 0); r = b_l - A_l x_l; b_{l+1} = R r; x_{l+1} = V(b_{l+1});
+ *   x_l += P x_{l+1}; x_l = smooth(b_l, x_l)
+ * with, on the last disc level, x += P0 A0^{-1} P0^T (b - A x) in place of
+ * the recursion. Additive cycle: b_{l+1} = R b_l for every level first,
+ * then every level's smoothing from zero and the coarse solve (in a host
+ * thread beside the smoothing when overlap is on), summed by
+ * prolongation. docs/preconditioner.md. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "precond_impl.h"
+
+typedef struct {
+  hx_disc d;
+  hx_op op;
+  hx_backend b;
+  int64_t n, nown;
+  int order;
+  hx_pc jac;  /* inner S: Jacobi */
+  hx_fdm fdm; /* or Schwarz */
+  hx_cheb cheb;
+  double est;                 /* eigenvalue estimate (before the safety factor) */
+  double *bv, *x, *r, *dd, *t; /* rhs, correction, work */
+  double t_setup, t_smooth, t_transfer;
+} pmg_level;
+
+typedef struct {
+  hx_disc d;
+  hx_backend b;
+  hx_pmg_opts o;
+  int nl;
+  pmg_level lv[HX_PMG_MAX_LEVELS];
+  hx_coarse coarse;
+  double *h_r, *h_z, *d_zc;
+  int overlap;
+  double t_coarse_setup;
+  int64_t applies;
+  double t_coarse, t_copy, t_total;
+  int thread_err;
+  char thread_msg[1024];
+  double thread_t;
+} pmg;
+
+static const char *const inner_names[] = {"jacobi", "asm", "ras"};
+static const char *const kind_names[] = {"plain", "fourth", "opt-fourth", "first"};
+
+void hx_pmg_opts_default(hx_pmg_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->nlevels = 0; /* by order: hx_pmg_default_levels */
+  o->cycle = HX_PMG_MULTIPLICATIVE;
+  o->inner = HX_SMOOTH_ASM;
+  o->kind = HX_CHEB_OPT_FOURTH;
+  o->degree = 3;
+  o->lower = 0.1;
+  o->eig_steps = 12;
+  o->eig_safety = 1.1;
+  o->coarse = 1;
+  o->overlap = 1;
+  hx_coarse_opts_default(&o->coarse_opts);
+}
+
+int hx_pmg_default_levels(int p, int *levels) {
+  int n = 0;
+  levels[n++] = p;
+  while (p > 1) {
+    p = p <= 3 ? 1 : p == 4 ? 2 : p <= 7 ? 3 : (p + 1) / 2;
+    levels[n++] = p;
+  }
+  return n;
+}
+
+/* ------------------------------------------------------------ callbacks */
+static int lv_A(void *ctx, const double *x, double *y) {
+  pmg_level *L = (pmg_level *)ctx;
+  HX_CALL(hx_op_apply(L->op, x, y, NULL));
+  return HX_SUCCESS;
+}
+
+static int lv_S(void *ctx, const double *r, double *z) {
+  pmg_level *L = (pmg_level *)ctx;
+  if (L->fdm) HX_CALL(hx_fdm_apply(L->fdm, r, z));
+  else HX_CALL(hx_pc_apply(L->jac, r, z));
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+static int pmg_destroy(void *ctx) {
+  pmg *g = (pmg *)ctx;
+  int first = HX_SUCCESS, err;
+#define KEEP(e) \
+  if ((err = (e)) && !first) first = err
+  for (int l = 0; l < g->nl; l++) {
+    pmg_level *L = &g->lv[l];
+    KEEP(hx_pc_destroy(&L->jac));
+    KEEP(hx_fdm_destroy(&L->fdm));
+    if (L->b) {
+      KEEP(hx_mem_free(L->b, (void **)&L->bv));
+      KEEP(hx_mem_free(L->b, (void **)&L->x));
+      KEEP(hx_mem_free(L->b, (void **)&L->r));
+      KEEP(hx_mem_free(L->b, (void **)&L->dd));
+      KEEP(hx_mem_free(L->b, (void **)&L->t));
+    }
+    KEEP(hx_disc_destroy(&L->d));
+  }
+  KEEP(hx_coarse_destroy(&g->coarse));
+  KEEP(hx_mem_free(g->b, (void **)&g->d_zc));
+  KEEP(hx_disc_destroy(&g->d));
+#undef KEEP
+  free(g->h_r), free(g->h_z), free(g);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+/* a masked pseudo-random G-vector of level L (the same global values on any
+ * rank count: seeded by the global id), for the eigenvalue estimate */
+static int random_start(pmg_level *L, double *d_v) {
+  hx_gs gs = hx_disc_gs(L->d);
+  const int64_t *gid = hx_gs_global_ids(gs);
+  double *h;
+  HX_CALL(HX_ALLOC(&h, L->n > 0 ? L->n : 1));
+  for (int64_t i = 0; i < L->n; i++) {
+    uint64_t s = (uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
+    h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+  int err = hx_mem_to_device(L->b, d_v, h, sizeof(double) * (size_t)L->n);
+  free(h);
+  HX_CALL(err);
+  HX_CALL(hx_gs_apply_mask(gs, d_v));
+  return HX_SUCCESS;
+}
+
+static int level_setup(pmg *g, int l) {
+  pmg_level *L = &g->lv[l];
+  const double t0 = hx_wtime();
+  if (l == 0) {
+    L->d = g->d;
+    HX_CALL(hx_disc_reference(g->d));
+  } else {
+    HX_CALL(hx_disc_create_order(g->d, g->o.levels[l], &L->d));
+  }
+  L->op = hx_disc_op(L->d);
+  L->b = hx_disc_backend(L->d);
+  L->n = hx_op_size(L->op);
+  L->nown = hx_op_owned(L->op);
+  L->order = hx_disc_order(L->d);
+  const size_t bytes = sizeof(double) * (size_t)(L->n > 0 ? L->n : 1);
+  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->bv));
+  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->x));
+  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->r));
+  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->dd));
+  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->t));
+  if (g->o.inner == HX_SMOOTH_JACOBI) {
+    HX_CALL(hx_pc_create_jacobi(L->op, &L->jac));
+    HX_CALL(hx_pc_setup(L->jac));
+  } else {
+    const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
+                            .gs = hx_disc_gs(L->d),
+                            .p = L->order,
+                            .h_kappa = hx_disc_kappa(L->d),
+                            .h_lambda = hx_disc_lambda(L->d),
+                            .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
+                            .weight = g->o.inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,
+                            .overlap = 1};
+    HX_CALL(hx_fdm_create(&fo, &L->fdm));
+  }
+  /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector; the
+   * level's vectors serve as work (x holds the start vector) */
+  HX_CALL(random_start(L, L->x));
+  HX_CALL(hx_eig_max_estimate(L->b, L->n, L->nown, hx_gs_comm(hx_disc_gs(L->d)), lv_A, L, lv_S, L,
+                              g->o.inner != HX_SMOOTH_RAS, g->o.eig_steps, L->x, L->bv, L->r, L->dd, L->t,
+                              &L->est));
+  L->cheb = (hx_cheb){.kind = g->o.kind, .degree = g->o.degree, .rho = g->o.eig_safety * L->est,
+                      .lower = g->o.lower};
+  double dt = hx_wtime() - t0;
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
+  L->t_setup = dt;
+  return HX_SUCCESS;
+}
+
+static int pmg_setup(void *ctx) {
+  pmg *g = (pmg *)ctx;
+  for (int l = 0; l < g->nl; l++) HX_CALL(level_setup(g, l));
+  if (g->o.coarse) {
+    pmg_level *L = &g->lv[g->nl - 1];
+    const double t0 = hx_wtime();
+    HX_CALL(hx_coarse_create(hx_disc_mesh(L->d), hx_disc_gs(L->d), hx_disc_ax(L->d), hx_disc_kappa(L->d),
+                             hx_disc_lambda(L->d), hx_disc_dirichlet_l(L->d), &g->o.coarse_opts, &g->coarse));
+    g->t_coarse_setup = hx_wtime() - t0;
+    HX_CALL(HX_ALLOC(&g->h_r, L->n > 0 ? L->n : 1));
+    HX_CALL(HX_ALLOC(&g->h_z, L->n > 0 ? L->n : 1));
+    HX_CALL(hx_mem_alloc(g->b, sizeof(double) * (size_t)(L->n > 0 ? L->n : 1), (void **)&g->d_zc));
+    if (g->o.cycle == HX_PMG_ADDITIVE && g->o.overlap) {
+      int provided = MPI_THREAD_SINGLE;
+      HX_MPI(MPI_Query_thread(&provided));
+      g->overlap = provided == MPI_THREAD_MULTIPLE;
+      if (!g->overlap && hx_log_rank() == 0)
+        hx_warn("preconditioner.overlap: the MPI library does not provide MPI_THREAD_MULTIPLE; the coarse "
+                "solve of the additive cycle runs after the smoothing instead of beside it\n");
+    }
+  }
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ apply */
+static int smooth(pmg_level *L, const double *b, double *x, int x_zero) {
+  const double t0 = hx_wtime();
+  HX_CALL(hx_cheb_apply(L->b, L->n, &L->cheb, lv_A, L, lv_S, L, b, x, x_zero, L->r, L->dd, L->t));
+  L->t_smooth += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+static void *coarse_thread(void *arg) {
+  pmg *g = (pmg *)arg;
+#ifdef _OPENMP
+  omp_set_num_threads(1); /* the smoothing keeps the cores */
+#endif
+  const double t0 = hx_wtime();
+  g->thread_err = hx_coarse_apply(g->coarse, g->h_r, g->h_z);
+  if (g->thread_err) {
+    snprintf(g->thread_msg, sizeof g->thread_msg, "%s", hx_error_message());
+    hx_error_clear();
+  }
+  g->thread_t = hx_wtime() - t0;
+  return NULL;
+}
+
+/* x += P0 A0^{-1} P0^T r on the last level; r on the backend; t: work */
+static int coarse_correct(pmg *g, pmg_level *L, const double *r, double *x) {
+  const size_t bytes = sizeof(double) * (size_t)L->n;
+  double t0 = hx_wtime();
+  HX_CALL(hx_mem_to_host(L->b, g->h_r, r, bytes));
+  g->t_copy += hx_wtime() - t0;
+  coarse_thread(g);
+  if (g->thread_err) return HX_ERROR(g->thread_err, "coarse level: %s", g->thread_msg);
+  g->t_coarse += g->thread_t;
+  t0 = hx_wtime();
+  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, bytes));
+  HX_CALL(hx_array_axpby(L->b, L->n, x, 1.0, g->d_zc, 1.0));
+  g->t_copy += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+static int vcycle(pmg *g, int l, const double *b, double *x) {
+  pmg_level *L = &g->lv[l];
+  HX_CALL(smooth(L, b, x, 1));
+  const int last = l == g->nl - 1;
+  if (!last || g->coarse) {
+    /* r = b - A x */
+    HX_CALL(hx_op_apply(L->op, x, L->r, NULL));
+    HX_CALL(hx_array_axpby(L->b, L->n, L->r, 1.0, b, -1.0));
+    if (last) {
+      HX_CALL(coarse_correct(g, L, L->r, x));
+    } else {
+      pmg_level *C = &g->lv[l + 1];
+      double t0 = hx_wtime();
+      HX_CALL(hx_disc_interpolate_transpose(C->d, L->d, L->r, C->bv));
+      L->t_transfer += hx_wtime() - t0;
+      HX_CALL(vcycle(g, l + 1, C->bv, C->x));
+      t0 = hx_wtime();
+      HX_CALL(hx_disc_interpolate(C->d, L->d, C->x, L->t));
+      HX_CALL(hx_array_axpby(L->b, L->n, x, 1.0, L->t, 1.0));
+      L->t_transfer += hx_wtime() - t0;
+    }
+  }
+  HX_CALL(smooth(L, b, x, 0));
+  return HX_SUCCESS;
+}
+
+static int additive(pmg *g, const double *d_r, double *d_z) {
+  const int nl = g->nl;
+  /* restrict the residual down every level */
+  const double *bl[HX_PMG_MAX_LEVELS];
+  double *xl[HX_PMG_MAX_LEVELS];
+  bl[0] = d_r, xl[0] = d_z;
+  for (int l = 1; l < nl; l++) {
+    const double t0 = hx_wtime();
+    HX_CALL(hx_disc_interpolate_transpose(g->lv[l].d, g->lv[l - 1].d, bl[l - 1], g->lv[l].bv));
+    g->lv[l - 1].t_transfer += hx_wtime() - t0;
+    bl[l] = g->lv[l].bv, xl[l] = g->lv[l].x;
+  }
+  pmg_level *C = &g->lv[nl - 1];
+  pthread_t th;
+  int started = 0;
+  if (g->coarse) {
+    const double t0 = hx_wtime();
+    HX_CALL(hx_mem_to_host(C->b, g->h_r, bl[nl - 1], sizeof(double) * (size_t)C->n));
+    g->t_copy += hx_wtime() - t0;
+    if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
+  }
+  int err = HX_SUCCESS;
+  for (int l = 0; l < nl && !err; l++) err = smooth(&g->lv[l], bl[l], xl[l], 1);
+  if (g->coarse) {
+    if (started) pthread_join(th, NULL);
+    else if (!err) coarse_thread(g);
+    HX_CALL(err);
+    if (g->thread_err)
+      return HX_ERROR(g->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", g->thread_msg);
+    g->t_coarse += g->thread_t;
+    const double t0 = hx_wtime();
+    HX_CALL(hx_mem_to_device(C->b, g->d_zc, g->h_z, sizeof(double) * (size_t)C->n));
+    HX_CALL(hx_array_axpby(C->b, C->n, xl[nl - 1], 1.0, g->d_zc, 1.0));
+    g->t_copy += hx_wtime() - t0;
+  }
+  HX_CALL(err);
+  /* sum the corrections upwards */
+  for (int l = nl - 2; l >= 0; l--) {
+    pmg_level *L = &g->lv[l];
+    const double t0 = hx_wtime();
+    HX_CALL(hx_disc_interpolate(g->lv[l + 1].d, L->d, xl[l + 1], L->t));
+    HX_CALL(hx_array_axpby(L->b, L->n, xl[l], 1.0, L->t, 1.0));
+    L->t_transfer += hx_wtime() - t0;
+  }
+  return HX_SUCCESS;
+}
+
+static int pmg_apply(void *ctx, const double *d_r, double *d_z) {
+  pmg *g = (pmg *)ctx;
+  const double t0 = hx_wtime();
+  if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive(g, d_r, d_z));
+  else HX_CALL(vcycle(g, 0, d_r, d_z));
+  HX_CALL(hx_backend_sync(g->b));
+  g->applies++;
+  g->t_total += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ view, stats */
+static void pmg_describe(void *ctx, char *buf, size_t len) {
+  pmg *g = (pmg *)ctx;
+  char lv[96] = "";
+  for (int l = 0; l < g->o.nlevels; l++) {
+    const size_t off = strlen(lv);
+    snprintf(lv + off, sizeof lv - off, "%s%d", l ? "-" : "", g->o.levels[l]);
+  }
+  char sm[64];
+  if (g->o.kind == HX_CHEB_NONE) snprintf(sm, sizeof sm, "%s x%d", inner_names[g->o.inner], g->o.degree);
+  else
+    snprintf(sm, sizeof sm, "cheby-%s %s degree %d", inner_names[g->o.inner], kind_names[g->o.kind], g->o.degree);
+  snprintf(buf, len, "pmg(levels %s, %s, smoother %s, coarse %s%s)", lv,
+           g->o.cycle == HX_PMG_ADDITIVE ? "additive" : "multiplicative", sm,
+           g->o.coarse ? (g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg")
+                       : "none",
+           g->o.cycle == HX_PMG_ADDITIVE && g->o.coarse ? (g->overlap ? ", overlapped" : ", sequential") : "");
+}
+
+void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
+  memset(s, 0, sizeof *s);
+  if (!pc || strcmp(hx_pc_type(pc), "pmg")) return;
+  pmg *g = (pmg *)hx_pc_context(pc);
+  s->applies = g->applies;
+  s->nlevels = g->nl;
+  s->additive = g->o.cycle == HX_PMG_ADDITIVE;
+  s->overlap = g->overlap;
+  s->coarse = g->coarse != NULL;
+  const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
+  double work = 0.0;
+  for (int l = 0; l < g->nl && l < HX_PMG_STATS_LEVELS; l++) {
+    const pmg_level *L = &g->lv[l];
+    s->order[l] = L->order;
+    s->t_setup[l] = L->t_setup;
+    s->rho[l] = L->cheb.rho;
+    s->t_smooth[l] = L->t_smooth * per;
+    s->t_transfer[l] = L->t_transfer * per;
+    work += s->t_smooth[l] + s->t_transfer[l];
+  }
+  s->t_coarse = g->t_coarse * per;
+  s->t_coarse_copy = g->t_copy * per;
+  s->t_coarse_setup = g->t_coarse_setup;
+  s->t_total = g->t_total * per;
+  const double m = work > s->t_coarse ? work : s->t_coarse;
+  s->overlap_efficiency = m > 0 ? s->t_total / m : 0.0;
+  if (g->coarse) {
+    hx_coarse_stats cs;
+    hx_coarse_get_stats(g->coarse, &cs);
+    s->coarse_rows = cs.rows_global, s->amg_levels = cs.amg_levels;
+  }
+}
+
+static void pmg_report(void *ctx, int indent, FILE *out) {
+  pmg *g = (pmg *)ctx;
+  const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
+  fprintf(out, "%*slevels:\n", indent, "");
+  for (int l = 0; l < g->nl; l++) {
+    const pmg_level *L = &g->lv[l];
+    fprintf(out, "%*s- {order: %d, setup_seconds: %.6e, rho: %.6e, smooth_seconds: %.6e, transfer_seconds: %.6e}\n",
+            indent + 2, "", L->order, L->t_setup, L->cheb.rho, L->t_smooth * per, L->t_transfer * per);
+  }
+  if (g->coarse) {
+    hx_coarse_stats cs;
+    hx_coarse_get_stats(g->coarse, &cs);
+    fprintf(out, "%*scoarse_rows: %lld\n%*scoarse_amg_levels: %d\n", indent, "", (long long)cs.rows_global, indent,
+            "", cs.amg_levels);
+    fprintf(out, "%*scoarse_setup_seconds: %.6e\n%*scoarse_apply_seconds: %.6e\n", indent, "", g->t_coarse_setup,
+            indent, "", g->t_coarse * per);
+  }
+  fprintf(out, "%*stotal_apply_seconds: %.6e\n", indent, "", g->t_total * per);
+}
+
+static int pmg_destroy_ctx(void *ctx) { return pmg_destroy(ctx); }
+
+int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
+  *pc = NULL;
+  pmg *g;
+  HX_CALL(HX_ALLOC(&g, 1));
+  g->d = d;
+  g->b = hx_disc_backend(d);
+  g->o = *o;
+  const int p = hx_disc_order(d);
+  if (g->o.nlevels == 0) g->o.nlevels = hx_pmg_default_levels(p, g->o.levels);
+  int err = HX_SUCCESS;
+  const int n = g->o.nlevels;
+  if (n < 1 || n > HX_PMG_MAX_LEVELS || g->o.levels[0] != p || g->o.levels[n - 1] != 1)
+    err = HX_ERROR(HX_ERR_INPUT, "pmg: levels must run from the order p = %d down to 1 (%d levels given)", p, n);
+  for (int l = 1; l < n && !err; l++)
+    if (g->o.levels[l] >= g->o.levels[l - 1])
+      err = HX_ERROR(HX_ERR_INPUT, "pmg: levels must decrease (%d after %d)", g->o.levels[l], g->o.levels[l - 1]);
+  if (err) {
+    free(g);
+    HX_CALL(err);
+  }
+  /* the disc levels: every order but the final 1 (the Q1 coarse level);
+   * with p = 1 the single level is order 1 itself */
+  g->nl = n > 1 ? n - 1 : 1;
+  if ((err = hx_disc_reference(d))) {
+    free(g);
+    HX_CALL(err);
+  }
+  /* passes per apply: the fine level's smoothing dominates, two smoothings
+   * of `degree` steps, each an operator apply, an inner apply and ~6 vector passes */
+  const hx_pc_ops ops = {.type = "pmg",
+                         .setup = pmg_setup,
+                         .apply = pmg_apply,
+                         .describe = pmg_describe,
+                         .report = pmg_report,
+                         .destroy = pmg_destroy_ctx,
+                         .passes = 2 * o->degree * 6,
+                         .nonsymmetric = o->inner == HX_SMOOTH_RAS};
+  err = hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc);
+  if (err) pmg_destroy(g);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
