@@ -10,8 +10,13 @@
 #         elements per rank stay those of the case at the first rank count.
 # Each run goes to OUT/<mode>/np<N>/ (summary.yaml, history.csv); at the end
 # jobs/collect.py writes OUT/<mode>/scaling.csv and prints the efficiencies.
-# Launcher: $HEXCG_LAUNCH (default: "srun -n" inside a Slurm allocation,
-# "mpiexec.mpich -n" elsewhere). Extra --set options go to every run.
+# Launcher: $HEXCG_LAUNCH (a command line that takes the rank count next);
+# default inside a Slurm allocation: srun --mpi=$HEXCG_SRUN_MPI (pmi2: what
+# Debian's MPICH speaks) --cpu-bind=$HEXCG_CPU_BIND (cores) --cpus-per-task
+# =$OMP_NUM_THREADS $HEXCG_SRUN_OPTS -n; elsewhere "mpiexec.mpich -n".
+# OMP_NUM_THREADS defaults to SLURM_CPUS_PER_TASK, else 1. A run whose
+# summary counts other ranks than asked (a launcher that started
+# singletons) stops the series. Extra --set options go to every run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "scaling.sh: $*" >&2; exit 2; }
@@ -37,8 +42,11 @@ while (($#)); do
 done
 [[ -x $HEXCG ]] || die "hexcg executable '$HEXCG' not found (build it: scripts/build.sh, or pass --hexcg)"
 [[ -f $CASE ]] || die "case file '$CASE' not found"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
 if [[ -n ${HEXCG_LAUNCH:-} ]]; then LAUNCH=$HEXCG_LAUNCH
-elif [[ -n ${SLURM_JOB_ID:-} ]]; then LAUNCH="srun -n"
+elif [[ -n ${SLURM_JOB_ID:-} ]]; then
+  LAUNCH="srun --mpi=${HEXCG_SRUN_MPI:-pmi2} --cpu-bind=${HEXCG_CPU_BIND:-cores}"
+  LAUNCH+=" --cpus-per-task=$OMP_NUM_THREADS ${HEXCG_SRUN_OPTS:-} -n"
 else LAUNCH="mpiexec.mpich -n"; fi
 
 # elements of the case (after the --set options) from a dry run's effective case
@@ -69,7 +77,9 @@ for np in "${NPS[@]}"; do
   dir=$OUT/$MODE/np$np
   echo "== $MODE np=$np -> $dir"
   # shellcheck disable=SC2086
-  OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} $LAUNCH "$np" "$HEXCG" run "$CASE" "${SETS[@]}" "${extra[@]}" \
+  $LAUNCH "$np" "$HEXCG" run "$CASE" "${SETS[@]}" "${extra[@]}" \
     --set output.solution=false --output "$dir" --force --quiet
+  got=$(awk '/^ranks:/{print $2; exit}' "$dir/summary.yaml" 2>/dev/null || true)
+  [[ $got == "$np" ]] || die "np=$np: $dir/summary.yaml says ranks '${got}': the launcher '$LAUNCH' did not start one MPI job of $np ranks (wrong --mpi plugin? set HEXCG_SRUN_MPI or HEXCG_LAUNCH)"
 done
 /usr/bin/python3 "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"
