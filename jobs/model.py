@@ -13,7 +13,8 @@ one rank, two allreduces and one halo exchange:
     h(n)  = 48 n^(2/3)   (six faces of a cube of n nodes, 8 bytes a node)
     m     = min(P - 1, 26) messages
 
-T0 and Wmax come from stream_fit.yaml (the copy, BS1, unless told), lat, bw
+T0 and Wmax come from stream_fit.yaml (the copy, BS1, unless told; Wmax is
+the fit's aggregate divided by its ranks: a rank's share), lat, bw
 and t_allreduce from `hexcg bench comm` (comm.yaml). The efficiency at n
 DOFs per rank, measured against an infinitely large per-rank problem, is
 
@@ -117,7 +118,8 @@ def from_files(fit_path, comm_path=None, order=7, kernel="BS1"):
     k = (fit.get("kernels") or {}).get(kernel)
     if not k:
         raise ValueError(f"{fit_path}: no kernel {kernel} under 'kernels:'")
-    t0, wmax = float(k["t0_seconds"]), float(k["wmax_gbps"]) * 1e9
+    # the fit's bandwidth is summed over its ranks: a rank's share when all of them stream
+    t0, wmax = float(k["t0_seconds"]), float(k["wmax_gbps"]) * 1e9 / max(int(fit.get("ranks", 1)), 1)
     lat, bw, tar = 0.0, math.inf, 0.0
     if comm_path:
         c = load_yaml(comm_path)

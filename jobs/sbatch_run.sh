@@ -16,6 +16,8 @@
 #   --out DIR          HEXCG_OUT       results (default out/scaling-$SLURM_JOB_ID)
 #   --hexcg PATH       HEXCG_BIN       executable (default build/hexcg)
 #   --set key=value    (repeatable)    any other case key
+#   --predict          HEXCG_PREDICT=1 measure the model's inputs first (bench stream
+#                                      + bench comm) and draw its prediction
 # Launch (jobs/scaling.sh): srun --mpi=$HEXCG_SRUN_MPI (default pmi2)
 # --cpu-bind=$HEXCG_CPU_BIND (default cores) --cpus-per-task=$OMP_NUM_THREADS
 # $HEXCG_SRUN_OPTS. Relative paths are relative to the submit directory.
@@ -32,6 +34,8 @@ BACKEND=${HEXCG_BACKEND:-}
 OUT=${HEXCG_OUT:-out/scaling-$SLURM_JOB_ID}
 BIN=${HEXCG_BIN:-$ROOT/build/hexcg}
 SETS=()
+EXTRA=()
+[[ ${HEXCG_PREDICT:-0} == 1 ]] && EXTRA+=(--predict)
 while (($#)); do
   case $1 in
     --ranks|--elements|--order|--case|--backend|--out|--hexcg|--set)
@@ -41,7 +45,8 @@ while (($#)); do
         --backend) BACKEND=$2 ;; --out) OUT=$2 ;; --hexcg) BIN=$2 ;; --set) SETS+=(--set "$2") ;;
       esac
       shift 2 ;;
-    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set; see jobs/sbatch_run.sh)" ;;
+    --predict) EXTRA+=(--predict); shift ;;
+    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --predict; see jobs/sbatch_run.sh)" ;;
   esac
 done
 NT=${SLURM_NTASKS:-1}
@@ -66,4 +71,4 @@ if [[ -n $ORDER ]]; then
 fi
 [[ -z $BACKEND ]] || SETS+=(--set "backend=$BACKEND")
 echo "hexcg $MODE scaling: job $SLURM_JOB_ID on $(hostname -s), $NT tasks, ranks $RANKS, out $OUT"
-exec "$ROOT/jobs/scaling.sh" "$MODE" --ranks "$RANKS" --case "$CASE" --hexcg "$BIN" --out "$OUT" "${SETS[@]}"
+exec "$ROOT/jobs/scaling.sh" "$MODE" --ranks "$RANKS" --case "$CASE" --hexcg "$BIN" --out "$OUT" "${EXTRA[@]}" "${SETS[@]}"

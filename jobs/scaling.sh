@@ -2,14 +2,17 @@
 # Strong or weak scaling series of hexcg runs, then a table of the results.
 #
 #   jobs/scaling.sh strong|weak [--ranks 1,2,4,8] [--case FILE] [--out DIR]
-#                   [--hexcg PATH] [--set key=value]...
+#                   [--hexcg PATH] [--predict] [--set key=value]...
 #
 # strong: the case as given on every rank count.
 # weak:   mesh.elements multiplied with the rank count (doubling x, y, z in
 #         turn for each factor 2; rank counts must be powers of two), so the
 #         elements per rank stay those of the case at the first rank count.
 # Each run goes to OUT/<mode>/np<N>/ (summary.yaml, history.csv); at the end
-# jobs/collect.py writes OUT/<mode>/scaling.csv and prints the efficiencies.
+# jobs/collect.py writes OUT/<mode>/scaling.csv + plots and prints the
+# efficiencies. --predict first measures the model's inputs on the largest
+# rank count (hexcg bench stream -> stream_fit.yaml, hexcg bench comm ->
+# comm.yaml, in OUT/<mode>/), so collect.py prints and draws the prediction.
 # Launcher: $HEXCG_LAUNCH (a command line that takes the rank count next);
 # default inside a Slurm allocation: srun --mpi=$HEXCG_SRUN_MPI (pmi2: what
 # Debian's MPICH speaks) --cpu-bind=$HEXCG_CPU_BIND (cores) --cpus-per-task
@@ -29,6 +32,7 @@ CASE=$ROOT/configs/poisson_box.yaml
 OUT=out/scaling
 HEXCG=$ROOT/build/hexcg
 SETS=()
+PREDICT=0
 while (($#)); do
   case $1 in
     --ranks) RANKS=${2:?--ranks needs a list}; shift ;;
@@ -36,6 +40,7 @@ while (($#)); do
     --out) OUT=${2:?--out needs a folder}; shift ;;
     --hexcg) HEXCG=${2:?--hexcg needs a path}; shift ;;
     --set) SETS+=(--set "${2:?--set needs key=value}"); shift ;;
+    --predict) PREDICT=1 ;;
     *) die "unknown option '$1'" ;;
   esac
   shift
@@ -61,6 +66,16 @@ print(*c["mesh"]["elements"])' "$probe/o/case.yaml")
 
 IFS=, read -r -a NPS <<<"$RANKS"
 first=${NPS[0]}
+if ((PREDICT)); then
+  last=${NPS[-1]}
+  mkdir -p "$OUT/$MODE"
+  echo "== model inputs on $last ranks -> $OUT/$MODE/{stream_fit,comm}.yaml"
+  # shellcheck disable=SC2086
+  $LAUNCH "$last" "$HEXCG" bench stream --kernels BS1 --max 64M --points 12 --no-plot --output "$OUT/$MODE" >/dev/null \
+    || die "hexcg bench stream failed"
+  # shellcheck disable=SC2086
+  $LAUNCH "$last" "$HEXCG" bench comm --output "$OUT/$MODE" >/dev/null || die "hexcg bench comm failed"
+fi
 for np in "${NPS[@]}"; do
   [[ $np =~ ^[1-9][0-9]*$ ]] || die "rank count '$np' is not a positive integer"
   extra=()
