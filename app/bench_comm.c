@@ -113,11 +113,12 @@ static int bench(hx_app_ctx *ctx, const comm_opts *o) {
   FILE *f;
   char tmp[4200];
   HX_CALL(hx_bench_file_open(o->output, "comm.yaml", &f, tmp, sizeof tmp));
-  fprintf(f,
-          "# hexcg bench comm (jobs/model.py reads it)\nranks: %d\nhost: \"%s\"\npeer: %d\npeer_host: \"%s\"\n"
-          "latency_s: %.6e\nbandwidth_bytes: %ld\nbandwidth_gbps: %.6e\nallreduce_s: %.6e\n"
-          "min_time_s: %g\ntrials: %d\n",
-          size, host, size > 1 ? peer : -1, size > 1 ? phost : "", lat, o->big, bw, tar, o->min_time, o->trials);
+  fprintf(
+      f,
+      "# hexcg bench comm (jobs/model.py reads it)\nranks: %d\nhost: \"%s\"\npeer: %d\npeer_host: \"%s\"\n"
+      "latency_s: %.6e\nbandwidth_bytes: %ld\nbandwidth_gbps: %.6e\nallreduce_s: %.6e\n"
+      "min_time_s: %g\ntrials: %d\n",
+      size, host, size > 1 ? peer : -1, size > 1 ? phost : "", lat, o->big, bw, tar, o->min_time, o->trials);
   HX_CALL(hx_bench_file_commit(f, tmp, o->output, "comm.yaml"));
   hx_log(HX_LOG_NORMAL, "wrote %s/comm.yaml\n", o->output);
   return HX_SUCCESS;
@@ -133,7 +134,8 @@ int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv) {
     }
     if (i + 1 >= argc) {
       if (ctx->rank == 0) usage(stderr);
-      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: option '%s' needs a value or is unknown", a), 1);
+      return hx_app_fail(ctx,
+                         HX_ERROR(HX_ERR_INPUT, "bench comm: option '%s' needs a value or is unknown", a), 1);
     }
     const char *v = argv[++i];
     char *end;
@@ -144,16 +146,23 @@ int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv) {
     if (!strcmp(a, "--min-time")) {
       o.min_time = strtod(v, &end);
       if (*end || !(o.min_time > 0 && o.min_time < 60))
-        return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: --min-time expects seconds in (0, 60), got '%s'", v), 1);
+        return hx_app_fail(
+            ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: --min-time expects seconds in (0, 60), got '%s'", v), 1);
       continue;
     }
     long n = strtol(v, &end, 10);
     if (*end || n < 0 || n > (1L << 30))
-      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: %s expects a non-negative integer, got '%s'", a, v), 1);
-    if (!strcmp(a, "--trials") && n >= 1 && n <= 64) o.trials = (int)n;
-    else if (!strcmp(a, "--peer")) o.peer = (int)n;
-    else if (!strcmp(a, "--bytes") && n >= 8) o.big = n;
-    else return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: unknown option or value out of range: %s %s", a, v), 1);
+      return hx_app_fail(
+          ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: %s expects a non-negative integer, got '%s'", a, v), 1);
+    if (!strcmp(a, "--trials") && n >= 1 && n <= 64)
+      o.trials = (int)n;
+    else if (!strcmp(a, "--peer"))
+      o.peer = (int)n;
+    else if (!strcmp(a, "--bytes") && n >= 8)
+      o.big = n;
+    else
+      return hx_app_fail(
+          ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: unknown option or value out of range: %s %s", a, v), 1);
   }
   int ierr = bench(ctx, &o);
   return ierr ? hx_app_fail(ctx, ierr, 0) : 0;

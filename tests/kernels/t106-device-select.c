@@ -18,8 +18,8 @@ static void check_mapping(void) {
   /* local rank mod visible devices */
   for (int nd = 1; nd <= 8; nd++)
     for (int lr = 0; lr < 20; lr++) {
-      HX_ASSERT(hx_device_select(lr, nd, -1, &d) == HX_SUCCESS && d == lr % nd, "rank %d of %d devices -> %d", lr,
-                nd, d);
+      HX_ASSERT(hx_device_select(lr, nd, -1, &d) == HX_SUCCESS && d == lr % nd, "rank %d of %d devices -> %d",
+                lr, nd, d);
     }
   /* 4 ranks on 4 GPUs: a bijection; 8 ranks on 4 GPUs: two each */
   int count[4] = {0, 0, 0, 0};
@@ -68,8 +68,9 @@ int main(int argc, char **argv) {
     check_mapping();
     HX_ASSERT(hx_backend_create_comm(backend, MPI_COMM_WORLD, &b) == HX_SUCCESS && b, "cpu backend");
     HX_ASSERT(hx_backend_device(b) == NULL, "cpu has no device info");
-    HX_ASSERT(hx_backend_devices_describe(b, MPI_COMM_WORLD, text, sizeof text) == HX_SUCCESS && text[0] == '\0',
-              "cpu: no device text");
+    HX_ASSERT(
+        hx_backend_devices_describe(b, MPI_COMM_WORLD, text, sizeof text) == HX_SUCCESS && text[0] == '\0',
+        "cpu: no device text");
     hx_backend_destroy(&b);
     hx_device_info info;
     if (hx_cuda_query(&info) != HX_SUCCESS) { /* no device here: every rank is told, none hangs */
@@ -93,8 +94,8 @@ int main(int argc, char **argv) {
     HX_ASSERT(d && d->local_rank == rank && d->device == rank % d->count, "rank %d -> device %d of %d", rank,
               d ? d->device : -1, d ? d->count : 0);
     int expect = size / d->count + (rank % d->count < size % d->count);
-    HX_ASSERT(d->ranks_on_device == expect, "ranks on device %d: %d, expected %d", d->device, d->ranks_on_device,
-              expect);
+    HX_ASSERT(d->ranks_on_device == expect, "ranks on device %d: %d, expected %d", d->device,
+              d->ranks_on_device, expect);
     HX_ASSERT(hx_backend_devices_describe(b, MPI_COMM_WORLD, text, sizeof text) == HX_SUCCESS, "describe");
     if (rank == 0) {
       int lines = 0;
