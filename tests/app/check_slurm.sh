@@ -18,9 +18,17 @@ done
 rm -rf "$OUT"; mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 CL=$OUT/cluster
-cleanup() { "$ROOT/scripts/slurm_local.sh" stop "$CL" || true; }
+# a watchdog in its own session stops the daemons after 150 s even if this
+# script is killed (ctest's timeout is 120 s); a normal exit stops both
+WD=
+cleanup() {
+  "$ROOT/scripts/slurm_local.sh" stop "$CL" || true
+  [[ -z $WD ]] || kill -- -"$WD" 2>/dev/null || true
+}
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+setsid bash -c "sleep 150; '$ROOT/scripts/slurm_local.sh' stop '$CL'" </dev/null >/dev/null 2>&1 &
+WD=$!
 "$ROOT/scripts/slurm_local.sh" start "$CL" --timeout 30
 eval "$("$ROOT/scripts/slurm_local.sh" env "$CL")"
 unset SLURM_JOB_ID SLURM_NTASKS HEXCG_LAUNCH OMP_NUM_THREADS
