@@ -31,6 +31,8 @@ int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv);
 int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv);
 /* hexcg bench precond: preconditioner setup and apply times (app/bench_precond.c). */
 int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv);
+/* hexcg bench comm: latency, bandwidth, allreduce -> comm.yaml (app/bench_comm.c). */
+int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv);
 void hx_print_version(const hx_app_ctx *ctx);
 
 #endif

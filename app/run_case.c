@@ -89,7 +89,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   snprintf(res->backend, sizeof res->backend, "%s", cs->backend);
   res->order = cs->order;
 
-  int ierr = hx_backend_create(cs->backend, pb);
+  /* cuda: each rank takes the device of its node-local rank (kernels/) */
+  int ierr = hx_backend_create_comm(cs->backend, ctx->comm, pb);
   if (ierr == HX_ERR_NO_DEVICE) {
     /* the case asks for what this build or machine cannot do: an input
      * error (exit 2, outputs removed), with the fix */
@@ -99,6 +100,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
     return HX_ERROR(HX_ERR_INPUT, "%s: backend: %s; use 'backend: cpu' (or --set backend=cpu)", cs->path, why);
   }
   HX_CALL(ierr);
+  HX_CALL(hx_backend_devices_describe(*pb, ctx->comm, res->devices, sizeof res->devices));
+  if (res->devices[0]) hx_log(HX_LOG_NORMAL, "devices (rank -> GPU):\n%s", res->devices);
   hx_timer_start(HX_T_MESH);
   ierr = build_mesh(ctx, cs, pm);
   hx_timer_stop(HX_T_MESH);

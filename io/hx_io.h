@@ -274,6 +274,9 @@ typedef struct {
   int pc_overlap;          /* coarse level overlapped with the fine level */
   double pc_fine, pc_coarse; /* seconds per apply of each level */
   double pc_overlap_efficiency; /* apply / max(fine, coarse) */
+  /* cuda: one YAML flow mapping per rank ("  - {rank: 0, host: ..., device: 0,
+   * name: ..., pci_bus_id: ..., ranks_on_device: 1}\n"), "" otherwise */
+  char devices[4096];
 } hx_run_stats;
 
 /* Not collective (call on rank 0). Write dir/summary.yaml atomically. version

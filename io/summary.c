@@ -19,7 +19,7 @@ static void yq(char *out, size_t len, const char *s) {
 
 int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st, const char *version,
                      const char *git_hash) {
-  size_t cap = 8192;
+  size_t cap = 8192 + strlen(st->devices);
   char *b = malloc(cap);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
   char q1[1024], q2[1024], q3[1024], libs[512], date[64], f1[40], f2[40], f3[40];
@@ -78,6 +78,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
         st->pc_overlap ? "true" : "false", f3);
     }
   }
+  if (st->devices[0]) P("devices:\n%s", st->devices);
   P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
     st->peak_mem_bytes / 1048576.0);
 #undef P

@@ -1,15 +1,25 @@
 #!/usr/bin/python3
-"""Collect the summary.yaml of a scaling series into a CSV and print the
-parallel efficiencies.
+"""Collect the summary.yaml of a scaling series into a CSV and plots, print
+the parallel efficiencies and, given a stream fit, the model's prediction.
 
-    jobs/collect.py strong|weak DIR      (DIR holds np<N>/summary.yaml)
+    jobs/collect.py strong|weak DIR [--fit stream_fit.yaml] [--comm comm.yaml]
+                    [--no-plots]                  (DIR holds np<N>/summary.yaml)
 
 Writes DIR/scaling.csv with columns
     ranks,elements,dofs,iterations,t_solve,t_per_iteration,dofs_per_rank,
-    mdof_iter_per_s,efficiency
+    mdof_iter_per_s,efficiency,t_operator,t_precond,t_reduction,t_exchange
+    [,predicted_t_per_iteration,predicted_efficiency]
+(the four split times are seconds per iteration), DIR/scaling.png (time per
+iteration, efficiency with the prediction beside it, DOFs per rank, against
+the rank count) and DIR/time_split.png (operator, preconditioner,
+reductions, exchange per iteration for each rank count).
 Efficiency (time per iteration, so a change in iteration count does not hide
 the parallel cost): strong  t1 * n1 / (tN * N); weak  t1 / tN, both relative
-to the smallest rank count."""
+to the smallest rank count. The prediction is jobs/model.py's t(n, P) with
+the same formulas; without --fit (and no DIR/stream_fit.yaml) there is none.
+Plots need Debian's python3-matplotlib; without it they are skipped with a
+warning."""
+import argparse
 import csv
 import os
 import re
@@ -17,12 +27,80 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model  # noqa: E402
+
+SPLIT = (("t_operator", "operator"), ("t_precond", "preconditioner"), ("t_reduction", "reductions"),
+         ("t_exchange", "exchange"))
+
+
+def plot(mode, top, rows, pred):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        sys.stderr.write(f"collect.py: no plots ({e}); the CSV is written\n")
+        return
+    ranks = [r["ranks"] for r in rows]
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    ax[0].plot(ranks, [r["t_per_iteration"] for r in rows], "o-", label="measured")
+    if pred:
+        ax[0].plot(ranks, [r["predicted_t_per_iteration"] for r in rows], "s--", label="model")
+    ax[0].set_ylabel("seconds per iteration")
+    ax[1].plot(ranks, [r["efficiency"] for r in rows], "o-", label="measured")
+    if pred:
+        ax[1].plot(ranks, [r["predicted_efficiency"] for r in rows], "s--", label="model")
+    ax[1].axhline(0.8, color="grey", lw=0.8, ls=":")
+    ax[1].set_ylabel(f"{mode} efficiency")
+    ax[1].set_ylim(0, 1.2)
+    ax[2].plot(ranks, [r["dofs_per_rank"] for r in rows], "o-")
+    if pred and pred.get("n08"):
+        ax[2].axhline(pred["n08"], color="C1", ls="--", label=f"model n_0.8 = {pred['n08']:.3g}")
+    ax[2].set_ylabel("DOFs per rank")
+    for a in ax:
+        a.set_xlabel("ranks")
+        a.set_xscale("log", base=2)
+        a.set_xticks(ranks, [str(r) for r in ranks])
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8)
+    ax[0].set_yscale("log")
+    ax[2].set_yscale("log")
+    fig.suptitle(f"hexcg {mode} scaling ({rows[0]['dofs']} DOFs at {rows[0]['ranks']} rank(s))")
+    fig.tight_layout()
+    fig.savefig(os.path.join(top, "scaling.png"), dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    x = list(range(len(rows)))
+    bottom = [0.0] * len(rows)
+    for key, label in SPLIT:
+        v = [r[key] for r in rows]
+        ax.bar(x, v, bottom=bottom, label=label)
+        bottom = [b + y for b, y in zip(bottom, v)]
+    ax.plot(x, [r["t_per_iteration"] for r in rows], "k_", ms=30, label="solve / iteration")
+    ax.set_xticks(x, [str(r) for r in ranks])
+    ax.set_xlabel("ranks")
+    ax.set_ylabel("seconds per iteration")
+    ax.set_title(f"time split, {mode} scaling")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(top, "time_split.png"), dpi=110)
+    plt.close(fig)
+
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("strong", "weak"):
-        sys.stderr.write("usage: collect.py strong|weak DIR\n")
-        return 2
-    mode, top = argv[1], argv[2]
+    ap = argparse.ArgumentParser(prog="collect.py", description="collect a scaling series")
+    ap.add_argument("mode", choices=("strong", "weak"))
+    ap.add_argument("dir")
+    ap.add_argument("--fit", help="stream_fit.yaml of hexcg bench stream (default: DIR/stream_fit.yaml if any)")
+    ap.add_argument("--comm", help="comm.yaml of hexcg bench comm (default: DIR/comm.yaml if any)")
+    ap.add_argument("--no-plots", action="store_true")
+    try:
+        a = ap.parse_args(argv[1:])
+    except SystemExit as e:
+        return 2 if e.code else 0
+    mode, top = a.mode, a.dir
     rows = []
     for name in sorted(os.listdir(top) if os.path.isdir(top) else []):
         m = re.fullmatch(r"np(\d+)", name)
@@ -34,9 +112,13 @@ def main(argv):
         try:
             it = int(s["solver"]["iterations"])
             t_solve = float(s["timers_s"]["solve"])
-            rows.append({"ranks": int(s["ranks"]), "elements": int(s["mesh"]["elements"]), "dofs": int(s["dofs"]),
-                         "iterations": it, "t_solve": t_solve,
-                         "t_per_iteration": t_solve / max(it, 1)})
+            row = {"ranks": int(s["ranks"]), "elements": int(s["mesh"]["elements"]), "dofs": int(s["dofs"]),
+                   "order": int(s.get("order", 7)), "iterations": it, "t_solve": t_solve,
+                   "t_per_iteration": t_solve / max(it, 1)}
+            tm = s["timers_s"]
+            for key, name in SPLIT:
+                row[key] = float(tm.get(name, 0.0)) / max(it, 1)
+            rows.append(row)
         except (KeyError, TypeError, ValueError) as e:
             sys.stderr.write(f"{path}: missing or malformed field ({e})\n")
             return 2
@@ -53,19 +135,41 @@ def main(argv):
         else:
             r["efficiency"] = r0["t_per_iteration"] / r["t_per_iteration"]
     cols = ["ranks", "elements", "dofs", "iterations", "t_solve", "t_per_iteration", "dofs_per_rank",
-            "mdof_iter_per_s", "efficiency"]
+            "mdof_iter_per_s", "efficiency"] + [k for k, _ in SPLIT]
+    pred = None
+    fit = a.fit or (os.path.join(top, "stream_fit.yaml") if os.path.isfile(os.path.join(top, "stream_fit.yaml")) else None)
+    comm = a.comm or (os.path.join(top, "comm.yaml") if os.path.isfile(os.path.join(top, "comm.yaml")) else None)
+    if fit:
+        try:
+            m = model.from_files(fit, comm, order=r0["order"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.stderr.write(f"collect.py: cannot use the fit: {e}\n")
+            return 2
+        for r in rows:
+            r["predicted_t_per_iteration"] = m.t_iter(r["dofs_per_rank"], r["ranks"])
+        for r in rows:
+            r["predicted_efficiency"] = (rows[0]["predicted_t_per_iteration"] / r["predicted_t_per_iteration"]
+                                         * (rows[0]["ranks"] / r["ranks"] if mode == "strong" else 1.0))
+        pred = {"n08": m.n08(max(rows[-1]["ranks"], 2)), "fit": fit, "comm": comm}
+        cols += ["predicted_t_per_iteration", "predicted_efficiency"]
     out = os.path.join(top, "scaling.csv")
     tmp = out + ".tmp"
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     os.replace(tmp, out)
     print(f"{mode} scaling ({out})")
-    print(f"{'ranks':>6} {'elements':>9} {'dofs':>10} {'its':>5} {'s/iter':>10} {'MDOF/s':>8} {'eff':>6}")
+    print(f"{'ranks':>6} {'elements':>9} {'dofs':>10} {'its':>5} {'s/iter':>10} {'MDOF/s':>8} {'eff':>6}"
+          + (f" {'model s/iter':>12} {'model eff':>9}" if pred else ""))
     for r in rows:
         print(f"{r['ranks']:>6} {r['elements']:>9} {r['dofs']:>10} {r['iterations']:>5} "
-              f"{r['t_per_iteration']:>10.3e} {r['mdof_iter_per_s']:>8.2f} {r['efficiency']:>6.2f}")
+              f"{r['t_per_iteration']:>10.3e} {r['mdof_iter_per_s']:>8.2f} {r['efficiency']:>6.2f}"
+              + (f" {r['predicted_t_per_iteration']:>12.3e} {r['predicted_efficiency']:>9.2f}" if pred else ""))
+    if pred:
+        print(f"model: n_0.8 = {pred['n08']:.4g} DOFs per rank (fit {pred['fit']}, comm {pred['comm'] or 'none'})")
+    if not a.no_plots:
+        plot(mode, top, rows, pred)
     return 0
 
 

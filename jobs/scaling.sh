@@ -2,16 +2,24 @@
 # Strong or weak scaling series of hexcg runs, then a table of the results.
 #
 #   jobs/scaling.sh strong|weak [--ranks 1,2,4,8] [--case FILE] [--out DIR]
-#                   [--hexcg PATH] [--set key=value]...
+#                   [--hexcg PATH] [--predict] [--set key=value]...
 #
 # strong: the case as given on every rank count.
 # weak:   mesh.elements multiplied with the rank count (doubling x, y, z in
 #         turn for each factor 2; rank counts must be powers of two), so the
 #         elements per rank stay those of the case at the first rank count.
 # Each run goes to OUT/<mode>/np<N>/ (summary.yaml, history.csv); at the end
-# jobs/collect.py writes OUT/<mode>/scaling.csv and prints the efficiencies.
-# Launcher: $HEXCG_LAUNCH (default: "srun -n" inside a Slurm allocation,
-# "mpiexec.mpich -n" elsewhere). Extra --set options go to every run.
+# jobs/collect.py writes OUT/<mode>/scaling.csv + plots and prints the
+# efficiencies. --predict first measures the model's inputs on the largest
+# rank count (hexcg bench stream -> stream_fit.yaml, hexcg bench comm ->
+# comm.yaml, in OUT/<mode>/), so collect.py prints and draws the prediction.
+# Launcher: $HEXCG_LAUNCH (a command line that takes the rank count next);
+# default inside a Slurm allocation: srun --mpi=$HEXCG_SRUN_MPI (pmi2: what
+# Debian's MPICH speaks) --cpu-bind=$HEXCG_CPU_BIND (cores) --cpus-per-task
+# =$OMP_NUM_THREADS $HEXCG_SRUN_OPTS -n; elsewhere "mpiexec.mpich -n".
+# OMP_NUM_THREADS defaults to SLURM_CPUS_PER_TASK, else 1. A run whose
+# summary counts other ranks than asked (a launcher that started
+# singletons) stops the series. Extra --set options go to every run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "scaling.sh: $*" >&2; exit 2; }
@@ -24,6 +32,7 @@ CASE=$ROOT/configs/poisson_box.yaml
 OUT=out/scaling
 HEXCG=$ROOT/build/hexcg
 SETS=()
+PREDICT=0
 while (($#)); do
   case $1 in
     --ranks) RANKS=${2:?--ranks needs a list}; shift ;;
@@ -31,14 +40,18 @@ while (($#)); do
     --out) OUT=${2:?--out needs a folder}; shift ;;
     --hexcg) HEXCG=${2:?--hexcg needs a path}; shift ;;
     --set) SETS+=(--set "${2:?--set needs key=value}"); shift ;;
+    --predict) PREDICT=1 ;;
     *) die "unknown option '$1'" ;;
   esac
   shift
 done
 [[ -x $HEXCG ]] || die "hexcg executable '$HEXCG' not found (build it: scripts/build.sh, or pass --hexcg)"
 [[ -f $CASE ]] || die "case file '$CASE' not found"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
 if [[ -n ${HEXCG_LAUNCH:-} ]]; then LAUNCH=$HEXCG_LAUNCH
-elif [[ -n ${SLURM_JOB_ID:-} ]]; then LAUNCH="srun -n"
+elif [[ -n ${SLURM_JOB_ID:-} ]]; then
+  LAUNCH="srun --mpi=${HEXCG_SRUN_MPI:-pmi2} --cpu-bind=${HEXCG_CPU_BIND:-cores}"
+  LAUNCH+=" --cpus-per-task=$OMP_NUM_THREADS ${HEXCG_SRUN_OPTS:-} -n"
 else LAUNCH="mpiexec.mpich -n"; fi
 
 # elements of the case (after the --set options) from a dry run's effective case
@@ -53,6 +66,16 @@ print(*c["mesh"]["elements"])' "$probe/o/case.yaml")
 
 IFS=, read -r -a NPS <<<"$RANKS"
 first=${NPS[0]}
+if ((PREDICT)); then
+  last=${NPS[-1]}
+  mkdir -p "$OUT/$MODE"
+  echo "== model inputs on $last ranks -> $OUT/$MODE/{stream_fit,comm}.yaml"
+  # shellcheck disable=SC2086
+  $LAUNCH "$last" "$HEXCG" bench stream --kernels BS1 --max 64M --points 12 --no-plot --output "$OUT/$MODE" >/dev/null \
+    || die "hexcg bench stream failed"
+  # shellcheck disable=SC2086
+  $LAUNCH "$last" "$HEXCG" bench comm --output "$OUT/$MODE" >/dev/null || die "hexcg bench comm failed"
+fi
 for np in "${NPS[@]}"; do
   [[ $np =~ ^[1-9][0-9]*$ ]] || die "rank count '$np' is not a positive integer"
   extra=()
@@ -69,7 +92,9 @@ for np in "${NPS[@]}"; do
   dir=$OUT/$MODE/np$np
   echo "== $MODE np=$np -> $dir"
   # shellcheck disable=SC2086
-  OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} $LAUNCH "$np" "$HEXCG" run "$CASE" "${SETS[@]}" "${extra[@]}" \
+  $LAUNCH "$np" "$HEXCG" run "$CASE" "${SETS[@]}" "${extra[@]}" \
     --set output.solution=false --output "$dir" --force --quiet
+  got=$(awk '/^ranks:/{print $2; exit}' "$dir/summary.yaml" 2>/dev/null || true)
+  [[ $got == "$np" ]] || die "np=$np: $dir/summary.yaml says ranks '${got}': the launcher '$LAUNCH' did not start one MPI job of $np ranks (wrong --mpi plugin? set HEXCG_SRUN_MPI or HEXCG_LAUNCH)"
 done
 /usr/bin/python3 "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"

@@ -24,18 +24,58 @@ int hx_cuda_runtime_version(void) {
 #endif
 }
 
-int hx_cuda_query(hx_device_info *info) {
+int hx_device_select(int local_rank, int ndevices, int requested, int *device) {
+  *device = -1;
+  HX_CHECK(ndevices >= 1, HX_ERR_NO_DEVICE, "no CUDA device is visible");
+  HX_CHECK(local_rank >= 0, HX_ERR_ARG, "negative node-local rank %d", local_rank);
+  if (requested >= 0) {
+    HX_CHECK(requested < ndevices, HX_ERR_INPUT,
+             "device %d was asked for (HEXCG_CUDA_DEVICE) but only %d device%s visible (0..%d)", requested,
+             ndevices, ndevices == 1 ? " is" : "s are", ndevices - 1);
+    *device = requested;
+  } else {
+    *device = local_rank % ndevices;
+  }
+  return HX_SUCCESS;
+}
+
+int hx_device_requested(int *requested) {
+  *requested = -1;
+  const char *env = getenv("HEXCG_CUDA_DEVICE");
+  if (!env || !*env) return HX_SUCCESS;
+  char *end = NULL;
+  long v = strtol(env, &end, 10);
+  HX_CHECK(*end == '\0' && v >= 0 && v < 1024 && env[0] != '-' && env[0] != ' ', HX_ERR_INPUT,
+           "HEXCG_CUDA_DEVICE='%s': expected a device index (0, 1, ...)", env);
+  *requested = (int)v;
+  return HX_SUCCESS;
+}
+
+/* the device of node-local rank local_rank */
+static int hx_cuda_query_rank(int local_rank, hx_device_info *info) {
   memset(info, 0, sizeof *info);
+  int req;
+  HX_CALL(hx_device_requested(&req));
 #ifdef HEXCG_HAVE_CUDA
   char why[512] = "";
-  if (hx_cuda_query_impl(info, why, sizeof why) != HX_SUCCESS)
-    return HX_ERROR(HX_ERR_NO_DEVICE, "no usable CUDA device: %s", why);
+  int e = hx_cuda_query_impl(local_rank, req, info, why, sizeof why);
+  if (e == HX_ERR_INPUT) return HX_ERROR(HX_ERR_INPUT, "%s", why);
+  if (e != HX_SUCCESS) return HX_ERROR(HX_ERR_NO_DEVICE, "no usable CUDA device: %s", why);
+  info->local_rank = local_rank;
+  info->ranks_on_device = 1;
+  info->requested = req >= 0;
   return HX_SUCCESS;
 #else
+  (void)local_rank;
   return HX_ERROR(HX_ERR_NO_DEVICE,
                   "backend 'cuda' is not compiled in (this build has no nvcc; configure with "
                   "-DHEXCG_CUDA=ON on a machine with the CUDA toolkit)");
 #endif
+}
+
+int hx_cuda_query(hx_device_info *info) {
+  HX_CALL(hx_cuda_query_rank(0, info));
+  return HX_SUCCESS;
 }
 
 /* HEXCG_BACKEND_CPU=cpu-memcheck turns every request for "cpu" into one for
@@ -58,7 +98,13 @@ static void hx_backend_free(hx_backend b) {
   free(b);
 }
 
+static int hx_backend_create_local(const char *name, int local_rank, hx_backend *out);
 int hx_backend_create(const char *name, hx_backend *out) {
+  HX_CALL(hx_backend_create_local(name, 0, out));
+  return HX_SUCCESS;
+}
+
+static int hx_backend_create_local(const char *name, int local_rank, hx_backend *out) {
   *out = NULL;
   HX_CHECK(name, HX_ERR_ARG, "backend name is NULL");
   HX_CALL(hx_backend_cpu_alias(&name));
@@ -76,7 +122,7 @@ int hx_backend_create(const char *name, hx_backend *out) {
 #endif
   } else if (strcmp(name, "cuda") == 0) {
     hx_device_info info;
-    HX_CALL(hx_cuda_query(&info));
+    HX_CALL(hx_cuda_query_rank(local_rank, &info));
 #ifdef HEXCG_HAVE_CUDA
     HX_CALL(HX_ALLOC(&b, 1));
     b->kind = HX_BACKEND_CUDA;
@@ -120,6 +166,97 @@ int hx_backend_destroy(hx_backend *pb) {
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
 }
+
+int hx_backend_create_comm(const char *name, MPI_Comm comm, hx_backend *out) {
+  *out = NULL;
+  int rank, lrank = 0, lsize = 1;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  MPI_Comm node;
+  HX_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  MPI_Comm_rank(node, &lrank);
+  MPI_Comm_size(node, &lsize);
+  hx_backend b = NULL;
+  int ierr = hx_backend_create_local(name, lrank, &b);
+  /* every rank learns whether some rank failed, so none waits in a collective */
+  int mine = ierr ? ierr : 0, worst = 0, who = ierr ? rank : INT32_MAX, first = INT32_MAX;
+  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
+  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (worst) {
+    MPI_Comm_free(&node);
+    hx_backend_destroy(&b);
+    if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    return HX_ERROR(worst == HX_ERR_INPUT || worst == HX_ERR_NO_DEVICE ? worst : HX_ERR_INTERNAL,
+                    "backend '%s' could not be created on rank %d", name, first);
+  }
+  if (b->kind == HX_BACKEND_CUDA) {
+    /* node-local ranks on the same device: compare PCI bus ids */
+    char *all = NULL;
+    ierr = HX_ALLOC(&all, (size_t)lsize * sizeof b->dev.pci_bus_id);
+    int ok = !ierr, allok = 0;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, node);
+    if (allok) {
+      MPI_Allgather(b->dev.pci_bus_id, (int)sizeof b->dev.pci_bus_id, MPI_CHAR, all, (int)sizeof b->dev.pci_bus_id,
+                    MPI_CHAR, node);
+      int same = 0, firstsame = -1;
+      for (int r = 0; r < lsize; r++)
+        if (strncmp(all + (size_t)r * sizeof b->dev.pci_bus_id, b->dev.pci_bus_id, sizeof b->dev.pci_bus_id) == 0) {
+          if (firstsame < 0) firstsame = r;
+          same++;
+        }
+      b->dev.ranks_on_device = same;
+      if (same > 1 && firstsame == lrank) /* one warning per shared device */
+        hx_warn("%d ranks on this node share CUDA device %d (%s, %s): allowed, but they compete for it; one rank "
+                "per GPU is the intended placement (srun --gpus-per-task=1, docs/scaling.md)\n",
+                same, b->dev.device, b->dev.name, b->dev.pci_bus_id);
+    }
+    free(all);
+  }
+  MPI_Comm_free(&node);
+  *out = b;
+  return HX_SUCCESS;
+}
+
+int hx_backend_devices_describe(hx_backend b, MPI_Comm comm, char *text, size_t len) {
+  if (len) text[0] = '\0';
+  int rank, size;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  int cuda = b && b->kind == HX_BACKEND_CUDA, any = 0;
+  HX_MPI(MPI_Allreduce(&cuda, &any, 1, MPI_INT, MPI_MAX, comm));
+  if (!any) return HX_SUCCESS;
+  enum { LINE = 512 };
+  char line[LINE], host[MPI_MAX_PROCESSOR_NAME] = "";
+  int hl = 0;
+  MPI_Get_processor_name(host, &hl);
+  if (cuda)
+    snprintf(line, sizeof line,
+             "  - {rank: %d, host: \"%s\", local_rank: %d, device: %d, name: \"%s\", pci_bus_id: \"%s\", "
+             "ranks_on_device: %d}\n",
+             rank, host, b->dev.local_rank, b->dev.device, b->dev.name, b->dev.pci_bus_id, b->dev.ranks_on_device);
+  else
+    snprintf(line, sizeof line, "  - {rank: %d, host: \"%s\", device: null}\n", rank, host);
+  char *all = NULL;
+  int ierr = rank == 0 ? HX_ALLOC(&all, (size_t)size * LINE) : HX_SUCCESS;
+  MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, comm);
+  if (rank == 0 && !ierr) {
+    size_t n = 0;
+    for (int r = 0; r < size; r++) {
+      const char *l = all + (size_t)r * LINE;
+      size_t k = strlen(l);
+      if (n + k + 64 >= len) {
+        n += (size_t)snprintf(text + n, len - n, "  # ... %d more ranks\n", size - r);
+        break;
+      }
+      memcpy(text + n, l, k + 1);
+      n += k;
+    }
+  }
+  free(all);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+const hx_device_info *hx_backend_device(hx_backend b) { return b && b->kind == HX_BACKEND_CUDA ? &b->dev : NULL; }
 
 hx_backend_kind hx_backend_get_kind(hx_backend b) { return b->kind; }
 const char *hx_backend_name(hx_backend b) { return b->name; }

@@ -95,7 +95,9 @@ int hx_cpu_dot(hx_queue q, int64_t n, const double *x, const double *y, double *
 
 #ifdef HEXCG_HAVE_CUDA
 /* CUDA implementations (kernels/cuda/) */
-int hx_cuda_query_impl(hx_device_info *info, char *why, size_t whylen);
+/* the device hx_device_select gives for (local_rank, requested); on failure
+ * HX_ERR_NO_DEVICE or HX_ERR_INPUT (bad request) with the reason in why */
+int hx_cuda_query_impl(int local_rank, int requested, hx_device_info *info, char *why, size_t whylen);
 int hx_cuda_runtime_version_impl(void);
 int hx_cuda_backend_init(hx_backend b);
 int hx_cuda_queue_init(hx_queue q);     /* stream + pinned result */

@@ -33,6 +33,10 @@ typedef struct {
   int sm_count;
   int runtime_version;    /* e.g. 13000 */
   int driver_version;
+  char pci_bus_id[32];    /* "0000:3b:00.0" */
+  int local_rank;         /* node-local rank the device was chosen for */
+  int ranks_on_device;    /* node-local ranks using this device (hx_backend_create_comm) */
+  int requested;          /* 1: the device index came from HEXCG_CUDA_DEVICE */
 } hx_device_info;
 
 typedef struct hx_backend_s *hx_backend;
@@ -41,10 +45,20 @@ typedef struct hx_backend_s *hx_backend;
 int hx_cuda_compiled(void);
 /* CUDA runtime version the build links (e.g. 13000), 0 if not compiled. */
 int hx_cuda_runtime_version(void);
-/* Query the CUDA device. Returns HX_ERR_NO_DEVICE (with a message saying
+/* Query the CUDA device a rank with node-local rank 0 would use (device 0,
+ * or HEXCG_CUDA_DEVICE). Returns HX_ERR_NO_DEVICE (with a message saying
  * why: not compiled in, no driver, no device...) when no usable device
  * exists; every CUDA error code is treated as "no device" here. */
 int hx_cuda_query(hx_device_info *info);
+
+/* Pure: the device index for node-local rank local_rank among ndevices
+ * visible devices: requested (>= 0: HEXCG_CUDA_DEVICE or the case) if given,
+ * else local_rank mod ndevices. HX_ERR_NO_DEVICE if ndevices < 1,
+ * HX_ERR_INPUT if requested >= ndevices. */
+int hx_device_select(int local_rank, int ndevices, int requested, int *device);
+/* Not collective. The device index HEXCG_CUDA_DEVICE asks for, -1 if unset
+ * or empty; HX_ERR_INPUT if it is not a non-negative integer. */
+int hx_device_requested(int *requested);
 
 /* Create a backend by name: "cpu", "cpu-memcheck" or "cuda". An unknown name
  * is HX_ERR_INPUT; "cuda" in a build without CUDA or without a usable device
@@ -63,6 +77,20 @@ int hx_cuda_query(hx_device_info *info);
  * create "cpu-memcheck" (runs a whole program or test suite under it;
  * scripts/test.sh --memcheck). */
 int hx_backend_create(const char *name, hx_backend *b);
+/* Collective over comm. hx_backend_create for one rank of an MPI job: with
+ * "cuda", each rank takes the device hx_device_select gives for its
+ * node-local rank (MPI_Comm_split_type shared) unless HEXCG_CUDA_DEVICE
+ * names one, and counts the node-local ranks sharing its device (by PCI bus
+ * id; more than one is allowed, with a warning). Every rank gets an error
+ * if any rank failed (HX_ERR_NO_DEVICE: "on rank R" for the others). */
+int hx_backend_create_comm(const char *name, MPI_Comm comm, hx_backend *b);
+/* Collective over comm. On rank 0 of comm, text (at most len bytes, NUL
+ * terminated) with one YAML flow mapping per rank, each on its own line
+ * starting with "  - ": rank, host, local_rank, device, name, pci_bus_id,
+ * ranks_on_device; "" for a non-CUDA backend. Other ranks get "". */
+int hx_backend_devices_describe(hx_backend b, MPI_Comm comm, char *text, size_t len);
+/* The device info of a CUDA backend (NULL for the others). */
+const hx_device_info *hx_backend_device(hx_backend b);
 int hx_backend_destroy(hx_backend *b);
 hx_backend_kind hx_backend_get_kind(hx_backend b);
 const char *hx_backend_name(hx_backend b);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hexcg dependency bootstrap for Debian 12 (bookworm), run as root.
 #
-# Idempotent: installs the Debian packages the build and the tests need, then
-# builds hypre 2.26.0 from Debian's *source* package against MPICH (CPU only,
+# Idempotent: installs the Debian packages the build and the tests need (Slurm's
+# daemons and munge too, for the `slurm` test's local cluster), then builds
+# hypre 2.26.0 from Debian's *source* package against MPICH (CPU only,
 # no OpenMP, static) into a cache prefix outside the clone. A second run finds
 # the cached install and returns in seconds.
 #
@@ -30,6 +31,7 @@ PACKAGES=(
   libmetis-dev
   libmatheval-dev
   gmsh
+  munge slurmctld slurmd slurm-client
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml
 )
 

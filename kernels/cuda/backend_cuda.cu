@@ -12,7 +12,7 @@ extern "C" int hx_cuda_runtime_version_impl(void) {
 
 // Every CUDA error here means "no usable device" (without a driver the
 // runtime answers cudaErrorInsufficientDriver, not cudaErrorNoDevice).
-extern "C" int hx_cuda_query_impl(hx_device_info *info, char *why, size_t whylen) {
+extern "C" int hx_cuda_query_impl(int local_rank, int requested, hx_device_info *info, char *why, size_t whylen) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -25,9 +25,14 @@ extern "C" int hx_cuda_query_impl(hx_device_info *info, char *why, size_t whylen
     return HX_ERR_NO_DEVICE;
   }
   int dev = 0;
-  e = cudaGetDevice(&dev);
+  if (hx_device_select(local_rank, count, requested, &dev) != HX_SUCCESS) {
+    snprintf(why, whylen, "%s", hx_error_message());
+    hx_error_clear();
+    return requested >= count ? HX_ERR_INPUT : HX_ERR_NO_DEVICE;
+  }
   cudaDeviceProp prop;
-  if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, dev);
+  e = cudaGetDeviceProperties(&prop, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, dev);
   if (e != cudaSuccess) {
     snprintf(why, whylen, "cudaGetDeviceProperties: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
     cudaGetLastError();

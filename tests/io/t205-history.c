@@ -137,6 +137,27 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) seen += strstr(lines[i], "123 (converged") != NULL;
   HX_ASSERT(seen == 1, "iterations line in the table");
   fclose(out);
+
+  /* per-rank devices (cuda runs): a devices: list that hx_summary_read accepts */
+  snprintf(st.devices, sizeof st.devices, "%s",
+           "  - {rank: 0, host: \"n1\", local_rank: 0, device: 0, name: \"GPU A\", pci_bus_id: \"0000:3b:00.0\", "
+           "ranks_on_device: 1}\n"
+           "  - {rank: 1, host: \"n1\", local_rank: 1, device: 1, name: \"GPU A\", pci_bus_id: \"0000:5e:00.0\", "
+           "ranks_on_device: 1}\n");
+  HX_TCALL(hx_summary_write(dir, cs, &st, "9.8.7", "abcdef123456"));
+  {
+    char path[4200], buf[16384];
+    snprintf(path, sizeof path, "%s/summary.yaml", dir);
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[got] = '\0';
+    if (f) fclose(f);
+    HX_ASSERT(strstr(buf, "\ndevices:\n  - {rank: 0,") && strstr(buf, "pci_bus_id: \"0000:5e:00.0\""),
+              "devices in summary.yaml:\n%s", buf);
+    hx_summary_info info;
+    HX_ASSERT(hx_summary_read(path, &info) == HX_SUCCESS && info.st.iterations == 123, "summary with devices reads: %s",
+              hx_error_message());
+  }
   hx_case_destroy(&cs);
   int fail = hx_test_result();
   MPI_Finalize();

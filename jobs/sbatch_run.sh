@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The body of jobs/strong.sbatch and jobs/weak.sbatch (and their -gpu twins):
+# turns options and environment into a jobs/scaling.sh call inside the
+# allocation. Every size comes from here, none from editing the job files.
+#
+#   sbatch [sbatch options] jobs/strong.sbatch [OPTIONS]
+#
+# OPTIONS (each also as an environment variable, which sbatch passes on):
+#   --ranks LIST       HEXCG_RANKS     rank counts, e.g. 1,2,4 (or 1:2:4); default:
+#                                      1, 2, 4, ... up to the job's task count
+#   --elements E       HEXCG_ELEMENTS  elements of the case at the first rank count,
+#                                      EX,EY,EZ or EXxEYxEZ (default: the case's)
+#   --order P          HEXCG_ORDER     polynomial order (default: the case's)
+#   --case FILE        HEXCG_CASE      case file (default configs/poisson_box.yaml)
+#   --backend B        HEXCG_BACKEND   cpu or cuda (default: the case's)
+#   --out DIR          HEXCG_OUT       results (default out/scaling-$SLURM_JOB_ID)
+#   --hexcg PATH       HEXCG_BIN       executable (default build/hexcg)
+#   --set key=value    (repeatable)    any other case key
+#   --predict          HEXCG_PREDICT=1 measure the model's inputs first (bench stream
+#                                      + bench comm) and draw its prediction
+# Launch (jobs/scaling.sh): srun --mpi=$HEXCG_SRUN_MPI (default pmi2)
+# --cpu-bind=$HEXCG_CPU_BIND (default cores) --cpus-per-task=$OMP_NUM_THREADS
+# $HEXCG_SRUN_OPTS. Relative paths are relative to the submit directory.
+set -euo pipefail
+die() { echo "hexcg job: $*" >&2; exit 2; }
+MODE=${1:?mode}; shift
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+[[ -n ${SLURM_JOB_ID:-} ]] || die "not inside a Slurm allocation: submit with sbatch (or run jobs/scaling.sh directly)"
+RANKS=${HEXCG_RANKS:-}
+ELEMENTS=${HEXCG_ELEMENTS:-}
+ORDER=${HEXCG_ORDER:-}
+CASE=${HEXCG_CASE:-$ROOT/configs/poisson_box.yaml}
+BACKEND=${HEXCG_BACKEND:-}
+OUT=${HEXCG_OUT:-out/scaling-$SLURM_JOB_ID}
+BIN=${HEXCG_BIN:-$ROOT/build/hexcg}
+SETS=()
+EXTRA=()
+[[ ${HEXCG_PREDICT:-0} == 1 ]] && EXTRA+=(--predict)
+while (($#)); do
+  case $1 in
+    --ranks|--elements|--order|--case|--backend|--out|--hexcg|--set)
+      (($# >= 2)) || die "option $1 needs a value"
+      case $1 in
+        --ranks) RANKS=$2 ;; --elements) ELEMENTS=$2 ;; --order) ORDER=$2 ;; --case) CASE=$2 ;;
+        --backend) BACKEND=$2 ;; --out) OUT=$2 ;; --hexcg) BIN=$2 ;; --set) SETS+=(--set "$2") ;;
+      esac
+      shift 2 ;;
+    --predict) EXTRA+=(--predict); shift ;;
+    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --predict; see jobs/sbatch_run.sh)" ;;
+  esac
+done
+NT=${SLURM_NTASKS:-1}
+if [[ -z $RANKS ]]; then
+  RANKS=1; n=2
+  while ((n <= NT)); do RANKS+=",$n"; n=$((n * 2)); done
+fi
+RANKS=${RANKS//:/,}
+IFS=, read -r -a nps <<<"$RANKS"
+for np in "${nps[@]}"; do
+  [[ $np =~ ^[1-9][0-9]*$ ]] || die "--ranks: '$np' is not a positive integer"
+  ((np <= NT)) || die "--ranks: $np ranks but the job has $NT tasks (sbatch --ntasks=$np or more)"
+done
+if [[ -n $ELEMENTS ]]; then
+  e=${ELEMENTS//x/,}
+  [[ $e =~ ^[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$ ]] || die "--elements: '$ELEMENTS' is not EX,EY,EZ"
+  SETS+=(--set "mesh.elements=[${e//,/, }]")
+fi
+if [[ -n $ORDER ]]; then
+  [[ $ORDER =~ ^[1-9][0-9]*$ ]] || die "--order: '$ORDER' is not a positive integer"
+  SETS+=(--set "order=$ORDER")
+fi
+[[ -z $BACKEND ]] || SETS+=(--set "backend=$BACKEND")
+echo "hexcg $MODE scaling: job $SLURM_JOB_ID on $(hostname -s), $NT tasks, ranks $RANKS, out $OUT"
+exec "$ROOT/jobs/scaling.sh" "$MODE" --ranks "$RANKS" --case "$CASE" --hexcg "$BIN" --out "$OUT" "${EXTRA[@]}" "${SETS[@]}"
