@@ -105,6 +105,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   HX_CALL(ierr);
   hx_mesh m = *pm;
   res->elements = hx_mesh_num_global_elements(m);
+  if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
+    HX_CALL(hx_case_check_memory(ctx->comm, cs, res->elements, HX_CASE_MEM_RUN));
 
   /* names the case must match: boundary tags and materials */
   const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);

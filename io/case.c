@@ -384,6 +384,36 @@ static const hx_ynode *node_at(const hx_case *cs, const char *path) {
   return n;
 }
 
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use) {
+  int rank = 0, size = 1;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH, built = elements > 0;
+  double E = (double)elements;
+  if (!built) {
+    if (gmsh) return HX_SUCCESS; /* known once the file is read */
+    E = (double)cs->mesh.elements[0] * cs->mesh.elements[1] * cs->mesh.elements[2];
+  }
+  /* this rank's share of a balanced partition, the global mesh on rank 0
+   * while it is built (not once it exists) */
+  const double El = floor(E / size) + (rank < fmod(E, size) ? 1 : 0), n = cs->order + 1.0;
+  double node = HX_MEM_MESHCMD_NODE;
+  if (use == HX_CASE_MEM_RUN)
+    node = HX_MEM_RUN_NODE + (!strcmp(hx_case_pc_type(cs), "asm") ? HX_MEM_ASM_NODE : 0.0);
+  const double rank0 = built ? 0.0 : E * HX_MEM_MESH_GLOBAL_ELEM;
+  const double per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n);
+  hx_mem_fit_info fi;
+  HX_CALL(hx_mem_fit(comm, rank0, per, &fi));
+  if (fi.fits) return HX_SUCCESS;
+  char why[512];
+  hx_mem_fit_describe(&fi, rank0,
+                      ceil(E / size) * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n), why,
+                      sizeof why);
+  const hx_ynode *at = node_at(cs, gmsh ? "mesh.file" : "mesh.elements");
+  return hx_yerror(at, "%s: %.0f elements at order %d %s; see \"Memory\" in docs/case-format.md",
+                   gmsh ? "mesh.file" : "mesh.elements", E, cs->order, why);
+}
+
 int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,
                          const double *y, const double *z, const double *v) {
   for (size_t i = 0; i < n; i++) {

@@ -153,6 +153,17 @@ int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *name
  * be NULL) is the expression the values came from. */
 int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,
                          const double *y, const double *z, const double *v);
+/* What hx_case_check_memory estimates: a solve (hexcg run) or hexcg mesh. */
+typedef enum { HX_CASE_MEM_RUN = 0, HX_CASE_MEM_MESH = 1 } hx_case_mem_use;
+/* Collective. Refuse a case whose mesh and per-rank data at its order
+ * cannot fit in the memory of the nodes (hx_mem_fit; formula in
+ * docs/case-format.md, "Memory"): HX_ERR_INPUT "case.yaml:L:C:
+ * mesh.elements: ... need about X of memory ..., more than the Y available"
+ * (at mesh.file for a Gmsh mesh), the same on every rank. elements <= 0:
+ * before the mesh is built (box/kershaw: mesh.elements; Gmsh: not known,
+ * nothing checked); > 0: the global element count of the mesh just built
+ * (its memory is in use already, only the rest is estimated). */
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use);
 /* Collective: if any rank has code != 0, every rank returns the error (code
  * and message) of the lowest such rank. */
 int hx_io_agree_error(MPI_Comm comm, int code);
