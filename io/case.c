@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_impl.h"
@@ -220,6 +221,11 @@ static int check_readable(const hx_ynode *v, const char *key, const char *path, 
     int e = errno;
     if (v->value[0] == '/') return hx_yerror(v, "%s: cannot read '%s': %s", key, v->value, strerror(e));
     return hx_yerror(v, "%s: cannot read '%s' (relative to %s): %s", key, v->value, rel, strerror(e));
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (v->value[0] == '/') return hx_yerror(v, "%s: '%s' is a directory, not a file", key, v->value);
+    return hx_yerror(v, "%s: '%s' (relative to %s) is a directory, not a file", key, v->value, rel);
   }
   return HX_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mesh_impl.h"
 
@@ -772,6 +773,9 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
 }
 
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g) {
+  struct stat st;
+  HX_CHECK(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), HX_ERR_INPUT, "Gmsh file '%s' is a directory, not a file",
+           path);
   FILE *f = fopen(path, "rb");
   HX_CHECK(f != NULL, HX_ERR_INPUT, "cannot open Gmsh file '%s': %s", path, strerror(errno));
   cur c;
