@@ -234,6 +234,14 @@ void hx_timer_reset_all(void);
 /* Peak resident memory of this process in bytes (0 if unknown). */
 size_t hx_peak_rss_bytes(void);
 
+/* ------------------------------------------------------------ geometry range */
+/* Supported mesh coordinates |x|, |y|, |z| <= HX_MESH_COORD_MAX and element
+ * edges >= HX_MESH_EDGE_MIN: beyond them the geometric factors (powers of
+ * the element size up to 4) and the norms of the load vector over- or
+ * underflow. Checked on every mesh (mesh/) and on mesh.extent (io/). */
+#define HX_MESH_COORD_MAX 1e30
+#define HX_MESH_EDGE_MIN 1e-30
+
 /* ------------------------------------------------------------ memory estimates */
 /* What a mesh or a solve will need, estimated before anything is allocated,
  * so that a size that cannot fit is refused as input (docs/case-format.md,

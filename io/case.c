@@ -278,6 +278,25 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
         if (!(cs->mesh.extent[d][0] < cs->mesh.extent[d][1]))
           return hx_yerror(r, "mesh.extent: the %c range must have min < max, got [%g, %g]", "xyz"[d],
                            cs -> mesh.extent[d][0], cs->mesh.extent[d][1]);
+        const double lo = cs->mesh.extent[d][0], hi = cs->mesh.extent[d][1];
+        const double w = (hi - lo) / cs->mesh.elements[d];
+        if (!(fabs(lo) <= HX_MESH_COORD_MAX && fabs(hi) <= HX_MESH_COORD_MAX))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] is outside the supported coordinates |%c| <= %g "
+                           "(the geometric factors and norms would overflow); rescale the problem",
+                           "xyz"[d], lo, hi, "xyz"[d], HX_MESH_COORD_MAX);
+        if (!(w >= HX_MESH_EDGE_MIN))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] gives elements %g wide, below the smallest "
+                           "supported element size %g (the geometric factors and norms would underflow); "
+                           "rescale the problem",
+                           "xyz"[d], lo, hi, w, HX_MESH_EDGE_MIN);
+        if (!(w >= 1e-7 * fmax(fabs(lo), fabs(hi))))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] gives elements %g wide, too narrow against "
+                           "coordinates of magnitude %.9g: double precision resolves down to 1e-7 of the "
+                           "coordinates (move the domain towards the origin)",
+                           "xyz"[d], lo, hi, w, fmax(fabs(lo), fabs(hi)));
       }
     }
     v = hx_ynode_get(mesh, "deform", NULL);

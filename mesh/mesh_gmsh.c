@@ -4,6 +4,7 @@
  * converted to tensor order. Errors name the file and line (ASCII) or byte
  * offset (binary). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,10 @@ static int get_f64(cur *c, double *v, const char *what) {
   if (c->pos >= c->len) return CUR_ERR(c, "unexpected end of file, expected %s (a number)", what);
   char *end;
   double x = strtod(c->buf + c->pos, &end);
-  if (end == c->buf + c->pos || (*end && !strchr(" \t\r\n", *end))) {
+  if (end == c->buf + c->pos || (*end && !strchr(" \t\r\n", *end)) || !isfinite(x)) {
     char tok[64];
     next_tok(c, tok, sizeof tok, what);
-    return CUR_ERR(c, "expected %s (a number), found '%s'", what, tok);
+    return CUR_ERR(c, "expected %s (a finite number), found '%s'", what, tok);
   }
   c->pos = (size_t)(end - c->buf);
   *v = x;
@@ -151,7 +152,12 @@ static int get_size(cur *c, int64_t *v, const char *what) {
 }
 static int get_dbl(cur *c, double *v, const char *what) {
   if (!c->binary) return get_f64(c, v, what);
-  return bin_bytes(c, v, 8, what);
+  HX_CALL(bin_bytes(c, v, 8, what));
+  if (!isfinite(*v)) {
+    c->pos -= 8;
+    return CUR_ERR(c, "expected %s (a finite number), found %g", what, *v);
+  }
+  return HX_SUCCESS;
 }
 
 static int count_check(cur *c, int64_t n, int64_t per_item_bytes, const char *what) {

@@ -52,6 +52,45 @@ for ranks in (1, 2):
     check(rc == 2 and err == "gdir.yaml:1:26: mesh.file: 'adir' (relative to the case file's folder) is a "
           "directory, not a file\n", f"mesh.file DIR np{ranks}: rc {rc} {err!r}")
 
+# extreme coordinates: the message names the real problem (the coincidence tolerance overflowed to inf,
+# and every vertex was "at the same point"; 1e-300 edges read as length 0)
+HEX = """$MeshFormat
+2.2 0 8
+$EndMeshFormat
+$Nodes
+8
+1 0 0 0
+2 X 0 0
+3 X 1 0
+4 0 1 0
+5 0 0 1
+6 X 0 1
+7 X 1 1
+8 0 1 1
+$EndNodes
+$Elements
+1
+1 5 2 1 1 1 2 3 4 5 6 7 8
+$EndElements
+"""
+for name, x, want in (("huge", "1e300", "huge.msh: vertex 2 at (1e+300, 0, 0) is outside the supported coordinates "
+                                       "|x|, |y|, |z| <= 1e+30"),
+                      ("tiny", "1e-300", "has an edge of length 1e-300, below the smallest supported element size 1e-30"),
+                      ("far", "1e10", "has an edge of length 1, too short against coordinates of magnitude 1e+10"),
+                      ("nan", "nan", "nan.msh:7: expected node coordinate (a finite number), found 'nan'")):
+    write(f"{name}.msh", HEX.replace("X", x))
+    rc, out, err = hexcg(["mesh", "--file", f"{name}.msh", "--order", "1"])
+    check(rc == 2 and want in err and err.count("\n") == 1, f"gmsh {name}: rc {rc} {err!r}")
+for ext, want in (("0,1e300,0,1e300,0,1e300", "vertex 4 at (1e+300, 0, 0) is outside the supported coordinates"),
+                  ("0,1e-300,0,1,0,1", "has an edge of length 2.5e-301, below the smallest supported element size")):
+    rc, out, err = hexcg(["mesh", "--elements", "4,4,4", "--extent", ext, "--order", "1"], ranks=2)
+    check(rc == 2 and want in err, f"mesh --extent {ext}: rc {rc} {err!r}")
+write("ext.yaml", "mesh: {type: box, elements: 4, extent: [[-1.7e308, 1.7e308], [0, 1], [0, 1]]}\norder: 2\n"
+      "problem: {rhs: '1', lambda: 1}\n")
+rc, out, err = hexcg(["run", "ext.yaml", "--output", "o-ext"])
+check(rc == 2 and err.startswith("ext.yaml:1:41: mesh.extent: the x range [-1.7e+308, 1.7e+308] is outside the "
+                                 "supported coordinates |x| <= 1e+30"), f"extent 1.7e308: rc {rc} {err!r}")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
