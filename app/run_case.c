@@ -209,8 +209,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   if (cs->solver.initial_guess) {
     HX_CALL(HX_ALLOC(&hu0, nl));
     const double t = hx_wtime();
-    HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, E,
-                                hx_mesh_element_global_ids(m), hu0));
+    HX_CALL(hx_io_read_solution_at(ctx->comm, cs->solver.initial_guess, cs->order, E,
+                                   hx_mesh_element_global_ids(m), X, Y, Z, hu0));
     t_io += hx_wtime() - t;
     HX_CALL(hx_io_agree_error(ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X,
                                                               Y, Z, hu0)));

@@ -257,6 +257,13 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
  * naming the file (same message on every rank). */
 int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
                         double *u);
+/* As hx_io_read_solution, and the file must be of this format
+ * (hexcg-solution-1) and, when x is not NULL, its node coordinates those of
+ * this mesh (x, y, z: this rank's E_local*(p+1)^3 GLL points, element by
+ * element; within 1e-9 of the largest coordinate): else HX_ERR_INPUT naming
+ * the file and the first node that differs. */
+int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
+                           const double *x, const double *y, const double *z, double *u);
 
 /* ================================================================ run summary */
 /* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */

@@ -91,6 +91,45 @@ rc, out, err = hexcg(["run", "ext.yaml", "--output", "o-ext"])
 check(rc == 2 and err.startswith("ext.yaml:1:41: mesh.extent: the x range [-1.7e+308, 1.7e+308] is outside the "
                                  "supported coordinates |x| <= 1e+30"), f"extent 1.7e308: rc {rc} {err!r}")
 
+# the restart reader: the format attribute and the node coordinates are checked
+write("r.yaml", "mesh: {type: box, elements: [3, 3, 2]}\norder: 3\nproblem:\n  rhs: '1'\n  boundary:\n"
+      "    - {tags: [xmin, xmax], type: dirichlet, value: 0}\n")
+rc, out, err = hexcg(["run", "r.yaml", "--output", "o-r", "--quiet"])
+check(rc == 0, f"restart reference: rc {rc} {err!r}")
+ref = os.path.join(W, "o-r", "solution.h5")
+for ranks in (1, 2):
+    rc, out, err = hexcg(["run", "r.yaml", "--output", f"o-r-same{ranks}", "--quiet", "--set",
+                          f"solver.initial_guess={ref}"], ranks)
+    check(rc == 0, f"restart on the same mesh np{ranks}: rc {rc} {err!r}")
+    rc, out, err = hexcg(["run", "r.yaml", "--output", f"o-r-ext{ranks}", "--set", "mesh.extent=[[0,2],[0,1],[0,1]]",
+                          "--set", f"solver.initial_guess={ref}"], ranks)
+    check(rc == 2 and err.startswith(f"{ref}: the initial guess is on another mesh: node ")
+          and "(same mesh and order needed)" in err and err.count("\n") == 1,
+          f"restart on a stretched mesh np{ranks}: rc {rc} {err!r}")
+try:
+    import h5py
+    import numpy
+    fmt = os.path.join(W, "fmt.h5")
+    shutil.copy(ref, fmt)
+    with h5py.File(fmt, "r+") as f:
+        f.attrs["format"] = numpy.bytes_("other-format-2")
+    rc, out, err = hexcg(["run", "r.yaml", "--output", "o-r-fmt", "--set", f"solver.initial_guess={fmt}"], 2)
+    check(rc == 2 and err == f"{fmt}: format 'other-format-2' is not 'hexcg-solution-1' (a file of another program "
+          "or of another hexcg version)\n", f"restart format: rc {rc} {err!r}")
+    with h5py.File(fmt, "r+") as f:
+        del f.attrs["format"]
+    rc, out, err = hexcg(["run", "r.yaml", "--output", "o-r-fmt", "--set", f"solver.initial_guess={fmt}"])
+    check(rc == 2 and "not a hexcg solution file (no attribute 'format')" in err, f"restart no format: rc {rc} {err!r}")
+    moved = os.path.join(W, "moved.h5")
+    shutil.copy(ref, moved)
+    with h5py.File(moved, "r+") as f:
+        c = f["mesh/coordinates"]
+        c[100, 1] = c[100, 1] + 1e-6
+    rc, out, err = hexcg(["run", "r.yaml", "--output", "o-r-moved", "--set", f"solver.initial_guess={moved}"], 2)
+    check(rc == 2 and "the initial guess is on another mesh: node " in err, f"restart one node moved: rc {rc} {err!r}")
+except ImportError:
+    print("note: no h5py, the restart format is not tested")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
