@@ -130,6 +130,56 @@ try:
 except ImportError:
     print("note: no h5py, the restart format is not tested")
 
+# Gmsh 4.1 binary: a header whose data size does not match the data, and negative counts
+def msh41bin(ds, ds_hdr=None, nnodes=None):
+    Z = "<Q" if ds == 8 else "<I"
+    sz = lambda v: struct.pack(Z, v)
+    i = lambda v: struct.pack("<i", v)
+    d = lambda v: struct.pack("<d", v)
+    b = b"$MeshFormat\n4.1 1 %d\n" % (ds_hdr or ds) + i(1) + b"\n$EndMeshFormat\n"
+    b += b"$PhysicalNames\n2\n2 1 \"wall\"\n3 2 \"body\"\n$EndPhysicalNames\n"
+    # entities: 0 points 0 curves 1 surface 1 volume
+    b += b"$Entities\n" + sz(0) + sz(0) + sz(1) + sz(1)
+    b += i(1) + d(0)*3 + d(1)*3 + sz(1) + i(1) + sz(0)
+    b += i(1) + d(0)*3 + d(1)*3 + sz(1) + i(2) + sz(0)
+    b += b"\n$EndEntities\n"
+    pts = [(0,0,0),(1,0,0),(1,1,0),(0,1,0),(0,0,1),(1,0,1),(1,1,1),(0,1,1)]
+    n = len(pts) if nnodes is None else nnodes
+    b += b"$Nodes\n" + sz(1) + sz(n & (2**(8*ds)-1)) + sz(1) + sz(8)
+    b += i(3) + i(1) + i(0) + sz(8)
+    for k in range(8): b += sz(k+1)
+    for p in pts: b += d(p[0]) + d(p[1]) + d(p[2])
+    b += b"\n$EndNodes\n"
+    b += b"$Elements\n" + sz(2) + sz(2) + sz(1) + sz(2)
+    b += i(3) + i(1) + i(5) + sz(1) + sz(1) + b"".join(sz(k) for k in [1,2,3,4,5,6,7,8])
+    b += i(2) + i(1) + i(3) + sz(1) + sz(2) + b"".join(sz(k) for k in [1,2,3,4])
+    b += b"\n$EndElements\n"
+    return b
+
+
+write("b8.msh", msh41bin(8), "wb")
+write("b4.msh", msh41bin(4), "wb")
+write("b8as4.msh", msh41bin(8, ds_hdr=4), "wb")
+write("b4as8.msh", msh41bin(4, ds_hdr=8), "wb")
+write("bneg.msh", msh41bin(8, nnodes=-8), "wb")
+for name in ("b8", "b4"):
+    rc, out, err = hexcg(["mesh", "--file", f"{name}.msh", "--order", "1"])
+    check(rc == 0 and "elements              1" in out, f"gmsh {name}: rc {rc} {err!r}")
+for name, said, real in (("b8as4", 4, 8), ("b4as8", 8, 4)):
+    rc, out, err = hexcg(["mesh", "--file", f"{name}.msh", "--order", "1"])
+    check(rc == 2 and f"{name}.msh: the $MeshFormat line says data size {said}, but the binary data is written with "
+          f"{real}-byte sizes" in err, f"gmsh {name}: rc {rc} {err!r}")
+rc, out, err = hexcg(["mesh", "--file", "bneg.msh", "--order", "1"])
+check(rc == 2 and "bneg.msh: byte offset 312 (line 14): number of nodes is 18446744073709551608 (negative as a "
+      "signed number: -8), more than any file can hold (corrupt file)" in err, f"gmsh binary -8 nodes: rc {rc} {err!r}")
+write("neg22.msh", HEX.replace("X", "1").replace("$Nodes\n8\n", "$Nodes\n-8\n"))
+rc, out, err = hexcg(["mesh", "--file", "neg22.msh", "--order", "1"])
+check(rc == 2 and "neg22.msh:5: node count -8 is negative (corrupt file)" in err, f"gmsh 2.2 -8 nodes: rc {rc} {err!r}")
+write("neg41.msh", "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 -8 1 8\n$EndNodes\n")
+rc, out, err = hexcg(["mesh", "--file", "neg41.msh", "--order", "1"])
+check(rc == 2 and "neg41.msh:5: expected number of nodes (a non-negative count), found -8" in err,
+      f"gmsh 4.1 -8 nodes: rc {rc} {err!r}")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
