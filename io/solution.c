@@ -64,9 +64,12 @@ static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
   char *b = malloc(cap);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
 #define P(...) len += (size_t)snprintf(b + len, len < cap ? cap - len : 0, __VA_ARGS__)
+  /* the order goes in a comment, not an <Information> element: meshio reads
+   * the text of one as its own field-data XML and refuses an empty one, and
+   * readers ignore comments (solution.h5 holds it as an attribute) */
   P("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n"
     "    <Grid Name=\"hexcg\" GridType=\"Uniform\">\n"
-    "      <Information Name=\"order\" Value=\"%d\"/>\n"
+    "      <!-- hexcg solution, order %d -->\n"
     "      <Topology TopologyType=\"Hexahedron\" NumberOfElements=\"%lld\">\n"
     "        <DataItem Dimensions=\"%lld 8\" NumberType=\"Int\" Precision=\"8\" "
     "Format=\"HDF\">solution.h5:/mesh/connectivity</DataItem>\n"

@@ -30,7 +30,7 @@ PACKAGES=(
   libmetis-dev
   libmatheval-dev
   gmsh
-  python3 python3-numpy python3-h5py python3-matplotlib python3-yaml
+  python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
 )
 
 # ---------------------------------------------------------------- packages
