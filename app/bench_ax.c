@@ -273,6 +273,15 @@ int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv) {
     if (ctx->rank == 0) usage(stdout);
     return 0;
   }
+  /* host memory per rank: on cpu the L-vectors x, y and u, the precomputed
+   * geometric factors and the copy ceiling's two arrays, about 144 bytes per
+   * entry; on cuda the host copy of u (8 bytes) */
+  const int cuda = !strcmp(o.backend, "cuda");
+  const double bytes = (o.dofs > 0 ? o.dofs : cuda ? 3.2e7 : 2e6) * (cuda ? 8.0 : 144.0);
+  char what[96];
+  snprintf(what, sizeof what, "bench ax: --dofs %.3g", o.dofs > 0 ? o.dofs : cuda ? 3.2e7 : 2e6);
+  ierr = hx_bench_check_memory(ctx->comm, 0.0, bytes, bytes, what);
+  if (ierr) return hx_app_fail(ctx, ierr, 1);
   ierr = bench(ctx, &o);
   if (ierr) return hx_app_fail(ctx, ierr, 0);
   return 0;

@@ -3,6 +3,7 @@
  * each kernel of an iteration alone (operator with its parts, fused update,
  * Jacobi, r.z + allreduce, p update) and prints the breakdown and the ratio
  * iteration / sum of kernels (target <= 1.2). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,18 @@ int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
     else if (!strcmp(a, "--iterations")) K = (int)n;
     else return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: unknown option '%s'", a), 1);
   }
-  int ierr = bench(ctx, backend, N, p, K);
+  if (N > 100000 || p > 15)
+    return hx_app_fail(
+        ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --elements must be at most 100000 and --order at most 15"), 1);
+  /* the global mesh on rank 0 and each rank's Jacobi-PCG data, as for a case */
+  const double E = (double)N * N * N, n3 = (p + 1.0) * (p + 1) * (p + 1);
+  const double per = HX_MEM_MESH_LOCAL_ELEM + HX_MEM_RUN_NODE * n3;
+  char what[96];
+  snprintf(what, sizeof what, "bench cg: --elements %d --order %d", N, p);
+  int ierr = hx_bench_check_memory(ctx->comm, E * HX_MEM_MESH_GLOBAL_ELEM,
+                                   (floor(E / ctx->size) + (ctx->rank < fmod(E, ctx->size))) * per,
+                                   ceil(E / ctx->size) * per, what);
+  if (ierr) return hx_app_fail(ctx, ierr, 1);
+  ierr = bench(ctx, backend, N, p, K);
   return ierr ? hx_app_fail(ctx, ierr, 0) : 0;
 }

@@ -788,6 +788,30 @@ static int bench_run(bench *B) {
   return HX_SUCCESS;
 }
 
+/* Host memory per rank, the larger of the two phases: BS1-BS5 allocate
+ * their arrays once, for the largest size (on the device on cuda); BS6/BS7
+ * build box meshes of up to --gs-max bytes per launch over all ranks, at
+ * least that much of ids and vectors on the host. */
+static int check_memory(const hx_app_ctx *ctx, const options *o) {
+  double need[4] = {0, 0, 0, 0}, vec = 0;
+  for (int k = 0; k < K_NUM; k++) {
+    if (!o->want[k] || K[k].is_gs) continue;
+    const double nmax = o->max_bytes / (8.0 * K[k].words);
+    for (int a = 0; a < 4; a++)
+      if (K[k].arrays[a] && nmax > need[a]) need[a] = nmax;
+  }
+  for (int a = 0; a < 4; a++) vec += 8.0 * need[a];
+  if (!strcmp(o->backend, "cuda")) vec = 0;
+  const int gs = o->want[K_GATHER] || o->want[K_SCATTER];
+  const double gsb = gs ? o->gs_max_bytes / ctx->size : 0, bytes = vec > gsb ? vec : gsb;
+  char what[128];
+  snprintf(what, sizeof what, "bench stream: --max %.3g%s", o->max_bytes,
+           gsb > vec ? " (--gs-max, the BS6/BS7 sweep)" : "");
+  if (gsb > vec) snprintf(what, sizeof what, "bench stream: --gs-max %.3g", o->gs_max_bytes);
+  HX_CALL(hx_bench_check_memory(ctx->comm, 0.0, bytes, bytes, what));
+  return HX_SUCCESS;
+}
+
 int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv) {
   options o;
   int help = 0;
@@ -797,6 +821,8 @@ int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv) {
     if (ctx->rank == 0) usage(stdout);
     return 0;
   }
+  ierr = check_memory(ctx, &o);
+  if (ierr) return hx_app_fail(ctx, ierr, 1);
   bench B;
   memset(&B, 0, sizeof B);
   B.o = &o;

@@ -222,3 +222,13 @@ void hx_bench_file_abort(FILE *fp, const char *tmp) {
   if (fp) fclose(fp);
   if (tmp && tmp[0]) remove(tmp);
 }
+
+int hx_bench_check_memory(MPI_Comm comm, double rank0_bytes, double rank_bytes, double rank_bytes_max,
+                          const char *what) {
+  hx_mem_fit_info fi;
+  HX_CALL(hx_mem_fit(comm, rank0_bytes, rank_bytes, &fi));
+  if (fi.fits) return HX_SUCCESS;
+  char why[512];
+  hx_mem_fit_describe(&fi, rank0_bytes, rank_bytes_max, why, sizeof why);
+  return HX_ERROR(HX_ERR_INPUT, "%s: %s; see \"Memory\" in docs/case-format.md", what, why);
+}

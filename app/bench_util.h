@@ -65,6 +65,15 @@ int hx_bench_fit_model(int n, const double *bytes, const double *seconds, hx_ben
  * sorted by increasing x (n >= 1); constant beyond the ends. */
 double hx_bench_interp_log(int n, const double *x, const double *y, double xq);
 
+/* ------------------------------------------------------------ memory */
+/* Collective. Refuse a benchmark size that cannot fit in the host memory of
+ * the nodes (hx_mem_fit: each rank needs rank_bytes, rank 0 rank0_bytes
+ * more; rank_bytes_max is the largest rank_bytes): HX_ERR_INPUT "what: need
+ * about X of memory on ..., more than the Y available there (...)", the
+ * same on every rank. Formulas: docs/case-format.md, "Memory". */
+int hx_bench_check_memory(MPI_Comm comm, double rank0_bytes, double rank_bytes, double rank_bytes_max,
+                          const char *what);
+
 /* ------------------------------------------------------------ files */
 /* Create directory dir and its parents (like mkdir -p). */
 int hx_bench_mkdir_p(const char *dir);

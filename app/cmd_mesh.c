@@ -2,6 +2,7 @@
  * GLL nodes and print a summary (elements, vertices, unique GLL nodes,
  * partition report, Jacobian and element-size range, timings, memory).
  * Until the YAML case loader lands the mesh is described by options. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,26 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
   return HX_SUCCESS;
 }
 
+/* a generated mesh of the options' size must fit in memory (a case file is
+ * checked by hx_case_check_memory, a Gmsh file is bounded by its size) */
+static int check_memory(const hx_app_ctx *ctx, const mesh_args *a) {
+  if (a->type == 2 || a->case_path) return HX_SUCCESS;
+  const double E = (double)a->box.nx * a->box.ny * a->box.nz, n = a->order + 1.0;
+  if (!(E >= 1)) return HX_SUCCESS; /* the generator names bad counts */
+  const double El = floor(E / ctx->size) + (ctx->rank < fmod(E, ctx->size) ? 1 : 0);
+  const double rank0 = E * (HX_MEM_MESH_GLOBAL_ELEM + (a->box.geom_order == 2 ? 19 * 24.0 : 0.0));
+  const double elem = HX_MEM_MESH_LOCAL_ELEM + HX_MEM_MESHCMD_NODE * n * n * n;
+  hx_mem_fit_info fi;
+  HX_CALL(hx_mem_fit(ctx->comm, rank0, El * elem, &fi));
+  if (fi.fits) return HX_SUCCESS;
+  char why[512];
+  hx_mem_fit_describe(&fi, rank0, ceil(E / ctx->size) * elem, why, sizeof why);
+  return HX_ERROR(HX_ERR_INPUT,
+                  "--elements %d,%d,%d: %.0f elements at order %d %s; see \"Memory\" in "
+                  "docs/case-format.md",
+                  a->box.nx, a->box.ny, a->box.nz, E, a->order, why);
+}
+
 static int run(hx_app_ctx *ctx, const mesh_args *a) {
   hx_mesh m = NULL;
   char src[1200];
@@ -159,6 +180,7 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   else
     snprintf(src, sizeof src, "box %dx%dx%d%s", a->box.nx, a->box.ny, a->box.nz,
              a->box.deform ? " (deformed)" : "");
+  HX_CALL(check_memory(ctx, a));
   double t0 = hx_wtime();
   if (a->type == 2)
     HX_CALL(hx_mesh_create_gmsh(ctx->comm, a->file, a->part, &m));
@@ -258,7 +280,11 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
 static int from_case(hx_app_ctx *ctx, mesh_args *a) {
   hx_case *cs = NULL;
   HX_CALL(hx_case_load_comm(ctx->comm, a->case_path, a->nsets, a->sets, &cs));
-  int err = HX_SUCCESS;
+  int err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_MESH);
+  if (err) {
+    hx_case_destroy(&cs);
+    return err;
+  }
   a->type = cs->mesh.type == HX_CASE_MESH_GMSH ? 2 : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1 : 0;
   a->order = cs->order;
   err = hx_partitioner_parse(cs->mesh.partitioner, &a->part);

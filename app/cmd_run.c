@@ -168,6 +168,8 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   /* precond/ validates its own options (positions in the case file) and
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
+  /* sizes that cannot fit in memory are refused before anything is built */
+  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN);
   if (agree_fail(ctx, err, &status)) goto done;
 
   /* every file goes to a staging folder and the complete set replaces the

@@ -108,6 +108,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   HX_CALL(ierr);
   hx_mesh m = *pm;
   res->elements = hx_mesh_num_global_elements(m);
+  if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
+    HX_CALL(hx_case_check_memory(ctx->comm, cs, res->elements, HX_CASE_MEM_RUN));
 
   /* names the case must match: boundary tags and materials */
   const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
@@ -210,8 +212,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   if (cs->solver.initial_guess) {
     HX_CALL(HX_ALLOC(&hu0, nl));
     const double t = hx_wtime();
-    HX_CALL(hx_io_read_solution(ctx->comm, cs->solver.initial_guess, cs->order, E,
-                                hx_mesh_element_global_ids(m), hu0));
+    HX_CALL(hx_io_read_solution_at(ctx->comm, cs->solver.initial_guess, cs->order, E,
+                                   hx_mesh_element_global_ids(m), X, Y, Z, hu0));
     t_io += hx_wtime() - t;
     HX_CALL(hx_io_agree_error(ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X,
                                                               Y, Z, hu0)));

@@ -264,6 +264,56 @@ void hx_timer_reset_all(void);
 /* Peak resident memory of this process in bytes (0 if unknown). */
 size_t hx_peak_rss_bytes(void);
 
+/* ------------------------------------------------------------ geometry range */
+/* Supported mesh coordinates |x|, |y|, |z| <= HX_MESH_COORD_MAX and element
+ * edges >= HX_MESH_EDGE_MIN: beyond them the geometric factors (powers of
+ * the element size up to 4) and the norms of the load vector over- or
+ * underflow. Checked on every mesh (mesh/) and on mesh.extent (io/). */
+#define HX_MESH_COORD_MAX 1e30
+#define HX_MESH_EDGE_MIN 1e-30
+
+/* ------------------------------------------------------------ memory estimates */
+/* What a mesh or a solve will need, estimated before anything is allocated,
+ * so that a size that cannot fit is refused as input (docs/case-format.md,
+ * "Memory"; measured on the CPU backend, rounded down: a lower bound, so a
+ * refused size would not have fit). Per element of the global mesh that rank
+ * 0 builds (hex8; hex27 adds 24 bytes per extra node), per element of a
+ * rank's part of the mesh, and per GLL node ((p+1)^3 per element) of a rank's
+ * data: a Jacobi-PCG solve, what the asm preconditioner adds, and hexcg mesh
+ * (GLL ids, Jacobian check). */
+#define HX_MEM_MESH_GLOBAL_ELEM 1000.0
+#define HX_MEM_MESH_LOCAL_ELEM 600.0
+#define HX_MEM_RUN_NODE 180.0
+#define HX_MEM_ASM_NODE 160.0
+#define HX_MEM_MESHCMD_NODE 6.0
+
+/* "1.9 TiB", "512 MiB" (binary units) into buf. */
+void hx_mem_format(double bytes, char *buf, size_t len);
+/* Not collective. Bytes this node can still give: HEXCG_MEM_AVAILABLE when
+ * set (a size: 64G, 512M, bytes; "unlimited" or "off": INFINITY, no check),
+ * else the smaller of MemAvailable (/proc/meminfo) and what the control
+ * group's memory limit leaves; < 0 if unknown. source (may be NULL) names
+ * where the figure came from. */
+double hx_mem_available(char *source, size_t len);
+typedef struct {
+  int fits;        /* 1: every node can hold its ranks' share (or its memory is unknown) */
+  double need;     /* bytes needed on the node worst off (largest need / available) */
+  double avail;    /* bytes available there (< 0: unknown) */
+  int node_ranks;  /* ranks on that node */
+  int has_rank0;   /* that node holds rank 0 */
+  char source[64]; /* where avail came from (hx_mem_available) */
+} hx_mem_fit_info;
+/* Collective over comm. Each rank needs rank_bytes, rank 0 rank0_bytes
+ * more; the ranks sharing a node (MPI_COMM_TYPE_SHARED) add up and are
+ * compared with that node's hx_mem_available. Same info on every rank. */
+int hx_mem_fit(MPI_Comm comm, double rank0_bytes, double rank_bytes, hx_mem_fit_info *info);
+/* "need about X of memory on the node of rank 0 (the global mesh on rank 0:
+ * G, R ranks x P), more than the Y available there (SOURCE)" into buf, for
+ * a message about a size that does not fit; rank_bytes_max: the largest
+ * rank_bytes. */
+void hx_mem_fit_describe(const hx_mem_fit_info *fi, double rank0_bytes, double rank_bytes_max, char *buf,
+                         size_t len);
+
 /* ------------------------------------------------------------ logging */
 typedef enum { HX_LOG_QUIET = 0, HX_LOG_NORMAL = 1, HX_LOG_VERBOSE = 2 } hx_log_level;
 /* Set the rank used for tags and rank-0 printing, and the verbosity. */

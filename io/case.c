@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_impl.h"
@@ -221,6 +222,11 @@ static int check_readable(const hx_ynode *v, const char *key, const char *path, 
     if (v->value[0] == '/') return hx_yerror(v, "%s: cannot read '%s': %s", key, v->value, strerror(e));
     return hx_yerror(v, "%s: cannot read '%s' (relative to %s): %s", key, v->value, rel, strerror(e));
   }
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (v->value[0] == '/') return hx_yerror(v, "%s: '%s' is a directory, not a file", key, v->value);
+    return hx_yerror(v, "%s: '%s' (relative to %s) is a directory, not a file", key, v->value, rel);
+  }
   return HX_SUCCESS;
 }
 
@@ -272,6 +278,25 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
         if (!(cs->mesh.extent[d][0] < cs->mesh.extent[d][1]))
           return hx_yerror(r, "mesh.extent: the %c range must have min < max, got [%g, %g]", "xyz"[d],
                            cs -> mesh.extent[d][0], cs->mesh.extent[d][1]);
+        const double lo = cs->mesh.extent[d][0], hi = cs->mesh.extent[d][1];
+        const double w = (hi - lo) / cs->mesh.elements[d];
+        if (!(fabs(lo) <= HX_MESH_COORD_MAX && fabs(hi) <= HX_MESH_COORD_MAX))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] is outside the supported coordinates |%c| <= %g "
+                           "(the geometric factors and norms would overflow); rescale the problem",
+                           "xyz"[d], lo, hi, "xyz"[d], HX_MESH_COORD_MAX);
+        if (!(w >= HX_MESH_EDGE_MIN))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] gives elements %g wide, below the smallest "
+                           "supported element size %g (the geometric factors and norms would underflow); "
+                           "rescale the problem",
+                           "xyz"[d], lo, hi, w, HX_MESH_EDGE_MIN);
+        if (!(w >= 1e-7 * fmax(fabs(lo), fabs(hi))))
+          return hx_yerror(r,
+                           "mesh.extent: the %c range [%.9g, %.9g] gives elements %g wide, too narrow against "
+                           "coordinates of magnitude %.9g: double precision resolves down to 1e-7 of the "
+                           "coordinates (move the domain towards the origin)",
+                           "xyz"[d], lo, hi, w, fmax(fabs(lo), fabs(hi)));
       }
     }
     v = hx_ynode_get(mesh, "deform", NULL);
@@ -382,6 +407,36 @@ static const hx_ynode *node_at(const hx_case *cs, const char *path) {
     n = next;
   }
   return n;
+}
+
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use) {
+  int rank = 0, size = 1;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH, built = elements > 0;
+  double E = (double)elements;
+  if (!built) {
+    if (gmsh) return HX_SUCCESS; /* known once the file is read */
+    E = (double)cs->mesh.elements[0] * cs->mesh.elements[1] * cs->mesh.elements[2];
+  }
+  /* this rank's share of a balanced partition, the global mesh on rank 0
+   * while it is built (not once it exists) */
+  const double El = floor(E / size) + (rank < fmod(E, size) ? 1 : 0), n = cs->order + 1.0;
+  double node = HX_MEM_MESHCMD_NODE;
+  if (use == HX_CASE_MEM_RUN)
+    node = HX_MEM_RUN_NODE + (!strcmp(hx_case_pc_type(cs), "asm") ? HX_MEM_ASM_NODE : 0.0);
+  const double rank0 = built ? 0.0 : E * HX_MEM_MESH_GLOBAL_ELEM;
+  const double per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n);
+  hx_mem_fit_info fi;
+  HX_CALL(hx_mem_fit(comm, rank0, per, &fi));
+  if (fi.fits) return HX_SUCCESS;
+  char why[512];
+  hx_mem_fit_describe(&fi, rank0,
+                      ceil(E / size) * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n), why,
+                      sizeof why);
+  const hx_ynode *at = node_at(cs, gmsh ? "mesh.file" : "mesh.elements");
+  return hx_yerror(at, "%s: %.0f elements at order %d %s; see \"Memory\" in docs/case-format.md",
+                   gmsh ? "mesh.file" : "mesh.elements", E, cs->order, why);
 }
 
 int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,

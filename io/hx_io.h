@@ -153,6 +153,17 @@ int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *name
  * be NULL) is the expression the values came from. */
 int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, size_t n, const double *x,
                          const double *y, const double *z, const double *v);
+/* What hx_case_check_memory estimates: a solve (hexcg run) or hexcg mesh. */
+typedef enum { HX_CASE_MEM_RUN = 0, HX_CASE_MEM_MESH = 1 } hx_case_mem_use;
+/* Collective. Refuse a case whose mesh and per-rank data at its order
+ * cannot fit in the memory of the nodes (hx_mem_fit; formula in
+ * docs/case-format.md, "Memory"): HX_ERR_INPUT "case.yaml:L:C:
+ * mesh.elements: ... need about X of memory ..., more than the Y available"
+ * (at mesh.file for a Gmsh mesh), the same on every rank. elements <= 0:
+ * before the mesh is built (box/kershaw: mesh.elements; Gmsh: not known,
+ * nothing checked); > 0: the global element count of the mesh just built
+ * (its memory is in use already, only the rest is estimated). */
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use);
 /* Collective: if any rank has code != 0, every rank returns the error (code
  * and message) of the lowest such rank. */
 int hx_io_agree_error(MPI_Comm comm, int code);
@@ -246,6 +257,13 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
  * naming the file (same message on every rank). */
 int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
                         double *u);
+/* As hx_io_read_solution, and the file must be of this format
+ * (hexcg-solution-1) and, when x is not NULL, its node coordinates those of
+ * this mesh (x, y, z: this rank's E_local*(p+1)^3 GLL points, element by
+ * element; within 1e-9 of the largest coordinate): else HX_ERR_INPUT naming
+ * the file and the first node that differs. */
+int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
+                           const double *x, const double *y, const double *z, double *u);
 
 /* ================================================================ run summary */
 /* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */

@@ -1,6 +1,7 @@
 /* solution.h5 (parallel HDF5, collective) + solution.xdmf, and the restart
  * reader. Layout: see hx_io_write_solution in hx_io.h. */
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,9 +64,12 @@ static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
   char *b = malloc(cap);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
 #define P(...) len += (size_t)snprintf(b + len, len < cap ? cap - len : 0, __VA_ARGS__)
+  /* the order goes in a comment, not an <Information> element: meshio reads
+   * the text of one as its own field-data XML and refuses an empty one, and
+   * readers ignore comments (solution.h5 holds it as an attribute) */
   P("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n"
     "    <Grid Name=\"hexcg\" GridType=\"Uniform\">\n"
-    "      <Information Name=\"order\" Value=\"%d\"/>\n"
+    "      <!-- hexcg solution, order %d -->\n"
     "      <Topology TopologyType=\"Hexahedron\" NumberOfElements=\"%lld\">\n"
     "        <DataItem Dimensions=\"%lld 8\" NumberType=\"Int\" Precision=\"8\" "
     "Format=\"HDF\">solution.h5:/mesh/connectivity</DataItem>\n"
@@ -253,13 +257,104 @@ static int read_attr_i64(hid_t f, const char *path, const char *name, int64_t *v
   return HX_SUCCESS;
 }
 
+/* Collective. The node coordinates of the file's rows want[0..El) (sorted
+ * by row) must be those of this rank's elements: within 1e-9 of the largest
+ * coordinate magnitude (the writer stores the same computed points). */
+static int check_coords(MPI_Comm comm, hid_t f, const char *path, long long npe, int32_t El, const row_e *want,
+                        const int64_t *gid, const double *x, const double *y, const double *z) {
+  const size_t nl = (size_t)El * (size_t)npe;
+  double *c = NULL, scale = 0;
+  int err = hx_calloc(nl * 3 + 1, sizeof(double), &c);
+  err = hx_io_agree_error(comm, err);
+  if (err) return err;
+  for (size_t i = 0; i < nl; i++) scale = fmax(scale, fmax(fabs(x[i]), fmax(fabs(y[i]), fabs(z[i]))));
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &scale, 1, MPI_DOUBLE, MPI_MAX, comm));
+  hid_t ds = H5Dopen2(f, "/mesh/coordinates", H5P_DEFAULT), fs = -1, ms = -1, dx = -1;
+  hsize_t dims[2] = {0, 0};
+  if (ds < 0) {
+    err = HX_ERROR(HX_ERR_INPUT, "%s: no dataset /mesh/coordinates", path);
+  } else {
+    fs = H5Dget_space(ds);
+    if (H5Sget_simple_extent_ndims(fs) != 2 || (H5Sget_simple_extent_dims(fs, dims, NULL), dims[1] != 3))
+      err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/coordinates has the wrong shape", path);
+  }
+  err = hx_io_agree_error(comm, err);
+  if (!err) {
+    H5Sselect_none(fs);
+    for (int32_t i = 0; i < El;) {
+      int32_t j = i + 1;
+      while (j < El && want[j].row == want[j - 1].row + 1) j++;
+      hsize_t start[2] = {(hsize_t)(want[i].row * npe), 0}, count[2] = {(hsize_t)((j - i) * npe), 3};
+      if (start[0] + count[0] > dims[0]) {
+        err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/coordinates has the wrong size", path);
+        break;
+      }
+      H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, count, NULL);
+      i = j;
+    }
+    hsize_t m[2] = {nl, 3};
+    ms = H5Screate_simple(2, m, NULL);
+    if (El == 0 || err) H5Sselect_none(ms), H5Sselect_none(fs);
+    dx = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+    if (H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, c) < 0 && !err)
+      err = HX_ERROR(HX_ERR_IO, "%s: cannot read /mesh/coordinates", path);
+  }
+  const double tol = 1e-9 * scale;
+  for (int32_t i = 0; !err && i < El; i++)
+    for (long long k = 0; k < npe && !err; k++) {
+      const double *a = c + 3 * ((size_t)i * (size_t)npe + (size_t)k);
+      const size_t n = (size_t)want[i].e * (size_t)npe + (size_t)k;
+      if (fabs(a[0] - x[n]) <= tol && fabs(a[1] - y[n]) <= tol && fabs(a[2] - z[n]) <= tol) continue;
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: the initial guess is on another mesh: node %lld of element %lld is at (%.9g, %.9g, "
+                     "%.9g) there and at (%.9g, %.9g, %.9g) here (same mesh and order needed)",
+                     path, k, (long long)gid[want[i].e], a[0], a[1], a[2], x[n], y[n], z[n]);
+    }
+  if (dx >= 0) H5Pclose(dx);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (ds >= 0) H5Dclose(ds);
+  free(c);
+  return hx_io_agree_error(comm, err);
+}
+
+/* the root attribute format must be HX_SOLUTION_FORMAT */
+static int check_format(hid_t f, const char *path) {
+  hid_t a = H5Aopen(f, "format", H5P_DEFAULT);
+  HX_CHECK(a >= 0, HX_ERR_INPUT, "%s: not a hexcg solution file (no attribute 'format')", path);
+  hid_t t = H5Aget_type(a);
+  char buf[64] = "";
+  int err = HX_SUCCESS;
+  if (t < 0 || H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0 || H5Tget_size(t) >= sizeof buf) {
+    err = HX_ERROR(HX_ERR_INPUT, "%s: attribute 'format' is not a short text (expected '%s')", path,
+                   HX_SOLUTION_FORMAT);
+  } else {
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, sizeof buf);
+    if (H5Aread(a, mt, buf) < 0) err = HX_ERROR(HX_ERR_INPUT, "%s: cannot read attribute 'format'", path);
+    H5Tclose(mt);
+    buf[sizeof buf - 1] = 0;
+  }
+  if (t >= 0) H5Tclose(t);
+  H5Aclose(a);
+  HX_CALL(err);
+  for (char *c = buf; *c; c++)
+    if (*c < 32 || *c > 126) *c = '?';
+  HX_CHECK(!strcmp(buf, HX_SOLUTION_FORMAT), HX_ERR_INPUT,
+           "%s: format '%s' is not '%s' (a file of another program or of another hexcg version)", path, buf,
+           HX_SOLUTION_FORMAT);
+  return HX_SUCCESS;
+}
+
 static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El, const int64_t *gid,
-                     double *u) {
+                     const double *x, const double *y, const double *z, double *u) {
   const long long n = p + 1, npe = n * n * n;
   int64_t fp = 0, fE = 0;
   long long E = 0, el = El;
   HX_MPI(MPI_Allreduce(&el, &E, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  int err = read_attr_i64(f, path, "order", &fp);
+  int err = check_format(f, path);
+  if (!err) err = read_attr_i64(f, path, "order", &fp);
   if (!err) err = read_attr_i64(f, path, "num_elements", &fE);
   if (!err && fp != p)
     err = HX_ERROR(HX_ERR_INPUT,
@@ -332,6 +427,7 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   for (int32_t i = 0; !err && i < El; i++)
     memcpy(u + (size_t)want[i].e * (size_t)npe, tmp + (size_t)i * (size_t)npe, sizeof(double) * (size_t)npe);
   err = hx_io_agree_error(comm, err);
+  if (!err && x) err = check_coords(comm, f, path, npe, El, want, gid, x, y, z);
 done:
   if (dx >= 0) H5Pclose(dx);
   if (ms >= 0) H5Sclose(ms);
@@ -343,6 +439,12 @@ done:
 
 int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
                         double *u) {
+  HX_CALL(hx_io_read_solution_at(comm, path, p, E_local, gid, NULL, NULL, NULL, u));
+  return HX_SUCCESS;
+}
+
+int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
+                           const double *x, const double *y, const double *z, double *u) {
   H5E_auto2_t fn;
   void *cd;
   H5Eget_auto2(H5E_DEFAULT, &fn, &cd);
@@ -353,7 +455,7 @@ int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local,
   H5Pclose(fapl);
   int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_INPUT, "%s: cannot open as an HDF5 file", path);
   err = hx_io_agree_error(comm, err);
-  if (!err) err = read_body(comm, f, path, p, E_local, gid, u);
+  if (!err) err = read_body(comm, f, path, p, E_local, gid, x, y, z, u);
   if (f >= 0) H5Fclose(f);
   H5Eset_auto2(H5E_DEFAULT, fn, cd);
   HX_CALL(err);

@@ -4,9 +4,11 @@
  * converted to tensor order. Errors name the file and line (ASCII) or byte
  * offset (binary). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mesh_impl.h"
 
@@ -17,6 +19,7 @@ typedef struct {
   int binary; /* the current data is binary */
   int dsize;  /* size_t width in binary files */
   int fbin;   /* the file is binary (for messages after parsing) */
+  int force_dsize; /* > 0: read binary sizes with this width, whatever the header says */
 } cur;
 
 static long line_of(const cur *c, size_t pos) {
@@ -106,10 +109,10 @@ static int get_f64(cur *c, double *v, const char *what) {
   if (c->pos >= c->len) return CUR_ERR(c, "unexpected end of file, expected %s (a number)", what);
   char *end;
   double x = strtod(c->buf + c->pos, &end);
-  if (end == c->buf + c->pos || (*end && !strchr(" \t\r\n", *end))) {
+  if (end == c->buf + c->pos || (*end && !strchr(" \t\r\n", *end)) || !isfinite(x)) {
     char tok[64];
     next_tok(c, tok, sizeof tok, what);
-    return CUR_ERR(c, "expected %s (a number), found '%s'", what, tok);
+    return CUR_ERR(c, "expected %s (a finite number), found '%s'", what, tok);
   }
   c->pos = (size_t)(end - c->buf);
   *v = x;
@@ -139,6 +142,11 @@ static int get_size(cur *c, int64_t *v, const char *what) {
   } else if (c->dsize == 8) {
     uint64_t x = 0;
     HX_CALL(bin_bytes(c, &x, 8, what));
+    if (x > (uint64_t)INT64_MAX) {
+      c->pos -= 8;
+      return CUR_ERR(c, "%s is %llu (negative as a signed number: %lld), more than any file can hold (corrupt file)",
+                     what, (unsigned long long)x, (long long)(int64_t)x);
+    }
     *v = (int64_t)x;
   } else {
     uint32_t x = 0;
@@ -150,13 +158,19 @@ static int get_size(cur *c, int64_t *v, const char *what) {
 }
 static int get_dbl(cur *c, double *v, const char *what) {
   if (!c->binary) return get_f64(c, v, what);
-  return bin_bytes(c, v, 8, what);
+  HX_CALL(bin_bytes(c, v, 8, what));
+  if (!isfinite(*v)) {
+    c->pos -= 8;
+    return CUR_ERR(c, "expected %s (a finite number), found %g", what, *v);
+  }
+  return HX_SUCCESS;
 }
 
 static int count_check(cur *c, int64_t n, int64_t per_item_bytes, const char *what) {
   /* a count cannot exceed what the rest of the file could hold */
   int64_t left = (int64_t)(c->len - c->pos);
-  if (n < 0 || (per_item_bytes > 0 && n > left / per_item_bytes + 1))
+  if (n < 0) return CUR_ERR(c, "%s count %lld is negative (corrupt file)", what, (long long)n);
+  if (per_item_bytes > 0 && n > left / per_item_bytes + 1)
     return CUR_ERR(c, "%s count %lld is larger than the rest of the file allows (truncated or corrupt file)",
                    what, (long long)n);
   return HX_SUCCESS;
@@ -705,7 +719,7 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
   if (ftype == 1 && v22)
     return CUR_ERR(c, "MSH 2.2 binary is not supported: save as MSH 2.2 ASCII or MSH 4.1");
   if (dsize != 8 && dsize != 4) return CUR_ERR(c, "data size must be 8 (or 4), got %lld", (long long)dsize);
-  c->dsize = (int)dsize;
+  c->dsize = c->force_dsize > 0 ? c->force_dsize : (int)dsize;
   const int bin = ftype == 1;
   c->fbin = bin;
   if (bin) {
@@ -772,6 +786,9 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
 }
 
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g) {
+  struct stat st;
+  HX_CHECK(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), HX_ERR_INPUT, "Gmsh file '%s' is a directory, not a file",
+           path);
   FILE *f = fopen(path, "rb");
   HX_CHECK(f != NULL, HX_ERR_INPUT, "cannot open Gmsh file '%s': %s", path, strerror(errno));
   cur c;
@@ -802,6 +819,30 @@ int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g) {
   memset(g, 0, sizeof *g);
   err = parse(&c, &r, g);
   rd_free(&r);
+  if (err && c.fbin && (c.dsize == 4 || c.dsize == 8)) {
+    /* a binary file whose header states the wrong data size fails somewhere
+     * in its data with a message about that spot: if the other size reads
+     * it, say what is wrong instead */
+    char first[1024];
+    snprintf(first, sizeof first, "%s", hx_error_message());
+    const int said = c.dsize;
+    cur c2 = c;
+    c2.pos = 0, c2.binary = 0, c2.fbin = 0, c2.force_dsize = 12 - said;
+    hx_gmesh_free(g);
+    memset(&r, 0, sizeof r);
+    memset(g, 0, sizeof *g);
+    hx_error_clear();
+    const int e2 = parse(&c2, &r, g);
+    rd_free(&r);
+    hx_error_clear();
+    if (!e2)
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: the $MeshFormat line says data size %d, but the binary data is written with %d-byte "
+                     "sizes (Gmsh writes 8, its size_t); correct the header",
+                     path, said, 12 - said);
+    else
+      err = HX_ERROR(HX_ERR_INPUT, "%s", first);
+  }
   free(c.buf);
   if (err) {
     hx_gmesh_free(g);

@@ -320,29 +320,62 @@ static int check_coincident(hx_gmesh *g) {
   vcell *c = NULL;
   HX_CALL(HX_ALLOC(&X, g->nv * 3));
   double hmin = INFINITY, xmax = 0;
-  int64_t he = -1;
-  for (int64_t e = 0; e < g->ne; e++) {
+  int64_t he = -1, vmax = 0, vbad = -1;
+  int err = HX_SUCCESS;
+  for (int64_t e = 0; e < g->ne; e++)
     for (int v = 0; v < 8; v++) {
-      double *x = &X[g->vid[e * 8 + v] * 3];
+      const int64_t vi = g->vid[e * 8 + v];
+      double *x = &X[vi * 3];
       memcpy(x, &g->nodes[(e * g->npe + corner_node(q, v)) * 3], 3 * sizeof(double));
-      for (int d = 0; d < 3; d++) xmax = fabs(x[d]) > xmax ? fabs(x[d]) : xmax;
+      for (int d = 0; d < 3; d++) {
+        if (!isfinite(x[d]) && vbad < 0) vbad = vi;
+        if (fabs(x[d]) > xmax) xmax = fabs(x[d]), vmax = vi;
+      }
     }
+  if (vbad >= 0) {
+    const double *x = &X[vbad * 3];
+    err = HX_ERROR(HX_ERR_INPUT, "%s: vertex %lld at (%g, %g, %g) has a coordinate that is not finite", g->src,
+                   (long long)vtag_of(g, vbad), x[0], x[1], x[2]);
+    goto done;
+  }
+  if (xmax > HX_MESH_COORD_MAX) {
+    const double *x = &X[vmax * 3];
+    err = HX_ERROR(HX_ERR_INPUT,
+                   "%s: vertex %lld at (%g, %g, %g) is outside the supported coordinates |x|, |y|, |z| <= %g "
+                   "(the geometric factors and norms would overflow); rescale the mesh",
+                   g->src, (long long)vtag_of(g, vmax), x[0], x[1], x[2], HX_MESH_COORD_MAX);
+    goto done;
+  }
+  for (int64_t e = 0; e < g->ne; e++)
     for (int k = 0; k < 12; k++) {
       const double *A = &X[g->vid[e * 8 + hx_hex_edge_vert[k][0]] * 3],
                    *B = &X[g->vid[e * 8 + hx_hex_edge_vert[k][1]] * 3];
-      double h =
-          sqrt((A[0] - B[0]) * (A[0] - B[0]) + (A[1] - B[1]) * (A[1] - B[1]) + (A[2] - B[2]) * (A[2] - B[2]));
+      /* scaled, so that neither tiny nor huge edges under- or overflow */
+      double m = 0, h = 0;
+      for (int d = 0; d < 3; d++) m = fmax(m, fabs(A[d] - B[d]));
+      if (m > 0)
+        for (int d = 0; d < 3; d++) h += ((A[d] - B[d]) / m) * ((A[d] - B[d]) / m);
+      h = m * sqrt(h);
       if (h < hmin) hmin = h, he = e;
     }
-  }
-  int err = HX_SUCCESS;
   const double tol = 1e-8 * hmin;
-  if (!(tol > 1e-15 * xmax) || !(xmax / tol < 1e15)) {
+  if (!(hmin > 0) || !(hmin >= HX_MESH_EDGE_MIN) || !(tol > 1e-15 * xmax)) {
     char d[DESC_LEN];
     hx_gmesh_describe(g, he, d, sizeof d);
-    err = HX_ERROR(HX_ERR_INPUT,
-                   "%s: %s has an edge of length %g (coincident vertices or a degenerate element)", g->src, d,
-                   hmin);
+    if (!(hmin > 0))
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: %s has an edge of length 0 (coincident vertices or a degenerate element)", g->src, d);
+    else if (!(hmin >= HX_MESH_EDGE_MIN))
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: %s has an edge of length %g, below the smallest supported element size %g (the "
+                     "geometric factors and norms would underflow); rescale the mesh",
+                     g->src, d, hmin, HX_MESH_EDGE_MIN);
+    else
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: %s has an edge of length %g, too short against coordinates of magnitude %g: double "
+                     "precision resolves edges down to 1e-7 of the coordinates (move the mesh towards the "
+                     "origin, or coincident vertices?)",
+                     g->src, d, hmin, xmax);
     goto done;
   }
   err = HX_ALLOC(&c, g->nv);

@@ -32,7 +32,7 @@ PACKAGES=(
   libmatheval-dev
   gmsh
   munge slurmctld slurmd slurm-client
-  python3 python3-numpy python3-h5py python3-matplotlib python3-yaml
+  python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
 )
 
 # ---------------------------------------------------------------- packages

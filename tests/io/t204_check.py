@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Independent check of the files t204-solution wrote: solution.h5 through
 h5py, solution.xdmf as XML (xml.etree) whose every DataItem names an existing
-dataset with the dimensions and number type it declares."""
+dataset with the dimensions and number type it declares, and solution.xdmf
+read by meshio (an independent XDMF reader, python3-meshio): the same
+points, hexahedra and fields as the HDF5 file."""
 import os
 import sys
 import xml.etree.ElementTree as ET
 
 import h5py
+import meshio
 import numpy as np
 
 root = sys.argv[1]
@@ -65,4 +68,18 @@ for sub, with_exact in (("exact", True), ("noexact", False)):
         for at in grid.findall("Attribute"):
             n = f[at.find("DataItem").text.split(":", 1)[1]].shape[0]
             check(n == (N if at.get("Center") == "Node" else C), f"attribute {at.get('Name')} length")
+
+        try:
+            m = meshio.read(os.path.join(d, "solution.xdmf"))
+        except Exception as e:  # meshio raises its ReadError, or KeyError/ValueError on odd XML
+            check(False, f"meshio cannot read solution.xdmf: {type(e).__name__} {e}")
+            continue
+        check(np.array_equal(m.points, xyz), "meshio: points")
+        check(len(m.cells) == 1 and m.cells[0].type == "hexahedron" and np.array_equal(m.cells[0].data, conn),
+              "meshio: one block of hexahedra, the connectivity")
+        check(sorted(m.point_data) == sorted(["u", "exact", "error"] if with_exact else ["u"]),
+              f"meshio: point data {sorted(m.point_data)}")
+        check(np.array_equal(m.point_data["u"], u), "meshio: u")
+        check(list(m.cell_data) == ["rank"] and np.array_equal(m.cell_data["rank"][0], f["fields/rank"][...]),
+              "meshio: rank per cell")
 sys.exit(1 if fails else 0)
