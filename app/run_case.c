@@ -81,8 +81,14 @@ static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, 
   return 0.0;
 }
 
+/* the host arrays of one run, freed by run_case on every path */
+typedef struct {
+  double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0;
+  int *entry, *dtag;
+} run_bufs;
+
 static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res, hx_mesh *pm,
-               hx_backend *pb, hx_disc *pd, hx_pc *pc, run_monitor *mon) {
+               hx_backend *pb, hx_disc *pd, hx_pc *pc, run_monitor *mon, run_bufs *rb) {
   const double t_start = hx_wtime();
   double t_setup = 0, t_io = 0;
   res->ranks = ctx->size;
@@ -97,7 +103,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
     char why[1024];
     snprintf(why, sizeof why, "%s", hx_error_message());
     hx_error_clear();
-    return HX_ERROR(HX_ERR_INPUT, "%s: backend: %s; use 'backend: cpu' (or --set backend=cpu)", cs->path, why);
+    return HX_ERROR(HX_ERR_INPUT, "%s: backend: %s; use 'backend: cpu' (or --set backend=cpu)", cs->path,
+                    why);
   }
   HX_CALL(ierr);
   HX_CALL(hx_backend_devices_describe(*pb, ctx->comm, res->devices, sizeof res->devices));
@@ -133,10 +140,14 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   /* coefficients per material, Dirichlet tags */
   double *kappa, *lambda;
   int *entry, *dtag;
-  HX_CALL(HX_ALLOC(&kappa, nmat + 1));
-  HX_CALL(HX_ALLOC(&lambda, nmat + 1));
-  HX_CALL(HX_ALLOC(&entry, nt + 1));
-  HX_CALL(HX_ALLOC(&dtag, nt + 1));
+  HX_CALL(HX_ALLOC(&rb->kappa, nmat + 1));
+  kappa = rb->kappa;
+  HX_CALL(HX_ALLOC(&rb->lambda, nmat + 1));
+  lambda = rb->lambda;
+  HX_CALL(HX_ALLOC(&rb->entry, nt + 1));
+  entry = rb->entry;
+  HX_CALL(HX_ALLOC(&rb->dtag, nt + 1));
+  dtag = rb->dtag;
   for (int i = 0; i < nmat; i++) {
     kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
     lambda[i] = cs->problem.lambda;
@@ -169,15 +180,19 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
 
   /* right-hand side, Dirichlet values, Neumann loads at the GLL nodes */
   double *hf, *hg, *hbn = NULL, *hu, *hex = NULL, *hu0 = NULL;
-  HX_CALL(HX_ALLOC(&hf, nl));
-  HX_CALL(HX_ALLOC(&hg, nl));
-  HX_CALL(HX_ALLOC(&hu, nl));
+  HX_CALL(HX_ALLOC(&rb->hf, nl));
+  hf = rb->hf;
+  HX_CALL(HX_ALLOC(&rb->hg, nl));
+  hg = rb->hg;
+  HX_CALL(HX_ALLOC(&rb->hu, nl));
+  hu = rb->hu;
   hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
   /* data that is not finite at some node is refused (case position and the
    * node); ferr is agreed across ranks before the next collective step */
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
   if (cs->problem.exact) {
-    HX_CALL(HX_ALLOC(&hex, nl));
+    HX_CALL(HX_ALLOC(&rb->hex, nl));
+    hex = rb->hex;
     hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, hex);
     if (!ferr) ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, hex);
   }
@@ -199,9 +214,11 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
     const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
     HX_CHECK(bc->value_kind != HX_BCV_EXACT, HX_ERR_INPUT,
              "%s: boundary on tag '%s': a Neumann condition needs the flux kappa du/dn as its value "
-             "(a number or an expression), not 'exact'", cs->path, hx_mesh_tag_name(m, t));
+             "(a number or an expression), not 'exact'",
+             cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
-    if (!hbn) HX_CALL(HX_ALLOC(&hbn, nl));
+    if (!hbn) HX_CALL(HX_ALLOC(&rb->hbn, nl));
+    hbn = rb->hbn;
     hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
                   bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
     HX_CALL(hx_disc_neumann_load(d, t, g, hbn));
@@ -210,13 +227,14 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   }
   HX_CALL(hx_io_agree_error(ctx->comm, ferr));
   if (cs->solver.initial_guess) {
-    HX_CALL(HX_ALLOC(&hu0, nl));
+    HX_CALL(HX_ALLOC(&rb->hu0, nl));
+    hu0 = rb->hu0;
     const double t = hx_wtime();
     HX_CALL(hx_io_read_solution_at(ctx->comm, cs->solver.initial_guess, cs->order, E,
                                    hx_mesh_element_global_ids(m), X, Y, Z, hu0));
     t_io += hx_wtime() - t;
-    HX_CALL(hx_io_agree_error(ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X,
-                                                              Y, Z, hu0)));
+    HX_CALL(hx_io_agree_error(
+        ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, hu0)));
   }
 
   hx_pcg_opts po;
@@ -255,8 +273,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   double t = hx_wtime();
   if (cs->output.history) HX_CALL(hx_history_write(mon->hist, ctx->comm, cs->output.dir));
   if (cs->output.solution) {
-    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, E, hx_mesh_element_global_ids(m), X,
-                                 Y, Z, hu, hex));
+    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, E, hx_mesh_element_global_ids(m), X, Y,
+                                 Z, hu, hex));
   }
   t_io += hx_wtime() - t;
 
@@ -270,20 +288,14 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   hx_pc_view(*pc, res->pc_view, sizeof res->pc_view);
   res->pc_two_level = ast.applies > 0 && ast.coarse;
   res->pc_overlap = ast.overlap;
-  double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine, ast.t_coarse,
-                    ast.overlap_efficiency};
+  double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine,
+                    ast.t_coarse, ast.overlap_efficiency};
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, ctx->comm));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
-  double loc[9] = {t_setup,
-                   dr.pcg.t_operator,
-                   dr.pcg.t_precond + dr.t_pc_setup,
-                   dr.pcg.t_reduction,
-                   op_exch,
-                   t_io,
-                   dr.t_solve,
-                   hx_wtime() - t_start,
-                   (double)hx_peak_rss_bytes()},
+  double loc[9] =
+      {t_setup,    dr.pcg.t_operator,    dr.pcg.t_precond + dr.t_pc_setup, dr.pcg.t_reduction, op_exch, t_io,
+       dr.t_solve, hx_wtime() - t_start, (double)hx_peak_rss_bytes()},
          glob[9];
   HX_MPI(MPI_Allreduce(loc, glob, 9, MPI_DOUBLE, MPI_MAX, ctx->comm));
   res->t_setup = glob[0], res->t_operator = glob[1], res->t_precond = glob[2], res->t_reduction = glob[3];
@@ -303,8 +315,6 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
            dr.pcg.t_precond / dr.pcg.iterations, dr.pcg.t_vector / dr.pcg.iterations,
            dr.pcg.t_reduction / dr.pcg.iterations, op_exch / (dr.pcg.iterations + 1),
            op_elem / (dr.pcg.iterations + 1));
-  free(kappa), free(lambda), free(entry), free(dtag);
-  free(hf), free(hg), free(hbn), free(hu), free(hex), free(hu0);
   return HX_SUCCESS;
 }
 
@@ -314,8 +324,11 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   hx_disc d = NULL;
   hx_pc pc = NULL;
   run_monitor mon = {0};
+  run_bufs rb = {0};
   hx_timer_reset_all();
-  int ierr = run(ctx, cs, check_only, res, &m, &b, &d, &pc, &mon);
+  int ierr = run(ctx, cs, check_only, res, &m, &b, &d, &pc, &mon, &rb);
+  free(rb.kappa), free(rb.lambda), free(rb.entry), free(rb.dtag);
+  free(rb.hf), free(rb.hg), free(rb.hbn), free(rb.hu), free(rb.hex), free(rb.hu0);
   hx_pc_destroy(&pc);
   hx_history_destroy(&mon.hist);
   hx_progress_destroy(&mon.prog);
