@@ -168,7 +168,8 @@ int hx_mem_zero_q(hx_queue q, void *d_ptr, size_t bytes);
 /* ------------------------------------------------------------ vectors */
 typedef struct hx_vec_s *hx_vec;
 
-/* A vector of n doubles in the backend's memory, zero-initialised. The
+/* A vector of n doubles in the backend's memory, zero-initialised (the
+ * Krylov solvers keep their work vectors in these). The
  * vector borrows b: b must outlive it. */
 int hx_vec_create(hx_backend b, int64_t n, hx_vec *v);
 int hx_vec_destroy(hx_vec *v);

@@ -124,22 +124,24 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   res->vector_passes_per_iteration = 11 + (o.flexible ? 2 : 0) + hx_pc_passes(pc);
 
   hx_backend b = hx_op_backend(op);
-  const size_t bytes = sizeof(double) * (size_t)hx_op_size(op);
+  /* the work vectors r, z, p, w (zero-initialised hx_vec of the backend) */
+  hx_vec vec[4] = {NULL, NULL, NULL, NULL};
   pcg_work v = {0};
   double t_op0, t_ex0, t_gs0;
   hx_op_times(op, &t_op0, &t_ex0, &t_gs0);
-  int ierr = hx_mem_alloc(b, bytes, (void **)&v.r);
-  if (!ierr) ierr = hx_mem_alloc(b, bytes, (void **)&v.z);
-  if (!ierr) ierr = hx_mem_alloc(b, bytes, (void **)&v.p);
-  if (!ierr) ierr = hx_mem_alloc(b, bytes, (void **)&v.w);
-  if (!ierr) ierr = pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+  int ierr = HX_SUCCESS;
+  for (int i = 0; i < 4 && !ierr; i++) ierr = hx_vec_create(b, hx_op_size(op), &vec[i]);
+  if (!ierr) {
+    v.r = hx_vec_data(vec[0]), v.z = hx_vec_data(vec[1]), v.p = hx_vec_data(vec[2]), v.w = hx_vec_data(vec[3]);
+    ierr = pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+  }
   double t_op1, t_ex1, t_gs1;
   hx_op_times(op, &t_op1, &t_ex1, &t_gs1);
   res->t_operator = (t_op1 - t_op0) + (t_ex1 - t_ex0) + (t_gs1 - t_gs0);
-  hx_mem_free(b, (void **)&v.r);
-  hx_mem_free(b, (void **)&v.z);
-  hx_mem_free(b, (void **)&v.p);
-  hx_mem_free(b, (void **)&v.w);
+  for (int i = 0; i < 4; i++) {
+    const int e = hx_vec_destroy(&vec[i]);
+    if (!ierr) ierr = e;
+  }
   HX_CALL(ierr);
   return HX_SUCCESS;
 }
