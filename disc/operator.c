@@ -32,53 +32,67 @@ int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
   HX_CALL(HX_ALLOC(&op, 1));
   op->gs = gs, op->ax = ax, op->b = hx_gs_backend(gs), op->comm = hx_gs_comm(gs);
   op->ng = hx_gs_num_local(gs), op->nl = hx_gs_num_l(gs);
-  HX_CALL(hx_log_event_register("op.element", &op->ev_elem));
-  HX_CALL(hx_log_event_register("op.exchange", &op->ev_exch));
-  HX_CALL(hx_log_event_register("op.scatter+gather", &op->ev_gs));
+  int *flag = NULL;
+  int32_t *lb = NULL, *li = NULL;
+  int err;
+  if ((err = hx_log_event_register("op.element", &op->ev_elem)) ||
+      (err = hx_log_event_register("op.exchange", &op->ev_exch)) ||
+      (err = hx_log_event_register("op.scatter+gather", &op->ev_gs)))
+    goto fail;
   {
     double bpe, fpe;
     hx_ax_cost(ax, &bpe, &fpe);
     op->elem_bytes = bpe * E, op->elem_flops = fpe * E;
   }
-  HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_ul));
-  HX_CALL(hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_wl));
-  HX_CALL(hx_mem_zero(op->b, op->d_wl, sizeof(double) * (size_t)op->nl));
+  if ((err = hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_ul)) ||
+      (err = hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_wl)) ||
+      (err = hx_mem_zero(op->b, op->d_wl, sizeof(double) * (size_t)op->nl)))
+    goto fail;
 
   int size;
-  HX_MPI(MPI_Comm_size(op->comm, &size));
   int64_t nshared_any = 0, nshared = hx_gs_num_shared(gs);
-  HX_MPI(MPI_Allreduce(&nshared, &nshared_any, 1, MPI_INT64_T, MPI_SUM, op->comm));
+  if (MPI_Comm_size(op->comm, &size) != MPI_SUCCESS ||
+      MPI_Allreduce(&nshared, &nshared_any, 1, MPI_INT64_T, MPI_SUM, op->comm) != MPI_SUCCESS) {
+    err = HX_ERROR(HX_ERR_MPI, "MPI failed counting the shared nodes");
+    goto fail;
+  }
   op->overlap = overlap && size > 1 && nshared_any > 0;
   if (op->overlap) {
-    int *flag;
-    int32_t *lb, *li;
-    HX_CALL(HX_ALLOC(&flag, E));
-    HX_CALL(HX_ALLOC(&lb, E));
-    HX_CALL(HX_ALLOC(&li, E));
-    HX_CALL(hx_gs_element_shared_flags(gs, (int64_t)n * n * n, flag));
+    if ((err = HX_ALLOC(&flag, E > 0 ? E : 1)) || (err = HX_ALLOC(&lb, E > 0 ? E : 1)) ||
+        (err = HX_ALLOC(&li, E > 0 ? E : 1)) || (err = hx_gs_element_shared_flags(gs, (int64_t)n * n * n, flag)))
+      goto fail;
     for (int32_t e = 0; e < E; e++) {
       if (flag[e]) lb[op->nbnd++] = e;
       else li[op->nint++] = e;
     }
-    HX_CALL(hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nbnd + 1), (void **)&op->d_bnd));
-    HX_CALL(hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nint + 1), (void **)&op->d_int));
-    HX_CALL(hx_mem_to_device(op->b, op->d_bnd, lb, sizeof(int32_t) * (size_t)op->nbnd));
-    HX_CALL(hx_mem_to_device(op->b, op->d_int, li, sizeof(int32_t) * (size_t)op->nint));
-    free(flag), free(lb), free(li);
+    if ((err = hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nbnd + 1), (void **)&op->d_bnd)) ||
+        (err = hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nint + 1), (void **)&op->d_int)) ||
+        (err = hx_mem_to_device(op->b, op->d_bnd, lb, sizeof(int32_t) * (size_t)op->nbnd)) ||
+        (err = hx_mem_to_device(op->b, op->d_int, li, sizeof(int32_t) * (size_t)op->nint)))
+      goto fail;
   }
+  free(flag), free(lb), free(li);
   *out = op;
   return HX_SUCCESS;
+fail:
+  free(flag), free(lb), free(li);
+  hx_op_destroy(&op);
+  return hx_error_trace(__FILE__, __LINE__, __func__, err);
 }
 
 int hx_op_destroy(hx_op *pop) {
   if (!pop || !*pop) return HX_SUCCESS;
   hx_op op = *pop;
-  HX_CALL(hx_mem_free(op->b, (void **)&op->d_ul));
-  HX_CALL(hx_mem_free(op->b, (void **)&op->d_wl));
-  HX_CALL(hx_mem_free(op->b, (void **)&op->d_bnd));
-  HX_CALL(hx_mem_free(op->b, (void **)&op->d_int));
-  free(op);
   *pop = NULL;
+  /* free everything, report the first error */
+  void **bufs[4] = {(void **)&op->d_ul, (void **)&op->d_wl, (void **)&op->d_bnd, (void **)&op->d_int};
+  int first = HX_SUCCESS;
+  for (int i = 0; i < 4; i++) {
+    const int e = hx_mem_free(op->b, bufs[i]);
+    if (e && !first) first = e;
+  }
+  free(op);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
   return HX_SUCCESS;
 }
 
