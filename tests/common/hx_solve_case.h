@@ -1,0 +1,113 @@
+/* Shared by the end-to-end preconditioner tests (tests/solver/t510-asm.c,
+ * t530-pmg.c; header-only): solve -lap u + lambda u = f with u = exp(x y z)
+ * (not separable) on a box or Kershaw mesh with a preconditioner given by
+ * its case-file options, and return the PCG result and the solution. */
+#ifndef HX_SOLVE_CASE_H
+#define HX_SOLVE_CASE_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx_disc.h"
+#include "hx_io.h"
+#include "hx_precond.h"
+#include "hx_solver.h"
+#include "hx_test.h"
+
+static const char *g_backend = "cpu";
+static int g_rank = 0;
+static char g_msg[1024];
+
+/* u = exp(x y z), -lap u + lambda u */
+typedef struct {
+  double lambda;
+} prob;
+static double u_exp(const void *c, double x, double y, double z) {
+  (void)c;
+  return exp(x * y * z);
+}
+static double f_exp(const void *c, double x, double y, double z) {
+  const double lam = ((const prob *)c)->lambda;
+  return (-(y * y * z * z + x * x * z * z + x * x * y * y) + lam) * exp(x * y * z);
+}
+
+typedef struct {
+  int n, p, metis, deform;
+  double eps, lambda, tol;
+  const char *pc; /* YAML options */
+  int fcg;        /* flexible CG */
+  int expect_err; /* the solve must fail (returned, not asserted) */
+} setup;
+
+typedef struct {
+  hx_solve_result r;
+  int64_t nl;
+  double *u; /* solution L-vector (owned by the caller) */
+} outcome;
+
+static int solve(MPI_Comm comm, const setup *s, outcome *out) {
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = s->n;
+  mo.kershaw_eps = s->eps > 0 ? s->eps : 1.0;
+  mo.deform = s->deform;
+  mo.partitioner = s->metis ? HX_PART_METIS : HX_PART_RCB;
+  hx_mesh m;
+  hx_backend b;
+  HX_TCALL(hx_backend_create(g_backend, &b));
+  HX_TCALL(hx_mesh_create_box(comm, &mo, &m));
+  const double lam = s->lambda;
+  hx_disc_opts o = hx_disc_opts_default();
+  o.p = s->p, o.lambda = &lam;
+  hx_disc d;
+  HX_TCALL(hx_disc_create(m, b, &o, &d));
+  hx_opt *opts;
+  HX_TCALL(hx_opt_parse_yaml(s->pc, "t510", &opts));
+  HX_TCALL(hx_pc_options_check(opts));
+  hx_pc pc;
+  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
+  hx_opt_free(&opts);
+  prob pr = {s->lambda};
+  hx_field f = {f_exp, &pr}, ex = {u_exp, &pr};
+  const int64_t nl = hx_disc_num_l(d);
+  double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
+  out->u = malloc(sizeof(double) * nl);
+  out->nl = nl;
+  HX_TCALL(hx_disc_eval(d, f, hf));
+  HX_TCALL(hx_disc_eval(d, ex, hg));
+  hx_pcg_opts po;
+  hx_pcg_opts_default(&po);
+  po.rtol = s->tol;
+  po.max_iterations = 3000;
+  po.flexible = s->fcg;
+  if (s->expect_err) {
+    const int err = hx_solve(d, pc, hf, hg, NULL, ex, &po, NULL, out->u, &out->r);
+    out->r.pcg.reason = (hx_reason)err; /* the error code, for the caller */
+    if (err) snprintf(g_msg, sizeof g_msg, "%s", hx_error_message());
+    hx_error_clear();
+  } else {
+    HX_TCALL(hx_solve(d, pc, hf, hg, NULL, ex, &po, NULL, out->u, &out->r));
+  }
+  if (!s->expect_err)
+    HX_ASSERT(out->r.pcg.reason > 0, "%s, %d^3 p=%d: %s after %d iterations", s->pc, s->n, s->p,
+            hx_reason_name(out->r.pcg.reason), out->r.pcg.iterations);
+  free(hf), free(hg);
+  HX_TCALL(hx_pc_destroy(&pc));
+  HX_TCALL(hx_disc_destroy(&d));
+  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_backend_destroy(&b));
+  return 0;
+}
+
+static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
+  outcome o;
+  HX_TCALL(solve(comm, s, &o));
+  *its = o.r.pcg.iterations;
+  if (err) *err = o.r.err_l2;
+  free(o.u);
+  return 0;
+}
+
+
+#endif
