@@ -51,6 +51,13 @@
  * is read unpadded (stride M) from u, or gathered through map from x
  * (fused scatter); the output is stored unpadded into w. */
 #define HX_FDM_P(M) (((M) + 3) & ~3)
+#ifndef HX_FDM_RB
+/* accumulator blocks (measured at p = 7: left 4 x 3 and right 3 lines x 3
+ * vectors 3.4-3.5 ms per 864 elements on one core; 5 x 2 and 4 lines 5.0) */
+#define HX_FDM_RB(M) 4
+#define HX_FDM_VB(M) 3
+#define HX_FDM_LB(NA) ((NA) >= 5 ? 2 : (NA) >= 3 ? 3 : (NA) == 2 ? 5 : 8)
+#endif
 
 /* Store the first n (1..4) lanes of v at o. */
 HX_FDM_AVX2_FN void hx_fdm_avx2_store_n(double *o, __m256d v, const int n) {
@@ -70,7 +77,7 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_right_blk(const int LB, const int P, const int Q
                                           const int nout, const double *HX_RESTRICT in,
                                           const double *HX_RESTRICT B, double *HX_RESTRICT out) {
   const int NA = P / 4;
-  __m256d c[6][5];
+  __m256d c[8][5];
   for (int l = 0; l < LB; l++)
     for (int v = 0; v < NA; v++) c[l][v] = _mm256_setzero_pd();
   for (int q = 0; q < Q; q++) {
@@ -93,7 +100,7 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_right(const int M, const int ldi, const int ldo,
                                       const double *HX_RESTRICT in, const double *HX_RESTRICT B,
                                       double *HX_RESTRICT out) {
   const int P = HX_FDM_P(M), NA = P / 4;
-  const int LB = NA >= 5 ? 2 : NA >= 3 ? 4 : NA == 2 ? 6 : 6;
+  const int LB = HX_FDM_LB(NA);
   const int nl = M * M, nfull = nl / LB * LB;
 #pragma GCC unroll 1
   for (int l = 0; l < nfull; l += LB)
@@ -116,14 +123,14 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_left_blk(const int M, const int slab, const int 
                                          double *HX_RESTRICT out, const int diag, const double *HX_RESTRICT Lr,
                                          const double *HX_RESTRICT Ls, const double *HX_RESTRICT Lt) {
   const int P = HX_FDM_P(M), NA = P / 4;
-  int base[3];
+  int base[4];
   for (int v = 0; v < VB; v++) base[v] = HX_FDM_VBASE(slab, k0 + v, NA, M, P);
-  __m256d c[6][3];
+  __m256d c[6][4];
   for (int r = 0; r < RB; r++)
     for (int v = 0; v < VB; v++) c[r][v] = _mm256_setzero_pd();
   const double *HX_RESTRICT Ai = A + i0 * ai;
   for (int q = 0; q < M; q++) {
-    __m256d b[3];
+    __m256d b[4];
     for (int v = 0; v < VB; v++) b[v] = _mm256_load_pd(in + base[v] + q * rs);
     for (int r = 0; r < RB; r++) {
       const __m256d a = _mm256_broadcast_sd(Ai + r * ai + q * aq);
@@ -150,7 +157,7 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_left(const int M, const int slab, const int rs, 
                                      double *HX_RESTRICT out, const int diag, const double *HX_RESTRICT Lr,
                                      const double *HX_RESTRICT Ls, const double *HX_RESTRICT Lt) {
   const int P = HX_FDM_P(M), NV = M * (P / 4);
-  const int RB = M % 5 == 0 ? 5 : 4, VB = 2;
+  const int RB = HX_FDM_RB(M), VB = HX_FDM_VB(M);
   const int rfull = M / RB * RB, vfull = NV / VB * VB;
 #pragma GCC unroll 1
   for (int k = 0; k < vfull; k += VB) {
@@ -162,8 +169,9 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_left(const int M, const int slab, const int rs, 
   if (NV - vfull) {
 #pragma GCC unroll 1
     for (int i = 0; i < rfull; i += RB)
-      hx_fdm_avx2_left_blk(M, slab, RB, 1, rs, ai, aq, i, vfull, A, in, out, diag, Lr, Ls, Lt);
-    if (M - rfull) hx_fdm_avx2_left_blk(M, slab, M - rfull, 1, rs, ai, aq, rfull, vfull, A, in, out, diag, Lr, Ls, Lt);
+      hx_fdm_avx2_left_blk(M, slab, RB, NV - vfull, rs, ai, aq, i, vfull, A, in, out, diag, Lr, Ls, Lt);
+    if (M - rfull)
+      hx_fdm_avx2_left_blk(M, slab, M - rfull, NV - vfull, rs, ai, aq, rfull, vfull, A, in, out, diag, Lr, Ls, Lt);
   }
 }
 
