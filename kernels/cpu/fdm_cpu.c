@@ -17,10 +17,10 @@
       double t[(M) * (M) * (M)], U[(M) * (M) * (M)];                                               \
       _Pragma("omp for schedule(static)") for (int32_t k = 0; k < nlist; k++) {                    \
         const int64_t e = list ? list[k] : k;                                                      \
-        const double *ue = u + e * m3;                                                             \
-        if (map) {                                                                                 \
+        const double *ue = U;                                                                      \
+        if (!map) ue = u + e * m3;                                                                 \
+        else {                                                                                     \
           for (int64_t pt = 0; pt < m3; pt++) U[pt] = hx_fdm_wgather_1(x, map[e * m3 + pt], 1.0);  \
-          ue = U;                                                                                  \
         }                                                                                          \
         hx_fdm_elem_solve((M), S + e * 3 * (M) * (M), L + e * 3 * (M), ue, w + e * m3, t);         \
       }                                                                                            \
