@@ -456,6 +456,12 @@ int hx_fdm_elem_apply(hx_backend b, int p, int32_t E, const double *d_S, const d
  * memory, int32, no duplicates); boxes of other elements are untouched. */
 int hx_fdm_elem_apply_list(hx_backend b, int p, int32_t nlist, const int32_t *d_list, const double *d_S,
                            const double *d_L, const double *d_u, double *d_w);
+/* The same with the scatter fused in: the input box of element e is
+ * d_x[d_map[e m^3 + pt]] (0 where d_map < 0), d_map an extended L -> G map
+ * (backend memory, E m^3 int32), d_x the G-vector; d_list NULL: elements
+ * 0..nlist-1. d_w must not overlap d_x. */
+int hx_fdm_elem_apply_map(hx_backend b, int p, int32_t nlist, const int32_t *d_list, const double *d_S,
+                          const double *d_L, const int32_t *d_map, const double *d_x, double *d_w);
 /* d_y[i] = d_idx[i] >= 0 ? d_w[i] * d_x[d_idx[i]] : 0 for i < n (backend
  * memory; d_y must not overlap d_x). */
 int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, const double *d_x,

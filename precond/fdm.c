@@ -29,7 +29,8 @@ struct hx_fdm_s {
   double *d_S, *d_L;             /* backend copies */
   int32_t *d_in_idx, *d_out_idx; /* extended G -> fine G (owned only), fine G -> extended G */
   double *d_in_w, *d_out_w;      /* mask (and W^{1/2}) on both copies */
-  double *d_xg, *d_xu, *d_xw;    /* extended G-vector, extended L-vectors in and out */
+  int32_t *d_xmap;               /* extended L -> G map (the scatter fused into the box solves) */
+  double *d_xg, *d_xw;           /* extended G-vector, extended L-vector out */
   int overlap;
   int32_t nbnd, nint;
   int32_t *d_bnd, *d_int;
@@ -149,7 +150,7 @@ static void fdm_free(hx_fdm f) {
   hx_mem_free(f->b, (void **)&f->d_in_w);
   hx_mem_free(f->b, (void **)&f->d_out_w);
   hx_mem_free(f->b, (void **)&f->d_xg);
-  hx_mem_free(f->b, (void **)&f->d_xu);
+  hx_mem_free(f->b, (void **)&f->d_xmap);
   hx_mem_free(f->b, (void **)&f->d_xw);
   hx_mem_free(f->b, (void **)&f->d_bnd);
   hx_mem_free(f->b, (void **)&f->d_int);
@@ -401,7 +402,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng));
   HX_CALL(hx_mem_to_device(f->b, f->d_out_w, W->wt, sizeof(double) * (size_t)f->ng));
   HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_xg));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&f->d_xu));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xnl + 1), (void **)&f->d_xmap));
+  HX_CALL(hx_mem_to_device(f->b, f->d_xmap, xmap, sizeof(int32_t) * (size_t)f->xnl));
   HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&f->d_xw));
   HX_CALL(hx_mem_zero(f->b, f->d_xw, sizeof(double) * (size_t)(f->xnl + 1)));
 
@@ -426,13 +428,13 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(hx_mem_to_device(f->b, f->d_int, W->li, sizeof(int32_t) * (size_t)f->nint));
   }
 
-  /* model bytes of one apply: the two weighted copies, scatter and gather of
-   * the extended vectors, the element kernel (boxes in and out, S, L) */
+  /* model bytes of one apply: the two weighted copies, the gather of the
+   * extended vector, the element kernel (input box through the map: 4 + 8
+   * bytes per point, output box, S, L) */
   hx_gs_info xi;
   HX_CALL(hx_gs_get_info(f->xgs, &xi));
   f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + 8) + (double)f->ng * (4 + 8 + 8 + 8) +
-                          xi.scatter_bytes + xi.gather_bytes +
-                          (double)E * 8.0 * (2.0 * (double)m3 + 3.0 * m * m + 3.0 * m);
+                          xi.gather_bytes + (double)E * (20.0 * (double)m3 + 8.0 * (3.0 * m * m + 3.0 * m));
   return HX_SUCCESS;
 }
 
@@ -508,12 +510,11 @@ int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
    * only; the exchange then gives every holder (ghost layers included) r */
   HX_CALL(hx_fdm_wgather(f->b, f->xng, f->d_in_idx, f->d_in_w, d_r, f->d_xg));
   HX_CALL(hx_gs_exchange(f->xgs, f->d_xg, HX_GS_ADD));
-  HX_CALL(hx_gs_scatter(f->xgs, f->d_xg, f->d_xu));
   HX_CALL(hx_backend_sync(f->b));
   const double t1 = hx_wtime();
   double t_loc = 0.0, t_exch = t1 - t0;
   if (!f->overlap) {
-    HX_CALL(hx_fdm_elem_apply(f->b, f->p, f->E, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->E, NULL, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_backend_sync(f->b));
     const double t2 = hx_wtime();
     HX_CALL(hx_gs_gather(f->xgs, f->d_xw, f->d_xg));
@@ -521,12 +522,12 @@ int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
     const double t3 = hx_wtime();
     t_loc += t2 - t1, t_exch += t3 - t2;
   } else {
-    HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_SHARED, f->d_xw, f->d_xg));
     const double t2 = hx_wtime();
     HX_CALL(hx_gs_exchange_start(f->xgs, f->d_xg, HX_GS_ADD));
     const double t3 = hx_wtime();
-    HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xu, f->d_xw));
+    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_INTERIOR, f->d_xw, f->d_xg));
     HX_CALL(hx_backend_sync(f->b));
     const double t4 = hx_wtime();
@@ -551,11 +552,14 @@ int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {
   HX_CHECK(e >= 0 && e < f->E, HX_ERR_ARG, "element %d outside 0..%d", (int)e, (int)f->E - 1);
   const int64_t m3 = (int64_t)f->m * f->m * f->m;
   int32_t *d_list = NULL;
+  double *d_u = NULL;
   HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t), (void **)&d_list));
   HX_CALL(hx_mem_to_device(f->b, d_list, &e, sizeof(int32_t)));
-  HX_CALL(hx_mem_to_device(f->b, f->d_xu + e * m3, h_u, sizeof(double) * (size_t)m3));
-  HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, 1, d_list, f->d_S, f->d_L, f->d_xu, f->d_xw));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&d_u));
+  HX_CALL(hx_mem_to_device(f->b, d_u + e * m3, h_u, sizeof(double) * (size_t)m3));
+  HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, 1, d_list, f->d_S, f->d_L, d_u, f->d_xw));
   HX_CALL(hx_mem_to_host(f->b, h_w, f->d_xw + e * m3, sizeof(double) * (size_t)m3));
+  HX_CALL(hx_mem_free(f->b, (void **)&d_u));
   HX_CALL(hx_mem_free(f->b, (void **)&d_list));
   return HX_SUCCESS;
 }

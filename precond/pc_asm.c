@@ -36,7 +36,7 @@ typedef struct {
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
-  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT, .overlap = 1, .coarse = 1, .halo_overlap = 1};
+  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT, .overlap = HX_ASM_OVERLAP_AUTO, .coarse = 1, .halo_overlap = 1};
   hx_coarse_opts_default(&o->coarse_opts);
 }
 
@@ -72,8 +72,16 @@ static int asm_setup(void *ctx) {
     HX_CALL(hx_mem_alloc(a->b, sizeof(double) * n, (void **)&a->d_zc));
     int provided = MPI_THREAD_SINGLE;
     HX_MPI(MPI_Query_thread(&provided));
-    a->overlap = a->o.overlap && provided == MPI_THREAD_MULTIPLE;
-    if (a->o.overlap && !a->overlap && hx_log_rank() == 0)
+    /* auto: overlap only when the fine level runs on a device. On the CPU
+     * backends the coarse thread competes with the fine level's threads
+     * for the same cores, and its hypre/gather-scatter messages wait for
+     * the peer rank's coarse thread to be scheduled: measured at 12^3,
+     * p = 7, 2 ranks on 2 cores, the overlapped apply took 33-85 ms
+     * against 15-17 ms sequential (docs/performance.md). */
+    const int want = a->o.overlap == HX_ASM_OVERLAP_AUTO ? hx_backend_get_kind(a->b) != HX_BACKEND_CPU
+                                                         : a->o.overlap != 0;
+    a->overlap = want && provided == MPI_THREAD_MULTIPLE;
+    if (want && !a->overlap && hx_log_rank() == 0)
       hx_warn("preconditioner.overlap: the MPI library does not provide MPI_THREAD_MULTIPLE; the coarse "
               "correction runs after the fine level instead of beside it\n");
   }

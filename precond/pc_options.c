@@ -68,7 +68,11 @@ static int coarse_read(const hx_opt *c, int *solver, hx_coarse_opts *co) {
 static int asm_read(const hx_opt *o, hx_asm_opts *a) {
   hx_asm_opts_default(a);
   HX_CALL(hx_opt_check_keys(o, "preconditioner", top_keys_asm, NELEM(top_keys_asm)));
-  HX_CALL(hx_opt_bool(o, "preconditioner", "overlap", &a->overlap));
+  const hx_opt *ov = hx_opt_get(o, "overlap");
+  if (ov && ov->kind == HX_OPT_SCALAR && !strcmp(ov->value, "auto"))
+    a->overlap = HX_ASM_OVERLAP_AUTO;
+  else
+    HX_CALL(hx_opt_bool(o, "preconditioner", "overlap", &a->overlap));
   int w = (int)a->weight;
   HX_CALL(hx_opt_enum(o, "preconditioner", "weight", weight_names, NELEM(weight_names), &w));
   a->weight = (hx_fdm_weight)w;
@@ -206,7 +210,7 @@ int hx_pc_options_check(hx_opt *opts) {
     hx_asm_opts a;
     HX_CALL(asm_read(opts, &a));
     /* the effective case lists every key */
-    HX_CALL(hx_opt_set(opts, "overlap", a.overlap ? "true" : "false"));
+    HX_CALL(hx_opt_set(opts, "overlap", a.overlap == HX_ASM_OVERLAP_AUTO ? "auto" : a.overlap ? "true" : "false"));
     HX_CALL(hx_opt_set(opts, "weight", weight_names[a.weight]));
     HX_CALL(write_coarse(opts, a.coarse, &a.coarse_opts));
     return HX_SUCCESS;

@@ -171,11 +171,14 @@ int hx_hypre_release(void);
  * (pc_asm.c) */
 typedef struct {
   hx_fdm_weight weight;       /* overlap weights of the fine level */
-  int overlap;                /* coarse level in a host thread beside the fine level */
+  int overlap;                /* coarse level in a host thread beside the fine level: 1, 0, or
+                                 HX_ASM_OVERLAP_AUTO (the default: overlapped when the fine
+                                 level runs on a device, sequential on the CPU backends) */
   int halo_overlap;           /* fine level: exchange overlapped with interior elements */
   int coarse;                 /* 0: one-level Schwarz (coarse.solver: none) */
   hx_coarse_opts coarse_opts;
 } hx_asm_opts;
+#define HX_ASM_OVERLAP_AUTO (-1)
 void hx_asm_opts_default(hx_asm_opts *o);
 /* d is referenced. Setup builds both levels. Collective. */
 int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc);

@@ -5,6 +5,7 @@
 // NE elements per block (blockDim.z). Per-point math: ../hx_fdm_math.h (the
 // same dot products in the same order as cpu/fdm_cpu.c).
 #include "../backend_impl.h"
+#include "../fdm_impl.h"
 #include "../hx_fdm_math.h"
 #include "hx_cuda_check.h"
 
@@ -14,7 +15,8 @@ static constexpr __host__ __device__ int hx_fdm_threads(int M) { return M * M * 
 template <int M>
 __global__ void __launch_bounds__(hx_fdm_threads(M))
     hx_fdm_kernel(int32_t nlist, const int32_t *__restrict__ list, const double *__restrict__ S,
-                  const double *__restrict__ L, const double *__restrict__ u, double *__restrict__ w) {
+                  const double *__restrict__ L, const double *__restrict__ u, double *__restrict__ w,
+                  const int32_t *__restrict__ map, const double *__restrict__ x) {
   constexpr int NE = hx_fdm_ne(M), M2 = M * M, M3 = M2 * M;
   __shared__ double s_u[NE][M3];
   const int a = threadIdx.x, b = threadIdx.y, z = threadIdx.z;
@@ -23,11 +25,15 @@ __global__ void __launch_bounds__(hx_fdm_threads(M))
   // inactive slots of the last block work on a valid element and store nothing
   const size_t e = (size_t)(active ? (list ? list[pos] : pos) : (list ? list[0] : 0));
   const double *Sr = S + e * 3 * M2, *Ss = Sr + M2, *St = Ss + M2, *Le = L + e * 3 * M;
-  const double *ue = u + e * M3;
+  const double *ue = u ? u + e * M3 : u;
   double *s = s_u[z];
   double r[M], t[M];
 #pragma unroll
-  for (int k = 0; k < M; k++) s[a + M * (b + M * k)] = ue[a + M * (b + M * k)];
+  for (int k = 0; k < M; k++) {
+    const int pt = a + M * (b + M * k);
+    // map: the scatter fused in (input from the extended G-vector x)
+    s[pt] = map ? hx_fdm_wgather_1(x, map[e * M3 + pt], 1.0) : ue[pt];
+  }
   __syncthreads();
   // forward r
 #pragma unroll
@@ -66,20 +72,20 @@ __global__ void __launch_bounds__(hx_fdm_threads(M))
 
 template <int M>
 static int hx_fdm_launch(hx_backend b, int32_t nlist, const int32_t *list, const double *S, const double *L,
-                         const double *u, double *w) {
+                         const double *u, double *w, const int32_t *map, const double *x) {
   constexpr int NE = hx_fdm_ne(M);
   const dim3 block(M, M, NE);
   const unsigned grid = (unsigned)((nlist + NE - 1) / NE);
-  hx_fdm_kernel<M><<<grid, block, 0, HX_STREAM(b)>>>(nlist, list, S, L, u, w);
+  hx_fdm_kernel<M><<<grid, block, 0, HX_STREAM(b)>>>(nlist, list, S, L, u, w, map, x);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_fdm_cuda_apply(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S,
-                                 const double *L, const double *u, double *w) {
+static int hx_fdm_cuda_run(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S,
+                           const double *L, const double *u, double *w, const int32_t *map, const double *x) {
   switch (m) {
 #define HX_FDM_CASE(M) \
-  case M: HX_CALL(hx_fdm_launch<M>(b, nlist, list, S, L, u, w)); break;
+  case M: HX_CALL(hx_fdm_launch<M>(b, nlist, list, S, L, u, w, map, x)); break;
     HX_FDM_CASE(4)
     HX_FDM_CASE(5)
     HX_FDM_CASE(6)
@@ -98,6 +104,18 @@ extern "C" int hx_fdm_cuda_apply(hx_backend b, int m, int32_t nlist, const int32
 #undef HX_FDM_CASE
     default: return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
   }
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_fdm_cuda_apply(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S,
+                                 const double *L, const double *u, double *w) {
+  HX_CALL(hx_fdm_cuda_run(b, m, nlist, list, S, L, u, w, NULL, NULL));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_fdm_cuda_apply_map(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S,
+                                     const double *L, const int32_t *map, const double *x, double *w) {
+  HX_CALL(hx_fdm_cuda_run(b, m, nlist, list, S, L, NULL, w, map, x));
   return HX_SUCCESS;
 }
 
