@@ -561,7 +561,8 @@ static int restrict_to_cg(hx_coarse c, const double *h_r) {
 #pragma omp for schedule(static)
     for (int32_t e = 0; e < E; e++) {
       memset(y, 0, sizeof(double) * (size_t)(n2 * n));
-      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) y[c->pe_node[q]] = h_r[c->pe_g[q]] * c->pe_rw[q];
+      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++)
+        y[c->pe_node[q]] = h_r[c->pe_g[q]] * c->pe_rw[q];
       /* k: z[c][ij] = sum_k l_c(t_k) y[ij + n2 k] */
       for (int ij = 0; ij < n2; ij++) z[0][ij] = 0.0, z[1][ij] = 0.0;
       for (int k = 0; k < n; k++) {
@@ -613,7 +614,8 @@ static void prolong_from_cg(hx_coarse c, double *h_z) {
       /* k: y[ij + n2 k] = sum_c l_c(t_k) z[c][ij] */
       for (int k = 0; k < n; k++)
         for (int ij = 0; ij < n2; ij++) y[ij + n2 * k] = l0[k] * z[0][ij] + l1[k] * z[1][ij];
-      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) h_z[c->pe_g[q]] = y[c->pe_node[q]] * c->pe_pw[q];
+      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++)
+        h_z[c->pe_g[q]] = y[c->pe_node[q]] * c->pe_pw[q];
     }
   }
 }

@@ -522,12 +522,14 @@ int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
     const double t3 = hx_wtime();
     t_loc += t2 - t1, t_exch += t3 - t2;
   } else {
-    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(
+        hx_fdm_elem_apply_map(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_SHARED, f->d_xw, f->d_xg));
     const double t2 = hx_wtime();
     HX_CALL(hx_gs_exchange_start(f->xgs, f->d_xg, HX_GS_ADD));
     const double t3 = hx_wtime();
-    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(
+        hx_fdm_elem_apply_map(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_INTERIOR, f->d_xw, f->d_xg));
     HX_CALL(hx_backend_sync(f->b));
     const double t4 = hx_wtime();

@@ -4,27 +4,28 @@
  * AVX2+FMA (chosen at run time like the operator kernels, HEXCG_CPU_ISA). */
 #include "../ax_impl.h"
 #include "../backend_impl.h"
-#include "../hx_fdm_math.h"
 #include "../fdm_impl.h"
+#include "../hx_fdm_math.h"
 
 /* The generic loop; map != NULL: the input box of element e is gathered
  * as x[map[e m^3 + pt]] (0 where map < 0) instead of read from u. */
-#define HX_FDM_CPU_LOOP(M, NAME, ATTR)                                                             \
-  ATTR static void NAME(int32_t nlist, const int32_t *list, const double *S, const double *L,      \
-                        const double *u, double *w, const int32_t *map, const double *x) {         \
-    const int64_t m3 = (int64_t)(M) * (M) * (M);                                                   \
-    _Pragma("omp parallel") {                                                                      \
-      double t[(M) * (M) * (M)], U[(M) * (M) * (M)];                                               \
-      _Pragma("omp for schedule(static)") for (int32_t k = 0; k < nlist; k++) {                    \
-        const int64_t e = list ? list[k] : k;                                                      \
-        const double *ue = U;                                                                      \
-        if (!map) ue = u + e * m3;                                                                 \
-        else {                                                                                     \
-          for (int64_t pt = 0; pt < m3; pt++) U[pt] = hx_fdm_wgather_1(x, map[e * m3 + pt], 1.0);  \
-        }                                                                                          \
-        hx_fdm_elem_solve((M), S + e * 3 * (M) * (M), L + e * 3 * (M), ue, w + e * m3, t);         \
-      }                                                                                            \
-    }                                                                                              \
+#define HX_FDM_CPU_LOOP(M, NAME, ATTR)                                                            \
+  ATTR static void NAME(int32_t nlist, const int32_t *list, const double *S, const double *L,     \
+                        const double *u, double *w, const int32_t *map, const double *x) {        \
+    const int64_t m3 = (int64_t)(M) * (M) * (M);                                                  \
+    _Pragma("omp parallel") {                                                                     \
+      double t[(M) * (M) * (M)], U[(M) * (M) * (M)];                                              \
+      _Pragma("omp for schedule(static)") for (int32_t k = 0; k < nlist; k++) {                   \
+        const int64_t e = list ? list[k] : k;                                                     \
+        const double *ue = U;                                                                     \
+        if (!map)                                                                                 \
+          ue = u + e * m3;                                                                        \
+        else {                                                                                    \
+          for (int64_t pt = 0; pt < m3; pt++) U[pt] = hx_fdm_wgather_1(x, map[e * m3 + pt], 1.0); \
+        }                                                                                         \
+        hx_fdm_elem_solve((M), S + e * 3 * (M) * (M), L + e * 3 * (M), ue, w + e * m3, t);        \
+      }                                                                                           \
+    }                                                                                             \
   }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -65,16 +66,18 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_store_n(double *o, __m256d v, const int n) {
     _mm256_storeu_pd(o, v);
   } else {
     const __m128d lo = _mm256_castpd256_pd128(v);
-    if (n == 1) _mm_store_sd(o, lo);
-    else _mm_storeu_pd(o, lo);
+    if (n == 1)
+      _mm_store_sd(o, lo);
+    else
+      _mm_storeu_pd(o, lo);
     if (n == 3) _mm_store_sd(o + 2, _mm256_extractf128_pd(v, 1));
   }
 }
 
 /* Lines l0 .. l0+LB-1: out[l ldo + 0..] = sum_{q<Q} in[l ldi + q] B[q P + 0..P).
  * nout: lanes stored per line (P, or M for the final unpadded output). */
-HX_FDM_AVX2_FN void hx_fdm_avx2_right_blk(const int LB, const int P, const int Q, const int ldi, const int ldo,
-                                          const int nout, const double *HX_RESTRICT in,
+HX_FDM_AVX2_FN void hx_fdm_avx2_right_blk(const int LB, const int P, const int Q, const int ldi,
+                                          const int ldo, const int nout, const double *HX_RESTRICT in,
                                           const double *HX_RESTRICT B, double *HX_RESTRICT out) {
   const int NA = P / 4;
   __m256d c[8][5];
@@ -105,7 +108,8 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_right(const int M, const int ldi, const int ldo,
 #pragma GCC unroll 1
   for (int l = 0; l < nfull; l += LB)
     hx_fdm_avx2_right_blk(LB, P, M, ldi, ldo, nout, in + l * ldi, B, out + l * ldo);
-  if (nl - nfull) hx_fdm_avx2_right_blk(nl - nfull, P, M, ldi, ldo, nout, in + nfull * ldi, B, out + nfull * ldo);
+  if (nl - nfull)
+    hx_fdm_avx2_right_blk(nl - nfull, P, M, ldi, ldo, nout, in + nfull * ldi, B, out + nfull * ldo);
 }
 
 /* Vector base offset of vector k of a padded box: slab = 1 walks the vectors
@@ -117,11 +121,12 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_right(const int M, const int ldi, const int ldo,
  * out[base_k + i rs] = sum_{q<M} A[i ai + q aq] in[base_k + q rs], times
  * the inverse diagonal for the forward t contraction (diag: Lr padded to P,
  * Ls, Lt). */
-HX_FDM_AVX2_FN void hx_fdm_avx2_left_blk(const int M, const int slab, const int RB, const int VB, const int rs,
-                                         const int ai, const int aq, const int i0, const int k0,
+HX_FDM_AVX2_FN void hx_fdm_avx2_left_blk(const int M, const int slab, const int RB, const int VB,
+                                         const int rs, const int ai, const int aq, const int i0, const int k0,
                                          const double *HX_RESTRICT A, const double *HX_RESTRICT in,
-                                         double *HX_RESTRICT out, const int diag, const double *HX_RESTRICT Lr,
-                                         const double *HX_RESTRICT Ls, const double *HX_RESTRICT Lt) {
+                                         double *HX_RESTRICT out, const int diag,
+                                         const double *HX_RESTRICT Lr, const double *HX_RESTRICT Ls,
+                                         const double *HX_RESTRICT Lt) {
   const int P = HX_FDM_P(M), NA = P / 4;
   int base[4];
   for (int v = 0; v < VB; v++) base[v] = HX_FDM_VBASE(slab, k0 + v, NA, M, P);
@@ -164,14 +169,16 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_left(const int M, const int slab, const int rs, 
 #pragma GCC unroll 1
     for (int i = 0; i < rfull; i += RB)
       hx_fdm_avx2_left_blk(M, slab, RB, VB, rs, ai, aq, i, k, A, in, out, diag, Lr, Ls, Lt);
-    if (M - rfull) hx_fdm_avx2_left_blk(M, slab, M - rfull, VB, rs, ai, aq, rfull, k, A, in, out, diag, Lr, Ls, Lt);
+    if (M - rfull)
+      hx_fdm_avx2_left_blk(M, slab, M - rfull, VB, rs, ai, aq, rfull, k, A, in, out, diag, Lr, Ls, Lt);
   }
   if (NV - vfull) {
 #pragma GCC unroll 1
     for (int i = 0; i < rfull; i += RB)
       hx_fdm_avx2_left_blk(M, slab, RB, NV - vfull, rs, ai, aq, i, vfull, A, in, out, diag, Lr, Ls, Lt);
     if (M - rfull)
-      hx_fdm_avx2_left_blk(M, slab, M - rfull, NV - vfull, rs, ai, aq, rfull, vfull, A, in, out, diag, Lr, Ls, Lt);
+      hx_fdm_avx2_left_blk(M, slab, M - rfull, NV - vfull, rs, ai, aq, rfull, vfull, A, in, out, diag, Lr, Ls,
+                           Lt);
   }
 }
 
@@ -230,23 +237,23 @@ HX_FDM_AVX2_FN void hx_fdm_avx2_prefetch(const int M, const int64_t en, const do
     for (int64_t i = 0; i < m3; i += 8) _mm_prefetch((const char *)(u + en * m3 + i), _MM_HINT_T1);
 }
 
-#define HX_FDM_AVX2_LOOP(M)                                                                                     \
-  __attribute__((target("avx2,fma"))) static void hx_fdm_cpu_avx2_##M(                                          \
-      int32_t nlist, const int32_t *list, const double *S, const double *L, const double *u, double *w,         \
-      const int32_t *map, const double *x) {                                                                    \
-    const int64_t m3 = (int64_t)(M) * (M) * (M);                                                                \
-    _Pragma("omp parallel") {                                                                                   \
-      __attribute__((aligned(64))) double X[HX_FDM_P(M) * (M) * (M)], Y[HX_FDM_P(M) * (M) * (M)];               \
-      __attribute__((aligned(64))) double BT[(M) * HX_FDM_P(M)], BR[(M) * HX_FDM_P(M)], Lr[HX_FDM_P(M)];        \
-      __attribute__((aligned(64))) double U[(M) * (M) * (M)];                                                   \
-      const hx_fdm_avx2_ws ws = {X, Y, BT, BR, Lr, U};                                                          \
-      _Pragma("omp for schedule(dynamic, 4)") for (int32_t k = 0; k < nlist; k++) {                             \
-        const int64_t e = list ? list[k] : k;                                                                   \
-        if (k + 1 < nlist) hx_fdm_avx2_prefetch((M), list ? list[k + 1] : k + 1, S, L, u, map);                 \
-        hx_fdm_avx2_elem((M), S + e * 3 * (M) * (M), L + e * 3 * (M), map ? NULL : u + e * m3,                  \
-                         map ? map + e * m3 : NULL, x, w + e * m3, &ws);                                        \
-      }                                                                                                         \
-    }                                                                                                           \
+#define HX_FDM_AVX2_LOOP(M)                                                                             \
+  __attribute__((target("avx2,fma"))) static void hx_fdm_cpu_avx2_##M(                                  \
+      int32_t nlist, const int32_t *list, const double *S, const double *L, const double *u, double *w, \
+      const int32_t *map, const double *x) {                                                            \
+    const int64_t m3 = (int64_t)(M) * (M) * (M);                                                        \
+    _Pragma("omp parallel") {                                                                           \
+      __attribute__((aligned(64))) double X[HX_FDM_P(M) * (M) * (M)], Y[HX_FDM_P(M) * (M) * (M)];       \
+      __attribute__((aligned(64))) double BT[(M)*HX_FDM_P(M)], BR[(M)*HX_FDM_P(M)], Lr[HX_FDM_P(M)];    \
+      __attribute__((aligned(64))) double U[(M) * (M) * (M)];                                           \
+      const hx_fdm_avx2_ws ws = {X, Y, BT, BR, Lr, U};                                                  \
+      _Pragma("omp for schedule(dynamic, 4)") for (int32_t k = 0; k < nlist; k++) {                     \
+        const int64_t e = list ? list[k] : k;                                                           \
+        if (k + 1 < nlist) hx_fdm_avx2_prefetch((M), list ? list[k + 1] : k + 1, S, L, u, map);         \
+        hx_fdm_avx2_elem((M), S + e * 3 * (M) * (M), L + e * 3 * (M), map ? NULL : u + e * m3,          \
+                         map ? map + e * m3 : NULL, x, w + e * m3, &ws);                                \
+      }                                                                                                 \
+    }                                                                                                   \
   }
 #define HX_FDM_DEFINE(M)                    \
   HX_FDM_CPU_LOOP(M, hx_fdm_cpu_loop_##M, ) \
