@@ -101,6 +101,7 @@ int hx_disc_destroy(hx_disc *pd) {
   *pd = NULL;
   if (--d->refs > 0) return HX_SUCCESS;
   int first = hx_op_destroy(&d->op), err;
+  if ((err = hx_disc_transfer_free(d)) && !first) first = err;
   if ((err = hx_ax_destroy(&d->ax)) && !first) first = err;
   if ((err = hx_gs_destroy(&d->gs)) && !first) first = err;
   free(d->gid), free(d->x), free(d->y), free(d->z), free(d->dirichlet_l), free(d->dirichlet_face);

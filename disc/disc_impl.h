@@ -21,6 +21,15 @@ struct hx_disc_s {
   hx_ax ax;
   hx_op op;
   double t_setup;     /* seconds to build all of the above */
+  /* transfers between orders (interp.c), allocated at first use, freed with
+   * the disc: backend scratch L- and G-vectors of this order, and per target
+   * order q the 1D interpolation matrix from this order to q and its
+   * transpose ([q][0]: (q+1) x (p+1), [q][1]: (p+1) x (q+1), row-major) */
+  double *d_xl, *d_xg;
+  double *d_tr[HX_ORDER_MAX + 1][2];
 };
+
+/* frees the transfer scratch and matrices of d (interp.c); first error */
+int hx_disc_transfer_free(hx_disc d);
 
 #endif

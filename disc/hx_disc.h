@@ -153,7 +153,11 @@ int hx_disc_error(hx_disc d, const double *h_u_l, hx_field exact, double *l2, do
  * Lagrange interpolation from the q+1 to the p+1 GLL points of each element
  * of the continuous field x (G-vector of `from`), written to the G-vector
  * d_y of `to` and masked with its Dirichlet mask. Exact for fields that are
- * polynomials of degree <= min(p, q) per element. Collective. */
+ * polynomials of degree <= min(p, q) per element. Runs on the backend
+ * (nothing staged through the host); the first call between two orders
+ * allocates scratch vectors and the matrix, kept until the discs are
+ * destroyed, so calls on the same disc must not run concurrently.
+ * Collective. */
 int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y);
 /* The transpose (restriction of a residual, a dual quantity): d_x = I^T d_y
  * with d_y a G-vector of `to` and d_x one of `from` (masked), so that

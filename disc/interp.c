@@ -1,85 +1,56 @@
 /* Interpolation between two discretisations of the same mesh and its
- * transpose (see hx_disc.h). Element-wise tensor-product 1D Lagrange
- * interpolation between the GLL points of the two orders, on host copies of
- * the L-vectors; the G-vector of the target is the average over the copies
- * of each node (the copies agree up to rounding, the average makes every
- * rank agree bit for bit). */
+ * transpose (see hx_disc.h), on the backend: the G-vector is scattered to
+ * the L-vector of its order, each element is mapped by the tensor product of
+ * the 1D Lagrange interpolation matrix between the two orders' GLL points
+ * (hx_tensor3_apply: CPU and CUDA share the per-entry math), and the target
+ * G-vector is the average over the copies of each node (the copies agree up
+ * to rounding; the average makes every rank agree bit for bit). The
+ * transpose scales by the inverse multiplicity before the scatter and sums
+ * the copies (assembly), so it is exactly the transpose of the prolongation
+ * on G-vectors. Nothing is staged through the host; the scratch vectors and
+ * the matrices are allocated at the first transfer and kept in the discs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "disc_impl.h"
 
-/* out_e = (Iz x Iy x Ix) in_e for one element: in has m^3 values, out n^3,
- * I[a*m + i] (n x m), t1/t2 work of n*m*m and n*n*m. transpose: out (m^3)
- * = (I^T x I^T x I^T) in (n^3). */
-static void tensor3(int n, int m, const double *I, const double *in, double *out, double *t1, double *t2,
-                    int transpose) {
-  /* the contraction maps size a -> b per direction */
-  const int a = transpose ? n : m, b = transpose ? m : n;
-#define MAT(r, c) (transpose ? I[(c) * m + (r)] : I[(r) * m + (c)])
-  for (int k = 0; k < a; k++)
-    for (int j = 0; j < a; j++)
-      for (int r = 0; r < b; r++) {
-        double s = 0;
-        for (int i = 0; i < a; i++) s += MAT(r, i) * in[i + a * (j + a * k)];
-        t1[r + b * (j + a * k)] = s;
-      }
-  for (int k = 0; k < a; k++)
-    for (int r = 0; r < b; r++)
-      for (int q = 0; q < b; q++) {
-        double s = 0;
-        for (int j = 0; j < a; j++) s += MAT(r, j) * t1[q + b * (j + a * k)];
-        t2[q + b * (r + b * k)] = s;
-      }
-  for (int r = 0; r < b; r++)
-    for (int j = 0; j < b; j++)
-      for (int q = 0; q < b; q++) {
-        double s = 0;
-        for (int k = 0; k < a; k++) s += MAT(r, k) * t2[q + b * (j + b * k)];
-        out[q + b * (j + b * r)] = s;
-      }
-#undef MAT
-}
-
-/* host L-vector of the G-vector d_g of d (optionally times 1/multiplicity) */
-static int g_to_l_host(hx_disc d, const double *d_g, int scale, double *h_l) {
+/* backend scratch L- and G-vectors of d */
+static int scratch(hx_disc d) {
+  if (d->d_xl) return HX_SUCCESS;
   const int64_t ng = hx_gs_num_local(d->gs);
-  double *h_g = NULL, *h_m = NULL;
-  int err = HX_ALLOC(&h_g, ng > 0 ? ng : 1);
-  if (!err && scale) err = HX_ALLOC(&h_m, ng > 0 ? ng : 1);
-  if (!err) err = hx_mem_to_host(d->b, h_g, d_g, sizeof(double) * (size_t)ng);
-  if (!err && scale) err = hx_mem_to_host(d->b, h_m, hx_gs_inv_multiplicity(d->gs), sizeof(double) * (size_t)ng);
-  if (!err) {
-    const int32_t *map = hx_gs_map_host(d->gs);
-    for (int64_t i = 0; i < d->nl; i++) h_l[i] = map[i] < 0 ? 0.0 : h_g[map[i]] * (scale ? h_m[map[i]] : 1.0);
-  }
-  free(h_g), free(h_m);
-  HX_CALL(err);
+  HX_CALL(hx_mem_alloc(d->b, sizeof(double) * (size_t)(d->nl > 0 ? d->nl : 1), (void **)&d->d_xl));
+  HX_CALL(hx_mem_alloc(d->b, sizeof(double) * (size_t)(ng > 0 ? ng : 1), (void **)&d->d_xg));
   return HX_SUCCESS;
 }
 
-/* L-vector of `to` from the L-vector of `from`, element by element */
-static int map_elements(hx_disc from, hx_disc to, const double *in, double *out, int transpose) {
-  const int m = from->p + 1, n = to->p + 1;
-  double tm[HX_ORDER_MAX + 1], wm[HX_ORDER_MAX + 1], tn[HX_ORDER_MAX + 1], wn[HX_ORDER_MAX + 1];
-  double I[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
-  HX_CALL(hx_gll(m, tm, wm));
-  HX_CALL(hx_gll(n, tn, wn));
-  HX_CALL(hx_lagrange_interp(m, tm, n, tn, I)); /* I[a*m + i] = l_i(tn_a) */
-  const int big = m > n ? m : n;
-  double *t1, *t2;
-  HX_CALL(HX_ALLOC(&t1, big * big * big));
-  const int err = HX_ALLOC(&t2, big * big * big);
-  if (err) free(t1);
-  HX_CALL(err);
-  for (int32_t e = 0; e < from->E; e++) {
-    if (!transpose)
-      tensor3(n, m, I, in + (int64_t)e * from->n3, out + (int64_t)e * to->n3, t1, t2, 0);
-    else
-      tensor3(n, m, I, in + (int64_t)e * to->n3, out + (int64_t)e * from->n3, t1, t2, 1);
+/* the interpolation matrix from `from`'s order to `to`'s (transpose = 0:
+ * n x m) or its transpose (m x n), in backend memory, cached in `from` */
+static int matrix(hx_disc from, hx_disc to, int transpose, const double **d_A) {
+  double **slot = &from->d_tr[to->p][transpose];
+  if (!*slot) {
+    const int m = from->p + 1, n = to->p + 1;
+    double tm[HX_ORDER_MAX + 1], wm[HX_ORDER_MAX + 1], tn[HX_ORDER_MAX + 1], wn[HX_ORDER_MAX + 1];
+    double I[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)], A[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
+    HX_CALL(hx_gll(m, tm, wm));
+    HX_CALL(hx_gll(n, tn, wn));
+    HX_CALL(hx_lagrange_interp(m, tm, n, tn, I)); /* I[a*m + i] = l_i(tn_a) */
+    for (int a = 0; a < n; a++)
+      for (int i = 0; i < m; i++) A[transpose ? i * n + a : a * m + i] = I[a * m + i];
+    HX_CALL(hx_mem_alloc(from->b, sizeof(double) * (size_t)(m * n), (void **)slot));
+    HX_CALL(hx_mem_to_device(from->b, *slot, A, sizeof(double) * (size_t)(m * n)));
   }
-  free(t1), free(t2);
+  *d_A = *slot;
   return HX_SUCCESS;
+}
+
+/* frees what the transfers of d allocated (hx_disc_destroy) */
+int hx_disc_transfer_free(hx_disc d) {
+  int first = hx_mem_free(d->b, (void **)&d->d_xl), err;
+  if ((err = hx_mem_free(d->b, (void **)&d->d_xg)) && !first) first = err;
+  for (int q = 0; q <= HX_ORDER_MAX; q++)
+    for (int t = 0; t < 2; t++)
+      if ((err = hx_mem_free(d->b, (void **)&d->d_tr[q][t])) && !first) first = err;
+  return first;
 }
 
 static int check_pair(hx_disc from, hx_disc to) {
@@ -90,30 +61,28 @@ static int check_pair(hx_disc from, hx_disc to) {
 
 int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y) {
   HX_CALL(check_pair(from, to));
-  double *lf = NULL, *lt = NULL;
-  int err = HX_ALLOC(&lf, from->nl > 0 ? from->nl : 1);
-  if (!err) err = HX_ALLOC(&lt, to->nl > 0 ? to->nl : 1);
-  if (!err) err = g_to_l_host(from, d_x, 0, lf);
-  if (!err) err = map_elements(from, to, lf, lt, 0);
-  if (!err) err = hx_disc_from_l_host(to, lt, 1, d_y);
-  free(lf), free(lt);
-  HX_CALL(err);
+  const double *d_A;
+  HX_CALL(scratch(from));
+  HX_CALL(scratch(to));
+  HX_CALL(matrix(from, to, 0, &d_A));
+  HX_CALL(hx_gs_scatter(from->gs, d_x, from->d_xl));
+  HX_CALL(hx_tensor3_apply(from->b, from->p + 1, to->p + 1, from->E, d_A, from->d_xl, to->d_xl));
+  HX_CALL(hx_gs_assemble(to->gs, to->d_xl, d_y));
+  HX_CALL(hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), d_y, d_y, hx_gs_inv_multiplicity(to->gs)));
+  HX_CALL(hx_gs_apply_mask(to->gs, d_y));
   return HX_SUCCESS;
 }
 
 int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, double *d_x) {
   HX_CALL(check_pair(from, to));
-  double *lf = NULL, *lt = NULL, *d_l = NULL;
-  int err = HX_ALLOC(&lf, from->nl > 0 ? from->nl : 1);
-  if (!err) err = HX_ALLOC(&lt, to->nl > 0 ? to->nl : 1);
-  if (!err) err = g_to_l_host(to, d_y, 1, lt);
-  if (!err) err = map_elements(from, to, lt, lf, 1);
-  if (!err) err = hx_mem_alloc(from->b, sizeof(double) * (size_t)(from->nl > 0 ? from->nl : 1), (void **)&d_l);
-  if (!err) err = hx_mem_to_device(from->b, d_l, lf, sizeof(double) * (size_t)from->nl);
-  if (!err) err = hx_gs_assemble(from->gs, d_l, d_x);
-  if (!err) err = hx_gs_apply_mask(from->gs, d_x);
-  const int err2 = hx_mem_free(from->b, (void **)&d_l);
-  free(lf), free(lt);
-  HX_CALL(err ? err : err2);
+  const double *d_A;
+  HX_CALL(scratch(from));
+  HX_CALL(scratch(to));
+  HX_CALL(matrix(from, to, 1, &d_A));
+  HX_CALL(hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), to->d_xg, d_y, hx_gs_inv_multiplicity(to->gs)));
+  HX_CALL(hx_gs_scatter(to->gs, to->d_xg, to->d_xl));
+  HX_CALL(hx_tensor3_apply(from->b, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
+  HX_CALL(hx_gs_assemble(from->gs, from->d_xl, d_x));
+  HX_CALL(hx_gs_apply_mask(from->gs, d_x));
   return HX_SUCCESS;
 }

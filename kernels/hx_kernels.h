@@ -467,6 +467,16 @@ int hx_fdm_elem_apply_map(hx_backend b, int p, int32_t nlist, const int32_t *d_l
 int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, const double *d_x,
                    double *d_y);
 
+/* ============================================================ tensor
+ * Element-wise tensor-product transfers between orders (kernels/tensor.c,
+ * cpu/tensor_cpu.c, cuda/tensor_cuda.cu; math in hx_tensor_math.h). Not
+ * collective. d_out_e (c^3 values) = (A x A x A) d_in_e (a^3 values) for
+ * e < E, with d_A (backend memory) c x a row-major and the L-vector layout
+ * of the operator (e*a^3 + i + a*(j + a*k)). a, c in 1..16; d_in and d_out
+ * must not overlap. Asynchronous on the backend's stream for cuda. */
+int hx_tensor3_apply(hx_backend b, int a, int c, int32_t E, const double *d_A, const double *d_in,
+                     double *d_out);
+
 /* ============================================================ precision
  * FP32 twins of the streaming ops, gather-scatter and operator, conversion
  * kernels (hx_precision, HX_F64 / HX_F32): see hx_kernels_prec.h. */

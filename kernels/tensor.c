@@ -1,0 +1,24 @@
+/* Element-wise tensor-product transfer: argument checks and dispatch to
+ * cpu/tensor_cpu.c or cuda/tensor_cuda.cu. Math: hx_tensor_math.h. */
+#include "hx_tensor_math.h"
+#include "tensor_impl.h"
+
+int hx_tensor3_apply(hx_backend b, int a, int c, int32_t E, const double *d_A, const double *d_in,
+                     double *d_out) {
+  HX_CHECK(b, HX_ERR_ARG, "backend is NULL");
+  HX_CHECK(a >= 1 && a <= HX_TENSOR_NMAX && c >= 1 && c <= HX_TENSOR_NMAX, HX_ERR_ARG,
+           "tensor transfer: %d -> %d points per direction outside 1..%d", a, c, HX_TENSOR_NMAX);
+  HX_CHECK(E >= 0, HX_ERR_ARG, "negative element count %d", (int)E);
+  if (E == 0) return HX_SUCCESS;
+  HX_CHECK(d_A && d_in && d_out, HX_ERR_ARG, "NULL array");
+  HX_CHECK(d_in != d_out, HX_ERR_ARG, "input and output L-vectors alias");
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_tensor3_cuda(b, a, c, E, d_A, d_in, d_out));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_MC_SCOPE(b);
+  HX_CALL(hx_tensor3_cpu(a, c, E, d_A, d_in, d_out));
+  return HX_SUCCESS;
+}

@@ -1,0 +1,104 @@
+/* Element-wise tensor-product transfer hx_tensor3_apply (kernels/tensor.c):
+ *  - against the direct sum out[r,q,s] = sum_{i,j,k} A[r,i] A[q,j] A[s,k]
+ *    in[i,j,k] (an independent formula, no sum factorisation) for random A
+ *    and inputs, a -> c points in {1,2,4,8} x {1,3,8} and 16 -> 16, 5
+ *    elements; the two orders of summation differ by rounding only: with
+ *    |terms| summed into `mag`, |err| <= 4 (a+2) eps mag (three chained
+ *    dot products of length a, each within a eps of its magnitude);
+ *  - argument errors (sizes outside 1..16, aliasing, NULL arrays);
+ *  - with --backend cuda, the device result against the CPU backend's
+ *    (same sums in the same order: within the same bound, FMA contraction
+ *    may change the last bits).
+ */
+#include "hx_kernels.h"
+#include "hx_test.h"
+
+#include <float.h>
+
+static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t seed) {
+  hx_test_rng r = {seed};
+  const int64_t na = (int64_t)E * a * a * a, nc = (int64_t)E * c * c * c;
+  double *A = malloc(sizeof(double) * c * a), *in = malloc(sizeof(double) * na);
+  double *out = malloc(sizeof(double) * nc), *ref = malloc(sizeof(double) * nc), *mag = malloc(sizeof(double) * nc);
+  for (int i = 0; i < c * a; i++) A[i] = 2.0 * hx_test_rand(&r) - 1.0;
+  for (int64_t i = 0; i < na; i++) in[i] = 2.0 * hx_test_rand(&r) - 1.0;
+  for (int32_t e = 0; e < E; e++)
+    for (int s = 0; s < c; s++)
+      for (int q = 0; q < c; q++)
+        for (int rr = 0; rr < c; rr++) {
+          double sum = 0, m = 0;
+          for (int k = 0; k < a; k++)
+            for (int j = 0; j < a; j++)
+              for (int i = 0; i < a; i++) {
+                const double t = A[rr * a + i] * A[q * a + j] * A[s * a + k] * in[(int64_t)e * a * a * a + i + a * (j + a * k)];
+                sum += t, m += fabs(t);
+              }
+          ref[(int64_t)e * c * c * c + rr + c * (q + c * s)] = sum;
+          mag[(int64_t)e * c * c * c + rr + c * (q + c * s)] = m;
+        }
+  hx_backend bs[2] = {b, cpu};
+  double *res[2] = {out, malloc(sizeof(double) * nc)};
+  const int nb = b == cpu ? 1 : 2;
+  for (int ib = 0; ib < nb; ib++) {
+    double *dA = NULL, *din = NULL, *dout = NULL;
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(double) * c * a, (void **)&dA));
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(double) * na, (void **)&din));
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(double) * nc, (void **)&dout));
+    HX_TCALL(hx_mem_to_device(bs[ib], dA, A, sizeof(double) * c * a));
+    HX_TCALL(hx_mem_to_device(bs[ib], din, in, sizeof(double) * na));
+    HX_TCALL(hx_tensor3_apply(bs[ib], a, c, E, dA, din, dout));
+    HX_TCALL(hx_mem_to_host(bs[ib], res[ib], dout, sizeof(double) * nc));
+    hx_mem_free(bs[ib], (void **)&dA), hx_mem_free(bs[ib], (void **)&din), hx_mem_free(bs[ib], (void **)&dout);
+  }
+  const double tol = 4.0 * (a + 2) * DBL_EPSILON;
+  int bad = 0;
+  for (int64_t i = 0; i < nc && bad < 5; i++) {
+    if (fabs(out[i] - ref[i]) > tol * mag[i]) {
+      bad++;
+      HX_ASSERT(0, "%d -> %d entry %lld: %.17g, direct sum %.17g", a, c, (long long)i, out[i], ref[i]);
+    }
+    if (nb == 2 && fabs(out[i] - res[1][i]) > tol * mag[i]) {
+      bad++;
+      HX_ASSERT(0, "%d -> %d entry %lld: device %.17g, cpu %.17g", a, c, (long long)i, out[i], res[1][i]);
+    }
+  }
+  free(A), free(in), free(out), free(ref), free(mag), free(res[1]);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  hx_backend b = NULL, cpu = NULL;
+  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
+  if (e == HX_ERR_NO_DEVICE) {
+    printf("SKIP: %s\n", hx_error_message());
+    MPI_Finalize();
+    return HX_TEST_SKIP;
+  }
+  HX_TCALL(e);
+  if (hx_backend_get_kind(b) == HX_BACKEND_CPU)
+    cpu = b;
+  else
+    HX_TCALL(hx_backend_create("cpu", &cpu));
+
+  const int as[] = {1, 2, 4, 8}, cs[] = {1, 3, 8};
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 3; j++) check(b, cpu, as[i], cs[j], 5, 100 + 10 * i + j);
+  check(b, cpu, 16, 16, 2, 7);
+  check(b, cpu, 8, 4, 0, 8); /* no elements: nothing to do */
+
+  double *d = NULL;
+  HX_TCALL(hx_mem_alloc(b, sizeof(double) * 64, (void **)&d));
+  HX_ASSERT(hx_tensor3_apply(b, 17, 2, 1, d, d + 8, d + 16) == HX_ERR_ARG, "a = 17 accepted");
+  HX_ASSERT(hx_tensor3_apply(b, 2, 0, 1, d, d + 8, d + 16) == HX_ERR_ARG, "c = 0 accepted");
+  HX_ASSERT(hx_tensor3_apply(b, 2, 2, 1, d, d + 8, d + 8) == HX_ERR_ARG, "aliasing accepted");
+  HX_ASSERT(hx_tensor3_apply(b, 2, 2, 1, NULL, d + 8, d + 16) == HX_ERR_ARG, "NULL matrix accepted");
+  HX_ASSERT(hx_tensor3_apply(b, 2, 2, -1, d, d + 8, d + 16) == HX_ERR_ARG, "negative count accepted");
+  hx_error_clear();
+  hx_mem_free(b, (void **)&d);
+
+  if (cpu != b) hx_backend_destroy(&cpu);
+  hx_backend_destroy(&b);
+  MPI_Finalize();
+  return hx_test_result();
+}
