@@ -1,5 +1,7 @@
 /* hexcg bench ax: the element operator A_L (kernels/ax*.c) for p = pmin..pmax
- * and both geometry modes, against the ceilings measured in the same run: the
+ * and the geometry storages (per-node FP64 factors, split FP64 mean + FP32
+ * deviations and on-the-fly factors on a deformed mesh, affine constants on
+ * an undeformed one), against the ceilings measured in the same run: the
  * copy bandwidth (hx_array_copy of a comparable size) and the FP64 peak
  * (hx_ax_peak_gflops). Roofline time = max(bytes / copy_bw, flops / peak)
  * with the model bytes and flops of hx_ax_cost (docs/operator.md). Every rank
@@ -16,10 +18,14 @@
 #include "hx_core.h"
 #include "hx_kernels.h"
 
+/* the variants: storage and mesh */
+enum { V_PRE, V_SPLIT, V_AFFINE, V_OTF, NVAR };
+static const char *const var_name[NVAR] = {"precomputed", "split", "affine", "onthefly"};
+
 typedef struct {
   const char *backend;
   int pmin, pmax;
-  int geo[2]; /* run precomputed / on the fly */
+  int geo[NVAR]; /* variants to run */
   double dofs;
   double min_time;
   int trials;
@@ -31,7 +37,11 @@ static void usage(FILE *f) {
           "usage: hexcg bench ax [OPTIONS]\n"
           "  --backend cpu|cuda          backend (default cpu)\n"
           "  --pmin P, --pmax P          orders to run, 1 <= P <= 15 (default 1..15)\n"
-          "  --geo precomputed|onthefly|both   geometric factors (default both)\n"
+          "  --geo LIST                  comma-separated variants (default all):\n"
+          "                              precomputed (FP64 factors per node), split (FP64 mean +\n"
+          "                              FP32 deviations per node), onthefly (factors recomputed):\n"
+          "                              a deformed mesh; affine: undeformed cubes, 7 constants per\n"
+          "                              element; both = precomputed,onthefly; all\n"
           "  --dofs N                    L-vector entries E*(p+1)^3 per case (default 2e6 on cpu,\n"
           "                              3.2e7 on cuda); E = max(1, N/(p+1)^3)\n"
           "  --min-time S                seconds per timed batch (default 0.05)\n"
@@ -41,7 +51,8 @@ static void usage(FILE *f) {
           "Figures: MDOF/s counts E*p^3 (unique nodes of a periodic mesh, the CEED convention);\n"
           "GB/s and GFLOP/s use the model counts of hx_ax_cost (bytes of u, w and the geometry;\n"
           "flops of the sum factorisation, plus the factor computation on the fly); 'roof' is\n"
-          "the roofline time max(bytes/copy_bw, flops/peak) over the measured time.\n");
+          "the roofline time max(bytes/copy_bw, flops/peak) over the measured time; 'xpre' the\n"
+          "precomputed FP64 time of the same p over this variant's (> 1: faster).\n");
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
@@ -70,7 +81,7 @@ static int parse_options(int argc, char **argv, options *o, int *help) {
   o->backend = "cpu";
   o->pmin = 1;
   o->pmax = 15;
-  o->geo[0] = o->geo[1] = 1;
+  for (int g = 0; g < NVAR; g++) o->geo[g] = 1;
   o->dofs = -1.0;
   o->min_time = 0.05;
   o->trials = 3;
@@ -97,14 +108,22 @@ static int parse_options(int argc, char **argv, options *o, int *help) {
     else if (!strcmp(a, "--lambda"))
       HX_CALL(parse_double(a, v, 0.0, 1e300, &o->lambda));
     else if (!strcmp(a, "--geo")) {
-      if (!strcmp(v, "precomputed"))
-        o->geo[0] = 1, o->geo[1] = 0;
-      else if (!strcmp(v, "onthefly"))
-        o->geo[0] = 0, o->geo[1] = 1;
-      else if (!strcmp(v, "both"))
-        o->geo[0] = o->geo[1] = 1;
-      else
-        return HX_ERROR(HX_ERR_INPUT, "--geo: '%s' (allowed: precomputed, onthefly, both)", v);
+      char buf[128];
+      snprintf(buf, sizeof buf, "%s", v);
+      for (int g = 0; g < NVAR; g++) o->geo[g] = 0;
+      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = 0;
+        for (int g = 0; g < NVAR; g++)
+          if (!strcmp(tok, var_name[g])) o->geo[g] = found = 1;
+        if (!strcmp(tok, "both")) o->geo[V_PRE] = o->geo[V_OTF] = found = 1;
+        if (!strcmp(tok, "all"))
+          for (int g = 0; g < NVAR; g++) o->geo[g] = found = 1;
+        if (!found)
+          return HX_ERROR(HX_ERR_INPUT,
+                          "--geo: '%s' (allowed: a comma-separated list of precomputed, split, affine, "
+                          "onthefly; or both, all)",
+                          tok);
+      }
     } else
       return HX_ERROR(HX_ERR_INPUT, "unknown option '%s' (see hexcg bench ax --help)", a);
   }
@@ -170,7 +189,7 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
   topt.use_median = 1;
   int ierr = HX_SUCCESS;
   karg a = {b, NULL, 0, NULL, NULL};
-  double *h_nodes = NULL, *h_kap = NULL, *h_u = NULL;
+  double *h_nodes = NULL, *h_kap = NULL, *h_u = NULL, *h_flat = NULL;
 
   if (ctx->rank == 0) {
     double load[3] = {-1, -1, -1};
@@ -189,8 +208,8 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
         "copyGB = hx_array_copy moving the bytes of the precomputed case of that p (16 B/entry),\n"
         "once per p; peakGF = FP64 multiply-add chains (hx_ax_peak_gflops, same instruction set\n"
         "as the kernel), before each case\n");
-    printf("%-11s %2s %8s %7s %7s %8s %8s %8s %7s %7s %7s %5s %5s\n", "geo", "p", "E", "B/DOF", "flop/DOF",
-           "ms/apply", "MDOF/s", "GFLOP/s", "GB/s", "copyGB", "peakGF", "roof", "bound");
+    printf("%-11s %2s %8s %7s %7s %8s %8s %8s %7s %7s %7s %5s %5s %6s\n", "geo", "p", "E", "B/DOF", "flop/DOF",
+           "ms/apply", "MDOF/s", "GFLOP/s", "GB/s", "copyGB", "peakGF", "roof", "bound", "xpre");
   }
   for (int p = o->pmin; p <= o->pmax && !ierr; p++) {
     const int n = p + 1, n3 = n * n * n;
@@ -206,6 +225,7 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
     /* elements: unit cubes on a line of lattice positions, vertices moved by
      * up to 0.15 (positive Jacobian), kappa = 1, lambda = o->lambda */
     ierr = HX_ALLOC(&h_nodes, (size_t)E * 24);
+    if (!ierr) ierr = HX_ALLOC(&h_flat, (size_t)E * 24);
     if (!ierr) ierr = HX_ALLOC(&h_kap, (size_t)E * 2);
     if (!ierr) ierr = HX_ALLOC(&h_u, (size_t)nl);
     if (ierr) break;
@@ -215,6 +235,9 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
         h_nodes[24 * (size_t)e + 3 * q + 0] = (e % 64) + (q & 1) + 0.15 * rnd(&s);
         h_nodes[24 * (size_t)e + 3 * q + 1] = ((e / 64) % 64) + ((q >> 1) & 1) + 0.15 * rnd(&s);
         h_nodes[24 * (size_t)e + 3 * q + 2] = (e / 4096) + ((q >> 2) & 1) + 0.15 * rnd(&s);
+        h_flat[24 * (size_t)e + 3 * q + 0] = (e % 64) + (q & 1);
+        h_flat[24 * (size_t)e + 3 * q + 1] = ((e / 64) % 64) + ((q >> 1) & 1);
+        h_flat[24 * (size_t)e + 3 * q + 2] = (e / 4096) + ((q >> 2) & 1);
       }
       h_kap[e] = 1.0;
       h_kap[E + e] = o->lambda;
@@ -225,10 +248,13 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
     if (!ierr) ierr = hx_mem_alloc(b, (size_t)nl * sizeof(double), (void **)&a.d_y);
     if (!ierr) ierr = hx_mem_to_device(b, a.d_x, h_u, (size_t)nl * sizeof(double));
     double copy_bw = 0.0; /* measured once per p, before its first case */
-    for (int g = 0; g < 2 && !ierr; g++) {
+    double t_pre = 0.0;   /* the precomputed FP64 time, for the xpre column */
+    for (int g = 0; g < NVAR && !ierr; g++) {
       if (!o->geo[g]) continue;
-      ierr = hx_ax_create(b, p, E, 8, h_nodes, h_kap, h_kap + E, g ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED,
-                          &a.ax);
+      hx_ax_opts ao = hx_ax_opts_default();
+      ao.mode = g == V_OTF ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED;
+      ao.geometry = g == V_SPLIT ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
+      ierr = hx_ax_create_opts(b, p, E, 8, g == V_AFFINE ? h_flat : h_nodes, h_kap, h_kap + E, &ao, &a.ax);
       hx_bench_timing t;
       double bpe = 0.0, fpe = 0.0, peak = 0.0;
       if (!ierr) {
@@ -242,20 +268,23 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
         const double bytes = bpe * E, flops = fpe * E, ndof = (double)E * p * p * p;
         const double tb = bytes / copy_bw, tf = flops / (peak * 1e9);
         const double troof = tb > tf ? tb : tf;
-        printf("%-11s %2d %8d %7.1f %7.1f %8.3f %8.1f %8.2f %7.2f %7.2f %7.1f %5.2f %5s\n",
-               g ? "onthefly" : "precomputed", p, (int)E, bpe / (p * p * p), fpe / (p * p * p),
-               1e3 * t.seconds, ndof / t.seconds * 1e-6, flops / t.seconds * 1e-9, bytes / t.seconds * 1e-9,
-               copy_bw * 1e-9, peak, troof / t.seconds, tb > tf ? "bw" : "flop");
+        if (g == V_PRE) t_pre = t.seconds;
+        char xpre[16] = "-";
+        if (t_pre > 0.0 && g != V_PRE) snprintf(xpre, sizeof xpre, "%.2f", t_pre / t.seconds);
+        printf("%-11s %2d %8d %7.1f %7.1f %8.3f %8.1f %8.2f %7.2f %7.2f %7.1f %5.2f %5s %6s\n", var_name[g], p,
+               (int)E, bpe / (p * p * p), fpe / (p * p * p), 1e3 * t.seconds, ndof / t.seconds * 1e-6,
+               flops / t.seconds * 1e-9, bytes / t.seconds * 1e-9, copy_bw * 1e-9, peak, troof / t.seconds,
+               tb > tf ? "bw" : "flop", xpre);
         fflush(stdout);
       }
       hx_ax_destroy(&a.ax);
     }
     hx_mem_free(b, (void **)&a.d_x);
     hx_mem_free(b, (void **)&a.d_y);
-    free(h_nodes), free(h_kap), free(h_u);
-    h_nodes = h_kap = h_u = NULL;
+    free(h_nodes), free(h_flat), free(h_kap), free(h_u);
+    h_nodes = h_flat = h_kap = h_u = NULL;
   }
-  free(h_nodes), free(h_kap), free(h_u);
+  free(h_nodes), free(h_flat), free(h_kap), free(h_u);
   hx_ax_destroy(&a.ax);
   hx_mem_free(b, (void **)&a.d_x);
   hx_mem_free(b, (void **)&a.d_y);

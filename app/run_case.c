@@ -167,6 +167,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
 
   hx_disc_opts o = hx_disc_opts_default();
   o.p = cs->order, o.kappa = kappa, o.lambda = lambda, o.dirichlet_tag = dtag;
+  o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
   hx_timer_start(HX_T_SETUP);
   ierr = hx_disc_create(m, *pb, &o, pd);
   hx_timer_stop(HX_T_SETUP);
@@ -293,6 +294,16 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, ctx->comm));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
+  {
+    int32_t na, ns, ng;
+    double bpe;
+    hx_ax_storage_counts(hx_disc_ax(d), &na, &ns, &ng);
+    hx_ax_cost(hx_disc_ax(d), &bpe, NULL);
+    double c[4] = {na, ns, ng, bpe * E};
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_DOUBLE, MPI_SUM, ctx->comm));
+    res->op_affine = (int64_t)c[0], res->op_split = (int64_t)c[1], res->op_general = (int64_t)c[2];
+    res->op_bytes_per_dof = c[3] / (double)(res->dofs > 0 ? res->dofs : 1);
+  }
   double loc[9] =
       {t_setup,    dr.pcg.t_operator,    dr.pcg.t_precond + dr.t_pc_setup, dr.pcg.t_reduction, op_exch, t_io,
        dr.t_solve, hx_wtime() - t_start, (double)hx_peak_rss_bytes()},

@@ -70,9 +70,14 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   }
   if ((err = hx_gs_create(b, hx_mesh_comm(mesh), d->nl, d->gid, &d->gs))) goto fail;
   if ((err = hx_gs_set_mask(d->gs, d->dirichlet_l))) goto fail;
-  if ((err = hx_ax_create(b, o->p, d->E, hx_mesh_nodes_per_element(mesh), hx_mesh_element_nodes(mesh), d->kappa,
-                          d->lambda, o->geo, &d->ax)))
-    goto fail;
+  {
+    hx_ax_opts ao = hx_ax_opts_default();
+    ao.mode = o->geo;
+    ao.geometry = o->geometry;
+    if ((err = hx_ax_create_opts(b, o->p, d->E, hx_mesh_nodes_per_element(mesh), hx_mesh_element_nodes(mesh),
+                                 d->kappa, d->lambda, &ao, &d->ax)))
+      goto fail;
+  }
   if ((err = hx_op_create(d->gs, d->ax, o->overlap, &d->op))) goto fail;
   d->t_setup = hx_wtime() - t0;
   *out = d;

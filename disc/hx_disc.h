@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
   int p;                    /* order, HX_ORDER_MIN..HX_ORDER_MAX */
   hx_geo_mode geo;          /* geometric factors precomputed or on the fly */
+  hx_ax_geometry geometry;  /* precomputed factors of curved elements: fp64 or split */
   int overlap;              /* halo exchange overlapped with interior elements */
   const double *kappa;      /* per material index (hx_mesh_num_materials), NULL = 1 */
   const double *lambda;     /* per material index, NULL = 0 */

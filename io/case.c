@@ -20,7 +20,9 @@ typedef struct {
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *const top_keys[] = {"mesh",           "order",   "problem", "solver",
-                                       "preconditioner", "backend", "output"};
+                                       "preconditioner", "backend", "output",  "operator"};
+static const char *const operator_keys[] = {"geometry"};
+static const char *const geometries[] = {"fp64", "split"}; /* hx_ax_geometry order */
 static const char *const mesh_keys[] = {"type", "elements", "extent", "eps", "file", "partitioner", "deform"};
 static const char *const problem_keys[] = {"kappa", "lambda", "rhs", "exact", "boundary"};
 static const char *const bnd_keys[] = {"tags", "type", "value"};
@@ -689,6 +691,14 @@ static int load_rest(hx_case *cs, const hx_ynode *root) {
   cs->backend = hx_io_strdup(backends[t]);
   HX_CHECK(cs->backend, HX_ERR_MEM, "out of memory");
 
+  cs->op.geometry = 0;
+  if ((s = hx_ynode_get(root, "operator", NULL))) {
+    HX_CALL(want_map(s, "operator"));
+    HX_CALL(check_keys(s, "operator", operator_keys, NELEM(operator_keys)));
+    if ((v = hx_ynode_get(s, "geometry", NULL)))
+      HX_CALL(get_enum(v, "operator.geometry", geometries, NELEM(geometries), &cs->op.geometry));
+  }
+
   cs->output.solution = 1;
   cs->output.history = 1;
   cs->output.progress_every = 50;
@@ -1054,6 +1064,7 @@ static int case_yaml(const hx_case *cs, sbuf *s) {
               buf ? buf : "");
     free(buf);
   }
+  sb_printf(s, "operator:\n  geometry: %s\n", geometries[cs->op.geometry]);
   sb_printf(s, "backend: %s\noutput:\n  dir: ", cs->backend);
   sb_quoted(s, cs->output.dir);
   hx_io_fmt_double(a, sizeof a, cs->output.progress_seconds);

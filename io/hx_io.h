@@ -109,6 +109,9 @@ typedef struct hx_case_s {
   } preconditioner;
   char *backend; /* "cpu" | "cuda" */
   struct {
+    int geometry; /* operator.geometry: 0 fp64, 1 split (hx_ax_geometry) */
+  } op;
+  struct {
     char *dir;               /* output folder (relative to the working directory) */
     int solution;            /* write solution.h5 + solution.xdmf */
     int history;             /* write history.csv + history.h5 */
@@ -295,6 +298,10 @@ typedef struct {
   /* cuda: one YAML flow mapping per rank ("  - {rank: 0, host: ..., device: 0,
    * name: ..., pci_bus_id: ..., ranks_on_device: 1}\n"), "" otherwise */
   char devices[4096];
+  /* the operator's storage of the geometric factors (operator.geometry, and
+   * the global element counts of each record kind: docs/operator.md) */
+  int64_t op_affine, op_split, op_general;
+  double op_bytes_per_dof; /* model bytes of one element-kernel pass per unique DOF */
 } hx_run_stats;
 
 /* Not collective (call on rank 0). Write dir/summary.yaml atomically. version

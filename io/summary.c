@@ -78,6 +78,11 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
         st->pc_overlap ? "true" : "false", f3);
     }
   }
+  hx_io_fmt_double(f1, sizeof f1, st->op_bytes_per_dof);
+  P("operator: {geometry: %s, elements_affine: %lld, elements_split: %lld, elements_general: %lld, "
+    "bytes_per_dof: %s}\n",
+    cs->op.geometry ? "split" : "fp64", (long long)st->op_affine, (long long)st->op_split,
+    (long long)st->op_general, f1);
   if (st->devices[0]) P("devices:\n%s", st->devices);
   P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
     st->peak_mem_bytes / 1048576.0);
@@ -112,6 +117,9 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
   if (ts > 0 && st->iterations > 0)
     fprintf(out, "  %-18s %.3e DOF-iterations/s, %.3f ms per iteration\n", "throughput",
             (double)st->dofs * st->iterations / ts, 1e3 * ts / st->iterations);
+  fprintf(out, "  %-18s geometry %s: %lld affine, %lld split, %lld general elements, %.1f B/DOF\n", "operator",
+          cs->op.geometry ? "split" : "fp64", (long long)st->op_affine, (long long)st->op_split,
+          (long long)st->op_general, st->op_bytes_per_dof);
   if (st->pc_view[0]) {
     fprintf(out, "  %-18s %s\n", "preconditioner", st->pc_view);
     fprintf(out, "  %-18s setup %.4f s, %.3e s per apply\n", "", st->pc_setup, st->pc_apply);

@@ -12,7 +12,7 @@
  * w_i w_j w_k |J| when mass != NULL. The same HX_HD functions as the
  * on-the-fly kernels, in the same order of operations. A non-positive (or
  * non-finite) Jacobian determinant is HX_ERR_INPUT. */
-static int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {
+int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {
   const int n = ax->n, n3 = n * n * n;
   const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
   const double kappa = ax->h_kappa[e], lambda = ax->h_lambda[e];
@@ -40,6 +40,35 @@ static int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, do
   return HX_SUCCESS;
 }
 
+/* Is element e affine (a parallelepiped)? The Jacobian of a hex8 map is of
+ * degree <= 1 and of a hex27 map <= 2 in each reference variable, so it is
+ * constant iff it takes the same value at the 27 points {-1,0,1}^3; tested
+ * to HX_AX_AFFINE_TOL relative to its largest entry at the centre. J0: the
+ * Jacobian at the centre. */
+static int hx_ax_elem_affine(const struct hx_ax_s *ax, int32_t e, double *J0) {
+  const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
+  double c[24];
+  if (ax->npe == 8) {
+    hx_hex8_coeffs(v, c);
+    hx_hex8_jacobian(c, 0.0, 0.0, 0.0, J0);
+  } else {
+    hx_hex27_jacobian(v, 0.0, 0.0, 0.0, J0);
+  }
+  double scale = 0.0;
+  for (int m = 0; m < 9; m++) scale = fmax(scale, fabs(J0[m]));
+  for (int q = 0; q < 27; q++) {
+    const double r = q % 3 - 1.0, s = (q / 3) % 3 - 1.0, t = q / 9 - 1.0;
+    double J[9];
+    if (ax->npe == 8)
+      hx_hex8_jacobian(c, r, s, t, J);
+    else
+      hx_hex27_jacobian(v, r, s, t, J);
+    for (int m = 0; m < 9; m++)
+      if (!(fabs(J[m] - J0[m]) <= HX_AX_AFFINE_TOL * scale)) return 0;
+  }
+  return 1;
+}
+
 static void hx_ax_free_all(struct hx_ax_s *ax) {
   if (!ax) return;
   hx_mem_free(ax->b, (void **)&ax->d_basis);
@@ -47,6 +76,7 @@ static void hx_ax_free_all(struct hx_ax_s *ax) {
   hx_mem_free(ax->b, (void **)&ax->d_part);
   hx_mem_free(ax->b, (void **)&ax->d_basis32);
   hx_mem_free(ax->b, (void **)&ax->d_geo32);
+  hx_mem_free(ax->b, (void **)&ax->d_eoff);
   free(ax->h_nodes);
   free(ax->h_kappa);
   free(ax->h_lambda);
@@ -78,11 +108,14 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
                "element %d (local index): non-finite node coordinate", (int)e);
   }
   /* basis on the backend */
-  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX];
+  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX + HX_AX_NMAX * HX_AX_NMAX * HX_AX_NMAX];
   memcpy(basis, ax->D, (size_t)n * n * sizeof(double));
   memcpy(basis + hx_ax_off_t(n), ax->t, (size_t)n * sizeof(double));
   memcpy(basis + hx_ax_off_w(n), ax->w, (size_t)n * sizeof(double));
-  const size_t nb = (size_t)n * n + 2 * (size_t)n;
+  for (int k = 0; k < n; k++) /* the product in hx_ax_elem_factors' order */
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) basis[hx_ax_off_w3(n) + i + n * (j + n * k)] = ax->w[i] * ax->w[j] * ax->w[k];
+  const size_t nb = (size_t)n * n + 2 * (size_t)n + (size_t)n3;
   HX_CALL(hx_mem_alloc(ax->b, nb * sizeof(double), (void **)&ax->d_basis));
   HX_CALL(hx_mem_to_device(ax->b, ax->d_basis, basis, nb * sizeof(double)));
   HX_CALL(hx_mem_alloc(ax->b, ((size_t)E + 1) * sizeof(double), (void **)&ax->d_part));
@@ -93,21 +126,59 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
   for (int32_t e = 0; e < E; e++)
     if (ax->h_lambda[e] != 0.0) ax->ncomp = 7;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
-    /* factors are computed into 7 n^3 per element, then stored as ncomp
-     * blocks of cs = n^3 + HX_AX_PAD (padding zeroed) */
-    const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
-    double *h_geo = NULL, *g = NULL;
-    HX_CALL(HX_ALLOC(&g, per));
-    int ierr = HX_ALLOC(&h_geo, (size_t)E * pk + 1);
+    /* kinds and record offsets, then the records (docs/operator.md):
+     * GEN ncomp blocks of cs doubles (padding zeroed), AFF HX_AX_MEANS
+     * doubles, SPL HX_AX_MEANS doubles + ncomp blocks of cs32 floats */
+    const size_t cs = (size_t)n3 + HX_AX_PAD, cs32 = (size_t)hx_ax_cs32(n3);
+    const size_t len_gen = (size_t)ax->ncomp * cs, len_spl = HX_AX_MEANS + ((size_t)ax->ncomp * cs32 + 1) / 2;
+    int64_t *eoff = NULL;
+    double *h_geo = NULL, *g = NULL, *J0 = NULL;
+    HX_CALL(HX_ALLOC(&eoff, (size_t)E + 1));
+    int ierr = HX_ALLOC(&J0, 9 * (size_t)E + 1);
+    int64_t off = 0;
     for (int32_t e = 0; e < E && !ierr; e++) {
-      ierr = hx_ax_elem_factors(ax, e, g, NULL);
-      for (int c = 0; c < ax->ncomp; c++)
-        memcpy(h_geo + e * pk + c * cs, g + (size_t)c * n3, (size_t)n3 * sizeof(double));
+      int kind = ax->geometry == HX_AX_GEO_SPLIT ? HX_AXK_SPL : HX_AXK_GEN;
+      if (ax->affine && hx_ax_elem_affine(ax, e, J0 + 9 * (size_t)e)) kind = HX_AXK_AFF;
+      eoff[e] = off << 2 | kind;
+      ax->nkind[kind]++;
+      off += kind == HX_AXK_AFF ? HX_AX_MEANS : kind == HX_AXK_SPL ? (int64_t)len_spl : (int64_t)len_gen;
+    }
+    ax->geo_len = off;
+    if (!ierr) ierr = HX_ALLOC(&g, per);
+    if (!ierr) ierr = HX_ALLOC(&h_geo, (size_t)off + 1);
+    for (int32_t e = 0; e < E && !ierr; e++) {
+      ierr = hx_ax_elem_factors(ax, e, g, NULL); /* validates every element */
+      if (ierr) break;
+      double *rec = h_geo + (eoff[e] >> 2);
+      const int kind = (int)(eoff[e] & 3);
+      if (kind == HX_AXK_GEN) {
+        for (int c = 0; c < ax->ncomp; c++) memcpy(rec + c * cs, g + (size_t)c * n3, (size_t)n3 * sizeof(double));
+      } else if (kind == HX_AXK_AFF) {
+        double m0;
+        hx_geo_factors(J0 + 9 * (size_t)e, ax->h_kappa[e], ax->h_lambda[e], rec, &m0);
+        rec[6] = m0;
+      } else {
+        /* G_q / w_q: the geometric part, smooth over a curved element (G_q
+         * itself varies with the weights by 3 orders of magnitude at p = 7) */
+        float *dev = (float *)(rec + HX_AX_MEANS);
+        const double *w3 = basis + hx_ax_off_w3(n);
+        for (int c = 0; c < ax->ncomp; c++) {
+          double sum = 0.0;
+          for (int q = 0; q < n3; q++) sum += g[(size_t)c * n3 + q] / w3[q];
+          const double mean = sum / n3;
+          rec[c] = mean;
+          for (int q = 0; q < n3; q++) dev[c * cs32 + q] = (float)(g[(size_t)c * n3 + q] / w3[q] - mean);
+        }
+      }
     }
     free(g);
-    if (!ierr) ierr = hx_mem_alloc(ax->b, (size_t)E * pk * sizeof(double), (void **)&ax->d_geo);
-    if (!ierr) ierr = hx_mem_to_device(ax->b, ax->d_geo, h_geo, (size_t)E * pk * sizeof(double));
+    free(J0);
+    if (!ierr) ierr = hx_mem_alloc(ax->b, ((size_t)off + 1) * sizeof(double), (void **)&ax->d_geo);
+    if (!ierr && off > 0) ierr = hx_mem_to_device(ax->b, ax->d_geo, h_geo, (size_t)off * sizeof(double));
+    if (!ierr) ierr = hx_mem_alloc(ax->b, ((size_t)E + 1) * sizeof(int64_t), (void **)&ax->d_eoff);
+    if (!ierr && E > 0) ierr = hx_mem_to_device(ax->b, ax->d_eoff, eoff, (size_t)E * sizeof(int64_t));
     free(h_geo);
+    free(eoff);
     HX_CALL(ierr);
   } else {
     double *g = NULL, *h_geo = NULL;
@@ -130,9 +201,25 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
   return HX_SUCCESS;
 }
 
+hx_ax_opts hx_ax_opts_default(void) { return (hx_ax_opts){HX_GEO_PRECOMPUTED, HX_AX_GEO_FP64, 1}; }
+
 int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
                  const double *h_lambda, hx_geo_mode mode, hx_ax *out) {
+  hx_ax_opts o = hx_ax_opts_default();
+  o.mode = mode;
+  HX_CALL(hx_ax_create_opts(b, p, E, npe, h_nodes, h_kappa, h_lambda, &o, out));
+  return HX_SUCCESS;
+}
+
+int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                      const double *h_lambda, const hx_ax_opts *opts, hx_ax *out) {
   HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+  const hx_ax_opts o = opts ? *opts : hx_ax_opts_default();
+  const hx_geo_mode mode = o.mode;
+  HX_CHECK(o.geometry == HX_AX_GEO_FP64 || o.geometry == HX_AX_GEO_SPLIT, HX_ERR_ARG, "unknown geometry storage %d",
+           (int)o.geometry);
+  HX_CHECK(!(o.geometry == HX_AX_GEO_SPLIT && mode == HX_GEO_ONTHEFLY), HX_ERR_ARG,
+           "split geometry storage needs precomputed factors (on the fly stores no factors)");
   *out = NULL;
   HX_CHECK(b, HX_ERR_ARG, "backend is NULL");
   HX_CHECK(p >= 1 && p <= HX_AX_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", p, HX_AX_PMAX);
@@ -155,6 +242,8 @@ int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
   ax->npe = npe;
   ax->E = E;
   ax->mode = mode;
+  ax->geometry = o.geometry;
+  ax->affine = o.affine != 0;
   ax->isa = hx_ax_cpu_isa();
   int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda);
   if (ierr) {
@@ -177,9 +266,16 @@ int32_t hx_ax_num_elements(hx_ax ax) { return ax->E; }
 int64_t hx_ax_num_nodes(hx_ax ax) { return (int64_t)ax->E * ax->n * ax->n * ax->n; }
 hx_geo_mode hx_ax_geo_mode(hx_ax ax) { return ax->mode; }
 hx_backend hx_ax_backend(hx_ax ax) { return ax->b; }
+hx_ax_geometry hx_ax_geometry_of(hx_ax ax) { return ax->geometry; }
+const char *hx_ax_geometry_name(hx_ax_geometry g) { return g == HX_AX_GEO_SPLIT ? "split" : "fp64"; }
+void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t *n_general) {
+  if (n_affine) *n_affine = ax->nkind[HX_AXK_AFF];
+  if (n_split) *n_split = ax->nkind[HX_AXK_SPL];
+  if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
+}
 
-static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u, double *d_w,
-                            double *uw) {
+static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                            const double *d_u, double *d_w, double *uw) {
   double *part = uw ? ax->d_part : NULL;
   if (uw) *uw = 0.0;
   HX_CHECK(ax->prec == HX_F64, HX_ERR_ARG, "FP64 apply of an FP32 operator (use hx_ax_apply_p)");
@@ -187,17 +283,18 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
 #ifdef HEXCG_HAVE_CUDA
   if (ax->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_u, d_w, part));
+    HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
     if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
     return HX_SUCCESS;
   }
 #endif
   const int64_t nl = hx_ax_num_nodes(ax);
-  HX_MC_DEV(ax->b, d_u, nl, "operator: u");
+  if (!d_map) HX_MC_DEV(ax->b, d_u, nl, "operator: u");
+  if (d_map && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_map, (size_t)nl * sizeof(int32_t), "operator: L->G map"));
   HX_MC_DEV(ax->b, d_w, nl, "operator: w");
   if (d_list && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
   HX_MC_SCOPE(ax->b);
-  HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_u, d_w, part));
+  HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
   if (uw) {
     double s = 0.0;
     for (int32_t k = 0; k < nlist; k++) s += part[k];
@@ -208,7 +305,7 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
 
 int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw) {
   HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, NULL, d_u, d_w, uw));
   return HX_SUCCESS;
 }
 
@@ -218,7 +315,18 @@ int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const doubl
   HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
            (int)ax->E);
   HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, NULL, d_u, d_w, uw));
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const double *d_x,
+                       double *d_w, double *uw) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
+  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, uw));
   return HX_SUCCESS;
 }
 
@@ -276,8 +384,17 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
   const double ws = ax->prec == HX_F32 ? 4.0 : 8.0;
   double bytes = 2.0 * ws * n3;
   double flops = 12.0 * n4 + 19.0 * n3;
-  if (ax->mode == HX_GEO_PRECOMPUTED) {
+  if (ax->mode == HX_GEO_PRECOMPUTED && ax->prec == HX_F32) {
     bytes += ws * ax->ncomp * n3;
+    if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
+  } else if (ax->mode == HX_GEO_PRECOMPUTED) {
+    /* the mean over the elements of the storage: GEN 8 ncomp n^3, AFF 8 * 8
+     * (+ 6 multiplies per node by w_q), SPL 8 * 8 + 4 ncomp n^3 (+ 2 ncomp
+     * per node: the conversion's add and the w_q multiply) */
+    const double E = ax->E > 0 ? ax->E : 1;
+    const double fa = ax->nkind[HX_AXK_AFF] / E, fs = ax->nkind[HX_AXK_SPL] / E, fg = ax->nkind[HX_AXK_GEN] / E;
+    bytes += fg * 8.0 * ax->ncomp * n3 + fa * 8.0 * HX_AX_MEANS + fs * (8.0 * HX_AX_MEANS + 4.0 * ax->ncomp * n3);
+    flops += (fa * ax->ncomp + fs * 2.0 * ax->ncomp) * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else {
     bytes += ws * HX_AX_OTF_STRIDE;

@@ -35,17 +35,50 @@ struct hx_ax_s {
    * the vertices); d_part stays double */
   hx_precision prec;
   float *d_basis32, *d_geo32;
+  /* PRECOMPUTED storage per element (docs/operator.md, "Affine and split
+   * storage"): d_eoff[e] = (offset in doubles of the element's record in
+   * d_geo) << 2 | kind (HX_AXK_*). */
+  hx_ax_geometry geometry; /* fp64 or split for the curved elements */
+  int affine;              /* affine elements detected (1) or stored general (0) */
+  int32_t nkind[3];        /* elements of each kind */
+  int64_t geo_len;         /* doubles in d_geo */
+  int64_t *d_eoff;         /* E (+1) */
 };
+
+/* Record kinds of the precomputed storage (low 2 bits of d_eoff):
+ *  GEN: ncomp blocks of cs = n^3 + HX_AX_PAD doubles (G_rr..G_tt, lambda-mass);
+ *  AFF: HX_AX_MEANS doubles: the 7 factors of G/w_q (constant on an affine
+ *       element: kappa |J| J^-1 J^-T and lambda |J|), the 8th zero;
+ *  SPL: HX_AX_MEANS doubles: the element means of G/w_q (and lambda |J|),
+ *       then ncomp blocks of hx_ax_cs32(n^3) floats: the FP32 deviations
+ *       G_q/w_q - mean. The kernels use g = w_q (mean + dev) (AFF: w_q mean). */
+#define HX_AXK_GEN 0
+#define HX_AXK_AFF 1
+#define HX_AXK_SPL 2
+#define HX_AX_MEANS 8
+/* float stride of a deviation block: n^3 + 16 rounded up to 8 floats (32 B) */
+static inline HX_HD int hx_ax_cs32(int n3) { return (n3 + 16 + 7) / 8 * 8; }
+/* Relative tolerance of the affine test: every entry of the Jacobian at the
+ * 27 points {-1,0,1}^3 within tol * max|J(0)| of J(0). */
+#define HX_AX_AFFINE_TOL 1e-12
 
 /* Offsets in d_basis. */
 static inline int hx_ax_off_t(int n) { return n * n; }
 static inline int hx_ax_off_w(int n) { return n * n + n; }
+/* n^3 weight products w_i w_j w_k (node order), after w (CPU kernels) */
+static inline int hx_ax_off_w3(int n) { return n * n + 2 * n; }
+
+/* General FP64 factors of element e on the host (ax.c): g[c*n^3 + node],
+ * c = 0..5 the factors, 6 the lambda-mass; mass[node] = w |J| if not NULL. */
+int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass);
 
 /* Per-backend apply of the listed elements (list == NULL: elements 0..nlist-1).
  * If part != NULL, part[k] = u_e . w_e for the k-th element handled (list
- * position, or element index when list == NULL). */
-int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u, double *w,
-                    double *part);
+ * position, or element index when list == NULL). map != NULL: u is a
+ * G-vector and the element reads u_e[q] = u[map[e n^3 + q]] (0 where
+ * map < 0: the scatter fused into the kernel). */
+int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                    const double *u, double *w, double *part);
 /* CPU instruction-set instantiation to use (see ax_cpu.c) and its name */
 int hx_ax_cpu_isa(void);
 const char *hx_ax_cpu_isa_name(int isa);
@@ -54,7 +87,8 @@ double hx_ax_cpu_peak_run(int isa, long iters);
 #ifdef HEXCG_HAVE_CUDA
 /* FP64 multiply-add chains on the device for about `seconds`; *gflops */
 int hx_ax_cuda_peak(hx_backend b, double seconds, double *gflops);
-int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u, double *w,
+int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                     const double *u, double *w,
                      double *part);
 /* *result = sum of part[0..m-1] in a fixed order (deterministic); synchronises. */
 int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *result);

@@ -30,9 +30,20 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   size_t len;
   double *h = NULL;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
-    len = E * (size_t)ax->ncomp * ((size_t)n3 + HX_AX_PAD);
+    /* the general per-node layout (the FP64 operator may store affine or
+     * split records; the FP32 kernels read ncomp blocks of n^3 + HX_AX_PAD
+     * floats for every element), from the FP64 factors */
+    const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
+    len = E * pk;
+    double *g = NULL;
     HX_CALL(HX_ALLOC(&h, len + 1));
-    int ierr = hx_mem_to_host(ax->b, h, ax->d_geo, len * sizeof(double));
+    int ierr = HX_ALLOC(&g, 7 * (size_t)n3);
+    for (size_t e = 0; e < E && !ierr; e++) {
+      ierr = hx_ax_elem_factors(ax, (int32_t)e, g, NULL);
+      for (int c = 0; c < ax->ncomp && !ierr; c++)
+        for (int q = 0; q < n3; q++) h[e * pk + c * cs + q] = g[(size_t)c * n3 + q];
+    }
+    free(g);
     if (ierr) {
       free(h);
       return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
@@ -53,6 +64,7 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   free(h);
   HX_CALL(ierr);
   HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_geo));
+  HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_eoff));
   ax->prec = HX_F32;
   return HX_SUCCESS;
 }

@@ -55,6 +55,22 @@
 #endif
 #undef HX_R
 
+/* Factors of one node from an affine record m[0..6] (the 6 factors of G/w
+ * and lambda |J|, constant over the element): g = wq m, *mm = wq m[6] (0 when
+ * ncomp = 6). The split record adds FP32 deviations dev[c * cs32] of the
+ * node (dev already offset to the node): g = wq (m + dev) in FP64; with
+ * dev = 0 this is the affine result bit for bit (m + 0 = m). */
+static inline HX_HD void hx_geo_affine_node(const double *HX_RESTRICT m, double wq, int ncomp,
+                                            double *HX_RESTRICT g, double *HX_RESTRICT mm) {
+  for (int c = 0; c < 6; c++) g[c] = wq * m[c];
+  *mm = ncomp == 7 ? wq * m[6] : 0.0;
+}
+static inline HX_HD void hx_geo_split_node(const double *HX_RESTRICT m, const float *HX_RESTRICT dev, int cs32,
+                                           double wq, int ncomp, double *HX_RESTRICT g, double *HX_RESTRICT mm) {
+  for (int c = 0; c < 6; c++) g[c] = wq * (m[c] + (double)dev[c * cs32]);
+  *mm = ncomp == 7 ? wq * (m[6] + (double)dev[6 * cs32]) : 0.0;
+}
+
 /* Flops of the model counts (docs/operator.md), per element of n^3 nodes:
  * gradient 6n^4, G 15n^3, transposed gradient 6n^4 + 2n^3 (sum of the three
  * directions), mass term 2n^3. On the fly adds, per node, the trilinear

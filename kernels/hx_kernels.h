@@ -380,6 +380,19 @@ int hx_gs_box_ids(int nx, int ny, int nz, int p, int64_t e0, int64_t ne, int64_t
  * element e at e*n^3 + i + n*(j + n*k) (i along reference direction r). */
 typedef struct hx_ax_s *hx_ax;
 typedef enum { HX_GEO_PRECOMPUTED = 0, HX_GEO_ONTHEFLY = 1 } hx_geo_mode;
+/* Storage of the precomputed factors of curved (non-affine) elements: FP64
+ * per node, or split: an FP64 mean per element and FP32 deviations per node,
+ * reconstructed in FP64 (docs/operator.md). Affine elements always store 7
+ * FP64 constants (unless affine detection is off). */
+typedef enum { HX_AX_GEO_FP64 = 0, HX_AX_GEO_SPLIT = 1 } hx_ax_geometry;
+typedef struct {
+  hx_geo_mode mode;        /* default HX_GEO_PRECOMPUTED */
+  hx_ax_geometry geometry; /* default HX_AX_GEO_FP64; SPLIT needs PRECOMPUTED */
+  int affine;              /* default 1: detect affine elements (parallelepipeds)
+                              and store 7 constants for them; 0: every element
+                              stored per node (the reference for the tests) */
+} hx_ax_opts;
+hx_ax_opts hx_ax_opts_default(void);
 
 /* Element operator data for E >= 0 local elements of order p (1..15) on
  * backend b (borrowed: b must outlive ax).
@@ -398,6 +411,14 @@ typedef enum { HX_GEO_PRECOMPUTED = 0, HX_GEO_ONTHEFLY = 1 } hx_geo_mode;
  * local element index. Inputs are copied. */
 int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
                  const double *h_kappa, const double *h_lambda, hx_geo_mode mode, hx_ax *ax);
+/* The same with the storage options (hx_ax_create: defaults with mode);
+ * opts == NULL: the defaults. */
+int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
+                      const double *h_kappa, const double *h_lambda, const hx_ax_opts *opts, hx_ax *ax);
+/* Elements stored affine (7 constants), split, and general FP64 per node. */
+void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t *n_general);
+hx_ax_geometry hx_ax_geometry_of(hx_ax ax);
+const char *hx_ax_geometry_name(hx_ax_geometry g); /* "fp64" | "split" */
 /* Accepts NULL / *ax == NULL; nulls *ax. */
 int hx_ax_destroy(hx_ax *ax);
 
@@ -423,13 +444,21 @@ int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw);
  * *uw sums the listed elements in list order. nlist == 0 gives *uw = 0. */
 int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u,
                      double *d_w, double *uw);
+/* hx_ax_apply_list with the scatter fused in: the element reads its values
+ * u_e[q] = d_x[d_map[e n^3 + q]] (0 where d_map < 0) straight from the
+ * G-vector d_x; d_map: backend memory, E n^3 int32 (the gather-scatter's L->G
+ * map). d_list == NULL with nlist == E: every element. Same result bits as
+ * scatter + hx_ax_apply_list. */
+int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                       const double *d_x, double *d_w, double *uw);
 /* Host arrays, E*(p+1)^3 each: the diagonal of A_L (for the assembled Jacobi
  * diagonal after gather), and the lumped mass w_i w_j w_k |J| (no lambda)
  * per node (right-hand side, error norms, coarse space). */
 int hx_ax_diagonal(hx_ax ax, double *h_diag);
 int hx_ax_mass(hx_ax ax, double *h_mass);
 /* Bytes moved and flops per element of one hx_ax_apply (model counts, see
- * docs/operator.md; for benchmarks). */
+ * docs/operator.md; for benchmarks): the mean over the elements of the
+ * storage in use. */
 void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem);
 /* Measured FP64 peak of backend b, for rooflines: every CPU thread (OpenMP
  * team) or CUDA thread runs independent register-resident multiply-add

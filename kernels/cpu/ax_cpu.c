@@ -21,8 +21,11 @@ typedef struct {
   const double *D;     /* D[i*n + m] = l_m'(t_i) */
   const double *Dt;    /* Dt[m*n + i] = D[i*n + m] */
   const double *t, *w; /* GLL points and weights */
+  const double *w3;    /* n^3 weight products w_i w_j w_k */
   const double *geo;
-  int ncomp; /* precomputed: 7, or 6 without the mass term */
+  const int64_t *eoff; /* precomputed: record offset << 2 | kind (HX_AXK_*) */
+  int ncomp;           /* precomputed: 7, or 6 without the mass term */
+  const int32_t *map;  /* NULL, or u is a G-vector read through map (fused scatter) */
   const double *u;
   double *out;
   double *part;
@@ -31,23 +34,30 @@ typedef struct {
 /* a*b + c, fused (one rounding) in the FMA instantiations (f = 1). */
 #define HX_MADD(f, a, b, c) ((f) ? __builtin_fma((a), (b), (c)) : (a) * (b) + (c))
 
+/* Geometry kinds of the element kernels: the three precomputed records and
+ * on the fly. */
+#define HX_AXG_OTF 3
+
 /* One element (the m-sums are innermost and unroll, n being a constant):
  *  1a. ut for the whole element, vectorised over the contiguous (i,j) plane:
  *      D[k][m] is invariant there, so its broadcasts leave the loop (the
  *      t-direction costs ~1 load per multiply-add instead of 2);
  *  1b. per node, vectorised over i: ur, us, the 6 factors (loaded, or
+ *      rebuilt as w_q (mean + dev) from an affine or split record, or
  *      computed from the trilinear map when otf), fluxes f = G grad into
  *      fr, fs, ft (ft overwrites ut in place), and the mass term into out;
  *  2a. out += D^T contraction of ft, over the (i,j) plane;
  *  2b. out += D^T contractions of fr and fs, vectorised over i.
- * f selects fused multiply-adds in the contractions. */
-HX_AX_INLINE void hx_ax_cpu_elem(const int n, const int otf, const int f, const hx_ax_cpu_args *a,
+ * f selects fused multiply-adds in the contractions; gk the geometry
+ * (HX_AXK_GEN, _AFF, _SPL, HX_AXG_OTF). */
+HX_AX_INLINE void hx_ax_cpu_elem(const int n, const int gk, const int f, const hx_ax_cpu_args *a,
                                  const double *HX_RESTRICT geo, const double *HX_RESTRICT u,
                                  double *HX_RESTRICT out, double *HX_RESTRICT fr, double *HX_RESTRICT fs,
                                  double *HX_RESTRICT ft) {
   const int n2 = n * n, n3 = n2 * n;
   const double *HX_RESTRICT D = a->D, *HX_RESTRICT Dt = a->Dt;
   const double *HX_RESTRICT t = a->t, *HX_RESTRICT w = a->w;
+  const int otf = gk == HX_AXG_OTF;
   double c[24], kappa = 0.0, lambda = 0.0;
   if (otf) {
     hx_hex8_coeffs(geo, c);
@@ -75,10 +85,15 @@ HX_AX_INLINE void hx_ax_cpu_elem(const int n, const int otf, const int f, const 
           hx_hex8_jacobian(c, t[i], t[j], t[k], J);
           const double wq = w[i] * w[j] * w[k];
           hx_geo_factors(J, kappa * wq, lambda * wq, g, &mm);
-        } else {
+        } else if (gk == HX_AXK_GEN) {
           const int cs = n3 + HX_AX_PAD;
           for (int cc = 0; cc < 6; cc++) g[cc] = geo[cc * cs + q];
           mm = a->ncomp == 7 ? geo[6 * cs + q] : 0.0;
+        } else if (gk == HX_AXK_AFF) {
+          hx_geo_affine_node(geo, a->w3[q], a->ncomp, g, &mm);
+        } else {
+          hx_geo_split_node(geo, (const float *)(geo + HX_AX_MEANS) + q, hx_ax_cs32(n3), a->w3[q], a->ncomp, g,
+                            &mm);
         }
         hx_apply_g(g[0], g[1], g[2], g[3], g[4], g[5], ur, us, ut, fr + q, fs + q, ft + q);
         out[q] = mm * u[q];
@@ -111,6 +126,17 @@ HX_AX_INLINE double hx_ax_cpu_dot(const int n3, const double *HX_RESTRICT u, con
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+/* The element's input values: the L-vector slice, or (fused scatter) its
+ * values gathered from the G-vector into ub, with the scatter's 0 where the
+ * map is negative. */
+HX_AX_INLINE const double *hx_ax_cpu_u(const size_t n3, const hx_ax_cpu_args *a, const size_t e,
+                                       double *HX_RESTRICT ub) {
+  if (!a->map) return a->u + n3 * e;
+  const int32_t *HX_RESTRICT m = a->map + n3 * e;
+  for (size_t q = 0; q < n3; q++) ub[q] = m[q] >= 0 ? a->u[m[q]] : 0.0;
+  return ub;
+}
+
 /* Elements per dynamically scheduled chunk (~2048 nodes): balances threads
  * that the OS deschedules on a shared machine; results do not depend on it. */
 #define HX_AX_CHUNK(N) ((N) * (N) * (N) >= 2048 ? 1 : 2048 / ((N) * (N) * (N)))
@@ -121,14 +147,27 @@ HX_AX_INLINE double hx_ax_cpu_dot(const int n3, const double *HX_RESTRICT u, con
 #define HX_AX_CPU_LOOP(N, OTF, F, NAME, ATTR)                                                          \
   ATTR static void NAME(const hx_ax_cpu_args *a) {                                                     \
     const size_t n3 = (size_t)(N) * (N) * (N);                                                         \
-    const size_t gs = (OTF) ? HX_AX_OTF_STRIDE : (size_t)a->ncomp * (n3 + HX_AX_PAD);                  \
     const int chunk = HX_AX_CHUNK(N);                                                                  \
     _Pragma("omp parallel for schedule(dynamic, chunk)") for (int32_t k = 0; k < a->nlist; k++) {      \
-      double scr[3 * ((N) * (N) * (N) + HX_AX_PAD)]; /* fr, fs, ft, padded */                          \
-      double *fr = scr, *fs = fr + n3 + HX_AX_PAD, *ft = fs + n3 + HX_AX_PAD;                          \
+      double scr[4 * ((N) * (N) * (N) + HX_AX_PAD)]; /* fr, fs, ft, gathered u, padded */              \
+      double *fr = scr, *fs = fr + n3 + HX_AX_PAD, *ft = fs + n3 + HX_AX_PAD, *ub = ft + n3 + HX_AX_PAD; \
       const size_t e = (size_t)(a->list ? a->list[k] : k);                                             \
-      hx_ax_cpu_elem((N), (OTF), (F), a, a->geo + gs * e, a->u + n3 * e, a->out + n3 * e, fr, fs, ft); \
-      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, a->u + n3 * e, a->out + n3 * e);                \
+      const double *ue = hx_ax_cpu_u(n3, a, e, ub), *ge;                                               \
+      double *oe = a->out + n3 * e;                                                                    \
+      if (OTF) {                                                                                       \
+        ge = a->geo + HX_AX_OTF_STRIDE * e;                                                            \
+        hx_ax_cpu_elem((N), HX_AXG_OTF, (F), a, ge, ue, oe, fr, fs, ft);                               \
+      } else {                                                                                         \
+        const int64_t eo = a->eoff[e];                                                                 \
+        ge = a->geo + (eo >> 2);                                                                       \
+        if ((eo & 3) == HX_AXK_AFF)                                                                    \
+          hx_ax_cpu_elem((N), HX_AXK_AFF, (F), a, ge, ue, oe, fr, fs, ft);                             \
+        else if ((eo & 3) == HX_AXK_SPL)                                                               \
+          hx_ax_cpu_elem((N), HX_AXK_SPL, (F), a, ge, ue, oe, fr, fs, ft);                             \
+        else                                                                                           \
+          hx_ax_cpu_elem((N), HX_AXK_GEN, (F), a, ge, ue, oe, fr, fs, ft);                             \
+      }                                                                                                \
+      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);                                        \
     }                                                                                                  \
   }
 
@@ -236,12 +275,14 @@ HX_AX_AVX2_FN void hx_ax_avx2_right8(const double *HX_RESTRICT Bt, const double 
  *     plane-sized scratch);
  *  3. out += D^T contraction of ft over the whole element (even-odd).
  * eo: even-odd tables of D (eo[0..31]) and D^T (eo[32..63]). */
-HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int ncomp, const double *HX_RESTRICT D,
+HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const double *HX_RESTRICT D,
                                         const double *HX_RESTRICT Dt, const double *HX_RESTRICT eo,
-                                        const double *HX_RESTRICT geo, const double *HX_RESTRICT u,
-                                        double *HX_RESTRICT out, double *HX_RESTRICT ft,
-                                        const double *geo_next, const double *u_next) {
-  const int cs = 512 + HX_AX_PAD;
+                                        const double *HX_RESTRICT w3, const double *HX_RESTRICT geo,
+                                        const double *HX_RESTRICT u, double *HX_RESTRICT out,
+                                        double *HX_RESTRICT ft, const int kind_next, const double *geo_next,
+                                        const double *u_next, const int32_t *map_next) {
+  const int cs = 512 + HX_AX_PAD, cs32 = hx_ax_cs32(512);
+  const float *dev = (const float *)(geo + HX_AX_MEANS);
   /* software-pipelined over the planes: the gradients of plane k, then
    * the transposed r, s contractions of plane k-1 (independent work for the
    * out-of-order core while the fluxes of plane k wait), then the fluxes of
@@ -261,29 +302,50 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int ncomp, const double *HX_RESTRI
     }
     if (k == 8) break;
     const double *HX_RESTRICT uk = u + 64 * k;
-    const double *HX_RESTRICT gk = geo + 64 * k;
+    const double *HX_RESTRICT gk0 = geo + 64 * k;
     double *HX_RESTRICT ok = out + 64 * k, *HX_RESTRICT tk = ft + 64 * k;
     double *HX_RESTRICT ur = fr[b], *HX_RESTRICT us = fs[b];
 #pragma GCC unroll 1
     for (int q = 0; q < 64; q += 4) {
       if (!(q & 4)) {
         const double *pg = geo_next + 64 * k + q;
-        for (int cc = 0; cc < 6; cc++) _mm_prefetch((const char *)(pg + cc * cs), HX_AX_PF_HINT);
-        if (ncomp == 7) _mm_prefetch((const char *)(pg + 6 * cs), HX_AX_PF_HINT);
-        _mm_prefetch((const char *)(u_next + 64 * k + q), HX_AX_PF_HINT);
+        if (kind_next == HX_AXK_GEN) {
+          for (int cc = 0; cc < 6; cc++) _mm_prefetch((const char *)(pg + cc * cs), HX_AX_PF_HINT);
+          if (ncomp == 7) _mm_prefetch((const char *)(pg + 6 * cs), HX_AX_PF_HINT);
+        } else if (kind_next == HX_AXK_SPL && !(q & 8)) {
+          const float *pd = (const float *)(geo_next + HX_AX_MEANS) + 64 * k + q;
+          for (int cc = 0; cc < ncomp; cc++) _mm_prefetch((const char *)(pd + cc * cs32), HX_AX_PF_HINT);
+        }
+        if (u_next) _mm_prefetch((const char *)(u_next + 64 * k + q), HX_AX_PF_HINT);
+        if (map_next && !(q & 8)) _mm_prefetch((const char *)(map_next + 64 * k + q), HX_AX_PF_HINT);
       }
       const __m256d vr = _mm256_load_pd(ur + q), vs = _mm256_load_pd(us + q), vt = _mm256_loadu_pd(tk + q);
-      const __m256d g0 = _mm256_loadu_pd(gk + q), g1 = _mm256_loadu_pd(gk + cs + q);
-      const __m256d g2 = _mm256_loadu_pd(gk + 2 * cs + q), g3 = _mm256_loadu_pd(gk + 3 * cs + q);
-      const __m256d g4 = _mm256_loadu_pd(gk + 4 * cs + q), g5 = _mm256_loadu_pd(gk + 5 * cs + q);
+      __m256d g0, g1, g2, g3, g4, g5, gm = _mm256_setzero_pd();
+      if (gk == HX_AXK_GEN) {
+        g0 = _mm256_loadu_pd(gk0 + q), g1 = _mm256_loadu_pd(gk0 + cs + q);
+        g2 = _mm256_loadu_pd(gk0 + 2 * cs + q), g3 = _mm256_loadu_pd(gk0 + 3 * cs + q);
+        g4 = _mm256_loadu_pd(gk0 + 4 * cs + q), g5 = _mm256_loadu_pd(gk0 + 5 * cs + q);
+        if (ncomp == 7) gm = _mm256_loadu_pd(gk0 + 6 * cs + q);
+      } else {
+        /* hx_geo_affine_node / hx_geo_split_node: w_q (mean + dev) */
+        const __m256d wv = _mm256_loadu_pd(w3 + 64 * k + q);
+        __m256d m[7];
+        for (int cc = 0; cc < 7; cc++) {
+          m[cc] = _mm256_broadcast_sd(geo + cc);
+          if (gk == HX_AXK_SPL && (cc < 6 || ncomp == 7))
+            m[cc] = _mm256_add_pd(m[cc], _mm256_cvtps_pd(_mm_loadu_ps(dev + cc * cs32 + 64 * k + q)));
+        }
+        g0 = _mm256_mul_pd(wv, m[0]), g1 = _mm256_mul_pd(wv, m[1]), g2 = _mm256_mul_pd(wv, m[2]);
+        g3 = _mm256_mul_pd(wv, m[3]), g4 = _mm256_mul_pd(wv, m[4]), g5 = _mm256_mul_pd(wv, m[5]);
+        if (ncomp == 7) gm = _mm256_mul_pd(wv, m[6]);
+      }
       _mm256_store_pd(ur + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g0, vr), _mm256_mul_pd(g1, vs)),
                                             _mm256_mul_pd(g2, vt)));
       _mm256_store_pd(us + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g1, vr), _mm256_mul_pd(g3, vs)),
                                             _mm256_mul_pd(g4, vt)));
       _mm256_storeu_pd(tk + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g2, vr), _mm256_mul_pd(g4, vs)),
                                              _mm256_mul_pd(g5, vt)));
-      const __m256d mu = ncomp == 7 ? _mm256_mul_pd(_mm256_loadu_pd(gk + 6 * cs + q), _mm256_loadu_pd(uk + q))
-                                    : _mm256_setzero_pd();
+      const __m256d mu = ncomp == 7 ? _mm256_mul_pd(gm, _mm256_loadu_pd(uk + q)) : _mm256_setzero_pd();
       _mm256_storeu_pd(ok + q, mu);
     }
   }
@@ -292,32 +354,43 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int ncomp, const double *HX_RESTRI
 
 HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
   const size_t n3 = 512;
-  const size_t gs = (size_t)a->ncomp * (n3 + HX_AX_PAD);
   const int chunk = HX_AX_CHUNK(8);
 #pragma omp parallel
   {
     /* per-thread copies of D and D^T (the broadcasts address the stack
      * frame) and the even-odd tables of D (eo[0..31]: (D[i][m] +- D[i][7-m])
      * / 2, i, m < 4) and of D^T (eo[32..63]) */
-    __attribute__((aligned(64))) double D[64], Dt[64], ft[512], eo[64];
+    __attribute__((aligned(64))) double D[64], Dt[64], ft[512], eo8[64];
     memcpy(D, a->D, sizeof D);
     memcpy(Dt, a->Dt, sizeof Dt);
     for (int i = 0; i < 4; i++)
       for (int m = 0; m < 4; m++) {
-        eo[4 * i + m] = 0.5 * (D[8 * i + m] + D[8 * i + 7 - m]);
-        eo[16 + 4 * i + m] = 0.5 * (D[8 * i + m] - D[8 * i + 7 - m]);
-        eo[32 + 4 * i + m] = 0.5 * (Dt[8 * i + m] + Dt[8 * i + 7 - m]);
-        eo[48 + 4 * i + m] = 0.5 * (Dt[8 * i + m] - Dt[8 * i + 7 - m]);
+        eo8[4 * i + m] = 0.5 * (D[8 * i + m] + D[8 * i + 7 - m]);
+        eo8[16 + 4 * i + m] = 0.5 * (D[8 * i + m] - D[8 * i + 7 - m]);
+        eo8[32 + 4 * i + m] = 0.5 * (Dt[8 * i + m] + Dt[8 * i + 7 - m]);
+        eo8[48 + 4 * i + m] = 0.5 * (Dt[8 * i + m] - Dt[8 * i + 7 - m]);
       }
+    __attribute__((aligned(64))) double ub[512];
 #pragma omp for schedule(dynamic, chunk)
     for (int32_t k = 0; k < a->nlist; k++) {
       const size_t e = (size_t)(a->list ? a->list[k] : k);
       const size_t en = k + HX_AX_PF_DIST < a->nlist
                             ? (size_t)(a->list ? a->list[k + HX_AX_PF_DIST] : k + HX_AX_PF_DIST)
                             : e;
-      hx_ax_avx2_pre8_elem(a->ncomp, D, Dt, eo, a->geo + gs * e, a->u + n3 * e, a->out + n3 * e, ft,
-                           a->geo + gs * en, a->u + n3 * en);
-      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, a->u + n3 * e, a->out + n3 * e);
+      const int64_t eo = a->eoff[e], eon = a->eoff[en];
+      const double *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);
+      const double *ue = hx_ax_cpu_u(n3, a, e, ub);
+      const double *un = a->map ? NULL : a->u + n3 * en;
+      const int32_t *mn = a->map ? a->map + n3 * en : NULL;
+      double *oe = a->out + n3 * e;
+      const int kn = (int)(eon & 3);
+      if ((eo & 3) == HX_AXK_AFF)
+        hx_ax_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
+      else if ((eo & 3) == HX_AXK_SPL)
+        hx_ax_avx2_pre8_elem(HX_AXK_SPL, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
+      else
+        hx_ax_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
+      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);
     }
   }
 }
@@ -376,23 +449,26 @@ int hx_ax_cpu_isa(void) {
 
 const char *hx_ax_cpu_isa_name(int isa) { return isa ? "avx2+fma" : "generic"; }
 
-int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u, double *w,
-                    double *part) {
+int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                    const double *u, double *w, double *part) {
   const int n = ax->n;
   double Dt[HX_AX_NMAX * HX_AX_NMAX];
   for (int i = 0; i < n; i++)
     for (int m = 0; m < n; m++) Dt[m * n + i] = ax->D[i * n + m];
-  hx_ax_cpu_args a = {nlist,
-                      list,
-                      ax->d_basis,
-                      Dt,
-                      ax->d_basis + hx_ax_off_t(n),
-                      ax->d_basis + hx_ax_off_w(n),
-                      ax->d_geo,
-                      ax->ncomp,
-                      u,
-                      w,
-                      part};
+  hx_ax_cpu_args a = {.nlist = nlist,
+                      .list = list,
+                      .D = ax->d_basis,
+                      .Dt = Dt,
+                      .t = ax->d_basis + hx_ax_off_t(n),
+                      .w = ax->d_basis + hx_ax_off_w(n),
+                      .w3 = ax->d_basis + hx_ax_off_w3(n),
+                      .geo = ax->d_geo,
+                      .eoff = ax->d_eoff,
+                      .ncomp = ax->ncomp,
+                      .map = map,
+                      .u = u,
+                      .out = w,
+                      .part = part};
   hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
   return HX_SUCCESS;
 }

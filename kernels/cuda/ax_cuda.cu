@@ -4,6 +4,7 @@
 // work in registers. Small orders pack NE elements per block (blockDim.z) so a
 // block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/).
 #include "../ax_impl.h"
+#include "../hx_gs_math.h"
 #include "hx_cuda_check.h"
 
 // elements per block and threads per block for N points per direction
@@ -13,13 +14,27 @@ static constexpr __host__ __device__ int hx_ax_pow2(int m) {
   return m <= 1 ? 1 : 2 * hx_ax_pow2((m + 1) / 2);
 }
 
+// Row stride of the padded copy of D in shared memory: the gradient reads
+// D[i][m] and D[j][m] with i (j) varying across the warp; at even N a stride
+// of N doubles puts rows i and i+2 in the same banks (4-way conflicts at
+// N = 8), N + 1 spreads them over distinct banks.
+static constexpr __host__ __device__ int hx_ax_dstride(int N) { return N % 2 == 0 ? N + 1 : N; }
+// Minimum resident blocks per SM for __launch_bounds__: caps the registers
+// per thread so that the occupancy the shared memory allows is not lost to
+// registers (the r_u, r_w columns grow with N). Orders up to 8 (256-thread
+// blocks, <= 21 KB of shared memory) ask for 2, the larger ones for 1.
+// A first setting, not yet measured on a device (docs/operator.md).
+static constexpr __host__ __device__ int hx_ax_minblocks(int N) { return N <= 8 ? 2 : 1; }
+
 template <int N, bool OTF>
-__global__ void __launch_bounds__(hx_ax_threads(N))
+__global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
     hx_ax_kernel(int32_t nlist, const int32_t *__restrict__ list, const double *__restrict__ basis,
-                 const double *__restrict__ geo, int ncomp, const double *__restrict__ u,
-                 double *__restrict__ w, double *__restrict__ part) {
-  constexpr int NE = hx_ax_ne(N), N2 = N * N, N3 = N2 * N;
+                 const double *__restrict__ geo, const int64_t *__restrict__ eoff, int ncomp,
+                 const int32_t *__restrict__ map, const double *__restrict__ u, double *__restrict__ w,
+                 double *__restrict__ part) {
+  constexpr int NE = hx_ax_ne(N), N2 = N * N, N3 = N2 * N, NP = hx_ax_dstride(N);
   __shared__ double s_D[N2];
+  __shared__ double s_Dp[N * NP];
   __shared__ double s_tw[2 * N];
   __shared__ double s_u[NE][N3];
   __shared__ double s_fr[NE][N2];
@@ -33,13 +48,18 @@ __global__ void __launch_bounds__(hx_ax_threads(N))
   // inactive slots of the last block work on a valid element and store nothing
   const size_t e = (size_t)(active ? (list ? list[pos] : pos) : (list ? list[0] : 0));
 
-  for (int q = tid + N2 * z; q < N2; q += N2 * NE) s_D[q] = basis[q];
+  for (int q = tid + N2 * z; q < N2; q += N2 * NE) {
+    s_D[q] = basis[q];
+    s_Dp[(q / N) * NP + q % N] = basis[q];
+  }
   for (int q = tid + N2 * z; q < 2 * N; q += N2 * NE) s_tw[q] = basis[N2 + q];
   const double *ue = u + e * N3;
+  const int32_t *me = map ? map + e * N3 : nullptr;
   double r_u[N], r_w[N];
 #pragma unroll
   for (int k = 0; k < N; k++) {
-    r_u[k] = ue[i + N * (j + N * k)];
+    // fused scatter: the element's values straight from the G-vector
+    r_u[k] = me ? hx_gs_scatter_1(u, me[i + N * (j + N * k)]) : ue[i + N * (j + N * k)];
     s_u[z][i + N * (j + N * k)] = r_u[k];
     r_w[k] = 0.0;
   }
@@ -56,15 +76,17 @@ __global__ void __launch_bounds__(hx_ax_threads(N))
   __syncthreads();
 
   constexpr int CS = N3 + HX_AX_PAD;  // padded component stride
-  const double *ge = OTF ? nullptr : geo + e * ncomp * (size_t)CS;
+  const int64_t eo = OTF ? 0 : eoff[e];
+  const int kind = (int)(eo & 3);  // HX_AXK_*: uniform over the element
+  const double *ge = OTF ? nullptr : geo + (eo >> 2);
 #pragma unroll
   for (int k = 0; k < N; k++) {
     const int q = i + N * (j + N * k);
     double ur = 0.0, us = 0.0, ut = 0.0;
 #pragma unroll
     for (int m = 0; m < N; m++) {
-      ur += s_D[i * N + m] * s_u[z][m + N * (j + N * k)];
-      us += s_D[j * N + m] * s_u[z][i + N * (m + N * k)];
+      ur += s_Dp[i * NP + m] * s_u[z][m + N * (j + N * k)];
+      us += s_Dp[j * NP + m] * s_u[z][i + N * (m + N * k)];
       ut += s_D[k * N + m] * r_u[m];
     }
     double g[6], mm;
@@ -73,10 +95,17 @@ __global__ void __launch_bounds__(hx_ax_threads(N))
       hx_hex8_jacobian(s_c[z], s_tw[i], s_tw[j], s_tw[k], J);
       const double wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
       hx_geo_factors(J, s_c[z][24] * wq, s_c[z][25] * wq, g, &mm);
-    } else {
+    } else if (kind == HX_AXK_GEN) {
 #pragma unroll
       for (int c = 0; c < 6; c++) g[c] = ge[c * CS + q];
       mm = ncomp == 7 ? ge[6 * CS + q] : 0.0;
+    } else {
+      const double wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];  // the CPU's w3 order
+      if (kind == HX_AXK_AFF)
+        hx_geo_affine_node(ge, wq, ncomp, g, &mm);
+      else
+        hx_geo_split_node(ge, reinterpret_cast<const float *>(ge + HX_AX_MEANS) + q, hx_ax_cs32(N3), wq, ncomp, g,
+                          &mm);
     }
     double fr, fs, ft;
     hx_apply_g(g[0], g[1], g[2], g[3], g[4], g[5], ur, us, ut, &fr, &fs, &ft);
@@ -131,25 +160,26 @@ __global__ void hx_ax_sum_kernel(int32_t m, double *__restrict__ part) {
 }
 
 template <int N>
-static int hx_ax_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u,
-                        double *w, double *part) {
+static int hx_ax_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                        const double *u, double *w, double *part) {
   constexpr int NE = hx_ax_ne(N);
   const dim3 block(N, N, NE);
   const unsigned grid = (unsigned)((nlist + NE - 1) / NE);
   cudaStream_t s = HX_STREAM(ax->b);
   if (ax->mode == HX_GEO_ONTHEFLY)
-    hx_ax_kernel<N, true><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, 7, u, w, part);
+    hx_ax_kernel<N, true><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, nullptr, 7, map, u, w, part);
   else
-    hx_ax_kernel<N, false><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, ax->ncomp, u, w, part);
+    hx_ax_kernel<N, false>
+        <<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, ax->d_eoff, ax->ncomp, map, u, w, part);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const double *u,
-                                double *w, double *part) {
+extern "C" int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                                const double *u, double *w, double *part) {
   switch (ax->n) {
 #define HX_AX_CASE(N) \
-  case N: HX_CALL(hx_ax_launch<N>(ax, nlist, list, u, w, part)); break;
+  case N: HX_CALL(hx_ax_launch<N>(ax, nlist, list, map, u, w, part)); break;
     HX_AX_CASE(2)
     HX_AX_CASE(3)
     HX_AX_CASE(4) HX_AX_CASE(5) HX_AX_CASE(6) HX_AX_CASE(7) HX_AX_CASE(8) HX_AX_CASE(9) HX_AX_CASE(10)

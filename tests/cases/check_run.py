@@ -61,6 +61,7 @@ check(rc == 0 and os.path.isfile(eff), f"dry run: rc {rc} {err!r}")
 check("dry run" in out and "poisson_box" in out, f"setup printed: {out!r}")
 check(not [f for f in os.listdir(d) if f.endswith(".tmp")], "no temporary files left")
 first = open(eff).read()
+check(yaml.safe_load(first).get("operator") == {"geometry": "fp64"}, "operator.geometry default fp64 written")
 open(os.path.join(d, "keep.txt"), "w").write("user file\n")
 
 # a folder left by a dry run (case.yaml alone) is no result: the next run may use it
@@ -88,7 +89,8 @@ check(rc == 2 and "option --output needs a value" in err and not os.path.exists(
 # --force with overrides
 sets = ["order=5", "mesh.elements=[2, 3, 4]", "solver.tol=1e-10",
         "problem.boundary.0.value=x*y+1", "problem.rhs=0", "mesh.partitioner=metis",
-        "output.history=false", "preconditioner.type=none", "problem.kappa={box: 2.5}"]
+        "output.history=false", "preconditioner.type=none", "problem.kappa={box: 2.5}",
+        "operator.geometry=split"]
 args = [box, "--dry-run", "--output", d, "--force", "--progress-every", "7"]
 for s in sets:
     args += ["--set", s]
@@ -106,6 +108,7 @@ check(c["mesh"]["partitioner"] == "metis", "partitioner")
 check(c["output"]["history"] is False and c["output"]["solution"] is True, "output flags")
 check(c["output"]["progress_every"] == 7, "progress_every from the command line")
 check(c["preconditioner"]["type"] == "none", "preconditioner")
+check(c["operator"] == {"geometry": "split"}, f"operator {c.get('operator')}")
 check(c["output"]["dir"] == d, f"output.dir {c['output']['dir']}")
 check(c["problem"]["exact"] == "sin(pi*x)*sin(pi*y)*sin(pi*z)", "exact kept")
 check(c["mesh"]["extent"] == [[0.0, 1.0]] * 3 and c["mesh"]["deform"] == 0.0, "defaults written")
