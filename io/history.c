@@ -149,8 +149,8 @@ static int h5_read_1d(hid_t f, const char *path, const char *name, hid_t mtype, 
   const hsize_t stored = H5Dget_storage_size(ds);
   if (dims[0] > (hsize_t)INT_MAX || (fsize && stored / fsize < dims[0])) {
     H5Dclose(ds);
-    return HX_ERROR(HX_ERR_INPUT, "%s: dataset '%s' declares %llu rows but the file holds %llu bytes of them", path,
-                    name, (unsigned long long)dims[0], (unsigned long long)stored);
+    return HX_ERROR(HX_ERR_INPUT, "%s: dataset '%s' declares %llu rows but the file holds %llu bytes of them",
+                    path, name, (unsigned long long)dims[0], (unsigned long long)stored);
   }
   *n = dims[0];
   int err = hx_calloc((size_t)dims[0], elsize, data);
@@ -183,8 +183,8 @@ int hx_history_read(const char *path, hx_history *hp) {
   if (!err) err = hx_history_create(&h);
   for (hsize_t i = 0; !err && i < n; i++)
     if (it[i] < 0 || it[i] > HX_HISTORY_MAX_ITERATION)
-      err = HX_ERROR(HX_ERR_INPUT, "%s: row %llu: iteration %lld is not in [0, %d]", path, (unsigned long long)i,
-                     (long long)it[i], HX_HISTORY_MAX_ITERATION);
+      err = HX_ERROR(HX_ERR_INPUT, "%s: row %llu: iteration %lld is not in [0, %d]", path,
+                     (unsigned long long)i, (long long)it[i], HX_HISTORY_MAX_ITERATION);
   for (hsize_t i = 0; !err && i < n; i++) err = hx_history_append(h, (int)it[i], res[i], rel[i], t[i]);
   free(it), free(res), free(rel), free(t);
   if (err) {

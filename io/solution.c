@@ -254,7 +254,8 @@ static int read_attr_i64(hid_t f, const char *path, const char *name, int64_t *v
   hid_t a = H5Aopen(f, name, H5P_DEFAULT);
   HX_CHECK(a >= 0, HX_ERR_INPUT, "%s: not a hexcg solution file (no attribute '%s')", path, name);
   hid_t sp = H5Aget_space(a), t = H5Aget_type(a);
-  const int one = sp >= 0 && t >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Tget_class(t) == H5T_INTEGER;
+  const int one =
+      sp >= 0 && t >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Tget_class(t) == H5T_INTEGER;
   herr_t st = one ? H5Aread(a, H5T_NATIVE_INT64, v) : -1;
   if (t >= 0) H5Tclose(t);
   if (sp >= 0) H5Sclose(sp);
@@ -392,7 +393,8 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   } else {
     hid_t sp = H5Dget_space(ds);
     hsize_t dims[1] = {0};
-    if (H5Sget_simple_extent_ndims(sp) != 1 || (H5Sget_simple_extent_dims(sp, dims, NULL), dims[0] != (hsize_t)E))
+    if (H5Sget_simple_extent_ndims(sp) != 1 ||
+        (H5Sget_simple_extent_dims(sp, dims, NULL), dims[0] != (hsize_t)E))
       err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/element_id does not hold num_elements = %lld ids", path, E);
     if (sp >= 0) H5Sclose(sp);
     if (!err && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0)

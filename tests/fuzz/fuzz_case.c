@@ -74,7 +74,8 @@ static void round_trip(hx_case *cs) {
   /* the first line names the file the case came from */
   const char *ea = a ? memchr(a, '\n', n1) : NULL, *eb = b ? memchr(b, '\n', n2) : NULL;
   if (!ea || !eb || n1 - (size_t)(ea - a) != n2 - (size_t)(eb - b) || memcmp(ea, eb, n1 - (size_t)(ea - a))) {
-    fprintf(stderr, "fuzz_case: writing the effective case twice differs:\n--- first\n%.*s\n--- second\n%.*s\n",
+    fprintf(stderr,
+            "fuzz_case: writing the effective case twice differs:\n--- first\n%.*s\n--- second\n%.*s\n",
             (int)n1, a ? a : "", (int)n2, b ? b : "");
     abort();
   }

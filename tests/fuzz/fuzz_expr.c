@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hx_expr_eval_array(e, 3, px, py, pz, out);
     const double a = hx_expr_eval(e, px[0], py[0], pz[0]);
     if (!(a == out[0] || (isnan(a) && isnan(out[0])))) {
-      fprintf(stderr, "fuzz_expr: '%s': eval %.17g but eval_array %.17g at the same point\n", text, a, out[0]);
+      fprintf(stderr, "fuzz_expr: '%s': eval %.17g but eval_array %.17g at the same point\n", text, a,
+              out[0]);
       abort();
     }
     if (hx_expr_is_constant(e)) {

@@ -180,7 +180,8 @@ typedef struct {
 /* node k of element e of this "mesh": a point that differs per element */
 static double coord(const sol *s, size_t e, size_t k, int c) {
   (void)s;
-  return (double)(e * 1000 + k) + 0.25 * c; }
+  return (double)(e * 1000 + k) + 0.25 * c;
+}
 static double fill_ids(size_t i, void *ctx) {
   const sol *s = ctx;
   return i < (size_t)s->E ? (double)s->ids[i] : (double)(i + 100);
@@ -213,7 +214,7 @@ static void fuzz_solution(bytes *b) {
   }
   for (int e = 0; e < s.E; e++) s.ids[s.perm[e]] = s.gid[e];
   if (s.E && pick(b, 4) == 3) s.ids[u8(b) % s.E] = (int64_t)u64(b); /* an id not in the mesh */
-  s.shift = pick(b, 4) == 3 ? 1e-3 : 0; /* coordinates of another mesh */
+  s.shift = pick(b, 4) == 3 ? 1e-3 : 0;                             /* coordinates of another mesh */
   const int fp = s.p, fE = s.E;
 
   char path[600];
@@ -229,7 +230,8 @@ static void fuzz_solution(bytes *b) {
   H5Gclose(g);
   put_dataset(f, "/mesh/element_id", (hsize_t)s.E, 0, H5T_NATIVE_INT64, b, fill_ids, &s);
   put_dataset(f, "/fields/u", (hsize_t)s.E * (hsize_t)s.npe, 0, H5T_NATIVE_DOUBLE, b, fill_u, &s);
-  put_dataset(f, "/mesh/coordinates", (hsize_t)s.E * (hsize_t)s.npe, 3, H5T_NATIVE_DOUBLE, b, fill_coords, &s);
+  put_dataset(f, "/mesh/coordinates", (hsize_t)s.E * (hsize_t)s.npe, 3, H5T_NATIVE_DOUBLE, b, fill_coords,
+              &s);
   if (H5Fclose(f) < 0) abort();
 
   const size_t nl = (size_t)s.E * (size_t)s.npe;

@@ -73,7 +73,9 @@ int main(int argc, char **argv) {
     }
     free(names);
   }
-  if (!count) fprintf(stderr, "replay: no inputs\n");
-  else fprintf(stderr, "replay: %ld inputs\n", count);
+  if (!count)
+    fprintf(stderr, "replay: no inputs\n");
+  else
+    fprintf(stderr, "replay: %ld inputs\n", count);
   return bad || !count;
 }
