@@ -8,7 +8,7 @@
 # Environment: HEXCG_FUZZ_BUILD_DIR (default build-fuzz), HEXCG_FUZZ_WORK
 # (default $HEXCG_FUZZ_BUILD_DIR/fuzz-work): per target its growing corpus
 # (corpus/), findings (artifacts/) and libFuzzer logs; log.tsv there gains
-# one row per run (date, target, seconds, executions, coverage edges,
+# one row per run (date, target, seconds run, executions, coverage edges,
 # features, corpus size, findings), so repeated runs add up.
 # Exit status 1 when a run found a crash, hang, leak or sanitizer report
 # (docs/developer.md "Fuzzing" says how to turn it into a test).
@@ -62,21 +62,22 @@ run_one() {
   local log="$w/run-$(date -u +%Y%m%dT%H%M%S).log"
   local before
   before=$(find "$w/artifacts" -type f | wc -l)
+  local t0=$SECONDS
   # -timeout: one input over 10 s is a hang; -rss_limit_mb: a reader that
   # allocates what the file declares instead of what it holds is caught
   [[ -n ${EXTRA[$t]:-} ]] && dict+=("${EXTRA[$t]}")
   (cd "$w" && "$BUILD/tests/fuzz-$t" "${dict[@]}" -max_total_time="$TIME" -timeout=10 -rss_limit_mb=2048 \
     -max_len="${MAXLEN[$t]}" -print_final_stats=1 -artifact_prefix="$w/artifacts/" \
     "$w/corpus" "$ROOT/tests/fuzz/corpus/$t" >"$log" 2>&1) || true
-  local execs cov ft units found
+  local secs=$((SECONDS - t0)) execs cov ft units found
   execs=$(awk '/stat::number_of_executed_units/{print $2}' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   units=$(find "$w/corpus" -type f | wc -l)
   found=$(($(find "$w/artifacts" -type f | wc -l) - before))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$TIME" "${execs:-0}" "${cov:-0}" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$secs" "${execs:-0}" "${cov:-0}" \
     "${ft:-0}" "$units" "$found" >>"$WORK/log.tsv"
-  printf '%-8s %6ss %12s execs %7s edges %7s features %6s inputs %3s findings  (log %s)\n' "$t" "$TIME" \
+  printf '%-8s %6ss %12s execs %7s edges %7s features %6s inputs %3s findings  (log %s)\n' "$t" "$secs" \
     "${execs:-0}" "${cov:-0}" "${ft:-0}" "$units" "$found" "$log"
   ((found == 0)) || { grep -E "ERROR|SUMMARY|fuzz_|error:" "$log" | head -5; return 1; }
 }
