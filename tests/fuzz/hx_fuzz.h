@@ -13,8 +13,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Once per process: MPI (a singleton when not started by mpiexec), quiet
- * logging, HDF5's error stack off, and a private scratch folder removed at
- * exit. */
+ * logging, and a private scratch folder (in /dev/shm, else $TMPDIR or /tmp)
+ * removed at exit. */
 void hx_fuzz_init(void);
 /* Write data[0..size) to the scratch file `name` and return its path (valid
  * until the next call with the same name). Aborts on an I/O error: that is the
