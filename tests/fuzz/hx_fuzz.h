@@ -13,7 +13,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Once per process: MPI (a singleton when not started by mpiexec), quiet
- * logging, and a private scratch folder (in /dev/shm, else $TMPDIR or /tmp)
+ * logging, and a private scratch folder ($TMPDIR, else /dev/shm or /tmp)
  * removed at exit. */
 void hx_fuzz_init(void);
 /* Write data[0..size) to the scratch file `name` and return its path (valid
