@@ -19,25 +19,13 @@
 
 #define MAX_SETS 8
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0, got;
-  char *b = malloc(cap);
-  while (b && (got = fread(b + n, 1, cap - n, f)) > 0)
-    if ((n += got) == cap) b = realloc(b, cap *= 2);
-  fclose(f);
-  *len = n;
-  return b;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   hx_fuzz_init();
   /* files a case may name (mesh.file, solver.initial_guess): the loader checks
    * that they can be read, relative to the case's folder */
   size_t n = 0;
-  char *msh = slurp(HEXCG_SOURCE_DIR "/configs/meshes/two_materials.msh", &n);
+  char *msh = hx_fuzz_read(HEXCG_SOURCE_DIR "/configs/meshes/two_materials.msh", &n);
   if (!msh) {
     fprintf(stderr, "fuzz_case: cannot read configs/meshes/two_materials.msh\n");
     abort();
@@ -70,7 +58,7 @@ static void round_trip(hx_case *cs) {
     abort();
   }
   size_t n1 = 0, n2 = 0;
-  char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+  char *a = hx_fuzz_read(p1, &n1), *b = hx_fuzz_read(p2, &n2);
   /* the first line names the file the case came from */
   const char *ea = a ? memchr(a, '\n', n1) : NULL, *eb = b ? memchr(b, '\n', n2) : NULL;
   if (!ea || !eb || n1 - (size_t)(ea - a) != n2 - (size_t)(eb - b) || memcmp(ea, eb, n1 - (size_t)(ea - a))) {

@@ -52,6 +52,25 @@ const char *hx_fuzz_write(const char *name, const void *data, size_t size) {
   return path;
 }
 
+char *hx_fuzz_read(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0, got;
+  char *buf = malloc(cap), *nb;
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0)
+    if ((n += got) == cap) {
+      nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  fclose(f);
+  /* exact size, so ASan sees a read past the end of an input */
+  nb = buf ? realloc(buf, n ? n : 1) : NULL;
+  if (!nb) free(buf);
+  *len = n;
+  return nb;
+}
+
 char *hx_fuzz_strndup(const uint8_t *data, size_t size) {
   char *s = malloc(size + 1);
   if (!s) abort();

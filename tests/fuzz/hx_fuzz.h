@@ -22,6 +22,9 @@ void hx_fuzz_init(void);
 const char *hx_fuzz_write(const char *name, const void *data, size_t size);
 /* The scratch folder (for targets that lay out several files). */
 const char *hx_fuzz_dir(void);
+/* The whole file path in an exact-size heap buffer (free() it; *len its
+ * length), or NULL if it cannot be read. */
+char *hx_fuzz_read(const char *path, size_t *len);
 /* A NUL-terminated heap copy of data[0..size) (free() it). */
 char *hx_fuzz_strndup(const uint8_t *data, size_t size);
 /* After an input: a reader that failed must have said why (HX_ERR_INPUT with

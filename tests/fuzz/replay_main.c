@@ -11,27 +11,15 @@
 #include "hx_fuzz.h"
 
 static int run_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "replay: cannot open %s\n", path);
+  size_t n = 0;
+  char *buf = hx_fuzz_read(path, &n);
+  if (!buf) {
+    fprintf(stderr, "replay: cannot read %s\n", path);
     return 1;
   }
-  size_t cap = 4096, n = 0, got;
-  uint8_t *buf = malloc(cap);
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) buf = realloc(buf, cap *= 2);
-  }
-  fclose(f);
-  if (!buf) return 1;
-  /* an exact-size copy, so ASan sees reads past the input's end */
-  uint8_t *exact = malloc(n ? n : 1);
-  if (!exact) return 1;
-  memcpy(exact, buf, n);
-  free(buf);
   if (getenv("HX_FUZZ_VERBOSE")) fprintf(stderr, "replay: %s\n", path);
-  LLVMFuzzerTestOneInput(exact, n);
-  free(exact);
+  LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
+  free(buf);
   return 0;
 }
 
