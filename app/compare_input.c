@@ -120,7 +120,7 @@ int hx_cmp_read_csv(const char *path, hx_cmp_run *r) {
       err = HX_ERROR(HX_ERR_INPUT, "%s:%d: '%s' is not a number", path, lineno, bad);
       break;
     }
-    if (it != floor(it) || it < 0 || it > 1e9) {
+    if (it != floor(it) || it < 0 || it > HX_HISTORY_MAX_ITERATION) {
       err = HX_ERROR(HX_ERR_INPUT, "%s:%d: iteration '%s' is not an integer >= 0", path, lineno, fld[ci]);
       break;
     }

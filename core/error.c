@@ -133,9 +133,10 @@ void hx_free_host(void *pptr) {
 
 #ifdef HEXCG_SANITIZE
 /* Sanitizer defaults compiled into every hexcg binary of a sanitizer build
- * (HEXCG_SANITIZE=ON), so tests started by scripts or mpiexec get them too.
- * Leaks that MPICH, hwloc, HDF5, libyaml, libmatheval (its parser leaks on
- * syntax errors), OpenMP and the CUDA runtime keep until exit by design are
+ * (HEXCG_SANITIZE=ON) and of the fuzz build (HEXCG_FUZZ=ON), so tests
+ * started by scripts or mpiexec get them too. Leaks that MPICH (and its UCX
+ * transport), hwloc, HDF5, libyaml, libmatheval (its parser leaks on syntax
+ * errors), OpenMP and the CUDA runtime keep until exit by design are
  * suppressed; leaks in hexcg are not. protect_shadow_gap=0 lets the CUDA
  * runtime initialise under ASan. */
 const char *__asan_default_options(void);
@@ -145,8 +146,8 @@ const char *__lsan_default_options(void);
 const char *__lsan_default_options(void) { return "print_suppressions=0"; }
 const char *__asan_default_options(void) { return "protect_shadow_gap=0:detect_leaks=1:abort_on_error=0"; }
 const char *__lsan_default_suppressions(void) {
-  return "leak:libmpich\nleak:libmpi\nleak:libhwloc\nleak:libhdf5\nleak:libcuda\nleak:libcudart\n"
-         "leak:libgomp\nleak:libyaml\nleak:libmatheval\n";
+  return "leak:libmpich\nleak:libmpi\nleak:libucs\nleak:libuct\nleak:libhwloc\nleak:libhdf5\nleak:libcuda\n"
+         "leak:libcudart\nleak:libgomp\nleak:libomp\nleak:libyaml\nleak:libmatheval\n";
 }
 const char *__ubsan_default_options(void) { return "print_stacktrace=1:halt_on_error=1"; }
 #endif

@@ -1,6 +1,7 @@
 /* Residual histories: collected in memory, written as history.csv and
  * history.h5 on rank 0 (each under a temporary name, then renamed). */
 #include <hdf5.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,17 @@ static int h5_read_1d(hid_t f, const char *path, const char *name, hid_t mtype, 
     H5Dclose(ds);
     return HX_ERROR(HX_ERR_INPUT, "%s: dataset '%s' has the wrong shape", path, name);
   }
+  /* refuse a declared length the file does not hold before allocating for it
+   * (a chunked dataset can declare 2^40 rows in a few hundred bytes) */
+  hid_t ft = H5Dget_type(ds);
+  const size_t fsize = ft >= 0 ? H5Tget_size(ft) : 0;
+  if (ft >= 0) H5Tclose(ft);
+  const hsize_t stored = H5Dget_storage_size(ds);
+  if (dims[0] > (hsize_t)INT_MAX || (fsize && stored / fsize < dims[0])) {
+    H5Dclose(ds);
+    return HX_ERROR(HX_ERR_INPUT, "%s: dataset '%s' declares %llu rows but the file holds %llu bytes of them",
+                    path, name, (unsigned long long)dims[0], (unsigned long long)stored);
+  }
   *n = dims[0];
   int err = hx_calloc((size_t)dims[0], elsize, data);
   if (!err && dims[0] > 0 && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0)
@@ -169,6 +181,10 @@ int hx_history_read(const char *path, hx_history *hp) {
   H5Fclose(f);
   hx_history h = NULL;
   if (!err) err = hx_history_create(&h);
+  for (hsize_t i = 0; !err && i < n; i++)
+    if (it[i] < 0 || it[i] > HX_HISTORY_MAX_ITERATION)
+      err = HX_ERROR(HX_ERR_INPUT, "%s: row %llu: iteration %lld is not in [0, %d]", path,
+                     (unsigned long long)i, (long long)it[i], HX_HISTORY_MAX_ITERATION);
   for (hsize_t i = 0; !err && i < n; i++) err = hx_history_append(h, (int)it[i], res[i], rel[i], t[i]);
   free(it), free(res), free(rel), free(t);
   if (err) {

@@ -234,8 +234,13 @@ int hx_history_get(hx_history h, int i, int *iteration, double *residual, double
  * rel_residual,time_s") and dir/history.h5 (1D datasets iteration (int64),
  * residual, rel_residual, time_s (float64)), each written atomically. */
 int hx_history_write(hx_history h, MPI_Comm comm, const char *dir);
-/* Not collective. Read a history.h5 into a new history. */
+/* Not collective. Read a history.h5 into a new history. Datasets that
+ * declare more rows than the file stores, or iteration numbers outside
+ * [0, HX_HISTORY_MAX_ITERATION], give HX_ERR_INPUT naming the file. */
 int hx_history_read(const char *path, hx_history *h);
+/* The largest iteration number a history file may hold (history.csv too):
+ * far above any run, and iteration + 1 stays an int. */
+#define HX_HISTORY_MAX_ITERATION 1000000000
 
 /* ================================================================ solution files */
 /* Collective. Write dir/solution.h5 with parallel HDF5 (every rank writes its

@@ -248,11 +248,19 @@ static int cmp_row(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* A root attribute that must be one integer: H5Aread writes as many values
+ * as the attribute holds, so its shape and class are checked first. */
 static int read_attr_i64(hid_t f, const char *path, const char *name, int64_t *v) {
   hid_t a = H5Aopen(f, name, H5P_DEFAULT);
   HX_CHECK(a >= 0, HX_ERR_INPUT, "%s: not a hexcg solution file (no attribute '%s')", path, name);
-  herr_t st = H5Aread(a, H5T_NATIVE_INT64, v);
+  hid_t sp = H5Aget_space(a), t = H5Aget_type(a);
+  const int one =
+      sp >= 0 && t >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Tget_class(t) == H5T_INTEGER;
+  herr_t st = one ? H5Aread(a, H5T_NATIVE_INT64, v) : -1;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
   H5Aclose(a);
+  HX_CHECK(one, HX_ERR_INPUT, "%s: attribute '%s' is not one integer", path, name);
   HX_CHECK(st >= 0, HX_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
   return HX_SUCCESS;
 }
@@ -377,13 +385,28 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   if (!err) err = hx_calloc((size_t)El * (size_t)npe, sizeof(double), &tmp);
   err = hx_io_agree_error(comm, err);
   if (err) goto done;
-  /* every rank reads the element ids (E int64) */
+  /* every rank reads the element ids (E int64; H5S_ALL reads the whole
+   * dataset, so its shape is checked first) */
   ds = H5Dopen2(f, "/mesh/element_id", H5P_DEFAULT);
-  if (ds < 0 || H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0)
-    err = HX_ERROR(HX_ERR_INPUT, "%s: cannot read /mesh/element_id", path);
-  if (ds >= 0) H5Dclose(ds), ds = -1;
+  if (ds < 0) {
+    err = HX_ERROR(HX_ERR_INPUT, "%s: no dataset /mesh/element_id", path);
+  } else {
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[1] = {0};
+    if (H5Sget_simple_extent_ndims(sp) != 1 ||
+        (H5Sget_simple_extent_dims(sp, dims, NULL), dims[0] != (hsize_t)E))
+      err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/element_id does not hold num_elements = %lld ids", path, E);
+    if (sp >= 0) H5Sclose(sp);
+    if (!err && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0)
+      err = HX_ERROR(HX_ERR_INPUT, "%s: cannot read /mesh/element_id", path);
+    H5Dclose(ds), ds = -1;
+  }
   for (long long i = 0; !err && i < E; i++) map[i].gid = ids[i], map[i].row = i;
   if (!err) qsort(map, (size_t)E, sizeof *map, cmp_gid);
+  for (long long i = 1; !err && i < E; i++)
+    if (map[i].gid == map[i - 1].gid)
+      err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/element_id holds element %lld twice (rows %lld and %lld)", path,
+                     (long long)map[i].gid, (long long)map[i - 1].row, (long long)map[i].row);
   for (int32_t e = 0; !err && e < El; e++) {
     gid_row key = {gid[e], 0};
     gid_row *hit = bsearch(&key, map, (size_t)E, sizeof *map, cmp_gid);

@@ -748,8 +748,10 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
     HX_CALL(expect(c, name));
     (void)start;
     if (!strcmp(name, "$PhysicalNames")) {
+      if (r->phys) return CUR_ERR(c, "a second $PhysicalNames section");
       HX_CALL(read_physnames(c, r));
     } else if (!strcmp(name, "$Entities") && v41) {
+      if (r->ent[0]) return CUR_ERR(c, "a second $Entities section");
       if (bin) c->pos++, c->binary = 1;
       HX_CALL(read_entities(c, r));
     } else if (!strcmp(name, "$Nodes")) {

@@ -31,6 +31,7 @@ PACKAGES=(
   libmetis-dev
   libmatheval-dev
   gmsh
+  clang libclang-rt-dev libomp-dev
   munge slurmctld slurmd slurm-client
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
 )

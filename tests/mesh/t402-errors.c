@@ -70,6 +70,11 @@ static const bad_case cases[] = {
      "2 5 2 1 1 11 21 22 12 14 24 25 15\n3 5 2 1 1 12 22 23 13 15 25 26 16\n"
      "4 5 2 1 1 14 24 25 15 17 27 28 18\n5 5 2 1 1 15 25 26 16 18 28 29 19\n$EndElements\n",
      {"non-conforming", "hanging node", "file element tag"}},
+    /* found by fuzzing: the second section's names were written past the first's array */
+    {"physical-names-twice.msh",
+     HDR "$PhysicalNames\n1\n3 1 \"a\"\n$EndPhysicalNames\n$PhysicalNames\n1\n3 2 "
+         "\"b\"\n$EndPhysicalNames\n" NODES12 "$Elements\n2\n" HEX_A HEX_B "$EndElements\n",
+     {"@:8:", "a second $PhysicalNames section", ""}},
     /* two hexes touching at x = 1 through separate (unmerged) nodes */
     {"unmerged.msh",
      HDR "$Nodes\n16\n1 0 0 0\n2 1 0 0\n4 0 1 0\n5 1 1 0\n7 0 0 1\n8 1 0 1\n10 0 1 1\n11 1 1 1\n"
