@@ -36,7 +36,11 @@ typedef struct {
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
-  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT, .overlap = HX_ASM_OVERLAP_AUTO, .coarse = 1, .halo_overlap = 1};
+  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT,
+                     .overlap = HX_ASM_OVERLAP_AUTO,
+                     .coarse = 1,
+                     .halo_overlap = 1,
+                     .prec = HX_PC_PRECISION_DEFAULT};
   hx_coarse_opts_default(&o->coarse_opts);
 }
 

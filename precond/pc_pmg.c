@@ -74,6 +74,7 @@ void hx_pmg_opts_default(hx_pmg_opts *o) {
   o->eig_safety = 1.1;
   o->coarse = 1;
   o->overlap = 1;
+  o->prec = HX_PC_PRECISION_DEFAULT;
   hx_coarse_opts_default(&o->coarse_opts);
 }
 

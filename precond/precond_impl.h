@@ -177,6 +177,10 @@ int hx_hypre_release(void);
 
 /* ================================================================ two-level
  * (pc_asm.c) */
+/* preconditioner.precision when the case does not say (asm and pmg):
+ * docs/preconditioner.md "FP32 preconditioning" has the measurements. */
+#define HX_PC_PRECISION_DEFAULT HX_F64
+
 typedef struct {
   hx_fdm_weight weight;       /* overlap weights of the fine level */
   int overlap;                /* coarse level in a host thread beside the fine level: 1, 0, or

@@ -20,7 +20,7 @@
  * discretisation and M x compared with it: relative 2-norm difference <= 1e-5
  * (the FP32 preconditioner against FP64: --pc "{..., precision: fp32}" --vs
  * "{..., precision: fp64}"), and must differ (> 0: the FP32 path ran). When
- * --pc asks for precision fp32, the symmetry bound and the cuda-vs-cpu bound
+ * the effective precision of --pc is fp32, the symmetry bound and the cuda-vs-cpu bound
  * use the FP32 unit roundoff (symmetry c * 1.2e-7, cuda vs cpu 1e-5). */
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +62,8 @@ static int build_pc(const char *yaml, hx_disc d, hx_pc *pc) {
   return 0;
 }
 
+static int g_fp32 = 0; /* the effective preconditioner.precision of --pc is fp32 */
+
 static int build(MPI_Comm comm, const args *a, const char *backend, level *L) {
   HX_TCALL(hx_backend_create(backend, &L->b));
   hx_mesh_box_opts mo;
@@ -76,6 +78,8 @@ static int build(MPI_Comm comm, const args *a, const char *backend, level *L) {
   hx_opt *opts;
   HX_TCALL(hx_opt_parse_yaml(a->pc, "--pc", &opts));
   HX_TCALL(hx_pc_options_check(opts));
+  const hx_opt *prec = hx_opt_get(opts, "precision"); /* made explicit by the check */
+  g_fp32 = prec && prec->kind == HX_OPT_SCALAR && !strcmp(prec->value, "fp32");
   HX_TCALL(hx_pc_create_from_options(L->d, opts, &L->pc));
   hx_opt_free(&opts);
   HX_TCALL(hx_pc_setup(L->pc));
@@ -123,12 +127,13 @@ int main(int argc, char **argv) {
       return HX_TEST_SKIP;
     }
   }
-  /* FP32 preconditioning: rounding at the FP32 unit roundoff */
-  const int fp32 = strstr(a.pc, "fp32") != NULL;
-  const double eps = fp32 ? 1.2e-7 : 2.2e-16, twin_tol = fp32 ? 1e-5 : 1e-13;
   level L = {0}, C = {0};
   hx_pc vs = NULL;
   if (build(MPI_COMM_WORLD, &a, backend, &L)) goto out;
+  /* FP32 preconditioning (the effective precision, default included):
+   * rounding at the FP32 unit roundoff */
+  const int fp32 = g_fp32;
+  const double eps = fp32 ? 1.2e-7 : 2.2e-16, twin_tol = fp32 ? 1e-5 : 1e-13;
   if (a.vs && build_pc(a.vs, L.d, &vs)) goto out;
   const int cmp = strcmp(backend, "cpu") != 0;
   if (cmp && build(MPI_COMM_WORLD, &a, "cpu", &C)) goto out;
