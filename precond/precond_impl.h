@@ -179,7 +179,7 @@ int hx_hypre_release(void);
  * (pc_asm.c) */
 /* preconditioner.precision when the case does not say (asm and pmg):
  * docs/preconditioner.md "FP32 preconditioning" has the measurements. */
-#define HX_PC_PRECISION_DEFAULT HX_F64
+#define HX_PC_PRECISION_DEFAULT HX_F32
 
 typedef struct {
   hx_fdm_weight weight;       /* overlap weights of the fine level */
