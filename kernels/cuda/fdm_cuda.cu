@@ -86,7 +86,7 @@ static int hx_fdm_cuda_run(hx_backend b, int m, int32_t nlist, const int32_t *li
                            const T *L, const T *u, T *w, const int32_t *map, const T *x) {
   switch (m) {
 #define HX_FDM_CASE(M) \
-  case M: HX_CALL(hx_fdm_launch<M, T>(b, nlist, list, S, L, u, w, map, x)); break;
+  case M: HX_CALL((hx_fdm_launch<M, T>(b, nlist, list, S, L, u, w, map, x))); break;
     HX_FDM_CASE(4)
     HX_FDM_CASE(5)
     HX_FDM_CASE(6)
