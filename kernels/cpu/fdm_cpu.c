@@ -1,7 +1,9 @@
 /* CPU (OpenMP) loop of the FDM box solves: one element per iteration, the
  * whole-element math of hx_fdm_math.h instantiated for each box size m so
  * the compiler sees constant loop bounds, once generic and once for
- * AVX2+FMA (chosen at run time like the operator kernels, HEXCG_CPU_ISA). */
+ * AVX2+FMA (chosen at run time like the operator kernels, HEXCG_CPU_ISA),
+ * each in double and in float (the FP32 Schwarz level: 8 float lanes in the
+ * AVX2 solve, cpu/fdm_avx2_t.h). */
 #include "../ax_impl.h"
 #include "../backend_impl.h"
 #include "../fdm_impl.h"
