@@ -390,7 +390,7 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                                                     : W->wt[W->in_idx[i]];
 
   /* backend copies */
-  const size_t bS = sizeof(double) * 3 * (size_t)E * m * m, bL = sizeof(double) * 3 * (size_t)E * m;
+  const size_t bS = f->es * 3 * (size_t)E * m * m, bL = f->es * 3 * (size_t)E * m;
   HX_CALL(hx_mem_alloc(f->b, bS + 8, (void **)&f->d_S));
   HX_CALL(hx_mem_alloc(f->b, bL + 8, (void **)&f->d_L));
   if (f->prec == HX_F64) {
@@ -404,8 +404,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(HX_ALLOC(&tmp, nS + nL + 1));
     for (size_t i = 0; i < nS; i++) tmp[i] = (float)f->h_S[i];
     for (size_t i = 0; i < nL; i++) tmp[nS + i] = (float)f->h_L[i];
-    int err = hx_mem_to_device(f->b, f->d_S, tmp, sizeof(float) * nS);
-    if (!err) err = hx_mem_to_device(f->b, f->d_L, tmp + nS, sizeof(float) * nL);
+    int err = hx_mem_to_device(f->b, f->d_S, tmp, bS);
+    if (!err) err = hx_mem_to_device(f->b, f->d_L, tmp + nS, bL);
     free(tmp);
     HX_CALL(err);
   }
