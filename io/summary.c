@@ -70,6 +70,9 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     hx_io_fmt_double(f1, sizeof f1, st->pc_setup);
     hx_io_fmt_double(f2, sizeof f2, st->pc_apply);
     P("preconditioner:\n  description: %s\n  setup_s: %s\n  apply_s: %s\n", q1, f1, f2);
+    /* preconditioner.precision (issue 14): fp64 for the types without the key */
+    const hx_opt *pprec = hx_opt_get(cs->preconditioner.opts, "precision");
+    P("  precision: %s\n", pprec && pprec->kind == HX_OPT_SCALAR ? pprec->value : "fp64");
     if (st->pc_two_level) {
       hx_io_fmt_double(f1, sizeof f1, st->pc_fine);
       hx_io_fmt_double(f2, sizeof f2, st->pc_coarse);

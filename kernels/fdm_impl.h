@@ -13,7 +13,22 @@ extern "C" {
  * map < 0): the extended scatter fused into the element kernel. */
 int hx_fdm_cpu_apply_map(int m, int32_t nlist, const int32_t *list, const double *S, const double *L,
                          const int32_t *map, const double *x, double *w);
+/* FP32 box solves (u or, with map != NULL, x[map]) and the weighted copies
+ * across the precision boundary: to_f32 != 0: y (float) = (float)(wt * x)
+ * from a double x; 0: y (double) = wt * (double)x from a float x. The
+ * all-float copy rounds the weight to float. */
+int hx_fdm_cpu_apply_f32(int m, int32_t nlist, const int32_t *list, const float *S, const float *L,
+                         const float *u, float *w, const int32_t *map, const float *x);
+void hx_fdm_cpu_wgather_mixed(int64_t n, const int32_t *idx, const double *wt, int to_f32, const void *x,
+                              void *y);
+void hx_fdm_cpu_wgather_f32(int64_t n, const int32_t *idx, const double *wt, const float *x, float *y);
 #ifdef HEXCG_HAVE_CUDA
+int hx_fdm_cuda_apply_f32(hx_backend b, int m, int32_t nlist, const int32_t *list, const float *S,
+                          const float *L, const float *u, float *w, const int32_t *map, const float *x);
+int hx_fdm_cuda_wgather_mixed(hx_backend b, int64_t n, const int32_t *idx, const double *wt, int to_f32,
+                              const void *x, void *y);
+int hx_fdm_cuda_wgather_f32(hx_backend b, int64_t n, const int32_t *idx, const double *wt, const float *x,
+                            float *y);
 int hx_fdm_cuda_apply_map(hx_backend b, int m, int32_t nlist, const int32_t *list, const double *S,
                           const double *L, const int32_t *map, const double *x, double *w);
 #endif

@@ -109,6 +109,23 @@ int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw);
 int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
                        double *uw);
 
+/* ------------------------------------------------------------ FDM box solves
+ * (the FP32 Schwarz of precond/fdm.c; kernels/fdm.c, cpu/fdm_cpu.c: AVX2
+ * eight lanes, cuda/fdm_cuda.cu; math hx_fdm_math.h instantiated for float).
+ * hx_fdm_elem_apply_list / hx_fdm_elem_apply_map with a precision: d_S, d_L,
+ * the boxes d_u / d_w and the G-vector d_x all in prec. */
+int hx_fdm_elem_apply_list_p(hx_backend b, hx_precision prec, int p, int32_t nlist, const int32_t *d_list,
+                             const void *d_S, const void *d_L, const void *d_u, void *d_w);
+int hx_fdm_elem_apply_map_p(hx_backend b, hx_precision prec, int p, int32_t nlist, const int32_t *d_list,
+                            const void *d_S, const void *d_L, const int32_t *d_map, const void *d_x, void *d_w);
+/* d_y[i] = d_w[i] * d_x[d_idx[i]] (0 where d_idx[i] < 0), d_x in xprec, d_y
+ * in yprec, the weights double. F64 -> F32 (entry): the product in double,
+ * rounded to float once; F32 -> F64 (exit): the exact widening times the
+ * weight in double; F32 -> F32: the weight rounded to float, product in
+ * float; F64 -> F64 is hx_fdm_wgather. */
+int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, hx_precision xprec,
+                     const void *d_x, hx_precision yprec, void *d_y);
+
 #ifdef __cplusplus
 }
 #endif

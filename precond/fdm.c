@@ -26,11 +26,13 @@ struct hx_fdm_s {
   int64_t ng, xng, xnl;
   hx_fdm_weight weight;
   double *h_S, *h_L;             /* host copies (E*3*m*m, E*3*m) */
-  double *d_S, *d_L;             /* backend copies */
+  void *d_S, *d_L;               /* backend copies, in prec */
+  hx_precision prec;             /* of the box solves and the extended vectors */
+  size_t es;                     /* bytes per entry of prec */
   int32_t *d_in_idx, *d_out_idx; /* extended G -> fine G (owned only), fine G -> extended G */
   double *d_in_w, *d_out_w;      /* mask (and W^{1/2}) on both copies */
   int32_t *d_xmap;               /* extended L -> G map (the scatter fused into the box solves) */
-  double *d_xg, *d_xw;           /* extended G-vector, extended L-vector out */
+  void *d_xg, *d_xw;             /* extended G-vector, extended L-vector out (prec) */
   int overlap;
   int32_t nbnd, nint;
   int32_t *d_bnd, *d_int;
@@ -388,11 +390,25 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                                                     : W->wt[W->in_idx[i]];
 
   /* backend copies */
-  const size_t bS = sizeof(double) * 3 * (size_t)E * m * m, bL = sizeof(double) * 3 * (size_t)E * m;
+  const size_t bS = f->es * 3 * (size_t)E * m * m, bL = f->es * 3 * (size_t)E * m;
   HX_CALL(hx_mem_alloc(f->b, bS + 8, (void **)&f->d_S));
   HX_CALL(hx_mem_alloc(f->b, bL + 8, (void **)&f->d_L));
-  HX_CALL(hx_mem_to_device(f->b, f->d_S, f->h_S, bS));
-  HX_CALL(hx_mem_to_device(f->b, f->d_L, f->h_L, bL));
+  if (f->prec == HX_F64) {
+    HX_CALL(hx_mem_to_device(f->b, f->d_S, f->h_S, bS));
+    HX_CALL(hx_mem_to_device(f->b, f->d_L, f->h_L, bL));
+  } else {
+    /* FP32: the eigenvectors and eigenvalues (computed in double) rounded
+     * to float once; the device copies hold floats (half the bytes) */
+    const size_t nS = 3 * (size_t)E * m * m, nL = 3 * (size_t)E * m;
+    float *tmp;
+    HX_CALL(HX_ALLOC(&tmp, nS + nL + 1));
+    for (size_t i = 0; i < nS; i++) tmp[i] = (float)f->h_S[i];
+    for (size_t i = 0; i < nL; i++) tmp[nS + i] = (float)f->h_L[i];
+    int err = hx_mem_to_device(f->b, f->d_S, tmp, bS);
+    if (!err) err = hx_mem_to_device(f->b, f->d_L, tmp + nS, bL);
+    free(tmp);
+    HX_CALL(err);
+  }
   HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xng + 1), (void **)&f->d_in_idx));
   HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_in_w));
   HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->ng + 1), (void **)&f->d_out_idx));
@@ -401,11 +417,11 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)f->xng));
   HX_CALL(hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng));
   HX_CALL(hx_mem_to_device(f->b, f->d_out_w, W->wt, sizeof(double) * (size_t)f->ng));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_xg));
+  HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xng + 1), (void **)&f->d_xg));
   HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xnl + 1), (void **)&f->d_xmap));
   HX_CALL(hx_mem_to_device(f->b, f->d_xmap, xmap, sizeof(int32_t) * (size_t)f->xnl));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&f->d_xw));
-  HX_CALL(hx_mem_zero(f->b, f->d_xw, sizeof(double) * (size_t)(f->xnl + 1)));
+  HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xnl + 1), (void **)&f->d_xw));
+  HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(f->xnl + 1)));
 
   /* overlap: elements whose subdomain touches a node shared with another rank first */
   int64_t nsh = hx_gs_num_shared(f->xgs), nsh_any = 0;
@@ -433,8 +449,10 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
    * bytes per point, output box, S, L) */
   hx_gs_info xi;
   HX_CALL(hx_gs_get_info(f->xgs, &xi));
-  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + 8) + (double)f->ng * (4 + 8 + 8 + 8) +
-                          xi.gather_bytes + (double)E * (20.0 * (double)m3 + 8.0 * (3.0 * m * m + 3.0 * m));
+  const double es = (double)f->es;
+  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + es) + (double)f->ng * (4 + 8 + 8 + es) +
+                          xi.gather_bytes * es / 8.0 +
+                          (double)E * ((4.0 + 2.0 * es) * (double)m3 + es * (3.0 * m * m + 3.0 * m));
   return HX_SUCCESS;
 }
 
@@ -443,6 +461,7 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   *out = NULL;
   HX_CHECK(o && o->mesh && o->gs, HX_ERR_ARG, "FDM options, mesh or gather-scatter are NULL");
   HX_CHECK(o->p >= 1 && o->p <= HX_FDM_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", o->p, HX_FDM_PMAX);
+  HX_CHECK(o->prec == HX_F64 || o->prec == HX_F32, HX_ERR_ARG, "unknown FDM precision %d", (int)o->prec);
   HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT || o->weight == HX_FDM_WEIGHT_RAS,
            HX_ERR_ARG,
            "unknown FDM weight %d", (int)o->weight);
@@ -475,6 +494,8 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   f->p = o->p, f->m = o->p + 3, f->E = E;
   f->ng = hx_gs_num_local(o->gs);
   f->weight = o->weight;
+  f->prec = o->prec;
+  f->es = hx_precision_size(o->prec);
   fdm_work W;
   memset(&W, 0, sizeof W);
   int ierr = fdm_setup(f, o, &W);
@@ -502,48 +523,57 @@ int hx_fdm_destroy(hx_fdm *pf) {
   return HX_SUCCESS;
 }
 
-int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
+int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
   HX_CHECK(f, HX_ERR_ARG, "FDM handle is NULL");
   HX_CHECK(d_r != d_z || f->ng == 0, HX_ERR_ARG, "r and z alias");
+  HX_CHECK(io == HX_F64 || io == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)io);
+  const hx_precision P = f->prec;
   const double t0 = hx_wtime();
   /* r (weighted, masked) onto the extended G-space, written by the owner
    * only; the exchange then gives every holder (ghost layers included) r */
-  HX_CALL(hx_fdm_wgather(f->b, f->xng, f->d_in_idx, f->d_in_w, d_r, f->d_xg));
-  HX_CALL(hx_gs_exchange(f->xgs, f->d_xg, HX_GS_ADD));
+  HX_CALL(hx_fdm_wgather_p(f->b, f->xng, f->d_in_idx, f->d_in_w, io, d_r, P, f->d_xg));
+  HX_CALL(hx_gs_exchange_p(f->xgs, P, f->d_xg, HX_GS_ADD));
   HX_CALL(hx_backend_sync(f->b));
   const double t1 = hx_wtime();
   double t_loc = 0.0, t_exch = t1 - t0;
   if (!f->overlap) {
-    HX_CALL(hx_fdm_elem_apply_map(f->b, f->p, f->E, NULL, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(hx_fdm_elem_apply_map_p(f->b, P, f->p, f->E, NULL, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
     HX_CALL(hx_backend_sync(f->b));
     const double t2 = hx_wtime();
-    HX_CALL(hx_gs_gather(f->xgs, f->d_xw, f->d_xg));
-    HX_CALL(hx_gs_exchange(f->xgs, f->d_xg, HX_GS_ADD));
+    HX_CALL(hx_gs_gather_p(f->xgs, P, f->d_xw, f->d_xg));
+    HX_CALL(hx_gs_exchange_p(f->xgs, P, f->d_xg, HX_GS_ADD));
     const double t3 = hx_wtime();
     t_loc += t2 - t1, t_exch += t3 - t2;
   } else {
     HX_CALL(
-        hx_fdm_elem_apply_map(f->b, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
-    HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_SHARED, f->d_xw, f->d_xg));
+        hx_fdm_elem_apply_map_p(f->b, P, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_SHARED, f->d_xw, f->d_xg));
     const double t2 = hx_wtime();
-    HX_CALL(hx_gs_exchange_start(f->xgs, f->d_xg, HX_GS_ADD));
+    HX_CALL(hx_gs_exchange_start_p(f->xgs, P, f->d_xg, HX_GS_ADD));
     const double t3 = hx_wtime();
     HX_CALL(
-        hx_fdm_elem_apply_map(f->b, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
-    HX_CALL(hx_gs_gather_part(f->xgs, HX_GS_INTERIOR, f->d_xw, f->d_xg));
+        hx_fdm_elem_apply_map_p(f->b, P, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_INTERIOR, f->d_xw, f->d_xg));
     HX_CALL(hx_backend_sync(f->b));
     const double t4 = hx_wtime();
-    HX_CALL(hx_gs_exchange_finish(f->xgs, f->d_xg, HX_GS_ADD));
+    HX_CALL(hx_gs_exchange_finish_p(f->xgs, P, f->d_xg, HX_GS_ADD));
     const double t5 = hx_wtime();
     t_loc += (t2 - t1) + (t4 - t3), t_exch += (t3 - t2) + (t5 - t4);
   }
   /* back to the fine G-vector: weight, mask (out_w is 0 on masked nodes) */
-  HX_CALL(hx_fdm_wgather(f->b, f->ng, f->d_out_idx, f->d_out_w, f->d_xg, d_z));
+  HX_CALL(hx_fdm_wgather_p(f->b, f->ng, f->d_out_idx, f->d_out_w, P, f->d_xg, io, d_z));
   f->st.applies++;
   f->st.t_local += t_loc;
   f->st.t_exchange += t_exch;
   return HX_SUCCESS;
 }
+
+int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
+  HX_CALL(hx_fdm_apply_p(f, HX_F64, d_r, d_z));
+  return HX_SUCCESS;
+}
+
+hx_precision hx_fdm_precision(hx_fdm f) { return f ? f->prec : HX_F64; }
 
 void hx_fdm_get_stats(hx_fdm f, hx_fdm_stats *s) {
   if (f && s) *s = f->st;
@@ -554,13 +584,27 @@ int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {
   HX_CHECK(e >= 0 && e < f->E, HX_ERR_ARG, "element %d outside 0..%d", (int)e, (int)f->E - 1);
   const int64_t m3 = (int64_t)f->m * f->m * f->m;
   int32_t *d_list = NULL;
-  double *d_u = NULL;
+  char *d_u = NULL;
+  float *hf = NULL;
   HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t), (void **)&d_list));
   HX_CALL(hx_mem_to_device(f->b, d_list, &e, sizeof(int32_t)));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xnl + 1), (void **)&d_u));
-  HX_CALL(hx_mem_to_device(f->b, d_u + e * m3, h_u, sizeof(double) * (size_t)m3));
-  HX_CALL(hx_fdm_elem_apply_list(f->b, f->p, 1, d_list, f->d_S, f->d_L, d_u, f->d_xw));
-  HX_CALL(hx_mem_to_host(f->b, h_w, f->d_xw + e * m3, sizeof(double) * (size_t)m3));
+  HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xnl + 1), (void **)&d_u));
+  const size_t off = f->es * (size_t)(e * m3), nb = f->es * (size_t)m3;
+  if (f->prec == HX_F32) {
+    HX_CALL(HX_ALLOC(&hf, (size_t)m3));
+    for (int64_t i = 0; i < m3; i++) hf[i] = (float)h_u[i];
+    HX_CALL(hx_mem_to_device(f->b, d_u + off, hf, nb));
+  } else {
+    HX_CALL(hx_mem_to_device(f->b, d_u + off, h_u, nb));
+  }
+  HX_CALL(hx_fdm_elem_apply_list_p(f->b, f->prec, f->p, 1, d_list, f->d_S, f->d_L, d_u, f->d_xw));
+  if (f->prec == HX_F32) {
+    HX_CALL(hx_mem_to_host(f->b, hf, (char *)f->d_xw + off, nb));
+    for (int64_t i = 0; i < m3; i++) h_w[i] = (double)hf[i];
+    free(hf);
+  } else {
+    HX_CALL(hx_mem_to_host(f->b, h_w, (char *)f->d_xw + off, nb));
+  }
   HX_CALL(hx_mem_free(f->b, (void **)&d_u));
   HX_CALL(hx_mem_free(f->b, (void **)&d_list));
   return HX_SUCCESS;

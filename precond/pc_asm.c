@@ -36,7 +36,11 @@ typedef struct {
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
-  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT, .overlap = HX_ASM_OVERLAP_AUTO, .coarse = 1, .halo_overlap = 1};
+  *o = (hx_asm_opts){.weight = HX_FDM_WEIGHT_SQRT,
+                     .overlap = HX_ASM_OVERLAP_AUTO,
+                     .coarse = 1,
+                     .halo_overlap = 1,
+                     .prec = HX_PC_PRECISION_DEFAULT};
   hx_coarse_opts_default(&o->coarse_opts);
 }
 
@@ -61,7 +65,8 @@ static int asm_setup(void *ctx) {
                           .h_lambda = hx_disc_lambda(d),
                           .h_dirichlet_face = hx_disc_dirichlet_faces(d),
                           .weight = a->o.weight,
-                          .overlap = a->o.halo_overlap};
+                          .overlap = a->o.halo_overlap,
+                          .prec = a->o.prec};
   HX_CALL(hx_fdm_create(&fo, &a->fine));
   if (a->o.coarse) {
     HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
@@ -143,8 +148,8 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
 
 static void asm_describe(void *ctx, char *buf, size_t len) {
   asm_pc *a = (asm_pc *)ctx;
-  snprintf(buf, len, "asm(fdm, weight=%s, p=%d)%s%s", a->o.weight == HX_FDM_WEIGHT_SQRT ? "sqrt" : "none",
-           hx_disc_order(a->d),
+  snprintf(buf, len, "asm(fdm %s, weight=%s, p=%d)%s%s", hx_precision_name(a->o.prec),
+           a->o.weight == HX_FDM_WEIGHT_SQRT ? "sqrt" : "none", hx_disc_order(a->d),
            a->o.coarse ? (a->o.coarse_opts.op == HX_COARSE_GALERKIN ? " + coarse(q1 galerkin, boomeramg"
                                                                      : " + coarse(q1 fem, boomeramg")
                        : "",
@@ -188,6 +193,7 @@ static void asm_report(void *ctx, int indent, FILE *out) {
   const double per = a->applies ? 1.0 / (double)a->applies : 0.0;
   const double tf = a->t_fine * per, tc = a->t_coarse * per, tt = a->t_total * per;
   const double m = tf > tc ? tf : tc;
+  fprintf(out, "%*sprecision: %s\n", indent, "", hx_precision_name(a->o.prec));
   fprintf(out, "%*sfine_setup_seconds: %.6e\n", indent, "", fs.t_setup);
   fprintf(out, "%*sfine_apply_seconds: %.6e\n", indent, "", tf);
   if (a->coarse) {

@@ -13,10 +13,11 @@ const int hx_pc_num_types = NELEM(hx_pc_type_names);
 enum { PC_NONE = 0, PC_JACOBI = 1, PC_ASM = 2, PC_PMG = 3 };
 
 static const char *const top_keys_simple[] = {"type"};
-static const char *const top_keys_asm[] = {"type", "overlap", "weight", "coarse"};
-static const char *const top_keys_pmg[] = {"type", "levels", "cycle", "smoother", "coarse", "overlap"};
+static const char *const top_keys_jacobi[] = {"type", "precision"};
+static const char *const top_keys_asm[] = {"type", "overlap", "weight", "coarse", "precision"};
+static const char *const top_keys_pmg[] = {"type", "levels", "cycle", "smoother", "coarse", "overlap", "precision"};
 /* every key some type has (dropped with a note when the type changes) */
-static const char *const top_keys_all[] = {"overlap", "weight", "coarse", "levels", "cycle", "smoother"};
+static const char *const top_keys_all[] = {"overlap", "weight", "coarse", "levels", "cycle", "smoother", "precision"};
 static const char *const smoother_keys[] = {"type", "degree", "kind", "lower", "eig_steps", "eig_safety"};
 /* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
 static const char *const smoother_types[] = {"jacobi", "asm", "ras", "cheby-jacobi", "cheby-asm", "cheby-ras"};
@@ -28,6 +29,16 @@ static const char *const coarse_keys[] = {"solver",     "operator",         "cyc
 static const char *const weight_names[] = {"none", "sqrt"};
 static const char *const coarse_solvers[] = {"none", "boomeramg"};
 static const char *const coarse_ops[] = {"fem", "galerkin"};
+/* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
+static const char *const precision_names[] = {"fp64", "fp32"};
+
+/* Read preconditioner.precision into *prec (absent: left alone). */
+static int precision_read(const hx_opt *o, hx_precision *prec) {
+  int v = (int)*prec;
+  HX_CALL(hx_opt_enum(o, "preconditioner", "precision", precision_names, NELEM(precision_names), &v));
+  *prec = (hx_precision)v;
+  return HX_SUCCESS;
+}
 
 /* Read (and check) a coarse: mapping (NULL: defaults left alone). */
 static int coarse_read(const hx_opt *c, int *solver, hx_coarse_opts *co) {
@@ -77,6 +88,7 @@ static int asm_read(const hx_opt *o, hx_asm_opts *a) {
   HX_CALL(hx_opt_enum(o, "preconditioner", "weight", weight_names, NELEM(weight_names), &w));
   a->weight = (hx_fdm_weight)w;
   HX_CALL(coarse_read(hx_opt_get(o, "coarse"), &a->coarse, &a->coarse_opts));
+  HX_CALL(precision_read(o, &a->prec));
   return HX_SUCCESS;
 }
 
@@ -152,6 +164,17 @@ static int pmg_read(const hx_opt *o, hx_pmg_opts *g) {
                           S, g->degree, HX_CHEB_OPT_DEGREE_MAX);
   }
   HX_CALL(coarse_read(hx_opt_get(o, "coarse"), &g->coarse, &g->coarse_opts));
+  HX_CALL(precision_read(o, &g->prec));
+  /* the default precision applies to the Schwarz smoothers; a Jacobi
+   * smoother runs in FP64 unless fp32 is asked for (refused below) */
+  if (!hx_opt_get(o, "precision") && g->inner == HX_SMOOTH_JACOBI) g->prec = HX_F64;
+  if (g->prec == HX_F32 && g->inner == HX_SMOOTH_JACOBI) {
+    const hx_opt *at = hx_opt_get(o, "precision") ? hx_opt_get(o, "precision") : o;
+    return hx_opt_error(at,
+                        "preconditioner.precision: fp32 runs the Schwarz smoothers (FDM) in single precision; "
+                        "the Jacobi smoother has no FP32 variant. Use smoother.type asm, ras, cheby-asm or "
+                        "cheby-ras, or precision: fp64");
+  }
   return HX_SUCCESS;
 }
 
@@ -192,8 +215,14 @@ int hx_pc_options_check(hx_opt *opts) {
   int type = PC_JACOBI;
   HX_CALL(hx_opt_enum(opts, "preconditioner", "type", hx_pc_type_names, hx_pc_num_types, &type));
   HX_CALL(hx_opt_set(opts, "type", hx_pc_type_names[type]));
-  const char *const *keys = type == PC_ASM ? top_keys_asm : type == PC_PMG ? top_keys_pmg : top_keys_simple;
-  const int nkeys = type == PC_ASM ? NELEM(top_keys_asm) : type == PC_PMG ? NELEM(top_keys_pmg) : 1;
+  const char *const *keys = type == PC_ASM      ? top_keys_asm
+                            : type == PC_PMG    ? top_keys_pmg
+                            : type == PC_JACOBI ? top_keys_jacobi
+                                                : top_keys_simple;
+  const int nkeys = type == PC_ASM      ? NELEM(top_keys_asm)
+                    : type == PC_PMG    ? NELEM(top_keys_pmg)
+                    : type == PC_JACOBI ? NELEM(top_keys_jacobi)
+                                        : NELEM(top_keys_simple);
   /* keys of another type (left over after --set preconditioner.type=...)
    * are not typos: drop them with a note; anything else is an error */
   char dropped[256] = "";
@@ -212,6 +241,7 @@ int hx_pc_options_check(hx_opt *opts) {
     /* the effective case lists every key */
     HX_CALL(hx_opt_set(opts, "overlap", a.overlap == HX_ASM_OVERLAP_AUTO ? "auto" : a.overlap ? "true" : "false"));
     HX_CALL(hx_opt_set(opts, "weight", weight_names[a.weight]));
+    HX_CALL(hx_opt_set(opts, "precision", precision_names[a.prec]));
     HX_CALL(write_coarse(opts, a.coarse, &a.coarse_opts));
     return HX_SUCCESS;
   }
@@ -233,10 +263,21 @@ int hx_pc_options_check(hx_opt *opts) {
     HX_CALL(set_double(sm, "lower", g.lower));
     HX_CALL(set_int(sm, "eig_steps", g.eig_steps));
     HX_CALL(set_double(sm, "eig_safety", g.eig_safety));
+    HX_CALL(hx_opt_set(opts, "precision", precision_names[g.prec]));
     HX_CALL(write_coarse(opts, g.coarse, &g.coarse_opts));
     return HX_SUCCESS;
   }
-  HX_CALL(hx_opt_check_keys(opts, "preconditioner", top_keys_simple, NELEM(top_keys_simple)));
+  HX_CALL(hx_opt_check_keys(opts, "preconditioner", keys, nkeys));
+  if (type == PC_JACOBI) {
+    /* Jacobi is one multiplication per entry on the FP64 vectors CG hands
+     * it: nothing to gain in FP32 */
+    hx_precision prec = HX_F64;
+    HX_CALL(precision_read(opts, &prec));
+    if (prec == HX_F32)
+      return hx_opt_error(hx_opt_get(opts, "precision"),
+                          "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
+                          "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
+  }
   return HX_SUCCESS;
 }
 

@@ -74,6 +74,7 @@ void hx_pmg_opts_default(hx_pmg_opts *o) {
   o->eig_safety = 1.1;
   o->coarse = 1;
   o->overlap = 1;
+  o->prec = HX_PC_PRECISION_DEFAULT;
   hx_coarse_opts_default(&o->coarse_opts);
 }
 
@@ -179,7 +180,8 @@ static int level_setup(pmg *g, int l) {
                             .h_lambda = hx_disc_lambda(L->d),
                             .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
                             .weight = g->o.inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,
-                            .overlap = 1};
+                            .overlap = 1,
+                            .prec = g->o.prec};
     HX_CALL(hx_fdm_create(&fo, &L->fdm));
   }
   /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector; the
@@ -355,8 +357,8 @@ static void pmg_describe(void *ctx, char *buf, size_t len) {
   if (g->o.kind == HX_CHEB_NONE) snprintf(sm, sizeof sm, "%s x%d", inner_names[g->o.inner], g->o.degree);
   else
     snprintf(sm, sizeof sm, "cheby-%s %s degree %d", inner_names[g->o.inner], kind_names[g->o.kind], g->o.degree);
-  snprintf(buf, len, "pmg(levels %s, %s, smoother %s, coarse %s%s)", lv,
-           g->o.cycle == HX_PMG_ADDITIVE ? "additive" : "multiplicative", sm,
+  snprintf(buf, len, "pmg(levels %s, %s, smoother %s %s, coarse %s%s)", lv,
+           g->o.cycle == HX_PMG_ADDITIVE ? "additive" : "multiplicative", sm, hx_precision_name(g->o.prec),
            g->o.coarse ? (g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg")
                        : "none",
            g->o.cycle == HX_PMG_ADDITIVE && g->o.coarse ? (g->overlap ? ", overlapped" : ", sequential") : "");
@@ -398,6 +400,7 @@ void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
 static void pmg_report(void *ctx, int indent, FILE *out) {
   pmg *g = (pmg *)ctx;
   const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
+  fprintf(out, "%*sprecision: %s\n", indent, "", hx_precision_name(g->o.prec));
   fprintf(out, "%*slevels:\n", indent, "");
   for (int l = 0; l < g->nl; l++) {
     const pmg_level *L = &g->lv[l];

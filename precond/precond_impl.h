@@ -42,6 +42,10 @@ typedef struct {
   hx_fdm_weight weight;
   int overlap;                  /* 1: elements touching other ranks first, exchange overlapped
                                    with the interior elements (as the operator) */
+  hx_precision prec;            /* HX_F64 (0, the default) or HX_F32: eigenvectors, eigenvalues,
+                                   the extended vectors, their exchange and the box solves in
+                                   float (the weights stay double; the residual is rounded to
+                                   float once on entry, the correction widened on exit) */
 } hx_fdm_opts;
 
 typedef struct hx_fdm_s *hx_fdm;
@@ -54,6 +58,10 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *f);
  * backend's memory, d_r masked and consistent; d_z comes out masked and
  * consistent). d_r and d_z must not alias. */
 int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z);
+/* The same with fine vectors d_r, d_z in precision io (HX_F64 or HX_F32,
+ * independent of the level's own precision: the weighted copies convert). */
+int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z);
+hx_precision hx_fdm_precision(hx_fdm f);
 /* Collective; accepts NULL; nulls *f. */
 int hx_fdm_destroy(hx_fdm *f);
 
@@ -169,6 +177,10 @@ int hx_hypre_release(void);
 
 /* ================================================================ two-level
  * (pc_asm.c) */
+/* preconditioner.precision when the case does not say (asm and pmg):
+ * docs/preconditioner.md "FP32 preconditioning" has the measurements. */
+#define HX_PC_PRECISION_DEFAULT HX_F32
+
 typedef struct {
   hx_fdm_weight weight;       /* overlap weights of the fine level */
   int overlap;                /* coarse level in a host thread beside the fine level: 1, 0, or
@@ -177,6 +189,7 @@ typedef struct {
   int halo_overlap;           /* fine level: exchange overlapped with interior elements */
   int coarse;                 /* 0: one-level Schwarz (coarse.solver: none) */
   hx_coarse_opts coarse_opts;
+  hx_precision prec;          /* of the fine level (FDM); the coarse level stays FP64 */
 } hx_asm_opts;
 #define HX_ASM_OVERLAP_AUTO (-1)
 void hx_asm_opts_default(hx_asm_opts *o);
@@ -242,6 +255,7 @@ typedef struct {
   int coarse;                     /* 1: BoomerAMG on the Q1 level; 0: none */
   int overlap;                    /* additive cycle: coarse solve in a host thread */
   hx_coarse_opts coarse_opts;
+  hx_precision prec;              /* of the Schwarz smoothers (FDM) on every level */
 } hx_pmg_opts;
 void hx_pmg_opts_default(hx_pmg_opts *o);
 /* The default schedule of orders for fine order p (1 <= p <= 15) into

@@ -15,7 +15,13 @@
  * With --backend cuda the same vectors are also run through a CPU twin and
  * the results compared (1e-13 relative for FP64). With --nonsymmetric the
  * preconditioner must declare itself not symmetric (hx_pc_is_symmetric,
- * restricted Schwarz smoothing) and symmetry and positivity are not checked. */
+ * restricted Schwarz smoothing) and symmetry and positivity are not checked.
+ * With --vs "YAML" a second preconditioner is built on the same
+ * discretisation and M x compared with it: relative 2-norm difference <= 1e-5
+ * (the FP32 preconditioner against FP64: --pc "{..., precision: fp32}" --vs
+ * "{..., precision: fp64}"), and must differ (> 0: the FP32 path ran). When
+ * the effective precision of --pc is fp32, the symmetry bound and the cuda-vs-cpu bound
+ * use the FP32 unit roundoff (symmetry c * 1.2e-7, cuda vs cpu 1e-5). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +33,7 @@
 #include "hx_test.h"
 
 typedef struct {
-  const char *pc, *mesh;
+  const char *pc, *mesh, *vs;
   int p, n;
   double lambda;
   int nonsym;
@@ -46,6 +52,18 @@ typedef struct {
   hx_pc pc;
 } level;
 
+static int build_pc(const char *yaml, hx_disc d, hx_pc *pc) {
+  hx_opt *opts;
+  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
+  HX_TCALL(hx_pc_options_check(opts));
+  HX_TCALL(hx_pc_create_from_options(d, opts, pc));
+  hx_opt_free(&opts);
+  HX_TCALL(hx_pc_setup(*pc));
+  return 0;
+}
+
+static int g_fp32 = 0; /* the effective preconditioner.precision of --pc is fp32 */
+
 static int build(MPI_Comm comm, const args *a, const char *backend, level *L) {
   HX_TCALL(hx_backend_create(backend, &L->b));
   hx_mesh_box_opts mo;
@@ -60,6 +78,8 @@ static int build(MPI_Comm comm, const args *a, const char *backend, level *L) {
   hx_opt *opts;
   HX_TCALL(hx_opt_parse_yaml(a->pc, "--pc", &opts));
   HX_TCALL(hx_pc_options_check(opts));
+  const hx_opt *prec = hx_opt_get(opts, "precision"); /* made explicit by the check */
+  g_fp32 = prec && prec->kind == HX_OPT_SCALAR && !strcmp(prec->value, "fp32");
   HX_TCALL(hx_pc_create_from_options(L->d, opts, &L->pc));
   hx_opt_free(&opts);
   HX_TCALL(hx_pc_setup(L->pc));
@@ -94,7 +114,7 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char *backend = hx_test_backend_arg(argc, argv);
-  args a = {arg(argc, argv, "--pc", "type: jacobi"), arg(argc, argv, "--mesh", "box"),
+  args a = {arg(argc, argv, "--pc", "type: jacobi"), arg(argc, argv, "--mesh", "box"), arg(argc, argv, "--vs", NULL),
             atoi(arg(argc, argv, "--p", "3")), atoi(arg(argc, argv, "--n", "4")),
             atof(arg(argc, argv, "--lambda", "0")), 0};
   if (!strcmp(a.mesh, "kershaw") && a.n % 6) a.n = 6;
@@ -108,7 +128,13 @@ int main(int argc, char **argv) {
     }
   }
   level L = {0}, C = {0};
+  hx_pc vs = NULL;
   if (build(MPI_COMM_WORLD, &a, backend, &L)) goto out;
+  /* FP32 preconditioning (the effective precision, default included):
+   * rounding at the FP32 unit roundoff */
+  const int fp32 = g_fp32;
+  const double eps = fp32 ? 1.2e-7 : 2.2e-16, twin_tol = fp32 ? 1e-5 : 1e-13;
+  if (a.vs && build_pc(a.vs, L.d, &vs)) goto out;
   const int cmp = strcmp(backend, "cpu") != 0;
   if (cmp && build(MPI_COMM_WORLD, &a, "cpu", &C)) goto out;
   {
@@ -131,14 +157,37 @@ int main(int argc, char **argv) {
       HX_TCALL(hx_gs_dot(gs, dx, dmx, &xmx));
       HX_TCALL(hx_gs_dot(gs, dx, dx, &xx));
       HX_TCALL(hx_gs_dot(gs, dmy, dmy, &my2));
-      const double tol = 1000 * 2.2e-16 * sqrt(xx) * sqrt(my2);
+      const double tol = 1000 * eps * sqrt(xx) * sqrt(my2);
       if (!a.nonsym) {
         HX_ASSERT(fabs(xmy - ymx) <= tol, "%s: symmetry |x.My - y.Mx| = %.3e > %.3e", a.pc, fabs(xmy - ymx), tol);
         HX_ASSERT(xmx > 0, "%s: x.Mx = %g is not positive", a.pc, xmx);
         HX_ASSERT(hx_pc_is_symmetric(L.pc), "%s: declares itself not symmetric", a.pc);
       } else {
         HX_ASSERT(!hx_pc_is_symmetric(L.pc), "%s: expected a non-symmetric preconditioner", a.pc);
-        HX_ASSERT(fabs(xmy - ymx) > tol, "%s: symmetric to rounding (|x.My - y.Mx| = %.3e)", a.pc, fabs(xmy - ymx));
+        /* the asymmetry itself is shown by the FP64 run (t310-pmg-ras): in a
+         * V-cycle it is only ~5e-7 relative, the size of FP32 rounding, so
+         * under FP32 only the declaration is checked */
+        if (!fp32)
+          HX_ASSERT(fabs(xmy - ymx) > tol, "%s: symmetric to rounding (|x.My - y.Mx| = %.3e)", a.pc,
+                    fabs(xmy - ymx));
+      }
+      if (vs) {
+        /* the same vector through the reference preconditioner */
+        double *dv;
+        HX_TCALL(hx_mem_alloc(L.b, bytes, (void **)&dv));
+        HX_TCALL(hx_pc_apply(vs, dx, dv));
+        HX_TCALL(hx_array_axpby(L.b, ng, dv, 1.0, dmx, -1.0)); /* dv = Mx - Vx */
+        double dd, vv;
+        HX_TCALL(hx_gs_dot(gs, dv, dv, &dd));
+        HX_TCALL(hx_gs_dot(gs, dmx, dmx, &vv));
+        if (rank == 0 && trial == 0) printf("%s vs %s: relative difference %.3e\n", a.pc, a.vs, sqrt(dd / vv));
+        /* 1e-5: FP32 agreement (the issue's bound); the FP32 Schwarz level
+         * alone agrees to ~1e-7 (t320-fdm fp32), the smoothers amplify it by
+         * the Chebyshev polynomial's coefficients (a few units at degree 3) */
+        HX_ASSERT(sqrt(dd) <= 1e-5 * sqrt(vv), "%s vs %s: relative difference %.3e > 1e-5", a.pc, a.vs,
+                  sqrt(dd / vv));
+        HX_ASSERT(dd > 0, "%s vs %s: identical results (the precision switch did nothing?)", a.pc, a.vs);
+        hx_mem_free(L.b, (void **)&dv);
       }
       /* masked entries of z are zero */
       HX_TCALL(hx_mem_to_host(L.b, h, dmx, sizeof(double) * (size_t)ng));
@@ -160,7 +209,7 @@ int main(int argc, char **argv) {
           num += (h[i] - h2[i]) * (h[i] - h2[i]), den += h2[i] * h2[i];
         double g[2] = {num, den}, gg[2];
         MPI_Allreduce(g, gg, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        HX_ASSERT(sqrt(gg[0]) <= 1e-13 * sqrt(gg[1]), "%s: cuda vs cpu relative difference %.3e", a.pc,
+        HX_ASSERT(sqrt(gg[0]) <= twin_tol * sqrt(gg[1]), "%s: cuda vs cpu relative difference %.3e", a.pc,
                   sqrt(gg[0] / gg[1]));
         hx_mem_free(C.b, (void **)&cx), hx_mem_free(C.b, (void **)&cmx);
       }
@@ -173,6 +222,7 @@ int main(int argc, char **argv) {
     free(h), free(h2), free(hm);
   }
 out:
+  hx_pc_destroy(&vs);
   destroy(&C);
   destroy(&L);
   MPI_Finalize();
