@@ -144,10 +144,12 @@ int hx_red_create(hx_backend b, int nslots, int64_t nmax, hx_red *out) {
   HX_CHECK(nmax >= 0, HX_ERR_ARG, "hx_red: negative vector length %lld", (long long)nmax);
   hx_red red;
   HX_CALL(HX_ALLOC(&red, 1));
-  *red = (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 0 ? hx_num_chunks(nmax) : 1};
+  *red =
+      (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 0 ? hx_num_chunks(nmax) : 1};
   int err = HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) err = hx_cuda_red_alloc(red);
+  if (b->kind == HX_BACKEND_CUDA)
+    err = hx_cuda_red_alloc(red);
   else
 #endif
     err = HX_ALLOC(&red->part, (size_t)nslots * (size_t)red->ncmax);
@@ -165,7 +167,8 @@ int hx_red_destroy(hx_red *pred) {
   *pred = NULL;
   int err = HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA) err = hx_cuda_red_free(red);
+  if (red->b->kind == HX_BACKEND_CUDA)
+    err = hx_cuda_red_free(red);
   else
 #endif
     free(red->part);
@@ -195,12 +198,12 @@ int hx_red_fetch(hx_red red, int m, double *h_out) {
   return HX_SUCCESS;
 }
 
-#define HX_RED_SLOT(red, k, n)                                                                             \
-  do {                                                                                                     \
+#define HX_RED_SLOT(red, k, n)                                                                           \
+  do {                                                                                                   \
     HX_CHECK((k) >= 0 && (k) < (red)->nslots, HX_ERR_ARG, "reduction slot %d outside [0, %d)", (int)(k), \
-             (red)->nslots);                                                                               \
-    HX_CHECK(hx_num_chunks(n) <= (red)->ncmax, HX_ERR_ARG,                                                 \
-             "vector of %lld entries longer than the reduction set's capacity", (long long)(n));           \
+             (red)->nslots);                                                                             \
+    HX_CHECK(hx_num_chunks(n) <= (red)->ncmax, HX_ERR_ARG,                                               \
+             "vector of %lld entries longer than the reduction set's capacity", (long long)(n));         \
   } while (0)
 
 int hx_array_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y) {
@@ -222,8 +225,8 @@ int hx_array_dot_red(hx_red red, int k, int64_t n, const double *x, const double
   return HX_SUCCESS;
 }
 
-int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r, const double *p,
-                           const double *w, double alpha) {
+int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r,
+                           const double *p, const double *w, double alpha) {
   HX_CHECK(red, HX_ERR_ARG, "NULL reduction set");
   HX_STREAM_SIZES(n, nred);
   HX_RED_SLOT(red, k_rr, n);
@@ -252,8 +255,8 @@ int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_
   HX_RED_SLOT(red, k_rr, n);
   HX_RED_SLOT(red, k_rz, n);
   if (k_zw >= 0) HX_RED_SLOT(red, k_zw, n);
-  HX_CHECK(k_rr != k_rz && k_rr != k_zw && k_rz != k_zw, HX_ERR_ARG, "cg_update_diag_red: slots %d, %d, %d not distinct",
-           k_rr, k_rz, k_zw);
+  HX_CHECK(k_rr != k_rz && k_rr != k_zw && k_rz != k_zw, HX_ERR_ARG,
+           "cg_update_diag_red: slots %d, %d, %d not distinct", k_rr, k_rz, k_zw);
   red->nparts[k_rr] = red->nparts[k_rz] = 0;
   if (k_zw >= 0) red->nparts[k_zw] = 0;
   if (n == 0) return HX_SUCCESS;

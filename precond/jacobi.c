@@ -21,8 +21,8 @@ static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
 /* the hook of hx_pc_ops: the CG update and z = r / diag in one pass */
 static int jacobi_cg_update(void *ctx, const hx_pc_cg_step *u) {
   jacobi *j = (jacobi *)ctx;
-  HX_CALL(hx_array_cg_update_diag_red(u->red, u->slot_rr, u->slot_rz, u->slot_zw, j->n, u->nred, u->x, u->r, u->p,
-                                      u->w, j->d_inv, u->z, u->alpha));
+  HX_CALL(hx_array_cg_update_diag_red(u->red, u->slot_rr, u->slot_rz, u->slot_zw, j->n, u->nred, u->x, u->r,
+                                      u->p, u->w, j->d_inv, u->z, u->alpha));
   return HX_SUCCESS;
 }
 

@@ -49,8 +49,8 @@ static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nlo
 /* x += alpha p; r -= alpha w; z = M^{-1} r; the local sums r.r -> slot 0,
  * r.z -> 1 and (flexible) z.w -> 2 of v->red, not yet fetched. With a
  * fused preconditioner update one pass, else BS5, the apply and the dots. */
-static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, hx_backend b, int64_t n, int64_t nown,
-                    double *d_x, const double *w, double alpha, hx_pc pc) {
+static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown, double *d_x,
+                    const double *w, double alpha, hx_pc pc) {
   if (v->fuse) {
     const hx_pc_cg_step u = {.nred = nown,
                                .alpha = alpha,
@@ -66,7 +66,6 @@ static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, hx_ba
     PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_pc_cg_update(pc, &u));
     return HX_SUCCESS;
   }
-  (void)b;
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_cg_update_red(v->red, 0, n, nown, d_x, v->r, v->p, w, alpha)); /* BS5 */
   PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
@@ -114,7 +113,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     /* x += alpha p; r -= alpha w; z = M^{-1} r; local r.r, r.z (, z.w) left
      * in the slots of v->red: one host wait for all of them below */
     const int nloc = o->flexible ? 3 : 2;
-    HX_CALL(pcg_step(o, res, v, b, n, nown, d_x, v->w, alpha, pc));
+    HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->w, alpha, pc));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, nloc, loc));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
@@ -177,7 +176,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
 
   for (int k = 1; k <= o->max_iterations; k++) {
     /* x += alpha p; r -= alpha s; u = M^{-1} r; r.r -> 0, r.u -> 1 */
-    HX_CALL(pcg_step(o, res, v, b, n, nown, d_x, v->s, alpha, pc));
+    HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->s, alpha, pc));
     HX_CALL(hx_op_apply(op, u, v->w, NULL)); /* w = A u: no reduction of its own */
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->w, u));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 3, loc));

@@ -83,8 +83,8 @@ void hx_cpu_dot_red(hx_red red, int k, int64_t n, const double *x, const double 
   red->nparts[k] = nc;
 }
 
-void hx_cpu_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r, const double *p,
-                          const double *w, double alpha) {
+void hx_cpu_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r,
+                          const double *p, const double *w, double alpha) {
   const int64_t nc = hx_num_chunks(n);
   double *part = red->part + (int64_t)k_rr * red->ncmax;
   const int64_t ncr = hx_num_chunks(nred);
@@ -107,7 +107,8 @@ void hx_cpu_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
     double rr, rz, zw = 0.0;
-    hx_chunk_cg_update_diag(x, r, p, w, d, z, alpha, (long)lo, (long)hi, (long)nred, &rr, &rz, pzw ? &zw : NULL);
+    hx_chunk_cg_update_diag(x, r, p, w, d, z, alpha, (long)lo, (long)hi, (long)nred, &rr, &rz,
+                            pzw ? &zw : NULL);
     if (c < ncr) {
       prr[c] = rr, prz[c] = rz;
       if (pzw) pzw[c] = zw;

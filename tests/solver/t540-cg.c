@@ -198,8 +198,8 @@ static int mode_fused(void) {
     HX_ASSERT(f.r.fused_pc_update == 1 && u.r.fused_pc_update == 0, "%s: fused flags %d %d", tname[t],
               f.r.fused_pc_update, u.r.fused_pc_update);
     HX_ASSERT(f.r.reason > 0 && u.r.reason > 0 && f.r.iterations == u.r.iterations,
-              "%s: fused %d (%s), separate %d (%s) iterations", tname[t], f.r.iterations, hx_reason_name(f.r.reason),
-              u.r.iterations, hx_reason_name(u.r.reason));
+              "%s: fused %d (%s), separate %d (%s) iterations", tname[t], f.r.iterations,
+              hx_reason_name(f.r.reason), u.r.iterations, hx_reason_name(u.r.reason));
     /* every residual of the history: bit for bit on cpu (same lanes, same
      * order); on cuda within 1e-12 of the residual (fma contraction may
      * differ between two kernels) */
@@ -208,16 +208,17 @@ static int mode_fused(void) {
               tname[t], hd, f.h.n, u.h.n);
     double sc;
     const double xd = max_abs_diff(&f, &u, &sc);
-    HX_ASSERT(cpu ? xd == 0.0 : xd <= 1e-12 * sc, "%s: solutions differ by %.3e (max %.3e)", tname[t], xd, sc);
+    HX_ASSERT(cpu ? xd == 0.0 : xd <= 1e-12 * sc, "%s: solutions differ by %.3e (max %.3e)", tname[t], xd,
+              sc);
     /* passes per iteration: Jacobi fused saves 3 (pcg: 11 -> 8 + 3; fcg
      * 13 -> 11, z.w read in the same pass; pcg1 19 -> 16) */
     const int want_f = t == T_PCG1 ? 16 : 11, want_u = t == T_PCG ? 14 : t == T_FCG ? 16 : 19;
     HX_ASSERT(f.r.vector_passes_per_iteration == want_f && u.r.vector_passes_per_iteration == want_u,
-              "%s: passes fused %d (want %d), separate %d (want %d)", tname[t], f.r.vector_passes_per_iteration,
-              want_f, u.r.vector_passes_per_iteration, want_u);
+              "%s: passes fused %d (want %d), separate %d (want %d)", tname[t],
+              f.r.vector_passes_per_iteration, want_f, u.r.vector_passes_per_iteration, want_u);
     /* the fused update counts as an apply: as many as the separate path */
-    HX_ASSERT(f.applies == u.applies && f.applies == f.r.iterations + 1, "%s: applies fused %lld separate %lld",
-              tname[t], (long long)f.applies, (long long)u.applies);
+    HX_ASSERT(f.applies == u.applies && f.applies == f.r.iterations + 1,
+              "%s: applies fused %lld separate %lld", tname[t], (long long)f.applies, (long long)u.applies);
     if (g_rank == 0)
       printf("fused %-4s: %d iterations, history difference %.3e, passes %d (separate %d)\n", tname[t],
              f.r.iterations, hd, f.r.vector_passes_per_iteration, u.r.vector_passes_per_iteration);
@@ -253,8 +254,8 @@ static int mode_pcg1(void) {
     /* no residual gap: the true residual of both meets the tolerance
      * (within 10 tol: the recurrence may lag by rounding, not by more) */
     HX_ASSERT(o1.true_rel <= 10 * s.tol && a.true_rel <= 10 * s.tol,
-              "%s %s: true residuals pcg1 %.3e, pcg %.3e (tol %.0e)", mesh, cases[c].pc, o1.true_rel, a.true_rel,
-              s.tol);
+              "%s %s: true residuals pcg1 %.3e, pcg %.3e (tol %.0e)", mesh, cases[c].pc, o1.true_rel,
+              a.true_rel, s.tol);
     /* the same solution: both are within the algebraic error of the exact
      * discrete one, ||x - x*|| <= cond(A) tol ||x*||; cond(A) of these
      * problems is below 1e5, so 1e-5 of max|x| bounds the difference */
@@ -264,10 +265,11 @@ static int mode_pcg1(void) {
     HX_ASSERT(fabs(o1.err_l2 - a.err_l2) <= 1e-6 * a.err_l2 + 1e-12, "%s %s: L2 errors %.9e vs %.9e", mesh,
               cases[c].pc, o1.err_l2, a.err_l2);
     if (g_rank == 0)
-      printf("%s p=%d %-16s pcg %3d, pcg1 %3d iterations; true residual pcg %.2e pcg1 %.2e; |x1 - x| %.2e of "
-             "%.2e; L2 errors %.6e %.6e\n",
-             mesh, cases[c].p, cases[c].pc, a.r.iterations, o1.r.iterations, a.true_rel, o1.true_rel, xd, sc,
-             a.err_l2, o1.err_l2);
+      printf(
+          "%s p=%d %-16s pcg %3d, pcg1 %3d iterations; true residual pcg %.2e pcg1 %.2e; |x1 - x| %.2e of "
+          "%.2e; L2 errors %.6e %.6e\n",
+          mesh, cases[c].p, cases[c].pc, a.r.iterations, o1.r.iterations, a.true_rel, o1.true_rel, xd, sc,
+          a.err_l2, o1.err_l2);
     done(&a), done(&o1);
   }
   return 0;
@@ -284,7 +286,8 @@ static int mode_breakdown(void) {
   static outcome o;
   spec s = {.n = 2, .p = 3, .pc = "{type: jacobi}", .type = T_PCG1, .rhs_nan = 1};
   HX_TCALL(run(&s, &o));
-  HX_ASSERT(o.r.reason == HX_DIVERGED_NAN && o.h.n >= 1, "NaN: %s, %d rows", hx_reason_name(o.r.reason), o.h.n);
+  HX_ASSERT(o.r.reason == HX_DIVERGED_NAN && o.h.n >= 1, "NaN: %s, %d rows", hx_reason_name(o.r.reason),
+            o.h.n);
   done(&o);
   s.rhs_nan = 0, s.max_it = 3;
   HX_TCALL(run(&s, &o));
@@ -297,7 +300,11 @@ static int mode_breakdown(void) {
             o.r.iterations);
   done(&o);
   /* a non-symmetric preconditioner: refused, naming fcg */
-  spec ns = {.n = 0, .kershaw = 1, .p = 3, .pc = "{type: pmg, smoother: {type: cheby-ras}}", .type = T_PCG1,
+  spec ns = {.n = 0,
+             .kershaw = 1,
+             .p = 3,
+             .pc = "{type: pmg, smoother: {type: cheby-ras}}",
+             .type = T_PCG1,
              .expect_err = 1};
   HX_TCALL(run(&ns, &o));
   HX_ASSERT(o.err == HX_ERR_INPUT && strstr(g_msg, "fcg") && strstr(g_msg, "pcg1"),
@@ -356,8 +363,11 @@ static int mode_twin(void) {
   static const struct {
     const char *pc;
     int type;
-  } cases[] = {{"{type: jacobi}", T_PCG}, {"{type: jacobi}", T_FCG}, {"{type: jacobi}", T_PCG1},
-               {"{type: asm}", T_PCG1},   {"{type: none}", T_PCG1}};
+  } cases[] = {{"{type: jacobi}", T_PCG},
+               {"{type: jacobi}", T_FCG},
+               {"{type: jacobi}", T_PCG1},
+               {"{type: asm}", T_PCG1},
+               {"{type: none}", T_PCG1}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     spec s = {.n = 3, .p = 5, .pc = cases[c].pc, .type = cases[c].type, .tol = 1e-10};
     static outcome dev, cpu;
@@ -365,8 +375,9 @@ static int mode_twin(void) {
     HX_TCALL(run(&s, &dev));
     s.backend = "cpu";
     HX_TCALL(run(&s, &cpu));
-    HX_ASSERT(dev.r.reason > 0 && abs(dev.r.iterations - cpu.r.iterations) <= 1, "%s %s: %s %d, cpu %d iterations",
-              tname[cases[c].type], cases[c].pc, g_backend, dev.r.iterations, cpu.r.iterations);
+    HX_ASSERT(dev.r.reason > 0 && abs(dev.r.iterations - cpu.r.iterations) <= 1,
+              "%s %s: %s %d, cpu %d iterations", tname[cases[c].type], cases[c].pc, g_backend,
+              dev.r.iterations, cpu.r.iterations);
     HX_ASSERT(dev.r.fused_pc_update == cpu.r.fused_pc_update, "fused on one backend only");
     /* reductions differ in the last bits between the backends (docs/developer.md);
      * on a deformed box the curves then agree to ~1e-9 (docs/regression.md) */
@@ -374,7 +385,8 @@ static int mode_twin(void) {
     HX_ASSERT(hd <= 1e-6, "%s %s: histories differ by %.3e", tname[cases[c].type], cases[c].pc, hd);
     double sc;
     const double xd = max_abs_diff(&dev, &cpu, &sc);
-    HX_ASSERT(xd <= 1e-9 * sc, "%s %s: solutions differ by %.3e of %.3e", tname[cases[c].type], cases[c].pc, xd, sc);
+    HX_ASSERT(xd <= 1e-9 * sc, "%s %s: solutions differ by %.3e of %.3e", tname[cases[c].type], cases[c].pc,
+              xd, sc);
     done(&dev), done(&cpu);
   }
   return 0;
@@ -393,10 +405,14 @@ int main(int argc, char **argv) {
   hx_backend_destroy(&probe);
   const char *mode = argc > 1 ? argv[1] : "";
   int rc = 0;
-  if (!strcmp(mode, "fused")) rc = mode_fused();
-  else if (!strcmp(mode, "pcg1")) rc = mode_pcg1();
-  else if (!strcmp(mode, "breakdown")) rc = mode_breakdown();
-  else if (!strcmp(mode, "twin")) rc = mode_twin();
+  if (!strcmp(mode, "fused"))
+    rc = mode_fused();
+  else if (!strcmp(mode, "pcg1"))
+    rc = mode_pcg1();
+  else if (!strcmp(mode, "breakdown"))
+    rc = mode_breakdown();
+  else if (!strcmp(mode, "twin"))
+    rc = mode_twin();
   else {
     fprintf(stderr, "unknown mode '%s'\n", mode);
     rc = 2;

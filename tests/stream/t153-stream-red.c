@@ -20,7 +20,9 @@ static void fill(hx_test_rng *rng, int64_t n, double *h, double lo) {
   for (int64_t i = 0; i < n; i++) h[i] = lo + hx_test_rand(rng);
 }
 
-static int same(double a, double b, int cpu) { return cpu ? a == b : fabs(a - b) <= 1e-13 * fmax(fabs(a), fabs(b)); }
+static int same(double a, double b, int cpu) {
+  return cpu ? a == b : fabs(a - b) <= 1e-13 * fmax(fabs(a), fabs(b));
+}
 
 static int vec_same(int64_t n, const double *a, const double *b, int cpu) {
   for (int64_t i = 0; i < n; i++)
@@ -32,20 +34,21 @@ static int check_case(hx_backend b, hx_red red, int cpu, int64_t n, int64_t nred
   hx_test_rng rng = {seed};
   const size_t nb = sizeof(double) * (size_t)(n > 0 ? n : 1);
   double *x = malloc(nb), *r = malloc(nb), *p = malloc(nb), *w = malloc(nb), *dg = malloc(nb);
-  double *x1 = malloc(nb), *r1 = malloc(nb), *z1 = malloc(nb), *x2 = malloc(nb), *r2 = malloc(nb), *z2 = malloc(nb);
+  double *x1 = malloc(nb), *r1 = malloc(nb), *z1 = malloc(nb), *x2 = malloc(nb), *r2 = malloc(nb),
+         *z2 = malloc(nb);
   fill(&rng, n, x, 0), fill(&rng, n, r, 0), fill(&rng, n, p, 0), fill(&rng, n, w, 0), fill(&rng, n, dg, 2.0);
   const double alpha = 0.3712890625 + 0.25 * hx_test_rand(&rng);
   double *dx, *dr, *dp, *dw, *dd, *dz;
   double **bufs[6] = {&dx, &dr, &dp, &dw, &dd, &dz};
   for (int i = 0; i < 6; i++) HX_TCALL(hx_mem_alloc(b, nb, (void **)bufs[i]));
   const size_t bytes = sizeof(double) * (size_t)n;
-#define LOAD()                                      \
-  do {                                              \
-    HX_TCALL(hx_mem_to_device(b, dx, x, bytes));    \
-    HX_TCALL(hx_mem_to_device(b, dr, r, bytes));    \
-    HX_TCALL(hx_mem_to_device(b, dp, p, bytes));    \
-    HX_TCALL(hx_mem_to_device(b, dw, w, bytes));    \
-    HX_TCALL(hx_mem_to_device(b, dd, dg, bytes));   \
+#define LOAD()                                    \
+  do {                                            \
+    HX_TCALL(hx_mem_to_device(b, dx, x, bytes));  \
+    HX_TCALL(hx_mem_to_device(b, dr, r, bytes));  \
+    HX_TCALL(hx_mem_to_device(b, dp, p, bytes));  \
+    HX_TCALL(hx_mem_to_device(b, dw, w, bytes));  \
+    HX_TCALL(hx_mem_to_device(b, dd, dg, bytes)); \
   } while (0)
 
   /* the blocking kernels, one after the other */
@@ -76,10 +79,12 @@ static int check_case(hx_backend b, hx_red red, int cpu, int64_t n, int64_t nred
   HX_TCALL(hx_red_fetch(red, 4, out));
   HX_TCALL(hx_mem_to_host(b, x2, dx, bytes));
   HX_TCALL(hx_mem_to_host(b, r2, dr, bytes));
-  HX_ASSERT(same(out[2], rr0, cpu) && same(out[0], rz0, cpu), "n=%lld nred=%lld: red rr %.17g (%.17g) rz %.17g (%.17g)",
-            (long long)n, (long long)nred, out[2], rr0, out[0], rz0);
+  HX_ASSERT(same(out[2], rr0, cpu) && same(out[0], rz0, cpu),
+            "n=%lld nred=%lld: red rr %.17g (%.17g) rz %.17g (%.17g)", (long long)n, (long long)nred, out[2],
+            rr0, out[0], rz0);
   HX_ASSERT(out[1] == 0.0 && out[3] == 0.0, "slots not written read %g, %g (want 0)", out[1], out[3]);
-  HX_ASSERT(vec_same(n, x2, x1, cpu) && vec_same(n, r2, r1, cpu), "n=%lld: cg_update_red vectors differ", (long long)n);
+  HX_ASSERT(vec_same(n, x2, x1, cpu) && vec_same(n, r2, r1, cpu), "n=%lld: cg_update_red vectors differ",
+            (long long)n);
   /* a fetch clears the slots */
   HX_TCALL(hx_red_fetch(red, 4, out));
   HX_ASSERT(out[0] == 0.0 && out[2] == 0.0, "slots after a fetch: %g, %g (want 0)", out[0], out[2]);
@@ -88,14 +93,16 @@ static int check_case(hx_backend b, hx_red red, int cpu, int64_t n, int64_t nred
   for (int with_zw = 0; with_zw < 2; with_zw++) {
     LOAD();
     HX_TCALL(hx_mem_zero(b, dz, nb));
-    HX_TCALL(hx_array_cg_update_diag_red(red, 1, 3, with_zw ? 0 : -1, n, nred, dx, dr, dp, dw, dd, dz, alpha));
+    HX_TCALL(
+        hx_array_cg_update_diag_red(red, 1, 3, with_zw ? 0 : -1, n, nred, dx, dr, dp, dw, dd, dz, alpha));
     HX_TCALL(hx_red_fetch(red, 4, out));
     HX_TCALL(hx_mem_to_host(b, x2, dx, bytes));
     HX_TCALL(hx_mem_to_host(b, r2, dr, bytes));
     HX_TCALL(hx_mem_to_host(b, z2, dz, bytes));
-    HX_ASSERT(same(out[1], rr0, cpu) && same(out[3], rz0, cpu) && (with_zw ? same(out[0], zw0, cpu) : out[0] == 0.0),
-              "n=%lld nred=%lld zw=%d: fused rr %.17g (%.17g) rz %.17g (%.17g) zw %.17g (%.17g)", (long long)n,
-              (long long)nred, with_zw, out[1], rr0, out[3], rz0, out[0], zw0);
+    HX_ASSERT(same(out[1], rr0, cpu) && same(out[3], rz0, cpu) &&
+                  (with_zw ? same(out[0], zw0, cpu) : out[0] == 0.0),
+              "n=%lld nred=%lld zw=%d: fused rr %.17g (%.17g) rz %.17g (%.17g) zw %.17g (%.17g)",
+              (long long)n, (long long)nred, with_zw, out[1], rr0, out[3], rz0, out[0], zw0);
     HX_ASSERT(vec_same(n, x2, x1, cpu) && vec_same(n, r2, r1, cpu) && vec_same(n, z2, z1, cpu),
               "n=%lld: fused vectors differ from the separate kernels", (long long)n);
   }
@@ -135,8 +142,8 @@ int main(int argc, char **argv) {
   HX_ASSERT(hx_array_dot_red(red, 4, 10, d, d) == HX_ERR_ARG, "slot 4 of 4 accepted");
   HX_ASSERT(hx_array_dot_red(red, -1, 10, d, d) == HX_ERR_ARG, "slot -1 accepted");
   HX_ASSERT(hx_array_dot_red(red, 0, nmax + C, d, d) == HX_ERR_ARG, "a vector beyond the capacity accepted");
-  HX_ASSERT(hx_array_cg_update_diag_red(red, 1, 1, -1, 10, 10, d, d + 10, d + 20, d + 30, d + 40, d + 50, 1.0) ==
-                HX_ERR_ARG,
+  HX_ASSERT(hx_array_cg_update_diag_red(red, 1, 1, -1, 10, 10, d, d + 10, d + 20, d + 30, d + 40, d + 50,
+                                        1.0) == HX_ERR_ARG,
             "the same slot for r.r and r.z accepted");
   HX_ASSERT(hx_red_fetch(red, 5, out) == HX_ERR_ARG, "a fetch of 5 slots of 4 accepted");
   hx_red bad = (hx_red)d;
