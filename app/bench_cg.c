@@ -96,7 +96,8 @@ static int k_dot(void *a) {
 static int k_fused(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
-  HX_CALL(hx_array_cg_update_diag_red(c->red, 0, 1, -1, c->n, c->nown, c->x, c->r, c->p, c->w, c->dinv, c->z, 1e-30));
+  HX_CALL(hx_array_cg_update_diag_red(c->red, 0, 1, -1, c->n, c->nown, c->x, c->r, c->p, c->w, c->dinv, c->z,
+                                      1e-30));
   return HX_SUCCESS;
 }
 /* the sums an iteration leaves on the device read together, then one allreduce */
@@ -204,10 +205,10 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int 
     int in_sum;
   } ks[16];
   int nk = 0;
-#define HX_K(nm, f, in)                     \
-  do {                                      \
-    ks[nk].name = (nm), ks[nk].fn = (f);    \
-    ks[nk++].in_sum = (in);                 \
+#define HX_K(nm, f, in)                  \
+  do {                                   \
+    ks[nk].name = (nm), ks[nk].fn = (f); \
+    ks[nk++].in_sum = (in);              \
   } while (0)
   HX_K("operator (total)", k_op, 1);
   HX_K("  scatter", k_scatter, 0);
@@ -226,8 +227,10 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int 
     HX_K("fetch + allreduce", k_fetch_allreduce, 1);
     HX_K("p, s = u, w + beta p, s", k_xpay2, 1);
   } else {
-    if (fused) HX_K("fetch + allreduce", k_fetch_allreduce, 1);
-    else HX_K("r.z + allreduce", k_dot, 1);
+    if (fused)
+      HX_K("fetch + allreduce", k_fetch_allreduce, 1);
+    else
+      HX_K("r.z + allreduce", k_dot, 1);
     HX_K("p = z + beta p", k_xpay, 1);
   }
 #undef HX_K
@@ -237,9 +240,8 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int 
   if (ctx->rank == 0) {
     printf("bench cg: %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", N, p, (long long)dofs, ctx->size,
            backend);
-    printf("%s: %d iterations in %.4f s: %.4e s per iteration (%.3e DOF-iterations/s)\n", pcg1 ? "pcg1" : "PCG",
-           dr.pcg.iterations,
-           dr.t_solve, t_it, (double)dofs / t_it);
+    printf("%s: %d iterations in %.4f s: %.4e s per iteration (%.3e DOF-iterations/s)\n",
+           pcg1 ? "pcg1" : "PCG", dr.pcg.iterations, dr.t_solve, t_it, (double)dofs / t_it);
     printf("%s%s: %.1f MDOF/s (DOFs x iterations / solve seconds)\n", pcg1 ? "pcg1" : "PCG",
            fused ? ", Jacobi fused into the update" : "", 1e-6 * (double)dofs / t_it);
     printf("per iteration: %d allreduces, %d vector passes outside the operator\n",
@@ -304,10 +306,10 @@ int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
     if (!strcmp(a, "--backend")) backend = v;
     else if (!strcmp(a, "--solver")) {
       if (strcmp(v, "pcg") && strcmp(v, "pcg1"))
-        return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --solver expects pcg or pcg1, got '%s'", v), 1);
+        return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --solver expects pcg or pcg1, got '%s'", v),
+                           1);
       pcg1 = !strcmp(v, "pcg1");
-    }
-    else if (*end || n < 1)
+    } else if (*end || n < 1)
       return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: %s expects a positive integer, got '%s'", a, v), 1);
     else if (!strcmp(a, "--elements")) N = (int)n;
     else if (!strcmp(a, "--order")) p = (int)n;

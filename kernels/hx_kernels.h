@@ -260,9 +260,9 @@ int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double
  * z.w -> k_zw (flexible CG). Each value equals, bit for bit on the cpu
  * backends, hx_array_cg_update, hx_array_pointwise_mult, hx_array_dot run one
  * after the other. No argument may alias another. */
-int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred, double *d_x,
-                                double *d_r, const double *d_p, const double *d_w, const double *d_d, double *d_z,
-                                double alpha);
+int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred,
+                                double *d_x, double *d_r, const double *d_p, const double *d_w,
+                                const double *d_d, double *d_z, double alpha);
 
 /* Device-side interval timer for benchmarks (kernels/stream.c). On cuda: a
  * pair of cudaEvents recorded on the backend's work stream; on cpu there is

@@ -112,7 +112,6 @@ static inline HX_HD void hx_chunk_cg_update_diag(double *HX_RESTRICT x, double *
   if (zw) *zw = (q[0] + q[1]) + (q[2] + q[3]);
 }
 
-
 /* ---- precision (hx_kernels_prec.h) ---- */
 /* The float instantiation of the streaming per-entry math: hx_axpby_1_f32,
  * hx_xpay_1_f32, hx_pmult_1_f32, hx_dot_1_f32, hx_chunk_dot_f32,

@@ -49,24 +49,25 @@ static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nlo
 /* x += alpha p; r -= alpha w; z = M^{-1} r; the local sums r.r -> slot 0,
  * r.z -> 1 and (flexible) z.w -> 2 of v->red, not yet fetched. With a
  * fused preconditioner update one pass, else BS5, the apply and the dots. */
-static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown, double *d_x,
-                    const double *w, double alpha, hx_pc pc) {
+static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown,
+                    double *d_x, const double *w, double alpha, hx_pc pc) {
   if (v->fuse) {
     const hx_pc_cg_step u = {.nred = nown,
-                               .alpha = alpha,
-                               .x = d_x,
-                               .p = v->p,
-                               .r = v->r,
-                               .w = w,
-                               .z = v->z,
-                               .red = v->red,
-                               .slot_rr = 0,
-                               .slot_rz = 1,
-                               .slot_zw = o->flexible ? 2 : -1};
+                             .alpha = alpha,
+                             .x = d_x,
+                             .p = v->p,
+                             .r = v->r,
+                             .w = w,
+                             .z = v->z,
+                             .red = v->red,
+                             .slot_rr = 0,
+                             .slot_rz = 1,
+                             .slot_zw = o->flexible ? 2 : -1};
     PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_pc_cg_update(pc, &u));
     return HX_SUCCESS;
   }
-  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_cg_update_red(v->red, 0, n, nown, d_x, v->r, v->p, w, alpha)); /* BS5 */
+  PCG_TIMED(res->t_vector, HX_T_VECTOR,
+            hx_array_cg_update_red(v->red, 0, n, nown, d_x, v->r, v->p, w, alpha)); /* BS5 */
   PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
   /* flexible: z_{k+1}.r_k = z_{k+1}.r_{k+1} + alpha z_{k+1}.w, so the
@@ -254,7 +255,8 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   if (!ierr) {
     v.r = hx_vec_data(vec[0]), v.z = hx_vec_data(vec[1]), v.p = hx_vec_data(vec[2]), v.w = hx_vec_data(vec[3]);
     v.s = o.single_reduction ? hx_vec_data(vec[4]) : NULL;
-    ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v) : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+    ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v)
+                              : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
   }
   double t_op1, t_ex1, t_gs1;
   hx_op_times(op, &t_op1, &t_ex1, &t_gs1);

@@ -224,8 +224,8 @@ extern "C" int hx_cuda_event_elapsed(void *ev, double *seconds) {
 // slot at once (block k sums row k into d_res[k]), copies the m sums to the
 // pinned host array and waits once.
 
-static __global__ void hx_dot_red_stage1(int64_t n, const double *__restrict__ x, const double *__restrict__ y,
-                                         double *__restrict__ part) {
+static __global__ void hx_dot_red_stage1(int64_t n, const double *__restrict__ x,
+                                         const double *__restrict__ y, double *__restrict__ part) {
   const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
   const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
   double s = 0.0;
@@ -239,8 +239,9 @@ static __global__ void hx_dot_red_stage1(int64_t n, const double *__restrict__ x
 static __global__ void hx_cg_update_diag_stage1(int64_t n, int64_t nred, double *__restrict__ x,
                                                 double *__restrict__ r, const double *__restrict__ p,
                                                 const double *__restrict__ w, const double *__restrict__ d,
-                                                double *__restrict__ z, double alpha, double *__restrict__ prr,
-                                                double *__restrict__ prz, double *__restrict__ pzw) {
+                                                double *__restrict__ z, double alpha,
+                                                double *__restrict__ prr, double *__restrict__ prz,
+                                                double *__restrict__ pzw) {
   const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
   const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
   double srr = 0.0, srz = 0.0, szw = 0.0;
@@ -332,7 +333,8 @@ extern "C" int hx_cuda_red_fetch(hx_red red, int m) {
 extern "C" int hx_cuda_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
-  hx_dot_red_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(n, x, y, red->part + (int64_t)k * red->ncmax);
+  hx_dot_red_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(n, x, y,
+                                                                       red->part + (int64_t)k * red->ncmax);
   HX_CUDA_LAUNCH_CHECK();
   red->nparts[k] = nc;
   return HX_SUCCESS;
@@ -342,16 +344,16 @@ extern "C" int hx_cuda_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nr
                                      const double *p, const double *w, double alpha) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
-  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(n, nred, x, r, p, w, alpha,
-                                                                        red->part + (int64_t)k_rr * red->ncmax);
+  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(
+      n, nred, x, r, p, w, alpha, red->part + (int64_t)k_rr * red->ncmax);
   HX_CUDA_LAUNCH_CHECK();
   red->nparts[k_rr] = hx_num_chunks(nred);
   return HX_SUCCESS;
 }
 
 extern "C" int hx_cuda_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred,
-                                          double *x, double *r, const double *p, const double *w, const double *d,
-                                          double *z, double alpha) {
+                                          double *x, double *r, const double *p, const double *w,
+                                          const double *d, double *z, double alpha) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_stream_grid_check(nc));
   double *row = red->part;
