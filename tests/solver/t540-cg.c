@@ -190,7 +190,10 @@ static double max_abs_diff(const outcome *a, const outcome *b, double *scale) {
 static int mode_fused(void) {
   const int cpu = !strcmp(g_backend, "cpu");
   for (int t = 0; t < 3; t++) {
-    spec s = {.n = 0, .p = 3, .kershaw = 1, .pc = "{type: jacobi}", .type = t, .tol = 1e-8};
+    /* cpu: the Kershaw mesh, where any rounding difference grows to ~10% of
+     * the late residuals (docs/regression.md), so bit-identity is a sharp
+     * test; cuda: a deformed box, where it stays near its size */
+    spec s = {.n = cpu ? 0 : 3, .p = cpu ? 3 : 5, .kershaw = cpu, .pc = "{type: jacobi}", .type = t, .tol = 1e-8};
     static outcome f, u;
     HX_TCALL(run(&s, &f));
     s.no_fuse = 1;
@@ -201,14 +204,16 @@ static int mode_fused(void) {
               "%s: fused %d (%s), separate %d (%s) iterations", tname[t], f.r.iterations,
               hx_reason_name(f.r.reason), u.r.iterations, hx_reason_name(u.r.reason));
     /* every residual of the history: bit for bit on cpu (same lanes, same
-     * order); on cuda within 1e-12 of the residual (fma contraction may
-     * differ between two kernels) */
-    const double hd = hist_diff(&f.h, &u.h, 0.0);
-    HX_ASSERT(f.h.n == u.h.n && (cpu ? hd == 0.0 : hd <= 1e-12), "%s: histories differ by %.3e (%d, %d rows)",
+     * order); on cuda the kernels keep the same per-thread order too, but
+     * nvcc may contract differently in two kernels: within 1e-10 of
+     * max(residual, 1e-4 r0) (cross-rank rounding on such a box stays below
+     * 1e-9, docs/regression.md), solutions within 1e-10 */
+    const double hd = hist_diff(&f.h, &u.h, cpu ? 0.0 : 1e-4);
+    HX_ASSERT(f.h.n == u.h.n && (cpu ? hd == 0.0 : hd <= 1e-10), "%s: histories differ by %.3e (%d, %d rows)",
               tname[t], hd, f.h.n, u.h.n);
     double sc;
     const double xd = max_abs_diff(&f, &u, &sc);
-    HX_ASSERT(cpu ? xd == 0.0 : xd <= 1e-12 * sc, "%s: solutions differ by %.3e (max %.3e)", tname[t], xd,
+    HX_ASSERT(cpu ? xd == 0.0 : xd <= 1e-10 * sc, "%s: solutions differ by %.3e (max %.3e)", tname[t], xd,
               sc);
     /* passes per iteration: Jacobi fused saves 3 (pcg: 11 -> 8 + 3; fcg
      * 13 -> 11, z.w read in the same pass; pcg1 19 -> 16) */
