@@ -71,7 +71,12 @@ typedef struct {
   const char *type; /* "jacobi", "asm", ... */
   /* the expensive part of creation (may be NULL) */
   int (*setup)(void *ctx);
-  /* d_z = M^{-1} d_r (backend memory; d_r and d_z do not alias) */
+  /* d_z = M^{-1} d_r (backend memory; d_r and d_z do not alias). d_r may
+   * still be in the making on the backend's default queue when apply is
+   * called (the CG update is queued without a host wait, cuda): work on the
+   * default queue is ordered after it; an apply that reads d_r from another
+   * queue or thread must first order itself after the default queue
+   * (hx_event_record on it + hx_queue_wait_event, or hx_backend_sync). */
   int (*apply)(void *ctx, const double *d_r, double *d_z);
   /* one-line description of this node into buf, e.g. "asm(fdm, weight=none)";
    * children are printed by hx_pc_view (may be NULL: the type) */
