@@ -1,8 +1,11 @@
 /* hexcg bench cg: a Jacobi-PCG iteration against the sum of its kernels.
- * Runs PCG for a fixed number of iterations on a box at order p, then times
- * each kernel of an iteration alone (operator with its parts, fused update,
- * Jacobi, r.z + allreduce, p update) and prints the breakdown and the ratio
- * iteration / sum of kernels (target <= 1.2). */
+ * Runs PCG (or pcg1, --solver) for a fixed number of iterations on a box at
+ * order p, prints the iteration's time split (operator, vector updates,
+ * preconditioner, reductions) and MDOF/s, then times each kernel of an
+ * iteration alone (operator with its parts, the update fused with Jacobi or
+ * the separate update, Jacobi and r.z, the allreduce, the direction updates)
+ * and prints the breakdown and the ratio iteration / sum of kernels
+ * (target <= 1.2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@ typedef struct {
   int nset, next;
   double scal;
   int64_t n, nown;
+  hx_red red;
+  double *dinv; /* for the fused kernel: a diagonal (ones) */
 } cg_bench;
 
 /* point p, w, x, r, z at the next set */
@@ -87,6 +92,38 @@ static int k_dot(void *a) {
   c->scal = glob[1];
   return HX_SUCCESS;
 }
+/* x += a p; r -= a w; z = d r; r.r, r.z: Jacobi fused into the update (slots only) */
+static int k_fused(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  next_set(c);
+  HX_CALL(hx_array_cg_update_diag_red(c->red, 0, 1, -1, c->n, c->nown, c->x, c->r, c->p, c->w, c->dinv, c->z,
+                                      1e-30));
+  return HX_SUCCESS;
+}
+/* the sums an iteration leaves on the device read together, then one allreduce */
+static int k_fetch_allreduce(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  double loc[3] = {0, 0, 0}, glob[3];
+  HX_CALL(hx_red_fetch(c->red, 3, loc));
+  HX_MPI(MPI_Allreduce(loc, glob, 3, MPI_DOUBLE, MPI_SUM, hx_gs_comm(hx_disc_gs(c->d))));
+  c->scal = glob[1];
+  return HX_SUCCESS;
+}
+/* pcg1: w.u left in a slot */
+static int k_dot_red(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  next_set(c);
+  HX_CALL(hx_array_dot_red(c->red, 2, c->nown, c->w, c->z));
+  return HX_SUCCESS;
+}
+/* pcg1: p = u + beta p; s = w + beta s */
+static int k_xpay2(void *a) {
+  cg_bench *c = (cg_bench *)a;
+  next_set(c);
+  HX_CALL(hx_array_xpay(hx_disc_backend(c->d), c->n, c->p, c->z, 1e-30));
+  HX_CALL(hx_array_xpay(hx_disc_backend(c->d), c->n, c->x, c->w, 1e-30));
+  return HX_SUCCESS;
+}
 static int k_xpay(void *a) {
   cg_bench *c = (cg_bench *)a;
   next_set(c);
@@ -97,11 +134,14 @@ static int k_xpay(void *a) {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: hexcg bench cg [--backend cpu|cuda] [--elements N] [--order p] [--iterations K]\n"
+          "                      [--solver pcg|pcg1] [--no-fuse]\n"
           "  Jacobi-PCG on an N^3 box (default 14^3 at p = 7: about 1e6 DOFs), K iterations\n"
-          "  (default 30) at tolerance 0, then each kernel of an iteration timed alone.\n");
+          "  (default 30) at tolerance 0: the time split of an iteration and MDOF/s, then each\n"
+          "  kernel of an iteration timed alone. --solver pcg1: single-reduction CG; --no-fuse:\n"
+          "  Jacobi applied apart from the CG update (the unfused kernels).\n");
 }
 
-static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
+static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int pcg1, int no_fuse) {
   hx_mesh m = NULL;
   hx_backend b = NULL;
   cg_bench c = {0};
@@ -130,6 +170,16 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
     }
   next_set(&c);
   HX_CALL(hx_mem_alloc(b, 2 * sizeof(double) * (size_t)hx_disc_num_l(c.d), (void **)&c.l));
+  HX_CALL(hx_red_create(b, 3, c.n, &c.red));
+  HX_CALL(hx_mem_alloc(b, gb > 0 ? gb : 8, (void **)&c.dinv));
+  {
+    double *one;
+    HX_CALL(HX_ALLOC(&one, c.n > 0 ? c.n : 1));
+    for (int64_t i = 0; i < c.n; i++) one[i] = 1.0;
+    const int e = hx_mem_to_device(b, c.dinv, one, gb);
+    free(one);
+    HX_CALL(e);
+  }
 
   /* the solve: f = 1, zero Dirichlet data, tolerance 0, K iterations */
   double *hf;
@@ -139,6 +189,8 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
   hx_pcg_opts_default(&po);
   po.rtol = 0.0;
   po.max_iterations = K;
+  po.single_reduction = pcg1;
+  po.no_fuse = no_fuse;
   hx_solve_result dr;
   hx_field none = {NULL, NULL};
   HX_CALL(hx_pc_create_jacobi(hx_disc_op(c.d), &c.pc));
@@ -146,30 +198,72 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
   free(hf);
   double t_it = dr.t_solve / (dr.pcg.iterations > 0 ? dr.pcg.iterations : 1);
 
+  const int fused = dr.pcg.fused_pc_update;
   struct {
     const char *name;
     hx_bench_kernel fn;
     int in_sum;
-  } ks[] = {{"operator (total)", k_op, 1},   {"  scatter", k_scatter, 0}, {"  element kernel", k_ax, 0},
-            {"  gather", k_gather, 0},      {"  exchange", k_exchange, 0},
-            {"cg update (BS5)", k_update, 1}, {"jacobi", k_pc, 1}, {"r.z + allreduce", k_dot, 1},
-            {"p = z + beta p", k_xpay, 1}};
+  } ks[16];
+  int nk = 0;
+#define HX_K(nm, f, in)                  \
+  do {                                   \
+    ks[nk].name = (nm), ks[nk].fn = (f); \
+    ks[nk++].in_sum = (in);              \
+  } while (0)
+  HX_K("operator (total)", k_op, 1);
+  HX_K("  scatter", k_scatter, 0);
+  HX_K("  element kernel", k_ax, 0);
+  HX_K("  gather", k_gather, 0);
+  HX_K("  exchange", k_exchange, 0);
+  if (fused) {
+    HX_K("update+jacobi (fused)", k_fused, 1);
+  } else {
+    HX_K("cg update (BS5)", k_update, 1);
+    HX_K("jacobi", k_pc, 1);
+  }
+  if (pcg1) {
+    if (!fused) HX_K("r.u (local)", k_dot_red, 1);
+    HX_K("w.u (local)", k_dot_red, 1);
+    HX_K("fetch + allreduce", k_fetch_allreduce, 1);
+    HX_K("p, s = u, w + beta p, s", k_xpay2, 1);
+  } else {
+    if (fused)
+      HX_K("fetch + allreduce", k_fetch_allreduce, 1);
+    else
+      HX_K("r.z + allreduce", k_dot, 1);
+    HX_K("p = z + beta p", k_xpay, 1);
+  }
+#undef HX_K
   hx_bench_timing_opts to = {0.05, 5, 100000, 1};
   double sum = 0;
   int64_t dofs = hx_gs_num_global(hx_disc_gs(c.d));
   if (ctx->rank == 0) {
     printf("bench cg: %d^3 elements, p = %d, %lld DOFs, %d ranks, backend %s\n", N, p, (long long)dofs, ctx->size,
            backend);
-    printf("PCG: %d iterations in %.4f s: %.4e s per iteration (%.3e DOF-iterations/s)\n", dr.pcg.iterations,
-           dr.t_solve, t_it, (double)dofs / t_it);
+    printf("%s: %d iterations in %.4f s: %.4e s per iteration (%.3e DOF-iterations/s)\n",
+           pcg1 ? "pcg1" : "PCG", dr.pcg.iterations, dr.t_solve, t_it, (double)dofs / t_it);
+    printf("%s%s: %.1f MDOF/s (DOFs x iterations / solve seconds)\n", pcg1 ? "pcg1" : "PCG",
+           fused ? ", Jacobi fused into the update" : "", 1e-6 * (double)dofs / t_it);
     printf("per iteration: %d allreduces, %d vector passes outside the operator\n",
            dr.pcg.allreduces_per_iteration, dr.pcg.vector_passes_per_iteration);
+    /* the split of the solve itself (rank 0's timers; on cuda the queued
+     * kernels are paid where the host waits: in the reductions) */
+    const double it = dr.pcg.iterations > 0 ? dr.pcg.iterations : 1;
+    const double parts[4] = {dr.pcg.t_operator, dr.pcg.t_vector, dr.pcg.t_precond, dr.pcg.t_reduction};
+    const char *names[4] = {"operator", "vector updates", "preconditioner", "reductions"};
+    double rest = dr.t_solve;
+    printf("time split per iteration (in the solve):\n");
+    for (int i = 0; i < 4; i++) {
+      printf("  %-20s %12.4e s %6.1f%%\n", names[i], parts[i] / it, 100 * parts[i] / dr.t_solve);
+      rest -= parts[i];
+    }
+    printf("  %-20s %12.4e s %6.1f%%\n", "other", rest / it, 100 * rest / dr.t_solve);
     printf("kernels timed alone, cycling through %d sets of vectors (%.1f MiB per rank) so that\n"
            "they do not run from the last-level cache (%.0f MiB reported)\n",
            c.nset, c.nset * 5.0 * (double)gb / 1048576.0, (double)llc / 1048576.0);
     printf("%-22s %12s %8s\n", "kernel", "seconds", "% iter");
   }
-  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+  for (int i = 0; i < nk; i++) {
     hx_bench_timing t;
     HX_CALL(hx_bench_time(ctx->comm, b, NULL, ks[i].fn, &c, &to, &t));
     if (ks[i].in_sum) sum += t.seconds;
@@ -178,6 +272,8 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
   if (ctx->rank == 0)
     printf("sum of kernels %.4e s; iteration / sum = %.3f (target <= 1.2)\n", sum, t_it / sum);
   HX_CALL(hx_pc_destroy(&c.pc));
+  HX_CALL(hx_red_destroy(&c.red));
+  HX_CALL(hx_mem_free(b, (void **)&c.dinv));
   for (int s = 0; s < c.nset; s++)
     for (int i = 0; i < 5; i++) HX_CALL(hx_mem_free(b, (void **)&c.set[s][i]));
   HX_CALL(hx_mem_free(b, (void **)&c.l));
@@ -189,12 +285,16 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K) {
 
 int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
   const char *backend = "cpu";
-  int N = 14, p = 7, K = 30;
+  int N = 14, p = 7, K = 30, pcg1 = 0, no_fuse = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       if (ctx->rank == 0) usage(stdout);
       return 0;
+    }
+    if (!strcmp(a, "--no-fuse")) {
+      no_fuse = 1;
+      continue;
     }
     if (i + 1 >= argc) {
       if (ctx->rank == 0) usage(stderr);
@@ -204,7 +304,12 @@ int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
     char *end;
     long n = strtol(v, &end, 10);
     if (!strcmp(a, "--backend")) backend = v;
-    else if (*end || n < 1)
+    else if (!strcmp(a, "--solver")) {
+      if (strcmp(v, "pcg") && strcmp(v, "pcg1"))
+        return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --solver expects pcg or pcg1, got '%s'", v),
+                           1);
+      pcg1 = !strcmp(v, "pcg1");
+    } else if (*end || n < 1)
       return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: %s expects a positive integer, got '%s'", a, v), 1);
     else if (!strcmp(a, "--elements")) N = (int)n;
     else if (!strcmp(a, "--order")) p = (int)n;
@@ -223,6 +328,6 @@ int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
                                    (floor(E / ctx->size) + (ctx->rank < fmod(E, ctx->size))) * per,
                                    ceil(E / ctx->size) * per, what);
   if (ierr) return hx_app_fail(ctx, ierr, 1);
-  ierr = bench(ctx, backend, N, p, K);
+  ierr = bench(ctx, backend, N, p, K, pcg1, no_fuse);
   return ierr ? hx_app_fail(ctx, ierr, 0) : 0;
 }

@@ -243,6 +243,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   po.rtol = cs->solver.tol;
   po.max_iterations = cs->solver.max_iterations;
   po.flexible = cs->solver.type && !strcmp(cs->solver.type, "fcg");
+  po.single_reduction = cs->solver.type && !strcmp(cs->solver.type, "pcg1");
   po.monitor = monitor_cb;
   po.monitor_ctx = mon;
   HX_CALL(hx_history_create(&mon->hist));

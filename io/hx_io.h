@@ -95,7 +95,7 @@ typedef struct hx_case_s {
     hx_case_boundary *boundary; /* tags not listed: homogeneous Neumann */
   } problem;
   struct {
-    char *type;          /* "pcg" or "fcg" (flexible CG) */
+    char *type;          /* "pcg", "fcg" (flexible CG) or "pcg1" (single-reduction CG) */
     double tol;          /* relative residual tolerance, in (0, 1) */
     int max_iterations;  /* >= 1 */
     char *initial_guess; /* solution.h5 of an earlier run (resolved path), or NULL */

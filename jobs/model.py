@@ -7,7 +7,11 @@ per rank runs K such kernels that move b(n) bytes in all, plus, on more than
 one rank, two allreduces and one halo exchange:
 
     t(n, P) = K T0 + b(n) / Wmax                       (streaming, per rank)
-            + [P > 1] (2 t_allreduce + m lat + h(n) / bw)   (communication)
+            + [P > 1] (A t_allreduce + m lat + h(n) / bw)   (communication)
+
+with A = 2 allreduces for PCG, 1 for single-reduction CG (pcg1, SOLVERS:
+more bytes and kernels, one allreduce less; pcg1_crossover gives the
+per-rank size below which it wins).
 
     b(n)  = n (BYTES_G + BYTES_L r),   r = ((p + 1) / p)^3  (L-nodes per G-node)
     h(n)  = 48 n^(2/3)   (six faces of a cube of n nodes, 8 bytes a node)
@@ -34,23 +38,39 @@ import math
 import sys
 
 # Bytes per iteration per G-node and per L-node (docs/scaling.md "The model"):
-# G-vectors: scatter reads u (8), gather writes w (8), the fused update reads
-# x, p, r, w and writes x, r (48), Jacobi z = d r (24), r.z (16), p = z + b p (24).
+# G-vectors: scatter reads u (8), gather writes w (8), the update fused with
+# Jacobi reads x, p, r, w, 1/d and writes x, r, z with r.r and r.z (64),
+# p = z + b p (24). (Before Jacobi was fused: 128, with z = d r and r.z apart.)
 # L-nodes: scatter writes and gather reads an L-vector with an int32 index (24),
 # the element operator reads u_L and 6 geometric factors, writes w_L (64).
-BYTES_G = 128.0
+BYTES_G = 104.0
 BYTES_L = 88.0
-KERNELS = 8  # scatter, operator, gather, fused update, Jacobi, dot, p update, p.Ap
+KERNELS = 7  # scatter, operator, gather, its p.Ap sum, fused update, the sums' fetch, p update
+ALLREDUCES = 2
+# The CG variants (solver.type): G-node bytes, kernels, allreduces per iteration.
+# pcg1 (single reduction, Chronopoulos-Gear): the fused update with s for w (64),
+# w.u (16), p = u + b p and s = w + b s (48) on top of scatter and gather (16).
+SOLVERS = {
+    "pcg": {"bytes_g": BYTES_G, "kernels": KERNELS, "allreduces": ALLREDUCES},
+    "pcg1": {"bytes_g": 144.0, "kernels": 8, "allreduces": 1},
+}
 
 
 class Model:
     def __init__(self, t0, wmax, order=7, lat=0.0, bw=math.inf, t_allreduce=0.0, kernels=KERNELS,
-                 bytes_g=BYTES_G, bytes_l=BYTES_L):
+                 bytes_g=BYTES_G, bytes_l=BYTES_L, allreduces=ALLREDUCES):
         if not (t0 >= 0 and wmax > 0):
             raise ValueError(f"need t0 >= 0 and wmax > 0 (got {t0}, {wmax})")
         self.t0, self.wmax, self.order = float(t0), float(wmax), int(order)
         self.lat, self.bw, self.t_allreduce = float(lat), float(bw), float(t_allreduce)
         self.kernels, self.bytes_g, self.bytes_l = kernels, bytes_g, bytes_l
+        self.allreduces = allreduces
+
+    def for_solver(self, name):
+        """The same machine running another CG variant (SOLVERS)."""
+        v = SOLVERS[name]
+        return Model(self.t0, self.wmax, self.order, self.lat, self.bw, self.t_allreduce, kernels=v["kernels"],
+                     bytes_g=v["bytes_g"], bytes_l=self.bytes_l, allreduces=v["allreduces"])
 
     def bytes_per_dof(self):
         r = ((self.order + 1.0) / self.order) ** 3
@@ -64,7 +84,7 @@ class Model:
             return 0.0
         m = min(ranks - 1, 26)
         halo = 48.0 * n ** (2.0 / 3.0)
-        return 2.0 * self.t_allreduce + m * self.lat + (halo / self.bw if self.bw > 0 else 0.0)
+        return self.allreduces * self.t_allreduce + m * self.lat + (halo / self.bw if self.bw > 0 else 0.0)
 
     def t_iter(self, n, ranks):
         """Predicted seconds per PCG iteration with n DOFs per rank on ranks ranks."""
@@ -77,7 +97,7 @@ class Model:
     def n08_closed_form(self, ranks):
         """4 a / c, ignoring the halo's bandwidth term."""
         m = min(ranks - 1, 26) if ranks > 1 else 0
-        a = self.kernels * self.t0 + (2.0 * self.t_allreduce + m * self.lat if ranks > 1 else 0.0)
+        a = self.kernels * self.t0 + (self.allreduces * self.t_allreduce + m * self.lat if ranks > 1 else 0.0)
         return 4.0 * a / (self.bytes_per_dof() / self.wmax)
 
     def n08(self, ranks, target=0.8):
@@ -103,6 +123,17 @@ class Model:
         """Predicted strong-scaling efficiency t(N/P0) P0 / (t(N/P) P), as collect.py measures it."""
         t0 = self.t_iter(dofs / ranks0, ranks0)
         return t0 * ranks0 / (self.t_iter(dofs / ranks, ranks) * ranks)
+
+
+def pcg1_crossover(m):
+    """DOFs per rank below which pcg1 (one allreduce) beats pcg (two) on more
+    than one rank: where the saved allreduce outweighs pcg1's extra bytes and
+    launches, t_allreduce = dK T0 + n dB / Wmax (0 when it never does)."""
+    a, b = m.for_solver("pcg"), m.for_solver("pcg1")
+    saved = (a.allreduces - b.allreduces) * m.t_allreduce - (b.kernels - a.kernels) * m.t0
+    if saved <= 0:
+        return 0.0
+    return saved * m.wmax / (b.bytes_g - a.bytes_g)
 
 
 def load_yaml(path):
@@ -147,8 +178,12 @@ def main(argv):
           f"K {m.kernels}; allreduce {m.t_allreduce:.3e} s, latency {m.lat:.3e} s, bw {m.bw / 1e9:.2f} GB/s")
     print(f"n_0.8 on {a.ranks} ranks: {m.n08(a.ranks):.4g} DOFs per rank "
           f"(closed form without the halo bandwidth: {m.n08_closed_form(a.ranks):.4g})")
+    m1 = m.for_solver("pcg1")
     for n in (1e3, 1e4, 1e5, 1e6, 1e7):
-        print(f"  n {n:9.0f}: t {m.t_iter(n, a.ranks):.3e} s/iteration, E {m.efficiency(n, a.ranks):.3f}")
+        print(f"  n {n:9.0f}: t {m.t_iter(n, a.ranks):.3e} s/iteration, E {m.efficiency(n, a.ranks):.3f}; "
+              f"pcg1 {m1.t_iter(n, a.ranks):.3e} s ({m.t_iter(n, a.ranks) / m1.t_iter(n, a.ranks):.2f}x)")
+    print(f"pcg1 (one allreduce) is faster than pcg below {pcg1_crossover(m):.4g} DOFs per rank "
+          f"(on more than one rank)")
     return 0
 
 

@@ -234,6 +234,36 @@ int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *d_y, const double *
                               const double *d_z);
 int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *d_x, double *result);
 
+/* Deferred reductions (issue 17): the _red kernels below leave their local
+ * partial sums in a slot of an hx_red (backend memory) and return without
+ * waiting (cuda: queued on b's default queue, no host synchronisation);
+ * hx_red_fetch completes slots 0..m-1 and reads them to the host together,
+ * one transfer and one wait, so a CG iteration waits once per reduction
+ * however many dot products it carries. A slot's sum is that of the blocking
+ * kernel (same chunks, same order: on the cpu backends bit for bit). Not
+ * collective; one host thread at a time. */
+typedef struct hx_red_s *hx_red;
+/* nslots slots (1..16) for vectors of up to nmax entries. */
+int hx_red_create(hx_backend b, int nslots, int64_t nmax, hx_red *red);
+int hx_red_destroy(hx_red *red); /* accepts NULL / *red == NULL; nulls *red */
+/* h_out[k] = the sum left in slot k (k < m; a slot not written since the
+ * last fetch gives 0). Waits for b's default queue; clears the slots. */
+int hx_red_fetch(hx_red red, int m, double *h_out);
+/* slot k: sum_{i<n} x_i y_i */
+int hx_array_dot_red(hx_red red, int k, int64_t n, const double *d_x, const double *d_y);
+/* BS5 (hx_array_cg_update) with r.r over [0, nred) left in slot k_rr */
+int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *d_x, double *d_r,
+                           const double *d_p, const double *d_w, double alpha);
+/* BS5 fused with a diagonal preconditioner (Jacobi), one pass:
+ *   x += alpha p; r -= alpha w; z = d .* r (the new r);
+ * sums over [0, nred) of r.r -> slot k_rr, r.z -> k_rz and, when k_zw >= 0,
+ * z.w -> k_zw (flexible CG). Each value equals, bit for bit on the cpu
+ * backends, hx_array_cg_update, hx_array_pointwise_mult, hx_array_dot run one
+ * after the other. No argument may alias another. */
+int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred,
+                                double *d_x, double *d_r, const double *d_p, const double *d_w,
+                                const double *d_d, double *d_z, double alpha);
+
 /* Device-side interval timer for benchmarks (kernels/stream.c). On cuda: a
  * pair of cudaEvents recorded on the backend's work stream; on cpu there is
  * no device clock and hx_dev_timer_elapsed gives -1. Not collective. */

@@ -66,6 +66,51 @@ static inline HX_HD double hx_chunk_cg_update(double *HX_RESTRICT x, double *HX_
   return hx_chunk_r_update(r, w, alpha, lo, hi, red_hi);
 }
 
+/* x += alpha p; r -= alpha w; z = d r on [lo, hi) (Jacobi fused into the CG
+ * update); over [lo, min(hi, red_hi)): *rr = sum r_i^2 with the 8 lanes of
+ * hx_chunk_r_update, *rz = sum r_i z_i and (zw != NULL) *zw = sum z_i w_i
+ * with the 4 lanes of hx_chunk_dot, each in exactly the order of those
+ * functions, so the fused pass gives the bits of the separate ones. */
+static inline HX_HD void hx_chunk_cg_update_diag(double *HX_RESTRICT x, double *HX_RESTRICT r,
+                                                 const double *HX_RESTRICT p, const double *HX_RESTRICT w,
+                                                 const double *HX_RESTRICT d, double *HX_RESTRICT z,
+                                                 double alpha, long lo, long hi, long red_hi, double *rr,
+                                                 double *rz, double *zw) {
+  for (long i = lo; i < hi; i++) x[i] = hx_x_update_1(x[i], alpha, p[i]);
+  const long m = hi < red_hi ? hi : red_hi;
+  double s[HX_NACC] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  double t[4] = {0.0, 0.0, 0.0, 0.0}, q[4] = {0.0, 0.0, 0.0, 0.0};
+  long i = lo;
+  for (; i + HX_NACC - 1 < m; i += HX_NACC)
+    for (int j = 0; j < HX_NACC; j++) {
+      const double rj = hx_r_update_1(r[i + j], alpha, w[i + j]);
+      const double zj = hx_pmult_1(rj, d[i + j]);
+      r[i + j] = rj;
+      z[i + j] = zj;
+      s[j] += hx_sq_1(rj);
+      t[j & 3] += hx_dot_1(rj, zj);
+      if (zw) q[j & 3] += hx_dot_1(zj, w[i + j]);
+    }
+  /* tail: hx_chunk_dot takes one more block of 4 if there is one, then lane 0 */
+  const long rem = m - i;
+  for (int j = 0; i < m; i++, j++) {
+    const double ri = hx_r_update_1(r[i], alpha, w[i]);
+    const double zi = hx_pmult_1(ri, d[i]);
+    r[i] = ri;
+    z[i] = zi;
+    s[j] += hx_sq_1(ri);
+    const int lane = (rem >= 4 && j < 4) ? j : 0;
+    t[lane] += hx_dot_1(ri, zi);
+    if (zw) q[lane] += hx_dot_1(zi, w[i]);
+  }
+  for (; i < hi; i++) {
+    r[i] = hx_r_update_1(r[i], alpha, w[i]);
+    z[i] = hx_pmult_1(r[i], d[i]);
+  }
+  *rr = hx_acc_sum(s);
+  *rz = (t[0] + t[1]) + (t[2] + t[3]);
+  if (zw) *zw = (q[0] + q[1]) + (q[2] + q[3]);
+}
 
 /* ---- precision (hx_kernels_prec.h) ---- */
 /* The float instantiation of the streaming per-entry math: hx_axpby_1_f32,

@@ -135,6 +135,148 @@ int hx_array_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
   return HX_SUCCESS;
 }
 
+/* ------------------------------------------------------------ deferred reductions */
+int hx_red_create(hx_backend b, int nslots, int64_t nmax, hx_red *out) {
+  HX_CHECK(b && out, HX_ERR_ARG, "NULL backend or handle");
+  *out = NULL;
+  HX_CHECK(nslots >= 1 && nslots <= HX_RED_MAX_SLOTS, HX_ERR_ARG, "hx_red: %d slots (1..%d)", nslots,
+           HX_RED_MAX_SLOTS);
+  HX_CHECK(nmax >= 0, HX_ERR_ARG, "hx_red: negative vector length %lld", (long long)nmax);
+  hx_red red;
+  HX_CALL(HX_ALLOC(&red, 1));
+  *red =
+      (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 0 ? hx_num_chunks(nmax) : 1};
+  int err = HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (b->kind == HX_BACKEND_CUDA)
+    err = hx_cuda_red_alloc(red);
+  else
+#endif
+    err = HX_ALLOC(&red->part, (size_t)nslots * (size_t)red->ncmax);
+  if (err) {
+    hx_red_destroy(&red);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  *out = red;
+  return HX_SUCCESS;
+}
+
+int hx_red_destroy(hx_red *pred) {
+  if (!pred || !*pred) return HX_SUCCESS;
+  hx_red red = *pred;
+  *pred = NULL;
+  int err = HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (red->b->kind == HX_BACKEND_CUDA)
+    err = hx_cuda_red_free(red);
+  else
+#endif
+    free(red->part);
+  free(red);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+int hx_red_fetch(hx_red red, int m, double *h_out) {
+  HX_CHECK(red && h_out, HX_ERR_ARG, "NULL reduction set or result pointer");
+  HX_CHECK(m >= 0 && m <= red->nslots, HX_ERR_ARG, "hx_red_fetch: %d slots of %d", m, red->nslots);
+#ifdef HEXCG_HAVE_CUDA
+  if (red->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_red_fetch(red, m));
+    for (int k = 0; k < m; k++) h_out[k] = red->nparts[k] ? red->h_res[k] : 0.0, red->nparts[k] = 0;
+    return HX_SUCCESS;
+  }
+#endif
+  for (int k = 0; k < m; k++) {
+    const double *part = red->part + (int64_t)k * red->ncmax;
+    double s = 0.0;
+    for (int64_t c = 0; c < red->nparts[k]; c++) s += part[c];
+    h_out[k] = s;
+    red->nparts[k] = 0;
+  }
+  if (red->b->memcheck) HX_CALL(hx_mc_flush(red->b->q0, UINT64_MAX)); /* a reduction waits for its queue */
+  return HX_SUCCESS;
+}
+
+#define HX_RED_SLOT(red, k, n)                                                                           \
+  do {                                                                                                   \
+    HX_CHECK((k) >= 0 && (k) < (red)->nslots, HX_ERR_ARG, "reduction slot %d outside [0, %d)", (int)(k), \
+             (red)->nslots);                                                                             \
+    HX_CHECK(hx_num_chunks(n) <= (red)->ncmax, HX_ERR_ARG,                                               \
+             "vector of %lld entries longer than the reduction set's capacity", (long long)(n));         \
+  } while (0)
+
+int hx_array_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y) {
+  HX_CHECK(red, HX_ERR_ARG, "NULL reduction set");
+  HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
+  HX_RED_SLOT(red, k, n);
+  red->nparts[k] = 0;
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (red->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_dot_red(red, k, n, x, y));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_MC_DEV(red->b, x, n, "dot_red: x");
+  HX_MC_DEV(red->b, y, n, "dot_red: y");
+  HX_MC_SCOPE(red->b);
+  hx_cpu_dot_red(red, k, n, x, y);
+  return HX_SUCCESS;
+}
+
+int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r,
+                           const double *p, const double *w, double alpha) {
+  HX_CHECK(red, HX_ERR_ARG, "NULL reduction set");
+  HX_STREAM_SIZES(n, nred);
+  HX_RED_SLOT(red, k_rr, n);
+  red->nparts[k_rr] = 0;
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (red->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_MC_DEV(red->b, x, n, "cg_update_red: x");
+  HX_MC_DEV(red->b, r, n, "cg_update_red: r");
+  HX_MC_DEV(red->b, p, n, "cg_update_red: p");
+  HX_MC_DEV(red->b, w, n, "cg_update_red: w");
+  HX_MC_SCOPE(red->b);
+  hx_cpu_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha);
+  return HX_SUCCESS;
+}
+
+int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred, double *x,
+                                double *r, const double *p, const double *w, const double *d, double *z,
+                                double alpha) {
+  HX_CHECK(red, HX_ERR_ARG, "NULL reduction set");
+  HX_STREAM_SIZES(n, nred);
+  HX_RED_SLOT(red, k_rr, n);
+  HX_RED_SLOT(red, k_rz, n);
+  if (k_zw >= 0) HX_RED_SLOT(red, k_zw, n);
+  HX_CHECK(k_rr != k_rz && k_rr != k_zw && k_rz != k_zw, HX_ERR_ARG,
+           "cg_update_diag_red: slots %d, %d, %d not distinct", k_rr, k_rz, k_zw);
+  red->nparts[k_rr] = red->nparts[k_rz] = 0;
+  if (k_zw >= 0) red->nparts[k_zw] = 0;
+  if (n == 0) return HX_SUCCESS;
+#ifdef HEXCG_HAVE_CUDA
+  if (red->b->kind == HX_BACKEND_CUDA) {
+    HX_CALL(hx_cuda_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha));
+    return HX_SUCCESS;
+  }
+#endif
+  HX_MC_DEV(red->b, x, n, "cg_update_diag_red: x");
+  HX_MC_DEV(red->b, r, n, "cg_update_diag_red: r");
+  HX_MC_DEV(red->b, p, n, "cg_update_diag_red: p");
+  HX_MC_DEV(red->b, w, n, "cg_update_diag_red: w");
+  HX_MC_DEV(red->b, d, n, "cg_update_diag_red: d");
+  HX_MC_DEV(red->b, z, n, "cg_update_diag_red: z");
+  HX_MC_SCOPE(red->b);
+  hx_cpu_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha);
+  return HX_SUCCESS;
+}
+
 /* ------------------------------------------------------------ device timer */
 struct hx_dev_timer_s {
   hx_backend b;

@@ -18,6 +18,14 @@ static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
   return HX_SUCCESS;
 }
 
+/* the hook of hx_pc_ops: the CG update and z = r / diag in one pass */
+static int jacobi_cg_update(void *ctx, const hx_pc_cg_step *u) {
+  jacobi *j = (jacobi *)ctx;
+  HX_CALL(hx_array_cg_update_diag_red(u->red, u->slot_rr, u->slot_rz, u->slot_zw, j->n, u->nred, u->x, u->r,
+                                      u->p, u->w, j->d_inv, u->z, u->alpha));
+  return HX_SUCCESS;
+}
+
 static int jacobi_destroy(void *ctx) {
   jacobi *j = (jacobi *)ctx;
   const int err = hx_mem_free(j->b, (void **)&j->d_inv);
@@ -55,7 +63,9 @@ int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
                          .setup = jacobi_setup,
                          .apply = jacobi_apply,
                          .destroy = jacobi_destroy,
-                         .passes = 3 /* read r and 1/diag, write z */};
+                         .passes = 3 /* read r and 1/diag, write z */,
+                         .cg_update = jacobi_cg_update,
+                         .cg_update_passes = 8 /* read x, p, r, w, 1/diag; write x, r, z */};
   const int err = hx_pc_create_shell(op, &ops, j, 0, NULL, pc);
   if (err) jacobi_destroy(j);
   HX_CALL(err);

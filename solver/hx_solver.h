@@ -49,11 +49,34 @@ typedef struct {
   double t_setup;   /* seconds in setup */
 } hx_pc_stats;
 
+/* One CG step fused with a preconditioner's apply (hx_pc_ops.cg_update):
+ *   x += alpha p;  r -= alpha w;  z = M^{-1} r (the updated r);
+ * and the local sums over the first nred entries (owned G-vector entries)
+ * of r.r, r.z and, when slot_zw >= 0, z.w, left in slots of red for the
+ * caller's hx_red_fetch (not reduced over ranks). All vectors are backend
+ * memory of the operator's size; none aliases another. */
+typedef struct {
+  int64_t nred;
+  double alpha;
+  double *x;
+  const double *p;
+  double *r;
+  const double *w;
+  double *z;
+  hx_red red;
+  int slot_rr, slot_rz, slot_zw;
+} hx_pc_cg_step;
+
 typedef struct {
   const char *type; /* "jacobi", "asm", ... */
   /* the expensive part of creation (may be NULL) */
   int (*setup)(void *ctx);
-  /* d_z = M^{-1} d_r (backend memory; d_r and d_z do not alias) */
+  /* d_z = M^{-1} d_r (backend memory; d_r and d_z do not alias). d_r may
+   * still be in the making on the backend's default queue when apply is
+   * called (the CG update is queued without a host wait, cuda): work on the
+   * default queue is ordered after it; an apply that reads d_r from another
+   * queue or thread must first order itself after the default queue
+   * (hx_event_record on it + hx_queue_wait_event, or hx_backend_sync). */
   int (*apply)(void *ctx, const double *d_r, double *d_z);
   /* one-line description of this node into buf, e.g. "asm(fdm, weight=none)";
    * children are printed by hx_pc_view (may be NULL: the type) */
@@ -66,6 +89,13 @@ typedef struct {
   /* nonzero: M is not symmetric (restricted Schwarz smoothing, ...): plain
    * PCG refuses it, flexible CG (hx_pcg_opts.flexible) takes it */
   int nonsymmetric;
+  /* optional hook: the CG update and this apply in one pass over memory
+   * (Jacobi: r -= alpha w; z = r / diag; r.r; r.z together), the same
+   * numbers as hx_array_cg_update_red + apply + hx_array_dot_red; the
+   * Krylov methods call it instead of the three (NULL: no fused form) */
+  int (*cg_update)(void *ctx, const hx_pc_cg_step *u);
+  /* vector passes of one cg_update (x, p, r, w, the PC's data read; x, r, z written) */
+  int cg_update_passes;
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -80,9 +110,16 @@ int hx_pc_destroy(hx_pc *pc);
 int hx_pc_setup(hx_pc pc);
 /* d_z = M^{-1} d_r. Sets up first if needed. Collective. */
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);
+/* 1 when pc has a fused CG update (hx_pc_ops.cg_update), else 0. */
+int hx_pc_has_cg_update(hx_pc pc);
+/* The fused CG update of pc (HX_ERR_ARG when it has none); counted as an
+ * apply in the stats, its time (update included) in the apply time. Sets up
+ * first if needed. Collective where the apply is. */
+int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u);
 const char *hx_pc_type(hx_pc pc);
 hx_op hx_pc_op(hx_pc pc);
 int hx_pc_passes(hx_pc pc);
+int hx_pc_cg_update_passes(hx_pc pc); /* hx_pc_ops.cg_update_passes (0: no fused update) */
 void *hx_pc_context(hx_pc pc);
 int hx_pc_num_children(hx_pc pc);
 hx_pc hx_pc_child(hx_pc pc, int i);
@@ -122,6 +159,15 @@ typedef struct {
    * not symmetric or vary between applies. 0 (default): plain PCG, which
    * refuses a non-symmetric preconditioner. */
   int flexible;
+  /* single-reduction CG (Chronopoulos & Gear 1989; solver.type pcg1): one
+   * allreduce per iteration (r.r, r.z, w.z with w = A z) instead of two,
+   * for any symmetric positive definite preconditioner; the same iterates
+   * as PCG in exact arithmetic (docs/solver.md: cost and stability). Not
+   * with flexible. */
+  int single_reduction;
+  /* 1: do not use the preconditioner's fused CG update even when it has
+   * one (hx_pc_ops.cg_update; tests compare the two paths) */
+  int no_fuse;
 } hx_pcg_opts;
 
 typedef struct {
@@ -131,17 +177,21 @@ typedef struct {
   double rel;                  /* rnorm / bnorm (or rnorm when b = 0) */
   int allreduces_per_iteration;
   int vector_passes_per_iteration; /* G-vector passes outside the operator */
+  int fused_pc_update;             /* 1: the preconditioner's fused CG update was used */
   double t_operator, t_precond, t_vector, t_reduction; /* seconds */
 } hx_pcg_result;
 
 void hx_pcg_opts_default(hx_pcg_opts *o);
 /* Solve A x = b with PCG (or flexible CG: opts->flexible, one more dot
- * product z.w in the second allreduce). d_x holds the initial guess (masked, consistent).
- * Per iteration: w = A p with p.w fused into the operator (1 allreduce);
- * x += alpha p, r -= alpha w with r.r fused (BS5); z = M^{-1} r; r.z; the
- * r.r and r.z partial sums share one allreduce; p = z + beta p. So 2
- * allreduces per iteration. Breakdown (NaN/Inf, p.Ap <= 0, r.z < 0) stops
- * with a reason, not an error. Collective. */
+ * product z.w in the second allreduce; or single-reduction CG:
+ * opts->single_reduction). d_x holds the initial guess (masked, consistent).
+ * PCG per iteration: w = A p with p.w fused into the operator (1 allreduce);
+ * x += alpha p, r -= alpha w with r.r fused (BS5); z = M^{-1} r; r.z (with a
+ * preconditioner that has a fused CG update, Jacobi, these three are one
+ * pass); the r.r and r.z partial sums stay in backend memory and are read
+ * together (one host wait) for one allreduce; p = z + beta p. So 2
+ * allreduces per iteration (1 for single_reduction). Breakdown (NaN/Inf,
+ * p.Ap <= 0, r.z < 0) stops with a reason, not an error. Collective. */
 int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res);
 

@@ -80,9 +80,23 @@ int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z) {
   return HX_SUCCESS;
 }
 
+int hx_pc_has_cg_update(hx_pc pc) { return pc && pc->ops.cg_update ? 1 : 0; }
+
+int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
+  HX_CHECK(pc && u, HX_ERR_ARG, "NULL preconditioner or update");
+  HX_CHECK(pc->ops.cg_update, HX_ERR_ARG, "preconditioner %s has no fused CG update", pc->ops.type);
+  if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
+  const double t0 = hx_wtime();
+  HX_CALL(pc->ops.cg_update(pc->ctx, u));
+  pc->stats.t_apply += hx_wtime() - t0;
+  pc->stats.applies++;
+  return HX_SUCCESS;
+}
+
 const char *hx_pc_type(hx_pc pc) { return pc->ops.type; }
 hx_op hx_pc_op(hx_pc pc) { return pc->op; }
 int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
+int hx_pc_cg_update_passes(hx_pc pc) { return pc->ops.cg_update ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
 int hx_pc_num_children(hx_pc pc) { return pc->nchildren; }
 hx_pc hx_pc_child(hx_pc pc, int i) { return i >= 0 && i < pc->nchildren ? pc->children[i] : NULL; }

@@ -11,10 +11,14 @@ void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->monitor = NULL;
   o->monitor_ctx = NULL;
   o->flexible = 0;
+  o->single_reduction = 0;
+  o->no_fuse = 0;
 }
 
 typedef struct {
-  double *r, *z, *p, *w;
+  double *r, *z, *p, *w, *s; /* s: A p by recurrence (single reduction only) */
+  hx_red red;                /* the iteration's local sums, read together */
+  int fuse;                  /* use the preconditioner's fused CG update */
 } pcg_work;
 
 /* Run expr timed into the process timer id and the result field acc. */
@@ -39,6 +43,36 @@ static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs)
 /* local dots + MPI_Allreduce of nloc partial sums */
 static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nloc) {
   HX_MPI(MPI_Allreduce(loc, glob, nloc, MPI_DOUBLE, MPI_SUM, comm));
+  return HX_SUCCESS;
+}
+
+/* x += alpha p; r -= alpha w; z = M^{-1} r; the local sums r.r -> slot 0,
+ * r.z -> 1 and (flexible) z.w -> 2 of v->red, not yet fetched. With a
+ * fused preconditioner update one pass, else BS5, the apply and the dots. */
+static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown,
+                    double *d_x, const double *w, double alpha, hx_pc pc) {
+  if (v->fuse) {
+    const hx_pc_cg_step u = {.nred = nown,
+                             .alpha = alpha,
+                             .x = d_x,
+                             .p = v->p,
+                             .r = v->r,
+                             .w = w,
+                             .z = v->z,
+                             .red = v->red,
+                             .slot_rr = 0,
+                             .slot_rz = 1,
+                             .slot_zw = o->flexible ? 2 : -1};
+    PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_pc_cg_update(pc, &u));
+    return HX_SUCCESS;
+  }
+  PCG_TIMED(res->t_vector, HX_T_VECTOR,
+            hx_array_cg_update_red(v->red, 0, n, nown, d_x, v->r, v->p, w, alpha)); /* BS5 */
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
+  /* flexible: z_{k+1}.r_k = z_{k+1}.r_{k+1} + alpha z_{k+1}.w, so the
+   * Polak-Ribiere numerator z_{k+1}.(r_{k+1} - r_k) = -alpha z_{k+1}.w */
+  if (o->flexible) PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->z, w));
   return HX_SUCCESS;
 }
 
@@ -77,15 +111,12 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
       return HX_SUCCESS;
     }
     const double alpha = rz / pw;
-    PCG_TIMED(res->t_vector, HX_T_VECTOR,
-              hx_array_cg_update(b, n, nown, d_x, v->r, v->p, v->w, alpha, &loc[0])); /* BS5 */
-    PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[1]));
-    /* flexible: z_{k+1}.r_k = z_{k+1}.r_{k+1} + alpha z_{k+1}.w, so the
-     * Polak-Ribiere numerator z_{k+1}.(r_{k+1} - r_k) = -alpha z_{k+1}.w */
-    if (o->flexible) PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->z, v->w, &loc[2]));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION,
-              pcg_allreduce(comm, loc, glob, o->flexible ? 3 : 2)); /* r.r, r.z (, z.w) */
+    /* x += alpha p; r -= alpha w; z = M^{-1} r; local r.r, r.z (, z.w) left
+     * in the slots of v->red: one host wait for all of them below */
+    const int nloc = o->flexible ? 3 : 2;
+    HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->w, alpha, pc));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, nloc, loc));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
     const double rz_new = glob[1];
     res->iterations = k;
@@ -101,6 +132,82 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   return HX_SUCCESS;
 }
 
+/* Single-reduction PCG (Chronopoulos & Gear 1989, preconditioned form as in
+ * Ghysels & Vanroose 2014, Alg. 2): with u = M^{-1} r and w = A u, the
+ * scalars of one iteration, gamma = r.u and delta = w.u, come from the same
+ * vectors, so r.r, r.u and w.u share one allreduce; p.Ap is not reduced but
+ * follows from delta - beta gamma / alpha_old, and s = A p is carried by the
+ * recurrence s = w + beta s (no second operator apply). */
+static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *o,
+                        hx_pcg_result *res, pcg_work *v) {
+  hx_backend b = hx_op_backend(op);
+  MPI_Comm comm = hx_gs_comm(hx_op_gs(op));
+  const int64_t n = hx_op_size(op), nown = hx_op_owned(op);
+  double loc[4], glob[4];
+  double *u = v->z;
+
+  /* r = b - A x; u = M^{-1} r; w = A u; b.b, r.r, r.u, w.u in one allreduce */
+  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, u));
+  HX_CALL(hx_op_apply(op, u, v->w, NULL));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->r, u));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 3, nown, v->w, u));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 4, loc));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 4));
+
+  res->bnorm = sqrt(glob[0]);
+  double rnorm = sqrt(glob[1]), gamma = glob[2], delta = glob[3];
+  res->r0norm = res->rnorm = rnorm;
+  const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
+  const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
+  res->rel = rnorm / scale;
+  if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
+  if ((res->reason = pcg_check(rnorm, gamma, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+  double alpha = gamma / delta; /* p = u: p.Ap = u.Au = delta */
+  if (!isfinite(delta) || delta <= 0.0) {
+    res->reason = isfinite(delta) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_array_copy(b, n, v->p, u));
+  HX_CALL(hx_array_copy(b, n, v->s, v->w));
+
+  for (int k = 1; k <= o->max_iterations; k++) {
+    /* x += alpha p; r -= alpha s; u = M^{-1} r; r.r -> 0, r.u -> 1 */
+    HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->s, alpha, pc));
+    HX_CALL(hx_op_apply(op, u, v->w, NULL)); /* w = A u: no reduction of its own */
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->w, u));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 3, loc));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3)); /* the one allreduce */
+    rnorm = sqrt(glob[0]);
+    const double gamma_new = glob[1];
+    delta = glob[2];
+    res->iterations = k;
+    res->rnorm = rnorm;
+    res->rel = rnorm / scale;
+    if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
+    if ((res->reason = pcg_check(rnorm, gamma_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+    const double beta = gamma_new / gamma;
+    /* p_new = u + beta p: p_new.A p_new = u.Au + 2 beta u.Ap + beta^2 p.Ap
+     * = delta - beta gamma_new / alpha (u.Ap = -gamma_new / alpha, from
+     * r_new = r - alpha A p and the A-conjugacy of the directions) */
+    const double pap = delta - beta * gamma_new / alpha;
+    if (!isfinite(pap) || pap <= 0.0) {
+      res->reason = isfinite(pap) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
+      return HX_SUCCESS;
+    }
+    alpha = gamma_new / pap;
+    gamma = gamma_new;
+    PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->p, u, beta));    /* p = u + beta p */
+    PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->s, v->w, beta)); /* s = w + beta s */
+  }
+  res->reason = HX_DIVERGED_MAX_IT;
+  return HX_SUCCESS;
+}
+
 int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res) {
   hx_pcg_opts o;
@@ -109,39 +216,57 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   HX_CHECK(o.rtol >= 0 && o.atol >= 0 && o.max_iterations >= 0, HX_ERR_ARG,
            "PCG options: tolerances and max_iterations must be >= 0");
   HX_CHECK(pc, HX_ERR_ARG, "PCG needs a preconditioner (use hx_pc_create_identity for none)");
+  HX_CHECK(!(o.flexible && o.single_reduction), HX_ERR_ARG,
+           "PCG options: flexible and single_reduction exclude each other");
   if (!o.flexible && !hx_pc_is_symmetric(pc)) {
     char view[256];
     hx_pc_view(pc, view, sizeof view);
     return HX_ERROR(HX_ERR_INPUT,
-                    "the preconditioner %s is not symmetric (restricted Schwarz smoothing): plain PCG needs a "
+                    "the preconditioner %s is not symmetric (restricted Schwarz smoothing): %s needs a "
                     "symmetric one; use solver.type: fcg (flexible CG) or a symmetric smoother (asm, jacobi)",
-                    view);
+                    view, o.single_reduction ? "single-reduction CG (pcg1)" : "plain PCG");
   }
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
-  res->allreduces_per_iteration = 2;
-  /* cg_update 6 (x,p,r,w read; x,r written) + r.z 2 + xpay 3 + preconditioner */
-  res->vector_passes_per_iteration = 11 + (o.flexible ? 2 : 0) + hx_pc_passes(pc);
+  const int fuse = !o.no_fuse && hx_pc_has_cg_update(pc);
+  res->fused_pc_update = fuse;
+  /* PCG: cg_update 6 (x,p,r,w read; x,r written) + preconditioner + r.z 2
+   * (+ z.w 2 flexible), or the fused pass; then xpay 3. pcg1: the same
+   * update, w.u 2, two xpays 6. */
+  if (o.single_reduction) {
+    res->allreduces_per_iteration = 1;
+    res->vector_passes_per_iteration = (fuse ? hx_pc_cg_update_passes(pc) : 8 + hx_pc_passes(pc)) + 2 + 6;
+  } else {
+    res->allreduces_per_iteration = 2;
+    res->vector_passes_per_iteration =
+        (fuse ? hx_pc_cg_update_passes(pc) : 8 + (o.flexible ? 2 : 0) + hx_pc_passes(pc)) + 3;
+  }
 
   hx_backend b = hx_op_backend(op);
-  /* the work vectors r, z, p, w (zero-initialised hx_vec of the backend) */
-  hx_vec vec[4] = {NULL, NULL, NULL, NULL};
+  /* the work vectors r, z, p, w, s (zero-initialised hx_vec of the backend) */
+  const int nvec = o.single_reduction ? 5 : 4;
+  hx_vec vec[5] = {NULL, NULL, NULL, NULL, NULL};
   pcg_work v = {0};
+  v.fuse = fuse;
   double t_op0, t_ex0, t_gs0;
   hx_op_times(op, &t_op0, &t_ex0, &t_gs0);
-  int ierr = HX_SUCCESS;
-  for (int i = 0; i < 4 && !ierr; i++) ierr = hx_vec_create(b, hx_op_size(op), &vec[i]);
+  int ierr = hx_red_create(b, 4, hx_op_size(op), &v.red);
+  for (int i = 0; i < nvec && !ierr; i++) ierr = hx_vec_create(b, hx_op_size(op), &vec[i]);
   if (!ierr) {
     v.r = hx_vec_data(vec[0]), v.z = hx_vec_data(vec[1]), v.p = hx_vec_data(vec[2]), v.w = hx_vec_data(vec[3]);
-    ierr = pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+    v.s = o.single_reduction ? hx_vec_data(vec[4]) : NULL;
+    ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v)
+                              : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
   }
   double t_op1, t_ex1, t_gs1;
   hx_op_times(op, &t_op1, &t_ex1, &t_gs1);
   res->t_operator = (t_op1 - t_op0) + (t_ex1 - t_ex0) + (t_gs1 - t_gs0);
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < nvec; i++) {
     const int e = hx_vec_destroy(&vec[i]);
     if (!ierr) ierr = e;
   }
+  const int e = hx_red_destroy(&v.red);
+  if (!ierr) ierr = e;
   HX_CALL(ierr);
   return HX_SUCCESS;
 }

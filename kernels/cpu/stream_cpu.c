@@ -68,3 +68,52 @@ int hx_cpu_pointwise_mult(int64_t n, double *y, const double *x, const double *z
   for (int64_t i = 0; i < n; i++) y[i] = hx_pmult_1(x[i], z[i]);
   return HX_SUCCESS;
 }
+
+/* ------------------------------------------------------------ deferred reductions */
+/* Each fills the partials of the chunks holding reduced entries into its
+ * slot's row; hx_red_fetch adds them in chunk order. */
+void hx_cpu_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y) {
+  const int64_t nc = hx_num_chunks(n);
+  double *part = red->part + (int64_t)k * red->ncmax;
+#pragma omp parallel for schedule(static) if (nc > 1)
+  for (int64_t c = 0; c < nc; c++) {
+    const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
+    part[c] = hx_chunk_dot(x, y, (long)lo, (long)hi);
+  }
+  red->nparts[k] = nc;
+}
+
+void hx_cpu_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r,
+                          const double *p, const double *w, double alpha) {
+  const int64_t nc = hx_num_chunks(n);
+  double *part = red->part + (int64_t)k_rr * red->ncmax;
+  const int64_t ncr = hx_num_chunks(nred);
+#pragma omp parallel for schedule(static) if (nc > 1)
+  for (int64_t c = 0; c < nc; c++) {
+    const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
+    const double s = hx_chunk_cg_update(x, r, p, w, alpha, (long)lo, (long)hi, (long)nred);
+    if (c < ncr) part[c] = s;
+  }
+  red->nparts[k_rr] = ncr;
+}
+
+void hx_cpu_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred, double *x,
+                               double *r, const double *p, const double *w, const double *d, double *z,
+                               double alpha) {
+  const int64_t nc = hx_num_chunks(n), ncr = hx_num_chunks(nred);
+  double *prr = red->part + (int64_t)k_rr * red->ncmax, *prz = red->part + (int64_t)k_rz * red->ncmax;
+  double *pzw = k_zw >= 0 ? red->part + (int64_t)k_zw * red->ncmax : NULL;
+#pragma omp parallel for schedule(static) if (nc > 1)
+  for (int64_t c = 0; c < nc; c++) {
+    const int64_t lo = c * HX_REDUCE_CHUNK, hi = hx_imin(lo + HX_REDUCE_CHUNK, n);
+    double rr, rz, zw = 0.0;
+    hx_chunk_cg_update_diag(x, r, p, w, d, z, alpha, (long)lo, (long)hi, (long)nred, &rr, &rz,
+                            pzw ? &zw : NULL);
+    if (c < ncr) {
+      prr[c] = rr, prz[c] = rz;
+      if (pzw) pzw[c] = zw;
+    }
+  }
+  red->nparts[k_rr] = red->nparts[k_rz] = ncr;
+  if (k_zw >= 0) red->nparts[k_zw] = ncr;
+}

@@ -217,3 +217,151 @@ extern "C" int hx_cuda_event_elapsed(void *ev, double *seconds) {
   *seconds = 1e-3 * (double)ms;
   return HX_SUCCESS;
 }
+
+// ------------------------------------------------------------ deferred reductions
+// Stage 1 kernels write chunk partials into their slot's row of red->part
+// and return (no copy, no wait); hx_cuda_red_fetch runs stage 2 for every
+// slot at once (block k sums row k into d_res[k]), copies the m sums to the
+// pinned host array and waits once.
+
+static __global__ void hx_dot_red_stage1(int64_t n, const double *__restrict__ x,
+                                         const double *__restrict__ y, double *__restrict__ part) {
+  const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
+  const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
+  double s = 0.0;
+#pragma unroll 4
+  for (int64_t i = lo + threadIdx.x; i < hi; i += HX_SBLOCK) s += hx_dot_1(x[i], y[i]);
+  s = hx_stream_block_sum<HX_SBLOCK>(s);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+
+// x += alpha p; r -= alpha w; z = d r; partials of r.r, r.z (, z.w)
+static __global__ void hx_cg_update_diag_stage1(int64_t n, int64_t nred, double *__restrict__ x,
+                                                double *__restrict__ r, const double *__restrict__ p,
+                                                const double *__restrict__ w, const double *__restrict__ d,
+                                                double *__restrict__ z, double alpha,
+                                                double *__restrict__ prr, double *__restrict__ prz,
+                                                double *__restrict__ pzw) {
+  const int64_t lo = (int64_t)blockIdx.x * HX_REDUCE_CHUNK;
+  const int64_t hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
+  double srr = 0.0, srz = 0.0, szw = 0.0;
+#pragma unroll 4
+  for (int64_t i = lo + threadIdx.x; i < hi; i += HX_SBLOCK) {
+    x[i] = hx_x_update_1(x[i], alpha, p[i]);
+    const double wi = w[i];
+    const double ri = hx_r_update_1(r[i], alpha, wi);
+    const double zi = hx_pmult_1(ri, d[i]);
+    r[i] = ri;
+    z[i] = zi;
+    if (i < nred) {
+      srr += hx_sq_1(ri);
+      srz += hx_dot_1(ri, zi);
+      if (pzw) szw += hx_dot_1(zi, wi);
+    }
+  }
+  if (lo < nred) {  // uniform across the block: the __syncthreads inside are safe
+    srr = hx_stream_block_sum<HX_SBLOCK>(srr);
+    if (threadIdx.x == 0) prr[blockIdx.x] = srr;
+    __syncthreads();
+    srz = hx_stream_block_sum<HX_SBLOCK>(srz);
+    if (threadIdx.x == 0) prz[blockIdx.x] = srz;
+    if (pzw) {
+      __syncthreads();
+      szw = hx_stream_block_sum<HX_SBLOCK>(szw);
+      if (threadIdx.x == 0) pzw[blockIdx.x] = szw;
+    }
+  }
+}
+
+// Stage 2 of every slot: block k sums nparts[k] partials of row k (the
+// stage-2 order of hx_stream_stage2) into res[k].
+struct hx_red_counts {
+  int64_t n[HX_RED_MAX_SLOTS];
+};
+static __global__ void hx_red_stage2(hx_red_counts cnt, int64_t ncmax, const double *__restrict__ part,
+                                     double *__restrict__ res) {
+  const int k = blockIdx.x;
+  const int64_t m = cnt.n[k];
+  const double *row = part + (int64_t)k * ncmax;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int64_t i = threadIdx.x;
+  for (; i + 3 * HX_SBLOCK2 < m; i += 4 * HX_SBLOCK2) {
+    s0 += row[i];
+    s1 += row[i + HX_SBLOCK2];
+    s2 += row[i + 2 * HX_SBLOCK2];
+    s3 += row[i + 3 * HX_SBLOCK2];
+  }
+  for (; i < m; i += HX_SBLOCK2) s0 += row[i];
+  double s = hx_stream_block_sum<HX_SBLOCK2>((s0 + s1) + (s2 + s3));
+  if (threadIdx.x == 0) res[k] = s;
+}
+
+extern "C" int hx_cuda_red_alloc(hx_red red) {
+  HX_CUDA(cudaMalloc((void **)&red->part, sizeof(double) * (size_t)red->nslots * (size_t)red->ncmax));
+  HX_CUDA(cudaMalloc((void **)&red->d_res, sizeof(double) * (size_t)red->nslots));
+  HX_CUDA(cudaMallocHost((void **)&red->h_res, sizeof(double) * (size_t)red->nslots));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_red_free(hx_red red) {
+  // the stream may still use the scratch: wait for it first
+  cudaError_t e0 = cudaStreamSynchronize(HX_STREAM(red->b));
+  cudaError_t e1 = red->part ? cudaFree(red->part) : cudaSuccess;
+  cudaError_t e2 = red->d_res ? cudaFree(red->d_res) : cudaSuccess;
+  cudaError_t e3 = red->h_res ? cudaFreeHost(red->h_res) : cudaSuccess;
+  red->part = red->d_res = red->h_res = NULL;
+  HX_CUDA(e0);
+  HX_CUDA(e1);
+  HX_CUDA(e2);
+  HX_CUDA(e3);
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_red_fetch(hx_red red, int m) {
+  cudaStream_t s = HX_STREAM(red->b);
+  if (m > 0) {
+    hx_red_counts cnt;
+    for (int k = 0; k < HX_RED_MAX_SLOTS; k++) cnt.n[k] = k < red->nslots ? red->nparts[k] : 0;
+    hx_red_stage2<<<(unsigned)m, HX_SBLOCK2, 0, s>>>(cnt, red->ncmax, red->part, red->d_res);
+    HX_CUDA_LAUNCH_CHECK();
+    HX_CUDA(cudaMemcpyAsync(red->h_res, red->d_res, sizeof(double) * (size_t)m, cudaMemcpyDeviceToHost, s));
+  }
+  HX_CUDA(cudaStreamSynchronize(s));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  hx_dot_red_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(n, x, y,
+                                                                       red->part + (int64_t)k * red->ncmax);
+  HX_CUDA_LAUNCH_CHECK();
+  red->nparts[k] = nc;
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double *x, double *r,
+                                     const double *p, const double *w, double alpha) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  hx_cg_update_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(
+      n, nred, x, r, p, w, alpha, red->part + (int64_t)k_rr * red->ncmax);
+  HX_CUDA_LAUNCH_CHECK();
+  red->nparts[k_rr] = hx_num_chunks(nred);
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_t n, int64_t nred,
+                                          double *x, double *r, const double *p, const double *w,
+                                          const double *d, double *z, double alpha) {
+  const int64_t nc = hx_num_chunks(n);
+  HX_CALL(hx_stream_grid_check(nc));
+  double *row = red->part;
+  hx_cg_update_diag_stage1<<<(unsigned)nc, HX_SBLOCK, 0, HX_STREAM(red->b)>>>(
+      n, nred, x, r, p, w, d, z, alpha, row + (int64_t)k_rr * red->ncmax, row + (int64_t)k_rz * red->ncmax,
+      k_zw >= 0 ? row + (int64_t)k_zw * red->ncmax : NULL);
+  HX_CUDA_LAUNCH_CHECK();
+  red->nparts[k_rr] = red->nparts[k_rz] = hx_num_chunks(nred);
+  if (k_zw >= 0) red->nparts[k_zw] = hx_num_chunks(nred);
+  return HX_SUCCESS;
+}
