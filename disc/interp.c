@@ -79,7 +79,8 @@ int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, d
   HX_CALL(scratch(from));
   HX_CALL(scratch(to));
   HX_CALL(matrix(from, to, 1, &d_A));
-  HX_CALL(hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), to->d_xg, d_y, hx_gs_inv_multiplicity(to->gs)));
+  HX_CALL(
+      hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), to->d_xg, d_y, hx_gs_inv_multiplicity(to->gs)));
   HX_CALL(hx_gs_scatter(to->gs, to->d_xg, to->d_xl));
   HX_CALL(hx_tensor3_apply(from->b, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
   HX_CALL(hx_gs_assemble(from->gs, from->d_xl, d_x));

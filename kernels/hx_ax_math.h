@@ -35,25 +35,8 @@
  * names with _f32: the FP32 operator). Under C++ (the CUDA kernels, templated
  * on the type) the float instantiation also exists under the plain names, as
  * overloads. */
-#define HX_R(x) ((HX_REAL)(x))
-#define HX_REAL double
-#define HX_FN(name) name
-#include "hx_ax_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#define HX_REAL float
-#define HX_FN(name) name##_f32
-#include "hx_ax_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#if defined(__cplusplus)
-#define HX_REAL float
-#define HX_FN(name) name
-#include "hx_ax_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#endif
-#undef HX_R
+#define HX_TEMPLATE "hx_ax_math_t.h"
+#include "hx_instantiate.h"
 
 /* Factors of one node from an affine record m[0..6] (the 6 factors of G/w
  * and lambda |J|, constant over the element): g = wq m, *mm = wq m[6] (0 when

@@ -40,25 +40,8 @@
  * _f32: the FP32 preconditioner). Under C++ (the CUDA kernel, templated on
  * the type) the float instantiation also exists under the plain names, as
  * overloads. */
-#define HX_R(x) ((HX_REAL)(x))
-#define HX_REAL double
-#define HX_FN(name) name
-#include "hx_fdm_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#define HX_REAL float
-#define HX_FN(name) name##_f32
-#include "hx_fdm_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#if defined(__cplusplus)
-#define HX_REAL float
-#define HX_FN(name) name
-#include "hx_fdm_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#endif
-#undef HX_R
+#define HX_TEMPLATE "hx_fdm_math_t.h"
+#include "hx_instantiate.h"
 
 /* The precision boundary of the FP32 preconditioner, fused into the
  * weighted copies: the FP64 residual is weighted in double and rounded to

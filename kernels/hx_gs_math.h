@@ -14,22 +14,7 @@
  * gather-scatter) and float (hx_gs_row_sum_f32, ...: the FP32 one, same
  * order of operations). Under C++ (the CUDA kernels, templated on the type)
  * the float instantiation also exists under the plain names, as overloads. */
-#define HX_REAL double
-#define HX_FN(name) name
-#include "hx_gs_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#define HX_REAL float
-#define HX_FN(name) name##_f32
-#include "hx_gs_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#if defined(__cplusplus)
-#define HX_REAL float
-#define HX_FN(name) name
-#include "hx_gs_math_t.h"
-#undef HX_FN
-#undef HX_REAL
-#endif
+#define HX_TEMPLATE "hx_gs_math_t.h"
+#include "hx_instantiate.h"
 
 #endif

@@ -207,3 +207,20 @@ HX_AF_LOOP(16, HX_AF(hx_fdm_cpu_avx2_16))
 HX_AF_LOOP(17, HX_AF(hx_fdm_cpu_avx2_17))
 HX_AF_LOOP(18, HX_AF(hx_fdm_cpu_avx2_18))
 #undef HX_AF_LOOP
+
+/* the template's parameters, undefined so that the next instantiation can
+ * define them again */
+#undef HX_T
+#undef HX_V
+#undef HX_VW
+#undef HX_AF
+#undef HX_VZERO
+#undef HX_VLOAD
+#undef HX_VBCAST
+#undef HX_VFMA
+#undef HX_VSTORE
+#undef HX_VADD
+#undef HX_VSET1
+#undef HX_VMUL
+#undef HX_VINVPOS
+#undef HX_VSTOREN

@@ -100,20 +100,6 @@
     }                                                          \
   } while (0)
 #include "fdm_avx2_t.h"
-#undef HX_T
-#undef HX_V
-#undef HX_VW
-#undef HX_AF
-#undef HX_VZERO
-#undef HX_VLOAD
-#undef HX_VBCAST
-#undef HX_VFMA
-#undef HX_VSTORE
-#undef HX_VADD
-#undef HX_VSET1
-#undef HX_VMUL
-#undef HX_VINVPOS
-#undef HX_VSTOREN
 
 /* FP32: 8 lanes (the FP32 preconditioner) */
 #define HX_T float
@@ -139,20 +125,6 @@
                           v);                                                                            \
   } while (0)
 #include "fdm_avx2_t.h"
-#undef HX_T
-#undef HX_V
-#undef HX_VW
-#undef HX_AF
-#undef HX_VZERO
-#undef HX_VLOAD
-#undef HX_VBCAST
-#undef HX_VFMA
-#undef HX_VSTORE
-#undef HX_VADD
-#undef HX_VSET1
-#undef HX_VMUL
-#undef HX_VINVPOS
-#undef HX_VSTOREN
 
 #else
 #define HX_FDM_HAVE_AVX2 0

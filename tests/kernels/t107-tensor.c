@@ -19,7 +19,8 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
   hx_test_rng r = {seed};
   const int64_t na = (int64_t)E * a * a * a, nc = (int64_t)E * c * c * c;
   double *A = malloc(sizeof(double) * c * a), *in = malloc(sizeof(double) * na);
-  double *out = malloc(sizeof(double) * nc), *ref = malloc(sizeof(double) * nc), *mag = malloc(sizeof(double) * nc);
+  double *out = malloc(sizeof(double) * nc), *ref = malloc(sizeof(double) * nc),
+         *mag = malloc(sizeof(double) * nc);
   for (int i = 0; i < c * a; i++) A[i] = 2.0 * hx_test_rand(&r) - 1.0;
   for (int64_t i = 0; i < na; i++) in[i] = 2.0 * hx_test_rand(&r) - 1.0;
   for (int32_t e = 0; e < E; e++)
@@ -30,7 +31,8 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
           for (int k = 0; k < a; k++)
             for (int j = 0; j < a; j++)
               for (int i = 0; i < a; i++) {
-                const double t = A[rr * a + i] * A[q * a + j] * A[s * a + k] * in[(int64_t)e * a * a * a + i + a * (j + a * k)];
+                const double t = A[rr * a + i] * A[q * a + j] * A[s * a + k] *
+                                 in[(int64_t)e * a * a * a + i + a * (j + a * k)];
                 sum += t, m += fabs(t);
               }
           ref[(int64_t)e * c * c * c + rr + c * (q + c * s)] = sum;
@@ -48,7 +50,8 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
     HX_TCALL(hx_mem_to_device(bs[ib], din, in, sizeof(double) * na));
     HX_TCALL(hx_tensor3_apply(bs[ib], a, c, E, dA, din, dout));
     HX_TCALL(hx_mem_to_host(bs[ib], res[ib], dout, sizeof(double) * nc));
-    hx_mem_free(bs[ib], (void **)&dA), hx_mem_free(bs[ib], (void **)&din), hx_mem_free(bs[ib], (void **)&dout);
+    hx_mem_free(bs[ib], (void **)&dA), hx_mem_free(bs[ib], (void **)&din),
+        hx_mem_free(bs[ib], (void **)&dout);
   }
   const double tol = 4.0 * (a + 2) * DBL_EPSILON;
   int bad = 0;
