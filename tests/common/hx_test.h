@@ -69,4 +69,21 @@ static inline const char *hx_test_backend_arg(int argc, char **argv) {
 
 static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }
 
+#ifdef HX_KERNELS_H
+/* Ends the test with HX_TEST_SKIP (after MPI_Finalize, rank 0 printing the
+ * reason) when backend `name` has no usable device; returns otherwise.
+ * Only where hx_kernels.h is included before this header. */
+static inline void hx_test_skip_without_device(const char *name) {
+  hx_backend probe;
+  if (hx_backend_create(name, &probe) == HX_ERR_NO_DEVICE) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
+    MPI_Finalize();
+    exit(HX_TEST_SKIP);
+  }
+  hx_backend_destroy(&probe);
+}
+#endif
+
 #endif

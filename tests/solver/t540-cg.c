@@ -401,13 +401,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  hx_backend probe;
-  if (hx_backend_create(g_backend, &probe) == HX_ERR_NO_DEVICE) {
-    if (g_rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  hx_backend_destroy(&probe);
+  hx_test_skip_without_device(g_backend);
   const char *mode = argc > 1 ? argv[1] : "";
   int rc = 0;
   if (!strcmp(mode, "fused"))
