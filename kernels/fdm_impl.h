@@ -19,6 +19,12 @@ int hx_fdm_cpu_apply_map(int m, int32_t nlist, const int32_t *list, const double
  * all-float copy rounds the weight to float. */
 int hx_fdm_cpu_apply_f32(int m, int32_t nlist, const int32_t *list, const float *S, const float *L,
                          const float *u, float *w, const int32_t *map, const float *x);
+/* Cross-element FP32 box solves (cpu/fdm_xelem_cpu.c): the first
+ * floor(nlist / 8) * 8 elements of the list, one per lane of 8; returns how
+ * many it solved (0 where it does not apply: m > 13, no AVX2,
+ * HEXCG_CPU_ISA=generic or HEXCG_FDM_XELEM=0). */
+int32_t hx_fdm_cpu_xelem_f32(int m, int32_t nlist, const int32_t *list, const float *S, const float *L,
+                             const float *u, float *w, const int32_t *map, const float *x);
 void hx_fdm_cpu_wgather_mixed(int64_t n, const int32_t *idx, const double *wt, int to_f32, const void *x,
                               void *y);
 void hx_fdm_cpu_wgather_f32(int64_t n, const int32_t *idx, const double *wt, const float *x, float *y);

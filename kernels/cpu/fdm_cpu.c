@@ -180,6 +180,14 @@ static int hx_fdm_cpu_isa(void) {
   return isa;
 }
 
+/* The elements of a list from position `done` on (after the cross-element
+ * kernel took the complete groups): a list of at most 7 entries. */
+static const int32_t *hx_fdm_cpu_rest(int32_t nlist, const int32_t *list, int32_t done, int32_t *buf) {
+  if (list) return list + done;
+  for (int32_t k = done; k < nlist; k++) buf[k - done] = k;
+  return buf;
+}
+
 static int hx_fdm_cpu_run(int m, int32_t nlist, const int32_t *list, const double *S, const double *L,
                           const double *u, double *w, const int32_t *map, const double *x) {
   if (m < 4 || m > HX_FDM_MMAX)
@@ -204,7 +212,12 @@ int hx_fdm_cpu_apply_f32(int m, int32_t nlist, const int32_t *list, const float 
                          const float *u, float *w, const int32_t *map, const float *x) {
   if (m < 4 || m > HX_FDM_MMAX)
     return HX_ERROR(HX_ERR_ARG, "FDM box size m = %d outside 4..%d", m, HX_FDM_MMAX);
-  hx_fdm_cpu_table_f32[hx_fdm_cpu_isa()][m - 4](nlist, list, S, L, u, w, map, x);
+  const int32_t done = hx_fdm_cpu_xelem_f32(m, nlist, list, S, L, u, w, map, x);
+  int32_t buf[8];
+  if (nlist > done)
+    hx_fdm_cpu_table_f32[hx_fdm_cpu_isa()][m - 4](nlist - done,
+                                                  done ? hx_fdm_cpu_rest(nlist, list, done, buf) : list, S, L, u,
+                                                  w, map, x);
   return HX_SUCCESS;
 }
 
