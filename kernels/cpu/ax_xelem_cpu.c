@@ -249,15 +249,28 @@ HX_XE_INLINE void hx_xe_group(const int n, const hx_xe_args *a, const hx_v4 *HX_
     }                                                                                                    \
   }
 
+HX_XE_DEFINE(3)
 HX_XE_DEFINE(4)
+HX_XE_DEFINE(5)
+HX_XE_DEFINE(6)
+HX_XE_DEFINE(7)
 
 /* The orders served (p), with the measurements that chose them in
  * docs/performance.md, "Cross-element vectorisation (issue 17 item 3)". */
 static int hx_xe_fn(int p, void (**fn)(const hx_xe_args *)) {
   switch (p) {
+    case 2: *fn = hx_xe_apply_3; return 1;
     case 3: *fn = hx_xe_apply_4; return 1;
+    case 4: *fn = hx_xe_apply_5; return 1;
+    case 5: *fn = hx_xe_apply_6; return 1;
+    case 6: *fn = hx_xe_apply_7; return 1;
     default: return 0;
   }
+}
+
+int hx_ax_xelem_serves(int p) {
+  void (*fn)(const hx_xe_args *) = NULL;
+  return hx_ax_cpu_isa() == 1 && hx_xe_fn(p, &fn);
 }
 
 int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
@@ -292,6 +305,10 @@ int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *li
 }
 
 #else
+int hx_ax_xelem_serves(int p) {
+  (void)p;
+  return 0;
+}
 int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                       const double *u, double *w, double *part) {
   (void)ax, (void)nlist, (void)list, (void)map, (void)u, (void)w, (void)part;
