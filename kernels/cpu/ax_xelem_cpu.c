@@ -9,8 +9,8 @@
  * elements):
  *  1. gather u (L-vector: 4x4 transposes of 4 consecutive nodes of each
  *     element; fused scatter: through the map, 0 where it is negative);
- *  2. ur, us, ut by line contractions with broadcast D (fully unrolled, n a
- *     constant);
+ *  2. ur, us, ut by line contractions, even-odd split (half the multiply-
+ *     adds; fully unrolled, n a constant);
  *  3. fluxes per node: the factors of 4 consecutive nodes of the 4 elements
  *     loaded and transposed (general records; other kinds in a group with a
  *     general one are first expanded to a general record in scratch), or
@@ -47,16 +47,56 @@ typedef struct {
   int ncomp;
 } hx_xe_args;
 
-/* y[i*sy] (+)= sum_m A[i*n + m] x[m*sx], i < n: one line of the element
- * along a direction, 4 elements per vector; A holds broadcast entries. */
-HX_XE_INLINE void hx_xe_line(const int n, const hx_v4 *HX_RESTRICT A, const hx_v4 *HX_RESTRICT x, const int sx,
+/* Even-odd tables of an n x n matrix A with A[n-1-i][n-1-m] = -A[i][m]
+ * (D and D^T on GLL points, up to round-off), h = n/2, broadcast: pe[i*h + m]
+ * = (A[i][m] + A[i][n-1-m]) / 2, po = (A[i][m] - A[i][n-1-m]) / 2 (i, m < h),
+ * then for odd n the middle column ac[i] = A[i][h] and row am[m] = A[h][m]. */
+HX_XE_INLINE void hx_xe_eo_table(const int n, const double *D, const int trans, hx_v4 *T) {
+  const int h = n / 2;
+#define HX_XE_A(i, m) (trans ? D[(m) * n + (i)] : D[(i) * n + (m)])
+  for (int i = 0; i < h; i++)
+    for (int m = 0; m < h; m++) {
+      T[i * h + m] = _mm256_set1_pd(0.5 * (HX_XE_A(i, m) + HX_XE_A(i, n - 1 - m)));
+      T[h * h + i * h + m] = _mm256_set1_pd(0.5 * (HX_XE_A(i, m) - HX_XE_A(i, n - 1 - m)));
+    }
+  if (n & 1)
+    for (int i = 0; i < h; i++) {
+      T[2 * h * h + i] = _mm256_set1_pd(HX_XE_A(i, h));
+      T[2 * h * h + h + i] = _mm256_set1_pd(HX_XE_A(h, i));
+    }
+#undef HX_XE_A
+}
+
+/* y[i*sy] (+)= sum_m A[i][m] x[m*sx], i < n: one line of the element along
+ * a direction, 4 elements per vector, by the even-odd split (T from
+ * hx_xe_eo_table): with E_m = x_m + x_{n-1-m}, O_m = x_m - x_{n-1-m},
+ * P_i = sum pe E + ac x_h, Q_i = sum po O: y_i = P_i + Q_i, y_{n-1-i} = Q_i - P_i,
+ * and for odd n y_h = sum am O (A[h][h] = 0): half the multiply-adds. */
+HX_XE_INLINE void hx_xe_line(const int n, const hx_v4 *HX_RESTRICT T, const hx_v4 *HX_RESTRICT x, const int sx,
                              hx_v4 *HX_RESTRICT y, const int sy, const int acc) {
-  hx_v4 xv[HX_AX_NMAX];
-  for (int m = 0; m < n; m++) xv[m] = x[m * sx];
-  for (int i = 0; i < n; i++) {
-    hx_v4 s = acc ? _mm256_fmadd_pd(A[i * n], xv[0], y[i * sy]) : _mm256_mul_pd(A[i * n], xv[0]);
-    for (int m = 1; m < n; m++) s = _mm256_fmadd_pd(A[i * n + m], xv[m], s);
-    y[i * sy] = s;
+  const int h = n / 2;
+  const hx_v4 *pe = T, *po = T + h * h, *ac = T + 2 * h * h, *am = ac + h;
+  hx_v4 E[HX_AX_NMAX / 2], O[HX_AX_NMAX / 2], xh = _mm256_setzero_pd();
+  for (int m = 0; m < h; m++) {
+    const hx_v4 a = x[m * sx], b = x[(n - 1 - m) * sx];
+    E[m] = _mm256_add_pd(a, b), O[m] = _mm256_sub_pd(a, b);
+  }
+  if (n & 1) xh = x[h * sx];
+  for (int i = 0; i < h; i++) {
+    hx_v4 P = _mm256_mul_pd(pe[i * h], E[0]), Q = _mm256_mul_pd(po[i * h], O[0]);
+    for (int m = 1; m < h; m++) {
+      P = _mm256_fmadd_pd(pe[i * h + m], E[m], P);
+      Q = _mm256_fmadd_pd(po[i * h + m], O[m], Q);
+    }
+    if (n & 1) P = _mm256_fmadd_pd(ac[i], xh, P);
+    hx_v4 lo = _mm256_add_pd(P, Q), hi = _mm256_sub_pd(Q, P);
+    if (acc) lo = _mm256_add_pd(y[i * sy], lo), hi = _mm256_add_pd(y[(n - 1 - i) * sy], hi);
+    y[i * sy] = lo, y[(n - 1 - i) * sy] = hi;
+  }
+  if (n & 1) {
+    hx_v4 s = _mm256_mul_pd(am[0], O[0]);
+    for (int m = 1; m < h; m++) s = _mm256_fmadd_pd(am[m], O[m], s);
+    y[h * sy] = acc ? _mm256_add_pd(y[h * sy], s) : s;
   }
 }
 
@@ -227,11 +267,8 @@ HX_XE_INLINE void hx_xe_group(const int n, const hx_xe_args *a, const hx_v4 *HX_
       __attribute__((aligned(32))) hx_v4 Dv[(N) * (N)], Dtv[(N) * (N)];                                  \
       __attribute__((aligned(32))) hx_v4 U[n34], R[n34], S[n34], T[n34], O[n34];                         \
       __attribute__((aligned(32))) double xg[4 * 7 * (n3 + HX_AX_PAD)];                                  \
-      for (int i = 0; i < (N); i++)                                                                      \
-        for (int m = 0; m < (N); m++) {                                                                  \
-          Dv[i * (N) + m] = _mm256_set1_pd(a->D[i * (N) + m]);                                           \
-          Dtv[i * (N) + m] = _mm256_set1_pd(a->D[m * (N) + i]);                                          \
-        }                                                                                                \
+      hx_xe_eo_table((N), a->D, 0, Dv);                                                                 \
+      hx_xe_eo_table((N), a->D, 1, Dtv);                                                                \
       memset(U, 0, sizeof U), memset(R, 0, sizeof R), memset(S, 0, sizeof S);                            \
       memset(T, 0, sizeof T), memset(O, 0, sizeof O), memset(xg, 0, sizeof xg);                          \
       _Pragma("omp for schedule(dynamic, chunk)")           for (int32_t g = 0; g < ng; g++) {           \
