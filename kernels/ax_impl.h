@@ -79,6 +79,15 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
  * map < 0: the scatter fused into the kernel). */
 int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part);
+/* The cross-element AVX2 kernel (cpu/ax_xelem_cpu.c): same contract as
+ * hx_ax_cpu_apply; returns 1 when it applied the list, 0 when it does not
+ * serve this operator (order, mode, ISA, or HEXCG_AX_XELEM=0), to be done by
+ * the one-element kernels. */
+int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                      const double *u, double *w, double *part);
+/* 1 if the cross-element kernel serves order p with the ISA that
+ * hx_ax_cpu_isa() selects (precomputed geometry, HEXCG_AX_XELEM unset or not 0) */
+int hx_ax_xelem_serves(int p);
 /* CPU instruction-set instantiation to use (see ax_cpu.c) and its name */
 int hx_ax_cpu_isa(void);
 const char *hx_ax_cpu_isa_name(int isa);

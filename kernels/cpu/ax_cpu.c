@@ -451,6 +451,7 @@ const char *hx_ax_cpu_isa_name(int isa) { return isa ? "avx2+fma" : "generic"; }
 
 int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {
+  if (hx_ax_xelem_apply(ax, nlist, list, map, u, w, part)) return HX_SUCCESS; /* p = 3 AVX2: 4 elements at once */
   const int n = ax->n;
   double Dt[HX_AX_NMAX * HX_AX_NMAX];
   for (int i = 0; i < n; i++)
