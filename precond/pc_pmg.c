@@ -231,6 +231,14 @@ static int level_setup(pmg *g, int l) {
                               &L->est));
   L->cheb = (hx_cheb){.kind = g->o.kind, .degree = g->o.degree, .rho = g->o.eig_safety * L->est,
                       .lower = g->o.lower};
+  if (g->f32) {
+    /* the FP64 vectors served the estimate only: the FP32 cycle has its own */
+    HX_CALL(hx_mem_free(L->b, (void **)&L->bv));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->x));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->r));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->dd));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->t));
+  }
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
   L->t_setup = dt;
