@@ -263,7 +263,7 @@ typedef struct {
   int coarse;                     /* 1: BoomerAMG on the Q1 level; 0: none */
   int overlap;                    /* additive cycle: coarse solve in a host thread */
   hx_coarse_opts coarse_opts;
-  hx_precision prec;              /* of the Schwarz smoothers (FDM) on every level */
+  hx_precision prec;              /* HX_F32 with Schwarz smoothers: the whole cycle in FP32 (pc_pmg.c) */
 } hx_pmg_opts;
 void hx_pmg_opts_default(hx_pmg_opts *o);
 /* The default schedule of orders for fine order p (1 <= p <= 15) into
