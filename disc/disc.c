@@ -106,6 +106,8 @@ int hx_disc_destroy(hx_disc *pd) {
   *pd = NULL;
   if (--d->refs > 0) return HX_SUCCESS;
   int first = hx_op_destroy(&d->op), err;
+  if ((err = hx_op_destroy(&d->op32)) && !first) first = err;
+  if ((err = hx_ax_destroy(&d->ax32)) && !first) first = err;
   if ((err = hx_disc_transfer_free(d)) && !first) first = err;
   if ((err = hx_ax_destroy(&d->ax)) && !first) first = err;
   if ((err = hx_gs_destroy(&d->gs)) && !first) first = err;
@@ -126,6 +128,24 @@ int64_t hx_disc_num_dofs(hx_disc d) { return hx_gs_num_global(d->gs); }
 hx_gs hx_disc_gs(hx_disc d) { return d->gs; }
 hx_ax hx_disc_ax(hx_disc d) { return d->ax; }
 hx_op hx_disc_op(hx_disc d) { return d->op; }
+
+int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op) {
+  *op = NULL;
+  HX_CHECK(d, HX_ERR_ARG, "discretisation is NULL");
+  if (prec == HX_F64) {
+    *op = d->op;
+    return HX_SUCCESS;
+  }
+  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)prec);
+  if (!d->op32) {
+    if (!d->ax32)
+      HX_CALL(hx_ax_create_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh), hx_mesh_element_nodes(d->mesh),
+                                d->kappa, d->lambda, d->opts.geo, HX_F32, &d->ax32));
+    HX_CALL(hx_op_create(d->gs, d->ax32, d->opts.overlap, &d->op32));
+  }
+  *op = d->op32;
+  return HX_SUCCESS;
+}
 double hx_disc_setup_time(hx_disc d) { return d->t_setup; }
 void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z) {
   if (x) *x = d->x;

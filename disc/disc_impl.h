@@ -27,6 +27,13 @@ struct hx_disc_s {
    * transpose ([q][0]: (q+1) x (p+1), [q][1]: (p+1) x (q+1), row-major) */
   double *d_xl, *d_xg;
   double *d_tr[HX_ORDER_MAX + 1][2];
+  /* FP32 (hx_disc_op_prec, hx_disc_interpolate_p): the element operator and
+   * the assembled operator built at first use, the float interpolation
+   * matrices (as d_tr) and 1/multiplicity of this order's G-vector */
+  hx_ax ax32;
+  hx_op op32;
+  float *d_tr32[HX_ORDER_MAX + 1][2];
+  float *d_invm32;
 };
 
 /* frees the transfer scratch and matrices of d (interp.c); first error */

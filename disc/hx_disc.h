@@ -45,6 +45,15 @@ int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy);
 int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y);
 /* The exact assembled diagonal of A (masked entries set to 1). Collective. */
 int hx_op_diagonal(hx_op op, double *d_diag);
+/* An operator whose element operator is FP32 (hx_ax_create_prec with
+ * HX_F32) is created with hx_op_create too (its L-vector work space holds
+ * the floats). Precision of op: that of its element operator. */
+hx_precision hx_op_precision(hx_op op);
+/* y = M Z^T A_L Z x in the precision of op (d_x, d_y: G-vectors of that
+ * precision; HX_F64 is hx_op_apply without the dot): scatter, element
+ * operator, gather, exchange in that precision, with the boundary/interior
+ * split overlapping the exchange as hx_op_apply. Collective. */
+int hx_op_apply_p(hx_op op, const void *d_x, void *d_y);
 /* Timers of the phases of applies so far: element kernel, exchange (s). */
 void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs);
 
@@ -110,6 +119,15 @@ int64_t hx_disc_num_dofs(hx_disc d);       /* global unique GLL nodes */
 hx_gs hx_disc_gs(hx_disc d);
 hx_ax hx_disc_ax(hx_disc d);
 hx_op hx_disc_op(hx_disc d);
+/* The assembled operator of d in precision prec: HX_F64 is hx_disc_op(d);
+ * HX_F32 is an operator on the same gather-scatter (mask, overlap split)
+ * with an FP32 element operator (hx_ax_create_prec) on the same nodes,
+ * kappa, lambda and geometry mode, created at the first call and kept until
+ * d is destroyed (memory: the FP32 geometric factors, ncomp floats per node
+ * when precomputed (6 or 7: about half of the FP64 factors), plus the
+ * operator's two L-vectors and element lists, 16 bytes per node). Collective
+ * at the first call for HX_F32 (every rank must ask). */
+int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op);
 double hx_disc_setup_time(hx_disc d);      /* seconds hx_disc_create took */
 /* host L-vectors of the node coordinates */
 void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z);
@@ -164,6 +182,17 @@ int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y
  * with d_y a G-vector of `to` and d_x one of `from` (masked), so that
  * y.(I x) == (I^T y).x over the owned entries. Collective. */
 int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, double *d_x);
+/* The same two transfers with G-vectors in precision prec (HX_F64: the
+ * functions above). HX_F32: scatter, tensor transfer (hx_tensor3_apply_p,
+ * the 1D matrices rounded to float), gather, exchange, the multiplicity
+ * scaling (1/multiplicity rounded to float) and the mask all in float. The
+ * FP32 transpose is the exact transpose of the FP32 prolongation up to float
+ * rounding of the sums. The scratch is shared with the FP64 transfers (not
+ * concurrent); the float matrices and 1/multiplicity are kept in the discs
+ * (at most 2 * 16^2 floats per pair of orders and 4 bytes per G entry).
+ * Collective. */
+int hx_disc_interpolate_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_x, void *d_y);
+int hx_disc_interpolate_transpose_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_y, void *d_x);
 
 #ifdef __cplusplus
 }

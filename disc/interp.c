@@ -8,7 +8,9 @@
  * transpose scales by the inverse multiplicity before the scatter and sums
  * the copies (assembly), so it is exactly the transpose of the prolongation
  * on G-vectors. Nothing is staged through the host; the scratch vectors and
- * the matrices are allocated at the first transfer and kept in the discs. */
+ * the matrices are allocated at the first transfer and kept in the discs.
+ * The _p forms run the same steps in FP32 (float matrices and
+ * 1/multiplicity, the float gather-scatter and tensor kernel). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +45,41 @@ static int matrix(hx_disc from, hx_disc to, int transpose, const double **d_A) {
   return HX_SUCCESS;
 }
 
+/* the float copy of the matrix (rounded from the double one, on the host) */
+static int matrix32(hx_disc from, hx_disc to, int transpose, const float **d_A) {
+  float **slot = &from->d_tr32[to->p][transpose];
+  if (!*slot) {
+    const double *d_A64;
+    HX_CALL(matrix(from, to, transpose, &d_A64));
+    const int64_t mn = (int64_t)(from->p + 1) * (to->p + 1);
+    HX_CALL(hx_mem_alloc(from->b, sizeof(float) * (size_t)mn, (void **)slot));
+    HX_CALL(hx_array_convert(from->b, mn, HX_F32, *slot, HX_F64, d_A64));
+  }
+  *d_A = *slot;
+  return HX_SUCCESS;
+}
+
+/* 1/multiplicity of d's G-vector rounded to float */
+static int invm32(hx_disc d, const float **d_w) {
+  if (!d->d_invm32) {
+    const int64_t ng = hx_gs_num_local(d->gs);
+    HX_CALL(hx_mem_alloc(d->b, sizeof(float) * (size_t)(ng > 0 ? ng : 1), (void **)&d->d_invm32));
+    HX_CALL(hx_array_convert(d->b, ng, HX_F32, d->d_invm32, HX_F64, hx_gs_inv_multiplicity(d->gs)));
+  }
+  *d_w = d->d_invm32;
+  return HX_SUCCESS;
+}
+
 /* frees what the transfers of d allocated (hx_disc_destroy) */
 int hx_disc_transfer_free(hx_disc d) {
   int first = hx_mem_free(d->b, (void **)&d->d_xl), err;
   if ((err = hx_mem_free(d->b, (void **)&d->d_xg)) && !first) first = err;
+  if ((err = hx_mem_free(d->b, (void **)&d->d_invm32)) && !first) first = err;
   for (int q = 0; q <= HX_ORDER_MAX; q++)
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 2; t++) {
       if ((err = hx_mem_free(d->b, (void **)&d->d_tr[q][t])) && !first) first = err;
+      if ((err = hx_mem_free(d->b, (void **)&d->d_tr32[q][t])) && !first) first = err;
+    }
   return first;
 }
 
@@ -85,5 +115,46 @@ int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, d
   HX_CALL(hx_tensor3_apply(from->b, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
   HX_CALL(hx_gs_assemble(from->gs, from->d_xl, d_x));
   HX_CALL(hx_gs_apply_mask(from->gs, d_x));
+  return HX_SUCCESS;
+}
+
+/* The scratch vectors hold nl (ng) doubles: room for as many floats. */
+int hx_disc_interpolate_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_x, void *d_y) {
+  if (prec == HX_F64) {
+    HX_CALL(hx_disc_interpolate(from, to, (const double *)d_x, (double *)d_y));
+    return HX_SUCCESS;
+  }
+  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
+  HX_CALL(check_pair(from, to));
+  const float *d_A, *d_w;
+  HX_CALL(scratch(from));
+  HX_CALL(scratch(to));
+  HX_CALL(matrix32(from, to, 0, &d_A));
+  HX_CALL(invm32(to, &d_w));
+  HX_CALL(hx_gs_scatter_p(from->gs, HX_F32, d_x, from->d_xl));
+  HX_CALL(hx_tensor3_apply_p(from->b, HX_F32, from->p + 1, to->p + 1, from->E, d_A, from->d_xl, to->d_xl));
+  HX_CALL(hx_gs_assemble_p(to->gs, HX_F32, to->d_xl, d_y));
+  HX_CALL(hx_array_pointwise_mult_p(to->b, HX_F32, hx_gs_num_local(to->gs), d_y, d_y, d_w));
+  HX_CALL(hx_gs_apply_mask_p(to->gs, HX_F32, d_y));
+  return HX_SUCCESS;
+}
+
+int hx_disc_interpolate_transpose_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_y, void *d_x) {
+  if (prec == HX_F64) {
+    HX_CALL(hx_disc_interpolate_transpose(from, to, (const double *)d_y, (double *)d_x));
+    return HX_SUCCESS;
+  }
+  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
+  HX_CALL(check_pair(from, to));
+  const float *d_A, *d_w;
+  HX_CALL(scratch(from));
+  HX_CALL(scratch(to));
+  HX_CALL(matrix32(from, to, 1, &d_A));
+  HX_CALL(invm32(to, &d_w));
+  HX_CALL(hx_array_pointwise_mult_p(to->b, HX_F32, hx_gs_num_local(to->gs), to->d_xg, d_y, d_w));
+  HX_CALL(hx_gs_scatter_p(to->gs, HX_F32, to->d_xg, to->d_xl));
+  HX_CALL(hx_tensor3_apply_p(from->b, HX_F32, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
+  HX_CALL(hx_gs_assemble_p(from->gs, HX_F32, from->d_xl, d_x));
+  HX_CALL(hx_gs_apply_mask_p(from->gs, HX_F32, d_x));
   return HX_SUCCESS;
 }

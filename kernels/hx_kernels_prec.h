@@ -109,6 +109,12 @@ int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw);
 int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
                        double *uw);
 
+/* ------------------------------------------------------------ tensor transfers
+ * hx_tensor3_apply with a precision: d_A, d_in, d_out all in prec (HX_F32:
+ * the same three contractions summed in float in the same order). */
+int hx_tensor3_apply_p(hx_backend b, hx_precision prec, int a, int c, int32_t E, const void *d_A, const void *d_in,
+                       void *d_out);
+
 /* ------------------------------------------------------------ FDM box solves
  * (the FP32 Schwarz of precond/fdm.c; kernels/fdm.c, cpu/fdm_cpu.c: AVX2
  * eight lanes, cuda/fdm_cuda.cu; math hx_fdm_math.h instantiated for float).

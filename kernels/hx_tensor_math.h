@@ -21,33 +21,10 @@
 /* largest number of points per direction (order 15) */
 #define HX_TENSOR_NMAX 16
 
-/* sum_{i<a} A[i] x[i*stride], in increasing i */
-static inline HX_HD double hx_tensor_dot(int a, const double *HX_RESTRICT A, const double *HX_RESTRICT x,
-                                         int stride) {
-  double s = 0.0;
-  for (int i = 0; i < a; i++) s += A[i] * x[i * stride];
-  return s;
-}
-
-/* entry (r, j, k) of stage 1 (pt = r + c*(j + a*k)) */
-static inline HX_HD double hx_tensor_stage1(int a, int c, const double *HX_RESTRICT A,
-                                            const double *HX_RESTRICT in, int pt) {
-  const int r = pt % c, jk = pt / c;
-  return hx_tensor_dot(a, A + r * a, in + a * jk, 1);
-}
-
-/* entry (r, q, k) of stage 2 (pt = r + c*(q + c*k)) from t1 */
-static inline HX_HD double hx_tensor_stage2(int a, int c, const double *HX_RESTRICT A,
-                                            const double *HX_RESTRICT t1, int pt) {
-  const int r = pt % c, q = (pt / c) % c, k = pt / (c * c);
-  return hx_tensor_dot(a, A + q * a, t1 + r + c * a * k, c);
-}
-
-/* entry (r, q, s) of stage 3 (pt = r + c*(q + c*s)) from t2 */
-static inline HX_HD double hx_tensor_stage3(int a, int c, const double *HX_RESTRICT A,
-                                            const double *HX_RESTRICT t2, int pt) {
-  const int rq = pt % (c * c), s = pt / (c * c);
-  return hx_tensor_dot(a, A + s * a, t2 + rq, c * c);
-}
+/* hx_tensor_dot, hx_tensor_stage1..3 for double (the FP64 transfer, bit for
+ * bit as before) and float (_f32; under C++ also the plain names, as
+ * overloads, for the CUDA kernel templated on the type): hx_tensor_math_t.h */
+#define HX_TEMPLATE "hx_tensor_math_t.h"
+#include "hx_instantiate.h"
 
 #endif

@@ -17,7 +17,17 @@
  * the recursion. Additive cycle: b_{l+1} = R b_l for every level first,
  * then every level's smoothing from zero and the coarse solve (in a host
  * thread beside the smoothing when overlap is on), summed by
- * prolongation. docs/preconditioner.md. */
+ * prolongation. docs/preconditioner.md.
+ *
+ * precision fp32 (with the Schwarz smoothers): the residual r handed to the
+ * preconditioner is rounded to FP32 once on entry and the whole cycle runs
+ * in FP32 on the residual equation (x = 0 on entry, so no FP64 residual is
+ * needed): every level's FP32 operator (hx_disc_op_prec), FP32 vectors,
+ * Chebyshev in FP32 (hx_cheb_apply_p) around the FP32 Schwarz
+ * (hx_fdm_apply_p with FP32 vectors), FP32 transfers (hx_disc_interpolate_p);
+ * the Q1 BoomerAMG level stays FP64 (its input widened, its output rounded);
+ * the correction is widened to FP64 on exit. The eigenvalue estimates stay
+ * FP64 (setup). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,6 +49,8 @@ typedef struct {
   hx_cheb cheb;
   double est;                 /* eigenvalue estimate (before the safety factor) */
   double *bv, *x, *r, *dd, *t; /* rhs, correction, work */
+  hx_op op32;                 /* fp32: the level's FP32 operator (owned by the disc) */
+  float *bv32, *x32, *r32, *dd32, *t32; /* fp32: the same vectors in FP32 */
   double t_setup, t_smooth, t_transfer;
 } pmg_level;
 
@@ -46,6 +58,7 @@ typedef struct {
   hx_disc d;
   hx_backend b;
   hx_pmg_opts o;
+  int f32; /* the cycle runs in FP32 (precision fp32, Schwarz smoothers) */
   int nl;
   pmg_level lv[HX_PMG_MAX_LEVELS];
   hx_coarse coarse;
@@ -102,6 +115,18 @@ static int lv_S(void *ctx, const double *r, double *z) {
   return HX_SUCCESS;
 }
 
+static int lv_A32(void *ctx, const void *x, void *y) {
+  pmg_level *L = (pmg_level *)ctx;
+  HX_CALL(hx_op_apply_p(L->op32, x, y));
+  return HX_SUCCESS;
+}
+
+static int lv_S32(void *ctx, const void *r, void *z) {
+  pmg_level *L = (pmg_level *)ctx;
+  HX_CALL(hx_fdm_apply_p(L->fdm, HX_F32, r, z));
+  return HX_SUCCESS;
+}
+
 /* ------------------------------------------------------------ lifecycle */
 static int pmg_destroy(void *ctx) {
   pmg *g = (pmg *)ctx;
@@ -118,6 +143,11 @@ static int pmg_destroy(void *ctx) {
       KEEP(hx_mem_free(L->b, (void **)&L->r));
       KEEP(hx_mem_free(L->b, (void **)&L->dd));
       KEEP(hx_mem_free(L->b, (void **)&L->t));
+      KEEP(hx_mem_free(L->b, (void **)&L->bv32));
+      KEEP(hx_mem_free(L->b, (void **)&L->x32));
+      KEEP(hx_mem_free(L->b, (void **)&L->r32));
+      KEEP(hx_mem_free(L->b, (void **)&L->dd32));
+      KEEP(hx_mem_free(L->b, (void **)&L->t32));
     }
     KEEP(hx_disc_destroy(&L->d));
   }
@@ -169,6 +199,15 @@ static int level_setup(pmg *g, int l) {
   HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->r));
   HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->dd));
   HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->t));
+  if (g->f32) {
+    const size_t b32 = sizeof(float) * (size_t)(L->n > 0 ? L->n : 1);
+    HX_CALL(hx_disc_op_prec(L->d, HX_F32, &L->op32));
+    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->bv32));
+    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->x32));
+    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->r32));
+    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->dd32));
+    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->t32));
+  }
   if (g->o.inner == HX_SMOOTH_JACOBI) {
     HX_CALL(hx_pc_create_jacobi(L->op, &L->jac));
     HX_CALL(hx_pc_setup(L->jac));
@@ -192,6 +231,14 @@ static int level_setup(pmg *g, int l) {
                               &L->est));
   L->cheb = (hx_cheb){.kind = g->o.kind, .degree = g->o.degree, .rho = g->o.eig_safety * L->est,
                       .lower = g->o.lower};
+  if (g->f32) {
+    /* the FP64 vectors served the estimate only: the FP32 cycle has its own */
+    HX_CALL(hx_mem_free(L->b, (void **)&L->bv));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->x));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->r));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->dd));
+    HX_CALL(hx_mem_free(L->b, (void **)&L->t));
+  }
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
   L->t_setup = dt;
@@ -287,6 +334,116 @@ static int vcycle(pmg *g, int l, const double *b, double *x) {
   return HX_SUCCESS;
 }
 
+/* ------------------------------------------------------------ apply, FP32 */
+static int smooth32(pmg_level *L, const float *b, float *x, int x_zero) {
+  const double t0 = hx_wtime();
+  HX_CALL(hx_cheb_apply_p(L->b, HX_F32, L->n, &L->cheb, lv_A32, L, lv_S32, L, b, x, x_zero, L->r32, L->dd32,
+                          L->t32));
+  L->t_smooth += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+/* x += P0 A0^{-1} P0^T r on the last level in FP32: r widened to FP64 (exact)
+ * for the host solve, its FP64 result rounded to FP32 in t32 and added */
+static int coarse_correct32(pmg *g, pmg_level *L, const float *r, float *x) {
+  const size_t bytes = sizeof(double) * (size_t)L->n;
+  double t0 = hx_wtime();
+  HX_CALL(hx_array_convert(L->b, L->n, HX_F64, g->d_zc, HX_F32, r));
+  HX_CALL(hx_mem_to_host(L->b, g->h_r, g->d_zc, bytes));
+  g->t_copy += hx_wtime() - t0;
+  coarse_thread(g);
+  if (g->thread_err) return HX_ERROR(g->thread_err, "coarse level: %s", g->thread_msg);
+  g->t_coarse += g->thread_t;
+  t0 = hx_wtime();
+  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, bytes));
+  HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->t32, HX_F64, g->d_zc));
+  HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, x, 1.0, L->t32, 1.0));
+  g->t_copy += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+static int vcycle32(pmg *g, int l, const float *b, float *x) {
+  pmg_level *L = &g->lv[l];
+  HX_CALL(smooth32(L, b, x, 1));
+  const int last = l == g->nl - 1;
+  if (!last || g->coarse) {
+    /* r = b - A x */
+    HX_CALL(hx_op_apply_p(L->op32, x, L->r32));
+    HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, L->r32, 1.0, b, -1.0));
+    if (last) {
+      HX_CALL(coarse_correct32(g, L, L->r32, x));
+    } else {
+      pmg_level *C = &g->lv[l + 1];
+      double t0 = hx_wtime();
+      HX_CALL(hx_disc_interpolate_transpose_p(C->d, L->d, HX_F32, L->r32, C->bv32));
+      L->t_transfer += hx_wtime() - t0;
+      HX_CALL(vcycle32(g, l + 1, C->bv32, C->x32));
+      t0 = hx_wtime();
+      HX_CALL(hx_disc_interpolate_p(C->d, L->d, HX_F32, C->x32, L->t32));
+      HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, x, 1.0, L->t32, 1.0));
+      L->t_transfer += hx_wtime() - t0;
+    }
+  }
+  HX_CALL(smooth32(L, b, x, 0));
+  return HX_SUCCESS;
+}
+
+static int additive32(pmg *g) {
+  const int nl = g->nl;
+  for (int l = 1; l < nl; l++) {
+    const double t0 = hx_wtime();
+    HX_CALL(hx_disc_interpolate_transpose_p(g->lv[l].d, g->lv[l - 1].d, HX_F32, g->lv[l - 1].bv32, g->lv[l].bv32));
+    g->lv[l - 1].t_transfer += hx_wtime() - t0;
+  }
+  pmg_level *C = &g->lv[nl - 1];
+  pthread_t th;
+  int started = 0;
+  if (g->coarse) {
+    const double t0 = hx_wtime();
+    HX_CALL(hx_array_convert(C->b, C->n, HX_F64, g->d_zc, HX_F32, C->bv32));
+    HX_CALL(hx_mem_to_host(C->b, g->h_r, g->d_zc, sizeof(double) * (size_t)C->n));
+    g->t_copy += hx_wtime() - t0;
+    if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
+  }
+  int err = HX_SUCCESS;
+  for (int l = 0; l < nl && !err; l++) err = smooth32(&g->lv[l], g->lv[l].bv32, g->lv[l].x32, 1);
+  if (g->coarse) {
+    if (started) pthread_join(th, NULL);
+    else if (!err) coarse_thread(g);
+    HX_CALL(err);
+    if (g->thread_err)
+      return HX_ERROR(g->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", g->thread_msg);
+    g->t_coarse += g->thread_t;
+    const double t0 = hx_wtime();
+    HX_CALL(hx_mem_to_device(C->b, g->d_zc, g->h_z, sizeof(double) * (size_t)C->n));
+    HX_CALL(hx_array_convert(C->b, C->n, HX_F32, C->t32, HX_F64, g->d_zc));
+    HX_CALL(hx_array_axpby_p(C->b, HX_F32, C->n, C->x32, 1.0, C->t32, 1.0));
+    g->t_copy += hx_wtime() - t0;
+  }
+  HX_CALL(err);
+  for (int l = nl - 2; l >= 0; l--) {
+    pmg_level *L = &g->lv[l];
+    const double t0 = hx_wtime();
+    HX_CALL(hx_disc_interpolate_p(g->lv[l + 1].d, L->d, HX_F32, g->lv[l + 1].x32, L->t32));
+    HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, L->x32, 1.0, L->t32, 1.0));
+    L->t_transfer += hx_wtime() - t0;
+  }
+  return HX_SUCCESS;
+}
+
+/* d_z = M^{-1} d_r in FP32: r rounded to FP32 on entry (level 0's bv32), the
+ * cycle on the residual equation from x = 0, the correction widened
+ * (exactly) on exit */
+static int apply32(pmg *g, const double *d_r, double *d_z) {
+  pmg_level *L = &g->lv[0];
+  HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->bv32, HX_F64, d_r));
+  if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive32(g));
+  else HX_CALL(vcycle32(g, 0, L->bv32, L->x32));
+  HX_CALL(hx_mem_zero(L->b, d_z, sizeof(double) * (size_t)L->n));
+  HX_CALL(hx_array_axpy_f32_to_f64(L->b, L->n, d_z, 1.0, L->x32));
+  return HX_SUCCESS;
+}
+
 static int additive(pmg *g, const double *d_r, double *d_z) {
   const int nl = g->nl;
   /* restrict the residual down every level */
@@ -337,7 +494,8 @@ static int additive(pmg *g, const double *d_r, double *d_z) {
 static int pmg_apply(void *ctx, const double *d_r, double *d_z) {
   pmg *g = (pmg *)ctx;
   const double t0 = hx_wtime();
-  if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive(g, d_r, d_z));
+  if (g->f32) HX_CALL(apply32(g, d_r, d_z));
+  else if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive(g, d_r, d_z));
   else HX_CALL(vcycle(g, 0, d_r, d_z));
   HX_CALL(hx_backend_sync(g->b));
   g->applies++;
@@ -427,6 +585,9 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
   g->d = d;
   g->b = hx_disc_backend(d);
   g->o = *o;
+  /* FP32 cycle with the Schwarz smoothers; Jacobi smoothing stays FP64
+   * (pc_options.c refuses precision fp32 with it) */
+  g->f32 = o->prec == HX_F32 && o->inner != HX_SMOOTH_JACOBI;
   const int p = hx_disc_order(d);
   if (g->o.nlevels == 0) g->o.nlevels = hx_pmg_default_levels(p, g->o.levels);
   int err = HX_SUCCESS;

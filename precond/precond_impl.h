@@ -226,6 +226,14 @@ int hx_cheb_opt_betas(int degree, double *beta);
  * vectors of length n (backend memory). Collective when A and S are. */
 int hx_cheb_apply(hx_backend b, int64_t n, const hx_cheb *c, hx_lin_fn A, void *actx, hx_lin_fn S, void *sctx,
                   const double *d_b, double *d_x, int x_zero, double *d_r, double *d_d, double *d_t);
+/* hx_cheb_apply with vectors of precision prec (backend memory, n entries
+ * each; A and S take and give vectors of that precision): the same
+ * recurrences through the _p streaming ops, the coefficients rounded to
+ * float by them for HX_F32. HX_F64 gives the bits of hx_cheb_apply. */
+typedef int (*hx_lin_fn_p)(void *ctx, const void *d_in, void *d_out);
+int hx_cheb_apply_p(hx_backend b, hx_precision prec, int64_t n, const hx_cheb *c, hx_lin_fn_p A, void *actx,
+                    hx_lin_fn_p S, void *sctx, const void *d_b, void *d_x, int x_zero, void *d_r, void *d_d,
+                    void *d_t);
 /* Estimate of the largest eigenvalue of S A from `steps` steps of
  * S-preconditioned CG on A x = v (the Lanczos tridiagonal from the CG
  * coefficients; symmetric S) or, with symmetric = 0, of power iteration
@@ -255,7 +263,7 @@ typedef struct {
   int coarse;                     /* 1: BoomerAMG on the Q1 level; 0: none */
   int overlap;                    /* additive cycle: coarse solve in a host thread */
   hx_coarse_opts coarse_opts;
-  hx_precision prec;              /* of the Schwarz smoothers (FDM) on every level */
+  hx_precision prec;              /* HX_F32 with Schwarz smoothers: the whole cycle in FP32 (pc_pmg.c) */
 } hx_pmg_opts;
 void hx_pmg_opts_default(hx_pmg_opts *o);
 /* The default schedule of orders for fine order p (1 <= p <= 15) into

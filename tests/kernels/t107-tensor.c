@@ -5,6 +5,11 @@
  *    elements; the two orders of summation differ by rounding only: with
  *    |terms| summed into `mag`, |err| <= 4 (a+2) eps mag (three chained
  *    dot products of length a, each within a eps of its magnitude);
+ *  - the FP32 twin (hx_tensor3_apply_p with HX_F32) on the same data: A and
+ *    the inputs are drawn as floats (so the reference is the same for both
+ *    precisions), |err| <= 4 (a+2) FLT_EPSILON mag, the bound above with the
+ *    float unit roundoff (the three float dot products round in float);
+ *    an unknown precision is refused;
  *  - argument errors (sizes outside 1..16, aliasing, NULL arrays);
  *  - with --backend cuda, the device result against the CPU backend's
  *    (same sums in the same order: within the same bound, FMA contraction
@@ -21,8 +26,8 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
   double *A = malloc(sizeof(double) * c * a), *in = malloc(sizeof(double) * na);
   double *out = malloc(sizeof(double) * nc), *ref = malloc(sizeof(double) * nc),
          *mag = malloc(sizeof(double) * nc);
-  for (int i = 0; i < c * a; i++) A[i] = 2.0 * hx_test_rand(&r) - 1.0;
-  for (int64_t i = 0; i < na; i++) in[i] = 2.0 * hx_test_rand(&r) - 1.0;
+  for (int i = 0; i < c * a; i++) A[i] = (float)(2.0 * hx_test_rand(&r) - 1.0);
+  for (int64_t i = 0; i < na; i++) in[i] = (float)(2.0 * hx_test_rand(&r) - 1.0);
   for (int32_t e = 0; e < E; e++)
     for (int s = 0; s < c; s++)
       for (int q = 0; q < c; q++)
@@ -65,6 +70,40 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
       HX_ASSERT(0, "%d -> %d entry %lld: device %.17g, cpu %.17g", a, c, (long long)i, out[i], res[1][i]);
     }
   }
+  /* FP32: the same inputs (floats exactly), float results, both backends */
+  float *A32 = malloc(sizeof(float) * (c * a > 0 ? c * a : 1)), *in32 = malloc(sizeof(float) * (na > 0 ? na : 1));
+  float *o32[2] = {malloc(sizeof(float) * (nc > 0 ? nc : 1)), malloc(sizeof(float) * (nc > 0 ? nc : 1))};
+  for (int i = 0; i < c * a; i++) A32[i] = (float)A[i];
+  for (int64_t i = 0; i < na; i++) in32[i] = (float)in[i];
+  for (int ib = 0; ib < nb; ib++) {
+    void *dA = NULL, *din = NULL, *dout = NULL;
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(float) * c * a, &dA));
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(float) * (na > 0 ? na : 1), &din));
+    HX_TCALL(hx_mem_alloc(bs[ib], sizeof(float) * (nc > 0 ? nc : 1), &dout));
+    HX_TCALL(hx_mem_to_device(bs[ib], dA, A32, sizeof(float) * c * a));
+    HX_TCALL(hx_mem_to_device(bs[ib], din, in32, sizeof(float) * na));
+    HX_TCALL(hx_tensor3_apply_p(bs[ib], HX_F32, a, c, E, dA, din, dout));
+    HX_TCALL(hx_mem_to_host(bs[ib], o32[ib], dout, sizeof(float) * nc));
+    hx_mem_free(bs[ib], &dA), hx_mem_free(bs[ib], &din), hx_mem_free(bs[ib], &dout);
+  }
+  const double tol32 = 4.0 * (a + 2) * FLT_EPSILON;
+  double worst = 0.0;
+  for (int64_t i = 0; i < nc && bad < 5; i++) {
+    const double err = fabs((double)o32[0][i] - ref[i]);
+    if (mag[i] > 0) worst = fmax(worst, err / mag[i]);
+    if (err > tol32 * mag[i]) {
+      bad++;
+      HX_ASSERT(0, "fp32 %d -> %d entry %lld: %.9g, direct sum %.17g", a, c, (long long)i, o32[0][i], ref[i]);
+    }
+    if (nb == 2 && fabs((double)o32[0][i] - (double)o32[1][i]) > tol32 * mag[i]) {
+      bad++;
+      HX_ASSERT(0, "fp32 %d -> %d entry %lld: device %.9g, cpu %.9g", a, c, (long long)i, o32[0][i], o32[1][i]);
+    }
+  }
+  /* the float kernel really rounds in float: a double sum would be within
+   * ~1e-16 of the reference for these sizes */
+  if (a >= 4 && E > 0) HX_ASSERT(worst > 1e-12, "fp32 %d -> %d: error %.3e relative to the terms: not float", a, c, worst);
+  free(A32), free(in32), free(o32[0]), free(o32[1]);
   free(A), free(in), free(out), free(ref), free(mag), free(res[1]);
   return bad;
 }
@@ -97,6 +136,9 @@ int main(int argc, char **argv) {
   HX_ASSERT(hx_tensor3_apply(b, 2, 2, 1, d, d + 8, d + 8) == HX_ERR_ARG, "aliasing accepted");
   HX_ASSERT(hx_tensor3_apply(b, 2, 2, 1, NULL, d + 8, d + 16) == HX_ERR_ARG, "NULL matrix accepted");
   HX_ASSERT(hx_tensor3_apply(b, 2, 2, -1, d, d + 8, d + 16) == HX_ERR_ARG, "negative count accepted");
+  HX_ASSERT(hx_tensor3_apply_p(b, (hx_precision)7, 2, 2, 1, d, d + 8, d + 16) == HX_ERR_ARG,
+            "unknown precision accepted");
+  HX_ASSERT(hx_tensor3_apply_p(b, HX_F32, 2, 2, 1, d, d + 8, d + 8) == HX_ERR_ARG, "fp32 aliasing accepted");
   hx_error_clear();
   hx_mem_free(b, (void **)&d);
 

@@ -14,7 +14,10 @@
  *                      max sqrt(lambda)|p| is 1/(2k+1) for the 4th kind, and
  *                      Lottes's V-cycle bound max lambda p^2/(1 - p^2) is
  *                      smaller with the optimised weights than with beta = 1
- *                      (which checks the tabulated betas)
+ *                      (which checks the tabulated betas); the precision form
+ *                      hx_cheb_apply_p: HX_F64 gives the bits of
+ *                      hx_cheb_apply, HX_F32 (float vectors, float A and S)
+ *                      the closed form to 2e-5 (see the bound below)
  *   t340-cheby eig     a small assembled case (3^3 box, p = 3, one rank): the
  *                      Lanczos estimate of lambda_max(S A) for S = Jacobi and
  *                      S = Schwarz (FDM, sqrt weights) lies in
@@ -40,6 +43,8 @@ static hx_backend g_b;
 typedef struct {
   int64_t n;
   double *d_lam;
+  float *d_lam32; /* the same eigenvalues in float (i/400 rounded) */
+  void *d_b32, *d_x32, *w32[3]; /* float work */
 } diag_ctx;
 
 static int diag_A(void *ctx, const double *x, double *y) {
@@ -50,6 +55,17 @@ static int ident_S(void *ctx, const double *x, double *y) {
   diag_ctx *c = (diag_ctx *)ctx;
   return hx_array_copy(g_b, c->n, y, x);
 }
+
+static int diag_A32(void *ctx, const void *x, void *y) {
+  diag_ctx *c = (diag_ctx *)ctx;
+  return hx_array_pointwise_mult_p(g_b, HX_F32, c->n, y, x, c->d_lam32);
+}
+static int ident_S32(void *ctx, const void *x, void *y) {
+  diag_ctx *c = (diag_ctx *)ctx;
+  return hx_array_copy_p(g_b, HX_F32, c->n, y, x);
+}
+static int diag_A64(void *ctx, const void *x, void *y) { return diag_A(ctx, (const double *)x, (double *)y); }
+static int ident_S64(void *ctx, const void *x, void *y) { return ident_S(ctx, (const double *)x, (double *)y); }
 
 static double W4(int k, double t) { /* 4th-kind Chebyshev W_k(t), t in [-1, 1] */
   const double th = acos(fmax(-1.0, fmin(1.0, t)));
@@ -81,7 +97,7 @@ static double closed(hx_cheb_kind kind, int k, double lam) {
 
 static int mode_poly(void) {
   const int64_t n = 400;
-  diag_ctx c = {n, NULL};
+  diag_ctx c = {n, NULL, NULL, NULL, NULL, {NULL, NULL, NULL}};
   double *h = malloc(sizeof(double) * n), *hx = malloc(sizeof(double) * n), *lam = malloc(sizeof(double) * n);
   double *d_b, *d_x, *w[3];
   HX_TCALL(hx_mem_alloc(g_b, sizeof(double) * n, (void **)&c.d_lam));
@@ -90,6 +106,12 @@ static int mode_poly(void) {
   for (int i = 0; i < 3; i++) HX_TCALL(hx_mem_alloc(g_b, sizeof(double) * n, (void **)&w[i]));
   for (int64_t i = 0; i < n; i++) lam[i] = (double)(i + 1) / (double)n; /* (0, 1] */
   HX_TCALL(hx_mem_to_device(g_b, c.d_lam, lam, sizeof(double) * n));
+  HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * n, (void **)&c.d_lam32));
+  HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * n, &c.d_b32));
+  HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * n, &c.d_x32));
+  for (int i = 0; i < 3; i++) HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * n, &c.w32[i]));
+  HX_TCALL(hx_array_convert(g_b, n, HX_F32, c.d_lam32, HX_F64, c.d_lam));
+  double e32_max = 0.0;
   const hx_cheb_kind kinds[4] = {HX_CHEB_NONE, HX_CHEB_FOURTH, HX_CHEB_OPT_FOURTH, HX_CHEB_FIRST};
   const char *names[4] = {"plain", "fourth", "opt-fourth", "first"};
   for (int ki = 0; ki < 4; ki++)
@@ -108,6 +130,38 @@ static int mode_poly(void) {
         }
         HX_ASSERT(emax <= 1e-12, "%s degree %d%s: |p - closed form| = %.3e", names[ki], k, xz ? " (x0 = 0)" : "",
                   emax);
+        /* the precision form: FP64 bit for bit */
+        double *h2 = malloc(sizeof(double) * n);
+        for (int64_t i = 0; i < n; i++) h[i] = xz ? lam[i] : 0.0, h2[i] = xz ? 0.0 : 1.0;
+        HX_TCALL(hx_mem_to_device(g_b, d_b, h, sizeof(double) * n));
+        HX_TCALL(hx_mem_to_device(g_b, d_x, h2, sizeof(double) * n));
+        HX_TCALL(hx_cheb_apply_p(g_b, HX_F64, n, &ch, diag_A64, &c, ident_S64, &c, d_b, d_x, xz, w[0], w[1], w[2]));
+        HX_TCALL(hx_mem_to_host(g_b, h2, d_x, sizeof(double) * n));
+        HX_ASSERT(!memcmp(h2, hx, sizeof(double) * n), "%s degree %d%s: hx_cheb_apply_p fp64 differs from hx_cheb_apply",
+                  names[ki], k, xz ? " (x0 = 0)" : "");
+        /* FP32: b, x, lambda rounded to float (lambda = i/400 moves by at
+         * most 3e-8 relative, changing p by |p'| 3e-8 <= 2k^2 3e-8 ~ 3e-6 at
+         * k = 7), each of the k steps adds a few float roundings of terms
+         * bounded by |coefficient| <= 4 (4th kind) or 2 s1/delta (first
+         * kind, <= 2.3): k * 6 * 4 * 6e-8 ~ 1e-5 at k = 7; bound 2e-5 */
+        for (int64_t i = 0; i < n; i++) h[i] = xz ? lam[i] : 0.0, h2[i] = xz ? 0.0 : 1.0;
+        HX_TCALL(hx_mem_to_device(g_b, d_b, h, sizeof(double) * n));
+        HX_TCALL(hx_mem_to_device(g_b, d_x, h2, sizeof(double) * n));
+        HX_TCALL(hx_array_convert(g_b, n, HX_F32, c.d_b32, HX_F64, d_b));
+        HX_TCALL(hx_array_convert(g_b, n, HX_F32, c.d_x32, HX_F64, d_x));
+        HX_TCALL(hx_cheb_apply_p(g_b, HX_F32, n, &ch, diag_A32, &c, ident_S32, &c, c.d_b32, c.d_x32, xz, c.w32[0],
+                                 c.w32[1], c.w32[2]));
+        HX_TCALL(hx_array_convert(g_b, n, HX_F64, d_x, HX_F32, c.d_x32));
+        HX_TCALL(hx_mem_to_host(g_b, h2, d_x, sizeof(double) * n));
+        double e32 = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+          const double p = closed(kinds[ki], k, lam[i]);
+          e32 = fmax(e32, fabs(h2[i] - (xz ? 1.0 - p : p)));
+        }
+        e32_max = fmax(e32_max, e32);
+        HX_ASSERT(e32 <= 2e-5, "fp32 %s degree %d%s: |p - closed form| = %.3e", names[ki], k, xz ? " (x0 = 0)" : "",
+                  e32);
+        free(h2);
       }
     }
   /* the 4th kind's bound max sqrt(l)|p| = 1/(2k+1); Lottes's two-level
@@ -125,6 +179,11 @@ static int mode_poly(void) {
               m4, 1.0 / (2 * k + 1));
     HX_ASSERT(vo < 0.95 * v4, "opt-4th degree %d: V-cycle bound %.6f not below the 4th kind's %.6f", k, vo, v4);
   }
+  /* the FP32 run really rounded in float */
+  HX_ASSERT(e32_max > 1e-10, "fp32 smoother: largest error %.3e, not float arithmetic", e32_max);
+  printf("fp32 smoothers: largest |p - closed form| %.3e (bound 2e-5)\n", e32_max);
+  hx_mem_free(g_b, (void **)&c.d_lam32), hx_mem_free(g_b, &c.d_b32), hx_mem_free(g_b, &c.d_x32);
+  for (int i = 0; i < 3; i++) hx_mem_free(g_b, &c.w32[i]);
   hx_mem_free(g_b, (void **)&c.d_lam), hx_mem_free(g_b, (void **)&d_b), hx_mem_free(g_b, (void **)&d_x);
   for (int i = 0; i < 3; i++) hx_mem_free(g_b, (void **)&w[i]);
   free(h), free(hx), free(lam);
