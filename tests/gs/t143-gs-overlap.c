@@ -62,7 +62,8 @@ static int run_gs(const char *backend, gs_result *res) {
     hl[i] = vrand((uint64_t)(e0 * npe + i)); /* by the global L index: the same on every backend */
     hlf[i] = (float)hl[i];
   }
-  double *dl = dalloc(b, lb), *dl2 = dalloc(b, lb), *dg = dalloc(b, gb), *dg2 = dalloc(b, gb), *dc = dalloc(b, gb);
+  double *dl = dalloc(b, lb), *dl2 = dalloc(b, lb), *dg = dalloc(b, gb), *dg2 = dalloc(b, gb),
+         *dc = dalloc(b, gb);
   float *fl = dalloc(b, lf), *fg = dalloc(b, gf), *fc = dalloc(b, gf);
   HX_ASSERT(dl && dl2 && dg && dg2 && dc && fl && fg && fc, "allocation");
   HX_TCALL(hx_mem_to_device(b, dl, hl, lb));
@@ -100,8 +101,9 @@ static int run_gs(const char *backend, gs_result *res) {
       const double want = r < s0 ? 2.0 * A[r] : A[r];
       if (memcmp(&hc[r], &want, sizeof want)) bad++;
     }
-    HX_ASSERT(bad == 0, "FP64 overlapped exchange (post %d): %lld of %lld entries differ from the blocking one",
-              post, (long long)bad, (long long)ng);
+    HX_ASSERT(bad == 0,
+              "FP64 overlapped exchange (post %d): %lld of %lld entries differ from the blocking one", post,
+              (long long)bad, (long long)ng);
     HX_TCALL(hx_array_axpby(b, nl, dl2, 0.5, dl, 0.0)); /* restore l2 */
 
     /* FP32, the same */
@@ -119,8 +121,9 @@ static int run_gs(const char *backend, gs_result *res) {
       const float want = r < s0 ? 2.0f * F[r] : F[r];
       if (memcmp(&hcf[r], &want, sizeof want)) bad++;
     }
-    HX_ASSERT(bad == 0, "FP32 overlapped exchange (post %d): %lld of %lld entries differ from the blocking one",
-              post, (long long)bad, (long long)ng);
+    HX_ASSERT(bad == 0,
+              "FP32 overlapped exchange (post %d): %lld of %lld entries differ from the blocking one", post,
+              (long long)bad, (long long)ng);
   }
 
   /* back to back: g = Z^T l and g2 = Z^T l2 exchanged one after the other,
@@ -137,7 +140,8 @@ static int run_gs(const char *backend, gs_result *res) {
   HX_TCALL(hx_mem_to_host(b, hc, dg2, gb));
   HX_TCALL(hx_mem_to_host(b, hcf, fg, gf));
   HX_ASSERT(!memcmp(hg, A, gb), "first of the back-to-back exchanges differs from the blocking one");
-  HX_ASSERT(!memcmp(hc, A, gb), "second of the back-to-back exchanges differs (receive buffer reused early?)");
+  HX_ASSERT(!memcmp(hc, A, gb),
+            "second of the back-to-back exchanges differs (receive buffer reused early?)");
   HX_ASSERT(!memcmp(hcf, F, gf), "FP32 exchange between FP64 ones differs");
 
   hx_mem_free(b, (void **)&dl), hx_mem_free(b, (void **)&dl2), hx_mem_free(b, (void **)&dg);
