@@ -521,13 +521,12 @@ int hx_gs_destroy(hx_gs *pgs) {
   hx_backend b = gs->b;
   if (gs->in_flight && gs->nnb > 0) {
     /* the peers wait for this rank's sends: post them if start left them */
-    if (!gs->flight_sent && hx_gs_xpost(gs)) hx_error_clear();
+    if (!gs->flight_sent) (void)hx_gs_xpost(gs);
     if (gs->flight_sent) MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats);
     else MPI_Waitall(gs->nnb, gs->reqs, gs->stats);
   }
   /* the exchange queue first: it waits for its work, which uses the buffers */
-  int qerr = hx_queue_destroy(&gs->cq);
-  if (qerr) hx_error_clear();
+  const int qerr = hx_queue_destroy(&gs->cq);
   hx_event_destroy(&gs->ev_ready);
   hx_event_destroy(&gs->ev_done);
   void **dptr[] = {(void **)&gs->d_map,       (void **)&gs->d_row,       (void **)&gs->d_col,
