@@ -13,7 +13,8 @@
  *  op   hx_op_apply through the overlapped exchange, with and without the
  *       fused p.Ap, against an operator without overlap on the same backend
  *       (y bit for bit, p.Ap to rounding), and with --backend cuda against
- *       cpu (1e-13 of max |y|: the element kernels differ in the last bits).
+ *       cpu (1e-12 of max |y|, the bound t110-ax-ref uses for the element
+ *       kernels, which differ in the last bits between the backends).
  * Usage: t143-gs-overlap [--backend cpu|cuda] */
 #include "hx_disc.h"
 #include "hx_kernels.h"
@@ -238,7 +239,7 @@ int main(int argc, char **argv) {
         dy = fmax(dy, fabs(o.y[i] - oc.y[i]));
         dy2 = fmax(dy2, fabs(o.y_nofuse[i] - oc.y[i]));
       }
-      HX_ASSERT(o.ng == oc.ng && dy <= 1e-13 * sc && dy2 <= 1e-13 * sc,
+      HX_ASSERT(o.ng == oc.ng && dy <= 1e-12 * sc && dy2 <= 1e-12 * sc,
                 "%s overlapped apply differs from cpu by %.3e / %.3e of %.3e", backend, dy, dy2, sc);
       HX_ASSERT(hx_test_reldiff(o.pap, oc.pap, 1e-300) <= 1e-12, "%s p.Ap %.17g, cpu %.17g", backend, o.pap,
                 oc.pap);
