@@ -3,12 +3,14 @@
  * loops live in cpu/gs_cpu.c and cuda/gs_cuda.cu; the shared per-row math in
  * hx_gs_math.h. See docs/gather-scatter.md. */
 #include "gs_impl.h"
+#include "prec_impl.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define HX_GS_TAG 4711
+#define HX_GS_TAG_F32 4712
 
 /* ------------------------------------------------------------ helpers */
 
@@ -468,6 +470,9 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
     HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
     HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
+    HX_CALL(hx_queue_create(b, &gs->cq));
+    HX_CALL(hx_event_create(b, &gs->ev_ready));
+    HX_CALL(hx_event_create(b, &gs->ev_done));
     return HX_SUCCESS;
   }
 #endif
@@ -514,13 +519,22 @@ int hx_gs_destroy(hx_gs *pgs) {
   if (!pgs || !*pgs) return HX_SUCCESS;
   hx_gs gs = *pgs;
   hx_backend b = gs->b;
-  if (gs->in_flight && gs->nnb > 0) MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats);
+  if (gs->in_flight && gs->nnb > 0) {
+    /* the peers wait for this rank's sends: post them if start left them */
+    if (!gs->flight_sent) (void)hx_gs_xpost(gs);
+    if (gs->flight_sent) MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats);
+    else MPI_Waitall(gs->nnb, gs->reqs, gs->stats);
+  }
+  /* the exchange queue first: it waits for its work, which uses the buffers */
+  const int qerr = hx_queue_destroy(&gs->cq);
+  hx_event_destroy(&gs->ev_ready);
+  hx_event_destroy(&gs->ev_done);
   void **dptr[] = {(void **)&gs->d_map,       (void **)&gs->d_row,       (void **)&gs->d_col,
                    (void **)&gs->d_bstart,    (void **)&gs->d_mult,      (void **)&gs->d_invmult,
                    (void **)&gs->d_send_idx,  (void **)&gs->d_comb_off,  (void **)&gs->d_comb_pos,
                    (void **)&gs->d_comb_self, (void **)&gs->d_sendbuf,   (void **)&gs->d_recvbuf,
                    (void **)&gs->d_mask,      (void **)&gs->d_masked_idx};
-  int ierr = HX_SUCCESS;
+  int ierr = qerr;
   for (size_t i = 0; i < sizeof dptr / sizeof dptr[0]; i++) {
     int e = hx_mem_free(b, dptr[i]);
     if (e && !ierr) ierr = e;
@@ -616,32 +630,123 @@ int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g) {
 }
 
 /* ------------------------------------------------------------ exchange */
+/* Both precisions: f32 sends floats through the same buffers (sized for
+ * doubles). See gs_impl.h and docs/gather-scatter.md "Exchange on cuda". */
+int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
+  gs->in_flight = 1;
+  gs->flight_g = (double *)d_g;
+  gs->flight_op = (int)op;
+  gs->flight_prec = f32 ? (int)HX_F32 : (int)HX_F64;
+  gs->flight_sent = 0;
+  if (gs->nnb == 0) return HX_SUCCESS;
+  const size_t es = f32 ? sizeof(float) : sizeof(double);
+  char *hrecv = (char *)gs->h_recvbuf;
+#ifdef HEXCG_HAVE_CUDA
+  /* h_recvbuf is free once the previous exchange's copy to the device ran
+   * (queued on cq an exchange ago: long complete, not a wait for the default
+   * queue) */
+  if (gs->cq) HX_CALL(hx_event_sync(gs->ev_done));
+#endif
+  for (int k = 0; k < gs->nnb; k++)
+    HX_MPI(MPI_Irecv(hrecv + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
+                     f32 ? MPI_FLOAT : MPI_DOUBLE, gs->nb_rank[k], f32 ? HX_GS_TAG_F32 : HX_GS_TAG, gs->comm,
+                     &gs->reqs[k]));
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->cq) {
+    /* the pack waits for the work queued on the default queue so far (the
+     * caller's gather of the shared rows), on the exchange queue: the caller
+     * queues the interior meanwhile; the sends follow in hx_gs_xpost */
+    HX_CALL(hx_event_record(gs->ev_ready, gs->b->q0));
+    HX_CALL(hx_queue_wait_event(gs->cq, gs->ev_ready));
+    if (f32)
+      HX_CALL(hx_cuda_gs_pack_f32_q(gs->cq, gs->nsend, gs->d_send_idx, (const float *)d_g,
+                                    (float *)gs->d_sendbuf));
+    else
+      HX_CALL(hx_cuda_gs_pack_q(gs->cq, gs->nsend, gs->d_send_idx, (const double *)d_g, gs->d_sendbuf));
+    /* device -> pinned host (MPICH is not CUDA-aware), asynchronous */
+    HX_CALL(hx_mem_to_host_q(gs->cq, gs->h_sendbuf, gs->d_sendbuf, (size_t)gs->nsend * es));
+    return HX_SUCCESS;
+  }
+#endif
+  {
+    if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
+    HX_MC_SCOPE(gs->b);
+    if (f32) hx_cpu_gs_pack_f32(gs->nsend, gs->d_send_idx, (const float *)d_g, (float *)gs->h_sendbuf);
+    else hx_cpu_gs_pack(gs->nsend, gs->d_send_idx, (const double *)d_g, gs->h_sendbuf);
+  }
+  HX_CALL(hx_gs_xpost(gs));
+  return HX_SUCCESS;
+}
+
+int hx_gs_xpost(hx_gs gs) {
+  if (!gs->in_flight || gs->flight_sent || gs->nnb == 0) return HX_SUCCESS;
+  const int f32 = gs->flight_prec == (int)HX_F32;
+  const size_t es = f32 ? sizeof(float) : sizeof(double);
+#ifdef HEXCG_HAVE_CUDA
+  /* the pack and its copy to h_sendbuf: cq waits for the default queue only
+   * up to start's event */
+  if (gs->cq) HX_CALL(hx_queue_sync(gs->cq));
+#endif
+  char *hsend = (char *)gs->h_sendbuf;
+  for (int k = 0; k < gs->nnb; k++)
+    HX_MPI(MPI_Isend(hsend + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
+                     f32 ? MPI_FLOAT : MPI_DOUBLE, gs->nb_rank[k], f32 ? HX_GS_TAG_F32 : HX_GS_TAG, gs->comm,
+                     &gs->reqs[gs->nnb + k]));
+  gs->flight_sent = 1;
+  return HX_SUCCESS;
+}
+
+int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
+  if (gs->nnb == 0) {
+    gs->in_flight = 0, gs->flight_prec = (int)HX_F64;
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_gs_xpost(gs));
+  gs->in_flight = 0, gs->flight_prec = (int)HX_F64;
+  HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
+  const int64_t s0 = gs->ng - gs->n_shared;
+#ifdef HEXCG_HAVE_CUDA
+  if (gs->cq) {
+    const size_t es = f32 ? sizeof(float) : sizeof(double);
+    /* on cq, which is ordered after start's event: the shared rows
+     * [s0, ng) are written here while the default queue may still run the
+     * interior, which writes rows [0, s0) only */
+    HX_CALL(hx_mem_to_device_q(gs->cq, gs->d_recvbuf, gs->h_recvbuf, (size_t)gs->nsend * es));
+    if (f32)
+      HX_CALL(hx_cuda_gs_combine_f32_q(gs->cq, (int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off,
+                                       gs->d_comb_pos, gs->d_comb_self, (const float *)gs->d_recvbuf));
+    else
+      HX_CALL(hx_cuda_gs_combine_q(gs->cq, (int)op, gs->n_shared, (double *)d_g + s0, gs->d_comb_off,
+                                   gs->d_comb_pos, gs->d_comb_self, gs->d_recvbuf));
+    /* work queued on the default queue from now on sees the combined rows */
+    HX_CALL(hx_event_record(gs->ev_done, gs->cq));
+    HX_CALL(hx_queue_wait_event(gs->b->q0, gs->ev_done));
+    return HX_SUCCESS;
+  }
+#endif
+  const size_t es_h = f32 ? sizeof(float) : sizeof(double);
+  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es_h, "gs exchange: G-vector"));
+  HX_MC_SCOPE(gs->b);
+  if (f32)
+    hx_cpu_gs_combine_f32((int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off, gs->d_comb_pos,
+                          gs->d_comb_self, (const float *)gs->h_recvbuf);
+  else
+    hx_cpu_gs_combine((int)op, gs->n_shared, (double *)d_g + s0, gs->d_comb_off, gs->d_comb_pos,
+                      gs->d_comb_self, gs->h_recvbuf);
+  return HX_SUCCESS;
+}
+
 int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op) {
   HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter: an exchange is already in flight on this handle");
   HX_CHECK(op == HX_GS_ADD || op == HX_GS_MIN || op == HX_GS_MAX, HX_ERR_ARG, "gather-scatter: unknown op %d",
            (int)op);
-  gs->in_flight = 1;
-  gs->flight_g = d_g;
-  gs->flight_op = (int)op;
-  if (gs->nnb == 0) return HX_SUCCESS;
-  for (int k = 0; k < gs->nnb; k++)
-    HX_MPI(MPI_Irecv(gs->h_recvbuf + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_DOUBLE,
-                     gs->nb_rank[k], HX_GS_TAG, gs->comm, &gs->reqs[k]));
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_pack(gs->b, gs->nsend, gs->d_send_idx, d_g, gs->d_sendbuf));
-    /* device -> pinned host; waits for the stream (MPICH is not CUDA-aware) */
-    HX_CALL(hx_mem_to_host(gs->b, gs->h_sendbuf, gs->d_sendbuf, (size_t)gs->nsend * sizeof(double)));
-  } else
-#endif
-  {
-    HX_MC_DEV(gs->b, d_g, gs->ng, "gs exchange: G-vector");
-    HX_MC_SCOPE(gs->b);
-    hx_cpu_gs_pack(gs->nsend, gs->d_send_idx, d_g, gs->h_sendbuf);
-  }
-  for (int k = 0; k < gs->nnb; k++)
-    HX_MPI(MPI_Isend(gs->h_sendbuf + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_DOUBLE,
-                     gs->nb_rank[k], HX_GS_TAG, gs->comm, &gs->reqs[gs->nnb + k]));
+  HX_CALL(hx_gs_xstart(gs, 0, d_g, op));
+  return HX_SUCCESS;
+}
+
+int hx_gs_exchange_post(hx_gs gs) {
+  HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
+  HX_CALL(hx_gs_xpost(gs));
   return HX_SUCCESS;
 }
 
@@ -651,22 +756,7 @@ int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op) {
            "gather-scatter: exchange_finish with a different vector or op than exchange_start");
   HX_CHECK(gs->flight_prec == 0, HX_ERR_ARG,
            "gather-scatter: FP64 exchange_finish of an FP32 exchange (use hx_gs_exchange_finish_p)");
-  gs->in_flight = 0;
-  if (gs->nnb == 0) return HX_SUCCESS;
-  HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
-  double *g_sh = d_g + (gs->ng - gs->n_shared);
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_mem_to_device(gs->b, gs->d_recvbuf, gs->h_recvbuf, (size_t)gs->nsend * sizeof(double)));
-    HX_CALL(hx_cuda_gs_combine(gs->b, (int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos,
-                               gs->d_comb_self, gs->d_recvbuf));
-    return HX_SUCCESS;
-  }
-#endif
-  HX_MC_DEV(gs->b, d_g, gs->ng, "gs exchange: G-vector");
-  HX_MC_SCOPE(gs->b);
-  hx_cpu_gs_combine((int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self,
-                    gs->h_recvbuf);
+  HX_CALL(hx_gs_xfinish(gs, 0, d_g, op));
   return HX_SUCCESS;
 }
 

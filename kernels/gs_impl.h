@@ -60,12 +60,23 @@ struct hx_gs_s {
   int32_t *d_comb_self;          /* n_shared: position of this rank among the holders */
   double *d_sendbuf, *d_recvbuf; /* backend memory, nsend (cuda only; cpu uses h_*) */
   double *h_sendbuf, *h_recvbuf; /* host (pinned for cuda), nsend */
+  /* cuda: the exchange runs on a queue of its own (docs/gather-scatter.md
+   * "Exchange on cuda"): start records ev_ready on the default queue (the
+   * caller's writes of the shared rows), cq waits for it, packs and copies
+   * to h_sendbuf; finish posts the sends once cq has done that, waits for
+   * MPI, copies h_recvbuf to the device and combines on cq, and records
+   * ev_done, which the default queue waits for. ev_done also frees
+   * h_recvbuf for the next exchange's receives. NULL on the cpu backends
+   * (everything runs in the calling thread, as before). */
+  hx_queue cq;
+  hx_event ev_ready, ev_done;
   MPI_Request *reqs;             /* 2*nnb */
   MPI_Status *stats;             /* 2*nnb (not MPI_STATUSES_IGNORE: gcc's -Wstringop-overflow trips on it) */
   int in_flight;
   double *flight_g;
   int flight_op;
   int flight_prec; /* hx_precision of the exchange in flight (gs_prec.c); 0 = HX_F64 */
+  int flight_sent; /* the sends of the exchange in flight are posted */
 
   /* Dirichlet mask */
   int has_mask;
@@ -73,6 +84,18 @@ struct hx_gs_s {
   double *d_mask;        /* ng */
   int32_t *d_masked_idx; /* n_masked */
 };
+
+/* The exchange of gs.c for both precisions (f32: floats through the same
+ * buffers, gs_prec.c's FP32 exchange). start posts the receives and, on the
+ * cpu backends, packs and posts the sends; on cuda it only queues the pack
+ * and the copy to the host on gs->cq and returns. post posts the sends of a
+ * started exchange if not yet done (cuda: waits for cq's pack and copy
+ * only). finish posts (if needed), waits for MPI and combines (cuda: queued
+ * on cq, the default queue made to wait for it; no host wait). The argument
+ * checks are the callers'. */
+int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op);
+int hx_gs_xpost(hx_gs gs);
+int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op);
 
 /* CPU implementations (kernels/cpu/gs_cpu.c) */
 void hx_cpu_gs_scatter(int64_t nl, const int32_t *map, const double *g, double *l);
@@ -92,9 +115,14 @@ int hx_cuda_gs_scatter(hx_backend b, int64_t nl, const int32_t *map, const doubl
 /* blocks [blk0, blk1) of the row blocking bstart */
 int hx_cuda_gs_gather(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart, const int32_t *row,
                       const int32_t *col, const double *l, double *g);
-int hx_cuda_gs_pack(hx_backend b, int64_t n, const int32_t *idx, const double *g, double *buf);
-int hx_cuda_gs_combine(hx_backend b, int op, int64_t n_shared, double *g_shared, const int32_t *off,
-                       const int32_t *pos, const int32_t *self, const double *recv);
+/* pack and combine of the exchange, queued on q (the handle's exchange
+ * queue); the _f32 twins are in cuda/gs_f32_cuda.cu */
+int hx_cuda_gs_pack_q(hx_queue q, int64_t n, const int32_t *idx, const double *g, double *buf);
+int hx_cuda_gs_combine_q(hx_queue q, int op, int64_t n_shared, double *g_shared, const int32_t *off,
+                         const int32_t *pos, const int32_t *self, const double *recv);
+int hx_cuda_gs_pack_f32_q(hx_queue q, int64_t n, const int32_t *idx, const float *g, float *buf);
+int hx_cuda_gs_combine_f32_q(hx_queue q, int op, int64_t n_shared, float *g_shared, const int32_t *off,
+                             const int32_t *pos, const int32_t *self, const float *recv);
 int hx_cuda_gs_zero_idx(hx_backend b, int64_t n, const int32_t *idx, double *g);
 #endif
 

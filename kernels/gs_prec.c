@@ -5,8 +5,6 @@
  * doubles, so floats fit). */
 #include "prec_impl.h"
 
-#define HX_GS_TAG_F32 4712
-
 #define HX_PREC_OK(prec) \
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
 
@@ -76,29 +74,7 @@ int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op) 
   HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter: an exchange is already in flight on this handle");
   HX_CHECK(op == HX_GS_ADD || op == HX_GS_MIN || op == HX_GS_MAX, HX_ERR_ARG, "gather-scatter: unknown op %d",
            (int)op);
-  gs->in_flight = 1;
-  gs->flight_g = (double *)d_g;
-  gs->flight_op = (int)op;
-  gs->flight_prec = (int)HX_F32;
-  if (gs->nnb == 0) return HX_SUCCESS;
-  float *hsend = (float *)gs->h_sendbuf, *hrecv = (float *)gs->h_recvbuf;
-  for (int k = 0; k < gs->nnb; k++)
-    HX_MPI(MPI_Irecv(hrecv + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_FLOAT, gs->nb_rank[k],
-                     HX_GS_TAG_F32, gs->comm, &gs->reqs[k]));
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    float *dsend = (float *)gs->d_sendbuf;
-    HX_CALL(hx_cuda_gs_pack_f32(gs->b, gs->nsend, gs->d_send_idx, (const float *)d_g, dsend));
-    /* device -> pinned host; waits for the stream (MPICH is not CUDA-aware) */
-    HX_CALL(hx_mem_to_host(gs->b, hsend, dsend, (size_t)gs->nsend * sizeof(float)));
-  } else
-#endif
-  {
-    hx_cpu_gs_pack_f32(gs->nsend, gs->d_send_idx, (const float *)d_g, hsend);
-  }
-  for (int k = 0; k < gs->nnb; k++)
-    HX_MPI(MPI_Isend(hsend + gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k], MPI_FLOAT, gs->nb_rank[k],
-                     HX_GS_TAG_F32, gs->comm, &gs->reqs[gs->nnb + k]));
+  HX_CALL(hx_gs_xstart(gs, 1, d_g, op)); /* gs.c: the same path as FP64, floats */
   return HX_SUCCESS;
 }
 
@@ -115,22 +91,7 @@ int hx_gs_exchange_finish_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op)
            "gather-scatter: FP32 exchange_finish of an FP64 exchange");
   HX_CHECK((double *)d_g == gs->flight_g && (int)op == gs->flight_op, HX_ERR_ARG,
            "gather-scatter: exchange_finish with a different vector or op than exchange_start");
-  gs->in_flight = 0;
-  gs->flight_prec = (int)HX_F64;
-  if (gs->nnb == 0) return HX_SUCCESS;
-  HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
-  float *g_sh = (float *)d_g + (gs->ng - gs->n_shared);
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    float *drecv = (float *)gs->d_recvbuf;
-    HX_CALL(hx_mem_to_device(gs->b, drecv, gs->h_recvbuf, (size_t)gs->nsend * sizeof(float)));
-    HX_CALL(hx_cuda_gs_combine_f32(gs->b, (int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos,
-                                   gs->d_comb_self, drecv));
-    return HX_SUCCESS;
-  }
-#endif
-  hx_cpu_gs_combine_f32((int)op, gs->n_shared, g_sh, gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self,
-                        (const float *)gs->h_recvbuf);
+  HX_CALL(hx_gs_xfinish(gs, 1, d_g, op));
   return HX_SUCCESS;
 }
 

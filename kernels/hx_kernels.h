@@ -354,11 +354,24 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
  * waits and combines. Between them the caller may work (e.g. on interior
  * elements) and may write the non-shared entries of d_g, but must not change
  * the shared entries [ng - n_shared, ng) and must use the same d_g and op.
- * One exchange in flight per handle. cuda: start waits for the work queued
- * on the backend stream (the packed values must reach the host); finish
- * queues the combine on the stream and returns without waiting. */
+ * One exchange in flight per handle. cuda (docs/gather-scatter.md "Exchange
+ * on cuda"): start posts the receives and queues the pack and its copy to
+ * pinned host memory on the handle's own queue, ordered after the work
+ * queued on the default queue so far, and returns without waiting; finish
+ * waits for that copy only (not for the default queue), posts the sends,
+ * waits for MPI, queues the copy back and the combine on the handle's queue
+ * and makes the default queue wait for them (no host wait): work queued on
+ * the default queue after finish sees the combined values. cpu: start packs
+ * and posts the sends, finish waits and combines. */
 int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op);
 int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op);
+/* Post the sends of the exchange in flight now (either precision; no-op if
+ * posted, if none is in flight and on the cpu backends, where start posts
+ * them). cuda: waits for start's pack and copy to the host, i.e. for the
+ * default queue's work up to start. For a caller that is about to block on
+ * the default queue anyway (a reduction) between start and finish: the
+ * messages then travel meanwhile. Not collective. */
+int hx_gs_exchange_post(hx_gs gs);
 int hx_gs_exchange(hx_gs gs, double *d_g, hx_gs_op op);   /* start + finish */
 /* Assembled Z^T across ranks: gather then exchange ADD. Collective. */
 int hx_gs_assemble(hx_gs gs, const double *d_l, double *d_g);

@@ -4,7 +4,10 @@
 #   scripts/gpu_bundle.sh [--no-build] [extra cmake -D options]
 #
 # 1. Builds hexcg with the CUDA backend in build-gpu/ (scripts/build.sh with
-#    -DHEXCG_CUDA=ON, Release; architectures 80-real;90 cover the H200, sm_90).
+#    -DHEXCG_CUDA=ON, Release; architecture 90-real: sm_90 code only, for the
+#    H200; HEXCG_GPU_ARCH overrides it). Every test executable links the
+#    kernels' device code; with 80-real;90 (sm_80 + sm_90 + PTX, the build's
+#    default) the bundle grew to 73 MiB, over the limit below.
 # 2. Assembles build-gpu-bundle-tree/, self-contained apart from the C/C++
 #    runtime and the NVIDIA driver of the machine it runs on:
 #      bin/    hexcg, every test executable the gpu tests run, mpiexec.hydra +
@@ -17,7 +20,7 @@
 #              CPU tests of the same executables (see the header of that file)
 #      BUNDLE_INFO  what was built, from which commit, glibc it needs
 # 3. Packs that tree into build-gpu-bundle/payload.tar.gz (gzip: MPICH's
-#    libmpich alone is 40 MiB, the tree ~90 MiB, packed ~33 MiB) next to plain
+#    libmpich alone is 40 MiB, the tree ~145 MiB, packed ~52 MiB) next to plain
 #    copies of BUNDLE_INFO and tests.list. build-gpu-bundle/ is what travels
 #    (device tool: carry ["build-gpu-bundle"]); it must stay under 60 MiB (the
 #    tool carries 64 MiB in all, working tree included).
@@ -34,12 +37,14 @@ die() { printf '[gpu_bundle] error: %s\n' "$*" >&2; exit 1; }
 
 DO_BUILD=1
 if [[ ${1:-} == --no-build ]]; then DO_BUILD=0; shift; fi
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,25p' "$0"; exit 0; fi
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,28p' "$0"; exit 0; fi
 
 # ---------------------------------------------------------------- build
 if ((DO_BUILD)); then
+  ARCH=${HEXCG_GPU_ARCH:-90-real}
   HEXCG_BUILD_DIR=$BUILD HEXCG_BUILD_TYPE=${HEXCG_BUILD_TYPE:-Release} \
-    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON "$@"
+    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON -DHEXCG_CUDA_ARCHITECTURES="$ARCH" \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "$@"
 fi
 [[ -x $BUILD/hexcg ]] || die "$BUILD/hexcg not found (run without --no-build)"
 grep -q '^HEXCG_CUDA:STRING=ON$' "$BUILD/CMakeCache.txt" \

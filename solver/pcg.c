@@ -88,9 +88,11 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
   PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
-  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, d_b, d_b, &loc[0]));
-  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->r, &loc[1]));
-  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot(b, nown, v->r, v->z, &loc[2]));
+  /* one host wait for the three sums (the blocking dots waited three times) */
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->r, v->z));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 3, loc));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3));
 
   res->bnorm = sqrt(glob[0]);

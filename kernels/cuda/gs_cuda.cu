@@ -78,17 +78,19 @@ extern "C" int hx_cuda_gs_gather(hx_backend b, int32_t blk0, int32_t blk1, const
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_gs_pack(hx_backend b, int64_t n, const int32_t *idx, const double *g, double *buf) {
+// pack and combine run on the handle's exchange queue (gs.c), not on the
+// default stream: the default stream goes on with the interior meanwhile
+extern "C" int hx_cuda_gs_pack_q(hx_queue q, int64_t n, const int32_t *idx, const double *g, double *buf) {
   if (n <= 0) return HX_SUCCESS;
-  hx_gs_pack_kernel<<<hx_gs_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(n, idx, g, buf);
+  hx_gs_pack_kernel<<<hx_gs_grid(n), HX_GS_BLOCK, 0, HX_QSTREAM(q)>>>(n, idx, g, buf);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_gs_combine(hx_backend b, int op, int64_t n, double *g_sh, const int32_t *off,
-                                  const int32_t *pos, const int32_t *self, const double *recv) {
+extern "C" int hx_cuda_gs_combine_q(hx_queue q, int op, int64_t n, double *g_sh, const int32_t *off,
+                                    const int32_t *pos, const int32_t *self, const double *recv) {
   if (n <= 0) return HX_SUCCESS;
-  hx_gs_combine_kernel<<<hx_gs_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(op, n, g_sh, off, pos, self, recv);
+  hx_gs_combine_kernel<<<hx_gs_grid(n), HX_GS_BLOCK, 0, HX_QSTREAM(q)>>>(op, n, g_sh, off, pos, self, recv);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }

@@ -73,19 +73,32 @@ extern "C" int hx_cuda_gs_gather_f32(hx_backend b, int32_t blk0, int32_t blk1, c
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_gs_pack_f32(hx_backend b, int64_t n, const int32_t *idx, const float *g, float *buf) {
+// the exchange's pack and combine on queue q (gs.c); the hx_backend forms
+// (prec_impl.h) run on the default queue
+extern "C" int hx_cuda_gs_pack_f32_q(hx_queue q, int64_t n, const int32_t *idx, const float *g, float *buf) {
   if (n <= 0) return HX_SUCCESS;
-  hx_gst_pack_kernel<float><<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(n, idx, g, buf);
+  hx_gst_pack_kernel<float><<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_QSTREAM(q)>>>(n, idx, g, buf);
   HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_combine_f32_q(hx_queue q, int op, int64_t n, float *g_sh, const int32_t *off,
+                                        const int32_t *pos, const int32_t *self, const float *recv) {
+  if (n <= 0) return HX_SUCCESS;
+  hx_gst_combine_kernel<float>
+      <<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_QSTREAM(q)>>>(op, n, g_sh, off, pos, self, recv);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_gs_pack_f32(hx_backend b, int64_t n, const int32_t *idx, const float *g, float *buf) {
+  HX_CALL(hx_cuda_gs_pack_f32_q(b->q0, n, idx, g, buf));
   return HX_SUCCESS;
 }
 
 extern "C" int hx_cuda_gs_combine_f32(hx_backend b, int op, int64_t n, float *g_sh, const int32_t *off,
                                       const int32_t *pos, const int32_t *self, const float *recv) {
-  if (n <= 0) return HX_SUCCESS;
-  hx_gst_combine_kernel<float>
-      <<<hx_gsf_grid(n), HX_GS_BLOCK, 0, HX_STREAM(b)>>>(op, n, g_sh, off, pos, self, recv);
-  HX_CUDA_LAUNCH_CHECK();
+  HX_CALL(hx_cuda_gs_combine_f32_q(b->q0, op, n, g_sh, off, pos, self, recv));
   return HX_SUCCESS;
 }
 
