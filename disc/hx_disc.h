@@ -41,6 +41,10 @@ hx_backend hx_op_backend(hx_op op);
 /* y = A x (masked). If xy != NULL also x.y over all ranks, fused into the
  * element kernel (valid when x is consistent and masked). Collective. */
 int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy);
+/* y = A x (masked) with the local x.y left as partial sums in slot k of red
+ * (hx_red_fetch, then an MPI sum, gives x.y): no host wait on cuda, the
+ * same bits as hx_op_apply's xy on the cpu backends. Collective (exchange). */
+int hx_op_apply_red(hx_op op, const double *d_x, double *d_y, hx_red red, int k);
 /* y = Z^T A_L Z x without the mask (for lifting Dirichlet data). Collective. */
 int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y);
 /* The exact assembled diagonal of A (masked entries set to 1). Collective. */

@@ -116,11 +116,20 @@ void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
  * The scatter Z is fused into the element kernel (hx_ax_apply_list_g reads
  * each element's values from x through the L->G map): the L-vector of Z x
  * is never written. */
-static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
+/* red != NULL: the local u.w (uw is then NULL) left as partials in slot
+ * rk of red instead of read to the host */
+static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const double *d_x, double *uw, hx_red red,
+                      int rk) {
+  if (red) HX_CALL(hx_ax_apply_list_g_red(op->ax, nlist, d_list, op->d_map, d_x, op->d_wl, red, rk));
+  else HX_CALL(hx_ax_apply_list_g(op->ax, nlist, d_list, op->d_map, d_x, op->d_wl, uw));
+  return HX_SUCCESS;
+}
+
+static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw, hx_red red, int rk) {
   const int cuda = hx_backend_get_kind(op->b) == HX_BACKEND_CUDA;
   double t1 = hx_wtime();
   if (!op->overlap) {
-    HX_CALL(hx_ax_apply_list_g(op->ax, hx_ax_num_elements(op->ax), NULL, op->d_map, d_x, op->d_wl, uw));
+    HX_CALL(hx_op_elem(op, hx_ax_num_elements(op->ax), NULL, d_x, uw, red, rk));
     /* cuda: no wait here (the phases' times are host times, docs/gather-scatter.md) */
     if (!cuda) HX_CALL(hx_backend_sync(op->b));
     double t2 = hx_wtime();
@@ -137,16 +146,16 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
   /* elements touching other ranks, their shared rows, start the exchange,
    * interior elements and rows meanwhile, then finish */
   double uw1 = 0.0, uw2 = 0.0;
-  HX_CALL(hx_ax_apply_list_g(op->ax, op->nbnd, op->d_bnd, op->d_map, d_x, op->d_wl, uw ? &uw1 : NULL));
+  HX_CALL(hx_op_elem(op, op->nbnd, op->d_bnd, d_x, uw ? &uw1 : NULL, red, rk));
   HX_CALL(hx_gs_gather_part(op->gs, HX_GS_SHARED, op->d_wl, d_y));
   double t2 = hx_wtime();
   HX_CALL(hx_gs_exchange_start(op->gs, d_y, HX_GS_ADD));
   /* cuda: the interior's u.w below waits for the device (hx_ax_apply_list_g
-   * reads its sum to the host), so send first; without uw the sends wait for
-   * finish and the interior is queued at once */
+   * reads its sum to the host), so send first; without uw (or with the sums
+   * left in red) the sends wait for finish and the interior is queued at once */
   if (uw) HX_CALL(hx_gs_exchange_post(op->gs));
   double t3 = hx_wtime();
-  HX_CALL(hx_ax_apply_list_g(op->ax, op->nint, op->d_int, op->d_map, d_x, op->d_wl, uw ? &uw2 : NULL));
+  HX_CALL(hx_op_elem(op, op->nint, op->d_int, d_x, uw ? &uw2 : NULL, red, rk));
   HX_CALL(hx_gs_gather_part(op->gs, HX_GS_INTERIOR, op->d_wl, d_y));
   /* cuda: no wait; finish's combine runs on the exchange's queue beside the
    * interior (disjoint rows) and the default queue waits for it */
@@ -164,7 +173,7 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw) {
 int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
   double uw = 0.0;
   hx_timer_start(HX_T_OPERATOR);
-  int ierr = hx_op_core(op, d_x, d_y, xy ? &uw : NULL);
+  int ierr = hx_op_core(op, d_x, d_y, xy ? &uw : NULL, NULL, 0);
   if (!ierr) ierr = hx_gs_apply_mask(op->gs, d_y);
   hx_timer_stop(HX_T_OPERATOR);
   HX_CALL(ierr);
@@ -176,9 +185,19 @@ int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
   return HX_SUCCESS;
 }
 
+int hx_op_apply_red(hx_op op, const double *d_x, double *d_y, hx_red red, int k) {
+  HX_CHECK(red, HX_ERR_ARG, "reduction set is NULL");
+  hx_timer_start(HX_T_OPERATOR);
+  int ierr = hx_op_core(op, d_x, d_y, NULL, red, k);
+  if (!ierr) ierr = hx_gs_apply_mask(op->gs, d_y);
+  hx_timer_stop(HX_T_OPERATOR);
+  HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
 int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y) {
   hx_timer_start(HX_T_OPERATOR);
-  int ierr = hx_op_core(op, d_x, d_y, NULL);
+  int ierr = hx_op_core(op, d_x, d_y, NULL, NULL, 0);
   hx_timer_stop(HX_T_OPERATOR);
   HX_CALL(ierr);
   return HX_SUCCESS;

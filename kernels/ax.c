@@ -2,6 +2,7 @@
  * host), dispatch to cpu/ax_cpu.c or cuda/ax_cuda.cu, diagonal and lumped
  * mass. The math is in hx_ax_math.h and docs/operator.md. */
 #include "ax_impl.h"
+#include "stream_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -274,17 +275,29 @@ void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t
   if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
 }
 
+/* uw: the sum of the element u.w to the host (waits on cuda); or, with
+ * d_slot (from hx_red_next_part), left in backend memory there (no wait) */
 static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
-                            const double *d_u, double *d_w, double *uw) {
-  double *part = uw ? ax->d_part : NULL;
+                            const double *d_u, double *d_w, double *uw, double *d_slot) {
+  double *part = uw || d_slot ? ax->d_part : NULL;
   if (uw) *uw = 0.0;
   HX_CHECK(ax->prec == HX_F64, HX_ERR_ARG, "FP64 apply of an FP32 operator (use hx_ax_apply_p)");
-  if (nlist == 0) return HX_SUCCESS;
+  if (nlist == 0) {
+    if (d_slot) {
+#ifdef HEXCG_HAVE_CUDA
+      if (ax->b->kind == HX_BACKEND_CUDA) HX_CALL(hx_mem_zero(ax->b, d_slot, sizeof(double)));
+      else
+#endif
+        *d_slot = 0.0; /* the slots are host memory on the cpu backends */
+    }
+    return HX_SUCCESS;
+  }
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
 #ifdef HEXCG_HAVE_CUDA
   if (ax->b->kind == HX_BACKEND_CUDA) {
     HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
     if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+    if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
     return HX_SUCCESS;
   }
 #endif
@@ -295,17 +308,18 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
   if (d_list && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
   HX_MC_SCOPE(ax->b);
   HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
-  if (uw) {
+  if (uw || d_slot) {
     double s = 0.0;
     for (int32_t k = 0; k < nlist; k++) s += part[k];
-    *uw = s;
+    if (uw) *uw = s;
+    if (d_slot) *d_slot = s; /* the slot's memory is host memory on the cpu backends */
   }
   return HX_SUCCESS;
 }
 
 int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw) {
   HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, NULL, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, NULL, d_u, d_w, uw, NULL));
   return HX_SUCCESS;
 }
 
@@ -315,7 +329,7 @@ int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const doubl
   HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
            (int)ax->E);
   HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, NULL, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, NULL, d_u, d_w, uw, NULL));
   return HX_SUCCESS;
 }
 
@@ -326,7 +340,21 @@ int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int
            (int)ax->E);
   HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
   HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, uw));
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, uw, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_list_g_red(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                           const double *d_x, double *d_w, hx_red red, int k) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
+  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
+  HX_CHECK(red && red->b == ax->b, HX_ERR_ARG, "reduction set NULL or on another backend");
+  double *d_slot;
+  HX_CALL(hx_red_next_part(red, k, &d_slot));
+  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, NULL, d_slot));
   return HX_SUCCESS;
 }
 

@@ -101,6 +101,8 @@ int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *lis
                      double *part);
 /* *result = sum of part[0..m-1] in a fixed order (deterministic); synchronises. */
 int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *result);
+/* The same sum left in device memory at d_dst (queued, no wait). */
+int hx_ax_cuda_sum_to(hx_backend b, int32_t m, double *part, double *d_dst);
 #endif
 
 #ifdef __cplusplus

@@ -494,6 +494,12 @@ int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const doubl
  * scatter + hx_ax_apply_list. */
 int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
                        const double *d_x, double *d_w, double *uw);
+/* hx_ax_apply_list_g whose sum of the element u.w is not read to the host
+ * but appended as one partial to slot k of red (hx_red_fetch returns the
+ * slot's partials summed in the order appended): no host wait on cuda, the
+ * same value as uw on the cpu backends (an empty list appends 0). */
+int hx_ax_apply_list_g_red(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                           const double *d_x, double *d_w, hx_red red, int k);
 /* Host arrays, E*(p+1)^3 each: the diagonal of A_L (for the assembled Jacobi
  * diagonal after gather), and the lumped mass w_i w_j w_k |J| (no lambda)
  * per node (right-hand side, error norms, coarse space). */

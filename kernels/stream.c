@@ -145,7 +145,9 @@ int hx_red_create(hx_backend b, int nslots, int64_t nmax, hx_red *out) {
   hx_red red;
   HX_CALL(HX_ALLOC(&red, 1));
   *red =
-      (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 0 ? hx_num_chunks(nmax) : 1};
+      /* at least 4 partials per slot: room for those other kernels append
+       * (hx_red_next_part: the operator's two element batches) */
+      (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 4 ? hx_num_chunks(nmax) : 4};
   int err = HX_SUCCESS;
 #ifdef HEXCG_HAVE_CUDA
   if (b->kind == HX_BACKEND_CUDA)
@@ -195,6 +197,15 @@ int hx_red_fetch(hx_red red, int m, double *h_out) {
     red->nparts[k] = 0;
   }
   if (red->b->memcheck) HX_CALL(hx_mc_flush(red->b->q0, UINT64_MAX)); /* a reduction waits for its queue */
+  return HX_SUCCESS;
+}
+
+int hx_red_next_part(hx_red red, int k, double **part) {
+  HX_CHECK(red && part, HX_ERR_ARG, "NULL reduction set or pointer");
+  HX_CHECK(k >= 0 && k < red->nslots, HX_ERR_ARG, "reduction slot %d outside [0, %d)", k, red->nslots);
+  HX_CHECK(red->nparts[k] < red->ncmax, HX_ERR_ARG, "reduction slot %d is full (%lld partials)", k,
+           (long long)red->ncmax);
+  *part = red->part + (int64_t)k * red->ncmax + red->nparts[k]++;
   return HX_SUCCESS;
 }
 

@@ -24,6 +24,14 @@ struct hx_red_s {
   int64_t nparts[HX_RED_MAX_SLOTS];
 };
 
+/* For kernels outside stream.c that leave one partial sum of their own in a
+ * slot (the operator's element u.w, kernels/ax.c): *part = where to write
+ * the next partial of slot k (backend memory: host on cpu, device on cuda),
+ * appended after those already there since the last fetch or dot (a _red
+ * streaming kernel restarts the slot). The fetch sums a slot's partials in
+ * the order they were appended. */
+int hx_red_next_part(hx_red red, int k, double **part);
+
 /* CPU (kernels/cpu/stream_cpu.c). Sizes are checked by the caller: n >= 1,
  * 0 <= nred <= n. */
 int hx_cpu_cg_update(hx_queue q, int64_t n, int64_t nred, double *x, double *r, const double *p,

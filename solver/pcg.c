@@ -106,8 +106,12 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
 
   for (int k = 1; k <= o->max_iterations; k++) {
-    double pw;
-    HX_CALL(hx_op_apply(op, v->p, v->w, &pw)); /* w = A p, p.w fused + allreduce 1 */
+    /* w = A p, p.w fused into the element kernel and left in slot 0 (free:
+     * fetched last iteration); one host wait for it, allreduce 1 */
+    double pw, pw_loc;
+    HX_CALL(hx_op_apply_red(op, v->p, v->w, v->red, 0));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 1, &pw_loc));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, &pw_loc, &pw, 1));
     if (!isfinite(pw) || pw <= 0.0) {
       res->reason = isfinite(pw) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
       return HX_SUCCESS;

@@ -200,6 +200,14 @@ extern "C" int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *res
   return HX_SUCCESS;
 }
 
+extern "C" int hx_ax_cuda_sum_to(hx_backend b, int32_t m, double *part, double *d_dst) {
+  cudaStream_t s = HX_STREAM(b);
+  hx_ax_sum_kernel<<<1, HX_AX_SUM_BLOCK, 0, s>>>(m, part);
+  HX_CUDA_LAUNCH_CHECK();
+  HX_CUDA(cudaMemcpyAsync(d_dst, part, sizeof(double), cudaMemcpyDeviceToDevice, s));
+  return HX_SUCCESS;
+}
+
 // FP64 peak: 8 independent FMA chains per thread (2 flops each per step).
 __global__ void hx_ax_peak_kernel(long iters, double m, double c, double *out) {
   double x[8];
