@@ -121,8 +121,10 @@ HX_AXF_INLINE double hx_axf_dot(const int n3, const float *HX_RESTRICT u, const 
  * values gathered from the G-vector into ub (0 where the map is negative). */
 HX_AXF_INLINE const float *hx_axf_u(const size_t n3, const hx_axf_args *a, const size_t e, float *HX_RESTRICT ub) {
   if (!a->map) return a->u + n3 * e;
+  /* the pointers in locals: through a, the stores to ub would reload them */
   const int32_t *HX_RESTRICT m = a->map + n3 * e;
-  for (size_t q = 0; q < n3; q++) ub[q] = m[q] >= 0 ? a->u[m[q]] : 0.0f;
+  const float *HX_RESTRICT g = a->u;
+  for (size_t q = 0; q < n3; q++) ub[q] = m[q] >= 0 ? g[m[q]] : 0.0f;
   return ub;
 }
 
