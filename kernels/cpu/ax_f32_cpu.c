@@ -130,6 +130,27 @@ HX_AXF_INLINE const float *hx_axf_u(const size_t n3, const hx_axf_args *a, const
 
 #define HX_AXF_CHUNK(N) ((N) * (N) * (N) >= 2048 ? 1 : 2048 / ((N) * (N) * (N)))
 
+/* One element of the loop below: the record kind dispatched to a
+ * specialised copy of the kernel. */
+#define HX_AXF_ELEM(N, OTF, F, UE)                                                          \
+  do {                                                                                      \
+    if (OTF) {                                                                              \
+      hx_axf_elem((N), HX_AXFG_OTF, (F), a, a->geo + HX_AX_OTF_STRIDE * e, UE, oe, fr, fs, ft); \
+    } else {                                                                                \
+      const int64_t eo = a->eoff[e];                                                        \
+      if ((eo & 3) == HX_AXK_AFF)                                                           \
+        hx_axf_elem((N), HX_AXK_AFF, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);       \
+      else                                                                                  \
+        hx_axf_elem((N), HX_AXK_GEN, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);       \
+    }                                                                                       \
+    if (a->part) a->part[k] = hx_axf_dot((int)n3, UE, oe);                                  \
+  } while (0)
+
+/* The per-order, per-mode loops. The fused and the plain input get separate
+ * copies of the kernel: with one copy reading through a pointer that is
+ * either the L-slice or the gather buffer, GCC's code for p = 3 ran 20-30%
+ * slower (thread CPU time 0.72-0.77 against 0.56-0.58 ms per apply of 4096
+ * elements). */
 #define HX_AXF_LOOP(N, OTF, F, NAME, ATTR)                                                           \
   ATTR static void NAME(const hx_axf_args *a) {                                                      \
     const size_t n3 = (size_t)(N) * (N) * (N);                                                       \
@@ -138,18 +159,13 @@ HX_AXF_INLINE const float *hx_axf_u(const size_t n3, const hx_axf_args *a, const
       float scr[4 * ((N) * (N) * (N) + HX_AX_PAD)]; /* fr, fs, ft, gathered u */                     \
       float *fr = scr, *fs = fr + n3 + HX_AX_PAD, *ft = fs + n3 + HX_AX_PAD, *ub = ft + n3 + HX_AX_PAD; \
       const size_t e = (size_t)(a->list ? a->list[k] : k);                                           \
-      const float *ue = hx_axf_u(n3, a, e, ub);                                                      \
       float *oe = a->out + n3 * e;                                                                   \
-      if (OTF) {                                                                                     \
-        hx_axf_elem((N), HX_AXFG_OTF, (F), a, a->geo + HX_AX_OTF_STRIDE * e, ue, oe, fr, fs, ft);    \
+      if (a->map) {                                                                                  \
+        const float *ue = hx_axf_u(n3, a, e, ub);                                                    \
+        HX_AXF_ELEM(N, OTF, F, ue);                                                                  \
       } else {                                                                                       \
-        const int64_t eo = a->eoff[e];                                                               \
-        if ((eo & 3) == HX_AXK_AFF)                                                                  \
-          hx_axf_elem((N), HX_AXK_AFF, (F), a, a->geo + (eo >> 2), ue, oe, fr, fs, ft);              \
-        else                                                                                         \
-          hx_axf_elem((N), HX_AXK_GEN, (F), a, a->geo + (eo >> 2), ue, oe, fr, fs, ft);              \
+        HX_AXF_ELEM(N, OTF, F, a->u + n3 * e);                                                       \
       }                                                                                              \
-      if (a->part) a->part[k] = hx_axf_dot((int)n3, ue, oe);                                         \
     }                                                                                                \
   }
 
