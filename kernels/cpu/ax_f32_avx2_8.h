@@ -169,16 +169,25 @@ HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_8(const hx_axf_args *a) {
                             : e;
       const int64_t eo = a->eoff[e], eon = a->eoff[en];
       const float *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);
-      const float *ue = hx_axf_u(n3, a, e, ub);
-      const float *un = a->map ? NULL : a->u + n3 * en;
-      const int32_t *mn = a->map ? a->map + n3 * en : NULL;
       float *oe = a->out + n3 * e;
       const int kn = (int)(eon & 3);
-      if ((eo & 3) == HX_AXK_AFF)
-        hx_axf_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
-      else
-        hx_axf_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
-      if (a->part) a->part[k] = hx_axf_dot((int)n3, ue, oe);
+      /* the fused and the plain input in separate copies (see HX_AXF_LOOP) */
+#define HX_AXF8_ELEM(UE, UN, MN)                                                                             \
+  do {                                                                                                       \
+    if ((eo & 3) == HX_AXK_AFF)                                                                              \
+      hx_axf_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
+    else                                                                                                     \
+      hx_axf_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
+    if (a->part) a->part[k] = hx_axf_dot((int)n3, UE, oe);                                                   \
+  } while (0)
+      if (a->map) {
+        const float *ue = hx_axf_u(n3, a, e, ub);
+        if (en != e) hx_axf_pf_g(8, n3, a, en);
+        HX_AXF8_ELEM(ue, NULL, a->map + n3 * en);
+      } else {
+        HX_AXF8_ELEM(a->u + n3 * e, a->u + n3 * en, NULL);
+      }
+#undef HX_AXF8_ELEM
     }
   }
 }

@@ -128,6 +128,29 @@ HX_AXF_INLINE const float *hx_axf_u(const size_t n3, const hx_axf_args *a, const
   return ub;
 }
 
+/* Fused scatter: prefetch (into L2) the G-vector values of element en, the
+ * first and last entry of each of its rows of n nodes (a row of the element
+ * is contiguous or nearly so in the G-vector: at most two lines). Issued
+ * while element e is gathered, so the lines arrive during e's compute;
+ * without it the gather waits on the G-vector's misses. Used by the p = 7
+ * AVX2 kernel (1 thread, 1000 elements, thread CPU time: 1.41-2.27 ->
+ * 1.23-1.34 ms per apply); at p = 3 the generic loop is slower with it
+ * (0.74 -> 0.80 ms for 4096 elements: 32 map loads and prefetches per 64
+ * gathered values that were mostly cached already). */
+HX_AXF_INLINE void hx_axf_pf_g(const int n, const size_t n3, const hx_axf_args *a, const size_t en) {
+#if defined(__GNUC__)
+  const int32_t *HX_RESTRICT m = a->map + n3 * en;
+  const float *HX_RESTRICT g = a->u;
+  for (size_t r = 0; r < n3; r += (size_t)n) {
+    const int32_t i0 = m[r], i1 = m[r + (size_t)n - 1];
+    if (i0 >= 0) __builtin_prefetch(g + i0, 0, 2);
+    if (i1 >= 0) __builtin_prefetch(g + i1, 0, 2);
+  }
+#else
+  (void)n, (void)n3, (void)a, (void)en;
+#endif
+}
+
 #define HX_AXF_CHUNK(N) ((N) * (N) * (N) >= 2048 ? 1 : 2048 / ((N) * (N) * (N)))
 
 /* One element of the loop below: the record kind dispatched to a
