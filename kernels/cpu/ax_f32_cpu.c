@@ -205,18 +205,25 @@ HX_AXF_INLINE void hx_axf_pf_g(const int n, const size_t n3, const hx_axf_args *
   HX_AXF_LOOP(8, 0, 0, hx_axf_pre_8, )    \
   HX_AXF_LOOP(8, 1, 0, hx_axf_otf_8, )    \
   HX_AXF_LOOP(8, 1, 1, hx_axf_avx2_otf_8, HX_AXF_AVX2_ATTR)
+/* n = 4 precomputed, AVX2+FMA: hx_axf_avx2_pre_4 (ax_f32_avx2_4.h) */
+#define HX_AXF_DEFINE_4                   \
+  HX_AXF_LOOP(4, 0, 0, hx_axf_pre_4, )    \
+  HX_AXF_LOOP(4, 1, 0, hx_axf_otf_4, )    \
+  HX_AXF_LOOP(4, 1, 1, hx_axf_avx2_otf_4, HX_AXF_AVX2_ATTR)
 #include "ax_f32_avx2_8.h"
+#include "ax_f32_avx2_4.h"
 #else
 #define HX_AXF_HAVE_AVX2 0
 #define HX_AXF_DEFINE(N)                 \
   HX_AXF_LOOP(N, 0, 0, hx_axf_pre_##N, ) \
   HX_AXF_LOOP(N, 1, 0, hx_axf_otf_##N, )
-#define HX_AXF_DEFINE_8 HX_AXF_DEFINE_8
+#define HX_AXF_DEFINE_8 HX_AXF_DEFINE(8)
+#define HX_AXF_DEFINE_4 HX_AXF_DEFINE(4)
 #endif
 
 HX_AXF_DEFINE(2)
 HX_AXF_DEFINE(3)
-HX_AXF_DEFINE(4)
+HX_AXF_DEFINE_4
 HX_AXF_DEFINE(5)
 HX_AXF_DEFINE(6)
 HX_AXF_DEFINE(7)
