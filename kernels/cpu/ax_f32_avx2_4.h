@@ -101,6 +101,9 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre4_elem(const int gk, const int ncomp, const h
 }
 #undef HX_AXF4_PERM
 
+/* software prefetch distance (elements) */
+#define HX_AXF4_PF_DIST 2
+
 HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_4(const hx_axf_args *a) {
   const size_t n3 = 64;
   const int chunk = HX_AXF_CHUNK(4);
@@ -115,6 +118,15 @@ HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_4(const hx_axf_args *a) {
       const int64_t eo = a->eoff[e];
       const float *ge = a->geo + (eo >> 2);
       float *oe = a->out + n3 * e;
+      if (k + HX_AXF4_PF_DIST < a->nlist) { /* the record and input of a later element, into L2 */
+        const size_t en = (size_t)(a->list ? a->list[k + HX_AXF4_PF_DIST] : k + HX_AXF4_PF_DIST);
+        const int64_t eon = a->eoff[en];
+        const char *pg = (const char *)(a->geo + (eon >> 2));
+        const int nb = (eon & 3) == HX_AXK_AFF ? 1 : a->ncomp * (64 + HX_AX_PAD) * 4 / 64;
+        for (int l = 0; l < nb; l++) _mm_prefetch(pg + 64 * l, HX_AXF_PF_HINT);
+        const char *pu = a->map ? (const char *)(a->map + n3 * en) : (const char *)(a->u + n3 * en);
+        for (int l = 0; l < 4; l++) _mm_prefetch(pu + 64 * l, HX_AXF_PF_HINT);
+      }
 #define HX_AXF4_ELEM(UE)                                                        \
   do {                                                                          \
     if ((eo & 3) == HX_AXK_AFF)                                                 \
