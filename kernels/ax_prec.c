@@ -21,31 +21,62 @@ static int hx_ax_upload_f32(hx_backend b, const double *h, size_t n, float **d_o
 static int hx_ax_make_f32(struct hx_ax_s *ax) {
   const int n = ax->n, n3 = n * n * n;
   const size_t E = (size_t)ax->E;
-  /* basis [D, t, w] */
-  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX];
+  /* basis [D, t, w, w3]; w3 multiplied in float, (w_i w_j) w_k */
+  double basis[HX_AX_NMAX * HX_AX_NMAX + 2 * HX_AX_NMAX + HX_AX_NMAX * HX_AX_NMAX * HX_AX_NMAX];
   for (int q = 0; q < n * n; q++) basis[q] = ax->D[q];
   for (int i = 0; i < n; i++) basis[hx_ax_off_t(n) + i] = ax->t[i], basis[hx_ax_off_w(n) + i] = ax->w[i];
-  HX_CALL(hx_ax_upload_f32(ax->b, basis, (size_t)n * n + 2 * (size_t)n, &ax->d_basis32));
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        const float wi = (float)ax->w[i], wj = (float)ax->w[j], wk = (float)ax->w[k];
+        const float w3 = wi * wj * wk;
+        basis[hx_ax_off_w3_f32(n) + i + n * (j + n * k)] = w3; /* exact in double, exact back */
+      }
+  HX_CALL(hx_ax_upload_f32(ax->b, basis, (size_t)n * n + 2 * (size_t)n + (size_t)n3, &ax->d_basis32));
   /* geometry */
   size_t len;
   double *h = NULL;
+  int64_t *eoff = NULL;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
-    /* the general per-node layout (the FP64 operator may store affine or
-     * split records; the FP32 kernels read ncomp blocks of n^3 + HX_AX_PAD
-     * floats for every element), from the FP64 factors */
+    /* the FP64 records' kinds (same affine detection); affine records keep
+     * their 7 constants, general and split ones become ncomp blocks of
+     * n^3 + HX_AX_PAD floats of the FP64 per-node factors */
     const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
-    len = E * pk;
-    double *g = NULL;
-    HX_CALL(HX_ALLOC(&h, len + 1));
-    int ierr = HX_ALLOC(&g, 7 * (size_t)n3);
+    double *g = NULL, *geo64 = NULL;
+    int64_t *eoff64 = NULL;
+    HX_CALL(HX_ALLOC(&eoff, E + 1));
+    int ierr = HX_ALLOC(&eoff64, E + 1);
+    if (!ierr && E > 0) ierr = hx_mem_to_host(ax->b, eoff64, ax->d_eoff, E * sizeof(int64_t));
+    if (!ierr && ax->nkind[HX_AXK_AFF] > 0) {
+      ierr = HX_ALLOC(&geo64, (size_t)ax->geo_len + 1);
+      if (!ierr) ierr = hx_mem_to_host(ax->b, geo64, ax->d_geo, (size_t)ax->geo_len * sizeof(double));
+    }
+    size_t off = 0;
     for (size_t e = 0; e < E && !ierr; e++) {
-      ierr = hx_ax_elem_factors(ax, (int32_t)e, g, NULL);
-      for (int c = 0; c < ax->ncomp && !ierr; c++)
-        for (int q = 0; q < n3; q++) h[e * pk + c * cs + q] = g[(size_t)c * n3 + q];
+      const int kind = (eoff64[e] & 3) == HX_AXK_AFF ? HX_AXK_AFF : HX_AXK_GEN;
+      eoff[e] = (int64_t)off << 2 | kind;
+      off += kind == HX_AXK_AFF ? HX_AX_MEANS : pk;
+    }
+    len = off;
+    if (!ierr) ierr = HX_ALLOC(&h, len + 1);
+    if (!ierr) ierr = HX_ALLOC(&g, 7 * (size_t)n3);
+    for (size_t e = 0; e < E && !ierr; e++) {
+      double *rec = h + (eoff[e] >> 2);
+      if ((eoff[e] & 3) == HX_AXK_AFF) {
+        const double *r64 = geo64 + (eoff64[e] >> 2);
+        for (int c = 0; c < HX_AX_MEANS; c++) rec[c] = r64[c];
+      } else {
+        ierr = hx_ax_elem_factors(ax, (int32_t)e, g, NULL);
+        for (int c = 0; c < ax->ncomp && !ierr; c++)
+          for (int q = 0; q < n3; q++) rec[c * cs + q] = g[(size_t)c * n3 + q];
+      }
     }
     free(g);
+    free(geo64);
+    free(eoff64);
     if (ierr) {
       free(h);
+      free(eoff);
       return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
     }
   } else {
@@ -62,20 +93,26 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   }
   int ierr = hx_ax_upload_f32(ax->b, h, len, &ax->d_geo32);
   free(h);
+  if (!ierr) ierr = hx_mem_free(ax->b, (void **)&ax->d_geo);
+  if (!ierr && eoff && E > 0) ierr = hx_mem_to_device(ax->b, ax->d_eoff, eoff, E * sizeof(int64_t));
+  free(eoff);
   HX_CALL(ierr);
-  HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_geo));
-  HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_eoff));
+  if (ax->mode != HX_GEO_PRECOMPUTED) HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_eoff));
+  /* split elements are general in FP32 */
+  ax->nkind[HX_AXK_GEN] += ax->nkind[HX_AXK_SPL];
+  ax->nkind[HX_AXK_SPL] = 0;
+  ax->geo_len = (int64_t)len;
   ax->prec = HX_F32;
   return HX_SUCCESS;
 }
 
-int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *out) {
+int hx_ax_create_opts_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                           const double *h_lambda, const hx_ax_opts *opts, hx_precision prec, hx_ax *out) {
   HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
   *out = NULL;
   HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)prec);
   hx_ax ax = NULL;
-  HX_CALL(hx_ax_create(b, p, E, npe, h_nodes, h_kappa, h_lambda, mode, &ax));
+  HX_CALL(hx_ax_create_opts(b, p, E, npe, h_nodes, h_kappa, h_lambda, opts, &ax));
   if (prec == HX_F32) {
     int ierr = hx_ax_make_f32(ax);
     if (ierr) {
@@ -87,10 +124,18 @@ int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_n
   return HX_SUCCESS;
 }
 
+int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *out) {
+  hx_ax_opts o = hx_ax_opts_default();
+  o.mode = mode;
+  HX_CALL(hx_ax_create_opts_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, &o, prec, out));
+  return HX_SUCCESS;
+}
+
 hx_precision hx_ax_precision(hx_ax ax) { return ax->prec; }
 
-static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
-                           double *uw) {
+static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
+                           void *d_w, double *uw) {
   double *part = uw ? ax->d_part : NULL;
   if (uw) *uw = 0.0;
   if (nlist == 0) return HX_SUCCESS;
@@ -99,12 +144,20 @@ static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const
   float *w = (float *)d_w;
 #ifdef HEXCG_HAVE_CUDA
   if (ax->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, u, w, part));
+    HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, d_map, u, w, part));
     if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
     return HX_SUCCESS;
   }
 #endif
-  HX_CALL(hx_ax_cpu_apply_f32(ax, nlist, d_list, u, w, part));
+  if (ax->b->memcheck) {
+    const size_t nl = (size_t)hx_ax_num_nodes(ax);
+    if (!d_map) HX_CALL(hx_mc_check_dev(d_u, nl * sizeof(float), "operator: u"));
+    if (d_map) HX_CALL(hx_mc_check_dev(d_map, nl * sizeof(int32_t), "operator: L->G map"));
+    HX_CALL(hx_mc_check_dev(d_w, nl * sizeof(float), "operator: w"));
+    if (d_list) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
+  }
+  HX_MC_SCOPE(ax->b);
+  HX_CALL(hx_ax_cpu_apply_f32(ax, nlist, d_list, d_map, u, w, part));
   if (uw) {
     double s = 0.0;
     for (int32_t k = 0; k < nlist; k++) s += part[k];
@@ -114,19 +167,17 @@ static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const
 }
 
 int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw) {
-  HX_MC_SCOPE(ax->b);
   HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
   if (ax->prec == HX_F64) {
     HX_CALL(hx_ax_apply(ax, (const double *)d_u, (double *)d_w, uw));
     return HX_SUCCESS;
   }
-  HX_CALL(hx_ax_apply_f32(ax, ax->E, NULL, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_f32(ax, ax->E, NULL, NULL, d_u, d_w, uw));
   return HX_SUCCESS;
 }
 
 int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
                        double *uw) {
-  HX_MC_SCOPE(ax->b);
   HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
   if (ax->prec == HX_F64) {
     HX_CALL(hx_ax_apply_list(ax, nlist, d_list, (const double *)d_u, (double *)d_w, uw));
@@ -135,6 +186,21 @@ int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const voi
   HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
            (int)ax->E);
   HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
-  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, d_u, d_w, uw));
+  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, NULL, d_u, d_w, uw));
+  return HX_SUCCESS;
+}
+
+int hx_ax_apply_list_g_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
+                         void *d_w, double *uw) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  if (ax->prec == HX_F64) {
+    HX_CALL(hx_ax_apply_list_g(ax, nlist, d_list, d_map, (const double *)d_u, (double *)d_w, uw));
+    return HX_SUCCESS;
+  }
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
+  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
+  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, d_map, d_u, d_w, uw));
   return HX_SUCCESS;
 }

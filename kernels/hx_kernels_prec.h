@@ -90,16 +90,26 @@ int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g);
 /* ------------------------------------------------------------ operator
  * hx_ax_create with a precision. HX_F64 is hx_ax_create. HX_F32: the factors
  * are computed in double on the host exactly as for HX_F64 (same checks,
- * same errors), then stored rounded to float (PRECOMPUTED: ncomp floats per
- * node; ONTHEFLY: the 24 trilinear-map coefficients, kappa and lambda per
- * element, rounded to float after the coefficients were formed in double, so
- * the element's offset from the origin costs no precision), with the basis
- * (D, t, w) rounded to float; apply runs the float instantiation of the
- * shared math. hx_ax_diagonal and hx_ax_mass stay FP64 (host, computed from
- * the double inputs). hx_ax_apply / hx_ax_apply_list on an HX_F32 operator
- * are HX_ERR_ARG: use the _p forms. */
+ * same errors), then stored rounded to float. PRECOMPUTED: the per-element
+ * records of the FP64 operator (same affine detection, docs/operator.md):
+ * an affine element stores its 7 constants (G/w_q, lambda |J|) as floats
+ * and the kernel forms g = w_q m in float, any other element (the FP64
+ * "split" kind included) ncomp floats per node. ONTHEFLY: the 24
+ * trilinear-map coefficients, kappa and lambda per element, rounded to float
+ * after the coefficients were formed in double, so the element's offset
+ * from the origin costs no precision. The basis (D, t, w) is rounded to
+ * float; apply runs the float instantiation of the shared math (and on x86
+ * CPUs with AVX2+FMA at p = 7 a hand-written 8-wide kernel). hx_ax_diagonal
+ * and hx_ax_mass stay FP64 (host, computed from the double inputs).
+ * hx_ax_apply / hx_ax_apply_list on an HX_F32 operator are HX_ERR_ARG: use
+ * the _p forms. hx_ax_storage_counts reports the FP32 kinds (no split). */
 int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
                       const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *ax);
+/* the same with the options of hx_ax_create_opts (opts->affine = 0: every
+ * element stored general, the tests' reference; opts->geometry only matters
+ * for HX_F64) */
+int hx_ax_create_opts_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                           const double *h_lambda, const hx_ax_opts *opts, hx_precision prec, hx_ax *ax);
 hx_precision hx_ax_precision(hx_ax ax);
 /* d_w = A_L d_u in the operator's precision (d_u, d_w: L-vectors of that
  * precision). *uw (if uw != NULL) = sum of the element u.w in FP64,
@@ -108,6 +118,13 @@ hx_precision hx_ax_precision(hx_ax ax);
 int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw);
 int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
                        double *uw);
+/* hx_ax_apply_list_g with a precision (the scatter fused into the kernel):
+ * d_u is a G-vector in the operator's precision, element e reads
+ * u_e[q] = d_u[d_map[e n^3 + q]] (0 where the map is negative); d_list may
+ * be NULL when nlist = E. The same bits as hx_gs_scatter_p followed by
+ * hx_ax_apply_list_p (w and u.w). HX_F64 operators call hx_ax_apply_list_g. */
+int hx_ax_apply_list_g_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
+                         void *d_w, double *uw);
 
 /* ------------------------------------------------------------ tensor transfers
  * hx_tensor3_apply with a precision: d_A, d_in, d_out all in prec (HX_F32:

@@ -38,10 +38,31 @@ void hx_cpu_gs_combine_f32(int op, int64_t n_shared, float *g_shared, const int3
                            const int32_t *self, const float *recv);
 void hx_cpu_gs_zero_idx_f32(int64_t n, const int32_t *idx, float *g);
 
-/* ---- operator, CPU (cpu/ax_f32_cpu.c). ax->d_basis32: [D, t, w] as float;
- * ax->d_geo32: the float factors. part: per-element u.w in double. ---- */
-int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const float *u,
-                        float *w, double *part);
+/* ---- operator, FP32 storage (ax_prec.c) ----
+ * ax->d_basis32: [D (n*n), t (n), w (n), w3 (n^3)] as float, w3[q] = w_i w_j
+ * w_k multiplied in float in that order (the CUDA kernel forms the same
+ * products). PRECOMPUTED: ax->d_geo32 holds one record per element and
+ * ax->d_eoff[e] = (offset in floats) << 2 | kind, with the kinds of the FP64
+ * operator (same detection) except that split elements are general:
+ *  HX_AXK_GEN: ncomp blocks of n^3 + HX_AX_PAD floats (the FP64 factors G_q,
+ *              lambda-mass, rounded to float);
+ *  HX_AXK_AFF: HX_AX_MEANS floats: the 7 constants of the FP64 affine record
+ *              (G/w_q, lambda |J|) rounded to float, the 8th zero.
+ * ONTHEFLY: HX_AX_OTF_STRIDE floats per element (map coefficients, kappa,
+ * lambda). */
+static inline int hx_ax_off_w3_f32(int n) { return n * n + 2 * n; }
+/* hx_geo_affine_node in float: g = wq m, *mm = wq m[6] (0 when ncomp = 6). */
+static inline HX_HD void hx_geo_affine_node_f32(const float *HX_RESTRICT m, float wq, int ncomp,
+                                                float *HX_RESTRICT g, float *HX_RESTRICT mm) {
+  for (int c = 0; c < 6; c++) g[c] = wq * m[c];
+  *mm = ncomp == 7 ? wq * m[6] : 0.0f;
+}
+
+/* ---- operator, CPU (cpu/ax_f32_cpu.c). part: per-element u.w in double;
+ * map != NULL: u is a G-vector read through map (the fused scatter, as
+ * hx_ax_cpu_apply). ---- */
+int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                        const float *u, float *w, double *part);
 
 #ifdef HEXCG_HAVE_CUDA
 /* ---- CUDA (cuda/prec_cuda.cu, gs_f32_cuda.cu, ax_f32_cuda.cu), queued on
@@ -64,8 +85,8 @@ int hx_cuda_gs_combine_f32(hx_backend b, int op, int64_t n_shared, float *g_shar
                            const int32_t *pos, const int32_t *self, const float *recv);
 int hx_cuda_gs_zero_idx_f32(hx_backend b, int64_t n, const int32_t *idx, float *g);
 
-int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const float *u,
-                         float *w, double *part);
+int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                         const float *u, float *w, double *part);
 #endif
 
 #ifdef __cplusplus

@@ -6,6 +6,11 @@
 // whose plain names are overloaded on the type under C++ (the float
 // instantiation is the one cpu/ax_f32_cpu.c calls as *_f32). The element
 // partial u.w accumulates the products in double, with a fixed tree.
+// Precomputed records as cpu/ax_f32_cpu.c (ax_prec.c): kind per element from
+// eoff (general: per-node floats; affine: 7 constants, g = w_q m with w_q the
+// float products (w_i w_j) w_k, as the CPU's table); map != NULL: the
+// scatter fused in (each thread loads its column through the L->G map).
+#include "../hx_gs_math.h"
 #include "../prec_impl.h"
 #include "hx_cuda_check.h"
 
@@ -16,7 +21,8 @@ static constexpr __host__ __device__ int hx_axt_pow2(int m) { return m <= 1 ? 1 
 template <typename T, int N, bool OTF>
 __global__ void __launch_bounds__(hx_axt_threads(N))
     hx_axt_kernel(int32_t nlist, const int32_t *__restrict__ list, const T *__restrict__ basis,
-                  const T *__restrict__ geo, int ncomp, const T *__restrict__ u, T *__restrict__ w,
+                  const T *__restrict__ geo, const int64_t *__restrict__ eoff, int ncomp,
+                  const int32_t *__restrict__ map, const T *__restrict__ u, T *__restrict__ w,
                   double *__restrict__ part) {
   constexpr int NE = hx_axt_ne(N), N2 = N * N, N3 = N2 * N;
   __shared__ T s_D[N2];
@@ -36,10 +42,12 @@ __global__ void __launch_bounds__(hx_axt_threads(N))
   for (int q = tid + N2 * z; q < N2; q += N2 * NE) s_D[q] = basis[q];
   for (int q = tid + N2 * z; q < 2 * N; q += N2 * NE) s_tw[q] = basis[N2 + q];
   const T *ue = u + e * N3;
+  const int32_t *me = map ? map + e * N3 : nullptr;
   T r_u[N], r_w[N];
 #pragma unroll
   for (int k = 0; k < N; k++) {
-    r_u[k] = ue[i + N * (j + N * k)];
+    // fused scatter: the element's values straight from the G-vector
+    r_u[k] = me ? hx_gs_scatter_1(u, me[i + N * (j + N * k)]) : ue[i + N * (j + N * k)];
     s_u[z][i + N * (j + N * k)] = r_u[k];
     r_w[k] = (T)0;
   }
@@ -53,7 +61,10 @@ __global__ void __launch_bounds__(hx_axt_threads(N))
   __syncthreads();
 
   constexpr int CS = N3 + HX_AX_PAD;
-  const T *ge = OTF ? nullptr : geo + e * ncomp * (size_t)CS;
+  const int64_t eo = OTF ? 0 : eoff[e];
+  const int kind = (int)(eo & 3);  // HX_AXK_GEN or HX_AXK_AFF: uniform over the element
+  (void)kind;
+  const T *ge = OTF ? nullptr : geo + (eo >> 2);
 #pragma unroll
   for (int k = 0; k < N; k++) {
     const int q = i + N * (j + N * k);
@@ -70,6 +81,9 @@ __global__ void __launch_bounds__(hx_axt_threads(N))
       hx_hex8_jacobian(s_c[z], s_tw[i], s_tw[j], s_tw[k], J);
       const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
       hx_geo_factors(J, s_c[z][24] * wq, s_c[z][25] * wq, g, &mm);
+    } else if (kind == HX_AXK_AFF) {
+      const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];  // the CPU's w3 order
+      hx_geo_affine_node_f32(ge, wq, ncomp, g, &mm);
     } else {
 #pragma unroll
       for (int c = 0; c < 6; c++) g[c] = ge[c * CS + q];
@@ -111,27 +125,28 @@ __global__ void __launch_bounds__(hx_axt_threads(N))
 }
 
 template <typename T, int N>
-static int hx_axt_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const T *basis,
-                         const T *geo, const T *u, T *w, double *part) {
+static int hx_axt_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                         const T *basis, const T *geo, const T *u, T *w, double *part) {
   constexpr int NE = hx_axt_ne(N);
   const dim3 block(N, N, NE);
   const unsigned grid = (unsigned)((nlist + NE - 1) / NE);
   cudaStream_t s = HX_STREAM(ax->b);
   if (ax->mode == HX_GEO_ONTHEFLY)
-    hx_axt_kernel<T, N, true><<<grid, block, 0, s>>>(nlist, list, basis, geo, 7, u, w, part);
+    hx_axt_kernel<T, N, true><<<grid, block, 0, s>>>(nlist, list, basis, geo, nullptr, 7, map, u, w, part);
   else
-    hx_axt_kernel<T, N, false><<<grid, block, 0, s>>>(nlist, list, basis, geo, ax->ncomp, u, w, part);
+    hx_axt_kernel<T, N, false>
+        <<<grid, block, 0, s>>>(nlist, list, basis, geo, ax->d_eoff, ax->ncomp, map, u, w, part);
   HX_CUDA_LAUNCH_CHECK();
   return HX_SUCCESS;
 }
 
-extern "C" int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const float *u,
-                                    float *w, double *part) {
+extern "C" int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
+                                    const int32_t *map, const float *u, float *w, double *part) {
   const float *basis = ax->d_basis32, *geo = ax->d_geo32;
   switch (ax->n) {
 #define HX_AXT_CASE(N)                                                            \
   case N:                                                                         \
-    HX_CALL((hx_axt_launch<float, N>(ax, nlist, list, basis, geo, u, w, part)));    \
+    HX_CALL((hx_axt_launch<float, N>(ax, nlist, list, map, basis, geo, u, w, part)));    \
     break;
     HX_AXT_CASE(2)
     HX_AXT_CASE(3)
