@@ -229,8 +229,10 @@ int hx_op_diagonal(hx_op op, double *d_diag) {
 hx_precision hx_op_precision(hx_op op) { return hx_ax_precision(op->ax); }
 
 /* y = Z^T A_L Z x in FP32 (unmasked): the scatter to the L work vector (the
- * fused FP32 form is hx_ax_apply_list_g_p, to come), the element operator
- * and the gather / exchange of hx_op_core, in float. */
+ * FP32 fused form hx_ax_apply_list_g_p exists but measured slower than
+ * scatter + apply at p = 7 and no faster at p = 3: docs/performance.md "FP32
+ * vs FP64 kernels"), the element operator and the gather / exchange of
+ * hx_op_core, in float. */
 static int op_core_f32(hx_op op, const float *d_x, float *d_y) {
   float *ul = (float *)op->d_ul, *wl = (float *)op->d_wl;
   double t1 = hx_wtime();

@@ -413,7 +413,11 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
   double bytes = 2.0 * ws * n3;
   double flops = 12.0 * n4 + 19.0 * n3;
   if (ax->mode == HX_GEO_PRECOMPUTED && ax->prec == HX_F32) {
-    bytes += ws * ax->ncomp * n3;
+    /* FP32 records (prec_impl.h): affine elements a record of constants,
+     * every other kind (split included) per-node floats */
+    const double E = ax->E > 0 ? ax->E : 1, fa = ax->nkind[HX_AXK_AFF] / E;
+    bytes += fa * ws * HX_AX_MEANS + (1.0 - fa) * ws * ax->ncomp * n3;
+    flops += fa * ax->ncomp * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else if (ax->mode == HX_GEO_PRECOMPUTED) {
     /* the mean over the elements of the storage: GEN 8 ncomp n^3, AFF 8 * 8
