@@ -82,9 +82,11 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
 /* The cross-element AVX2 kernel (cpu/ax_xelem_cpu.c): same contract as
  * hx_ax_cpu_apply; returns 1 when it applied the list, 0 when it does not
  * serve this operator (order, mode, ISA, or HEXCG_AX_XELEM=0), to be done by
- * the one-element kernels. */
+ * the one-element kernels. With 1, *nrest > 0 list positions (*rest,
+ * malloc'd, the caller frees) hold split elements it left to the
+ * one-element kernel. */
 int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
-                      const double *u, double *w, double *part);
+                      const double *u, double *w, double *part, int32_t *nrest, int32_t **rest);
 /* 1 if the cross-element kernel serves order p with the ISA that
  * hx_ax_cpu_isa() selects (precomputed geometry, HEXCG_AX_XELEM unset or not 0) */
 int hx_ax_xelem_serves(int p);

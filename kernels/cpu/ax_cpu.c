@@ -451,7 +451,21 @@ const char *hx_ax_cpu_isa_name(int isa) { return isa ? "avx2+fma" : "generic"; }
 
 int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {
-  if (hx_ax_xelem_apply(ax, nlist, list, map, u, w, part)) return HX_SUCCESS; /* p = 3 AVX2: 4 elements at once */
+  /* p = 2..6 AVX2: 4 elements at once, except split records */
+  int32_t nrest = 0, *rest = NULL, *sub = NULL;
+  double *subpart = NULL;
+  if (hx_ax_xelem_apply(ax, nlist, list, map, u, w, part, &nrest, &rest)) {
+    if (nrest == 0) return HX_SUCCESS;
+    /* the split elements by the one-element kernel on their sublist, their
+     * partials put back at their list positions */
+    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
+        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
+      free(rest), free(sub);
+      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d split elements", (int)nrest);
+    }
+    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
+    nlist = nrest, list = sub;
+  }
   const int n = ax->n;
   double Dt[HX_AX_NMAX * HX_AX_NMAX];
   for (int i = 0; i < n; i++)
@@ -469,8 +483,11 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
                       .map = map,
                       .u = u,
                       .out = w,
-                      .part = part};
+                      .part = sub ? subpart : part};
   hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
+  if (sub && part)
+    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
+  free(rest), free(sub), free(subpart);
   return HX_SUCCESS;
 }
 
