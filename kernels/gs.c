@@ -165,6 +165,81 @@ static int hx_gs_cpu_plan(hx_gs gs, const int32_t *row, const int32_t *col, int6
   return HX_SUCCESS;
 }
 
+/* The L side from gs->h_map (nl entries, G index or -1): the CSR of Z^T
+ * (columns increasing within a row), its gather blocks, the CPU plan, and
+ * their backend copies with the map's. nnz, ng and n_shared are set. */
+static int hx_gs_build_l(hx_gs gs) {
+  const int64_t nl = gs->nl, ng = gs->ng, nnz = gs->nnz, s0 = ng - gs->n_shared;
+  hx_backend b = gs->b;
+  int32_t *row = NULL, *col = NULL, *fill = NULL, *bs = NULL;
+  int ierr = HX_ALLOC(&row, ng + 2);
+  if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
+  if (!ierr) ierr = HX_ALLOC(&fill, ng + 1);
+  if (!ierr) ierr = HX_ALLOC(&bs, ng + 2);
+  if (!ierr) {
+    for (int64_t i = 0; i < nl; i++)
+      if (gs->h_map[i] >= 0) row[gs->h_map[i] + 1]++;
+    for (int64_t r = 0; r < ng; r++) row[r + 1] += row[r];
+    if (row[ng] != nnz)
+      ierr = HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: %lld mapped L entries, expected %lld", (long long)row[ng],
+                      (long long)nnz);
+  }
+  if (!ierr) {
+    memcpy(fill, row, (size_t)ng * sizeof *fill);
+    for (int64_t i = 0; i < nl; i++)
+      if (gs->h_map[i] >= 0) col[fill[gs->h_map[i]]++] = (int32_t)i;
+    gs->nblk_int = hx_gs_blocks(row, 0, s0, bs);
+    gs->nblk = gs->nblk_int + hx_gs_blocks(row, s0, ng, bs + gs->nblk_int);
+    bs[gs->nblk] = (int32_t)ng;
+    ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+  }
+  if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
+  if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
+  if (!ierr) ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
+  if (!ierr) ierr = hx_gs_upload(b, gs->h_map, nl, sizeof(int32_t), &gs->d_map);
+  free(row), free(col), free(fill), free(bs);
+  if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  return HX_SUCCESS;
+}
+
+int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new) {
+  HX_CHECK(gs && (old_of_new || nl == 0), HX_ERR_ARG, "gather-scatter relayout: NULL argument");
+  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter relayout: nl = %lld must be in [0, 2^31-1)",
+           (long long)nl);
+  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter relayout: an exchange is in flight");
+  int32_t *map = NULL;
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&map, nl + 1));
+  int ierr = HX_ALLOC(&seen, gs->nl + 1);
+  int64_t n = 0;
+  for (int64_t i = 0; i < nl && !ierr; i++) {
+    const int64_t o = old_of_new[i];
+    map[i] = -1;
+    if (o < 0) continue;
+    if (o >= gs->nl || seen[o])
+      ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: entry %lld takes old L entry %lld (%s)", (long long)i,
+                      (long long)o, o >= gs->nl ? "outside the old vector" : "taken twice");
+    else seen[o] = 1, map[i] = gs->h_map[o], n += map[i] >= 0;
+  }
+  if (!ierr && n != gs->nnz)
+    ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: %lld of the %lld mapped L entries kept", (long long)n,
+                    (long long)gs->nnz);
+  free(seen);
+  if (ierr) {
+    free(map);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
+  /* the G side (ids, owners, exchange) stays; the L side is rebuilt */
+  void **dptr[] = {(void **)&gs->d_map, (void **)&gs->d_row, (void **)&gs->d_col, (void **)&gs->d_bstart};
+  for (size_t k = 0; k < sizeof dptr / sizeof dptr[0]; k++) HX_CALL(hx_mem_free(gs->b, dptr[k]));
+  free(gs->h_map), free(gs->chunk), free(gs->acc), free(gs->cut_rows);
+  gs->chunk = NULL, gs->acc = NULL, gs->cut_rows = NULL;
+  gs->h_map = map;
+  gs->nl = nl;
+  HX_CALL(hx_gs_build_l(gs));
+  return HX_SUCCESS;
+}
+
 typedef struct {
   int64_t *uid, *ucnt, *ustart, *pval; /* unique ids, local counts, offsets into the sorted pairs */
   uint64_t *pkey;
@@ -307,11 +382,20 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->ans, &nans));
   HX_MPI(MPI_Allreduce(&ndistinct, &gs->n_global, 1, MPI_INT64_T, MPI_SUM, gs->comm));
 
-  /* 3. match answers with the local unique ids (binary search in uid) */
+  /* 3. match answers with the local unique ids. Each source rank answers
+   * in increasing id order, so the search gallops forward from the last
+   * match (O(log gap) per answer: the gap is about the rank count), and
+   * bisects the whole of uid where a new source's answers begin */
   HX_CALL(HX_ALLOC(&t->uans, nu + 1));
   for (int64_t u = 0; u < nu; u++) t->uans[u] = -1;
-  for (int64_t a = 0; a < nans;) {
+  for (int64_t a = 0, last = -1; a < nans;) {
     int64_t id = t->ans[a], lo = 0, hi = nu;
+    if (last >= 0 && t->uid[last] < id) {
+      lo = last + 1;
+      int64_t step = 1;
+      while (lo + step < nu && t->uid[lo + step] <= id) lo += step, step *= 2;
+      hi = lo + step < nu ? lo + step + 1 : nu;
+    }
     while (lo < hi) {
       int64_t mid = lo + (hi - lo) / 2;
       if (t->uid[mid] < id)
@@ -322,6 +406,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     HX_CHECK(lo < nu && t->uid[lo] == id && t->uans[lo] < 0, HX_ERR_INTERNAL,
              "gather-scatter: unexpected rendezvous answer for id %lld", (long long)id);
     t->uans[lo] = a;
+    last = lo;
     a += 3 + t->ans[a + 2];
   }
 
@@ -373,32 +458,13 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
   for (int64_t u = 0; u < nu; u++)
     for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
-  int32_t *row = NULL, *col = NULL, *fill = NULL, *bs = NULL;
-  int ierr = HX_ALLOC(&row, ng + 2);
-  if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
-  if (!ierr) ierr = HX_ALLOC(&fill, ng + 1);
-  if (!ierr) ierr = HX_ALLOC(&bs, ng + 2);
-  if (!ierr) {
-    for (int64_t u = 0; u < nu; u++) row[t->gof[u] + 1] = (int32_t)t->ucnt[u];
-    for (int64_t r = 0; r < ng; r++) row[r + 1] += row[r];
-    memcpy(fill, row, (size_t)ng * sizeof *fill);
-    for (int64_t i = 0; i < nl; i++)
-      if (gs->h_map[i] >= 0) col[fill[gs->h_map[i]]++] = (int32_t)i;
-    gs->nblk_int = hx_gs_blocks(row, 0, s0, bs);
-    gs->nblk = gs->nblk_int + hx_gs_blocks(row, s0, ng, bs + gs->nblk_int);
-    bs[gs->nblk] = (int32_t)ng;
-    ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
-  }
-  if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
-  if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
-  if (!ierr) ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
-  if (!ierr) ierr = hx_gs_upload(b, gs->h_map, nl, sizeof(int32_t), &gs->d_map);
+  int ierr = hx_gs_build_l(gs);
   if (!ierr) ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_mult);
   if (!ierr) {
     for (int64_t r = 0; r < ng; r++) h_mult[r] = 1.0 / h_mult[r];
     ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_invmult);
   }
-  free(row), free(col), free(fill), free(bs), free(h_mult);
+  free(h_mult);
   HX_CALL(ierr);
 
   /* 7. exchange pattern: (holder, id) pairs of the shared ids, bucketed by

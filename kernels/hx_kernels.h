@@ -396,6 +396,15 @@ int hx_gs_apply_mask(hx_gs gs, double *d_g);
  * shared G entry, else 0. E = nl / nodes_per_elem. Host memory. */
 int hx_gs_element_shared_flags(hx_gs gs, int64_t nodes_per_elem, int *h_flag);
 
+/* A new layout of the L side: the new L-vector has nl entries, entry i
+ * being old entry old_of_new[i] (or no node: -1); every old entry with an
+ * id must appear exactly once. Ids, G numbering, owners, multiplicities,
+ * mask and exchange pattern stay; the map, the gather's CSR and the CPU
+ * plan follow the new order (so the gather sums each row in the new L
+ * order). Local (no communication); not during an exchange. Used by the
+ * FDM level to interleave its extended boxes by groups of 8 elements. */
+int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new);
+
 /* L-vector owner marks (gslib's "unique"): h_flag[nl] = 1 on exactly one
  * L entry per id over all ranks (the first L entry, on the owning rank, of
  * each owned G entry), 0 elsewhere and on id 0. Host memory, not collective. */

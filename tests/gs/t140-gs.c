@@ -527,6 +527,56 @@ int main(int argc, char **argv) {
     }
     free(h1), free(h2);
   }
+  /* hx_gs_relayout: a reversed L side with empty entries mapped like the
+   * original, the gather of integer values identical, bad layouts refused
+   * (and the handle left usable) */
+  {
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    enum { NL = 24 };
+    int64_t ids[NL], old[NL + 3];
+    for (int i = 0; i < NL; i++) ids[i] = i % 5 == 4 ? 0 : 1 + (i + 7 * rank) % 30;
+    hx_gs g1 = NULL, g2 = NULL;
+    HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, NL, ids, &g1));
+    HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, NL, ids, &g2));
+    for (int k = 0, i = NL - 1; k < NL + 3; k++) old[k] = k % 9 == 1 ? -1 : i--;
+    int64_t dup[NL + 3];
+    memcpy(dup, old, sizeof dup);
+    dup[0] = dup[2];
+    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup) == HX_ERR_ARG, "relayout: a duplicate entry accepted");
+    hx_error_clear();
+    dup[0] = -1;
+    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup) == HX_ERR_ARG, "relayout: a dropped entry accepted");
+    hx_error_clear();
+    HX_TCALL(hx_gs_relayout(g2, NL + 3, old));
+    HX_ASSERT(hx_gs_num_l(g2) == NL + 3 && hx_gs_num_local(g2) == hx_gs_num_local(g1), "relayout: sizes");
+    const int32_t *m1 = hx_gs_map_host(g1), *m2 = hx_gs_map_host(g2);
+    int bad = 0;
+    for (int k = 0; k < NL + 3; k++) bad += m2[k] != (old[k] < 0 ? -1 : m1[old[k]]);
+    HX_ASSERT(bad == 0, "relayout: %d map entries differ", bad);
+    const int64_t ng = hx_gs_num_local(g1);
+    double hl1[NL], hl2[NL + 3], *dl1, *dl2, *dg1, *dg2;
+    double *hg1 = malloc(sizeof(double) * (size_t)(ng + 1)), *hg2 = malloc(sizeof(double) * (size_t)(ng + 1));
+    for (int i = 0; i < NL; i++) hl1[i] = (double)(1 + (i * 3 + rank) % 11);
+    for (int k = 0; k < NL + 3; k++) hl2[k] = old[k] < 0 ? 1e30 : hl1[old[k]];
+    HX_TCALL(hx_mem_alloc(b, sizeof hl1, (void **)&dl1));
+    HX_TCALL(hx_mem_alloc(b, sizeof hl2, (void **)&dl2));
+    HX_TCALL(hx_mem_alloc(b, sizeof(double) * (size_t)(ng + 1), (void **)&dg1));
+    HX_TCALL(hx_mem_alloc(b, sizeof(double) * (size_t)(ng + 1), (void **)&dg2));
+    HX_TCALL(hx_mem_to_device(b, dl1, hl1, sizeof hl1));
+    HX_TCALL(hx_mem_to_device(b, dl2, hl2, sizeof hl2));
+    HX_TCALL(hx_gs_gather(g1, dl1, dg1));
+    HX_TCALL(hx_gs_gather(g2, dl2, dg2));
+    HX_TCALL(hx_mem_to_host(b, hg1, dg1, sizeof(double) * (size_t)ng));
+    HX_TCALL(hx_mem_to_host(b, hg2, dg2, sizeof(double) * (size_t)ng));
+    HX_ASSERT(memcmp(hg1, hg2, sizeof(double) * (size_t)ng) == 0, "relayout: the gather differs");
+    hx_mem_free(b, (void **)&dl1), hx_mem_free(b, (void **)&dl2);
+    hx_mem_free(b, (void **)&dg1), hx_mem_free(b, (void **)&dg2);
+    free(hg1), free(hg2);
+    HX_TCALL(hx_gs_destroy(&g1));
+    HX_TCALL(hx_gs_destroy(&g2));
+    (void)size;
+  }
   /* invalid ids on the last rank: every rank gets HX_ERR_ARG, none hangs */
   {
     int size;
