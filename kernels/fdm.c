@@ -150,3 +150,28 @@ int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double
   else hx_fdm_cpu_wgather_mixed(n, d_idx, d_w, to_f32, d_x, d_y);
   return HX_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- grouped layout */
+int hx_fdm_grouped_f32_available(hx_backend b, int p) {
+  return b && b->kind == HX_BACKEND_CPU && p >= 1 && p <= HX_FDM_PMAX && hx_fdm_cpu_xelem_grouped_on(p + 3);
+}
+
+int hx_fdm_elem_apply_grouped_f32(hx_backend b, int p, int32_t g0, int32_t ng, const float *d_Sg,
+                                  const float *d_Lg, const int32_t *d_mapg, const float *d_x, float *d_wg) {
+  HX_CHECK(hx_fdm_grouped_f32_available(b, p), HX_ERR_ARG,
+           "FDM grouped layout: not available for this backend and order p = %d", p);
+  HX_CHECK(g0 >= 0 && ng >= 0, HX_ERR_ARG, "groups [%d, %d + %d)", (int)g0, (int)g0, (int)ng);
+  if (ng == 0) return HX_SUCCESS;
+  HX_CHECK(d_Sg && d_Lg && d_mapg && d_x && d_wg, HX_ERR_ARG, "NULL array");
+  HX_CHECK(d_x != d_wg, HX_ERR_ARG, "input and output alias");
+  if (b->memcheck) {
+    const size_t m = (size_t)p + 3, end = (size_t)(g0 + ng) * 8;
+    HX_CALL(hx_mc_check_dev(d_Sg, end * 3 * m * m * sizeof(float), "FDM grouped: S"));
+    HX_CALL(hx_mc_check_dev(d_Lg, end * 3 * m * sizeof(float), "FDM grouped: L"));
+    HX_CALL(hx_mc_check_dev(d_mapg, end * m * m * m * sizeof(int32_t), "FDM grouped: map"));
+    HX_CALL(hx_mc_check_dev(d_wg, end * m * m * m * sizeof(float), "FDM grouped: w"));
+  }
+  HX_MC_SCOPE(b);
+  hx_fdm_cpu_xelem_grouped_f32(p + 3, g0, ng, d_Sg, d_Lg, d_mapg, d_x, d_wg);
+  return HX_SUCCESS;
+}

@@ -25,6 +25,11 @@ int hx_fdm_cpu_apply_f32(int m, int32_t nlist, const int32_t *list, const float 
  * HEXCG_CPU_ISA=generic or HEXCG_FDM_XELEM=0). */
 int32_t hx_fdm_cpu_xelem_f32(int m, int32_t nlist, const int32_t *list, const float *S, const float *L,
                              const float *u, float *w, const int32_t *map, const float *x);
+/* The grouped layout (hx_kernels_prec.h): hx_fdm_cpu_xelem_grouped_on says
+ * whether the cross-element kernel runs for box size m. */
+int hx_fdm_cpu_xelem_grouped_on(int m);
+void hx_fdm_cpu_xelem_grouped_f32(int m, int32_t g0, int32_t ng, const float *Sg, const float *Lg,
+                                  const int32_t *mapg, const float *x, float *wg);
 void hx_fdm_cpu_wgather_mixed(int64_t n, const int32_t *idx, const double *wt, int to_f32, const void *x,
                               void *y);
 void hx_fdm_cpu_wgather_f32(int64_t n, const int32_t *idx, const double *wt, const float *x, float *y);

@@ -149,6 +149,19 @@ int hx_fdm_elem_apply_map_p(hx_backend b, hx_precision prec, int p, int32_t nlis
 int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, hx_precision xprec,
                      const void *d_x, hx_precision yprec, void *d_y);
 
+/* FP32 box solves in the grouped layout (CPU cross-element kernel; see
+ * docs/fdm.md "Grouped layout"): groups of 8 elements, one per vector lane;
+ * group g's extended boxes interleaved [point][lane] at g (p+3)^3 8 of the
+ * map (extended L -> G, -1: no node) and of w, its eigenvectors and
+ * eigenvalues interleaved [entry][lane] at g 3 (p+3)^2 8 of Sg and
+ * g 3 (p+3) 8 of Lg (a lane without an element: zero S and L, its outputs
+ * are 0). Solves groups [g0, g0 + ng): w = box solve of x[map].
+ * hx_fdm_grouped_f32_available: whether this backend and order have it
+ * (CPU, AVX2, p + 3 <= 13, HEXCG_FDM_XELEM not 0). */
+int hx_fdm_grouped_f32_available(hx_backend b, int p);
+int hx_fdm_elem_apply_grouped_f32(hx_backend b, int p, int32_t g0, int32_t ng, const float *d_Sg,
+                                  const float *d_Lg, const int32_t *d_mapg, const float *d_x, float *d_wg);
+
 #ifdef __cplusplus
 }
 #endif

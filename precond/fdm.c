@@ -36,6 +36,12 @@ struct hx_fdm_s {
   int overlap;
   int32_t nbnd, nint;
   int32_t *d_bnd, *d_int;
+  /* grouped layout (FP32, CPU cross-element kernel; docs/fdm.md): the
+   * extended L side of xgs, d_xmap and d_xw interleaved by groups of 8
+   * elements (the boundary list's groups first), S and L likewise */
+  int grouped;
+  int32_t gbnd, gall;   /* groups of the boundary list (overlap), all groups */
+  float *d_Sg, *d_Lg;
   hx_fdm_stats st;
 };
 
@@ -156,6 +162,8 @@ static void fdm_free(hx_fdm f) {
   hx_mem_free(f->b, (void **)&f->d_xw);
   hx_mem_free(f->b, (void **)&f->d_bnd);
   hx_mem_free(f->b, (void **)&f->d_int);
+  hx_mem_free(f->b, (void **)&f->d_Sg);
+  hx_mem_free(f->b, (void **)&f->d_Lg);
   free(f);
 }
 
@@ -175,6 +183,60 @@ static void work_free(fdm_work *w) {
   free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
   free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
+}
+
+/* The grouped layout (docs/fdm.md "Grouped layout"): the elements in
+ * groups of 8 in processing order (all of them; with overlap the boundary
+ * list, padded to a multiple of 8 with empty lanes, then the interior one),
+ * the extended L-vector reordered to [group][point][lane] (hx_gs_relayout:
+ * the extended G-vector, its owners and exchange do not change), S and L
+ * interleaved [group][entry][lane] in float. HEXCG_FDM_GROUPED=0 keeps the
+ * element layout (A/B runs). */
+static int grouped_setup(hx_fdm f, const int32_t *lb, const int32_t *li) {
+  const char *env = getenv("HEXCG_FDM_GROUPED");
+  if (env && !strcmp(env, "0")) return HX_SUCCESS;
+  const int m = f->m, m2 = m * m;
+  const int64_t m3 = (int64_t)m2 * m;
+  const int32_t E = f->E;
+  const int32_t nb = f->overlap ? f->nbnd : E, gb = (nb + 7) / 8;
+  const int32_t ni = f->overlap ? f->nint : 0, gi = (ni + 7) / 8, G = gb + gi;
+  if ((int64_t)G * 8 * m3 >= INT32_MAX) return HX_SUCCESS; /* the int32 L range: element layout */
+  int32_t *lane = NULL; /* element of each lane, -1 empty */
+  int64_t *old = NULL;
+  float *Sg = NULL, *Lg = NULL;
+  int err = HX_ALLOC(&lane, (size_t)G * 8 + 1);
+  if (!err) err = HX_ALLOC(&old, (size_t)G * 8 * (size_t)m3 + 1);
+  if (!err) err = HX_ALLOC(&Sg, (size_t)G * 8 * 3 * m2 + 1);
+  if (!err) err = HX_ALLOC(&Lg, (size_t)G * 8 * 3 * m + 1);
+  if (err) goto done;
+  for (int32_t k = 0; k < gb * 8; k++) lane[k] = k < nb ? (f->overlap ? lb[k] : k) : -1;
+  for (int32_t k = 0; k < gi * 8; k++) lane[gb * 8 + k] = k < ni ? li[k] : -1;
+  for (int32_t g = 0; g < G; g++)
+    for (int l = 0; l < 8; l++) {
+      const int32_t e = lane[g * 8 + l];
+      for (int64_t pt = 0; pt < m3; pt++) old[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? (int64_t)e * m3 + pt : -1;
+      for (int j = 0; j < 3 * m2; j++)
+        Sg[((size_t)g * 3 * m2 + j) * 8 + l] = e >= 0 ? (float)f->h_S[(size_t)e * 3 * m2 + j] : 0.0f;
+      for (int j = 0; j < 3 * m; j++)
+        Lg[((size_t)g * 3 * m + j) * 8 + l] = e >= 0 ? (float)f->h_L[(size_t)e * 3 * m + j] : 0.0f;
+    }
+  const int64_t nl = (int64_t)G * 8 * m3;
+  err = hx_gs_relayout(f->xgs, nl, old);
+  if (!err) err = hx_mem_free(f->b, (void **)&f->d_xmap);
+  if (!err) err = hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap);
+  if (!err) err = hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl);
+  if (!err) err = hx_mem_free(f->b, (void **)&f->d_xw);
+  if (!err) err = hx_mem_alloc(f->b, sizeof(float) * (size_t)(nl + 1), (void **)&f->d_xw);
+  if (!err) err = hx_mem_zero(f->b, f->d_xw, sizeof(float) * (size_t)(nl + 1));
+  if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m2 + 1), (void **)&f->d_Sg);
+  if (!err) err = hx_mem_to_device(f->b, f->d_Sg, Sg, sizeof(float) * (size_t)G * 8 * 3 * m2);
+  if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m + 1), (void **)&f->d_Lg);
+  if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * (size_t)G * 8 * 3 * m);
+  if (!err) f->grouped = 1, f->gbnd = gb, f->gall = G;
+done:
+  free(lane), free(old), free(Sg), free(Lg);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  return HX_SUCCESS;
 }
 
 static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
@@ -444,6 +506,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(hx_mem_to_device(f->b, f->d_int, W->li, sizeof(int32_t) * (size_t)f->nint));
   }
 
+  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, p)) HX_CALL(grouped_setup(f, W->lb, W->li));
+
   /* model bytes of one apply: the two weighted copies, the gather of the
    * extended vector, the element kernel (input box through the map: 4 + 8
    * bytes per point, output box, S, L) */
@@ -523,6 +587,22 @@ int hx_fdm_destroy(hx_fdm *pf) {
   return HX_SUCCESS;
 }
 
+/* The box solves of a part of the elements (0 all, 1 the boundary list, 2
+ * the interior list), from d_xg into d_xw, in either layout. */
+static int solve_part(hx_fdm f, int part) {
+  const hx_precision P = f->prec;
+  if (f->grouped) {
+    const int32_t g0 = part == 2 ? f->gbnd : 0, g1 = part == 1 ? f->gbnd : f->gall;
+    HX_CALL(hx_fdm_elem_apply_grouped_f32(f->b, f->p, g0, g1 - g0, f->d_Sg, f->d_Lg, f->d_xmap,
+                                          (const float *)f->d_xg, (float *)f->d_xw));
+    return HX_SUCCESS;
+  }
+  const int32_t n = part == 0 ? f->E : part == 1 ? f->nbnd : f->nint;
+  const int32_t *list = part == 0 ? NULL : part == 1 ? f->d_bnd : f->d_int;
+  HX_CALL(hx_fdm_elem_apply_map_p(f->b, P, f->p, n, list, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+  return HX_SUCCESS;
+}
+
 int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
   HX_CHECK(f, HX_ERR_ARG, "FDM handle is NULL");
   HX_CHECK(d_r != d_z || f->ng == 0, HX_ERR_ARG, "r and z alias");
@@ -537,7 +617,7 @@ int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
   const double t1 = hx_wtime();
   double t_loc = 0.0, t_exch = t1 - t0;
   if (!f->overlap) {
-    HX_CALL(hx_fdm_elem_apply_map_p(f->b, P, f->p, f->E, NULL, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(solve_part(f, 0));
     HX_CALL(hx_backend_sync(f->b));
     const double t2 = hx_wtime();
     HX_CALL(hx_gs_gather_p(f->xgs, P, f->d_xw, f->d_xg));
@@ -545,14 +625,12 @@ int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
     const double t3 = hx_wtime();
     t_loc += t2 - t1, t_exch += t3 - t2;
   } else {
-    HX_CALL(
-        hx_fdm_elem_apply_map_p(f->b, P, f->p, f->nbnd, f->d_bnd, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(solve_part(f, 1));
     HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_SHARED, f->d_xw, f->d_xg));
     const double t2 = hx_wtime();
     HX_CALL(hx_gs_exchange_start_p(f->xgs, P, f->d_xg, HX_GS_ADD));
     const double t3 = hx_wtime();
-    HX_CALL(
-        hx_fdm_elem_apply_map_p(f->b, P, f->p, f->nint, f->d_int, f->d_S, f->d_L, f->d_xmap, f->d_xg, f->d_xw));
+    HX_CALL(solve_part(f, 2));
     HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_INTERIOR, f->d_xw, f->d_xg));
     HX_CALL(hx_backend_sync(f->b));
     const double t4 = hx_wtime();
@@ -611,3 +689,5 @@ int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {
 }
 
 int64_t hx_fdm_num_extended(hx_fdm f) { return f ? f->xng : 0; }
+
+int hx_fdm_grouped(hx_fdm f) { return f ? f->grouped : 0; }

@@ -57,6 +57,10 @@ typedef struct {
   double fine_bytes_per_apply;
 } hx_asm_stats;
 void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s);
+/* d_z = the fine level alone (the overlapping Schwarz solves) of a set-up
+ * asm preconditioner applied to d_r, for benchmarks; the apply statistics
+ * above are not touched. Collective. */
+int hx_asm_fine_apply(hx_pc pc, const double *d_r, double *d_z);
 
 /* Per-level figures of a p-multigrid preconditioner (type pmg; all zero for
  * another type): orders, setup seconds per level (discretisation, smoother,

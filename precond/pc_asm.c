@@ -156,6 +156,15 @@ static void asm_describe(void *ctx, char *buf, size_t len) {
            a->o.coarse ? (a->overlap ? ", overlapped)" : ", sequential)") : "");
 }
 
+int hx_asm_fine_apply(hx_pc pc, const double *d_r, double *d_z) {
+  HX_CHECK(pc && !strcmp(hx_pc_type(pc), "asm"), HX_ERR_ARG, "fine-level apply: not an asm preconditioner");
+  asm_pc *a = (asm_pc *)hx_pc_context(pc);
+  HX_CHECK(a->fine, HX_ERR_ARG, "fine-level apply: the preconditioner is not set up");
+  HX_CALL(hx_fdm_apply(a->fine, d_r, d_z));
+  HX_CALL(hx_backend_sync(a->b));
+  return HX_SUCCESS;
+}
+
 void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s) {
   memset(s, 0, sizeof *s);
   if (!pc || strcmp(hx_pc_type(pc), "asm")) return;

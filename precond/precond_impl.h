@@ -81,6 +81,9 @@ int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w);
 /* Length of the extended G-vector on this rank (fine nodes of the local
  * subdomains, ghost layers included). */
 int64_t hx_fdm_num_extended(hx_fdm f);
+/* 1 where the FP32 box solves run in the grouped layout (docs/fdm.md):
+ * CPU with the cross-element kernel, HEXCG_FDM_GROUPED not 0 */
+int hx_fdm_grouped(hx_fdm f);
 
 /* ================================================================ coarse level
  * z = P A0^{-1} P^T r: P interpolates the trilinear (Q1) function given by

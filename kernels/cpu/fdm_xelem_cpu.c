@@ -32,6 +32,46 @@
 #define XADD(a, b) _mm256_add_ps(a, b)
 #define XINVPOS(d) \
   _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), d), _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define XLOADU(p) _mm256_loadu_ps(p)
+#define XSTOREU(p, v) _mm256_storeu_ps(p, v)
+#define XGATHER(x, idx) hx_fdm_xelem_gather8(x, idx)
+#define XTRANS(r) hx_fdm_xelem_tr8(r)
+
+/* x[idx[0..8)], 0 where idx < 0 (masked off: x is not read there) */
+XINL __m256 hx_fdm_xelem_gather8(const float *x, const int32_t *idx) {
+#if defined(__clang__)
+  /* clang 14 aborts in its backend ("Do not know how to split the result")
+   * on the masked gather inside a target("avx2") function of a file built
+   * without -mavx2 (the fuzz build): eight scalar loads there */
+  float v[8];
+  for (int l = 0; l < 8; l++) v[l] = idx[l] >= 0 ? x[idx[l]] : 0.0f;
+  return _mm256_loadu_ps(v);
+#else
+  const __m256i i = _mm256_loadu_si256((const __m256i *)idx);
+  const __m256 ok = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(-1)));
+  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, i, ok, 4);
+#endif
+}
+
+/* r[0..8) as an 8 x 8 matrix of floats, transposed in place */
+XINL void hx_fdm_xelem_tr8(__m256 *r) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
 #include "fdm_xelem_t.h"
 
 static int hx_fdm_xelem_on(int m) {
@@ -50,7 +90,24 @@ int32_t hx_fdm_cpu_xelem_f32(int m, int32_t nlist, const int32_t *list, const fl
   hx_fdm_xelem_table_f32[m - 4](ng, list, S, L, u, w, map, x);
   return ng * 8;
 }
+
+int hx_fdm_cpu_xelem_grouped_on(int m) { return hx_fdm_xelem_on(m); }
+
+void hx_fdm_cpu_xelem_grouped_f32(int m, int32_t g0, int32_t ng, const float *Sg, const float *Lg,
+                                  const int32_t *mapg, const float *x, float *wg) {
+  if (ng > 0) hx_fdm_xelem_grouped_table_f32[m - 4](g0, ng, Sg, Lg, mapg, x, wg);
+}
 #else
+int hx_fdm_cpu_xelem_grouped_on(int m) {
+  (void)m;
+  return 0;
+}
+
+void hx_fdm_cpu_xelem_grouped_f32(int m, int32_t g0, int32_t ng, const float *Sg, const float *Lg,
+                                  const int32_t *mapg, const float *x, float *wg) {
+  (void)m, (void)g0, (void)ng, (void)Sg, (void)Lg, (void)mapg, (void)x, (void)wg;
+}
+
 int32_t hx_fdm_cpu_xelem_f32(int m, int32_t nlist, const int32_t *list, const float *S, const float *L,
                              const float *u, float *w, const int32_t *map, const float *x) {
   (void)m, (void)nlist, (void)list, (void)S, (void)L, (void)u, (void)w, (void)map, (void)x;

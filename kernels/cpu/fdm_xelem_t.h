@@ -2,7 +2,10 @@
  * cpu/fdm_xelem_cpu.c once per instantiation, no include guard): XT the
  * scalar, XV the 256-bit vector of XW lanes, XN(name) the instantiation's
  * names, and XLOAD, XSTORE (aligned), XMUL, XFMA, XADD, XINVPOS (1/d where
- * d > 0, else 0).
+ * d > 0, else 0). Optional (else scalar loops): XTRANS(r) transposes XW
+ * vectors r[XW] as an XW x XW matrix, with XLOADU, XSTOREU (unaligned) and
+ * XGATHER(x, idx) (x[idx[0..XW)], 0 where idx < 0) for the interleaving of
+ * the boxes in blocks of XW points.
  *
  * XW elements of the list run together, one per vector lane: the boxes,
  * their three 1D eigenvector matrices and eigenvalues are interleaved per
@@ -18,9 +21,10 @@
  * for every line (o1, o2) of the other two directions (strides s1, s2);
  * C(i, q) = C[(i ci + q cq) XW + lane]. L3 != NULL (the forward t
  * contraction): the result is scaled by 1 / (Lr[o1] + Ls[o2] + Lt[i]). */
-XINL void XN(hx_fdm_xelem_contract)(const int M, const int sd, const int s1, const int s2,
-                                    const XT *HX_RESTRICT C, const int ci, const int cq,
-                                    const XT *HX_RESTRICT in, XT *HX_RESTRICT out, const XT *HX_RESTRICT L3) {
+XINL void XN(hx_fdm_xelem_contract_o)(const int M, const int sd, const int s1, const int s2,
+                                      const XT *HX_RESTRICT C, const int ci, const int cq,
+                                      const XT *HX_RESTRICT in, XT *HX_RESTRICT out, const XT *HX_RESTRICT L3,
+                                      const int out_unaligned) {
   for (int o2 = 0; o2 < M; o2++)
     for (int o1 = 0; o1 < M; o1++) {
       const int base = o1 * s1 + o2 * s2;
@@ -39,8 +43,33 @@ XINL void XN(hx_fdm_xelem_contract)(const int M, const int sd, const int s1, con
         const XV lrs = XADD(XLOAD(L3 + (size_t)o1 * XW), XLOAD(L3 + (size_t)(M + o2) * XW));
         for (int i = 0; i < M; i++) acc[i] = XMUL(acc[i], XINVPOS(XADD(lrs, XLOAD(L3 + (size_t)(2 * M + i) * XW))));
       }
-      for (int i = 0; i < M; i++) XSTORE(out + (size_t)(base + i * sd) * XW, acc[i]);
+      if (out_unaligned)
+        for (int i = 0; i < M; i++) XSTOREU(out + (size_t)(base + i * sd) * XW, acc[i]);
+      else
+        for (int i = 0; i < M; i++) XSTORE(out + (size_t)(base + i * sd) * XW, acc[i]);
     }
+}
+
+XINL void XN(hx_fdm_xelem_contract)(const int M, const int sd, const int s1, const int s2,
+                                    const XT *HX_RESTRICT C, const int ci, const int cq,
+                                    const XT *HX_RESTRICT in, XT *HX_RESTRICT out, const XT *HX_RESTRICT L3) {
+  XN(hx_fdm_xelem_contract_o)(M, sd, s1, s2, C, ci, cq, in, out, L3, 0);
+}
+
+/* The six contractions of a group's boxes (interleaved S in Sl, L in Ll):
+ * U in, X work, the result in out (U itself, or unaligned memory) */
+XINL void XN(hx_fdm_xelem_six)(const int M, const XT *HX_RESTRICT Sl, const XT *HX_RESTRICT Ll, XT *U, XT *X,
+                               XT *out, const int out_unaligned) {
+  const int M2 = M * M;
+  const XT *Sr = Sl, *Ss = Sl + (size_t)M2 * XW, *St = Sl + (size_t)2 * M2 * XW;
+  /* forward: out[i] = sum_q S[i M + q] in[q] (ci = M, cq = 1); back:
+   * out[i] = sum_q S[q M + i] in[q] (ci = 1, cq = M) */
+  XN(hx_fdm_xelem_contract)(M, 1, M, M2, Sr, M, 1, U, X, NULL);
+  XN(hx_fdm_xelem_contract)(M, M, 1, M2, Ss, M, 1, X, U, NULL);
+  XN(hx_fdm_xelem_contract)(M, M2, 1, M, St, M, 1, U, X, Ll);
+  XN(hx_fdm_xelem_contract)(M, M2, 1, M, St, 1, M, X, U, NULL);
+  XN(hx_fdm_xelem_contract)(M, M, 1, M2, Ss, 1, M, U, X, NULL);
+  XN(hx_fdm_xelem_contract_o)(M, 1, M, M2, Sr, 1, M, X, out, NULL, out_unaligned);
 }
 
 /* One group of XW elements e[0..XW): interleave S, L and the input boxes
@@ -61,7 +90,18 @@ XINL void XN(hx_fdm_xelem_group)(const int M, const int64_t *HX_RESTRICT e, cons
   if (map) {
     const int32_t *me[XW];
     for (int l = 0; l < XW; l++) me[l] = map + e[l] * M3;
-    for (int pt = 0; pt < M3; pt++)
+    int pt = 0;
+#ifdef XTRANS
+    /* blocks of XW points: one masked hardware gather per element, then
+     * the XW x XW transpose into [point][lane] */
+    for (; pt + XW <= M3; pt += XW) {
+      XV r[XW];
+      for (int l = 0; l < XW; l++) r[l] = XGATHER(x, me[l] + pt);
+      XTRANS(r);
+      for (int j = 0; j < XW; j++) XSTORE(U + (size_t)(pt + j) * XW, r[j]);
+    }
+#endif
+    for (; pt < M3; pt++)
       for (int l = 0; l < XW; l++) {
         const int32_t g = me[l][pt];
         U[(size_t)pt * XW + l] = g >= 0 ? x[g] : (XT)0;
@@ -69,23 +109,43 @@ XINL void XN(hx_fdm_xelem_group)(const int M, const int64_t *HX_RESTRICT e, cons
   } else {
     const XT *ue[XW];
     for (int l = 0; l < XW; l++) ue[l] = u + e[l] * M3;
-    for (int pt = 0; pt < M3; pt++)
+    int pt = 0;
+#ifdef XTRANS
+    for (; pt + XW <= M3; pt += XW) {
+      XV r[XW];
+      for (int l = 0; l < XW; l++) r[l] = XLOADU(ue[l] + pt);
+      XTRANS(r);
+      for (int j = 0; j < XW; j++) XSTORE(U + (size_t)(pt + j) * XW, r[j]);
+    }
+#endif
+    for (; pt < M3; pt++)
       for (int l = 0; l < XW; l++) U[(size_t)pt * XW + l] = ue[l][pt];
   }
-  const XT *Sr = Sl, *Ss = Sl + (size_t)M2 * XW, *St = Sl + (size_t)2 * M2 * XW;
-  /* forward: out[i] = sum_q S[i M + q] in[q] (ci = M, cq = 1); back:
-   * out[i] = sum_q S[q M + i] in[q] (ci = 1, cq = M) */
-  XN(hx_fdm_xelem_contract)(M, 1, M, M2, Sr, M, 1, U, X, NULL);
-  XN(hx_fdm_xelem_contract)(M, M, 1, M2, Ss, M, 1, X, U, NULL);
-  XN(hx_fdm_xelem_contract)(M, M2, 1, M, St, M, 1, U, X, Ll);
-  XN(hx_fdm_xelem_contract)(M, M2, 1, M, St, 1, M, X, U, NULL);
-  XN(hx_fdm_xelem_contract)(M, M, 1, M2, Ss, 1, M, U, X, NULL);
-  XN(hx_fdm_xelem_contract)(M, 1, M, M2, Sr, 1, M, X, U, NULL);
+  XN(hx_fdm_xelem_six)(M, Sl, Ll, U, X, U, 0);
   XT *we[XW];
   for (int l = 0; l < XW; l++) we[l] = w + e[l] * M3;
+  /* scalar de-interleave: 8 x 8 transposes here measured slower overall (docs/fdm.md) */
   for (int pt = 0; pt < M3; pt++)
     for (int l = 0; l < XW; l++) we[l][pt] = U[(size_t)pt * XW + l];
 }
+
+#ifdef XGATHER
+/* Grouped layout (docs/fdm.md "Grouped layout"): the extended boxes of
+ * group g are stored interleaved, [point][lane], at g M^3 XW of the map and
+ * of w, the group's S and L at g 3 M^2 XW and g 3 M XW: the input box is
+ * one gather per point, the output is written in place, and S, L are
+ * copied as they are (no per-lane interleaving). */
+XINL void XN(hx_fdm_xelem_grouped_one)(const int M, const XT *HX_RESTRICT Sg, const XT *HX_RESTRICT Lg,
+                                       const int32_t *HX_RESTRICT mapg, const XT *HX_RESTRICT x,
+                                       XT *HX_RESTRICT wg, XT *HX_RESTRICT U, XT *HX_RESTRICT X,
+                                       XT *HX_RESTRICT Sl, XT *HX_RESTRICT Ll) {
+  const int M2 = M * M, M3 = M2 * M;
+  for (int j = 0; j < 3 * M2; j++) XSTORE(Sl + (size_t)j * XW, XLOADU(Sg + (size_t)j * XW));
+  for (int j = 0; j < 3 * M; j++) XSTORE(Ll + (size_t)j * XW, XLOADU(Lg + (size_t)j * XW));
+  for (int pt = 0; pt < M3; pt++) XSTORE(U + (size_t)pt * XW, XGATHER(x, mapg + (size_t)pt * XW));
+  XN(hx_fdm_xelem_six)(M, Sl, Ll, U, X, wg, 1);
+}
+#endif
 
 /* Prefetch the next group's S, L and input (map or boxes) into L2, one line
  * per 64 bytes, as the within-element kernels do for the next element. */
@@ -136,6 +196,41 @@ XLOOP(12)
 XLOOP(13)
 #undef XLOOP
 
+#ifdef XGATHER
+/* groups [g0, g0 + ng) of the grouped layout */
+#define XLOOPG(M)                                                                                             \
+  __attribute__((target("avx2,fma"))) static void XN(hx_fdm_xelem_grouped_##M)(                              \
+      int32_t g0, int32_t ng, const XT *Sg, const XT *Lg, const int32_t *mapg, const XT *x, XT *wg) {          \
+    _Pragma("omp parallel") {                                                                                 \
+      __attribute__((aligned(64))) XT U[(M) * (M) * (M)*XW], X[(M) * (M) * (M)*XW];                          \
+      __attribute__((aligned(64))) XT Sl[3 * (M) * (M)*XW], Ll[3 * (M)*XW];                                   \
+      _Pragma("omp for schedule(dynamic, 1)") for (int32_t g = g0; g < g0 + ng; g++) {                        \
+        const size_t gs = (size_t)g * (M) * (M) * (M)*XW;                                                     \
+        XN(hx_fdm_xelem_grouped_one)((M), Sg + (size_t)g * 3 * (M) * (M)*XW, Lg + (size_t)g * 3 * (M)*XW,    \
+                                     mapg + gs, x, wg + gs, U, X, Sl, Ll);                                    \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+XLOOPG(4)
+XLOOPG(5)
+XLOOPG(6)
+XLOOPG(7)
+XLOOPG(8)
+XLOOPG(9)
+XLOOPG(10)
+XLOOPG(11)
+XLOOPG(12)
+XLOOPG(13)
+#undef XLOOPG
+typedef void (*XN(hx_fdm_xelem_grouped_fn))(int32_t, int32_t, const XT *, const XT *, const int32_t *, const XT *,
+                                            XT *);
+static const XN(hx_fdm_xelem_grouped_fn) XN(hx_fdm_xelem_grouped_table)[HX_FDM_XELEM_MMAX - 3] = {
+    XN(hx_fdm_xelem_grouped_4),  XN(hx_fdm_xelem_grouped_5),  XN(hx_fdm_xelem_grouped_6),
+    XN(hx_fdm_xelem_grouped_7),  XN(hx_fdm_xelem_grouped_8),  XN(hx_fdm_xelem_grouped_9),
+    XN(hx_fdm_xelem_grouped_10), XN(hx_fdm_xelem_grouped_11), XN(hx_fdm_xelem_grouped_12),
+    XN(hx_fdm_xelem_grouped_13)};
+#endif
+
 typedef void (*XN(hx_fdm_xelem_fn))(int32_t, const int32_t *, const XT *, const XT *, const XT *, XT *,
                                     const int32_t *, const XT *);
 static const XN(hx_fdm_xelem_fn) XN(hx_fdm_xelem_table)[HX_FDM_XELEM_MMAX - 3] = {
@@ -153,3 +248,7 @@ static const XN(hx_fdm_xelem_fn) XN(hx_fdm_xelem_table)[HX_FDM_XELEM_MMAX - 3] =
 #undef XFMA
 #undef XADD
 #undef XINVPOS
+#undef XTRANS
+#undef XLOADU
+#undef XSTOREU
+#undef XGATHER

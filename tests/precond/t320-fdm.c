@@ -17,8 +17,10 @@
  *            vectors, p = 1..8 (every box size class of the 8-lane AVX2
  *            padding), box and Kershaw, weights none/sqrt/ras, Neumann and
  *            Helmholtz; symmetric to FP32 rounding (|x.My - y.Mx| <= 1e-5
- *            |x||My|); masked entries zero; with --backend cuda the CUDA
- *            FP32 apply agrees with the CPU FP32 apply (1e-5)
+ *            |x||My|); masked entries zero; the grouped layout in use
+ *            exactly where the kernel has it (not with
+ *            HEXCG_FDM_GROUPED=0); with --backend cuda the CUDA FP32 apply
+ *            agrees with the CPU FP32 apply (1e-5)
  *   bench    time of hx_fdm_apply (FP64 and FP32, the same run) vs one
  *            operator apply, best of REPS: bench [NX] [P] [REPS] (ctest runs
  *            a tiny smoke case)
@@ -507,6 +509,13 @@ static int fp32_case(const cfg *c0) {
   c.prec = HX_F32;
   if (ctx_create(MPI_COMM_WORLD, g_backend, &c, &x32)) return 1;
   HX_ASSERT(hx_fdm_precision(x32.f) == HX_F32 && hx_fdm_precision(x64.f) == HX_F64, "precision getter");
+  {
+    /* the grouped layout runs wherever the kernel has it, unless switched off */
+    const char *genv = getenv("HEXCG_FDM_GROUPED");
+    const int want = hx_fdm_grouped_f32_available(x32.b, c.p) && !(genv && !strcmp(genv, "0"));
+    HX_ASSERT(hx_fdm_grouped(x32.f) == want && !hx_fdm_grouped(x64.f), "p=%d: grouped layout %d, expected %d", c.p,
+              hx_fdm_grouped(x32.f), want);
+  }
   hx_gs gs = hx_disc_gs(x64.d);
   const int64_t ng = hx_gs_num_local(gs);
   double *r = malloc(sizeof(double) * (ng + 1)), *r2 = malloc(sizeof(double) * (ng + 1));

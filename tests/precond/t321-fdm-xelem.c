@@ -5,7 +5,10 @@
  * within-element kernel only), with lists whose lengths are not multiples
  * of 8 (the cross-element kernel takes complete groups of 8, the rest goes
  * through the within-element kernel), with and without an element list,
- * and through the extended map (fused gather, -1 entries read as 0).
+ * and through the extended map (fused gather, -1 entries read as 0); with
+ * the map also in the grouped layout (hx_fdm_elem_apply_grouped_f32: 8
+ * elements interleaved per group, empty lanes padding the last group, which
+ * must give 0), where the backend has it.
  * ctest runs it with the cross-element kernel on (the default) and off
  * (HEXCG_FDM_XELEM=0), and with HEXCG_CPU_ISA=generic.
  *
@@ -63,7 +66,47 @@ static int run(const char *backend, int p, int32_t E, int use_list, int use_map,
   HX_TCALL(hx_mem_to_host(b, w, dw, sizeof(float) * nB));
   double *Sd = malloc(sizeof(double) * 3 * m2), *Ld = malloc(sizeof(double) * 3 * m);
   double *ud = malloc(sizeof(double) * m3), *wd = malloc(sizeof(double) * m3), *t = malloc(sizeof(double) * m3);
-  double worst = 0.0;
+  /* the grouped layout (hx_fdm_elem_apply_grouped_f32), where the backend
+   * has it: the elements in list order, 8 lanes per group, the last group
+   * padded with empty lanes (zero S, L; map -1), solved as two ranges */
+  const int grouped = use_map && hx_fdm_grouped_f32_available(b, p);
+  const int32_t G = (E + 7) / 8;
+  float *wgh = NULL;
+  if (grouped) {
+    const size_t nSg = (size_t)G * 8 * 3 * m2, nLg = (size_t)G * 8 * 3 * m, nBg = (size_t)G * 8 * m3;
+    float *Sg = calloc(nSg + 1, sizeof(float)), *Lg = calloc(nLg + 1, sizeof(float));
+    int32_t *mg = malloc(sizeof(int32_t) * (nBg + 1));
+    wgh = malloc(sizeof(float) * (nBg + 1));
+    for (int32_t g = 0; g < G; g++)
+      for (int l = 0; l < 8; l++) {
+        const int32_t k = g * 8 + l, e = k < E ? (use_list ? list[k] : k) : -1;
+        for (int j = 0; j < 3 * m2 && e >= 0; j++) Sg[((size_t)g * 3 * m2 + j) * 8 + l] = S[(size_t)e * 3 * m2 + j];
+        for (int j = 0; j < 3 * m && e >= 0; j++) Lg[((size_t)g * 3 * m + j) * 8 + l] = L[(size_t)e * 3 * m + j];
+        for (int pt = 0; pt < m3; pt++)
+          mg[((size_t)g * m3 + pt) * 8 + l] = e >= 0 ? map[(size_t)e * m3 + pt] : -1;
+      }
+    float *dSg, *dLg, *dwg;
+    int32_t *dmg;
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * (nSg + 1), (void **)&dSg));
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * (nLg + 1), (void **)&dLg));
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * (nBg + 1), (void **)&dwg));
+    HX_TCALL(hx_mem_alloc(b, sizeof(int32_t) * (nBg + 1), (void **)&dmg));
+    HX_TCALL(hx_mem_to_device(b, dSg, Sg, sizeof(float) * nSg));
+    HX_TCALL(hx_mem_to_device(b, dLg, Lg, sizeof(float) * nLg));
+    HX_TCALL(hx_mem_to_device(b, dmg, mg, sizeof(int32_t) * nBg));
+    HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, 0, G / 2, dSg, dLg, dmg, dx, dwg));
+    HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, G / 2, G - G / 2, dSg, dLg, dmg, dx, dwg));
+    HX_TCALL(hx_mem_to_host(b, wgh, dwg, sizeof(float) * nBg));
+    int64_t nonzero = 0;
+    for (int32_t k = E; k < G * 8; k++)
+      for (int pt = 0; pt < m3; pt++) nonzero += wgh[((size_t)(k / 8) * m3 + pt) * 8 + k % 8] != 0.0f;
+    HX_ASSERT(nonzero == 0, "p = %d, %d elements: %lld outputs of empty grouped lanes are not 0", p, (int)E,
+              (long long)nonzero);
+    hx_mem_free(b, (void **)&dSg), hx_mem_free(b, (void **)&dLg), hx_mem_free(b, (void **)&dwg);
+    hx_mem_free(b, (void **)&dmg);
+    free(Sg), free(Lg), free(mg);
+  }
+  double worst = 0.0, worst_g = 0.0;
   for (int32_t e = 0; e < E; e++) {
     for (int j = 0; j < 3 * m2; j++) Sd[j] = S[(size_t)e * 3 * m2 + j];
     for (int j = 0; j < 3 * m; j++) Ld[j] = L[(size_t)e * 3 * m + j];
@@ -78,7 +121,18 @@ static int run(const char *backend, int p, int32_t E, int use_list, int use_map,
       err = fmax(err, fabs(wd[pt] - (double)w[(size_t)e * m3 + pt]));
     }
     worst = fmax(worst, err / (mx > 0 ? mx : 1.0));
+    if (grouped) {
+      int32_t k = 0; /* the lane of e */
+      while (k < E && (use_list ? list[k] : k) != e) k++;
+      double eg = 0.0;
+      for (int pt = 0; pt < m3; pt++)
+        eg = fmax(eg, fabs(wd[pt] - (double)wgh[((size_t)(k / 8) * m3 + pt) * 8 + k % 8]));
+      worst_g = fmax(worst_g, eg / (mx > 0 ? mx : 1.0));
+    }
   }
+  HX_ASSERT(worst_g <= TOL, "p = %d, %d elements, list %d: grouped layout max error %.3e of max|w| (bound %.0e)",
+            p, (int)E, use_list, worst_g, TOL);
+  free(wgh);
   HX_ASSERT(worst <= TOL, "p = %d, %d elements, list %d, map %d: max error %.3e of max|w| (bound %.0e)", p,
             (int)E, use_list, use_map, worst, TOL);
   free(Sd), free(Ld), free(ud), free(wd), free(t);
