@@ -202,6 +202,15 @@ static int hx_gs_build_l(hx_gs gs) {
   return HX_SUCCESS;
 }
 
+/* Frees what hx_gs_build_l makes (not h_map). */
+static int hx_gs_free_l(hx_gs gs) {
+  void **dptr[] = {(void **)&gs->d_map, (void **)&gs->d_row, (void **)&gs->d_col, (void **)&gs->d_bstart};
+  for (size_t k = 0; k < sizeof dptr / sizeof dptr[0]; k++) HX_CALL(hx_mem_free(gs->b, dptr[k]));
+  free(gs->chunk), free(gs->acc), free(gs->cut_rows);
+  gs->chunk = NULL, gs->acc = NULL, gs->cut_rows = NULL;
+  return HX_SUCCESS;
+}
+
 int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new) {
   HX_CHECK(gs && (old_of_new || nl == 0), HX_ERR_ARG, "gather-scatter relayout: NULL argument");
   HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter relayout: nl = %lld must be in [0, 2^31-1)",
@@ -230,12 +239,49 @@ int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new) {
     return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   }
   /* the G side (ids, owners, exchange) stays; the L side is rebuilt */
-  void **dptr[] = {(void **)&gs->d_map, (void **)&gs->d_row, (void **)&gs->d_col, (void **)&gs->d_bstart};
-  for (size_t k = 0; k < sizeof dptr / sizeof dptr[0]; k++) HX_CALL(hx_mem_free(gs->b, dptr[k]));
-  free(gs->h_map), free(gs->chunk), free(gs->acc), free(gs->cut_rows);
-  gs->chunk = NULL, gs->acc = NULL, gs->cut_rows = NULL;
+  HX_CALL(hx_gs_free_l(gs));
+  free(gs->h_map);
   gs->h_map = map;
   gs->nl = nl;
+  HX_CALL(hx_gs_build_l(gs));
+  return HX_SUCCESS;
+}
+
+int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
+  HX_CHECK(gs && (h_new_of_old || gs->ng == 0), HX_ERR_ARG, "gather-scatter renumbering: NULL argument");
+  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter renumbering: an exchange is in flight");
+  HX_CHECK(!gs->has_mask, HX_ERR_ARG, "gather-scatter renumbering: the G-vector has a mask (renumber before "
+                                      "setting it)");
+  const int64_t ng = gs->ng, s0 = ng - gs->n_shared;
+  int32_t *nof = h_new_of_old;
+  for (int64_t r = 0; r < ng; r++) nof[r] = r < s0 ? -1 : (int32_t)r;
+  int64_t next = 0;
+  for (int64_t i = 0; i < gs->nl; i++) {
+    const int32_t r = gs->h_map[i];
+    if (r >= 0 && r < s0 && nof[r] < 0) nof[r] = (int32_t)next++;
+  }
+  HX_CHECK(next == s0, HX_ERR_INTERNAL, "gather-scatter renumbering: %lld of %lld interior rows in the map",
+           (long long)next, (long long)s0);
+  int64_t *gids = NULL;
+  double *m = NULL, *pm = NULL;
+  int ierr = HX_ALLOC(&gids, ng + 1);
+  if (!ierr) ierr = HX_ALLOC(&m, ng + 1);
+  if (!ierr) ierr = HX_ALLOC(&pm, ng + 1);
+  if (!ierr) {
+    for (int64_t r = 0; r < ng; r++) gids[nof[r]] = gs->gids[r];
+    memcpy(gs->gids, gids, (size_t)ng * sizeof *gids);
+  }
+  double **dm[] = {&gs->d_mult, &gs->d_invmult};
+  for (int k = 0; k < 2 && !ierr && ng > 0; k++) {
+    ierr = hx_mem_to_host(gs->b, m, *dm[k], (size_t)ng * sizeof *m);
+    for (int64_t r = 0; r < ng && !ierr; r++) pm[nof[r]] = m[r];
+    if (!ierr) ierr = hx_mem_to_device(gs->b, *dm[k], pm, (size_t)ng * sizeof *pm);
+  }
+  free(gids), free(m), free(pm);
+  if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  for (int64_t i = 0; i < gs->nl; i++)
+    if (gs->h_map[i] >= 0) gs->h_map[i] = nof[gs->h_map[i]];
+  HX_CALL(hx_gs_free_l(gs));
   HX_CALL(hx_gs_build_l(gs));
   return HX_SUCCESS;
 }

@@ -405,6 +405,17 @@ int hx_gs_element_shared_flags(hx_gs gs, int64_t nodes_per_elem, int *h_flag);
  * FDM level to interleave its extended boxes by groups of 8 elements. */
 int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new);
 
+/* Renumbers the interior G entries (owned, not shared: [0, ng - n_shared))
+ * in order of first appearance in the current L-vector, so that a kernel
+ * reading the G-vector through the map in L order reads it nearly in
+ * sequence (after hx_gs_relayout: the FDM's grouped boxes). Shared entries,
+ * the exchange pattern and the owners do not change; ids and
+ * multiplicities move with their entries; the L side is rebuilt.
+ * h_new_of_old[ng] (host) receives the new index of each old G entry, for
+ * the caller's arrays that hold G indices. Local; not during an exchange;
+ * refused when a mask is set (set it after). */
+int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old);
+
 /* L-vector owner marks (gslib's "unique"): h_flag[nl] = 1 on exactly one
  * L entry per id over all ranks (the first L entry, on the owning rank, of
  * each owned G entry), 0 elsewhere and on id 0. Host memory, not collective. */

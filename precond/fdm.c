@@ -185,6 +185,33 @@ static void work_free(fdm_work *w) {
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
 }
 
+/* The interior extended G entries renumbered in the grouped L order
+ * (hx_gs_renumber_interior): the box solves then read the extended vector
+ * nearly in sequence, 8 lanes of new points at consecutive entries. The
+ * weighted copies' index arrays (W's host copies) follow. */
+static int renumber_interior(hx_fdm f, fdm_work *W) {
+  const int64_t xng = f->xng;
+  int32_t *nof = NULL, *idx = NULL;
+  double *w = NULL;
+  int err = HX_ALLOC(&nof, xng + 1);
+  if (!err) err = HX_ALLOC(&idx, xng + 1);
+  if (!err) err = HX_ALLOC(&w, xng + 1);
+  if (!err) err = hx_gs_renumber_interior(f->xgs, nof);
+  if (!err) {
+    for (int64_t x = 0; x < xng; x++) idx[nof[x]] = W->in_idx[x], w[nof[x]] = W->in_w[x];
+    memcpy(W->in_idx, idx, (size_t)xng * sizeof *idx);
+    memcpy(W->in_w, w, (size_t)xng * sizeof *w);
+    for (int64_t i = 0; i < f->ng; i++)
+      if (W->out_idx[i] >= 0) W->out_idx[i] = nof[W->out_idx[i]];
+    err = hx_mem_to_device(f->b, f->d_in_idx, W->in_idx, sizeof(int32_t) * (size_t)xng);
+  }
+  if (!err) err = hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)xng);
+  if (!err) err = hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng);
+  free(nof), free(idx), free(w);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  return HX_SUCCESS;
+}
+
 /* The grouped layout (docs/fdm.md "Grouped layout"): the elements in
  * groups of 8 in processing order (all of them; with overlap the boundary
  * list, padded to a multiple of 8 with empty lanes, then the interior one),
@@ -192,9 +219,11 @@ static void work_free(fdm_work *w) {
  * the extended G-vector, its owners and exchange do not change), S and L
  * interleaved [group][entry][lane] in float. HEXCG_FDM_GROUPED=0 keeps the
  * element layout (A/B runs). */
-static int grouped_setup(hx_fdm f, const int32_t *lb, const int32_t *li) {
+static int grouped_setup(hx_fdm f, fdm_work *W) {
+  const int32_t *lb = W->lb, *li = W->li;
   const char *env = getenv("HEXCG_FDM_GROUPED");
   if (env && !strcmp(env, "0")) return HX_SUCCESS;
+  const int renumber = !(env && !strcmp(env, "keep-g"));
   const int m = f->m, m2 = m * m;
   const int64_t m3 = (int64_t)m2 * m;
   const int32_t E = f->E;
@@ -222,6 +251,7 @@ static int grouped_setup(hx_fdm f, const int32_t *lb, const int32_t *li) {
     }
   const int64_t nl = (int64_t)G * 8 * m3;
   err = hx_gs_relayout(f->xgs, nl, old);
+  if (!err && renumber) err = renumber_interior(f, W);
   if (!err) err = hx_mem_free(f->b, (void **)&f->d_xmap);
   if (!err) err = hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap);
   if (!err) err = hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl);
@@ -506,7 +536,7 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(hx_mem_to_device(f->b, f->d_int, W->li, sizeof(int32_t) * (size_t)f->nint));
   }
 
-  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, p)) HX_CALL(grouped_setup(f, W->lb, W->li));
+  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, p)) HX_CALL(grouped_setup(f, W));
 
   /* model bytes of one apply: the two weighted copies, the gather of the
    * extended vector, the element kernel (input box through the map: 4 + 8

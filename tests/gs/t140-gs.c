@@ -535,7 +535,10 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     enum { NL = 24 };
     int64_t ids[NL], old[NL + 3];
-    for (int i = 0; i < NL; i++) ids[i] = i % 5 == 4 ? 0 : 1 + (i + 7 * rank) % 30;
+    /* the first half possibly shared with other ranks, the second private
+     * to this rank and repeated (multiplicities 2 and 3) */
+    for (int i = 0; i < NL; i++)
+      ids[i] = i % 5 == 4 ? 0 : i < NL / 2 ? 1 + (i + 7 * rank) % 30 : 100 + 20 * rank + i % 4;
     hx_gs g1 = NULL, g2 = NULL;
     HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, NL, ids, &g1));
     HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, NL, ids, &g2));
@@ -570,6 +573,50 @@ int main(int argc, char **argv) {
     HX_TCALL(hx_mem_to_host(b, hg1, dg1, sizeof(double) * (size_t)ng));
     HX_TCALL(hx_mem_to_host(b, hg2, dg2, sizeof(double) * (size_t)ng));
     HX_ASSERT(memcmp(hg1, hg2, sizeof(double) * (size_t)ng) == 0, "relayout: the gather differs");
+    /* hx_gs_renumber_interior: the interior rows in order of first
+     * appearance in the (reversed) L side, shared rows in place; the map,
+     * the assembly (gather and exchange) and the multiplicities follow the
+     * permutation; refused once a mask is set */
+    {
+      const int64_t s0 = ng - hx_gs_num_shared(g2);
+      int32_t *nof = malloc(sizeof(int32_t) * (size_t)(ng + 1)), m2old[NL + 3];
+      int *seen = calloc((size_t)ng + 1, sizeof(int));
+      memcpy(m2old, m2, sizeof m2old);
+      HX_TCALL(hx_gs_renumber_interior(g2, nof));
+      int nbad = 0;
+      for (int64_t r = 0; r < ng; r++) {
+        nbad += nof[r] < 0 || nof[r] >= ng || seen[nof[r]]++ || (r >= s0 && nof[r] != r);
+      }
+      HX_ASSERT(nbad == 0, "renumber: not a permutation fixing the shared rows (%d bad)", nbad);
+      const int32_t *m3 = hx_gs_map_host(g2);
+      int32_t next = 0;
+      nbad = 0;
+      for (int k = 0; k < NL + 3; k++) {
+        nbad += m3[k] != (m2old[k] < 0 ? -1 : nof[m2old[k]]);
+        if (m3[k] >= 0 && m3[k] < s0) {
+          if (m3[k] > next) nbad++;
+          if (m3[k] == next) next++;
+        }
+      }
+      HX_ASSERT(nbad == 0 && next == s0, "renumber: map or first-appearance order wrong (%d bad, %d of %lld)", nbad,
+                (int)next, (long long)s0);
+      double *hm1 = malloc(sizeof(double) * (size_t)(ng + 1)), *hm2 = malloc(sizeof(double) * (size_t)(ng + 1));
+      HX_TCALL(hx_gs_assemble(g1, dl1, dg1));
+      HX_TCALL(hx_gs_assemble(g2, dl2, dg2));
+      HX_TCALL(hx_mem_to_host(b, hg1, dg1, sizeof(double) * (size_t)ng));
+      HX_TCALL(hx_mem_to_host(b, hg2, dg2, sizeof(double) * (size_t)ng));
+      HX_TCALL(hx_mem_to_host(b, hm1, hx_gs_inv_multiplicity(g1), sizeof(double) * (size_t)ng));
+      HX_TCALL(hx_mem_to_host(b, hm2, hx_gs_inv_multiplicity(g2), sizeof(double) * (size_t)ng));
+      nbad = 0;
+      for (int64_t r = 0; r < ng; r++) nbad += hg2[nof[r]] != hg1[r] || hm2[nof[r]] != hm1[r];
+      HX_ASSERT(nbad == 0, "renumber: %d assembled values or multiplicities differ", nbad);
+      int lflag[NL + 3];
+      for (int k = 0; k < NL + 3; k++) lflag[k] = k == 3;
+      HX_TCALL(hx_gs_set_mask(g2, lflag));
+      HX_ASSERT(hx_gs_renumber_interior(g2, nof) == HX_ERR_ARG, "renumber: accepted with a mask set");
+      hx_error_clear();
+      free(nof), free(seen), free(hm1), free(hm2);
+    }
     hx_mem_free(b, (void **)&dl1), hx_mem_free(b, (void **)&dl2);
     hx_mem_free(b, (void **)&dg1), hx_mem_free(b, (void **)&dg2);
     free(hg1), free(hg2);
