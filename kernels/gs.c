@@ -211,49 +211,11 @@ static int hx_gs_free_l(hx_gs gs) {
   return HX_SUCCESS;
 }
 
-int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new) {
-  HX_CHECK(gs && (old_of_new || nl == 0), HX_ERR_ARG, "gather-scatter relayout: NULL argument");
-  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter relayout: nl = %lld must be in [0, 2^31-1)",
-           (long long)nl);
-  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter relayout: an exchange is in flight");
-  int32_t *map = NULL;
-  unsigned char *seen = NULL;
-  HX_CALL(HX_ALLOC(&map, nl + 1));
-  int ierr = HX_ALLOC(&seen, gs->nl + 1);
-  int64_t n = 0;
-  for (int64_t i = 0; i < nl && !ierr; i++) {
-    const int64_t o = old_of_new[i];
-    map[i] = -1;
-    if (o < 0) continue;
-    if (o >= gs->nl || seen[o])
-      ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: entry %lld takes old L entry %lld (%s)", (long long)i,
-                      (long long)o, o >= gs->nl ? "outside the old vector" : "taken twice");
-    else seen[o] = 1, map[i] = gs->h_map[o], n += map[i] >= 0;
-  }
-  if (!ierr && n != gs->nnz)
-    ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: %lld of the %lld mapped L entries kept", (long long)n,
-                    (long long)gs->nnz);
-  free(seen);
-  if (ierr) {
-    free(map);
-    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
-  }
-  /* the G side (ids, owners, exchange) stays; the L side is rebuilt */
-  HX_CALL(hx_gs_free_l(gs));
-  free(gs->h_map);
-  gs->h_map = map;
-  gs->nl = nl;
-  HX_CALL(hx_gs_build_l(gs));
-  return HX_SUCCESS;
-}
-
-int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
-  HX_CHECK(gs && (h_new_of_old || gs->ng == 0), HX_ERR_ARG, "gather-scatter renumbering: NULL argument");
-  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter renumbering: an exchange is in flight");
-  HX_CHECK(!gs->has_mask, HX_ERR_ARG, "gather-scatter renumbering: the G-vector has a mask (renumber before "
-                                      "setting it)");
+/* The interior G rows renumbered by first appearance in gs->h_map (ids,
+ * multiplicities and the map's values follow; the L side is not rebuilt:
+ * the callers do that once). */
+static int hx_gs_permute_interior(hx_gs gs, int32_t *nof) {
   const int64_t ng = gs->ng, s0 = ng - gs->n_shared;
-  int32_t *nof = h_new_of_old;
   for (int64_t r = 0; r < ng; r++) nof[r] = r < s0 ? -1 : (int32_t)r;
   int64_t next = 0;
   for (int64_t i = 0; i < gs->nl; i++) {
@@ -281,6 +243,55 @@ int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   for (int64_t i = 0; i < gs->nl; i++)
     if (gs->h_map[i] >= 0) gs->h_map[i] = nof[gs->h_map[i]];
+  return HX_SUCCESS;
+}
+
+int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_new_of_old) {
+  HX_CHECK(gs && (old_of_new || nl == 0), HX_ERR_ARG, "gather-scatter relayout: NULL argument");
+  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter relayout: nl = %lld must be in [0, 2^31-1)",
+           (long long)nl);
+  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter relayout: an exchange is in flight");
+  HX_CHECK(!h_new_of_old || !gs->has_mask, HX_ERR_ARG,
+           "gather-scatter relayout: renumbering refused, the G-vector has a mask (renumber before setting it)");
+  int32_t *map = NULL;
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&map, nl + 1));
+  int ierr = HX_ALLOC(&seen, gs->nl + 1);
+  int64_t n = 0;
+  for (int64_t i = 0; i < nl && !ierr; i++) {
+    const int64_t o = old_of_new[i];
+    map[i] = -1;
+    if (o < 0) continue;
+    if (o >= gs->nl || seen[o])
+      ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: entry %lld takes old L entry %lld (%s)", (long long)i,
+                      (long long)o, o >= gs->nl ? "outside the old vector" : "taken twice");
+    else seen[o] = 1, map[i] = gs->h_map[o], n += map[i] >= 0;
+  }
+  if (!ierr && n != gs->nnz)
+    ierr = HX_ERROR(HX_ERR_ARG, "gather-scatter relayout: %lld of the %lld mapped L entries kept", (long long)n,
+                    (long long)gs->nnz);
+  free(seen);
+  if (ierr) {
+    free(map);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
+  /* the exchange and the owners stay; the L side is rebuilt once, after
+   * the optional renumbering of the interior rows */
+  HX_CALL(hx_gs_free_l(gs));
+  free(gs->h_map);
+  gs->h_map = map;
+  gs->nl = nl;
+  if (h_new_of_old) HX_CALL(hx_gs_permute_interior(gs, h_new_of_old));
+  HX_CALL(hx_gs_build_l(gs));
+  return HX_SUCCESS;
+}
+
+int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
+  HX_CHECK(gs && (h_new_of_old || gs->ng == 0), HX_ERR_ARG, "gather-scatter renumbering: NULL argument");
+  HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter renumbering: an exchange is in flight");
+  HX_CHECK(!gs->has_mask, HX_ERR_ARG, "gather-scatter renumbering: the G-vector has a mask (renumber before "
+                                      "setting it)");
+  HX_CALL(hx_gs_permute_interior(gs, h_new_of_old));
   HX_CALL(hx_gs_free_l(gs));
   HX_CALL(hx_gs_build_l(gs));
   return HX_SUCCESS;

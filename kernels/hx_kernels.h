@@ -402,8 +402,11 @@ int hx_gs_element_shared_flags(hx_gs gs, int64_t nodes_per_elem, int *h_flag);
  * mask and exchange pattern stay; the map, the gather's CSR and the CPU
  * plan follow the new order (so the gather sums each row in the new L
  * order). Local (no communication); not during an exchange. Used by the
- * FDM level to interleave its extended boxes by groups of 8 elements. */
-int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new);
+ * FDM level to interleave its extended boxes by groups of 8 elements.
+ * h_new_of_old (NULL: the G numbering stays) also renumbers the interior G
+ * entries in the new L order, as hx_gs_renumber_interior below, in the
+ * same rebuild of the L side (one build instead of two at setup). */
+int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_new_of_old);
 
 /* Renumbers the interior G entries (owned, not shared: [0, ng - n_shared))
  * in order of first appearance in the current L-vector, so that a kernel

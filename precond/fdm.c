@@ -185,18 +185,17 @@ static void work_free(fdm_work *w) {
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
 }
 
-/* The interior extended G entries renumbered in the grouped L order
- * (hx_gs_renumber_interior): the box solves then read the extended vector
- * nearly in sequence, 8 lanes of new points at consecutive entries. The
- * weighted copies' index arrays (W's host copies) follow. */
-static int renumber_interior(hx_fdm f, fdm_work *W) {
+/* After the interior extended G entries were renumbered in the grouped L
+ * order (nof: new index of each old one; hx_gs_relayout), the weighted
+ * copies' index arrays and weights (W's host copies) follow. The box solves
+ * then read the extended vector nearly in sequence, 8 lanes of new points
+ * at consecutive entries. */
+static int remap_weighted_copies(hx_fdm f, fdm_work *W, const int32_t *nof) {
   const int64_t xng = f->xng;
-  int32_t *nof = NULL, *idx = NULL;
+  int32_t *idx = NULL;
   double *w = NULL;
-  int err = HX_ALLOC(&nof, xng + 1);
-  if (!err) err = HX_ALLOC(&idx, xng + 1);
+  int err = HX_ALLOC(&idx, xng + 1);
   if (!err) err = HX_ALLOC(&w, xng + 1);
-  if (!err) err = hx_gs_renumber_interior(f->xgs, nof);
   if (!err) {
     for (int64_t x = 0; x < xng; x++) idx[nof[x]] = W->in_idx[x], w[nof[x]] = W->in_w[x];
     memcpy(W->in_idx, idx, (size_t)xng * sizeof *idx);
@@ -207,7 +206,7 @@ static int renumber_interior(hx_fdm f, fdm_work *W) {
   }
   if (!err) err = hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)xng);
   if (!err) err = hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng);
-  free(nof), free(idx), free(w);
+  free(idx), free(w);
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
   return HX_SUCCESS;
 }
@@ -216,7 +215,8 @@ static int renumber_interior(hx_fdm f, fdm_work *W) {
  * groups of 8 in processing order (all of them; with overlap the boundary
  * list, padded to a multiple of 8 with empty lanes, then the interior one),
  * the extended L-vector reordered to [group][point][lane] (hx_gs_relayout:
- * the extended G-vector, its owners and exchange do not change), S and L
+ * the owners and the exchange do not change; the interior extended G rows
+ * are renumbered in the new order in the same call), S and L
  * interleaved [group][entry][lane] in float. HEXCG_FDM_GROUPED=0 keeps the
  * element layout (A/B runs). */
 static int grouped_setup(hx_fdm f, fdm_work *W) {
@@ -231,9 +231,11 @@ static int grouped_setup(hx_fdm f, fdm_work *W) {
   const int32_t ni = f->overlap ? f->nint : 0, gi = (ni + 7) / 8, G = gb + gi;
   if ((int64_t)G * 8 * m3 >= INT32_MAX) return HX_SUCCESS; /* the int32 L range: element layout */
   int32_t *lane = NULL; /* element of each lane, -1 empty */
+  int32_t *nof = NULL;  /* new index of each old extended G entry (renumber) */
   int64_t *old = NULL;
   float *Sg = NULL, *Lg = NULL;
   int err = HX_ALLOC(&lane, (size_t)G * 8 + 1);
+  if (!err && renumber) err = HX_ALLOC(&nof, (size_t)f->xng + 1);
   if (!err) err = HX_ALLOC(&old, (size_t)G * 8 * (size_t)m3 + 1);
   if (!err) err = HX_ALLOC(&Sg, (size_t)G * 8 * 3 * m2 + 1);
   if (!err) err = HX_ALLOC(&Lg, (size_t)G * 8 * 3 * m + 1);
@@ -250,8 +252,8 @@ static int grouped_setup(hx_fdm f, fdm_work *W) {
         Lg[((size_t)g * 3 * m + j) * 8 + l] = e >= 0 ? (float)f->h_L[(size_t)e * 3 * m + j] : 0.0f;
     }
   const int64_t nl = (int64_t)G * 8 * m3;
-  err = hx_gs_relayout(f->xgs, nl, old);
-  if (!err && renumber) err = renumber_interior(f, W);
+  err = hx_gs_relayout(f->xgs, nl, old, nof);
+  if (!err && renumber) err = remap_weighted_copies(f, W, nof);
   if (!err) err = hx_mem_free(f->b, (void **)&f->d_xmap);
   if (!err) err = hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap);
   if (!err) err = hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl);
@@ -264,7 +266,7 @@ static int grouped_setup(hx_fdm f, fdm_work *W) {
   if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * (size_t)G * 8 * 3 * m);
   if (!err) f->grouped = 1, f->gbnd = gb, f->gall = G;
 done:
-  free(lane), free(old), free(Sg), free(Lg);
+  free(lane), free(nof), free(old), free(Sg), free(Lg);
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
   return HX_SUCCESS;
 }

@@ -546,12 +546,12 @@ int main(int argc, char **argv) {
     int64_t dup[NL + 3];
     memcpy(dup, old, sizeof dup);
     dup[0] = dup[2];
-    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup) == HX_ERR_ARG, "relayout: a duplicate entry accepted");
+    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup, NULL) == HX_ERR_ARG, "relayout: a duplicate entry accepted");
     hx_error_clear();
     dup[0] = -1;
-    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup) == HX_ERR_ARG, "relayout: a dropped entry accepted");
+    HX_ASSERT(hx_gs_relayout(g2, NL + 3, dup, NULL) == HX_ERR_ARG, "relayout: a dropped entry accepted");
     hx_error_clear();
-    HX_TCALL(hx_gs_relayout(g2, NL + 3, old));
+    HX_TCALL(hx_gs_relayout(g2, NL + 3, old, NULL));
     HX_ASSERT(hx_gs_num_l(g2) == NL + 3 && hx_gs_num_local(g2) == hx_gs_num_local(g1), "relayout: sizes");
     const int32_t *m1 = hx_gs_map_host(g1), *m2 = hx_gs_map_host(g2);
     int bad = 0;
@@ -610,6 +610,20 @@ int main(int argc, char **argv) {
       nbad = 0;
       for (int64_t r = 0; r < ng; r++) nbad += hg2[nof[r]] != hg1[r] || hm2[nof[r]] != hm1[r];
       HX_ASSERT(nbad == 0, "renumber: %d assembled values or multiplicities differ", nbad);
+      /* relayout and renumbering in one call: the same permutation and map */
+      {
+        hx_gs g3 = NULL;
+        int32_t *nof3 = malloc(sizeof(int32_t) * (size_t)(ng + 1));
+        HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, NL, ids, &g3));
+        HX_TCALL(hx_gs_relayout(g3, NL + 3, old, nof3));
+        const int32_t *m4 = hx_gs_map_host(g3);
+        nbad = 0;
+        for (int64_t r = 0; r < ng; r++) nbad += nof3[r] != nof[r];
+        for (int k = 0; k < NL + 3; k++) nbad += m4[k] != m3[k];
+        HX_ASSERT(nbad == 0, "relayout with renumbering: %d entries differ from relayout + renumber", nbad);
+        HX_TCALL(hx_gs_destroy(&g3));
+        free(nof3);
+      }
       int lflag[NL + 3];
       for (int k = 0; k < NL + 3; k++) lflag[k] = k == 3;
       HX_TCALL(hx_gs_set_mask(g2, lflag));
