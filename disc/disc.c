@@ -105,8 +105,11 @@ int hx_disc_destroy(hx_disc *pd) {
   hx_disc d = *pd;
   *pd = NULL;
   if (--d->refs > 0) return HX_SUCCESS;
-  int first = hx_op_destroy(&d->op), err;
+  int first = d->op_exact != d->op ? hx_op_destroy(&d->op_exact) : HX_SUCCESS, err;
+  d->op_exact = NULL;
+  if ((err = hx_op_destroy(&d->op)) && !first) first = err;
   if ((err = hx_op_destroy(&d->op32)) && !first) first = err;
+  if ((err = hx_ax_destroy(&d->ax_exact)) && !first) first = err;
   if ((err = hx_ax_destroy(&d->ax32)) && !first) first = err;
   if ((err = hx_disc_transfer_free(d)) && !first) first = err;
   if ((err = hx_ax_destroy(&d->ax)) && !first) first = err;
@@ -157,8 +160,36 @@ const int *hx_disc_dirichlet_faces(hx_disc d) { return d->dirichlet_face; }
 const double *hx_disc_kappa(hx_disc d) { return d->kappa; }
 const double *hx_disc_lambda(hx_disc d) { return d->lambda; }
 
+int hx_disc_op_exact(hx_disc d, hx_op *op) {
+  *op = NULL;
+  HX_CHECK(d, HX_ERR_ARG, "discretisation is NULL");
+  if (!d->op_exact) {
+    int32_t na, ns, ng;
+    hx_ax_storage_counts(d->ax, &na, &ns, &ng);
+    long long nsplit = ns;
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &nsplit, 1, MPI_LONG_LONG, MPI_SUM, hx_gs_comm(d->gs)));
+    if (nsplit == 0) {
+      d->op_exact = d->op;
+    } else {
+      const int npe = hx_mesh_nodes_per_element(d->mesh);
+      hx_ax_opts ao = hx_ax_opts_default();
+      ao.mode = npe == 8 ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED;
+      ao.geometry = HX_AX_GEO_FP64;
+      HX_CALL(hx_ax_create_opts(d->b, d->p, d->E, npe, hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao,
+                                &d->ax_exact));
+      HX_CALL(hx_op_create(d->gs, d->ax_exact, d->opts.overlap, &d->op_exact));
+    }
+  }
+  *op = d->op_exact;
+  return HX_SUCCESS;
+}
+
 int hx_disc_rhs(hx_disc d, const double *h_f, const double *h_gd, const double *h_bn, double *d_b, double *d_g) {
-  HX_CALL(hx_problem_rhs(d->op, h_f, h_gd, d->dirichlet_l, h_bn, d_b, d_g));
+  /* the lifting's A g with the FP64 geometry (split: the discrete problem
+   * is the FP64 one, hx_solve corrects towards it) */
+  hx_op op;
+  HX_CALL(hx_disc_op_exact(d, &op));
+  HX_CALL(hx_problem_rhs(op, h_f, h_gd, d->dirichlet_l, h_bn, d_b, d_g));
   return HX_SUCCESS;
 }
 

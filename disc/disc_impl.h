@@ -34,6 +34,11 @@ struct hx_disc_s {
   hx_op op32;
   float *d_tr32[HX_ORDER_MAX + 1][2];
   float *d_invm32;
+  /* hx_disc_op_exact: the FP64-geometry operator of a split-geometry disc
+   * (on the fly from the vertices for hex8, else precomputed), built at
+   * first use; op_exact is op itself when no rank stores split elements */
+  hx_ax ax_exact;
+  hx_op op_exact;
 };
 
 /* frees the transfer scratch and matrices of d (interp.c); first error */

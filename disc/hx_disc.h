@@ -155,8 +155,16 @@ int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd);
  * w_a w_b |dx/da x dx/db| g(x) (GLL quadrature on the mapped face). */
 int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn);
 
-/* Right-hand side and lifting of this discretisation (hx_problem_rhs with the
- * disc's operator and Dirichlet flags). Collective. */
+/* The operator of d with FP64 geometric factors: hx_disc_op(d) itself unless
+ * d was created with geometry split and some rank stores split elements;
+ * then an operator built at first use (and kept) whose factors are FP64:
+ * recomputed on the fly from the 8 vertices for hex8 meshes (no stored
+ * factors), stored per node for hex27. The reference of the split
+ * geometry's residual check (hx_solve). Collective at the first call. */
+int hx_disc_op_exact(hx_disc d, hx_op *op);
+
+/* Right-hand side and lifting of this discretisation (hx_problem_rhs with
+ * hx_disc_op_exact and the Dirichlet flags). Collective. */
 int hx_disc_rhs(hx_disc d, const double *h_f, const double *h_gd, const double *h_bn, double *d_b,
                 double *d_g);
 

@@ -307,6 +307,11 @@ typedef struct {
    * the global element counts of each record kind: docs/operator.md) */
   int64_t op_affine, op_split, op_general;
   double op_bytes_per_dof; /* model bytes of one element-kernel pass per unique DOF */
+  /* split geometry: residuals computed with the FP64 operator (replacements
+   * inside PCG and the checks after it), correction solves, their seconds
+   * (hx_solve) */
+  int op_replacements, op_refinements;
+  double op_t_exact;
 } hx_run_stats;
 
 /* Not collective (call on rank 0). Write dir/summary.yaml atomically. version

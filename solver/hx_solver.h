@@ -26,7 +26,11 @@ typedef enum {
   HX_DIVERGED_MAX_IT = -1,
   HX_DIVERGED_NAN = -2,
   HX_DIVERGED_INDEFINITE_MAT = -3,
-  HX_DIVERGED_INDEFINITE_PC = -4
+  HX_DIVERGED_INDEFINITE_PC = -4,
+  /* the split geometry's FP64 residual check (hx_solve): a correction step
+   * did not halve the true residual, the tolerance is below what the FP64
+   * operator attains */
+  HX_DIVERGED_STAGNATION = -5
 } hx_reason;
 
 /* "converged_rtol", "diverged_max_iterations", ... */
@@ -168,6 +172,15 @@ typedef struct {
   /* 1: do not use the preconditioner's fused CG update even when it has
    * one (hx_pc_ops.cg_update; tests compare the two paths) */
   int no_fuse;
+  /* residual replacement (van der Vorst & Ye 2000) against an operator
+   * close to op (the FP64 one of a split-geometry disc, hx_disc_op_exact;
+   * same gather-scatter and mask): once the residual has dropped by
+   * replace_drop since the last replacement, the next iteration computes
+   * r = b - exact_op x instead of the recurrence, so the recursive residual
+   * tracks the exact operator's (op's deviation enters only through the
+   * steps since). NULL (default): none. Not with single_reduction (ignored). */
+  hx_op exact_op;
+  double replace_drop; /* default 1e-3 */
 } hx_pcg_opts;
 
 typedef struct {
@@ -179,6 +192,8 @@ typedef struct {
   int vector_passes_per_iteration; /* G-vector passes outside the operator */
   int fused_pc_update;             /* 1: the preconditioner's fused CG update was used */
   double t_operator, t_precond, t_vector, t_reduction; /* seconds */
+  int replacements;   /* residuals recomputed with opts.exact_op */
+  double t_replace;   /* seconds in them (exact_op applies and the update) */
 } hx_pcg_result;
 
 void hx_pcg_opts_default(hx_pcg_opts *o);
@@ -203,6 +218,12 @@ typedef struct {
   double err_l2, err_max;
   int64_t dofs;             /* global unique GLL nodes */
   double t_rhs, t_pc_setup, t_solve;
+  /* split geometry (hx_disc_op_exact differs from the Krylov operator):
+   * correction solves run after the first, FP64 residuals computed after
+   * PCG (the check of each), their seconds; true_rnorm: ||b - A x|| with the FP64 operator at the end
+   * (= pcg.rnorm; without split: the recursive residual, as pcg.rnorm) */
+  int refinements, exact_residuals;
+  double true_rnorm, t_refine;
 } hx_solve_result;
 
 /* Solve the problem of discretisation d with right-hand side h_f (host
@@ -212,7 +233,11 @@ typedef struct {
  * (fn NULL: none) by PCG preconditioned with pc (set up here if it was not,
  * timed as t_pc_setup); h_u0_l (host L-vector, NULL = zero) is the initial
  * guess of the full solution u. On return h_u_l (host L-vector, may be NULL)
- * holds u. A PCG monitor may be given in opts. Collective. */
+ * holds u. A PCG monitor may be given in opts. With the split geometry the
+ * PCG runs on the split operator and is then refined against the FP64 one
+ * (hx_disc_op_exact) until ||b - A64 x|| meets the tolerance: res->pcg's
+ * iterations count every correction solve, its rnorm / rel / reason are
+ * those of the FP64 residual (docs/solver.md). Collective. */
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res);
 

@@ -13,6 +13,8 @@ void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->flexible = 0;
   o->single_reduction = 0;
   o->no_fuse = 0;
+  o->exact_op = NULL;
+  o->replace_drop = 1e-3;
 }
 
 typedef struct {
@@ -43,6 +45,24 @@ static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs)
 /* local dots + MPI_Allreduce of nloc partial sums */
 static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nloc) {
   HX_MPI(MPI_Allreduce(loc, glob, nloc, MPI_DOUBLE, MPI_SUM, comm));
+  return HX_SUCCESS;
+}
+
+/* The step of pcg_step with the residual replaced: x += alpha p;
+ * r = b - A_exact x; z = M^{-1} r and the same local sums (unfused). */
+static int pcg_step_replace(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown,
+                            const double *d_b, double *d_x, const double *w, double alpha, hx_pc pc) {
+  hx_backend b = hx_op_backend(o->exact_op);
+  const double t0 = hx_wtime();
+  HX_CALL(hx_array_axpby(b, n, d_x, alpha, v->p, 1.0));
+  HX_CALL(hx_op_apply(o->exact_op, d_x, v->r, NULL));
+  HX_CALL(hx_array_axpby(b, n, v->r, 1.0, d_b, -1.0));
+  HX_CALL(hx_array_dot_red(v->red, 0, nown, v->r, v->r));
+  res->t_replace += hx_wtime() - t0;
+  res->replacements++;
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
+  if (o->flexible) PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->z, w));
   return HX_SUCCESS;
 }
 
@@ -105,6 +125,10 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   if ((res->reason = pcg_check(rnorm, rz, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
 
+  /* residual replacement: the norm at the last one (the initial residual
+   * is exact) and whether the next step replaces */
+  double r_replaced = rnorm;
+  int replace = 0;
   for (int k = 1; k <= o->max_iterations; k++) {
     /* w = A p, p.w fused into the element kernel and left in slot 0 (free:
      * fetched last iteration); one host wait for it, allreduce 1 */
@@ -120,7 +144,8 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     /* x += alpha p; r -= alpha w; z = M^{-1} r; local r.r, r.z (, z.w) left
      * in the slots of v->red: one host wait for all of them below */
     const int nloc = o->flexible ? 3 : 2;
-    HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->w, alpha, pc));
+    if (replace) HX_CALL(pcg_step_replace(o, res, v, n, nown, d_b, d_x, v->w, alpha, pc));
+    else HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->w, alpha, pc));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, nloc, loc));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
@@ -130,6 +155,8 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     res->rel = rnorm / scale;
     if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, rz_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+    if (replace) r_replaced = rnorm;
+    replace = o->exact_op && rnorm <= o->replace_drop * r_replaced;
     const double beta = o->flexible ? -alpha * glob[2] / rz : rz_new / rz;
     rz = rz_new;
     PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->p, v->z, beta)); /* p = z + beta p */
@@ -221,6 +248,11 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   else hx_pcg_opts_default(&o);
   HX_CHECK(o.rtol >= 0 && o.atol >= 0 && o.max_iterations >= 0, HX_ERR_ARG,
            "PCG options: tolerances and max_iterations must be >= 0");
+  HX_CHECK(!o.exact_op || (o.replace_drop > 0 && o.replace_drop < 1), HX_ERR_ARG,
+           "PCG options: replace_drop = %g must be in (0, 1)", o.replace_drop);
+  HX_CHECK(!o.exact_op || hx_op_size(o.exact_op) == hx_op_size(op), HX_ERR_ARG,
+           "PCG options: exact_op has %lld entries, the operator %lld", (long long)hx_op_size(o.exact_op),
+           (long long)hx_op_size(op));
   HX_CHECK(pc, HX_ERR_ARG, "PCG needs a preconditioner (use hx_pc_create_identity for none)");
   HX_CHECK(!(o.flexible && o.single_reduction), HX_ERR_ARG,
            "PCG options: flexible and single_reduction exclude each other");

@@ -1,14 +1,102 @@
 /* The solve driver: right-hand side, preconditioner setup, PCG, solution
  * and error norms of one discrete problem (see hx_solver.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hx_solver.h"
 
+/* The monitor of a correction solve: its iterations continue the count of
+ * the solves before it; its iteration 0 (the residual the outer loop has
+ * already reported) is not passed on. */
+typedef struct {
+  const hx_pcg_opts *o;
+  int base;
+  double scale_inv; /* 1 / ||b|| of the outer problem */
+} refine_monitor;
+
+static void refine_monitor_cb(void *ctx, int it, double rnorm, double rel) {
+  const refine_monitor *m = (const refine_monitor *)ctx;
+  (void)rel;
+  if (it > 0 && m->o->monitor)
+    m->o->monitor(m->o->monitor_ctx, m->base + it, rnorm, rnorm * m->scale_inv);
+}
+
+/* Split geometry: the Krylov solve ran on the operator with FP32
+ * deviations, whose solution differs from the FP64 problem's by ~1e-8
+ * relative in the residual. Here r = b - A64 x with the FP64 operator opx
+ * (b is the FP64 right-hand side, hx_disc_rhs); while ||r|| is above the
+ * tolerance, solve A_split d = r with the same PCG to half the tolerance
+ * and add d (iterative refinement: each step shrinks the gap by the
+ * operator's relative perturbation). res->pcg then reports the true FP64
+ * residual. Stops when the tolerance is met, the iteration budget is spent
+ * or a step does not halve the true residual (the tolerance is below what
+ * the FP64 operator itself attains). */
+static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
+                  hx_solve_result *res, double *d_r, double *d_d) {
+  hx_backend b = hx_op_backend(op);
+  MPI_Comm comm = hx_gs_comm(hx_op_gs(op));
+  const int64_t ng = hx_op_size(op), nown = hx_op_owned(op);
+  const size_t gbytes = sizeof(double) * (size_t)ng;
+  hx_pcg_result *R = &res->pcg;
+  const double rtol_abs = opts->rtol * R->bnorm, tol = fmax(rtol_abs, opts->atol);
+  const double scale = R->bnorm > 0 ? R->bnorm : 1.0;
+  double prev = INFINITY;
+  for (;;) {
+    double t0 = hx_wtime();
+    HX_CALL(hx_op_apply(opx, d_x, d_r, NULL));
+    HX_CALL(hx_array_axpby(b, ng, d_r, 1.0, d_b, -1.0)); /* r = b - A64 x */
+    double rr;
+    HX_CALL(hx_array_dot(b, nown, d_r, d_r, &rr));
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &rr, 1, MPI_DOUBLE, MPI_SUM, comm));
+    res->t_refine += hx_wtime() - t0;
+    res->exact_residuals++;
+    const double rn = sqrt(rr);
+    res->true_rnorm = rn;
+    R->rnorm = rn, R->rel = rn / scale;
+    if (!isfinite(rn)) {
+      R->reason = HX_DIVERGED_NAN;
+      return HX_SUCCESS;
+    }
+    if (rn <= tol) {
+      R->reason = rn <= rtol_abs ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
+      return HX_SUCCESS;
+    }
+    if (rn > 0.5 * prev) {
+      R->reason = HX_DIVERGED_STAGNATION;
+      return HX_SUCCESS;
+    }
+    if (R->iterations >= opts->max_iterations) {
+      R->reason = HX_DIVERGED_MAX_IT;
+      return HX_SUCCESS;
+    }
+    prev = rn;
+    hx_pcg_opts o = *opts;
+    refine_monitor m = {opts, R->iterations, 1.0 / scale};
+    o.rtol = 0.0, o.atol = 0.5 * tol;
+    o.max_iterations = opts->max_iterations - R->iterations;
+    o.monitor = refine_monitor_cb, o.monitor_ctx = &m;
+    hx_pcg_result c;
+    HX_CALL(hx_mem_zero(b, d_d, gbytes));
+    HX_CALL(hx_pcg_solve(op, pc, d_r, d_d, &o, &c));
+    R->iterations += c.iterations;
+    R->t_operator += c.t_operator, R->t_precond += c.t_precond;
+    R->t_vector += c.t_vector, R->t_reduction += c.t_reduction;
+    R->replacements += c.replacements, R->t_replace += c.t_replace;
+    res->refinements++;
+    if (c.reason < 0 && c.reason != HX_DIVERGED_MAX_IT) {
+      R->reason = c.reason;
+      return HX_SUCCESS;
+    }
+    HX_CALL(hx_array_axpby(b, ng, d_x, 1.0, d_d, 1.0));
+  }
+}
+
 /* The steps of hx_solve on buffers the caller frees on every path. */
 static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn,
                        hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
-                       hx_solve_result *res, double *h_l, double *d_b, double *d_g, double *d_x) {
+                       hx_solve_result *res, double *h_l, double *d_b, double *d_g, double *d_x, double *d_r,
+                       double *d_d) {
   hx_backend b = hx_disc_backend(d);
   hx_op op = hx_disc_op(d);
   const int64_t nl = hx_disc_num_l(d);
@@ -31,7 +119,15 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
 
   t0 = hx_wtime();
   hx_timer_start(HX_T_SOLVE);
-  ierr = hx_pcg_solve(op, pc, d_b, d_x, opts, &res->pcg);
+  /* split geometry: PCG on the split operator with residual replacement by
+   * the FP64 one, then the check (and correction) of the final residual */
+  hx_op opx = NULL;
+  ierr = hx_disc_op_exact(d, &opx);
+  hx_pcg_opts po = *opts;
+  if (opx != op) po.exact_op = opx;
+  if (!ierr) ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
+  res->true_rnorm = res->pcg.rnorm;
+  if (!ierr && opx != op && res->pcg.reason > 0) ierr = refine(op, opx, pc, d_b, d_x, &po, res, d_r, d_d);
   hx_timer_stop(HX_T_SOLVE);
   res->t_solve = hx_wtime() - t0;
   HX_CALL(ierr);
@@ -54,15 +150,19 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
   const int64_t nl = hx_disc_num_l(d);
   const size_t gbytes = sizeof(double) * (size_t)(hx_op_size(hx_disc_op(d)) > 0 ? hx_op_size(hx_disc_op(d)) : 1);
   res->dofs = hx_disc_num_dofs(d);
-  double *h_l = NULL, *d_b = NULL, *d_g = NULL, *d_x = NULL;
+  double *h_l = NULL, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL;
   int err = HX_ALLOC(&h_l, nl > 0 ? nl : 1);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_b);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_g);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_x);
-  if (!err) err = solve_steps(d, pc, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, h_l, d_b, d_g, d_x);
+  /* the split geometry's refinement: residual and correction */
+  if (!err && hx_ax_geometry_of(hx_disc_ax(d)) == HX_AX_GEO_SPLIT) err = hx_mem_alloc(b, gbytes, (void **)&d_r);
+  if (!err && d_r) err = hx_mem_alloc(b, gbytes, (void **)&d_d);
+  if (!err)
+    err = solve_steps(d, pc, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, h_l, d_b, d_g, d_x, d_r, d_d);
   /* free everything on every path, keep the first error */
-  double **bufs[3] = {&d_b, &d_g, &d_x};
-  for (int i = 0; i < 3; i++) {
+  double **bufs[5] = {&d_b, &d_g, &d_x, &d_r, &d_d};
+  for (int i = 0; i < 5; i++) {
     const int e = hx_mem_free(b, (void **)bufs[i]);
     if (!err) err = e;
   }
