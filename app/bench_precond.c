@@ -10,10 +10,10 @@
  * level and the whole cycle; the additive cycle runs overlapped and
  * sequential. asm and pmg run with preconditioner.precision fp64 and fp32
  * in the same run (whatever --pc says), the variants timed in turn over
- * three rounds (best of each), and the fp64/fp32 ratios printed. The
- * operator, and for asm the fine level alone (hx_asm_fine_apply), are timed
- * in the same rounds, best of three, so their ratio compares like with
- * like. Figures are the slowest rank's. */
+ * --rounds rounds (default 3, best of each), and the fp64/fp32 ratios
+ * printed. The operator, and for asm the fine level alone
+ * (hx_asm_fine_apply), are timed in the same rounds, best of them, so their
+ * ratio compares like with like. Figures are the slowest rank's. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +31,7 @@ typedef struct {
   const char *backend, *mesh, *pc;
   int n, p;
   double min_time;
+  int rounds;
 } options;
 
 static void usage(FILE *f) {
@@ -44,11 +45,14 @@ static void usage(FILE *f) {
           "                         (default '{type: asm}'); asm and the additive pmg cycle run overlapped\n"
           "                         and sequential; pmg prints its levels; asm and pmg run with precision\n"
           "                         fp64 and fp32 in turn and print the ratios\n"
-          "  --min-time S           seconds per timed batch (default 0.2)\n");
+          "  --min-time S           seconds per timed batch (default 0.2)\n"
+          "  --rounds K             rounds over the variants, best of each kept (default 3; more on\n"
+          "                         a busy machine: the best of many is the stable figure)\n");
 }
 
 static int parse_args(int argc, char **argv, options *o) {
-  *o = (options){.backend = "cpu", .mesh = "box", .pc = "{type: asm}", .n = 8, .p = 7, .min_time = 0.2};
+  *o = (options){.backend = "cpu", .mesh = "box", .pc = "{type: asm}", .n = 8, .p = 7, .min_time = 0.2,
+                     .rounds = 3};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
@@ -61,6 +65,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--elements")) o->n = (int)strtol(v, &end, 10);
     else if (!strcmp(a, "--order")) o->p = (int)strtol(v, &end, 10);
     else if (!strcmp(a, "--min-time")) o->min_time = strtod(v, &end);
+    else if (!strcmp(a, "--rounds")) o->rounds = (int)strtol(v, &end, 10);
     else return HX_ERROR(HX_ERR_INPUT, "bench precond: unknown option %s (see --help)", a);
     HX_CHECK(!end || (*end == '\0' && end != v && !errno), HX_ERR_INPUT, "bench precond: %s: '%s' is not a number",
              a, v);
@@ -74,6 +79,8 @@ static int parse_args(int argc, char **argv, options *o) {
   HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "bench precond: --order %d: allowed %d..%d",
            o->p, HX_ORDER_MIN, HX_ORDER_MAX);
   HX_CHECK(o->min_time > 0 && o->min_time <= 60, HX_ERR_INPUT, "bench precond: --min-time: allowed (0, 60]");
+  HX_CHECK(o->rounds >= 1 && o->rounds <= 100, HX_ERR_INPUT, "bench precond: --rounds %d: allowed 1..100",
+           o->rounds);
   return HX_SUCCESS;
 }
 
@@ -168,11 +175,11 @@ static int run(hx_app_ctx *ctx, const options *o) {
     if ((err = hx_pc_setup(pcs[i]))) goto done;
     setup[i] = hx_wtime() - t0;
   }
-  /* the variants timed in turn, three rounds, best of each (A B A B: on a
+  /* the variants timed in turn, o->rounds rounds, best of each (A B A B: on a
    * loaded machine the ratio of the best times is the stable figure); the
    * operator and, for asm, the fine level alone in the same rounds */
   hx_bench_timing tfine[4];
-  for (int round = 0; round < 3; round++) {
+  for (int round = 0; round < o->rounds; round++) {
     hx_bench_timing t;
     if ((err = hx_bench_time(ctx->comm, b, NULL, k_op, &k, &to, &t))) goto done;
     if (t.seconds < top.seconds) top = t;
@@ -246,9 +253,10 @@ static int run(hx_app_ctx *ctx, const options *o) {
         printf("  fine level %.4e s (%.3f GDOF/s, %.2f operator applies; the mean within the applies)\n",
                st[i].t_fine, (double)dofs / st[i].t_fine * 1e-9, st[i].t_fine / top.seconds);
         if (!(nov == 2 && i % nov == 1))
-          printf("  fine level alone %.4e s (%.3f GDOF/s, %.2f operator applies; best of 3 rounds, as the "
+          printf("  fine level alone %.4e s (%.3f GDOF/s, %.2f operator applies; best of %d rounds, as the "
                  "operator)\n",
-                 tfine[i].seconds, (double)dofs / tfine[i].seconds * 1e-9, tfine[i].seconds / top.seconds);
+                 tfine[i].seconds, (double)dofs / tfine[i].seconds * 1e-9, tfine[i].seconds / top.seconds,
+                 o->rounds);
         if (has_coarse)
           printf("  coarse level %.4e s, host copies %.4e s, total %.4e s, overlap efficiency "
                  "total/max(fine, coarse) = %.3f\n",
