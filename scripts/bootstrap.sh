@@ -23,7 +23,7 @@ CACHE=${HEXCG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hexcg}
 JOBS=${HEXCG_JOBS:-$(nproc)}
 
 PACKAGES=(
-  build-essential cmake pkg-config git ca-certificates dpkg-dev
+  build-essential cmake pkg-config git ca-certificates dpkg-dev ccache
   mpich libmpich-dev
   libhdf5-mpich-dev hdf5-tools
   libyaml-dev

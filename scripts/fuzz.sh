@@ -35,9 +35,11 @@ WORK=${HEXCG_FUZZ_WORK:-$BUILD/fuzz-work}
 if ((BUILD_IT)); then
   command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/bootstrap.sh installs it)" >&2; exit 2; }
   boot=$("$ROOT/scripts/bootstrap.sh" | tail -1)
+  # shellcheck source=scripts/ccache_env.sh
+  source "$ROOT/scripts/ccache_env.sh"
   mkdir -p "$BUILD"
   echo "[fuzz] configuring $BUILD" >&2
-  cmake -S "$ROOT" -B "$BUILD" -DHYPRE_ROOT="${boot#HYPRE_ROOT=}" -DCMAKE_C_COMPILER=clang \
+  cmake -S "$ROOT" -B "$BUILD" -DHYPRE_ROOT="${boot#HYPRE_ROOT=}" -DCMAKE_C_COMPILER=clang "${CCACHE_LAUNCH[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXCG_FUZZ=ON -DHEXCG_CUDA=OFF >"$BUILD/configure.log" 2>&1 \
     || { cat "$BUILD/configure.log" >&2; exit 1; }
   echo "[fuzz] compiling" >&2
