@@ -11,8 +11,8 @@
  *   helmholtz lambda > 0 on a deformed mesh
  *   breakdown NaN, indefinite preconditioner, iteration limit, b = 0: reasons
  *   neumann   a Neumann boundary load (kappa du/dn = g) on a deformed mesh
- *   split     split geometry: the solve's final residual is the FP64
- *             operator's (checked with an independent FP64 disc) and meets
+ *   split     split geometry (hex8 and hex27): the solve's final residual is
+ *             the FP64 operator's (checked with an independent FP64 disc) and meets
  *             the tolerance with PCG (residual replacement) and pcg1 (the
  *             correction solve); PCG on the split operator alone misses it;
  *             an unattainable tolerance stops with a reason
@@ -507,10 +507,11 @@ static int fp64_residual(hx_disc d64, const double *hf, const double *hg, const 
   return 0;
 }
 
-static int mode_split(void) {
+/* geom_order 1: hex8, the FP64 operator on the fly; 2: hex27, stored */
+static int split_case(int geom_order) {
   hx_mesh_box_opts mo;
   hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = 3, mo.deform = 1, mo.deform_amplitude = 0.08;
+  mo.nx = mo.ny = mo.nz = 3, mo.deform = 1, mo.deform_amplitude = 0.08, mo.geom_order = geom_order;
   hx_mesh m;
   hx_backend b;
   HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
@@ -526,6 +527,10 @@ static int mode_split(void) {
   HX_ASSERT(ox == hx_disc_op(d64), "fp64 disc: the exact operator is not the disc's own");
   HX_TCALL(hx_disc_op_exact(dsp, &ox));
   HX_ASSERT(ox && ox != hx_disc_op(dsp), "split disc: no separate FP64 operator");
+  HX_ASSERT(hx_ax_geo_mode(hx_op_ax(ox)) == (geom_order == 1 ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED) &&
+                hx_ax_geometry_of(hx_op_ax(ox)) == HX_AX_GEO_FP64,
+            "hex%d: the FP64 operator is not %s", geom_order == 1 ? 8 : 27,
+            geom_order == 1 ? "on the fly" : "precomputed FP64");
   const int64_t nl = hx_disc_num_l(d64);
   prob pr = {0.0, 1.0, 0};
   hx_field f = {f_sin, &pr}, ex = {u_sin, &pr};
@@ -564,9 +569,10 @@ static int mode_split(void) {
     double rn, bn;
     HX_TCALL(fp64_residual(d64, hf, hg, u, &rn, &bn));
     if (g_rank == 0)
-      printf("split variant %d: %d iterations, %s, %d replacements, %d corrections; reported %.3e, FP64 %.3e "
+      printf("split hex%d variant %d: %d iterations, %s, %d replacements, %d corrections; reported %.3e, FP64 %.3e "
              "(relative)\n",
-             variant, r.pcg.iterations, hx_reason_name(r.pcg.reason), r.pcg.replacements, r.refinements, r.pcg.rel,
+             geom_order == 1 ? 8 : 27, variant, r.pcg.iterations, hx_reason_name(r.pcg.reason), r.pcg.replacements,
+             r.refinements, r.pcg.rel,
              rn / bn);
     HX_ASSERT(r.pcg.reason == HX_CONVERGED_RTOL, "variant %d: %s", variant, hx_reason_name(r.pcg.reason));
     if (variant < 2) {
@@ -597,6 +603,12 @@ static int mode_split(void) {
   HX_TCALL(hx_disc_destroy(&d64));
   HX_TCALL(hx_backend_destroy(&b));
   HX_TCALL(hx_mesh_destroy(&m));
+  return 0;
+}
+
+static int mode_split(void) {
+  HX_TCALL(split_case(1));
+  HX_TCALL(split_case(2));
   return 0;
 }
 
