@@ -124,8 +124,10 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
   return 0;
 }
 
-/* scripts/plot_history.py: $HEXCG_PLOT_SCRIPT, else found from this source
- * file's path (the build records it), so a build tree finds its sources. */
+/* scripts/plot_history.py: $HEXCG_PLOT_SCRIPT, else in the source tree the
+ * build was configured from (HEXCG_SOURCE_DIR), else found from this source
+ * file's path when the compiler saw an absolute one (ccache's base_dir hands
+ * it a relative one: scripts/ccache_env.sh). */
 static int find_plot_script(char *buf, size_t len) {
   const char *env = getenv("HEXCG_PLOT_SCRIPT");
   if (env && env[0]) {
@@ -134,6 +136,10 @@ static int find_plot_script(char *buf, size_t len) {
     snprintf(buf, len, "%s", env);
     return HX_SUCCESS;
   }
+#ifdef HEXCG_SOURCE_DIR
+  snprintf(buf, len, "%s/scripts/plot_history.py", HEXCG_SOURCE_DIR);
+  if (access(buf, R_OK) == 0) return HX_SUCCESS;
+#endif
   const char *self = __FILE__, *tail = "app/cmd_compare.c";
   size_t sl = strlen(self), tl = strlen(tail);
   if (self[0] == '/' && sl > tl && !strcmp(self + sl - tl, tail)) {
