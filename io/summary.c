@@ -125,7 +125,7 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
           cs->op.geometry ? "split" : "fp64", (long long)st->op_affine, (long long)st->op_split,
           (long long)st->op_general, st->op_bytes_per_dof);
   if (st->op_split > 0)
-    fprintf(out, "  %-18s FP64 residual check: %d replacements in PCG, %d correction solves, %.4f s\n", "",
+    fprintf(out, "  %-18s FP64 residuals: %d (replacements in PCG, final checks), %d correction solves, %.4f s\n", "",
             st->op_replacements, st->op_refinements, st->op_t_exact);
   if (st->pc_view[0]) {
     fprintf(out, "  %-18s %s\n", "preconditioner", st->pc_view);

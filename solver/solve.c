@@ -31,7 +31,8 @@ static void refine_monitor_cb(void *ctx, int it, double rnorm, double rel) {
  * operator's relative perturbation). res->pcg then reports the true FP64
  * residual. Stops when the tolerance is met, the iteration budget is spent
  * or a step does not halve the true residual (the tolerance is below what
- * the FP64 operator itself attains). */
+ * the FP64 operator itself attains). Entered after PCG stopped at its
+ * iteration limit, it only reports the FP64 residual. */
 static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                   hx_solve_result *res, double *d_r, double *d_d) {
   hx_backend b = hx_op_backend(op);
@@ -54,6 +55,7 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
     const double rn = sqrt(rr);
     res->true_rnorm = rn;
     R->rnorm = rn, R->rel = rn / scale;
+    if (R->reason < 0) return HX_SUCCESS; /* PCG stopped without converging: report, keep its reason */
     if (!isfinite(rn)) {
       R->reason = HX_DIVERGED_NAN;
       return HX_SUCCESS;
@@ -127,7 +129,10 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
   if (opx != op) po.exact_op = opx;
   if (!ierr) ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
   res->true_rnorm = res->pcg.rnorm;
-  if (!ierr && opx != op && res->pcg.reason > 0) ierr = refine(op, opx, pc, d_b, d_x, &po, res, d_r, d_d);
+  /* converged: check and correct; stopped at the iteration limit: report
+   * the FP64 residual (a breakdown's vectors are not worth one) */
+  if (!ierr && opx != op && (res->pcg.reason > 0 || res->pcg.reason == HX_DIVERGED_MAX_IT))
+    ierr = refine(op, opx, pc, d_b, d_x, &po, res, d_r, d_d);
   hx_timer_stop(HX_T_SOLVE);
   res->t_solve = hx_wtime() - t0;
   HX_CALL(ierr);

@@ -15,7 +15,8 @@
  *             the FP64 operator's (checked with an independent FP64 disc) and meets
  *             the tolerance with PCG (residual replacement) and pcg1 (the
  *             correction solve); PCG on the split operator alone misses it;
- *             an unattainable tolerance stops with a reason
+ *             an unattainable tolerance stops with a reason; at the
+ *             iteration limit the reported residual is the FP64 one
  * Usage: t500-solve MODE [--backend cpu|cuda] */
 #include "hx_disc.h"
 #include "hx_precond.h"
@@ -597,6 +598,15 @@ static int split_case(int geom_order) {
     HX_TCALL(solve_pc(dsp, hf, hg, NULL, ex, "jacobi", &po, NULL, u, &r));
     HX_ASSERT(r.pcg.reason == HX_DIVERGED_STAGNATION || r.pcg.reason == HX_DIVERGED_MAX_IT,
               "tol 1e-19: %s after %d iterations", hx_reason_name(r.pcg.reason), r.pcg.iterations);
+    /* stopped at the iteration limit: the reported residual is still the FP64
+     * one (pcg1: no replacements, so its recursive residual has gone below
+     * the FP64 one by then) */
+    po.max_iterations = 60, po.single_reduction = 1;
+    HX_TCALL(solve_pc(dsp, hf, hg, NULL, ex, "jacobi", &po, NULL, u, &r));
+    double rn, bn;
+    HX_TCALL(fp64_residual(d64, hf, hg, u, &rn, &bn));
+    HX_ASSERT(r.pcg.reason == HX_DIVERGED_MAX_IT && fabs(r.pcg.rel - rn / bn) <= 1e-6 * rn / bn,
+              "pcg1, 60 iterations: %s, reported %.6e, FP64 %.6e", hx_reason_name(r.pcg.reason), r.pcg.rel, rn / bn);
   }
   free(hf), free(hg), free(u);
   HX_TCALL(hx_disc_destroy(&dsp));
