@@ -256,8 +256,10 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
      * rounds of the ratio within a round */
     hx_ax axs[NVAR] = {NULL};
     double bpe[NVAR] = {0}, fpe[NVAR] = {0}, peak[NVAR] = {0};
-    double *tt = NULL; /* tt[g * trials + r]: seconds per apply */
-    ierr = HX_ALLOC(&tt, (size_t)NVAR * (size_t)o->trials);
+    /* tt[g * trials + r]: seconds per apply; then 2 * trials of scratch for
+     * the medians */
+    double *tt = NULL;
+    ierr = HX_ALLOC(&tt, (size_t)(NVAR + 2) * (size_t)o->trials);
     for (int g = 0; g < NVAR && !ierr; g++) {
       if (!o->geo[g]) continue;
       hx_ax_opts ao = hx_ax_opts_default();
@@ -284,19 +286,13 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
     a.ax = NULL;
     for (int g = 0; g < NVAR && !ierr; g++) {
       if (!axs[g] || ctx->rank != 0) continue;
-      double *v = tt + g * o->trials, med, xr = 0.0;
-      double *w = malloc(sizeof(double) * (size_t)o->trials * 2);
-      if (!w) {
-        ierr = HX_ERROR(HX_ERR_MEM, "out of memory");
-        break;
-      }
+      double *v = tt + g * o->trials, *w = tt + NVAR * o->trials, med, xr = 0.0;
       for (int r = 0; r < o->trials; r++) {
         w[r] = v[r];
         if (axs[V_PRE]) w[o->trials + r] = tt[V_PRE * o->trials + r] / v[r];
       }
       med = hx_bench_median(o->trials, w);
       if (axs[V_PRE] && g != V_PRE) xr = hx_bench_median(o->trials, w + o->trials);
-      free(w);
       const double bytes = bpe[g] * E, flops = fpe[g] * E, ndof = (double)E * p * p * p;
       const double tb = bytes / copy_bw, tf = flops / (peak[g] * 1e9);
       const double troof = tb > tf ? tb : tf;

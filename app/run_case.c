@@ -304,7 +304,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_DOUBLE, MPI_SUM, ctx->comm));
     res->op_affine = (int64_t)c[0], res->op_split = (int64_t)c[1], res->op_general = (int64_t)c[2];
     res->op_bytes_per_dof = c[3] / (double)(res->dofs > 0 ? res->dofs : 1);
-    res->op_replacements = dr.pcg.replacements + dr.exact_residuals;
+    res->op_fp64_residuals = dr.pcg.replacements + dr.exact_residuals;
     res->op_refinements = dr.refinements;
     double te = dr.pcg.t_replace + dr.t_refine;
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, ctx->comm));

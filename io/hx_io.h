@@ -310,7 +310,7 @@ typedef struct {
   /* split geometry: residuals computed with the FP64 operator (replacements
    * inside PCG and the checks after it), correction solves, their seconds
    * (hx_solve) */
-  int op_replacements, op_refinements;
+  int op_fp64_residuals, op_refinements;
   double op_t_exact;
 } hx_run_stats;
 

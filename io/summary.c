@@ -86,7 +86,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
   P("operator: {geometry: %s, elements_affine: %lld, elements_split: %lld, elements_general: %lld, "
     "bytes_per_dof: %s, fp64_residuals: %d, refinements: %d, fp64_residual_s: %s}\n",
     cs->op.geometry ? "split" : "fp64", (long long)st->op_affine, (long long)st->op_split,
-    (long long)st->op_general, f1, st->op_replacements, st->op_refinements, f2);
+    (long long)st->op_general, f1, st->op_fp64_residuals, st->op_refinements, f2);
   if (st->devices[0]) P("devices:\n%s", st->devices);
   P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
     st->peak_mem_bytes / 1048576.0);
@@ -126,7 +126,7 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
           (long long)st->op_general, st->op_bytes_per_dof);
   if (st->op_split > 0)
     fprintf(out, "  %-18s FP64 residuals: %d (replacements in PCG, final checks), %d correction solves, %.4f s\n", "",
-            st->op_replacements, st->op_refinements, st->op_t_exact);
+            st->op_fp64_residuals, st->op_refinements, st->op_t_exact);
   if (st->pc_view[0]) {
     fprintf(out, "  %-18s %s\n", "preconditioner", st->pc_view);
     fprintf(out, "  %-18s setup %.4f s, %.3e s per apply\n", "", st->pc_setup, st->pc_apply);

@@ -220,10 +220,10 @@ typedef struct {
   double t_rhs, t_pc_setup, t_solve;
   /* split geometry (hx_disc_op_exact differs from the Krylov operator):
    * correction solves run after the first, FP64 residuals computed after
-   * PCG (the check of each), their seconds; true_rnorm: ||b - A x|| with the FP64 operator at the end
-   * (= pcg.rnorm; without split: the recursive residual, as pcg.rnorm) */
+   * PCG (the check before each and the last), their seconds; pcg.rnorm is
+   * then the last of these residuals */
   int refinements, exact_residuals;
-  double true_rnorm, t_refine;
+  double t_refine;
 } hx_solve_result;
 
 /* Solve the problem of discretisation d with right-hand side h_f (host

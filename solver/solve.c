@@ -53,7 +53,6 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
     res->t_refine += hx_wtime() - t0;
     res->exact_residuals++;
     const double rn = sqrt(rr);
-    res->true_rnorm = rn;
     R->rnorm = rn, R->rel = rn / scale;
     if (R->reason < 0) return HX_SUCCESS; /* PCG stopped without converging: report, keep its reason */
     if (!isfinite(rn)) {
@@ -94,11 +93,13 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
   }
 }
 
-/* The steps of hx_solve on buffers the caller frees on every path. */
+/* The steps of hx_solve on buffers the caller frees on every path; opx is
+ * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
+ * hx_disc_op(d)). */
 static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn,
                        hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
-                       hx_solve_result *res, double *h_l, double *d_b, double *d_g, double *d_x, double *d_r,
-                       double *d_d) {
+                       hx_solve_result *res, hx_op opx, double *h_l, double *d_b, double *d_g, double *d_x,
+                       double *d_r, double *d_d) {
   hx_backend b = hx_disc_backend(d);
   hx_op op = hx_disc_op(d);
   const int64_t nl = hx_disc_num_l(d);
@@ -123,12 +124,9 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
   hx_timer_start(HX_T_SOLVE);
   /* split geometry: PCG on the split operator with residual replacement by
    * the FP64 one, then the check (and correction) of the final residual */
-  hx_op opx = NULL;
-  ierr = hx_disc_op_exact(d, &opx);
   hx_pcg_opts po = *opts;
   if (opx != op) po.exact_op = opx;
-  if (!ierr) ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
-  res->true_rnorm = res->pcg.rnorm;
+  ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
   /* converged: check and correct; stopped at the iteration limit: report
    * the FP64 residual (a breakdown's vectors are not worth one) */
   if (!ierr && opx != op && (res->pcg.reason > 0 || res->pcg.reason == HX_DIVERGED_MAX_IT))
@@ -161,10 +159,13 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_g);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_x);
   /* the split geometry's refinement: residual and correction */
-  if (!err && hx_ax_geometry_of(hx_disc_ax(d)) == HX_AX_GEO_SPLIT) err = hx_mem_alloc(b, gbytes, (void **)&d_r);
+  hx_op opx = NULL;
+  if (!err) err = hx_disc_op_exact(d, &opx);
+  if (!err && opx != hx_disc_op(d)) err = hx_mem_alloc(b, gbytes, (void **)&d_r);
   if (!err && d_r) err = hx_mem_alloc(b, gbytes, (void **)&d_d);
   if (!err)
-    err = solve_steps(d, pc, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, h_l, d_b, d_g, d_x, d_r, d_d);
+    err = solve_steps(d, pc, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, opx, h_l, d_b, d_g, d_x, d_r,
+                      d_d);
   /* free everything on every path, keep the first error */
   double **bufs[5] = {&d_b, &d_g, &d_x, &d_r, &d_d};
   for (int i = 0; i < 5; i++) {
