@@ -267,8 +267,14 @@ static int mode_pcg1(void) {
     double sc;
     const double xd = max_abs_diff(&o1, &a, &sc);
     HX_ASSERT(xd <= 1e-5 * sc, "%s %s: solutions differ by %.3e (max %.3e)", mesh, cases[c].pc, xd, sc);
-    HX_ASSERT(fabs(o1.err_l2 - a.err_l2) <= 1e-6 * a.err_l2 + 1e-12, "%s %s: L2 errors %.9e vs %.9e", mesh,
-              cases[c].pc, o1.err_l2, a.err_l2);
+    /* and the same error norms up to that difference: | ||e1|| - ||e|| | <=
+     * ||I(x1 - x)||_L2 <= Lambda^3 |Omega|^(1/2) max|x1 - x|, with Lambda < 2.1
+     * the 1D Lebesgue constant of GLL interpolation up to p = 7 (hx_disc_error
+     * interpolates to p + 3 points) and |Omega| < 1.1 on these meshes: 10 xd.
+     * (A relative bound fails where the algebraic error of tol 1e-10 is as
+     * large as the discretisation error: deformed 3^3 at p = 7, e ~ 1e-10.) */
+    HX_ASSERT(fabs(o1.err_l2 - a.err_l2) <= 10.0 * xd + 1e-15, "%s %s: L2 errors %.9e vs %.9e (|x1 - x| %.3e)",
+              mesh, cases[c].pc, o1.err_l2, a.err_l2, xd);
     if (g_rank == 0)
       printf(
           "%s p=%d %-16s pcg %3d, pcg1 %3d iterations; true residual pcg %.2e pcg1 %.2e; |x1 - x| %.2e of "
