@@ -329,32 +329,33 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
         if (map_next && !(q & 8)) _mm_prefetch((const char *)(map_next + 64 * k + q), HX_AX_PF_HINT);
       }
       const __m256d vr = _mm256_load_pd(ur + q), vs = _mm256_load_pd(us + q), vt = _mm256_loadu_pd(tk + q);
-      __m256d g0, g1, g2, g3, g4, g5, gm = _mm256_setzero_pd();
       if (gk == HX_AXK_GEN) {
-        g0 = _mm256_loadu_pd(gk0 + q), g1 = _mm256_loadu_pd(gk0 + cs + q);
-        g2 = _mm256_loadu_pd(gk0 + 2 * cs + q), g3 = _mm256_loadu_pd(gk0 + 3 * cs + q);
-        g4 = _mm256_loadu_pd(gk0 + 4 * cs + q), g5 = _mm256_loadu_pd(gk0 + 5 * cs + q);
-        if (ncomp == 7) gm = _mm256_loadu_pd(gk0 + 6 * cs + q);
-      } else {
-        /* hx_geo_affine_node / hx_geo_split_node: w_q (mean + dev) */
-        const __m256d wv = _mm256_loadu_pd(w3 + 64 * k + q);
-        __m256d m[7];
-        for (int cc = 0; cc < 7; cc++) {
-          m[cc] = gk == HX_AXK_SPL ? _mm256_load_pd(mb[cc]) : _mm256_broadcast_sd(geo + cc);
-          if (gk == HX_AXK_SPL && (cc < 6 || ncomp == 7))
-            m[cc] = _mm256_add_pd(m[cc], _mm256_cvtps_pd(_mm_loadu_ps(dev + cc * cs32 + 64 * k + q)));
-        }
-        g0 = _mm256_mul_pd(wv, m[0]), g1 = _mm256_mul_pd(wv, m[1]), g2 = _mm256_mul_pd(wv, m[2]);
-        g3 = _mm256_mul_pd(wv, m[3]), g4 = _mm256_mul_pd(wv, m[4]), g5 = _mm256_mul_pd(wv, m[5]);
-        if (ncomp == 7) gm = _mm256_mul_pd(wv, m[6]);
+        const __m256d g0 = _mm256_loadu_pd(gk0 + q), g1 = _mm256_loadu_pd(gk0 + cs + q);
+        const __m256d g2 = _mm256_loadu_pd(gk0 + 2 * cs + q), g3 = _mm256_loadu_pd(gk0 + 3 * cs + q);
+        const __m256d g4 = _mm256_loadu_pd(gk0 + 4 * cs + q), g5 = _mm256_loadu_pd(gk0 + 5 * cs + q);
+        _mm256_store_pd(ur + q, _mm256_fmadd_pd(g2, vt, _mm256_fmadd_pd(g1, vs, _mm256_mul_pd(g0, vr))));
+        _mm256_store_pd(us + q, _mm256_fmadd_pd(g4, vt, _mm256_fmadd_pd(g3, vs, _mm256_mul_pd(g1, vr))));
+        _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(g5, vt, _mm256_fmadd_pd(g4, vs, _mm256_mul_pd(g2, vr))));
+        const __m256d mu =
+            ncomp == 7 ? _mm256_mul_pd(_mm256_loadu_pd(gk0 + 6 * cs + q), _mm256_loadu_pd(uk + q)) : _mm256_setzero_pd();
+        _mm256_storeu_pd(ok + q, mu);
+        continue;
       }
-      _mm256_store_pd(ur + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g0, vr), _mm256_mul_pd(g1, vs)),
-                                            _mm256_mul_pd(g2, vt)));
-      _mm256_store_pd(us + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g1, vr), _mm256_mul_pd(g3, vs)),
-                                            _mm256_mul_pd(g4, vt)));
-      _mm256_storeu_pd(tk + q, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(g2, vr), _mm256_mul_pd(g4, vs)),
-                                             _mm256_mul_pd(g5, vt)));
-      const __m256d mu = ncomp == 7 ? _mm256_mul_pd(gm, _mm256_loadu_pd(uk + q)) : _mm256_setzero_pd();
+      /* affine / split: G = w_q (mean + dev); w_q is folded into the
+       * gradient (three products instead of six) */
+      const __m256d wv = _mm256_loadu_pd(w3 + 64 * k + q);
+      const __m256d wr = _mm256_mul_pd(wv, vr), ws = _mm256_mul_pd(wv, vs), wt = _mm256_mul_pd(wv, vt);
+      __m256d m[7];
+      for (int cc = 0; cc < 7; cc++) {
+        m[cc] = gk == HX_AXK_SPL ? _mm256_load_pd(mb[cc]) : _mm256_broadcast_sd(geo + cc);
+        if (gk == HX_AXK_SPL && (cc < 6 || ncomp == 7))
+          m[cc] = _mm256_add_pd(m[cc], _mm256_cvtps_pd(_mm_loadu_ps(dev + cc * cs32 + 64 * k + q)));
+      }
+      _mm256_store_pd(ur + q, _mm256_fmadd_pd(m[2], wt, _mm256_fmadd_pd(m[1], ws, _mm256_mul_pd(m[0], wr))));
+      _mm256_store_pd(us + q, _mm256_fmadd_pd(m[4], wt, _mm256_fmadd_pd(m[3], ws, _mm256_mul_pd(m[1], wr))));
+      _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(m[5], wt, _mm256_fmadd_pd(m[4], ws, _mm256_mul_pd(m[2], wr))));
+      const __m256d mu =
+          ncomp == 7 ? _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))) : _mm256_setzero_pd();
       _mm256_storeu_pd(ok + q, mu);
     }
   }
