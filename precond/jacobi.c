@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hx_precond.h"
+#include "precond_impl.h"
 
 typedef struct {
   hx_op op;
@@ -53,6 +53,11 @@ static int jacobi_setup(void *ctx) {
   free(h);
   HX_CALL(err);
   return HX_SUCCESS;
+}
+
+const double *hx_pc_jacobi_inv_diag(hx_pc pc) {
+  if (!pc || strcmp(hx_pc_type(pc), "jacobi")) return NULL;
+  return ((const jacobi *)hx_pc_context(pc))->d_inv;
 }
 
 int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {

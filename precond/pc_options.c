@@ -165,16 +165,6 @@ static int pmg_read(const hx_opt *o, hx_pmg_opts *g) {
   }
   HX_CALL(coarse_read(hx_opt_get(o, "coarse"), &g->coarse, &g->coarse_opts));
   HX_CALL(precision_read(o, &g->prec));
-  /* the default precision applies to the Schwarz smoothers; a Jacobi
-   * smoother runs in FP64 unless fp32 is asked for (refused below) */
-  if (!hx_opt_get(o, "precision") && g->inner == HX_SMOOTH_JACOBI) g->prec = HX_F64;
-  if (g->prec == HX_F32 && g->inner == HX_SMOOTH_JACOBI) {
-    const hx_opt *at = hx_opt_get(o, "precision") ? hx_opt_get(o, "precision") : o;
-    return hx_opt_error(at,
-                        "preconditioner.precision: fp32 runs the Schwarz smoothers (FDM) in single precision; "
-                        "the Jacobi smoother has no FP32 variant. Use smoother.type asm, ras, cheby-asm or "
-                        "cheby-ras, or precision: fp64");
-  }
   return HX_SUCCESS;
 }
 

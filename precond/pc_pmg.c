@@ -19,12 +19,13 @@
  * thread beside the smoothing when overlap is on), summed by
  * prolongation. docs/preconditioner.md.
  *
- * precision fp32 (with the Schwarz smoothers): the residual r handed to the
+ * precision fp32: the residual r handed to the
  * preconditioner is rounded to FP32 once on entry and the whole cycle runs
  * in FP32 on the residual equation (x = 0 on entry, so no FP64 residual is
  * needed): every level's FP32 operator (hx_disc_op_prec), FP32 vectors,
  * Chebyshev in FP32 (hx_cheb_apply_p) around the FP32 Schwarz
- * (hx_fdm_apply_p with FP32 vectors), FP32 transfers (hx_disc_interpolate_p);
+ * (hx_fdm_apply_p with FP32 vectors) or the FP32 Jacobi (1/diag rounded to
+ * float), FP32 transfers (hx_disc_interpolate_p);
  * the Q1 BoomerAMG level stays FP64 (its input widened, its output rounded);
  * the correction is widened to FP64 on exit. The eigenvalue estimates stay
  * FP64 (setup). */
@@ -51,6 +52,7 @@ typedef struct {
   double *bv, *x, *r, *dd, *t; /* rhs, correction, work */
   hx_op op32;                 /* fp32: the level's FP32 operator (owned by the disc) */
   float *bv32, *x32, *r32, *dd32, *t32; /* fp32: the same vectors in FP32 */
+  float *dinv32;                        /* fp32, Jacobi smoother: 1/diag(A) rounded */
   double t_setup, t_smooth, t_transfer;
 } pmg_level;
 
@@ -58,7 +60,7 @@ typedef struct {
   hx_disc d;
   hx_backend b;
   hx_pmg_opts o;
-  int f32; /* the cycle runs in FP32 (precision fp32, Schwarz smoothers) */
+  int f32; /* the cycle runs in FP32 (precision fp32) */
   int nl;
   pmg_level lv[HX_PMG_MAX_LEVELS];
   hx_coarse coarse;
@@ -123,7 +125,8 @@ static int lv_A32(void *ctx, const void *x, void *y) {
 
 static int lv_S32(void *ctx, const void *r, void *z) {
   pmg_level *L = (pmg_level *)ctx;
-  HX_CALL(hx_fdm_apply_p(L->fdm, HX_F32, r, z));
+  if (L->fdm) HX_CALL(hx_fdm_apply_p(L->fdm, HX_F32, r, z));
+  else HX_CALL(hx_array_pointwise_mult_p(L->b, HX_F32, L->n, z, r, L->dinv32));
   return HX_SUCCESS;
 }
 
@@ -148,6 +151,7 @@ static int pmg_destroy(void *ctx) {
       KEEP(hx_mem_free(L->b, (void **)&L->r32));
       KEEP(hx_mem_free(L->b, (void **)&L->dd32));
       KEEP(hx_mem_free(L->b, (void **)&L->t32));
+      KEEP(hx_mem_free(L->b, (void **)&L->dinv32));
     }
     KEEP(hx_disc_destroy(&L->d));
   }
@@ -211,6 +215,13 @@ static int level_setup(pmg *g, int l) {
   if (g->o.inner == HX_SMOOTH_JACOBI) {
     HX_CALL(hx_pc_create_jacobi(L->op, &L->jac));
     HX_CALL(hx_pc_setup(L->jac));
+    if (g->f32) {
+      /* the FP32 smoother multiplies by 1/diag(A) rounded to float (the
+       * diagonal of the level's FP64 operator: the FP32 one differs from
+       * it by rounding only) */
+      HX_CALL(hx_mem_alloc(L->b, sizeof(float) * (size_t)(L->n > 0 ? L->n : 1), (void **)&L->dinv32));
+      HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->dinv32, HX_F64, hx_pc_jacobi_inv_diag(L->jac)));
+    }
   } else {
     const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
                             .gs = hx_disc_gs(L->d),
@@ -585,9 +596,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
   g->d = d;
   g->b = hx_disc_backend(d);
   g->o = *o;
-  /* FP32 cycle with the Schwarz smoothers; Jacobi smoothing stays FP64
-   * (pc_options.c refuses precision fp32 with it) */
-  g->f32 = o->prec == HX_F32 && o->inner != HX_SMOOTH_JACOBI;
+  g->f32 = o->prec == HX_F32;
   const int p = hx_disc_order(d);
   if (g->o.nlevels == 0) g->o.nlevels = hx_pmg_default_levels(p, g->o.levels);
   int err = HX_SUCCESS;

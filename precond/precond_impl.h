@@ -268,6 +268,11 @@ typedef struct {
   hx_coarse_opts coarse_opts;
   hx_precision prec;              /* HX_F32 with Schwarz smoothers: the whole cycle in FP32 (pc_pmg.c) */
 } hx_pmg_opts;
+/* The inverse assembled diagonal of a Jacobi preconditioner after its setup
+ * (a G-vector on its backend; NULL for another type or before setup): the
+ * pmg levels round it to FP32 for the FP32 Jacobi smoother. */
+const double *hx_pc_jacobi_inv_diag(hx_pc pc);
+
 void hx_pmg_opts_default(hx_pmg_opts *o);
 /* The default schedule of orders for fine order p (1 <= p <= 15) into
  * levels; returns the number of levels. */

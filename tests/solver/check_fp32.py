@@ -5,8 +5,9 @@ check_fp32.py MPIEXEC HEXCG SOURCE WORK
 On a box (configs/pmg_box.yaml at 6^3, p = 5), a Kershaw mesh
 (configs/kershaw_pmg.yaml at 6^3, p = 5) and the unstructured Gmsh mesh
 (regression/meshes/extruded.geo, p = 3; skipped without /usr/bin/gmsh), for
-the pmg and asm preconditioners under pcg, and pmg under fcg too (its FP32
-cycle, rounded on entry and widened on exit, runs every level in FP32), each
+the pmg and asm preconditioners under pcg, pmg under fcg too (its FP32
+cycle, rounded on entry and widened on exit, runs every level in FP32), and
+pmg with the Chebyshev-Jacobi smoother (1/diag rounded to float), each
 run with precision fp64 and fp32 on 2 ranks:
  - the FP32 iteration count is within +10% of FP64's, at least +1 allowed
    (the issue's bound: FP32 rounding in the preconditioner must not slow
@@ -63,12 +64,14 @@ else:
     print("note: /usr/bin/gmsh not found, the Gmsh case is left out")
 
 for name, case, extra in cases:
-    for pc, solver in (("pmg", "pcg"), ("asm", "pcg"), ("pmg", "fcg")):
-        r = {prec: run(case, pc, prec, extra, solver) for prec in ("fp64", "fp32")}
+    for pc, solver, smoother in (("pmg", "pcg", None), ("asm", "pcg", None), ("pmg", "fcg", None),
+                                 ("pmg", "pcg", "cheby-jacobi")):
+        ex = extra + (["--set", "preconditioner.smoother.type=" + smoother] if smoother else [])
+        r = {prec: run(case, pc, prec, ex, solver) for prec in ("fp64", "fp32")}
         if not all(r.values()):
             continue
         i64, i32 = r["fp64"]["solver"]["iterations"], r["fp32"]["solver"]["iterations"]
-        pc = pc if solver == "pcg" else pc + " " + solver
+        pc = (pc if solver == "pcg" else pc + " " + solver) + (" " + smoother if smoother else "")
         print(f"{name} {pc}: iterations fp64 {i64}, fp32 {i32}; L2 error fp64 {r['fp64']['error']['l2']:.6e}, "
               f"fp32 {r['fp32']['error']['l2']:.6e}")
         if i32 > max(i64 + 1, 1.1 * i64):
