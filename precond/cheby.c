@@ -142,9 +142,10 @@ int hx_cheb_apply_p(hx_backend b, hx_precision prec, int64_t n, const hx_cheb *c
   return HX_SUCCESS;
 }
 
-static int gdot(hx_backend b, int64_t nown, MPI_Comm comm, const double *x, const double *y, double *r) {
+static int gdot(hx_backend b, hx_precision prec, int64_t nown, MPI_Comm comm, const void *x, const void *y,
+                double *r) {
   double loc = 0.0;
-  HX_CALL(hx_array_dot(b, nown, x, y, &loc));
+  HX_CALL(hx_array_dot_p(b, prec, nown, x, y, &loc));
   HX_MPI(MPI_Allreduce(&loc, r, 1, MPI_DOUBLE, MPI_SUM, comm));
   return HX_SUCCESS;
 }
@@ -161,27 +162,27 @@ static int tridiag_max(int m, const double *a, const double *e, double *lmax) {
   return HX_SUCCESS;
 }
 
-int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
-                        hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
-                        double *d_w1, double *d_w2, double *d_w3, double *lmax) {
+int hx_eig_max_estimate_p(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn_p A,
+                          void *actx, hx_lin_fn_p S, void *sctx, int symmetric, int steps, const void *d_v,
+                          void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax) {
   HX_CHECK(steps >= 1 && steps <= 60, HX_ERR_ARG, "eigenvalue estimate: %d steps outside 1..60", steps);
   *lmax = 0.0;
   if (!symmetric) {
     /* power iteration on S A: x <- S A x / |x|_A, estimate (SAx, SAx)_A / (x, x)_A
      * approximated by the ratio of A-norms of successive iterates */
-    double *x = d_w0, *ax = d_w1, *y = d_w2;
-    HX_CALL(hx_array_copy(b, n, x, d_v));
+    void *x = d_w0, *ax = d_w1, *y = d_w2;
+    HX_CALL(hx_array_copy_p(b, prec, n, x, d_v));
     double est = 0.0;
     for (int it = 0; it < 2 * steps; it++) {
       double xax, yay;
       HX_CALL(A(actx, x, ax));
-      HX_CALL(gdot(b, nown, comm, x, ax, &xax));
+      HX_CALL(gdot(b, prec, nown, comm, x, ax, &xax));
       if (!(xax > 0)) break;
       HX_CALL(S(sctx, ax, y));
       HX_CALL(A(actx, y, d_w3));
-      HX_CALL(gdot(b, nown, comm, y, d_w3, &yay));
+      HX_CALL(gdot(b, prec, nown, comm, y, d_w3, &yay));
       est = sqrt(yay / xax);
-      HX_CALL(hx_array_axpby(b, n, x, 1.0 / sqrt(yay), y, 0.0));
+      HX_CALL(hx_array_axpby_p(b, prec, n, x, 1.0 / sqrt(yay), y, 0.0));
     }
     HX_CHECK(est > 0 && isfinite(est), HX_ERR_NUMERIC, "eigenvalue estimate of the smoothed operator failed (%g)",
              est);
@@ -189,36 +190,47 @@ int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx
     return HX_SUCCESS;
   }
   /* CG on A x = v with preconditioner S; the Lanczos matrix from alpha, beta */
-  double *r = d_w0, *z = d_w1, *p = d_w2, *w = d_w3;
+  void *r = d_w0, *z = d_w1, *p = d_w2, *w = d_w3;
   double diag[64], off[64], alpha_old = 0.0, beta_old = 0.0;
-  HX_CALL(hx_array_copy(b, n, r, d_v));
+  HX_CALL(hx_array_copy_p(b, prec, n, r, d_v));
   HX_CALL(S(sctx, r, z));
-  HX_CALL(hx_array_copy(b, n, p, z));
+  HX_CALL(hx_array_copy_p(b, prec, n, p, z));
   double rz;
-  HX_CALL(gdot(b, nown, comm, r, z, &rz));
+  HX_CALL(gdot(b, prec, nown, comm, r, z, &rz));
   HX_CHECK(rz > 0 && isfinite(rz), HX_ERR_NUMERIC, "eigenvalue estimate: r.Sr = %g (start vector zero?)", rz);
   const double rz0 = rz;
   int m = 0;
   for (int it = 0; it < steps; it++) {
     double pw;
     HX_CALL(A(actx, p, w));
-    HX_CALL(gdot(b, nown, comm, p, w, &pw));
+    HX_CALL(gdot(b, prec, nown, comm, p, w, &pw));
     if (!(pw > 0) || !isfinite(pw)) break;
     const double alpha = rz / pw;
     diag[m] = 1.0 / alpha + (m > 0 ? beta_old / alpha_old : 0.0);
     m++;
-    HX_CALL(hx_array_axpby(b, n, r, -alpha, w, 1.0));
+    HX_CALL(hx_array_axpby_p(b, prec, n, r, -alpha, w, 1.0));
     HX_CALL(S(sctx, r, z));
     double rz_new;
-    HX_CALL(gdot(b, nown, comm, r, z, &rz_new));
+    HX_CALL(gdot(b, prec, nown, comm, r, z, &rz_new));
     if (!(rz_new > 1e-28 * rz0) || !isfinite(rz_new)) break; /* converged: the Krylov space is invariant */
     const double beta = rz_new / rz;
     off[m - 1] = sqrt(beta) / alpha;
     alpha_old = alpha, beta_old = beta, rz = rz_new;
-    HX_CALL(hx_array_xpay(b, n, p, z, beta));
+    HX_CALL(hx_array_xpay_p(b, prec, n, p, z, beta));
   }
   HX_CHECK(m > 0, HX_ERR_NUMERIC, "eigenvalue estimate: A is not positive on the start vector");
   HX_CALL(tridiag_max(m, diag, off, lmax));
   HX_CHECK(*lmax > 0 && isfinite(*lmax), HX_ERR_NUMERIC, "eigenvalue estimate %g", *lmax);
+  return HX_SUCCESS;
+}
+
+/* the FP64 instance (the same calls: the bits of the FP64 code before the
+ * precision parameter) */
+int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
+                        hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
+                        double *d_w1, double *d_w2, double *d_w3, double *lmax) {
+  cheb_lin64 aa = {A, actx}, ss = {S, sctx};
+  HX_CALL(hx_eig_max_estimate_p(b, HX_F64, n, nown, comm, cheb_lin64_call, &aa, cheb_lin64_call, &ss, symmetric,
+                                steps, d_v, d_w0, d_w1, d_w2, d_w3, lmax));
   return HX_SUCCESS;
 }

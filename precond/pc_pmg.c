@@ -27,8 +27,9 @@
  * (hx_fdm_apply_p with FP32 vectors) or the FP32 Jacobi (1/diag rounded to
  * float), FP32 transfers (hx_disc_interpolate_p);
  * the Q1 BoomerAMG level stays FP64 (its input widened, its output rounded);
- * the correction is widened to FP64 on exit. The eigenvalue estimates stay
- * FP64 (setup). */
+ * the correction is widened to FP64 on exit. The eigenvalue estimates run
+ * in FP32 too, with the FP32 operator and smoother (setup; no FP64 vector
+ * of the level is allocated). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -165,8 +166,9 @@ static int pmg_destroy(void *ctx) {
 }
 
 /* a masked pseudo-random G-vector of level L (the same global values on any
- * rank count: seeded by the global id), for the eigenvalue estimate */
-static int random_start(pmg_level *L, double *d_v) {
+ * rank count: seeded by the global id), for the eigenvalue estimate; in FP64
+ * (d_v) or, with d_v32, rounded to FP32 */
+static int random_start(pmg_level *L, double *d_v, float *d_v32) {
   hx_gs gs = hx_disc_gs(L->d);
   const int64_t *gid = hx_gs_global_ids(gs);
   double *h;
@@ -176,10 +178,18 @@ static int random_start(pmg_level *L, double *d_v) {
     s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
     h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
   }
-  int err = hx_mem_to_device(L->b, d_v, h, sizeof(double) * (size_t)L->n);
+  int err = HX_SUCCESS;
+  if (d_v32) {
+    float *h32 = (float *)h; /* in place: entry i is read before float i is written */
+    for (int64_t i = 0; i < L->n; i++) h32[i] = (float)h[i];
+    err = hx_mem_to_device(L->b, d_v32, h32, sizeof(float) * (size_t)L->n);
+    if (!err) err = hx_gs_apply_mask_p(gs, HX_F32, d_v32);
+  } else {
+    err = hx_mem_to_device(L->b, d_v, h, sizeof(double) * (size_t)L->n);
+    if (!err) err = hx_gs_apply_mask(gs, d_v);
+  }
   free(h);
   HX_CALL(err);
-  HX_CALL(hx_gs_apply_mask(gs, d_v));
   return HX_SUCCESS;
 }
 
@@ -197,13 +207,14 @@ static int level_setup(pmg *g, int l) {
   L->n = hx_op_size(L->op);
   L->nown = hx_op_owned(L->op);
   L->order = hx_disc_order(L->d);
-  const size_t bytes = sizeof(double) * (size_t)(L->n > 0 ? L->n : 1);
-  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->bv));
-  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->x));
-  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->r));
-  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->dd));
-  HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->t));
-  if (g->f32) {
+  if (!g->f32) {
+    const size_t bytes = sizeof(double) * (size_t)(L->n > 0 ? L->n : 1);
+    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->bv));
+    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->x));
+    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->r));
+    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->dd));
+    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->t));
+  } else {
     const size_t b32 = sizeof(float) * (size_t)(L->n > 0 ? L->n : 1);
     HX_CALL(hx_disc_op_prec(L->d, HX_F32, &L->op32));
     HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->bv32));
@@ -234,22 +245,22 @@ static int level_setup(pmg *g, int l) {
                             .prec = g->o.prec};
     HX_CALL(hx_fdm_create(&fo, &L->fdm));
   }
-  /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector; the
-   * level's vectors serve as work (x holds the start vector) */
-  HX_CALL(random_start(L, L->x));
-  HX_CALL(hx_eig_max_estimate(L->b, L->n, L->nown, hx_gs_comm(hx_disc_gs(L->d)), lv_A, L, lv_S, L,
-                              g->o.inner != HX_SMOOTH_RAS, g->o.eig_steps, L->x, L->bv, L->r, L->dd, L->t,
-                              &L->est));
+  /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector, in
+   * the cycle's precision with the operator and smoother the cycle applies;
+   * the level's vectors serve as work (x holds the start vector) */
+  const MPI_Comm comm = hx_gs_comm(hx_disc_gs(L->d));
+  const int sym = g->o.inner != HX_SMOOTH_RAS;
+  if (g->f32) {
+    HX_CALL(random_start(L, NULL, L->x32));
+    HX_CALL(hx_eig_max_estimate_p(L->b, HX_F32, L->n, L->nown, comm, lv_A32, L, lv_S32, L, sym, g->o.eig_steps,
+                                  L->x32, L->bv32, L->r32, L->dd32, L->t32, &L->est));
+  } else {
+    HX_CALL(random_start(L, L->x, NULL));
+    HX_CALL(hx_eig_max_estimate(L->b, L->n, L->nown, comm, lv_A, L, lv_S, L, sym, g->o.eig_steps, L->x, L->bv,
+                                L->r, L->dd, L->t, &L->est));
+  }
   L->cheb = (hx_cheb){.kind = g->o.kind, .degree = g->o.degree, .rho = g->o.eig_safety * L->est,
                       .lower = g->o.lower};
-  if (g->f32) {
-    /* the FP64 vectors served the estimate only: the FP32 cycle has its own */
-    HX_CALL(hx_mem_free(L->b, (void **)&L->bv));
-    HX_CALL(hx_mem_free(L->b, (void **)&L->x));
-    HX_CALL(hx_mem_free(L->b, (void **)&L->r));
-    HX_CALL(hx_mem_free(L->b, (void **)&L->dd));
-    HX_CALL(hx_mem_free(L->b, (void **)&L->t));
-  }
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
   L->t_setup = dt;

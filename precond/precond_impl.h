@@ -246,6 +246,12 @@ int hx_cheb_apply_p(hx_backend b, hx_precision prec, int64_t n, const hx_cheb *c
 int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
                         hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
                         double *d_w1, double *d_w2, double *d_w3, double *lmax);
+/* The same in precision prec (vectors and callbacks in prec, dots
+ * accumulated in FP64): the FP32 pmg estimates with its FP32 operators and
+ * smoothers. HX_F64 gives the bits of hx_eig_max_estimate. */
+int hx_eig_max_estimate_p(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn_p A,
+                          void *actx, hx_lin_fn_p S, void *sctx, int symmetric, int steps, const void *d_v,
+                          void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax);
 
 /* ================================================================ p-multigrid
  * (pc_pmg.c) docs/preconditioner.md. */
