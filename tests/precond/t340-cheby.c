@@ -236,6 +236,19 @@ static int dense(eig_ctx *c, hx_lin_fn f, int64_t ng, const int64_t *free_idx, i
   return 0;
 }
 
+/* the non-overlapping Schwarz smoother of the estimate tests, in prec */
+static hx_fdm_opts fdm_opts(hx_mesh m, hx_disc d, hx_precision prec) {
+  return (hx_fdm_opts){.mesh = m,
+                       .gs = hx_disc_gs(d),
+                       .p = 3,
+                       .h_kappa = hx_disc_kappa(d),
+                       .h_lambda = hx_disc_lambda(d),
+                       .h_dirichlet_face = hx_disc_dirichlet_faces(d),
+                       .weight = HX_FDM_WEIGHT_SQRT,
+                       .overlap = 0,
+                       .prec = prec};
+}
+
 static int mode_eig(void) {
   hx_mesh m;
   hx_mesh_box_opts mo;
@@ -265,14 +278,7 @@ static int mode_eig(void) {
       HX_TCALL(hx_pc_create_jacobi(c.op, &c.jac));
       HX_TCALL(hx_pc_setup(c.jac));
     } else {
-      const hx_fdm_opts fo = {.mesh = m,
-                              .gs = hx_disc_gs(d),
-                              .p = 3,
-                              .h_kappa = hx_disc_kappa(d),
-                              .h_lambda = hx_disc_lambda(d),
-                              .h_dirichlet_face = hx_disc_dirichlet_faces(d),
-                              .weight = HX_FDM_WEIGHT_SQRT,
-                              .overlap = 0};
+      const hx_fdm_opts fo = fdm_opts(m, d, HX_F64);
       HX_TCALL(hx_fdm_create(&fo, &c.fdm));
     }
     HX_TCALL(dense(&c, op_S, ng, fi, nf, S));
@@ -310,15 +316,7 @@ static int mode_eig(void) {
       HX_TCALL(hx_array_convert(g_b, ng, HX_F32, dinv32, HX_F64, hx_pc_jacobi_inv_diag(c.jac)));
       c32.dinv32 = dinv32;
     } else {
-      const hx_fdm_opts fo = {.mesh = m,
-                              .gs = hx_disc_gs(d),
-                              .p = 3,
-                              .h_kappa = hx_disc_kappa(d),
-                              .h_lambda = hx_disc_lambda(d),
-                              .h_dirichlet_face = hx_disc_dirichlet_faces(d),
-                              .weight = HX_FDM_WEIGHT_SQRT,
-                              .overlap = 0,
-                              .prec = HX_F32};
+      const hx_fdm_opts fo = fdm_opts(m, d, HX_F32);
       HX_TCALL(hx_fdm_create(&fo, &c32.fdm32));
     }
     double est32;
