@@ -13,10 +13,33 @@
  * w_i w_j w_k |J| when mass != NULL. The same HX_HD functions as the
  * on-the-fly kernels, in the same order of operations. A non-positive (or
  * non-finite) Jacobian determinant is HX_ERR_INPUT. */
+static int hx_ax_elem_affine(const struct hx_ax_s *ax, int32_t e, double *J0);
+
 int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {
   const int n = ax->n, n3 = n * n * n;
   const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
   const double kappa = ax->h_kappa[e], lambda = ax->h_lambda[e];
+  double J0[9];
+  if (ax->affine && hx_ax_elem_affine(ax, e, J0)) {
+    /* affine: the factors of the centre times the weights, as the affine
+     * record and kernel compute them (hx_geo_affine_node), |J| constant */
+    double g0[6], m0;
+    const double det = hx_geo_factors(J0, kappa, lambda, g0, &m0);
+    HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
+             "element %d (local index): non-positive Jacobian determinant %g (affine element of order %d: "
+             "inverted or degenerate)",
+             (int)e, det, ax->p);
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * (j + n * k);
+          const double wq = ax->w[i] * ax->w[j] * ax->w[k];
+          for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = wq * g0[cc];
+          g[6 * n3 + q] = wq * m0;
+          if (mass) mass[q] = wq * det;
+        }
+    return HX_SUCCESS;
+  }
   double c[24];
   if (ax->npe == 8) hx_hex8_coeffs(v, c);
   for (int k = 0; k < n; k++)
