@@ -232,6 +232,7 @@ static int level_setup(pmg *g, int l) {
        * it by rounding only) */
       HX_CALL(hx_mem_alloc(L->b, sizeof(float) * (size_t)(L->n > 0 ? L->n : 1), (void **)&L->dinv32));
       HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->dinv32, HX_F64, hx_pc_jacobi_inv_diag(L->jac)));
+      HX_CALL(hx_pc_destroy(&L->jac)); /* the FP64 diagonal is not applied in FP32 */
     }
   } else {
     const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
