@@ -41,6 +41,15 @@ void hx_fuzz_init(void) {
 
 const char *hx_fuzz_dir(void) { return scratch; }
 
+void hx_fuzz_finalize(void) {
+  remove_scratch();
+  scratch[0] = '\0';
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (inited && !finalized) MPI_Finalize();
+}
+
 const char *hx_fuzz_write(const char *name, const void *data, size_t size) {
   static char path[512];
   snprintf(path, sizeof path, "%s/%s", scratch, name);

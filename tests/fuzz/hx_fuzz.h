@@ -32,5 +32,9 @@ char *hx_fuzz_strndup(const uint8_t *data, size_t size);
  * err other than HX_SUCCESS / HX_ERR_INPUT (an I/O or internal error on a
  * well-formed scratch file) aborts, so the fuzzer reports it. */
 void hx_fuzz_done(int err, const char *what);
+/* End of a replay (not under libFuzzer, which never returns): the scratch
+ * folder removed and MPI finalized, so the process leaves mpiexec the way
+ * every other test does. */
+void hx_fuzz_finalize(void);
 
 #endif

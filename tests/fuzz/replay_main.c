@@ -65,5 +65,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "replay: no inputs\n");
   else
     fprintf(stderr, "replay: %ld inputs\n", count);
+  hx_fuzz_finalize();
   return bad || !count;
 }
