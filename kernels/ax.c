@@ -10,9 +10,11 @@
 
 /* Geometric factors of element e on the host: g[c*n^3 + node] for the 6
  * factors (c = 0..5) and the lambda-weighted mass (c = 6); mass[node] =
- * w_i w_j w_k |J| when mass != NULL. The same HX_HD functions as the
- * on-the-fly kernels, in the same order of operations. A non-positive (or
- * non-finite) Jacobian determinant is HX_ERR_INPUT. */
+ * w_i w_j w_k |J| when mass != NULL. Curved elements (and every element
+ * with affine detection off): the same HX_HD functions as the on-the-fly
+ * kernels, in the same order of operations; affine elements: the factors of
+ * the centre times w_q, as the affine record and kernel compute them. A
+ * non-positive (or non-finite) Jacobian determinant is HX_ERR_INPUT. */
 static int hx_ax_elem_affine(const struct hx_ax_s *ax, int32_t e, double *J0);
 
 int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {

@@ -272,7 +272,7 @@ typedef struct {
   int coarse;                     /* 1: BoomerAMG on the Q1 level; 0: none */
   int overlap;                    /* additive cycle: coarse solve in a host thread */
   hx_coarse_opts coarse_opts;
-  hx_precision prec;              /* HX_F32 with Schwarz smoothers: the whole cycle in FP32 (pc_pmg.c) */
+  hx_precision prec;              /* HX_F32: the whole cycle in FP32, every smoother (pc_pmg.c) */
 } hx_pmg_opts;
 /* The inverse assembled diagonal of a Jacobi preconditioner after its setup
  * (a G-vector on its backend; NULL for another type or before setup): the
