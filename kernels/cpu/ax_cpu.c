@@ -180,10 +180,12 @@ HX_AX_INLINE const double *hx_ax_cpu_u(const size_t n3, const hx_ax_cpu_args *a,
   HX_AX_CPU_LOOP(N, 0, 1, hx_ax_cpu_avx2_pre_##N, HX_AX_AVX2_ATTR) \
   HX_AX_CPU_LOOP(N, 1, 1, hx_ax_cpu_avx2_otf_##N, HX_AX_AVX2_ATTR)
 /* n = 8 precomputed, AVX2+FMA: explicit intrinsics (hx_ax_cpu_avx2_pre_8
- * below) instead of the generic loop: register-blocked and even-odd
- * contractions, planes software-pipelined, the next element prefetched. At
+ * below) instead of the generic loop: even-odd contractions in all three
+ * directions, planes software-pipelined, the next element prefetched. At
  * p = 7 on 2 cores: 7.3-8.5 ms per apply of 3906 elements before, 5.6-6.3
- * after; in L2 on one core 2.1 -> 1.4 us per element. */
+ * after; in L2 on one core 2.1 -> 1.4 us per element. The r direction
+ * even-odd too (it was register-blocked, 16 multiply-adds a line): 9-25%
+ * less per apply streaming from memory (docs/performance.md, 2026-12-01). */
 #define HX_AX_CPU_DEFINE_8                   \
   HX_AX_CPU_LOOP(8, 0, 0, hx_ax_cpu_pre_8, ) \
   HX_AX_CPU_LOOP(8, 1, 0, hx_ax_cpu_otf_8, ) \
@@ -197,7 +199,11 @@ HX_AX_INLINE const double *hx_ax_cpu_u(const size_t n3, const hx_ax_cpu_args *a,
  * decomposition:
  * with E_m = B_m + B_{7-m}, O_m = B_m - B_{7-m} (m < 4), P_i = sum_m pe[4i+m]
  * E_m, Q_i = sum_m po[4i+m] O_m (pe, po = (A[i][m] +- A[i][7-m]) / 2, i < 4),
- * C_i = P_i + Q_i and C_{7-i} = Q_i - P_i: half the multiply-adds. */
+ * C_i = P_i + Q_i and C_{7-i} = Q_i - P_i: half the multiply-adds.
+ * pe, po are stored broadcast (pe[16i + 4m + lane], 4 equal lanes): the
+ * coefficient is a memory operand of the multiply-add, where a broadcast
+ * would take a floating-point pipe of its own on Zen 3 (one per
+ * multiply-add here; 2-4% of the apply at p = 7). */
 HX_AX_AVX2_FN void hx_ax_avx2_left8eo(const double *HX_RESTRICT pe, const double *HX_RESTRICT po,
                                       const double *HX_RESTRICT B, const int rs, const int nv,
                                       const double *C, double *Co, const int acc) {
@@ -211,11 +217,11 @@ HX_AX_AVX2_FN void hx_ax_avx2_left8eo(const double *HX_RESTRICT pe, const double
       const __m256d E = _mm256_add_pd(b0, b1), O = _mm256_sub_pd(b0, b1);
       for (int i = 0; i < 4; i++) {
         if (m == 0) {
-          P[i] = _mm256_mul_pd(_mm256_broadcast_sd(Pe + 4 * i), E);
-          Q[i] = _mm256_mul_pd(_mm256_broadcast_sd(Po + 4 * i), O);
+          P[i] = _mm256_mul_pd(_mm256_load_pd(Pe + 16 * i), E);
+          Q[i] = _mm256_mul_pd(_mm256_load_pd(Po + 16 * i), O);
         } else {
-          P[i] = _mm256_fmadd_pd(_mm256_broadcast_sd(Pe + 4 * i + m), E, P[i]);
-          Q[i] = _mm256_fmadd_pd(_mm256_broadcast_sd(Po + 4 * i + m), O, Q[i]);
+          P[i] = _mm256_fmadd_pd(_mm256_load_pd(Pe + 16 * i + 4 * m), E, P[i]);
+          Q[i] = _mm256_fmadd_pd(_mm256_load_pd(Po + 16 * i + 4 * m), O, Q[i]);
         }
       }
     }
@@ -231,32 +237,60 @@ HX_AX_AVX2_FN void hx_ax_avx2_left8eo(const double *HX_RESTRICT pe, const double
   }
 }
 
-/* C[l][i] (+)= sum_m U[8l + m] Bt[8m + i] for the 8 lines l of 8 contiguous
- * entries (one (i,j) plane); blocks of 4 lines x 2 half-lines. */
-HX_AX_AVX2_FN void hx_ax_avx2_right8(const double *HX_RESTRICT Bt, const double *HX_RESTRICT U,
-                                     double *HX_RESTRICT C, const int acc) {
-#pragma GCC unroll 2
-  for (int l0 = 0; l0 < 8; l0 += 4) {
-    const double *HX_RESTRICT Ur = U;
-    __asm__("" : "+r"(Ur));
-    __m256d c[4][2];
-    for (int l = 0; l < 4; l++) {
-      c[l][0] = acc ? _mm256_loadu_pd(C + 8 * (l0 + l)) : _mm256_setzero_pd();
-      c[l][1] = acc ? _mm256_loadu_pd(C + 8 * (l0 + l) + 4) : _mm256_setzero_pd();
-    }
-    for (int m = 0; m < 8; m++) {
-      const __m256d b0 = _mm256_loadu_pd(Bt + 8 * m), b1 = _mm256_loadu_pd(Bt + 8 * m + 4);
-      for (int l = 0; l < 4; l++) {
-        const __m256d x = _mm256_broadcast_sd(Ur + 8 * (l0 + l) + m);
-        c[l][0] = _mm256_fmadd_pd(x, b0, c[l][0]);
-        c[l][1] = _mm256_fmadd_pd(x, b1, c[l][1]);
-      }
-    }
-    for (int l = 0; l < 4; l++) {
-      _mm256_storeu_pd(C + 8 * (l0 + l), c[l][0]);
-      _mm256_storeu_pd(C + 8 * (l0 + l) + 4, c[l][1]);
-    }
+/* C[l][i] (+)= sum_m A[i][m] U[8l + m] for the 8 lines l of 8 contiguous
+ * entries (one (i,j) plane), A centro-antisymmetric as above, by the
+ * even-odd decomposition along the line: E_m, O_m = U[l][m] +- U[l][7-m]
+ * from two scalar broadcasts, P = sum_m E_m ce_m and Q = sum_m O_m co_m with
+ * the column vectors ce_m[i] = pe[i][m], co_m[i] = po[i][m] (ct[4m + i],
+ * ct[16 + 4m + i]; pe, po as above); C[l][0..3] = P + Q and C[l][7..4] =
+ * Q - P. 8 multiply-adds a line where the plain product takes 16: 5-15%
+ * of the apply at p = 7 (in L1, one core). */
+HX_AX_AVX2_FN void hx_ax_avx2_right8eo(const double *HX_RESTRICT ct, const double *HX_RESTRICT U,
+                                       double *HX_RESTRICT C, const int acc) {
+  __m256d ce[4], co[4];
+  for (int m = 0; m < 4; m++) {
+    ce[m] = _mm256_load_pd(ct + 4 * m);
+    co[m] = _mm256_load_pd(ct + 16 + 4 * m);
   }
+#pragma GCC unroll 2
+  for (int l = 0; l < 8; l++) {
+    const double *HX_RESTRICT x = U + 8 * l;
+    __m256d P = _mm256_setzero_pd(), Q = _mm256_setzero_pd();
+    for (int m = 0; m < 4; m++) {
+      const __m256d a = _mm256_broadcast_sd(x + m), b = _mm256_broadcast_sd(x + 7 - m);
+      const __m256d E = _mm256_add_pd(a, b), O = _mm256_sub_pd(a, b);
+      P = m ? _mm256_fmadd_pd(E, ce[m], P) : _mm256_mul_pd(E, ce[m]);
+      Q = m ? _mm256_fmadd_pd(O, co[m], Q) : _mm256_mul_pd(O, co[m]);
+    }
+    __m256d lo = _mm256_add_pd(Q, P), hi = _mm256_permute4x64_pd(_mm256_sub_pd(Q, P), 0x1B);
+    if (acc) {
+      lo = _mm256_add_pd(_mm256_loadu_pd(C + 8 * l), lo);
+      hi = _mm256_add_pd(_mm256_loadu_pd(C + 8 * l + 4), hi);
+    }
+    _mm256_storeu_pd(C + 8 * l, lo);
+    _mm256_storeu_pd(C + 8 * l + 4, hi);
+  }
+}
+
+/* The even-odd tables of the n = 8 kernel from D: with pe, po(A)[i][m] =
+ * (A[i][m] +- A[i][7-m]) / 2 (i, m < 4), tb[0..127] = pe, po(D) broadcast
+ * (hx_ax_avx2_left8eo's layout), tb[128..255] = pe, po(D^T) broadcast,
+ * tb[256..287] = pe, po(D) by columns (hx_ax_avx2_right8eo's layout),
+ * tb[288..319] = pe, po(D^T) by columns. */
+static void hx_ax_avx2_tables(const double *D, double *tb) {
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < 4; i++)
+      for (int m = 0; m < 4; m++) {
+        /* A = D (t = 0) or D^T (t = 1) */
+        const double a0 = t ? D[8 * m + i] : D[8 * i + m], a1 = t ? D[8 * (7 - m) + i] : D[8 * i + 7 - m];
+        const double pe = 0.5 * (a0 + a1), po = 0.5 * (a0 - a1);
+        for (int ln = 0; ln < 4; ln++) {
+          tb[128 * t + 4 * (4 * i + m) + ln] = pe;
+          tb[128 * t + 64 + 4 * (4 * i + m) + ln] = po;
+        }
+        tb[256 + 32 * t + 4 * m + i] = pe;
+        tb[256 + 32 * t + 16 + 4 * m + i] = po;
+      }
 }
 
 /* Software prefetch of the factors and u of the element HX_AX_PF_DIST list
@@ -274,9 +308,8 @@ HX_AX_AVX2_FN void hx_ax_avx2_right8(const double *HX_RESTRICT Bt, const double 
  *     contractions of fr and fs, which stay within the plane (fr, fs are
  *     plane-sized scratch);
  *  3. out += D^T contraction of ft over the whole element (even-odd).
- * eo: even-odd tables of D (eo[0..31]) and D^T (eo[32..63]). */
-HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const double *HX_RESTRICT D,
-                                        const double *HX_RESTRICT Dt, const double *HX_RESTRICT eo,
+ * All contractions are even-odd; tb holds their tables (hx_ax_avx2_tables). */
+HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const double *HX_RESTRICT tb,
                                         const double *HX_RESTRICT w3, const double *HX_RESTRICT geo,
                                         const double *HX_RESTRICT u, double *HX_RESTRICT out,
                                         double *HX_RESTRICT ft, const int kind_next, const double *geo_next,
@@ -297,17 +330,17 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
   __attribute__((aligned(32))) double mb[7][4];
   if (gk == HX_AXK_SPL)
     for (int cc = 0; cc < 7; cc++) _mm256_store_pd(mb[cc], _mm256_broadcast_sd(geo + cc));
-  hx_ax_avx2_left8eo(eo, eo + 16, u, 64, 16, ft, ft, 0);
+  hx_ax_avx2_left8eo(tb, tb + 64, u, 64, 16, ft, ft, 0);
 #pragma GCC unroll 1
   for (int k = 0; k <= 8; k++) {
     const int b = k & 1;
     if (k < 8) {
-      hx_ax_avx2_right8(Dt, u + 64 * k, fr[b], 0);
-      hx_ax_avx2_left8eo(eo, eo + 16, u + 64 * k, 8, 2, fs[b], fs[b], 0);
+      hx_ax_avx2_right8eo(tb + 256, u + 64 * k, fr[b], 0);
+      hx_ax_avx2_left8eo(tb, tb + 64, u + 64 * k, 8, 2, fs[b], fs[b], 0);
     }
     if (k > 0) {
-      hx_ax_avx2_right8(D, fr[b ^ 1], out + 64 * (k - 1), 1);
-      hx_ax_avx2_left8eo(eo + 32, eo + 48, fs[b ^ 1], 8, 2, out + 64 * (k - 1), out + 64 * (k - 1), 1);
+      hx_ax_avx2_right8eo(tb + 288, fr[b ^ 1], out + 64 * (k - 1), ncomp == 7);
+      hx_ax_avx2_left8eo(tb + 128, tb + 192, fs[b ^ 1], 8, 2, out + 64 * (k - 1), out + 64 * (k - 1), 1);
     }
     if (k == 8) break;
     const double *HX_RESTRICT uk = u + 64 * k;
@@ -338,7 +371,7 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
         _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(g5, vt, _mm256_fmadd_pd(g4, vs, _mm256_mul_pd(g2, vr))));
         const __m256d mu =
             ncomp == 7 ? _mm256_mul_pd(_mm256_loadu_pd(gk0 + 6 * cs + q), _mm256_loadu_pd(uk + q)) : _mm256_setzero_pd();
-        _mm256_storeu_pd(ok + q, mu);
+        if (ncomp == 7) _mm256_storeu_pd(ok + q, mu);
         continue;
       }
       /* affine / split: G = w_q (mean + dev); w_q is folded into the
@@ -356,10 +389,10 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
       _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(m[5], wt, _mm256_fmadd_pd(m[4], ws, _mm256_mul_pd(m[2], wr))));
       const __m256d mu =
           ncomp == 7 ? _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))) : _mm256_setzero_pd();
-      _mm256_storeu_pd(ok + q, mu);
+      if (ncomp == 7) _mm256_storeu_pd(ok + q, mu);
     }
   }
-  hx_ax_avx2_left8eo(eo + 32, eo + 48, ft, 64, 16, out, out, 1);
+  hx_ax_avx2_left8eo(tb + 128, tb + 192, ft, 64, 16, out, out, 1);
 }
 
 HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
@@ -367,19 +400,9 @@ HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
   const int chunk = HX_AX_CHUNK(8);
 #pragma omp parallel
   {
-    /* per-thread copies of D and D^T (the broadcasts address the stack
-     * frame) and the even-odd tables of D (eo[0..31]: (D[i][m] +- D[i][7-m])
-     * / 2, i, m < 4) and of D^T (eo[32..63]) */
-    __attribute__((aligned(64))) double D[64], Dt[64], ft[512], eo8[64];
-    memcpy(D, a->D, sizeof D);
-    memcpy(Dt, a->Dt, sizeof Dt);
-    for (int i = 0; i < 4; i++)
-      for (int m = 0; m < 4; m++) {
-        eo8[4 * i + m] = 0.5 * (D[8 * i + m] + D[8 * i + 7 - m]);
-        eo8[16 + 4 * i + m] = 0.5 * (D[8 * i + m] - D[8 * i + 7 - m]);
-        eo8[32 + 4 * i + m] = 0.5 * (Dt[8 * i + m] + Dt[8 * i + 7 - m]);
-        eo8[48 + 4 * i + m] = 0.5 * (Dt[8 * i + m] - Dt[8 * i + 7 - m]);
-      }
+    /* per-thread even-odd tables (on the stack frame, next to ft) */
+    __attribute__((aligned(64))) double ft[512], tb[320];
+    hx_ax_avx2_tables(a->D, tb);
     __attribute__((aligned(64))) double ub[512];
 #pragma omp for schedule(dynamic, chunk)
     for (int32_t k = 0; k < a->nlist; k++) {
@@ -394,12 +417,20 @@ HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
       const int32_t *mn = a->map ? a->map + n3 * en : NULL;
       double *oe = a->out + n3 * e;
       const int kn = (int)(eon & 3);
-      if ((eo & 3) == HX_AXK_AFF)
-        hx_ax_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
-      else if ((eo & 3) == HX_AXK_SPL)
-        hx_ax_avx2_pre8_elem(HX_AXK_SPL, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
-      else
-        hx_ax_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, ue, oe, ft, kn, gn, un, mn);
+      /* one instance per record kind and ncomp (6: the out planes are
+       * first written by the transposed r contraction, no zero stores) */
+#define HX_AX_AVX2_ELEM(K, NC) hx_ax_avx2_pre8_elem(K, NC, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn)
+      const int kind = (int)(eo & 3);
+      if (a->ncomp == 6) {
+        if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 6);
+        else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 6);
+        else HX_AX_AVX2_ELEM(HX_AXK_GEN, 6);
+      } else {
+        if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 7);
+        else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 7);
+        else HX_AX_AVX2_ELEM(HX_AXK_GEN, 7);
+      }
+#undef HX_AX_AVX2_ELEM
       if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);
     }
   }
