@@ -303,7 +303,7 @@ static void hx_ax_avx2_tables(const double *D, double *tb) {
 
 /* One n = 8 element, precomputed factors:
  *  1. ut of the whole element into ft (8 x 8 by 8 x 64 product, even-odd);
- *  2. per k-plane: ur (register-blocked) and us (even-odd) of the plane, the
+ *  2. per k-plane: ur and us of the plane, the
  *     fluxes (hx_apply_g's order, not fused), out = M u, then the D^T
  *     contractions of fr and fs, which stay within the plane (fr, fs are
  *     plane-sized scratch);

@@ -7,7 +7,9 @@
  *    even-odd decomposition of the centro-antisymmetric D (half the
  *    multiply-adds);
  *  - the r-direction contraction (and its transpose) register-blocked: the 8
- *    rows of a plane in 8 accumulators, the 8 rows of D^T loaded once;
+ *    rows of a plane in 8 accumulators, the 8 rows of D^T loaded once (the
+ *    FP64 kernel's is even-odd since 2026-12-01; here a whole line is one
+ *    __m256, and even-odd would leave half-width vectors: not tried);
  *  - per k-plane the gradients of plane k, the transposed r, s contractions
  *    of plane k-1 and the fluxes of plane k (software pipeline, fr and fs
  *    double-buffered plane scratch), the next element's factors, u (or map)
