@@ -369,9 +369,8 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
         _mm256_store_pd(ur + q, _mm256_fmadd_pd(g2, vt, _mm256_fmadd_pd(g1, vs, _mm256_mul_pd(g0, vr))));
         _mm256_store_pd(us + q, _mm256_fmadd_pd(g4, vt, _mm256_fmadd_pd(g3, vs, _mm256_mul_pd(g1, vr))));
         _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(g5, vt, _mm256_fmadd_pd(g4, vs, _mm256_mul_pd(g2, vr))));
-        const __m256d mu =
-            ncomp == 7 ? _mm256_mul_pd(_mm256_loadu_pd(gk0 + 6 * cs + q), _mm256_loadu_pd(uk + q)) : _mm256_setzero_pd();
-        if (ncomp == 7) _mm256_storeu_pd(ok + q, mu);
+        if (ncomp == 7) /* out = M u; without it the r contraction writes out first */
+          _mm256_storeu_pd(ok + q, _mm256_mul_pd(_mm256_loadu_pd(gk0 + 6 * cs + q), _mm256_loadu_pd(uk + q)));
         continue;
       }
       /* affine / split: G = w_q (mean + dev); w_q is folded into the
@@ -387,9 +386,7 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
       _mm256_store_pd(ur + q, _mm256_fmadd_pd(m[2], wt, _mm256_fmadd_pd(m[1], ws, _mm256_mul_pd(m[0], wr))));
       _mm256_store_pd(us + q, _mm256_fmadd_pd(m[4], wt, _mm256_fmadd_pd(m[3], ws, _mm256_mul_pd(m[1], wr))));
       _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(m[5], wt, _mm256_fmadd_pd(m[4], ws, _mm256_mul_pd(m[2], wr))));
-      const __m256d mu =
-          ncomp == 7 ? _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))) : _mm256_setzero_pd();
-      if (ncomp == 7) _mm256_storeu_pd(ok + q, mu);
+      if (ncomp == 7) _mm256_storeu_pd(ok + q, _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))));
     }
   }
   hx_ax_avx2_left8eo(tb + 128, tb + 192, ft, 64, 16, out, out, 1);
