@@ -22,5 +22,13 @@ int hx_h5_write_error(const char *path, const char *what);
  * file is always closed; tmp is left for the caller to rename or remove.
  * Returns the agreed error. */
 int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int err);
+/* The name under which the MPI-IO driver opens path. MPI-IO (ROMIO) reads
+ * "PREFIX:" before a colon as a file-system type, so a path with a colon in
+ * it ("out/run_2026-12-01T16:30:19/solution.h5") would be refused as an
+ * unknown file system; such a path gets an explicit prefix ("nfs:" on NFS,
+ * else "ufs:", the generic POSIX driver), every other path is passed as it
+ * is (ROMIO then detects the file system itself). Returns buf, or NULL if the
+ * name does not fit (len >= strlen(path) + 5 always fits). */
+const char *hx_h5_mpio_name(const char *path, char *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* HDF5 helpers: failure reasons and a close that survives a full disk. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "h5_impl.h"
@@ -49,6 +50,23 @@ int hx_h5_write_error(const char *path, const char *what) {
   char why[512];
   hx_h5_reason(why, sizeof why);
   return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (%s)", path, why, what);
+}
+
+const char *hx_h5_mpio_name(const char *path, char *buf, size_t len) {
+  const char *prefix = "";
+  if (strchr(path, ':')) {
+    prefix = "ufs:";
+    /* the folder holding path decides the driver (the file may not exist yet) */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    struct statfs st;
+    if (statfs(dir, &st) == 0 && st.f_type == 0x6969 /* NFS_SUPER_MAGIC */) prefix = "nfs:";
+  }
+  int n = snprintf(buf, len, "%s%s", prefix, path);
+  return n >= 0 && (size_t)n < len ? buf : NULL;
 }
 
 /* set when HDF5 could not close a file: its cleanup at MPI_Finalize would crash */

@@ -206,9 +206,12 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  char mpio[4220];
+  hid_t f = hx_h5_mpio_name(tmp, mpio, sizeof mpio) ? H5Fcreate(mpio, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
   H5Pclose(fapl);
-  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot create '%s'", tmp);
+  char why[512] = "";
+  if (f < 0) hx_h5_reason(why, sizeof why);
+  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why);
   err = hx_io_agree_error(comm, err);
   if (!err) {
     /* every collective call below is followed by an agreement on its error,
@@ -474,9 +477,12 @@ int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_loc
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  char mpio[4200];
+  hid_t f = hx_h5_mpio_name(path, mpio, sizeof mpio) ? H5Fopen(mpio, H5F_ACC_RDONLY, fapl) : -1;
   H5Pclose(fapl);
-  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_INPUT, "%s: cannot open as an HDF5 file", path);
+  char why[512] = "";
+  if (f < 0) hx_h5_reason(why, sizeof why);
+  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_INPUT, "%s: cannot open as an HDF5 file (%s)", path, why);
   err = hx_io_agree_error(comm, err);
   if (!err) err = read_body(comm, f, path, p, E_local, gid, x, y, z, u);
   if (f >= 0) H5Fclose(f);

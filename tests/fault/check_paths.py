@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Paths with characters the file system allows but MPI-IO reads specially.
+
+ROMIO takes the text before a colon as a file-system type ("ufs:", "nfs:"), so
+an output folder like out/run_2026-12-01T16:30:19 (what a timestamped folder
+looks like) used to run the whole solve and then fail with "cannot create
+.../solution.h5.tmp" and no reason, and an initial guess under such a path was
+"cannot open as an HDF5 file". Each folder below must take the whole result
+set on 1 and 2 ranks, the solution must read back (h5py, and hexcg itself as
+an initial guess: the converged solution needs 0 iterations), and a missing
+initial-guess file under such a path must be refused with exit 2 and a reason.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--work", required=True)
+ap.add_argument("--case", required=True)
+a = ap.parse_args()
+shutil.rmtree(a.work, ignore_errors=True)
+os.makedirs(a.work)
+W = a.work
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def hexcg(args, ranks=1, timeout=120):
+    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg] + args, cwd=W, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+SMALL = ["--set", "mesh.elements=[2,2,2]", "--set", "order=3", "--quiet"]
+OUTPUTS = ["case.yaml", "history.csv", "history.h5", "solution.h5", "solution.xdmf", "summary.yaml"]
+folders = ["out/run_2026-12-01T16:30:19", "ufs:lookalike", "a:b/c:d", "space and ünïcödé/x"]
+for ranks in (1, 2):
+    for k, d in enumerate(folders):
+        d = f"{d}-np{ranks}"
+        rc, out, err = hexcg(["run", a.case, "--output", d] + SMALL, ranks)
+        check(rc == 0, f"np{ranks} output '{d}': rc {rc} {err!r}")
+        got = sorted(os.listdir(os.path.join(W, d))) if os.path.isdir(os.path.join(W, d)) else []
+        check(got == OUTPUTS, f"np{ranks} output '{d}': files {got}")
+        if rc != 0:
+            continue
+        with h5py.File(os.path.join(W, d, "solution.h5"), "r") as f:
+            u = np.asarray(f["fields/u"])
+            check(u.size == f["mesh/coordinates"].shape[0] and np.all(np.isfinite(u)) and np.abs(u).max() > 0,
+                  f"np{ranks} '{d}': solution.h5 u has {u.size} values, max {np.abs(u).max()}")
+        # the converged solution as the initial guess, read through MPI-IO from the same folder
+        g = os.path.join(d, "solution.h5")
+        rc, out, err = hexcg(["run", a.case, "--output", d + "-restart", "--set", f"solver.initial_guess={g}"] +
+                             SMALL, ranks)
+        check(rc == 0, f"np{ranks} initial_guess '{g}': rc {rc} {err!r}")
+        if rc == 0:
+            with open(os.path.join(W, d + "-restart", "summary.yaml")) as f:
+                s = f.read()
+            check("iterations: 0\n" in s, f"np{ranks} initial_guess '{g}': not 0 iterations")
+    # a missing file under a colon path: refused with the reason, exit 2, nothing written
+    g = f"no:such/dir-np{ranks}/solution.h5"
+    rc, out, err = hexcg(["run", a.case, "--output", f"o-missing-np{ranks}", "--set",
+                          f"solver.initial_guess={g}"] + SMALL, ranks)
+    check(rc == 2 and g in err, f"np{ranks} missing initial_guess: rc {rc} {err!r}")
+    check(not os.path.exists(os.path.join(W, f"o-missing-np{ranks}", "summary.yaml")),
+          f"np{ranks} missing initial_guess: an output was written")
+
+print(f"{len(failures)} failed" if failures else "all path checks passed")
+sys.exit(1 if failures else 0)
