@@ -301,6 +301,164 @@ static int check_facing(hx_gmesh *g, const edge_rec *be, int64_t m) {
   return err;
 }
 
+/* Boundary faces that overlap face to face without sharing a vertex (small
+ * hexes shifted on a big face, two hexes offset by half a face) or lie
+ * across a thin gap: check_facing only looks at faces with a common vertex.
+ * The boundary faces are bucketed in a uniform grid of about their mean size
+ * (each in every cell its box covers), and each pair sharing a cell is
+ * tested once: antiparallel normals, planes closer than OVERLAP_GAP of the
+ * smaller face's size, and interiors that overlap in the plane by more than
+ * OVERLAP_EPS of it (separating-axis test of the two corner quadrilaterals;
+ * faces that meet only along an edge or at a corner pass). */
+#define OVERLAP_GAP 1e-3
+#define OVERLAP_EPS 1e-4
+typedef struct {
+  double X[4][3]; /* corners in cyclic order */
+  double n[3], c[3], h, lo[3], hi[3];
+  int64_t ref;
+} bface;
+typedef struct {
+  uint64_t k;
+  int64_t f;
+} bcell;
+
+static int cmp_bcell(const void *pa, const void *pb) {
+  const bcell *a = pa, *b = pb;
+  return a->k < b->k ? -1 : a->k > b->k ? 1 : (a->f > b->f) - (a->f < b->f);
+}
+
+/* the interiors of the two quads, projected on the plane of a, overlap by more than eps */
+static int quads_overlap(const bface *a, const bface *b, double eps) {
+  double t1[3], t2[3];
+  const double *n = a->n;
+  /* a frame of the plane: t1 orthogonal to n, t2 = n x t1 */
+  if (fabs(n[0]) < 0.9) t1[0] = 0, t1[1] = n[2], t1[2] = -n[1];
+  else t1[0] = -n[2], t1[1] = 0, t1[2] = n[0];
+  double l = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+  for (int k = 0; k < 3; k++) t1[k] /= l;
+  t2[0] = n[1] * t1[2] - n[2] * t1[1], t2[1] = n[2] * t1[0] - n[0] * t1[2], t2[2] = n[0] * t1[1] - n[1] * t1[0];
+  double P[2][4][2];
+  const bface *q[2] = {a, b};
+  for (int s = 0; s < 2; s++)
+    for (int c = 0; c < 4; c++) {
+      double d[3] = {q[s]->X[c][0] - a->c[0], q[s]->X[c][1] - a->c[1], q[s]->X[c][2] - a->c[2]};
+      P[s][c][0] = d[0] * t1[0] + d[1] * t1[1] + d[2] * t1[2];
+      P[s][c][1] = d[0] * t2[0] + d[1] * t2[1] + d[2] * t2[2];
+    }
+  for (int s = 0; s < 2; s++)
+    for (int c = 0; c < 4; c++) {
+      const double *u = P[s][c], *v = P[s][(c + 1) % 4];
+      double ax[2] = {v[1] - u[1], u[0] - v[0]};
+      double al = sqrt(ax[0] * ax[0] + ax[1] * ax[1]);
+      if (al == 0) continue;
+      ax[0] /= al, ax[1] /= al;
+      double mn[2] = {INFINITY, INFINITY}, mx[2] = {-INFINITY, -INFINITY};
+      for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+          double pr = P[t][k][0] * ax[0] + P[t][k][1] * ax[1];
+          mn[t] = fmin(mn[t], pr), mx[t] = fmax(mx[t], pr);
+        }
+      if (fmin(mx[0], mx[1]) - fmax(mn[0], mn[1]) <= eps) return 0;
+    }
+  return 1;
+}
+
+static int check_overlap(hx_gmesh *g) {
+  const int q = g->npe == 8 ? 2 : 3;
+  static const int cyc[4] = {0, 1, 3, 2};
+  int64_t nb = 0;
+  for (int64_t i = 0; i < g->ne * 6; i++) nb += g->nbr[i] < 0;
+  if (nb < 2) return HX_SUCCESS;
+  bface *bf = NULL;
+  bcell *cell = NULL;
+  HX_CALL(HX_ALLOC(&bf, nb));
+  double glo[3] = {INFINITY, INFINITY, INFINITY}, ghi[3] = {-INFINITY, -INFINITY, -INFINITY}, hsum = 0;
+  int64_t m = 0;
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int f = 0; f < 6; f++) {
+      if (g->nbr[e * 6 + f] >= 0) continue;
+      bface *b = &bf[m++];
+      b->ref = e * 6 + f;
+      for (int c = 0; c < 4; c++)
+        memcpy(b->X[c], &g->nodes[(e * g->npe + corner_node(q, hx_hex_face_vert[f][cyc[c]])) * 3],
+               sizeof b->X[c]);
+      face_normal(g, e, f, b->n, b->c, &b->h);
+      for (int k = 0; k < 3; k++) {
+        b->lo[k] = fmin(fmin(b->X[0][k], b->X[1][k]), fmin(b->X[2][k], b->X[3][k])) - OVERLAP_GAP * b->h;
+        b->hi[k] = fmax(fmax(b->X[0][k], b->X[1][k]), fmax(b->X[2][k], b->X[3][k])) + OVERLAP_GAP * b->h;
+        glo[k] = fmin(glo[k], b->lo[k]), ghi[k] = fmax(ghi[k], b->hi[k]);
+      }
+      hsum += b->h;
+    }
+  /* the cell size: the mean face size, grown until the insertions stay below
+   * 16 per face and the grid fits 21 bits per axis */
+  double cs = hsum / (double)nb;
+  int64_t nins = 0, dim[3];
+  for (;;) {
+    int fits = 1;
+    for (int k = 0; k < 3; k++) {
+      double d = floor((ghi[k] - glo[k]) / cs) + 1;
+      fits &= d < (double)(1 << 21);
+      dim[k] = (int64_t)fmin(d, (double)(1 << 21));
+    }
+    nins = 0;
+    for (int64_t i = 0; i < nb && fits; i++) {
+      int64_t c = 1;
+      for (int k = 0; k < 3; k++)
+        c *= (int64_t)floor((bf[i].hi[k] - glo[k]) / cs) - (int64_t)floor((bf[i].lo[k] - glo[k]) / cs) + 1;
+      nins += c;
+    }
+    if (fits && nins <= 16 * nb) break;
+    cs *= 2;
+  }
+  int err = HX_ALLOC(&cell, nins);
+  int64_t w = 0;
+  for (int64_t i = 0; i < nb && !err; i++) {
+    int64_t a[3], z[3];
+    for (int k = 0; k < 3; k++)
+      a[k] = (int64_t)floor((bf[i].lo[k] - glo[k]) / cs), z[k] = (int64_t)floor((bf[i].hi[k] - glo[k]) / cs);
+    for (int64_t x = a[0]; x <= z[0]; x++)
+      for (int64_t y = a[1]; y <= z[1]; y++)
+        for (int64_t t = a[2]; t <= z[2]; t++)
+          cell[w].k = (uint64_t)(x + dim[0] * (y + dim[1] * t)), cell[w++].f = i;
+  }
+  if (!err) qsort(cell, (size_t)w, sizeof *cell, cmp_bcell);
+  for (int64_t i = 0; i < w && !err;) {
+    int64_t j = i + 1;
+    while (j < w && cell[j].k == cell[i].k) j++;
+    for (int64_t s = i; s < j && !err; s++)
+      for (int64_t t = s + 1; t < j && !err; t++) {
+        const bface *A = &bf[cell[s].f], *B = &bf[cell[t].f];
+        if (A->ref / 6 == B->ref / 6) continue;
+        if (A->n[0] * B->n[0] + A->n[1] * B->n[1] + A->n[2] * B->n[2] > -0.99) continue;
+        /* test each pair once: in the cell holding the low corner of the boxes' intersection */
+        int64_t lc[3];
+        for (int k = 0; k < 3; k++) lc[k] = (int64_t)floor((fmax(A->lo[k], B->lo[k]) - glo[k]) / cs);
+        uint64_t own = (uint64_t)(lc[0] + dim[0] * (lc[1] + dim[1] * lc[2]));
+        if (own != cell[i].k) continue;
+        double h = fmin(A->h, B->h);
+        double gap = fabs((B->c[0] - A->c[0]) * A->n[0] + (B->c[1] - A->c[1]) * A->n[1] +
+                          (B->c[2] - A->c[2]) * A->n[2]);
+        if (gap > OVERLAP_GAP * h || !quads_overlap(A, B, OVERLAP_EPS * h)) continue;
+        char d1[DESC_LEN], d2[DESC_LEN], how[64] = "";
+        if (gap > 1e-6 * h) snprintf(how, sizeof how, " across a gap of %.3g", gap);
+        hx_gmesh_describe(g, A->ref / 6, d1, sizeof d1);
+        hx_gmesh_describe(g, B->ref / 6, d2, sizeof d2);
+        err = HX_ERROR(HX_ERR_INPUT,
+                       "%s: non-conforming faces: face %d of %s (centre (%g, %g, %g)) and face %d of %s "
+                       "(centre (%g, %g, %g)) overlap face to face%s without sharing their vertices, so "
+                       "they would be solved as two insulated walls: hexcg needs a conforming mesh (merge "
+                       "the nodes, e.g. Gmsh's Coherence, or mesh the interface conformingly)",
+                       g->src, (int)(A->ref % 6), d1, A->c[0], A->c[1], A->c[2], (int)(B->ref % 6), d2, B->c[0],
+                       B->c[1], B->c[2], how);
+      }
+    i = j;
+  }
+  hx_free_host(&cell);
+  hx_free_host(&bf);
+  return err;
+}
+
 /* vertices at the same location with different ids (unmerged nodes): the
  * vertices are bucketed in cells of the tolerance's size, sorted by cell,
  * and each is compared with those of the 27 cells around it */
@@ -535,6 +693,7 @@ static int number_faces(hx_gmesh *g) {
    * hanging node or a T-junction): boundary faces sharing a vertex with
    * opposite, coplanar outward normals */
   err = check_facing(g, be, m);
+  if (!err) err = check_overlap(g);
   if (err) goto done;
 
   /* tagged quads from the file */
@@ -556,6 +715,22 @@ static int number_faces(hx_gmesh *g) {
     hx_log(HX_LOG_NORMAL,
            "note: %s: %lld tagged boundary quadrilateral(s) match no element face and are ignored\n", g->src,
            (long long)unmatched);
+  /* boundary faces of a file without a surface physical group: say how many and where */
+  if (g->etag) {
+    int64_t untagged = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (g->nbr[i] < 0 && g->ftag[i] < 0 && !untagged++) first = i;
+    if (untagged) {
+      double nrm[3], c[3], h;
+      face_normal(g, first / 6, (int)(first % 6), nrm, c, &h);
+      hx_log(HX_LOG_NORMAL,
+             "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: face %d of file "
+             "element %lld, centre (%g, %g, %g)); they get the natural condition kappa du/dn = 0: put them "
+             "in a physical group to give them another\n",
+             g->src, (long long)untagged, (long long)nbnd, (int)(first % 6), (long long)g->etag[first / 6], c[0],
+             c[1], c[2]);
+    }
+  }
 done:
   hx_free_host(&r);
   hx_free_host(&be);

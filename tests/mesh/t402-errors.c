@@ -70,6 +70,26 @@ static const bad_case cases[] = {
      "2 5 2 1 1 11 21 22 12 14 24 25 15\n3 5 2 1 1 12 22 23 13 15 25 26 16\n"
      "4 5 2 1 1 14 24 25 15 17 27 28 18\n5 5 2 1 1 15 25 26 16 18 28 29 19\n$EndElements\n",
      {"non-conforming", "hanging node", "file element tag"}},
+    /* two hexes offset by half a face, touching at z = 1 through no common vertex (issue 32:
+     * was solved as two insulated walls) */
+    {"offset-half.msh",
+     HDR "$Nodes\n16\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"
+         "9 0.5 0 1\n10 1.5 0 1\n11 1.5 1 1\n12 0.5 1 1\n13 0.5 0 2\n14 1.5 0 2\n15 1.5 1 2\n16 0.5 1 2\n"
+         "$EndNodes\n$Elements\n2\n1 5 2 1 1 1 2 3 4 5 6 7 8\n2 5 2 1 1 9 10 11 12 13 14 15 16\n$EndElements\n",
+     {"non-conforming faces", "overlap face to face", "file element tag 2"}},
+    /* a small hex shifted on the big face of a large one (no vertex on its corners) */
+    {"shifted-small.msh",
+     HDR "$Nodes\n16\n1 0 0 0\n2 2 0 0\n3 2 2 0\n4 0 2 0\n5 0 0 1\n6 2 0 1\n7 2 2 1\n8 0 2 1\n"
+         "9 0.25 0.25 1\n10 1.25 0.25 1\n11 1.25 1.25 1\n12 0.25 1.25 1\n13 0.25 0.25 2\n14 1.25 0.25 2\n"
+         "15 1.25 1.25 2\n16 0.25 1.25 2\n"
+         "$EndNodes\n$Elements\n2\n1 5 2 1 1 1 2 3 4 5 6 7 8\n2 5 2 1 1 9 10 11 12 13 14 15 16\n$EndElements\n",
+     {"non-conforming faces", "centre (0.75, 0.75, 1)", "file element tag 1"}},
+    /* the same faces apart by 5e-4 of their size: a gap, not two bodies */
+    {"gap.msh",
+     HDR "$Nodes\n16\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"
+         "9 0 0 1.0005\n10 1 0 1.0005\n11 1 1 1.0005\n12 0 1 1.0005\n13 0 0 2\n14 1 0 2\n15 1 1 2\n16 0 1 2\n"
+         "$EndNodes\n$Elements\n2\n1 5 2 1 1 1 2 3 4 5 6 7 8\n2 5 2 1 1 9 10 11 12 13 14 15 16\n$EndElements\n",
+     {"non-conforming faces", "across a gap of 0.0005", "file element tag 2"}},
     /* found by fuzzing: the second section's names were written past the first's array */
     {"physical-names-twice.msh",
      HDR "$PhysicalNames\n1\n3 1 \"a\"\n$EndPhysicalNames\n$PhysicalNames\n1\n3 2 "
@@ -146,6 +166,29 @@ int main(int argc, char **argv) {
   HX_ASSERT(err == 0, "edge-touching cubes: %s", hx_error_message());
   hx_mesh_destroy(&m);
   hx_error_clear();
+  /* valid: a staircase (coplanar opposite faces meeting along an edge only)
+   * and two bodies 0.5 apart are not mistaken for overlapping faces */
+  static const char *const fine[2][2] = {
+      {"staircase", HDR "$Nodes\n14\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"
+                        "9 2 0 1\n10 2 1 1\n11 1 0 2\n12 2 0 2\n13 2 1 2\n14 1 1 2\n$EndNodes\n$Elements\n2\n"
+                        "1 5 2 1 1 1 2 3 4 5 6 7 8\n2 5 2 1 1 6 9 10 7 11 12 13 14\n$EndElements\n"},
+      {"apart", HDR "$Nodes\n16\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"
+                    "9 0 0 1.5\n10 1 0 1.5\n11 1 1 1.5\n12 0 1 1.5\n13 0 0 2\n14 1 0 2\n15 1 1 2\n16 0 1 2\n"
+                    "$EndNodes\n$Elements\n2\n1 5 2 1 1 1 2 3 4 5 6 7 8\n2 5 2 1 1 9 10 11 12 13 14 15 16\n"
+                    "$EndElements\n"}};
+  for (int c = 0; c < 2; c++) {
+    snprintf(path, sizeof path, "%s-%s.msh", dir, fine[c][0]);
+    if (rank == 0) {
+      FILE *f = fopen(path, "w");
+      fputs(fine[c][1], f);
+      fclose(f);
+    }
+    MPI_Barrier(comm);
+    err = hx_mesh_create_gmsh(comm, path, HX_PART_RCB, &m);
+    HX_ASSERT(err == 0, "%s: %s", fine[c][0], hx_error_message());
+    hx_mesh_destroy(&m);
+    hx_error_clear();
+  }
   for (int c = 0; c < nc; c++) {
     snprintf(path, sizeof path, "%s-%s", dir, cases[c].name);
     if (rank == 0) {
