@@ -276,59 +276,68 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
   HX_CALL(HX_ALLOC(&t2, m * m * n));
   HX_CALL(HX_ALLOC(&uq, m3));
   HX_CALL(hx_mesh_gll_coords(d->mesh, q, X, Y, Z));
-  double loc[2] = {0.0, 0.0};
-  for (int32_t e = 0; e < d->E; e++) {
-    const double *ue = h_u + (int64_t)e * d->n3;
-    /* u at the order-q points: three 1D interpolations */
-    for (int k = 0; k < n; k++)
-      for (int j = 0; j < n; j++)
-        for (int a = 0; a < m; a++) {
-          double s = 0;
-          for (int i = 0; i < n; i++) s += I[a * n + i] * ue[i + n * (j + n * k)];
-          t1[a + m * (j + n * k)] = s;
-        }
-    for (int k = 0; k < n; k++)
-      for (int b = 0; b < m; b++)
-        for (int a = 0; a < m; a++) {
-          double s = 0;
-          for (int j = 0; j < n; j++) s += I[b * n + j] * t1[a + m * (j + n * k)];
-          t2[a + m * (b + m * k)] = s;
-        }
-    for (int c = 0; c < m; c++)
-      for (int b = 0; b < m; b++)
-        for (int a = 0; a < m; a++) {
-          double s = 0;
-          for (int k = 0; k < n; k++) s += I[c * n + k] * t2[a + m * (b + m * k)];
-          uq[a + m * (b + m * c)] = s;
-        }
-    const double *xe[3] = {X + (int64_t)e * m3, Y + (int64_t)e * m3, Z + (int64_t)e * m3};
-    for (int c = 0; c < m; c++)
-      for (int b = 0; b < m; b++)
-        for (int a = 0; a < m; a++) {
-          const int id = a + m * (b + m * c);
-          double J[3][3];
-          for (int r = 0; r < 3; r++) {
-            double da = 0, db = 0, dc = 0;
-            for (int l = 0; l < m; l++) {
-              da += Dm[a * m + l] * xe[r][l + m * (b + m * c)];
-              db += Dm[b * m + l] * xe[r][a + m * (l + m * c)];
-              dc += Dm[c * m + l] * xe[r][a + m * (b + m * l)];
-            }
-            J[r][0] = da, J[r][1] = db, J[r][2] = dc;
-          }
-          const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
-                             J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
-                             J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
-          const double err = uq[id] - exact.fn(exact.ctx, xe[0][id], xe[1][id], xe[2][id]);
-          loc[0] += wm[a] * wm[b] * wm[c] * fabs(det) * err * err;
-          loc[1] = fmax(loc[1], fabs(err));
-        }
-  }
-  double glob[2];
+  /* scale-safe: when the sum of squares under- or overflows (a problem
+   * scaled by 1e-200 had an L2 error of 0.0 while its error was 100 %), a
+   * second pass sums (err * sc)^2 with sc a power of two that brings the
+   * largest error near 1; the first pass alone decides every other case */
+  double sc = 1.0, glob[2];
   MPI_Comm comm = hx_mesh_comm(d->mesh);
-  HX_MPI(MPI_Allreduce(&loc[0], &glob[0], 1, MPI_DOUBLE, MPI_SUM, comm));
-  HX_MPI(MPI_Allreduce(&loc[1], &glob[1], 1, MPI_DOUBLE, MPI_MAX, comm));
-  *l2 = sqrt(glob[0]);
+  for (int pass = 0; pass < 2; pass++) {
+    double loc[2] = {0.0, 0.0};
+    for (int32_t e = 0; e < d->E; e++) {
+      const double *ue = h_u + (int64_t)e * d->n3;
+      /* u at the order-q points: three 1D interpolations */
+      for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+          for (int a = 0; a < m; a++) {
+            double s = 0;
+            for (int i = 0; i < n; i++) s += I[a * n + i] * ue[i + n * (j + n * k)];
+            t1[a + m * (j + n * k)] = s;
+          }
+      for (int k = 0; k < n; k++)
+        for (int b = 0; b < m; b++)
+          for (int a = 0; a < m; a++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += I[b * n + j] * t1[a + m * (j + n * k)];
+            t2[a + m * (b + m * k)] = s;
+          }
+      for (int c = 0; c < m; c++)
+        for (int b = 0; b < m; b++)
+          for (int a = 0; a < m; a++) {
+            double s = 0;
+            for (int k = 0; k < n; k++) s += I[c * n + k] * t2[a + m * (b + m * k)];
+            uq[a + m * (b + m * c)] = s;
+          }
+      const double *xe[3] = {X + (int64_t)e * m3, Y + (int64_t)e * m3, Z + (int64_t)e * m3};
+      for (int c = 0; c < m; c++)
+        for (int b = 0; b < m; b++)
+          for (int a = 0; a < m; a++) {
+            const int id = a + m * (b + m * c);
+            double J[3][3];
+            for (int r = 0; r < 3; r++) {
+              double da = 0, db = 0, dc = 0;
+              for (int l = 0; l < m; l++) {
+                da += Dm[a * m + l] * xe[r][l + m * (b + m * c)];
+                db += Dm[b * m + l] * xe[r][a + m * (l + m * c)];
+                dc += Dm[c * m + l] * xe[r][a + m * (b + m * l)];
+              }
+              J[r][0] = da, J[r][1] = db, J[r][2] = dc;
+            }
+            const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+                               J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                               J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+            const double err = (uq[id] - exact.fn(exact.ctx, xe[0][id], xe[1][id], xe[2][id])) * sc;
+            loc[0] += wm[a] * wm[b] * wm[c] * fabs(det) * err * err;
+            loc[1] = fmax(loc[1], fabs(err));
+          }
+    }
+    HX_MPI(MPI_Allreduce(&loc[0], &glob[0], 1, MPI_DOUBLE, MPI_SUM, comm));
+    HX_MPI(MPI_Allreduce(&loc[1], &glob[1], 1, MPI_DOUBLE, MPI_MAX, comm));
+    if (pass || !(glob[1] > 0 && isfinite(glob[1])) || (glob[0] >= 0x1p-900 && glob[0] <= 0x1p900)) break;
+    sc = ldexp(1.0, -ilogb(glob[1]));
+  }
+  *l2 = sqrt(glob[0]) / sc;
+  glob[1] /= sc;
   *linf = isnan(glob[0]) ? NAN : glob[1]; /* fmax drops NaN; the sum keeps it */
   free(X), free(Y), free(Z), free(t1), free(t2), free(uq);
   return HX_SUCCESS;

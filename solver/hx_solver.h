@@ -224,6 +224,10 @@ typedef struct {
    * then the last of these residuals */
   int refinements, exact_residuals;
   double t_refine;
+  /* the power of two the right-hand side was scaled by for the Krylov solve
+   * (1: none; a ||b|| outside [2^-300, 2^300]: scale-safe norms); the
+   * reported norms are those of the unscaled problem */
+  double rhs_scale;
 } hx_solve_result;
 
 /* Solve the problem of discretisation d with right-hand side h_f (host

@@ -93,6 +93,47 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
   }
 }
 
+/* Scale-safe norms: ||b||^2 of a problem scaled far from 1 (kappa ~ 1e-155
+ * with the data to match, or everything times 1e-200) underflows to 0 or
+ * overflows, and PCG then stops at iteration 0 "converged" with a wrong
+ * answer. Such a b is scaled by a power of two s (exact: the iterates are
+ * s times those of the unscaled problem, bit for bit where those do not
+ * under- or overflow) so that ||s b|| is about 1; s = 1, and nothing
+ * changes, when ||b|| is within [2^-300, 2^300] or b = 0. */
+static int rhs_scale(hx_backend b, MPI_Comm comm, int64_t ng, int64_t nown, double *d_b, double *s) {
+  *s = 1.0;
+  for (int k = 0; k < 5; k++) {
+    double bb;
+    HX_CALL(hx_array_dot(b, nown, d_b, d_b, &bb));
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &bb, 1, MPI_DOUBLE, MPI_SUM, comm));
+    double f;
+    if (!isfinite(bb)) {
+      f = 0x1p-600;
+    } else if (bb < 0x1p-600) {
+      if (bb == 0 && k == 4) return HX_SUCCESS; /* b = 0 (times 2^2400: truly zero) */
+      f = 0x1p600;
+    } else {
+      if (*s == 1.0 && bb <= 0x1p600) return HX_SUCCESS; /* the common case: untouched */
+      f = ldexp(1.0, -ilogb(sqrt(bb)));                  /* ||b|| into [1, 2) */
+      k = 5;
+    }
+    HX_CALL(hx_array_axpby(b, ng, d_b, f, d_b, 0.0));
+    *s *= f;
+  }
+  if (*s != 1.0 && !isfinite(*s)) return HX_ERROR(HX_ERR_INTERNAL, "right-hand side scale %g", *s);
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  const hx_pcg_opts *o;
+  double inv; /* 1 / s */
+} scaled_monitor;
+
+static void scaled_monitor_cb(void *ctx, int it, double rnorm, double rel) {
+  const scaled_monitor *m = ctx;
+  m->o->monitor(m->o->monitor_ctx, it, rnorm * m->inv, rel);
+}
+
 /* The steps of hx_solve on buffers the caller frees on every path; opx is
  * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
  * hx_disc_op(d)). */
@@ -126,11 +167,25 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
    * the FP64 one, then the check (and correction) of the final residual */
   hx_pcg_opts po = *opts;
   if (opx != op) po.exact_op = opx;
-  ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
+  /* a right-hand side far from unit size is solved scaled (rhs_scale) */
+  double s = 1.0;
+  ierr = rhs_scale(b, hx_gs_comm(hx_op_gs(op)), ng, hx_op_owned(op), d_b, &s);
+  scaled_monitor sm = {opts, 1.0 / s};
+  if (!ierr && s != 1.0) {
+    ierr = hx_array_axpby(b, ng, d_x, s, d_x, 0.0);
+    po.atol *= s;
+    if (opts->monitor) po.monitor = scaled_monitor_cb, po.monitor_ctx = &sm;
+  }
+  if (!ierr) ierr = hx_pcg_solve(op, pc, d_b, d_x, &po, &res->pcg);
   /* converged: check and correct; stopped at the iteration limit: report
    * the FP64 residual (a breakdown's vectors are not worth one) */
   if (!ierr && opx != op && (res->pcg.reason > 0 || res->pcg.reason == HX_DIVERGED_MAX_IT))
     ierr = refine(op, opx, pc, d_b, d_x, &po, res, d_r, d_d);
+  if (!ierr && s != 1.0) {
+    ierr = hx_array_axpby(b, ng, d_x, 1.0 / s, d_x, 0.0);
+    res->pcg.bnorm /= s, res->pcg.r0norm /= s, res->pcg.rnorm /= s;
+    res->rhs_scale = s;
+  }
   hx_timer_stop(HX_T_SOLVE);
   res->t_solve = hx_wtime() - t0;
   HX_CALL(ierr);
@@ -149,6 +204,7 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res) {
   memset(res, 0, sizeof *res);
+  res->rhs_scale = 1.0;
   hx_backend b = hx_disc_backend(d);
   const int64_t nl = hx_disc_num_l(d);
   const size_t gbytes = sizeof(double) * (size_t)(hx_op_size(hx_disc_op(d)) > 0 ? hx_op_size(hx_disc_op(d)) : 1);
