@@ -15,11 +15,18 @@ static char *cmp_strdup(const char *s) {
   return d;
 }
 
+/* the file NAME of the result set in dir, as hexcg's readers see it (a half
+ * moved committed set resolves to its new files, hx_outdir_resolve); "" if
+ * the set has no such file */
 static char *path_join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s%s%s", dir, (dir[0] && dir[strlen(dir) - 1] != '/') ? "/" : "", name);
-  return p;
+  char *d = malloc(n), buf[4400];
+  if (!d) return NULL;
+  snprintf(d, n, "%s", dir);
+  while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = 0;
+  int has = hx_outdir_resolve(d, name, buf, sizeof buf);
+  free(d);
+  return cmp_strdup(has ? buf : "");
 }
 
 static int is_file(const char *p) {
@@ -200,7 +207,9 @@ int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r) {
     if (!err && is_file(sum)) r->summary_path = sum, sum = NULL;
     free(csv), free(h5), free(sum);
   } else {
-    r->hist_path = cmp_strdup(arg);
+    char rbuf[4400];
+    hx_outdir_resolve_path(arg, rbuf, sizeof rbuf);
+    r->hist_path = cmp_strdup(rbuf);
     const char *base = strrchr(arg, '/');
     base = base ? base + 1 : arg;
     if (!r->hist_path) err = HX_ERROR(HX_ERR_MEM, "out of memory");

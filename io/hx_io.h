@@ -209,10 +209,25 @@ int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *od);
 const char *hx_outdir_stage(hx_outdir od);
 /* 1 if dir held results of an earlier run when opened. */
 int hx_outdir_had_results(hx_outdir od);
-/* Collective. Move the staged files into dir, each replacing its old
- * version by a rename (summary.yaml last); old hexcg outputs the new set
- * does not have are removed. */
+/* Collective. Commit the staged set as a whole: the staged files are synced,
+ * then a manifest naming them (dir/.hexcg-new/.manifest, written atomically)
+ * marks the set committed; then each file replaces its old version by a
+ * rename and old hexcg outputs the new set does not have are removed; the
+ * manifest goes last. A kill between the manifest and its removal leaves a
+ * mixture in dir, which every hexcg reader resolves to the new set through
+ * hx_outdir_resolve, and the next hx_outdir_open on dir completes. Errors on
+ * rank 0 reach every rank. */
 int hx_outdir_commit(hx_outdir od);
+/* Not collective. The file a reader opens for the output NAME ("summary.yaml",
+ * ...) of the result set in folder dir, into buf: dir/.hexcg-new/NAME while
+ * a committed set is half moved in (its manifest exists and lists NAME, and
+ * the file is still staged), else dir/NAME. Returns 1 if the set has NAME
+ * (the file exists), 0 if not (a committed manifest without NAME: the new
+ * set has no such file, whatever an old one left in dir). */
+int hx_outdir_resolve(const char *dir, const char *name, char *buf, size_t len);
+/* The same for a path "DIR/NAME" (or "NAME" in the working folder). Paths
+ * whose base name is not a hexcg output are returned as they are (1). */
+int hx_outdir_resolve_path(const char *path, char *buf, size_t len);
 /* Collective in effect (rank 0 works). Drop what is still staged, release
  * the lock and, without a commit, remove the folders open created. Accepts NULL. */
 void hx_outdir_close(hx_outdir *od);

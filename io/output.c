@@ -273,6 +273,62 @@ static void outdir_free(struct hx_outdir_s *od) {
   free(od);
 }
 
+#define HX_MANIFEST_NAME ".manifest"
+/* summary.yaml last: of an old-style reader's files it marks a complete set */
+static const char *const commit_order[] = {"case.yaml",   "solution.h5", "solution.xdmf",
+                                           "history.csv", "history.h5",  "summary.yaml"};
+#define HX_NCOMMIT (sizeof commit_order / sizeof commit_order[0])
+
+static int sync_path(const char *p, int dir) {
+  int fd = open(p, dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return -1;
+  int r = fsync(fd);
+  close(fd);
+  return r;
+}
+
+/* the manifest of a committed stage: one name a line; -1 if there is none */
+static int read_manifest(const char *stage, int has[HX_NCOMMIT]) {
+  char p[4300], line[256];
+  snprintf(p, sizeof p, "%s/" HX_MANIFEST_NAME, stage);
+  FILE *f = fopen(p, "r");
+  if (!f) return -1;
+  int ok = 0;
+  for (size_t k = 0; k < HX_NCOMMIT; k++) has[k] = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!strcmp(line, "end")) ok = 1;
+    for (size_t k = 0; k < HX_NCOMMIT; k++)
+      if (!strcmp(line, commit_order[k])) has[k] = 1;
+  }
+  fclose(f);
+  return ok ? 0 : -1; /* a manifest without its last line was never renamed into place */
+}
+
+/* move a committed stage into dir (rank 0): the renames, the removals, the manifest */
+static int roll_forward(const char *dir, const char *stage, const int has[HX_NCOMMIT]) {
+  char from[4300], to[4300];
+  int err = HX_SUCCESS;
+  for (size_t k = 0; k < HX_NCOMMIT && !err; k++) {
+    const char *f = commit_order[k];
+    snprintf(from, sizeof from, "%s/%s", stage, f);
+    snprintf(to, sizeof to, "%s/%s", dir, f);
+    if (!has[k]) {
+      if (remove(to) != 0 && errno != ENOENT) /* an old output the new set does not have */
+        err = HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", to, strerror(errno));
+    } else if (access(from, F_OK) == 0 && rename(from, to) != 0) { /* absent: moved already */
+      err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
+    }
+  }
+  if (!err) {
+    sync_path(dir, 1);
+    snprintf(from, sizeof from, "%s/" HX_MANIFEST_NAME, stage);
+    if (remove(from) != 0 && errno != ENOENT)
+      err = HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", from, strerror(errno));
+  }
+  return err;
+}
+
 int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
   *out = NULL;
   struct hx_outdir_s *od = calloc(1, sizeof *od);
@@ -302,12 +358,18 @@ int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
     }
     if (!err) err = take_lock(od);
     if (!err) {
+      /* a killed run left its stage: a committed one is completed first (its
+       * set is the folder's), any other is dropped below */
+      int has[HX_NCOMMIT];
+      if (read_manifest(od->stage, has) == 0) err = roll_forward(dir, od->stage, has);
+    }
+    if (!err) {
       od->had_results = has_results(dir);
       if (od->had_results && !force)
         err = HX_ERROR(HX_ERR_INPUT, "output directory '%s' exists; use --force to overwrite it", dir);
     }
     if (!err) {
-      remove_tree_files(od->stage); /* left by a killed run */
+      remove_tree_files(od->stage);
       if (mkdir(od->stage, 0777) != 0)
         err = HX_ERROR(HX_ERR_INPUT, "cannot write into output directory '%s': %s", dir, strerror(errno));
     }
@@ -329,29 +391,75 @@ int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
 const char *hx_outdir_stage(hx_outdir od) { return od->stage; }
 int hx_outdir_had_results(hx_outdir od) { return od->had_results; }
 
-int hx_outdir_commit(hx_outdir od) {
-  int err = HX_SUCCESS;
-  if (od->rank == 0) {
-    char from[4300], to[4300];
-    /* summary.yaml last: its presence marks a complete set */
-    static const char *const order[] = {"case.yaml",  "solution.h5", "solution.xdmf",
-                                        "history.csv", "history.h5", "summary.yaml"};
-    for (size_t k = 0; k < sizeof order / sizeof order[0] && !err; k++) {
-      const char *f = order[k];
-      snprintf(from, sizeof from, "%s/%s", od->stage, f);
-      snprintf(to, sizeof to, "%s/%s", od->dir, f);
-      if (access(from, F_OK) != 0) {
-        if (remove(to) != 0 && errno != ENOENT) /* an old output the new set does not have */
-          err = HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", to, strerror(errno));
-      } else if (rename(from, to) != 0) {
-        err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
-      }
-    }
-    if (!err) od->committed = 1;
+static int commit_stage(struct hx_outdir_s *od) {
+  char p[4300], tmp[4320];
+  int has[HX_NCOMMIT];
+  FILE *f = NULL;
+  /* the staged files reach the disk before the manifest says they are the set */
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    snprintf(p, sizeof p, "%s/%s", od->stage, commit_order[k]);
+    has[k] = access(p, F_OK) == 0;
+    if (has[k] && sync_path(p, 0) != 0)
+      return HX_ERROR(HX_ERR_IO, "cannot sync '%s': %s", p, strerror(errno));
   }
+  snprintf(p, sizeof p, "%s/" HX_MANIFEST_NAME, od->stage);
+  snprintf(tmp, sizeof tmp, "%s.tmp", p);
+  int bad = (f = fopen(tmp, "w")) == NULL;
+  for (size_t k = 0; k < HX_NCOMMIT && !bad; k++)
+    if (has[k]) bad |= fprintf(f, "%s\n", commit_order[k]) < 0;
+  if (f) {
+    bad |= fprintf(f, "end\n") < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+  }
+  if (bad || rename(tmp, p) != 0) {
+    int e = errno;
+    remove(tmp);
+    return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s", p, strerror(e));
+  }
+  sync_path(od->stage, 1); /* the commit point */
+  od->committed = 1;       /* from here on the new set is the folder's, even if a rename fails */
+  return roll_forward(od->dir, od->stage, has);
+}
+
+int hx_outdir_commit(hx_outdir od) {
+  int err = od->rank == 0 ? commit_stage(od) : HX_SUCCESS;
   HX_CALL(hx_io_bcast_error(od->comm, 0, err));
   od->committed = 1;
   return HX_SUCCESS;
+}
+
+int hx_outdir_resolve(const char *dir, const char *name, char *buf, size_t len) {
+  char stage[4200];
+  int has[HX_NCOMMIT];
+  snprintf(stage, sizeof stage, "%s/" HX_STAGE_NAME, dir);
+  snprintf(buf, len, "%s/%s", dir, name);
+  if (read_manifest(stage, has) == 0)
+    for (size_t k = 0; k < HX_NCOMMIT; k++) {
+      if (strcmp(name, commit_order[k])) continue;
+      if (!has[k]) return 0;
+      char st[4300];
+      snprintf(st, sizeof st, "%s/%s", stage, name);
+      if (access(st, F_OK) == 0) snprintf(buf, len, "%s", st);
+      break;
+    }
+  return access(buf, F_OK) == 0;
+}
+
+int hx_outdir_resolve_path(const char *path, char *buf, size_t len) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (size_t k = 0; k < HX_NCOMMIT; k++)
+    if (!strcmp(base, commit_order[k])) {
+      char dir[4200];
+      size_t dl = (size_t)(base - path);
+      if (dl >= sizeof dir) break;
+      memcpy(dir, path, dl);
+      dir[dl ? dl - 1 : 0] = 0;
+      return hx_outdir_resolve(dl ? (dl == 1 ? "/" : dir) : ".", base, buf, len);
+    }
+  snprintf(buf, len, "%s", path);
+  return 1;
 }
 
 void hx_outdir_close(hx_outdir *pod) {

@@ -23,8 +23,14 @@ static int write_rows(MPI_Comm comm, const char *path, hid_t f, const char *name
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   }
+  /* independent transfers: each rank writes one contiguous block of rows per
+   * dataset. A collective write whose pwrite fails on one rank returns early
+   * there and leaves the other ranks in HDF5's next collective MPI-IO call
+   * (MPI_File_set_view), a hang that no agreement after H5Dwrite can break
+   * (tests/fault/check_inject.py); the reads below are independent for the
+   * same reason */
   hid_t dx = H5Pcreate(H5P_DATASET_XFER);
-  H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dx, H5FD_MPIO_INDEPENDENT);
   herr_t st = ds >= 0 ? H5Dwrite(ds, mtype, ms, fs, dx, data) : -1;
   /* the reason now, before the closes below clear HDF5's error stack */
   char what[128];
@@ -307,7 +313,7 @@ static int check_coords(MPI_Comm comm, hid_t f, const char *path, long long npe,
     ms = H5Screate_simple(2, m, NULL);
     if (El == 0 || err) H5Sselect_none(ms), H5Sselect_none(fs);
     dx = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+    H5Pset_dxpl_mpio(dx, H5FD_MPIO_INDEPENDENT);
     if (H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, c) < 0 && !err)
       err = HX_ERROR(HX_ERR_IO, "%s: cannot read /mesh/coordinates", path);
   }
@@ -447,7 +453,7 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   ms = H5Screate_simple(1, &nl, NULL);
   if (El == 0) H5Sselect_none(ms);
   dx = H5Pcreate(H5P_DATASET_XFER);
-  H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dx, H5FD_MPIO_INDEPENDENT);
   if (H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, tmp) < 0)
     err = HX_ERROR(HX_ERR_IO, "%s: cannot read /fields/u", path);
   for (int32_t i = 0; !err && i < El; i++)
@@ -477,8 +483,10 @@ int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_loc
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  char mpio[4200];
-  hid_t f = hx_h5_mpio_name(path, mpio, sizeof mpio) ? H5Fopen(mpio, H5F_ACC_RDONLY, fapl) : -1;
+  /* the file of the folder's result set (a half-moved committed set: its new file) */
+  char rpath[4300], mpio[4320];
+  hx_outdir_resolve_path(path, rpath, sizeof rpath);
+  hid_t f = hx_h5_mpio_name(rpath, mpio, sizeof mpio) ? H5Fopen(mpio, H5F_ACC_RDONLY, fapl) : -1;
   H5Pclose(fapl);
   char why[512] = "";
   if (f < 0) hx_h5_reason(why, sizeof why);

@@ -33,6 +33,7 @@ PACKAGES=(
   gmsh
   clang libclang-rt-dev libomp-dev
   munge slurmctld slurmd slurm-client
+  strace
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
 )
 

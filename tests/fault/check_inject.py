@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Output faults injected with strace on one rank (issue 32, items 1 and 2).
+
+An output folder holds a complete result set of an order-3 run (the "old"
+set); an order-2 run (the "new" set) then writes into it with --force while
+strace, wrapped around one chosen rank only (an MPMD launch), either
+
+- fails one system call (openat, write/pwrite64, rename, fsync, close) on the
+  K-th access to one of the run's output files with an errno, or
+- kills the rank with SIGKILL at its K-th rename (every rename point of a
+  run: the staging writes and each move of the commit).
+
+Whatever happens, the run must end within its timeout (no hang: 2 ranks used
+to hang when rank 0 could not create summary.yaml.tmp), a failed system call
+must give a non-zero exit with an error message, and hexcg's readers must see
+either the old complete set or the new complete set, never a mixture: `hexcg
+compare FOLDER REF` MATCHes exactly one of the two reference runs (residual
+history, summary, order), and the folder's solution.h5, read back as an
+initial guess, has the order of that set. A later run into the folder must
+succeed and give the new set.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--work", required=True)
+ap.add_argument("--case", required=True)
+ap.add_argument("--strace", default="/usr/bin/strace")
+a = ap.parse_args()
+if not os.access(a.strace, os.X_OK):
+    print(f"check_inject: no strace at {a.strace} (scripts/bootstrap.sh installs it)", file=sys.stderr)
+    sys.exit(1)
+shutil.rmtree(a.work, ignore_errors=True)
+os.makedirs(a.work)
+W = a.work
+failures = []
+TIMEOUT = 60
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+SMALL = ["--set", "mesh.elements=[2,2,2]", "--quiet"]
+
+
+def run_args(order, out, extra=()):
+    return [a.hexcg, "run", a.case, "--output", out, "--force", "--set", f"order={order}"] + SMALL + list(extra)
+
+
+def launch(ranks, order, out, strace=None, rank=0):
+    """hexcg run on `ranks` ranks; strace (a list of its options) around rank `rank` only"""
+    cmd = [a.mpiexec]
+    for r in range(ranks):
+        if r:
+            cmd.append(":")
+        cmd += ["-n", "1"] + ([a.strace, "-f", "-o", "/dev/null"] + strace if strace and r == rank else [])
+        cmd += run_args(order, out)
+    try:
+        p = subprocess.run(cmd, cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
+        return p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        subprocess.run(["pkill", "-KILL", "-f", os.path.join(W, out)], capture_output=True)
+        return "timeout", ""
+
+
+def compare(folder, ref):
+    p = subprocess.run([a.hexcg, "compare", folder, ref, "--quiet"], cwd=W, capture_output=True, text=True,
+                       timeout=60)
+    return p.returncode == 0 and "result: MATCH" in p.stdout + p.stderr
+
+
+def reads_at(folder, order):
+    """the folder's solution.h5, read by hexcg as an initial guess, is of this order (a run of
+    another order refuses it, tests/fault/check_inputs.py)"""
+    p = subprocess.run(run_args(order, f"{folder}-guess{order}",
+                                ["--set", f"solver.initial_guess={folder}/solution.h5"]), cwd=W,
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode == 0
+
+
+# references: the old set (order 3) and the new set (order 2)
+for order, ref in ((3, "ref-old"), (2, "ref-new")):
+    rc, err = launch(1, order, ref)
+    if not check(rc == 0, f"reference order {order}: rc {rc} {err!r}"):
+        sys.exit(1)
+
+
+def fresh_old(folder):
+    shutil.rmtree(os.path.join(W, folder), ignore_errors=True)
+    shutil.copytree(os.path.join(W, "ref-old"), os.path.join(W, folder))
+
+
+def verdict(folder, label):
+    """the folder holds exactly one complete set; returns 'old' or 'new'"""
+    old, new = compare(folder, "ref-old"), compare(folder, "ref-new")
+    if not check(old != new, f"{label}: compare MATCHes {'both sets' if old else 'neither set'}"):
+        return None
+    which = "old" if old else "new"
+    order = 3 if old else 2
+    check(reads_at(folder, order), f"{label}: the {which} set's solution.h5 does not read at order {order}")
+    return which
+
+
+def recovers(folder, ranks, label):
+    rc, err = launch(ranks, 2, folder)
+    check(rc == 0 and compare(folder, "ref-new"), f"{label}: the next run into the folder: rc {rc} {err!r}")
+    check(not os.path.exists(os.path.join(W, folder, ".hexcg-new")), f"{label}: a staging folder is left")
+
+
+# how many renames one run makes on rank 0 (the staging writes and the commit)
+fresh_old("count")
+log = os.path.join(W, "renames.log")
+p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", "trace=rename,renameat,renameat2"] +
+                   run_args(2, "count"), cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
+with open(log) as f:
+    nren = sum(1 for line in f if "rename" in line and "resumed" not in line)
+check(p.returncode == 0 and nren >= 7, f"counting renames: rc {p.returncode}, {nren} renames")
+print(f"{nren} renames per run")
+
+# every kill point
+seen = set()
+for ranks in (1, 2):
+    for k in range(1, nren + 1):
+        folder, label = f"kill-np{ranks}-{k}", f"SIGKILL at rename {k} of {nren}, np{ranks}"
+        fresh_old(folder)
+        rc, err = launch(ranks, 2, folder, ["-e", "trace=rename,renameat,renameat2",
+                                            "-e", f"inject=rename,renameat,renameat2:signal=KILL:when={k}"])
+        check(rc not in (0, "timeout"), f"{label}: rc {rc}")
+        which = verdict(folder, label)
+        seen.add(which)
+        recovers(folder, ranks, label)
+check(seen == {"old", "new"}, f"kill points: sets seen {seen} (expected both old and new)")
+
+# failed system calls on the output files, on each rank
+STAGE_FILES = ["case.yaml", "summary.yaml", "solution.h5", "solution.xdmf", "history.csv", "history.h5"]
+CALLS = {"openat": "ENOSPC", "write,pwrite64": "EIO", "rename": "EACCES", "fsync": "EIO", "close": "EIO"}
+for ranks in (1, 2, 3):
+    for rank in range(ranks):
+        for calls, errno_name in CALLS.items():
+            if rank > 0 and ranks == 3 and (rank == 1 or calls != "write,pwrite64"):
+                continue  # ranks > 0 only touch solution.h5: their other calls are covered by np2
+            for k in (1, 3):
+                folder = f"err-np{ranks}-r{rank}-{calls.split(',')[0]}-{k}"
+                label = f"{calls}={errno_name} at access {k}, rank {rank} of {ranks}"
+                fresh_old(folder)
+                paths = []
+                for name in STAGE_FILES:
+                    for suffix in ("", ".tmp"):
+                        for base in (f"{folder}/.hexcg-new", folder):
+                            paths += ["-P", f"{base}/{name}{suffix}", "-P", os.path.join(W, base, name + suffix)]
+                rc, err = launch(ranks, 2, folder, paths + ["-e", f"trace={calls}",
+                                                           "-e", f"inject={calls}:error={errno_name}:when={k}"],
+                                 rank)
+                check(rc != "timeout", f"{label}: hung")
+                if rc != 0:
+                    check("error" in err, f"{label}: rc {rc} without an error message: {err!r}")
+                which = verdict(folder, label)
+                if which == "old":
+                    check(rc != 0, f"{label}: exit 0 but the folder holds the old set")
+                recovers(folder, ranks, label)
+
+print(f"{len(failures)} failed" if failures else "all injected output faults handled")
+sys.exit(1 if failures else 0)
