@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""A differential fuzzer over whole cases (issue 32).
+
+Each round draws a small random case from a seed: the mesh (a box, a deformed
+box, a Kershaw mesh, or a Gmsh box of hex8 or curved hex27 elements made by
+gmsh), its size, the order, kappa and lambda, a manufactured exact solution
+(a plane wave plus a bilinear term) with Dirichlet data on some faces and the
+matching Neumann flux on the others. It is solved by a reference
+configuration (Jacobi-PCG, FP64, 1 rank) and by several configurations drawn
+from preconditioner x smoother x precision x solver type x rank count (1-3) x
+partitioner x operator.geometry. Every answer must
+
+- converge;
+- agree with the reference node by node (solution.h5, matched by element id
+  and node coordinates) within U_TOL of max|u| (each solve runs at rtol 1e-10:
+  the algebraic error is below 1e-8 of max|u| on these small meshes, a
+  factor of 100 under the bound, so the bound catches a wrong operator,
+  preconditioner, exchange or boundary treatment, never the rounding);
+- report the error norms of the reference within ERR_TOL relative (plus an
+  absolute floor of U_TOL max|u| for norms at the algebraic error's size);
+- and the reference must be close to the exact solution (max error below
+  EXACT_TOL of max|u|: far above any discretisation error of these cases at
+  p >= 2 with a smooth solution, far below the O(1) errors of a decoupled or
+  wrongly scaled problem).
+
+A failing round prints its seed, its case and the two configurations, and
+keeps its folder: `diff_cases.py --seed S --rounds 1` replays it. Exit 1 on
+any disagreement. Run longer with `--rounds N` or `--time SECONDS`
+(docs/developer.md, "Differential fuzzing").
+"""
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import yaml
+
+U_TOL = 1e-6
+ERR_TOL = 1e-3
+EXACT_TOL = 0.05
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--work", required=True)
+ap.add_argument("--seed", type=int, default=1, help="seed of the first round (round k uses seed + k)")
+ap.add_argument("--rounds", type=int, default=0, help="rounds to run (0: until --time)")
+ap.add_argument("--time", type=float, default=120.0, help="seconds to run when --rounds is 0")
+ap.add_argument("--configs", type=int, default=4, help="configurations per round besides the reference")
+ap.add_argument("--gmsh", default=shutil.which("gmsh") or "")
+a = ap.parse_args()
+shutil.rmtree(a.work, ignore_errors=True)
+os.makedirs(a.work)
+
+TAGS = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"]
+
+
+def draw_case(rng, work):
+    """a random case (dict for YAML) and a short description"""
+    kind = rng.choice(["box", "box", "deformed", "kershaw", "gmsh", "gmsh27"])
+    if kind.startswith("gmsh") and not a.gmsh:
+        kind = "box"
+    order = rng.randint(2, 6)
+    lo = [rng.uniform(-1, 1) for _ in range(3)]
+    ln = [rng.uniform(0.5, 2.0) for _ in range(3)]
+    if kind == "kershaw":
+        el = [6, 2 * rng.randint(1, 2), 2 * rng.randint(1, 2)]
+        lo, ln = [0, 0, 0], [1, 1, 1]
+        mesh = {"type": "kershaw", "elements": el, "eps": round(rng.uniform(0.3, 1.0), 3)}
+        order = rng.randint(2, 4)
+    elif kind.startswith("gmsh"):
+        el = [rng.randint(1, 3) for _ in range(3)]
+        path = os.path.join(work, "mesh.msh")
+        make_gmsh(path, lo, ln, el, 2 if kind == "gmsh27" else 1)
+        mesh = {"type": "gmsh", "file": "mesh.msh", "partitioner": rng.choice(["rcb", "metis"])}
+    else:
+        el = [rng.randint(1, 4) for _ in range(3)]
+        mesh = {"type": "box", "elements": el,
+                "extent": [[round(lo[i], 3), round(lo[i] + ln[i], 3)] for i in range(3)]}
+        lo = [m[0] for m in mesh["extent"]]
+        ln = [m[1] - m[0] for m in mesh["extent"]]
+        if kind == "deformed":
+            mesh["deform"] = round(rng.uniform(0.05, 0.3), 3)
+        mesh["partitioner"] = rng.choice(["rcb", "metis"])
+    kappa = round(10 ** rng.uniform(-1, 1), 4)
+    lam = rng.choice([0.0, 0.0, round(10 ** rng.uniform(-1, 1.5), 4)])
+    # u = sin(k . x + d) + q x y, scaled to the domain
+    k = [round(rng.uniform(0.3, 2.0) / ln[i], 4) for i in range(3)]
+    d, q = round(rng.uniform(0, 3), 4), round(rng.uniform(-1, 1), 4)
+    arg = f"({k[0]}*x + {k[1]}*y + {k[2]}*z + {d})"
+    u = f"sin{arg} + {q}*x*y"
+    kk = k[0] ** 2 + k[1] ** 2 + k[2] ** 2
+    rhs = f"{kappa}*{kk}*sin{arg}" + (f" + {lam}*({u})" if lam else "")
+    grad = [f"{k[0]}*cos{arg} + {q}*y", f"{k[1]}*cos{arg} + {q}*x", f"{k[2]}*cos{arg}"]
+    dirichlet = [t for t in TAGS if rng.random() < 0.6]
+    if not dirichlet and lam == 0.0:
+        dirichlet = [rng.choice(TAGS)]
+    bcs = []
+    if dirichlet:
+        bcs.append({"tags": dirichlet, "type": "dirichlet", "value": "exact"})
+    for t in TAGS:
+        if t in dirichlet:
+            continue
+        axis, sign = TAGS.index(t) // 2, (1 if t.endswith("max") else -1)
+        bcs.append({"tags": [t], "type": "neumann", "value": f"{sign * kappa}*({grad[axis]})"})
+    case = {"mesh": mesh, "order": order,
+            "problem": {"kappa": kappa, "lambda": lam, "rhs": rhs, "exact": u, "boundary": bcs},
+            "solver": {"tol": 1e-10, "max_iterations": 5000}}
+    nel = el[0] * el[1] * el[2]
+    return case, f"{kind} {el} p={order} kappa={kappa} lambda={lam} dirichlet={dirichlet}", nel
+
+
+def make_gmsh(path, lo, ln, el, order):
+    geo = path[:-4] + ".geo"
+    x0, y0, z0 = lo
+    x1, y1, z1 = lo[0] + ln[0], lo[1] + ln[1], lo[2] + ln[2]
+    with open(geo, "w") as f:
+        f.write(f"""SetFactory("OpenCASCADE");
+Box(1) = {{{x0}, {y0}, {z0}, {ln[0]}, {ln[1]}, {ln[2]}}};
+""")
+        # curve counts per direction: curves parallel to each axis
+        f.write(f"""e() = Curve{{:}};
+For i In {{0:#e()-1}}
+  bb() = BoundingBox Curve{{e(i)}};
+  If (Fabs(bb(3) - bb(0)) > 1e-9)
+    Transfinite Curve{{e(i)}} = {el[0] + 1};
+  ElseIf (Fabs(bb(4) - bb(1)) > 1e-9)
+    Transfinite Curve{{e(i)}} = {el[1] + 1};
+  Else
+    Transfinite Curve{{e(i)}} = {el[2] + 1};
+  EndIf
+EndFor
+Transfinite Surface{{:}};
+Recombine Surface{{:}};
+Transfinite Volume{{1}};
+eps = 1e-6;
+""")
+        sel = {"xmin": f"{x0}-eps, {y0}-eps, {z0}-eps, {x0}+eps, {y1}+eps, {z1}+eps",
+               "xmax": f"{x1}-eps, {y0}-eps, {z0}-eps, {x1}+eps, {y1}+eps, {z1}+eps",
+               "ymin": f"{x0}-eps, {y0}-eps, {z0}-eps, {x1}+eps, {y0}+eps, {z1}+eps",
+               "ymax": f"{x0}-eps, {y1}-eps, {z0}-eps, {x1}+eps, {y1}+eps, {z1}+eps",
+               "zmin": f"{x0}-eps, {y0}-eps, {z0}-eps, {x1}+eps, {y1}+eps, {z0}+eps",
+               "zmax": f"{x0}-eps, {y0}-eps, {z1}-eps, {x1}+eps, {y1}+eps, {z1}+eps"}
+        for i, t in enumerate(TAGS):
+            f.write(f'Physical Surface("{t}", {i + 1}) = Surface In BoundingBox{{{sel[t]}}};\n')
+        f.write('Physical Volume("body", 7) = {1};\n')
+    subprocess.run([a.gmsh, "-3", "-order", str(order), "-format", "msh22", "-o", path, geo, "-v", "0"],
+                   check=True, capture_output=True, timeout=60)
+
+
+def draw_config(rng, nel, curved):
+    pc = rng.choice(["jacobi", "asm", "pmg", "pmg"])
+    sets = [f"preconditioner.type={pc}"]
+    solver = rng.choice(["pcg", "pcg", "pcg1", "fcg"])
+    if pc != "jacobi":
+        sets.append(f"preconditioner.precision={rng.choice(['fp32', 'fp64'])}")
+    if pc == "pmg":
+        sm = rng.choice(["cheby-asm", "cheby-jacobi", "jacobi", "asm", "ras", "cheby-ras"])
+        sets.append(f"preconditioner.smoother.type={sm}")
+        if "ras" in sm:
+            solver = "fcg"
+        sets.append(f"preconditioner.cycle={rng.choice(['multiplicative', 'multiplicative', 'additive'])}")
+    sets.append(f"solver.type={solver}")
+    if curved and rng.random() < 0.5:
+        sets.append("operator.geometry=split")
+    ranks = rng.randint(1, min(3, nel))
+    return ranks, sets
+
+
+def solve(work, name, ranks, sets):
+    out = os.path.join(work, name)
+    cmd = [a.mpiexec, "-n", str(ranks), a.hexcg, "run", os.path.join(work, "case.yaml"), "--output", out,
+           "--quiet", "--force"]
+    for s in sets:
+        cmd += ["--set", s]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    if p.returncode != 0:
+        return f"exit {p.returncode}: {p.stderr.strip()[-400:]}", None
+    with open(os.path.join(out, "summary.yaml")) as f:
+        s = yaml.safe_load(f)
+    with h5py.File(os.path.join(out, "solution.h5"), "r") as f:
+        eid = np.asarray(f["mesh/element_id"])
+        xyz = np.asarray(f["mesh/coordinates"]).reshape(len(eid), -1, 3)
+        u = np.asarray(f["fields/u"]).reshape(len(eid), -1)
+    order = np.argsort(eid)
+    return None, {"summary": s, "eid": eid[order], "xyz": xyz[order], "u": u[order]}
+
+
+def differ(ref, got):
+    """why got disagrees with ref, or None"""
+    s = got["summary"]
+    if not s["solver"]["converged"]:
+        return f"not converged: {s['solver']['reason']} after {s['solver']['iterations']} iterations"
+    if not np.array_equal(ref["eid"], got["eid"]):
+        return "different element ids"
+    if np.abs(ref["xyz"] - got["xyz"]).max() > 1e-12 * (1 + np.abs(ref["xyz"]).max()):
+        return "different node coordinates"
+    umax = np.abs(ref["u"]).max()
+    du = np.abs(ref["u"] - got["u"]).max()
+    if not du <= U_TOL * umax:
+        return f"max |u - u_ref| = {du:.3e} > {U_TOL:g} max|u| = {U_TOL * umax:.3e}"
+    for k in ("l2", "max"):
+        e0, e1 = ref["summary"]["error"][k], s["error"][k]
+        if not abs(e1 - e0) <= ERR_TOL * e0 + U_TOL * umax:
+            return f"error {k} {e1:.6e} against the reference's {e0:.6e}"
+    return None
+
+
+t_end = time.time() + a.time
+rounds = failures = runs = 0
+while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end):
+    seed = a.seed + rounds
+    rounds += 1
+    rng = random.Random(seed)
+    work = os.path.join(a.work, f"seed{seed}")
+    os.makedirs(work)
+    case, desc, nel = draw_case(rng, work)
+    with open(os.path.join(work, "case.yaml"), "w") as f:
+        yaml.safe_dump(case, f, sort_keys=False)
+    ref_sets = ["preconditioner.type=jacobi", "solver.type=pcg"]
+    why, ref = solve(work, "ref", 1, ref_sets)
+    runs += 1
+    bad = []
+    if why:
+        bad.append(f"reference (1 rank, {' '.join(ref_sets)}): {why}")
+    else:
+        umax = np.abs(ref["u"]).max()
+        emax = ref["summary"]["error"]["max"]
+        if not ref["summary"]["solver"]["converged"]:
+            bad.append(f"reference not converged: {ref['summary']['solver']['reason']}")
+        elif not emax <= EXACT_TOL * umax:
+            bad.append(f"reference max error {emax:.3e} > {EXACT_TOL:g} max|u| = {EXACT_TOL * umax:.3e}")
+        curved = case["mesh"]["type"] == "kershaw" or "deform" in case["mesh"] or desc.startswith("gmsh27")
+        for c in range(a.configs):
+            ranks, sets = draw_config(rng, nel, curved)
+            why, got = solve(work, f"c{c}", ranks, sets)
+            runs += 1
+            why = why or differ(ref, got)
+            if why:
+                bad.append(f"{ranks} rank(s), {' '.join(sets)}: {why}")
+    if bad:
+        failures += 1
+        print(f"FAIL seed {seed}: {desc}\n  case: {os.path.join(work, 'case.yaml')}")
+        for b in bad:
+            print("  " + b)
+    else:
+        print(f"ok   seed {seed}: {desc}")
+        shutil.rmtree(work)
+    sys.stdout.flush()
+print(f"{rounds} rounds, {runs} solves, {failures} failing rounds (seeds {a.seed}..{a.seed + rounds - 1})")
+print(f"{rounds - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)
