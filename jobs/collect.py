@@ -6,23 +6,33 @@ the parallel efficiencies and, given a stream fit, the model's prediction.
                     [--no-plots]                  (DIR holds np<N>/summary.yaml)
 
 Writes DIR/scaling.csv with columns
-    ranks,elements,dofs,iterations,t_solve,t_per_iteration,dofs_per_rank,
-    mdof_iter_per_s,efficiency,t_operator,t_precond,t_reduction,t_exchange
+    ranks,order,elements,dofs,iterations,repeats,t_solve,t_per_iteration,
+    t_per_iteration_min,dofs_per_rank,mdof_iter_per_s,efficiency,t_setup,
+    t_pc_setup,t_operator,t_precond,t_reduction,t_exchange
     [,predicted_t_per_iteration,predicted_efficiency]
-(the four split times are seconds per iteration), DIR/scaling.png (time per
-iteration, efficiency with the prediction beside it, DOFs per rank, against
-the rank count) and DIR/time_split.png (operator, preconditioner,
-reductions, exchange per iteration for each rank count).
+(the four split times are seconds per iteration, without any setup; t_setup
+is the discretisation's setup, t_pc_setup the preconditioner's, in seconds,
+once per run), DIR/scaling.png (time per iteration, efficiency with the
+prediction beside it, DOFs per rank, setup, against the rank count) and
+DIR/time_split.png (operator, preconditioner, reductions, exchange per
+iteration for each rank count; the preconditioner's setup is not in it).
+A rank count run several times (np<N>/r<k>/summary.yaml, jobs/scaling.sh
+--repeat) gives the median of each time over the repeats, and the minimum
+per iteration beside it.
 Efficiency (time per iteration, so a change in iteration count does not hide
-the parallel cost): strong  t1 * n1 / (tN * N); weak  t1 / tN, both relative
-to the smallest rank count. The prediction is jobs/model.py's t(n, P) with
-the same formulas; without --fit (and no DIR/stream_fit.yaml) there is none.
+the parallel cost): strong  t1 * n1 / (tN * N); weak  (t1 / d1) / (tN / dN)
+with d the DOFs per rank (t1 / tN when they are equal, as for generated
+meshes; a Gmsh series refined by order has only about equal ones), both
+relative to the smallest rank count. The prediction is jobs/model.py's
+t(n, P) with the same formulas; without --fit (and no DIR/stream_fit.yaml)
+there is none.
 Plots need Debian's python3-matplotlib; without it they are skipped with a
 warning."""
 import argparse
 import csv
 import os
 import re
+import statistics
 import sys
 
 import yaml
@@ -44,7 +54,7 @@ def plot(mode, top, rows, pred):
         sys.stderr.write(f"collect.py: no plots ({e}); the CSV is written\n")
         return
     ranks = [r["ranks"] for r in rows]
-    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, ax = plt.subplots(1, 4, figsize=(17, 3.8))
     ax[0].plot(ranks, [r["t_per_iteration"] for r in rows], "o-", label="measured")
     if pred:
         ax[0].plot(ranks, [r["predicted_t_per_iteration"] for r in rows], "s--", label="model")
@@ -59,6 +69,9 @@ def plot(mode, top, rows, pred):
     if pred and pred.get("n08"):
         ax[2].axhline(pred["n08"], color="C1", ls="--", label=f"model n_0.8 = {pred['n08']:.3g}")
     ax[2].set_ylabel("DOFs per rank")
+    ax[3].plot(ranks, [r["t_setup"] for r in rows], "o-", label="discretisation")
+    ax[3].plot(ranks, [r["t_pc_setup"] for r in rows], "s-", label="preconditioner")
+    ax[3].set_ylabel("setup seconds (once per run)")
     for a in ax:
         a.set_xlabel("ranks")
         a.set_xscale("log", base=2)
@@ -82,11 +95,27 @@ def plot(mode, top, rows, pred):
     ax.set_xticks(x, [str(r) for r in ranks])
     ax.set_xlabel("ranks")
     ax.set_ylabel("seconds per iteration")
-    ax.set_title(f"time split, {mode} scaling")
+    ax.set_title(f"time split per iteration (setup apart), {mode} scaling")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(top, "time_split.png"), dpi=110)
     plt.close(fig)
+
+
+def one_run(s):
+    """the figures of one summary.yaml; the preconditioner's timer includes its setup, taken out"""
+    it = int(s["solver"]["iterations"])
+    tm = s["timers_s"]
+    pc = s.get("preconditioner") or {}
+    pc_setup = float(pc.get("setup_s", 0.0) or 0.0)
+    t_solve = float(tm["solve"])
+    row = {"ranks": int(s["ranks"]), "elements": int(s["mesh"]["elements"]), "dofs": int(s["dofs"]),
+           "order": int(s.get("order", 7)), "iterations": it, "t_solve": t_solve,
+           "t_per_iteration": t_solve / max(it, 1), "t_setup": float(tm.get("setup", 0.0)), "t_pc_setup": pc_setup}
+    for key, name in SPLIT:
+        t = float(tm.get(name, 0.0)) - (pc_setup if name == "preconditioner" else 0.0)
+        row[key] = max(t, 0.0) / max(it, 1)
+    return row
 
 
 def main(argv):
@@ -104,24 +133,32 @@ def main(argv):
     rows = []
     for name in sorted(os.listdir(top) if os.path.isdir(top) else []):
         m = re.fullmatch(r"np(\d+)", name)
-        path = os.path.join(top, name, "summary.yaml")
-        if not m or not os.path.isfile(path):
+        if not m:
             continue
-        with open(path) as f:
-            s = yaml.safe_load(f)
-        try:
-            it = int(s["solver"]["iterations"])
-            t_solve = float(s["timers_s"]["solve"])
-            row = {"ranks": int(s["ranks"]), "elements": int(s["mesh"]["elements"]), "dofs": int(s["dofs"]),
-                   "order": int(s.get("order", 7)), "iterations": it, "t_solve": t_solve,
-                   "t_per_iteration": t_solve / max(it, 1)}
-            tm = s["timers_s"]
-            for key, name in SPLIT:
-                row[key] = float(tm.get(name, 0.0)) / max(it, 1)
-            rows.append(row)
-        except (KeyError, TypeError, ValueError) as e:
-            sys.stderr.write(f"{path}: missing or malformed field ({e})\n")
+        d = os.path.join(top, name)
+        paths = [os.path.join(d, "summary.yaml")] if os.path.isfile(os.path.join(d, "summary.yaml")) else [
+            os.path.join(d, r, "summary.yaml") for r in sorted(os.listdir(d))
+            if re.fullmatch(r"r\d+", r) and os.path.isfile(os.path.join(d, r, "summary.yaml"))]
+        if not paths:
+            continue
+        reps = []
+        for path in paths:
+            with open(path) as f:
+                s = yaml.safe_load(f)
+            try:
+                reps.append(one_run(s))
+            except (KeyError, TypeError, ValueError) as e:
+                sys.stderr.write(f"{path}: missing or malformed field ({e})\n")
+                return 2
+        if len({(r["ranks"], r["dofs"], r["iterations"]) for r in reps}) != 1:
+            sys.stderr.write(f"{d}: the repeats differ in ranks, DOFs or iterations\n")
             return 2
+        row = dict(reps[0])
+        for key in ("t_solve", "t_per_iteration", "t_setup", "t_pc_setup") + tuple(k for k, _ in SPLIT):
+            row[key] = statistics.median(r[key] for r in reps)
+        row["t_per_iteration_min"] = min(r["t_per_iteration"] for r in reps)
+        row["repeats"] = len(reps)
+        rows.append(row)
     if not rows:
         sys.stderr.write(f"{top}: no np<N>/summary.yaml found\n")
         return 2
@@ -129,13 +166,15 @@ def main(argv):
     r0 = rows[0]
     for r in rows:
         r["dofs_per_rank"] = r["dofs"] / r["ranks"]
+    for r in rows:
         r["mdof_iter_per_s"] = r["dofs"] / r["t_per_iteration"] / 1e6
         if mode == "strong":
             r["efficiency"] = r0["t_per_iteration"] * r0["ranks"] / (r["t_per_iteration"] * r["ranks"])
         else:
-            r["efficiency"] = r0["t_per_iteration"] / r["t_per_iteration"]
-    cols = ["ranks", "elements", "dofs", "iterations", "t_solve", "t_per_iteration", "dofs_per_rank",
-            "mdof_iter_per_s", "efficiency"] + [k for k, _ in SPLIT]
+            r["efficiency"] = (r0["t_per_iteration"] / r0["dofs_per_rank"]) / (r["t_per_iteration"] / r["dofs_per_rank"])
+    cols = ["ranks", "order", "elements", "dofs", "iterations", "repeats", "t_solve", "t_per_iteration",
+            "t_per_iteration_min", "dofs_per_rank", "mdof_iter_per_s", "efficiency", "t_setup",
+            "t_pc_setup"] + [k for k, _ in SPLIT]
     pred = None
     fit = a.fit or (os.path.join(top, "stream_fit.yaml") if os.path.isfile(os.path.join(top, "stream_fit.yaml")) else None)
     comm = a.comm or (os.path.join(top, "comm.yaml") if os.path.isfile(os.path.join(top, "comm.yaml")) else None)
@@ -160,11 +199,12 @@ def main(argv):
         w.writerows(rows)
     os.replace(tmp, out)
     print(f"{mode} scaling ({out})")
-    print(f"{'ranks':>6} {'elements':>9} {'dofs':>10} {'its':>5} {'s/iter':>10} {'MDOF/s':>8} {'eff':>6}"
-          + (f" {'model s/iter':>12} {'model eff':>9}" if pred else ""))
+    print(f"{'ranks':>6} {'p':>3} {'elements':>9} {'dofs':>10} {'its':>5} {'s/iter':>10} {'min':>10} {'MDOF/s':>8} "
+          f"{'eff':>6} {'setup s':>8} {'pc setup':>8}" + (f" {'model s/iter':>12} {'model eff':>9}" if pred else ""))
     for r in rows:
-        print(f"{r['ranks']:>6} {r['elements']:>9} {r['dofs']:>10} {r['iterations']:>5} "
-              f"{r['t_per_iteration']:>10.3e} {r['mdof_iter_per_s']:>8.2f} {r['efficiency']:>6.2f}"
+        print(f"{r['ranks']:>6} {r['order']:>3} {r['elements']:>9} {r['dofs']:>10} {r['iterations']:>5} "
+              f"{r['t_per_iteration']:>10.3e} {r['t_per_iteration_min']:>10.3e} {r['mdof_iter_per_s']:>8.2f} "
+              f"{r['efficiency']:>6.2f} {r['t_setup']:>8.3f} {r['t_pc_setup']:>8.3f}"
               + (f" {r['predicted_t_per_iteration']:>12.3e} {r['predicted_efficiency']:>9.2f}" if pred else ""))
     if pred:
         print(f"model: n_0.8 = {pred['n08']:.4g} DOFs per rank (fit {pred['fit']}, comm {pred['comm'] or 'none'})")

@@ -9,9 +9,11 @@
 #   --ranks LIST       HEXCG_RANKS     rank counts, e.g. 1,2,4 (or 1:2:4); default:
 #                                      1, 2, 4, ... up to the job's task count
 #   --elements E       HEXCG_ELEMENTS  elements of the case at the first rank count,
-#                                      EX,EY,EZ or EXxEYxEZ (default: the case's)
+#                                      EX,EY,EZ or EXxEYxEZ (default: the job file's
+#                                      HEXCG_DEFAULT_ELEMENTS; generated meshes only:
+#                                      a Gmsh case keeps its file's elements)
 #   --order P          HEXCG_ORDER     polynomial order (default: the case's)
-#   --case FILE        HEXCG_CASE      case file (default configs/poisson_box.yaml)
+#   --case FILE        HEXCG_CASE      case file (default configs/scaling.yaml: pmg)
 #   --backend B        HEXCG_BACKEND   cpu or cuda (default: the case's)
 #   --out DIR          HEXCG_OUT       results (default out/scaling-$SLURM_JOB_ID)
 #   --hexcg PATH       HEXCG_BIN       executable (default build/hexcg)
@@ -29,7 +31,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RANKS=${HEXCG_RANKS:-}
 ELEMENTS=${HEXCG_ELEMENTS:-}
 ORDER=${HEXCG_ORDER:-}
-CASE=${HEXCG_CASE:-$ROOT/configs/poisson_box.yaml}
+CASE=${HEXCG_CASE:-$ROOT/configs/scaling.yaml}
 BACKEND=${HEXCG_BACKEND:-}
 OUT=${HEXCG_OUT:-out/scaling-$SLURM_JOB_ID}
 BIN=${HEXCG_BIN:-$ROOT/build/hexcg}
@@ -60,6 +62,13 @@ for np in "${nps[@]}"; do
   [[ $np =~ ^[1-9][0-9]*$ ]] || die "--ranks: '$np' is not a positive integer"
   ((np <= NT)) || die "--ranks: $np ranks but the job has $NT tasks (sbatch --ntasks=$np or more)"
 done
+# generated meshes get the job file's default size; a Gmsh case has its own elements
+MTYPE=$(/usr/bin/python3 -c 'import sys, yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("mesh") or {}).get("type", ""))' "$CASE" 2>/dev/null || true)
+if [[ $MTYPE == gmsh ]]; then
+  [[ -z $ELEMENTS ]] || die "--elements is for generated meshes (box, kershaw); $CASE is a Gmsh case: its size is the file's, refine it with --order (weak scaling does)"
+elif [[ -z $ELEMENTS ]]; then
+  ELEMENTS=${HEXCG_DEFAULT_ELEMENTS:-}
+fi
 if [[ -n $ELEMENTS ]]; then
   e=${ELEMENTS//x/,}
   [[ $e =~ ^[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$ ]] || die "--elements: '$ELEMENTS' is not EX,EY,EZ"

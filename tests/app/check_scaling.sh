@@ -9,8 +9,11 @@ for mode in strong weak; do
   "$ROOT/jobs/scaling.sh" $mode --ranks 1,2 --hexcg "$HEXCG" --set order=2 \
     --set "mesh.elements=[2, 2, 2]" --out "$OUT" >/dev/null
 done
+# a Gmsh case: weak scaling refines by order (p = round(2 * 2^(1/3)) = 3 on 2 ranks), twice each
+"$ROOT/jobs/scaling.sh" weak --ranks 1,2 --repeat 2 --hexcg "$HEXCG" --case "$ROOT/configs/gmsh_two_materials.yaml" \
+  --set order=2 --out "$OUT/gmsh" >/dev/null
 /usr/bin/python3 - "$OUT" <<'PY'
-import csv, sys
+import csv, os, sys, yaml
 out = sys.argv[1]
 for mode, els in (("strong", ["8", "8"]), ("weak", ["8", "16"])):
     rows = list(csv.DictReader(open(f"{out}/{mode}/scaling.csv")))
@@ -18,6 +21,22 @@ for mode, els in (("strong", ["8", "8"]), ("weak", ["8", "16"])):
     assert [r["elements"] for r in rows] == els, (mode, [r["elements"] for r in rows])
     assert abs(float(rows[0]["efficiency"]) - 1.0) < 1e-12, rows[0]
     assert all(float(r["t_per_iteration"]) > 0 for r in rows)
+    # the default study is pmg, and its setup is apart from the per-iteration time
+    for r in rows:
+        s = yaml.safe_load(open(f"{out}/{mode}/np{r['ranks']}/summary.yaml"))
+        assert s["solver"]["preconditioner"] == "pmg", s["solver"]
+        pc_total = s["timers_s"]["preconditioner"] / s["solver"]["iterations"]
+        assert abs(float(r["t_pc_setup"]) - s["preconditioner"]["setup_s"]) < 1e-9, r
+        assert float(r["t_precond"]) < pc_total, (r, pc_total)
+        split = sum(float(r[k]) for k in ("t_operator", "t_precond", "t_reduction", "t_exchange"))
+        assert split <= 1.5 * float(r["t_per_iteration"]), (r, split)
+rows = list(csv.DictReader(open(f"{out}/gmsh/weak/scaling.csv")))
+assert [(r["ranks"], r["order"], r["elements"], r["repeats"]) for r in rows] == [("1", "2", "2", "2"), ("2", "3", "2", "2")], rows
+for r in rows:
+    t = [yaml.safe_load(open(f"{out}/gmsh/weak/np{r['ranks']}/r{k}/summary.yaml"))["timers_s"]["solve"] for k in (1, 2)]
+    it = int(r["iterations"])
+    assert abs(float(r["t_per_iteration_min"]) - min(t) / it) < 1e-12, (r, t)
+    assert abs(float(r["t_per_iteration"]) - (t[0] + t[1]) / 2 / it) < 1e-12, (r, t)
 PY
 if "$ROOT/jobs/scaling.sh" sideways --hexcg "$HEXCG" 2>/dev/null; then echo "bad mode accepted"; exit 1; fi
 if "$ROOT/jobs/scaling.sh" weak --ranks 1,3 --hexcg "$HEXCG" --out "$OUT" 2>/dev/null; then

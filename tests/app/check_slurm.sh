@@ -61,7 +61,9 @@ SIZE=(--ranks 1,2 --elements 2x2x2 --order 2)
 S=$(submit strong jobs/strong.sbatch "${SIZE[@]}" --out "$OUT/series")
 W=$(submit weak jobs/weak.sbatch "${SIZE[@]}" --out "$OUT/series")
 B=$(submit bad jobs/strong.sbatch --size huge)
-for id in "$S" "$W"; do
+# a Gmsh case (fixed elements): weak scaling by order, no --elements
+G=$(submit gmsh jobs/weak.sbatch --ranks 1,2 --order 2 --case configs/gmsh_two_materials.yaml --out "$OUT/gmsh")
+for id in "$S" "$W" "$G"; do
   st=$(wait_job "$id" 90)
   [[ $st == COMPLETED ]] || fail "job $id ended $st"
 done
@@ -88,5 +90,10 @@ for mode, els in (("strong", ["8", "8"]), ("weak", ["8", "16"])):
     assert all(float(r["t_per_iteration"]) > 0 and int(r["iterations"]) > 0 for r in rows), rows
     for png in ("scaling.png", "time_split.png"):
         assert os.path.getsize(f"{out}/{mode}/{png}") > 1000, (mode, png)
+PY
+/usr/bin/python3 - "$OUT/gmsh" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(f"{sys.argv[1]}/weak/scaling.csv")))
+assert [(r["ranks"], r["order"], r["elements"]) for r in rows] == [("1", "2", "2"), ("2", "3", "2")], rows
 PY
 echo "slurm jobs ok ($((SECONDS - T0)) s for the jobs)"
