@@ -46,18 +46,6 @@ static void usage(FILE *out) {
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
 }
 
-/* a backend this build or machine cannot provide was asked for: bad input
- * (as `hexcg run` reports it), for every subcommand */
-int hx_app_status(int code) {
-  return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT || code == HX_ERR_NO_DEVICE ? 2 : 1;
-}
-
-int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
-  if (!collective || ctx->rank == 0)
-    hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
-  return hx_app_status(code);
-}
-
 int main(int argc, char **argv) {
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
