@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_core.h"
 #include "hx_io.h"
 #ifdef _OPENMP
@@ -39,7 +40,7 @@ static void usage(FILE *out) {
           "commands:\n"
           "  run CASE.yaml [--set key=value]...   solve a case\n"
           "  mesh CASE.yaml                       build/read and partition the mesh, print a summary\n"
-          "  bench stream|ax [OPTIONS]            benchmarks (streaming suite, operator)\n"
+          "  bench SUITE [OPTIONS]                benchmarks: stream, ax, cg, precond, comm\n"
           "  compare RUN BASELINE [OPTIONS]       compare residual histories\n"
           "\n"
           "Run 'hexcg COMMAND --help' for a command's options. With MPI:\n"

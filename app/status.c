@@ -11,7 +11,6 @@ int hx_app_status(int code) {
 }
 
 int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
-  if (!collective || ctx->rank == 0)
-    hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
+  if (!collective || ctx->rank == 0) hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
   return hx_app_status(code);
 }
