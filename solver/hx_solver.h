@@ -40,9 +40,9 @@ const char *hx_reason_name(hx_reason r);
 /* A preconditioner object z = M^{-1} r on G-vectors of an operator
  * (opaque, reference counted; PETSc's PC): create -> setup (once, the
  * expensive part) -> apply (many times) -> destroy. Implementations (Jacobi,
- * Schwarz, coarse AMG, combinations: precond/) fill an hx_pc_ops table and a
- * context; a preconditioner may hold others (hx_pc_reference them) and
- * combine them (hx_pc_create_composite). Masked entries of z must be zero
+ * Schwarz, p-multigrid: precond/) fill an hx_pc_ops table and a
+ * context; a preconditioner may hold others as children (references are
+ * taken) for view, stats and report. Masked entries of z must be zero
  * when those of r are; M must be SPD for PCG. */
 typedef struct hx_pc_s *hx_pc;
 
@@ -121,12 +121,9 @@ int hx_pc_has_cg_update(hx_pc pc);
  * first if needed. Collective where the apply is. */
 int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u);
 const char *hx_pc_type(hx_pc pc);
-hx_op hx_pc_op(hx_pc pc);
 int hx_pc_passes(hx_pc pc);
 int hx_pc_cg_update_passes(hx_pc pc); /* hx_pc_ops.cg_update_passes (0: no fused update) */
 void *hx_pc_context(hx_pc pc);
-int hx_pc_num_children(hx_pc pc);
-hx_pc hx_pc_child(hx_pc pc, int i);
 /* The tree in one line: "asm(fdm) + coarse(boomeramg)"-style, children in
  * parentheses after the node's own description. */
 void hx_pc_view(hx_pc pc, char *buf, size_t len);
@@ -139,15 +136,6 @@ void hx_pc_report(hx_pc pc, int indent, FILE *out);
 
 /* z = r (no preconditioner) */
 int hx_pc_create_identity(hx_op op, hx_pc *pc);
-
-/* Combinations of preconditioners M_1..M_n of the same operator:
- *  HX_PC_ADDITIVE:        z = sum_i M_i r;
- *  HX_PC_MULTIPLICATIVE:  z = M_1 r, then for i = 2..n: z += M_i (r - A z);
- *  HX_PC_SYMMETRIC:       multiplicative over 1..n, then back over n-1..1
- *                         (symmetric when every M_i is).
- * References to the parts are added. Collective. */
-typedef enum { HX_PC_ADDITIVE = 0, HX_PC_MULTIPLICATIVE = 1, HX_PC_SYMMETRIC = 2 } hx_pc_composition;
-int hx_pc_create_composite(hx_op op, hx_pc_composition how, int n, hx_pc *parts, hx_pc *pc);
 
 /* ------------------------------------------------------------ PCG */
 typedef struct {

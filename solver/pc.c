@@ -1,5 +1,5 @@
-/* The preconditioner object: lifecycle, view/stats, identity and the
- * additive / multiplicative combinations (see hx_solver.h). */
+/* The preconditioner object: lifecycle, view, stats and report, and the
+ * identity (see hx_solver.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,12 +94,9 @@ int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
 }
 
 const char *hx_pc_type(hx_pc pc) { return pc->ops.type; }
-hx_op hx_pc_op(hx_pc pc) { return pc->op; }
 int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
 int hx_pc_cg_update_passes(hx_pc pc) { return pc->ops.cg_update ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
-int hx_pc_num_children(hx_pc pc) { return pc->nchildren; }
-hx_pc hx_pc_child(hx_pc pc, int i) { return i >= 0 && i < pc->nchildren ? pc->children[i] : NULL; }
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) { *s = pc->stats; }
 int hx_pc_is_symmetric(hx_pc pc) {
   if (pc->ops.nonsymmetric) return 0;
@@ -152,86 +149,5 @@ static int identity_apply(void *ctx, const double *d_r, double *d_z) {
 int hx_pc_create_identity(hx_op op, hx_pc *pc) {
   const hx_pc_ops ops = {.type = "none", .apply = identity_apply, .passes = 2};
   HX_CALL(hx_pc_create_shell(op, &ops, op, 0, NULL, pc));
-  return HX_SUCCESS;
-}
-
-/* ------------------------------------------------------------ composite */
-typedef struct {
-  hx_op op;
-  hx_pc_composition how;
-  int n;
-  hx_pc *parts; /* borrowed from the shell's children */
-  double *d_t, *d_s; /* work G-vectors */
-} composite;
-
-static const char *const how_names[] = {"additive", "multiplicative", "symmetric"};
-
-static int composite_destroy(void *ctx) {
-  composite *c = (composite *)ctx;
-  hx_backend b = hx_op_backend(c->op);
-  int e1 = hx_mem_free(b, (void **)&c->d_t), e2 = hx_mem_free(b, (void **)&c->d_s);
-  free(c->parts), free(c);
-  HX_CALL(e1 ? e1 : e2);
-  return HX_SUCCESS;
-}
-
-/* z += M_i (r - A z) */
-static int composite_step(composite *c, int i, const double *d_r, double *d_z) {
-  hx_backend b = hx_op_backend(c->op);
-  const int64_t n = hx_op_size(c->op);
-  HX_CALL(hx_op_apply(c->op, d_z, c->d_t, NULL));
-  HX_CALL(hx_array_axpby(b, n, c->d_t, 1.0, d_r, -1.0)); /* t = r - A z */
-  HX_CALL(hx_pc_apply(c->parts[i], c->d_t, c->d_s));
-  HX_CALL(hx_array_axpby(b, n, d_z, 1.0, c->d_s, 1.0));
-  return HX_SUCCESS;
-}
-
-static int composite_apply(void *ctx, const double *d_r, double *d_z) {
-  composite *c = (composite *)ctx;
-  hx_backend b = hx_op_backend(c->op);
-  const int64_t n = hx_op_size(c->op);
-  HX_CALL(hx_pc_apply(c->parts[0], d_r, d_z));
-  if (c->how == HX_PC_ADDITIVE) {
-    for (int i = 1; i < c->n; i++) {
-      HX_CALL(hx_pc_apply(c->parts[i], d_r, c->d_s));
-      HX_CALL(hx_array_axpby(b, n, d_z, 1.0, c->d_s, 1.0));
-    }
-    return HX_SUCCESS;
-  }
-  for (int i = 1; i < c->n; i++) HX_CALL(composite_step(c, i, d_r, d_z));
-  if (c->how == HX_PC_SYMMETRIC)
-    for (int i = c->n - 2; i >= 0; i--) HX_CALL(composite_step(c, i, d_r, d_z));
-  return HX_SUCCESS;
-}
-
-static void composite_describe(void *ctx, char *buf, size_t len) {
-  snprintf(buf, len, "%s", how_names[((composite *)ctx)->how]);
-}
-
-int hx_pc_create_composite(hx_op op, hx_pc_composition how, int n, hx_pc *parts, hx_pc *pc) {
-  *pc = NULL;
-  HX_CHECK(n >= 1 && parts, HX_ERR_ARG, "a composite preconditioner needs at least one part");
-  HX_CHECK(how >= HX_PC_ADDITIVE && how <= HX_PC_SYMMETRIC, HX_ERR_ARG, "unknown composition %d", (int)how);
-  composite *c;
-  HX_CALL(HX_ALLOC(&c, 1));
-  *c = (composite){.op = op, .how = how, .n = n};
-  hx_backend b = hx_op_backend(op);
-  const size_t bytes = sizeof(double) * (size_t)hx_op_size(op);
-  int err = HX_ALLOC(&c->parts, n);
-  if (!err) memcpy(c->parts, parts, sizeof *parts * (size_t)n);
-  if (!err) err = hx_mem_alloc(b, bytes ? bytes : 8, (void **)&c->d_t);
-  if (!err) err = hx_mem_alloc(b, bytes ? bytes : 8, (void **)&c->d_s);
-  int passes = 0;
-  for (int i = 0; i < n; i++) passes += hx_pc_passes(parts[i]) + (how == HX_PC_ADDITIVE ? 3 : 8);
-  const hx_pc_ops ops = {.type = "composite",
-                         .apply = composite_apply,
-                         .describe = composite_describe,
-                         .destroy = composite_destroy,
-                         .passes = passes};
-  if (!err) err = hx_pc_create_shell(op, &ops, c, n, parts, pc);
-  if (err) {
-    composite_destroy(c);
-    HX_CALL(err);
-  }
   return HX_SUCCESS;
 }
