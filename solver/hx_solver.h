@@ -85,8 +85,13 @@ typedef struct {
   /* one-line description of this node into buf, e.g. "asm(fdm, weight=none)";
    * children are printed by hx_pc_view (may be NULL: the type) */
   void (*describe)(void *ctx, char *buf, size_t len);
-  /* extra figures as "key: value" YAML lines at the given indent (may be NULL) */
-  void (*report)(void *ctx, int indent, FILE *out);
+  /* this node's own figures, added to the map `node` of the report tree
+   * with the hx_pc_report_* helpers (below): after type, description,
+   * setup_s, applies and apply_s, before the children's parts. Keys ending
+   * in _s are seconds of this rank (hx_pc_report takes the max over ranks);
+   * any other figure must already be global (the callback is collective
+   * over the preconditioner's communicator and may reduce). May be NULL. */
+  int (*report)(void *ctx, hx_opt *node);
   int (*destroy)(void *ctx);
   /* vector passes over memory of one apply (for the per-iteration count) */
   int passes;
@@ -131,8 +136,23 @@ void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s);
 /* 0 when this preconditioner or one of its parts declares itself not
  * symmetric (hx_pc_ops.nonsymmetric), else 1. */
 int hx_pc_is_symmetric(hx_pc pc);
-/* YAML block of the tree with each node's stats and report (indent spaces). */
-void hx_pc_report(hx_pc pc, int indent, FILE *out);
+/* The report tree of pc (host memory, an hx_opt map, core/hx_core.h; free
+ * with hx_opt_free): for each node type, description (as hx_pc_view's),
+ * setup_s (seconds of its setup, children included), applies, apply_s
+ * (seconds per apply), the type's own figures (hx_pc_ops.report: pmg's
+ * levels, asm's fine and coarse level, jacobi's diagonal), and parts: a list
+ * of the children's trees. Every key ending in _s holds the max over the
+ * ranks of comm. Collective over comm; every rank gets the same tree.
+ * summary.yaml carries it as preconditioner.report (docs/case-format.md). */
+int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree);
+/* Helpers for hx_pc_ops.report: add key to the map `map` with an integer, a
+ * real (%.6e), a text value, or a new empty map or list (*sub; key NULL:
+ * append to the list `map`). HX_ERR_MEM, or HX_ERR_ARG for a wrong node. */
+int hx_pc_report_int(hx_opt *map, const char *key, int64_t v);
+int hx_pc_report_real(hx_opt *map, const char *key, double v);
+int hx_pc_report_text(hx_opt *map, const char *key, const char *v);
+int hx_pc_report_map(hx_opt *map, const char *key, hx_opt **sub);
+int hx_pc_report_list(hx_opt *map, const char *key, hx_opt **sub);
 
 /* z = r (no preconditioner) */
 int hx_pc_create_identity(hx_op op, hx_pc *pc);

@@ -121,22 +121,133 @@ void hx_pc_view(hx_pc pc, char *buf, size_t len) {
   if (off + 1 < len) snprintf(buf + off, len - off, ")");
 }
 
-void hx_pc_report(hx_pc pc, int indent, FILE *out) {
+/* ------------------------------------------------------------ report */
+static int report_add(hx_opt *map, const char *key, hx_opt_kind kind, const char *value, hx_opt **sub) {
+  HX_CHECK(map && (map->kind == HX_OPT_MAP) == (key != NULL) && map->kind != HX_OPT_SCALAR, HX_ERR_ARG,
+           "report: %s is not a %s", key ? key : "an item", key ? "map entry" : "list item");
+  hx_opt *v = hx_opt_new(kind, value, "report");
+  HX_CHECK(v, HX_ERR_MEM, "out of memory");
+  const int err = hx_opt_push(map, key, v);
+  if (err) hx_opt_free(&v);
+  HX_CALL(err);
+  if (sub) *sub = v;
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_int(hx_opt *map, const char *key, int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, buf, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_real(hx_opt *map, const char *key, double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.6e", v);
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, buf, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_text(hx_opt *map, const char *key, const char *v) {
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, v ? v : "", NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_map(hx_opt *map, const char *key, hx_opt **sub) {
+  HX_CALL(report_add(map, key, HX_OPT_MAP, NULL, sub));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_list(hx_opt *map, const char *key, hx_opt **sub) {
+  HX_CALL(report_add(map, key, HX_OPT_LIST, NULL, sub));
+  return HX_SUCCESS;
+}
+
+/* one node and, below it, its children */
+static int report_node(hx_pc pc, hx_opt *node) {
   char desc[512];
   desc[0] = '\0';
   if (pc->ops.describe) pc->ops.describe(pc->ctx, desc, sizeof desc);
   else snprintf(desc, sizeof desc, "%s", pc->ops.type);
-  fprintf(out, "%*stype: %s\n%*sdescription: \"%s\"\n", indent, "", pc->ops.type, indent, "", desc);
-  fprintf(out, "%*ssetup_seconds: %.6e\n%*sapplies: %lld\n%*sapply_seconds: %.6e\n", indent, "", pc->stats.t_setup,
-          indent, "", (long long)pc->stats.applies, indent, "", pc->stats.t_apply);
-  if (pc->ops.report) pc->ops.report(pc->ctx, indent, out);
+  HX_CALL(hx_pc_report_text(node, "type", pc->ops.type));
+  HX_CALL(hx_pc_report_text(node, "description", desc));
+  HX_CALL(hx_pc_report_real(node, "setup_s", pc->stats.t_setup));
+  HX_CALL(hx_pc_report_int(node, "applies", pc->stats.applies));
+  HX_CALL(hx_pc_report_real(node, "apply_s",
+                            pc->stats.applies ? pc->stats.t_apply / (double)pc->stats.applies : 0.0));
+  if (pc->ops.report) HX_CALL(pc->ops.report(pc->ctx, node));
   if (pc->nchildren) {
-    fprintf(out, "%*sparts:\n", indent, "");
+    hx_opt *parts, *item;
+    HX_CALL(hx_pc_report_list(node, "parts", &parts));
     for (int i = 0; i < pc->nchildren; i++) {
-      fprintf(out, "%*s-\n", indent + 2, "");
-      hx_pc_report(pc->children[i], indent + 4, out);
+      HX_CALL(hx_pc_report_map(parts, NULL, &item));
+      HX_CALL(report_node(pc->children[i], item));
     }
   }
+  return HX_SUCCESS;
+}
+
+/* the scalars under keys ending in _s, depth first; n counts them all,
+ * at most cap are stored */
+static void report_seconds(hx_opt *o, hx_opt **out, int cap, int *n) {
+  for (int i = 0; i < o->n; i++) {
+    hx_opt *c = o->items[i];
+    if (c->kind != HX_OPT_SCALAR) {
+      report_seconds(c, out, cap, n);
+      continue;
+    }
+    const size_t len = c->key ? strlen(c->key) : 0;
+    if (len < 2 || strcmp(c->key + len - 2, "_s")) continue;
+    if (*n < cap) out[*n] = c;
+    (*n)++;
+  }
+}
+
+int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree) {
+  *tree = NULL;
+  HX_CHECK(pc, HX_ERR_ARG, "preconditioner is NULL");
+  hx_opt *t = hx_opt_new(HX_OPT_MAP, NULL, "report");
+  HX_CHECK(t, HX_ERR_MEM, "out of memory");
+  hx_opt **sec = NULL;
+  double *v = NULL;
+  int err = report_node(pc, t), n = 0;
+  /* the seconds: max over ranks (every rank builds the same tree); every
+   * rank takes part in the first reduction, a failed one included */
+  if (!err) report_seconds(t, NULL, 0, &n);
+  int nn[3] = {n, -n, err != HX_SUCCESS};
+  if (MPI_Allreduce(MPI_IN_PLACE, nn, 3, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS && !err)
+    err = HX_ERROR(HX_ERR_MPI, "MPI_Allreduce of the report's size failed");
+  if (!err && nn[2]) err = HX_ERROR(HX_ERR_INTERNAL, "report: another rank failed to build its tree");
+  if (!err && nn[0] != -nn[1])
+    err = HX_ERROR(HX_ERR_INTERNAL, "report: the ranks' trees differ (%d to %d timings)", -nn[1], nn[0]);
+  if (!err && n) err = HX_ALLOC(&sec, n);
+  if (!err && n) err = HX_ALLOC(&v, n);
+  if (!err && n) {
+    int k = 0;
+    report_seconds(t, sec, n, &k);
+    for (int i = 0; i < n; i++) v[i] = strtod(sec[i]->value, NULL);
+    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+      err = HX_ERROR(HX_ERR_MPI, "MPI_Allreduce of the report's timings failed");
+    for (int i = 0; i < n && !err; i++) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%.6e", v[i]);
+      char *s = malloc(strlen(buf) + 1);
+      if (!s) {
+        err = HX_ERROR(HX_ERR_MEM, "out of memory");
+        break;
+      }
+      memcpy(s, buf, strlen(buf) + 1);
+      free(sec[i]->value);
+      sec[i]->value = s;
+    }
+  }
+  free(sec), free(v);
+  if (err) {
+    hx_opt_free(&t);
+    HX_CALL(err);
+  }
+  *tree = t;
+  return HX_SUCCESS;
 }
 
 /* ------------------------------------------------------------ identity */
