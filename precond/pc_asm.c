@@ -220,8 +220,9 @@ static int asm_report(void *ctx, hx_opt *node) {
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &eff, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
     HX_CALL(hx_pc_report_map(node, "coarse", &part));
     HX_CALL(hx_pc_report_int(part, "order", 1));
-    HX_CALL(hx_pc_report_text(part, "solver", a->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg"
-                                                                                        : "q1 fem boomeramg"));
+    HX_CALL(hx_pc_report_text(
+        part, "solver",
+        a->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
     HX_CALL(hx_pc_report_int(part, "rows", cs.rows_global));
     HX_CALL(hx_pc_report_int(part, "amg_levels", cs.amg_levels));
     HX_CALL(hx_pc_report_real(part, "assembly_s", cs.t_assembly));

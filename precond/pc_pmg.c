@@ -585,9 +585,11 @@ static int pmg_report(void *ctx, hx_opt *node) {
   pmg *g = (pmg *)ctx;
   const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
   char sm[64];
-  if (g->o.kind == HX_CHEB_NONE) snprintf(sm, sizeof sm, "%s x%d", inner_names[g->o.inner], g->o.degree);
+  if (g->o.kind == HX_CHEB_NONE)
+    snprintf(sm, sizeof sm, "%s x%d", inner_names[g->o.inner], g->o.degree);
   else
-    snprintf(sm, sizeof sm, "cheby-%s %s degree %d", inner_names[g->o.inner], kind_names[g->o.kind], g->o.degree);
+    snprintf(sm, sizeof sm, "cheby-%s %s degree %d", inner_names[g->o.inner], kind_names[g->o.kind],
+             g->o.degree);
   hx_opt *levels, *m;
   HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(g->o.prec)));
   HX_CALL(hx_pc_report_text(node, "cycle", g->o.cycle == HX_PMG_ADDITIVE ? "additive" : "multiplicative"));
@@ -609,14 +611,16 @@ static int pmg_report(void *ctx, hx_opt *node) {
     hx_coarse_get_stats(g->coarse, &cs);
     HX_CALL(hx_pc_report_map(node, "coarse", &m));
     HX_CALL(hx_pc_report_int(m, "order", 1));
-    HX_CALL(hx_pc_report_text(m, "solver", g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg"
-                                                                                     : "q1 fem boomeramg"));
+    HX_CALL(hx_pc_report_text(
+        m, "solver",
+        g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
     HX_CALL(hx_pc_report_int(m, "rows", cs.rows_global));
     HX_CALL(hx_pc_report_int(m, "amg_levels", cs.amg_levels));
     HX_CALL(hx_pc_report_real(m, "setup_s", g->t_coarse_setup));
     HX_CALL(hx_pc_report_real(m, "apply_s", g->t_coarse * per));
     HX_CALL(hx_pc_report_real(m, "copy_s", g->t_copy * per));
-    if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(hx_pc_report_text(m, "overlap", g->overlap ? "true" : "false"));
+    if (g->o.cycle == HX_PMG_ADDITIVE)
+      HX_CALL(hx_pc_report_text(m, "overlap", g->overlap ? "true" : "false"));
   }
   HX_CALL(hx_pc_report_real(node, "cycle_s", g->t_total * per));
   return HX_SUCCESS;
