@@ -218,6 +218,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;
   if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
+  hx_opt_free(&res.pc_report);
   /* rank 0's error reaches every rank before the collective commit (issue 32: 2 ranks hung here) */
   if (agree_fail(ctx, err, &status)) goto done;
   err = hx_outdir_commit(od);

@@ -22,17 +22,7 @@ int hx_app_fail(const hx_app_ctx *ctx, int code, int collective);
 
 int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);
-int hx_cmd_bench(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv);
-/* hexcg bench stream (app/bench_stream.c), hexcg bench ax (app/bench_ax.c) */
-int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv);
-int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv);
-/* hexcg bench cg (app/bench_cg.c) */
-int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv);
-/* hexcg bench precond: preconditioner setup and apply times (app/bench_precond.c). */
-int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv);
-/* hexcg bench comm: latency, bandwidth, allreduce -> comm.yaml (app/bench_comm.c). */
-int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv);
 void hx_print_version(const hx_app_ctx *ctx);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_core.h"
 #include "hx_io.h"
 #ifdef _OPENMP
@@ -39,23 +40,11 @@ static void usage(FILE *out) {
           "commands:\n"
           "  run CASE.yaml [--set key=value]...   solve a case\n"
           "  mesh CASE.yaml                       build/read and partition the mesh, print a summary\n"
-          "  bench stream|ax [OPTIONS]            benchmarks (streaming suite, operator)\n"
+          "  bench SUITE [OPTIONS]                benchmarks: stream, ax, cg, precond, comm\n"
           "  compare RUN BASELINE [OPTIONS]       compare residual histories\n"
           "\n"
           "Run 'hexcg COMMAND --help' for a command's options. With MPI:\n"
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
-}
-
-/* a backend this build or machine cannot provide was asked for: bad input
- * (as `hexcg run` reports it), for every subcommand */
-int hx_app_status(int code) {
-  return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT || code == HX_ERR_NO_DEVICE ? 2 : 1;
-}
-
-int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
-  if (!collective || ctx->rank == 0)
-    hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
-  return hx_app_status(code);
 }
 
 int main(int argc, char **argv) {

@@ -295,6 +295,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, ctx->comm));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
+  HX_CALL(hx_pc_report(*pc, ctx->comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
   {
     int32_t na, ns, ng;
     double bpe;
@@ -352,6 +353,7 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   hx_disc_destroy(&d);
   hx_mesh_destroy(&m);
   hx_backend_destroy(&b);
+  if (ierr) hx_opt_free(&res->pc_report);
   HX_CALL(ierr);
   return HX_SUCCESS;
 }

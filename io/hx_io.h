@@ -315,6 +315,10 @@ typedef struct {
   int pc_overlap;          /* coarse level overlapped with the fine level */
   double pc_fine, pc_coarse; /* seconds per apply of each level */
   double pc_overlap_efficiency; /* apply / max(fine, coarse) */
+  /* the preconditioner's report tree (hx_pc_report, solver/hx_solver.h),
+   * written as preconditioner.report; owned by whoever filled it (free with
+   * hx_opt_free), NULL: none */
+  hx_opt *pc_report;
   /* cuda: one YAML flow mapping per rank ("  - {rank: 0, host: ..., device: 0,
    * name: ..., pci_bus_id: ..., ranks_on_device: 1}\n"), "" otherwise */
   char devices[4096];

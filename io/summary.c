@@ -19,8 +19,21 @@ static void yq(char *out, size_t len, const char *s) {
 
 int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st, const char *version,
                      const char *git_hash) {
-  size_t cap = 8192 + strlen(st->devices);
+  /* the preconditioner's report tree as block YAML under preconditioner.report */
+  char *tree = NULL;
+  size_t tree_len = 0;
+  if (st->pc_view[0] && st->pc_report) {
+    FILE *tf = open_memstream(&tree, &tree_len);
+    HX_CHECK(tf, HX_ERR_MEM, "out of memory");
+    hx_opt_write_yaml(st->pc_report, 4, tf);
+    const int bad = ferror(tf);
+    fclose(tf);
+    if (bad) free(tree);
+    HX_CHECK(!bad && tree, HX_ERR_MEM, "out of memory");
+  }
+  size_t cap = 8192 + strlen(st->devices) + tree_len;
   char *b = malloc(cap);
+  if (!b) free(tree);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
   char q1[1024], q2[1024], q3[1024], libs[512], date[64], f1[40], f2[40], f3[40];
   time_t now = time(NULL);
@@ -80,7 +93,9 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
       P("  fine_apply_s: %s\n  coarse_apply_s: %s\n  overlap: %s\n  overlap_efficiency: %s\n", f1, f2,
         st->pc_overlap ? "true" : "false", f3);
     }
+    if (tree) P("  report:\n%s", tree);
   }
+  free(tree);
   hx_io_fmt_double(f1, sizeof f1, st->op_bytes_per_dof);
   hx_io_fmt_double(f2, sizeof f2, st->op_t_exact);
   P("operator: {geometry: %s, elements_affine: %lld, elements_split: %lld, elements_general: %lld, "

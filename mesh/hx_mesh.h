@@ -99,11 +99,6 @@ int hx_mesh_nodes_per_element(hx_mesh m); /* 8 (hex8) or 27 (hex27) */
 const double *hx_mesh_element_nodes(hx_mesh m);
 /* E * 8 global vertex ids (0-based), tensor order (the p=1 coarse space). */
 const int64_t *hx_mesh_element_vertex_ids(hx_mesh m);
-/* E * 12 global edge ids (0-based). Edge order: along r: vertices (0,1) (2,3)
- * (4,5) (6,7); along s: (0,2) (1,3) (4,6) (5,7); along t: (0,4) (1,5) (2,6) (3,7). */
-const int64_t *hx_mesh_element_edge_ids(hx_mesh m);
-/* E * 6 global face ids (0-based), face order as above. */
-const int64_t *hx_mesh_element_face_ids(hx_mesh m);
 /* E material index into hx_mesh_material_name. */
 const int32_t *hx_mesh_element_material(hx_mesh m);
 int hx_mesh_num_materials(hx_mesh m);

@@ -340,8 +340,6 @@ const int64_t *hx_mesh_element_global_ids(hx_mesh m) { return m->gid; }
 int hx_mesh_nodes_per_element(hx_mesh m) { return m->npe; }
 const double *hx_mesh_element_nodes(hx_mesh m) { return m->nodes; }
 const int64_t *hx_mesh_element_vertex_ids(hx_mesh m) { return m->vid; }
-const int64_t *hx_mesh_element_edge_ids(hx_mesh m) { return m->eid; }
-const int64_t *hx_mesh_element_face_ids(hx_mesh m) { return m->fid; }
 const int32_t *hx_mesh_element_material(hx_mesh m) { return m->mat; }
 int hx_mesh_num_materials(hx_mesh m) { return m->nmat; }
 const char *hx_mesh_material_name(hx_mesh m, int i) { return i >= 0 && i < m->nmat ? m->mat_names[i] : NULL; }

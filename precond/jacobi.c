@@ -10,6 +10,7 @@ typedef struct {
   hx_backend b;
   int64_t n;
   double *d_inv;
+  double dmin, dmax; /* range of this rank's assembled diagonal (after setup) */
 } jacobi;
 
 static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
@@ -43,15 +44,35 @@ static int jacobi_setup(void *ctx) {
   HX_CALL(HX_ALLOC(&h, j->n > 0 ? j->n : 1));
   int err = hx_mem_to_host(j->b, h, j->d_inv, bytes);
   const int64_t *gid = hx_gs_global_ids(hx_op_gs(j->op));
+  j->dmin = INFINITY, j->dmax = -INFINITY;
   for (int64_t i = 0; i < j->n && !err; i++) {
     if (!(h[i] > 0.0) || !isfinite(h[i]))
       err = HX_ERROR(HX_ERR_NUMERIC, "Jacobi: assembled diagonal at global node %lld is %g (must be > 0)",
                      (long long)gid[i], h[i]);
+    j->dmin = fmin(j->dmin, h[i]), j->dmax = fmax(j->dmax, h[i]);
     h[i] = 1.0 / h[i];
   }
   if (!err) err = hx_mem_to_device(j->b, j->d_inv, h, bytes);
   free(h);
   HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+/* the report tree's jacobi node (hx_pc_ops.report): its unknowns and the
+ * range of the assembled diagonal, over all ranks (collective) */
+static int jacobi_report(void *ctx, hx_opt *node) {
+  jacobi *j = (jacobi *)ctx;
+  const MPI_Comm comm = hx_gs_comm(hx_op_gs(j->op));
+  int64_t n = hx_op_owned(j->op);
+  double range[2] = {-j->dmin, j->dmax}; /* max of both */
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, comm));
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_DOUBLE, MPI_MAX, comm));
+  HX_CALL(hx_pc_report_text(node, "diagonal", "assembled"));
+  HX_CALL(hx_pc_report_int(node, "dofs", n));
+  if (j->d_inv) {
+    HX_CALL(hx_pc_report_real(node, "diagonal_min", -range[0]));
+    HX_CALL(hx_pc_report_real(node, "diagonal_max", range[1]));
+  }
   return HX_SUCCESS;
 }
 
@@ -67,6 +88,7 @@ int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
   const hx_pc_ops ops = {.type = "jacobi",
                          .setup = jacobi_setup,
                          .apply = jacobi_apply,
+                         .report = jacobi_report,
                          .destroy = jacobi_destroy,
                          .passes = 3 /* read r and 1/diag, write z */,
                          .cg_update = jacobi_cg_update,

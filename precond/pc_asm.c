@@ -194,7 +194,9 @@ void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s) {
   }
 }
 
-static void asm_report(void *ctx, int indent, FILE *out) {
+/* the report tree's asm node (hx_pc_ops.report): its parts, the FDM fine
+ * level and the Q1 coarse level */
+static int asm_report(void *ctx, hx_opt *node) {
   asm_pc *a = (asm_pc *)ctx;
   hx_fdm_stats fs;
   if (a->fine) hx_fdm_get_stats(a->fine, &fs);
@@ -202,21 +204,36 @@ static void asm_report(void *ctx, int indent, FILE *out) {
   const double per = a->applies ? 1.0 / (double)a->applies : 0.0;
   const double tf = a->t_fine * per, tc = a->t_coarse * per, tt = a->t_total * per;
   const double m = tf > tc ? tf : tc;
-  fprintf(out, "%*sprecision: %s\n", indent, "", hx_precision_name(a->o.prec));
-  fprintf(out, "%*sfine_setup_seconds: %.6e\n", indent, "", fs.t_setup);
-  fprintf(out, "%*sfine_apply_seconds: %.6e\n", indent, "", tf);
+  hx_opt *part;
+  HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(a->o.prec)));
+  HX_CALL(hx_pc_report_map(node, "fine", &part));
+  HX_CALL(hx_pc_report_int(part, "order", hx_disc_order(a->d)));
+  HX_CALL(hx_pc_report_int(part, "dofs", hx_disc_num_dofs(a->d)));
+  HX_CALL(hx_pc_report_text(part, "solver", "fdm"));
+  HX_CALL(hx_pc_report_text(part, "weight", a->o.weight == HX_FDM_WEIGHT_SQRT ? "sqrt" : "none"));
+  HX_CALL(hx_pc_report_real(part, "setup_s", fs.t_setup));
+  HX_CALL(hx_pc_report_real(part, "apply_s", tf));
   if (a->coarse) {
     hx_coarse_stats cs;
     hx_coarse_get_stats(a->coarse, &cs);
-    fprintf(out, "%*scoarse_rows: %lld\n%*scoarse_amg_levels: %d\n", indent, "", (long long)cs.rows_global, indent,
-            "", cs.amg_levels);
-    fprintf(out, "%*scoarse_assembly_seconds: %.6e\n%*scoarse_amg_setup_seconds: %.6e\n", indent, "",
-            cs.t_assembly, indent, "", cs.t_amg_setup);
-    fprintf(out, "%*scoarse_apply_seconds: %.6e\n", indent, "", tc);
-    fprintf(out, "%*soverlap: %s\n", indent, "", a->overlap ? "true" : "false");
-    fprintf(out, "%*soverlap_efficiency: %.4f\n", indent, "", m > 0 ? tt / m : 0.0);
+    double eff = m > 0 ? tt / m : 0.0; /* the max over ranks, as summary.yaml's overlap_efficiency */
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &eff, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
+    HX_CALL(hx_pc_report_map(node, "coarse", &part));
+    HX_CALL(hx_pc_report_int(part, "order", 1));
+    HX_CALL(hx_pc_report_text(
+        part, "solver",
+        a->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
+    HX_CALL(hx_pc_report_int(part, "rows", cs.rows_global));
+    HX_CALL(hx_pc_report_int(part, "amg_levels", cs.amg_levels));
+    HX_CALL(hx_pc_report_real(part, "assembly_s", cs.t_assembly));
+    HX_CALL(hx_pc_report_real(part, "amg_setup_s", cs.t_amg_setup));
+    HX_CALL(hx_pc_report_real(part, "apply_s", tc));
+    HX_CALL(hx_pc_report_real(part, "copy_s", a->t_copy * per));
+    HX_CALL(hx_pc_report_text(node, "overlap", a->overlap ? "true" : "false"));
+    HX_CALL(hx_pc_report_real(node, "overlap_efficiency", eff));
   }
-  fprintf(out, "%*stotal_apply_seconds: %.6e\n", indent, "", tt);
+  HX_CALL(hx_pc_report_real(node, "total_apply_s", tt));
+  return HX_SUCCESS;
 }
 
 int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {

@@ -578,25 +578,52 @@ void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
   }
 }
 
-static void pmg_report(void *ctx, int indent, FILE *out) {
+/* the report tree's pmg node (hx_pc_ops.report): per level its order,
+ * global DOFs, smoother, eigenvalue estimate, setup and per-cycle times;
+ * the Q1 coarse level */
+static int pmg_report(void *ctx, hx_opt *node) {
   pmg *g = (pmg *)ctx;
   const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
-  fprintf(out, "%*sprecision: %s\n", indent, "", hx_precision_name(g->o.prec));
-  fprintf(out, "%*slevels:\n", indent, "");
+  char sm[64];
+  if (g->o.kind == HX_CHEB_NONE)
+    snprintf(sm, sizeof sm, "%s x%d", inner_names[g->o.inner], g->o.degree);
+  else
+    snprintf(sm, sizeof sm, "cheby-%s %s degree %d", inner_names[g->o.inner], kind_names[g->o.kind],
+             g->o.degree);
+  hx_opt *levels, *m;
+  HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(g->o.prec)));
+  HX_CALL(hx_pc_report_text(node, "cycle", g->o.cycle == HX_PMG_ADDITIVE ? "additive" : "multiplicative"));
+  HX_CALL(hx_pc_report_list(node, "levels", &levels));
   for (int l = 0; l < g->nl; l++) {
     const pmg_level *L = &g->lv[l];
-    fprintf(out, "%*s- {order: %d, setup_seconds: %.6e, rho: %.6e, smooth_seconds: %.6e, transfer_seconds: %.6e}\n",
-            indent + 2, "", L->order, L->t_setup, L->cheb.rho, L->t_smooth * per, L->t_transfer * per);
+    HX_CALL(hx_pc_report_map(levels, NULL, &m));
+    HX_CALL(hx_pc_report_int(m, "order", L->order));
+    HX_CALL(hx_pc_report_int(m, "dofs", hx_disc_num_dofs(L->d)));
+    HX_CALL(hx_pc_report_text(m, "smoother", sm));
+    HX_CALL(hx_pc_report_real(m, "eig_estimate", L->est));
+    HX_CALL(hx_pc_report_real(m, "rho", L->cheb.rho));
+    HX_CALL(hx_pc_report_real(m, "setup_s", L->t_setup));
+    HX_CALL(hx_pc_report_real(m, "smooth_s", L->t_smooth * per));
+    HX_CALL(hx_pc_report_real(m, "transfer_s", L->t_transfer * per));
   }
   if (g->coarse) {
     hx_coarse_stats cs;
     hx_coarse_get_stats(g->coarse, &cs);
-    fprintf(out, "%*scoarse_rows: %lld\n%*scoarse_amg_levels: %d\n", indent, "", (long long)cs.rows_global, indent,
-            "", cs.amg_levels);
-    fprintf(out, "%*scoarse_setup_seconds: %.6e\n%*scoarse_apply_seconds: %.6e\n", indent, "", g->t_coarse_setup,
-            indent, "", g->t_coarse * per);
+    HX_CALL(hx_pc_report_map(node, "coarse", &m));
+    HX_CALL(hx_pc_report_int(m, "order", 1));
+    HX_CALL(hx_pc_report_text(
+        m, "solver",
+        g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
+    HX_CALL(hx_pc_report_int(m, "rows", cs.rows_global));
+    HX_CALL(hx_pc_report_int(m, "amg_levels", cs.amg_levels));
+    HX_CALL(hx_pc_report_real(m, "setup_s", g->t_coarse_setup));
+    HX_CALL(hx_pc_report_real(m, "apply_s", g->t_coarse * per));
+    HX_CALL(hx_pc_report_real(m, "copy_s", g->t_copy * per));
+    if (g->o.cycle == HX_PMG_ADDITIVE)
+      HX_CALL(hx_pc_report_text(m, "overlap", g->overlap ? "true" : "false"));
   }
-  fprintf(out, "%*stotal_apply_seconds: %.6e\n", indent, "", g->t_total * per);
+  HX_CALL(hx_pc_report_real(node, "cycle_s", g->t_total * per));
+  return HX_SUCCESS;
 }
 
 static int pmg_destroy_ctx(void *ctx) { return pmg_destroy(ctx); }

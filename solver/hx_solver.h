@@ -40,9 +40,9 @@ const char *hx_reason_name(hx_reason r);
 /* A preconditioner object z = M^{-1} r on G-vectors of an operator
  * (opaque, reference counted; PETSc's PC): create -> setup (once, the
  * expensive part) -> apply (many times) -> destroy. Implementations (Jacobi,
- * Schwarz, coarse AMG, combinations: precond/) fill an hx_pc_ops table and a
- * context; a preconditioner may hold others (hx_pc_reference them) and
- * combine them (hx_pc_create_composite). Masked entries of z must be zero
+ * Schwarz, p-multigrid: precond/) fill an hx_pc_ops table and a
+ * context; a preconditioner may hold others as children (references are
+ * taken) for view, stats and report. Masked entries of z must be zero
  * when those of r are; M must be SPD for PCG. */
 typedef struct hx_pc_s *hx_pc;
 
@@ -85,8 +85,13 @@ typedef struct {
   /* one-line description of this node into buf, e.g. "asm(fdm, weight=none)";
    * children are printed by hx_pc_view (may be NULL: the type) */
   void (*describe)(void *ctx, char *buf, size_t len);
-  /* extra figures as "key: value" YAML lines at the given indent (may be NULL) */
-  void (*report)(void *ctx, int indent, FILE *out);
+  /* this node's own figures, added to the map `node` of the report tree
+   * with the hx_pc_report_* helpers (below): after type, description,
+   * setup_s, applies and apply_s, before the children's parts. Keys ending
+   * in _s are seconds of this rank (hx_pc_report takes the max over ranks);
+   * any other figure must already be global (the callback is collective
+   * over the preconditioner's communicator and may reduce). May be NULL. */
+  int (*report)(void *ctx, hx_opt *node);
   int (*destroy)(void *ctx);
   /* vector passes over memory of one apply (for the per-iteration count) */
   int passes;
@@ -121,12 +126,9 @@ int hx_pc_has_cg_update(hx_pc pc);
  * first if needed. Collective where the apply is. */
 int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u);
 const char *hx_pc_type(hx_pc pc);
-hx_op hx_pc_op(hx_pc pc);
 int hx_pc_passes(hx_pc pc);
 int hx_pc_cg_update_passes(hx_pc pc); /* hx_pc_ops.cg_update_passes (0: no fused update) */
 void *hx_pc_context(hx_pc pc);
-int hx_pc_num_children(hx_pc pc);
-hx_pc hx_pc_child(hx_pc pc, int i);
 /* The tree in one line: "asm(fdm) + coarse(boomeramg)"-style, children in
  * parentheses after the node's own description. */
 void hx_pc_view(hx_pc pc, char *buf, size_t len);
@@ -134,20 +136,26 @@ void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s);
 /* 0 when this preconditioner or one of its parts declares itself not
  * symmetric (hx_pc_ops.nonsymmetric), else 1. */
 int hx_pc_is_symmetric(hx_pc pc);
-/* YAML block of the tree with each node's stats and report (indent spaces). */
-void hx_pc_report(hx_pc pc, int indent, FILE *out);
+/* The report tree of pc (host memory, an hx_opt map, core/hx_core.h; free
+ * with hx_opt_free): for each node type, description (as hx_pc_view's),
+ * setup_s (seconds of its setup, children included), applies, apply_s
+ * (seconds per apply), the type's own figures (hx_pc_ops.report: pmg's
+ * levels, asm's fine and coarse level, jacobi's diagonal), and parts: a list
+ * of the children's trees. Every key ending in _s holds the max over the
+ * ranks of comm. Collective over comm; every rank gets the same tree.
+ * summary.yaml carries it as preconditioner.report (docs/case-format.md). */
+int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree);
+/* Helpers for hx_pc_ops.report: add key to the map `map` with an integer, a
+ * real (%.6e), a text value, or a new empty map or list (*sub; key NULL:
+ * append to the list `map`). HX_ERR_MEM, or HX_ERR_ARG for a wrong node. */
+int hx_pc_report_int(hx_opt *map, const char *key, int64_t v);
+int hx_pc_report_real(hx_opt *map, const char *key, double v);
+int hx_pc_report_text(hx_opt *map, const char *key, const char *v);
+int hx_pc_report_map(hx_opt *map, const char *key, hx_opt **sub);
+int hx_pc_report_list(hx_opt *map, const char *key, hx_opt **sub);
 
 /* z = r (no preconditioner) */
 int hx_pc_create_identity(hx_op op, hx_pc *pc);
-
-/* Combinations of preconditioners M_1..M_n of the same operator:
- *  HX_PC_ADDITIVE:        z = sum_i M_i r;
- *  HX_PC_MULTIPLICATIVE:  z = M_1 r, then for i = 2..n: z += M_i (r - A z);
- *  HX_PC_SYMMETRIC:       multiplicative over 1..n, then back over n-1..1
- *                         (symmetric when every M_i is).
- * References to the parts are added. Collective. */
-typedef enum { HX_PC_ADDITIVE = 0, HX_PC_MULTIPLICATIVE = 1, HX_PC_SYMMETRIC = 2 } hx_pc_composition;
-int hx_pc_create_composite(hx_op op, hx_pc_composition how, int n, hx_pc *parts, hx_pc *pc);
 
 /* ------------------------------------------------------------ PCG */
 typedef struct {

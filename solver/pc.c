@@ -1,5 +1,5 @@
-/* The preconditioner object: lifecycle, view/stats, identity and the
- * additive / multiplicative combinations (see hx_solver.h). */
+/* The preconditioner object: lifecycle, view, stats and report, and the
+ * identity (see hx_solver.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,12 +94,9 @@ int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
 }
 
 const char *hx_pc_type(hx_pc pc) { return pc->ops.type; }
-hx_op hx_pc_op(hx_pc pc) { return pc->op; }
 int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
 int hx_pc_cg_update_passes(hx_pc pc) { return pc->ops.cg_update ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
-int hx_pc_num_children(hx_pc pc) { return pc->nchildren; }
-hx_pc hx_pc_child(hx_pc pc, int i) { return i >= 0 && i < pc->nchildren ? pc->children[i] : NULL; }
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) { *s = pc->stats; }
 int hx_pc_is_symmetric(hx_pc pc) {
   if (pc->ops.nonsymmetric) return 0;
@@ -124,22 +121,133 @@ void hx_pc_view(hx_pc pc, char *buf, size_t len) {
   if (off + 1 < len) snprintf(buf + off, len - off, ")");
 }
 
-void hx_pc_report(hx_pc pc, int indent, FILE *out) {
+/* ------------------------------------------------------------ report */
+static int report_add(hx_opt *map, const char *key, hx_opt_kind kind, const char *value, hx_opt **sub) {
+  HX_CHECK(map && (map->kind == HX_OPT_MAP) == (key != NULL) && map->kind != HX_OPT_SCALAR, HX_ERR_ARG,
+           "report: %s is not a %s", key ? key : "an item", key ? "map entry" : "list item");
+  hx_opt *v = hx_opt_new(kind, value, "report");
+  HX_CHECK(v, HX_ERR_MEM, "out of memory");
+  const int err = hx_opt_push(map, key, v);
+  if (err) hx_opt_free(&v);
+  HX_CALL(err);
+  if (sub) *sub = v;
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_int(hx_opt *map, const char *key, int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, buf, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_real(hx_opt *map, const char *key, double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.6e", v);
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, buf, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_text(hx_opt *map, const char *key, const char *v) {
+  HX_CALL(report_add(map, key, HX_OPT_SCALAR, v ? v : "", NULL));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_map(hx_opt *map, const char *key, hx_opt **sub) {
+  HX_CALL(report_add(map, key, HX_OPT_MAP, NULL, sub));
+  return HX_SUCCESS;
+}
+
+int hx_pc_report_list(hx_opt *map, const char *key, hx_opt **sub) {
+  HX_CALL(report_add(map, key, HX_OPT_LIST, NULL, sub));
+  return HX_SUCCESS;
+}
+
+/* one node and, below it, its children */
+static int report_node(hx_pc pc, hx_opt *node) {
   char desc[512];
   desc[0] = '\0';
   if (pc->ops.describe) pc->ops.describe(pc->ctx, desc, sizeof desc);
   else snprintf(desc, sizeof desc, "%s", pc->ops.type);
-  fprintf(out, "%*stype: %s\n%*sdescription: \"%s\"\n", indent, "", pc->ops.type, indent, "", desc);
-  fprintf(out, "%*ssetup_seconds: %.6e\n%*sapplies: %lld\n%*sapply_seconds: %.6e\n", indent, "", pc->stats.t_setup,
-          indent, "", (long long)pc->stats.applies, indent, "", pc->stats.t_apply);
-  if (pc->ops.report) pc->ops.report(pc->ctx, indent, out);
+  HX_CALL(hx_pc_report_text(node, "type", pc->ops.type));
+  HX_CALL(hx_pc_report_text(node, "description", desc));
+  HX_CALL(hx_pc_report_real(node, "setup_s", pc->stats.t_setup));
+  HX_CALL(hx_pc_report_int(node, "applies", pc->stats.applies));
+  HX_CALL(hx_pc_report_real(node, "apply_s",
+                            pc->stats.applies ? pc->stats.t_apply / (double)pc->stats.applies : 0.0));
+  if (pc->ops.report) HX_CALL(pc->ops.report(pc->ctx, node));
   if (pc->nchildren) {
-    fprintf(out, "%*sparts:\n", indent, "");
+    hx_opt *parts, *item;
+    HX_CALL(hx_pc_report_list(node, "parts", &parts));
     for (int i = 0; i < pc->nchildren; i++) {
-      fprintf(out, "%*s-\n", indent + 2, "");
-      hx_pc_report(pc->children[i], indent + 4, out);
+      HX_CALL(hx_pc_report_map(parts, NULL, &item));
+      HX_CALL(report_node(pc->children[i], item));
     }
   }
+  return HX_SUCCESS;
+}
+
+/* the scalars under keys ending in _s, depth first; n counts them all,
+ * at most cap are stored */
+static void report_seconds(hx_opt *o, hx_opt **out, int cap, int *n) {
+  for (int i = 0; i < o->n; i++) {
+    hx_opt *c = o->items[i];
+    if (c->kind != HX_OPT_SCALAR) {
+      report_seconds(c, out, cap, n);
+      continue;
+    }
+    const size_t len = c->key ? strlen(c->key) : 0;
+    if (len < 2 || strcmp(c->key + len - 2, "_s")) continue;
+    if (*n < cap) out[*n] = c;
+    (*n)++;
+  }
+}
+
+int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree) {
+  *tree = NULL;
+  HX_CHECK(pc, HX_ERR_ARG, "preconditioner is NULL");
+  hx_opt *t = hx_opt_new(HX_OPT_MAP, NULL, "report");
+  HX_CHECK(t, HX_ERR_MEM, "out of memory");
+  hx_opt **sec = NULL;
+  double *v = NULL;
+  int err = report_node(pc, t), n = 0;
+  /* the seconds: max over ranks (every rank builds the same tree); every
+   * rank takes part in the first reduction, a failed one included */
+  if (!err) report_seconds(t, NULL, 0, &n);
+  int nn[3] = {n, -n, err != HX_SUCCESS};
+  if (MPI_Allreduce(MPI_IN_PLACE, nn, 3, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS && !err)
+    err = HX_ERROR(HX_ERR_MPI, "MPI_Allreduce of the report's size failed");
+  if (!err && nn[2]) err = HX_ERROR(HX_ERR_INTERNAL, "report: another rank failed to build its tree");
+  if (!err && nn[0] != -nn[1])
+    err = HX_ERROR(HX_ERR_INTERNAL, "report: the ranks' trees differ (%d to %d timings)", -nn[1], nn[0]);
+  if (!err && n) err = HX_ALLOC(&sec, n);
+  if (!err && n) err = HX_ALLOC(&v, n);
+  if (!err && n) {
+    int k = 0;
+    report_seconds(t, sec, n, &k);
+    for (int i = 0; i < n; i++) v[i] = strtod(sec[i]->value, NULL);
+    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+      err = HX_ERROR(HX_ERR_MPI, "MPI_Allreduce of the report's timings failed");
+    for (int i = 0; i < n && !err; i++) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%.6e", v[i]);
+      char *s = malloc(strlen(buf) + 1);
+      if (!s) {
+        err = HX_ERROR(HX_ERR_MEM, "out of memory");
+        break;
+      }
+      memcpy(s, buf, strlen(buf) + 1);
+      free(sec[i]->value);
+      sec[i]->value = s;
+    }
+  }
+  free(sec), free(v);
+  if (err) {
+    hx_opt_free(&t);
+    HX_CALL(err);
+  }
+  *tree = t;
+  return HX_SUCCESS;
 }
 
 /* ------------------------------------------------------------ identity */
@@ -152,86 +260,5 @@ static int identity_apply(void *ctx, const double *d_r, double *d_z) {
 int hx_pc_create_identity(hx_op op, hx_pc *pc) {
   const hx_pc_ops ops = {.type = "none", .apply = identity_apply, .passes = 2};
   HX_CALL(hx_pc_create_shell(op, &ops, op, 0, NULL, pc));
-  return HX_SUCCESS;
-}
-
-/* ------------------------------------------------------------ composite */
-typedef struct {
-  hx_op op;
-  hx_pc_composition how;
-  int n;
-  hx_pc *parts; /* borrowed from the shell's children */
-  double *d_t, *d_s; /* work G-vectors */
-} composite;
-
-static const char *const how_names[] = {"additive", "multiplicative", "symmetric"};
-
-static int composite_destroy(void *ctx) {
-  composite *c = (composite *)ctx;
-  hx_backend b = hx_op_backend(c->op);
-  int e1 = hx_mem_free(b, (void **)&c->d_t), e2 = hx_mem_free(b, (void **)&c->d_s);
-  free(c->parts), free(c);
-  HX_CALL(e1 ? e1 : e2);
-  return HX_SUCCESS;
-}
-
-/* z += M_i (r - A z) */
-static int composite_step(composite *c, int i, const double *d_r, double *d_z) {
-  hx_backend b = hx_op_backend(c->op);
-  const int64_t n = hx_op_size(c->op);
-  HX_CALL(hx_op_apply(c->op, d_z, c->d_t, NULL));
-  HX_CALL(hx_array_axpby(b, n, c->d_t, 1.0, d_r, -1.0)); /* t = r - A z */
-  HX_CALL(hx_pc_apply(c->parts[i], c->d_t, c->d_s));
-  HX_CALL(hx_array_axpby(b, n, d_z, 1.0, c->d_s, 1.0));
-  return HX_SUCCESS;
-}
-
-static int composite_apply(void *ctx, const double *d_r, double *d_z) {
-  composite *c = (composite *)ctx;
-  hx_backend b = hx_op_backend(c->op);
-  const int64_t n = hx_op_size(c->op);
-  HX_CALL(hx_pc_apply(c->parts[0], d_r, d_z));
-  if (c->how == HX_PC_ADDITIVE) {
-    for (int i = 1; i < c->n; i++) {
-      HX_CALL(hx_pc_apply(c->parts[i], d_r, c->d_s));
-      HX_CALL(hx_array_axpby(b, n, d_z, 1.0, c->d_s, 1.0));
-    }
-    return HX_SUCCESS;
-  }
-  for (int i = 1; i < c->n; i++) HX_CALL(composite_step(c, i, d_r, d_z));
-  if (c->how == HX_PC_SYMMETRIC)
-    for (int i = c->n - 2; i >= 0; i--) HX_CALL(composite_step(c, i, d_r, d_z));
-  return HX_SUCCESS;
-}
-
-static void composite_describe(void *ctx, char *buf, size_t len) {
-  snprintf(buf, len, "%s", how_names[((composite *)ctx)->how]);
-}
-
-int hx_pc_create_composite(hx_op op, hx_pc_composition how, int n, hx_pc *parts, hx_pc *pc) {
-  *pc = NULL;
-  HX_CHECK(n >= 1 && parts, HX_ERR_ARG, "a composite preconditioner needs at least one part");
-  HX_CHECK(how >= HX_PC_ADDITIVE && how <= HX_PC_SYMMETRIC, HX_ERR_ARG, "unknown composition %d", (int)how);
-  composite *c;
-  HX_CALL(HX_ALLOC(&c, 1));
-  *c = (composite){.op = op, .how = how, .n = n};
-  hx_backend b = hx_op_backend(op);
-  const size_t bytes = sizeof(double) * (size_t)hx_op_size(op);
-  int err = HX_ALLOC(&c->parts, n);
-  if (!err) memcpy(c->parts, parts, sizeof *parts * (size_t)n);
-  if (!err) err = hx_mem_alloc(b, bytes ? bytes : 8, (void **)&c->d_t);
-  if (!err) err = hx_mem_alloc(b, bytes ? bytes : 8, (void **)&c->d_s);
-  int passes = 0;
-  for (int i = 0; i < n; i++) passes += hx_pc_passes(parts[i]) + (how == HX_PC_ADDITIVE ? 3 : 8);
-  const hx_pc_ops ops = {.type = "composite",
-                         .apply = composite_apply,
-                         .describe = composite_describe,
-                         .destroy = composite_destroy,
-                         .passes = passes};
-  if (!err) err = hx_pc_create_shell(op, &ops, c, n, parts, pc);
-  if (err) {
-    composite_destroy(c);
-    HX_CALL(err);
-  }
   return HX_SUCCESS;
 }

@@ -1,4 +1,4 @@
-/* The benchmark helpers of app/bench_util.c: the T(B) = T0 + B / Wmax fit
+/* The benchmark helpers of bench/bench_util.c: the T(B) = T0 + B / Wmax fit
  * recovers known T0 and Wmax from synthetic timings (exact, with noise,
  * with the T0 >= 0 constraint active), rejects degenerate input; median,
  * log interpolation; the timing loop; output files via temporary names. */

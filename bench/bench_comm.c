@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_opts.h"
 #include "bench_util.h"
-#include "hx_app.h"
+#include "hx_bench.h"
 
 typedef struct {
   const char *output;
@@ -16,18 +17,6 @@ typedef struct {
   int peer;
   long big; /* bytes of the bandwidth message */
 } comm_opts;
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: hexcg bench comm [OPTIONS]   (collective; ping-pong needs >= 2 ranks)\n"
-          "  --output DIR      where comm.yaml goes (default .)\n"
-          "  --min-time S      seconds per timed batch (default 0.05)\n"
-          "  --trials N        batches per figure, the median is reported (default 5)\n"
-          "  --peer R          ping-pong partner of rank 0 (default: the last rank)\n"
-          "  --bytes B         bandwidth message size (default 4194304)\n"
-          "comm.yaml: ranks, peer, latency_s (half round trip, 8 bytes), bandwidth_gbps\n"
-          "(B / half round trip of B bytes; 0 on one rank), allreduce_s (8 bytes, all ranks)\n");
-}
 
 /* median over trials of the seconds per repetition of fn; reps calibrated
  * on rank 0 and broadcast, so every rank runs the same count */
@@ -125,45 +114,23 @@ static int bench(hx_app_ctx *ctx, const comm_opts *o) {
 }
 
 int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv) {
-  comm_opts o = {".", 0.05, 5, -1, 4L << 20};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (ctx->rank == 0) usage(stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      if (ctx->rank == 0) usage(stderr);
-      return hx_app_fail(ctx,
-                         HX_ERROR(HX_ERR_INPUT, "bench comm: option '%s' needs a value or is unknown", a), 1);
-    }
-    const char *v = argv[++i];
-    char *end;
-    if (!strcmp(a, "--output")) {
-      o.output = v;
-      continue;
-    }
-    if (!strcmp(a, "--min-time")) {
-      o.min_time = strtod(v, &end);
-      if (*end || !(o.min_time > 0 && o.min_time < 60))
-        return hx_app_fail(
-            ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: --min-time expects seconds in (0, 60), got '%s'", v), 1);
-      continue;
-    }
-    long n = strtol(v, &end, 10);
-    if (*end || n < 0 || n > (1L << 30))
-      return hx_app_fail(
-          ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: %s expects a non-negative integer, got '%s'", a, v), 1);
-    if (!strcmp(a, "--trials") && n >= 1 && n <= 64)
-      o.trials = (int)n;
-    else if (!strcmp(a, "--peer"))
-      o.peer = (int)n;
-    else if (!strcmp(a, "--bytes") && n >= 8)
-      o.big = n;
-    else
-      return hx_app_fail(
-          ctx, HX_ERROR(HX_ERR_INPUT, "bench comm: unknown option or value out of range: %s %s", a, v), 1);
-  }
+  comm_opts o = {NULL, 0, 0, -1, 0};
+  const hx_bench_opt opt[] = {
+      {"--output", HX_BOPT_STRING, &o.output, ".", .meta = "DIR", .help = "where comm.yaml goes"},
+      {"--min-time", HX_BOPT_REAL, &o.min_time, "0.05", 0, 60, HX_BOPT_OPEN_LO | HX_BOPT_OPEN_HI, .meta = "S",
+       .help = "seconds per timed batch"},
+      {"--trials", HX_BOPT_INT, &o.trials, "5", 1, 64, .meta = "N",
+       .help = "batches per figure, the median is reported"},
+      {"--peer", HX_BOPT_INT, &o.peer, NULL, 0, 1 << 30, .meta = "R",
+       .help = "ping-pong partner of rank 0 (default: the last rank)"},
+      {"--bytes", HX_BOPT_LONG, &o.big, "4194304", 8, 1 << 30, .meta = "B", .help = "bandwidth message size"},
+  };
+  const hx_bench_cmd cmd = {"bench comm", "Collective; the ping-pong needs >= 2 ranks.",
+                            "comm.yaml: ranks, peer, latency_s (half round trip, 8 bytes), bandwidth_gbps "
+                            "(B / half round trip of B bytes; 0 on one rank), allreduce_s (8 bytes, all ranks)",
+                            (int)(sizeof opt / sizeof opt[0]), opt};
+  int status = 0;
+  if (hx_bench_args(ctx, &cmd, argc, argv, &status)) return status;
   int ierr = bench(ctx, &o);
   return ierr ? hx_app_fail(ctx, ierr, 0) : 0;
 }

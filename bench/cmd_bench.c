@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_core.h"
 
 int hx_cmd_bench(hx_app_ctx *ctx, int argc, char **argv) {

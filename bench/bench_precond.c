@@ -14,14 +14,14 @@
  * printed. The operator, and for asm the fine level alone
  * (hx_asm_fine_apply), are timed in the same rounds, best of them, so their
  * ratio compares like with like. Figures are the slowest rank's. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_opts.h"
 #include "bench_util.h"
-#include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_disc.h"
 #include "hx_io.h"
 #include "hx_precond.h"
@@ -34,53 +34,36 @@ typedef struct {
   int rounds;
 } options;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: hexcg bench precond [OPTIONS]\n"
-          "  --backend cpu|cuda     backend (default cpu)\n"
-          "  --mesh box|kershaw     unit cube, or the Kershaw mesh with eps 0.3 (default box)\n"
-          "  --elements N           N^3 elements (default 8; kershaw: a multiple of 6)\n"
-          "  --order P              polynomial order 1..15 (default 7)\n"
-          "  --pc YAML              preconditioner options as in a case file, flow style\n"
-          "                         (default '{type: asm}'); asm and the additive pmg cycle run overlapped\n"
-          "                         and sequential; pmg prints its levels; asm and pmg run with precision\n"
-          "                         fp64 and fp32 in turn and print the ratios\n"
-          "  --min-time S           seconds per timed batch (default 0.2)\n"
-          "  --rounds K             rounds over the variants, best of each kept (default 3; more on\n"
-          "                         a busy machine: the best of many is the stable figure)\n");
-}
-
-static int parse_args(int argc, char **argv, options *o) {
-  *o = (options){.backend = "cpu", .mesh = "box", .pc = "{type: asm}", .n = 8, .p = 7, .min_time = 0.2,
-                     .rounds = 3};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
-    HX_CHECK(v, HX_ERR_INPUT, "bench precond: option %s needs a value (see --help)", a);
-    char *end = NULL;
-    errno = 0;
-    if (!strcmp(a, "--backend")) o->backend = v;
-    else if (!strcmp(a, "--mesh")) o->mesh = v;
-    else if (!strcmp(a, "--pc")) o->pc = v;
-    else if (!strcmp(a, "--elements")) o->n = (int)strtol(v, &end, 10);
-    else if (!strcmp(a, "--order")) o->p = (int)strtol(v, &end, 10);
-    else if (!strcmp(a, "--min-time")) o->min_time = strtod(v, &end);
-    else if (!strcmp(a, "--rounds")) o->rounds = (int)strtol(v, &end, 10);
-    else return HX_ERROR(HX_ERR_INPUT, "bench precond: unknown option %s (see --help)", a);
-    HX_CHECK(!end || (*end == '\0' && end != v && !errno), HX_ERR_INPUT, "bench precond: %s: '%s' is not a number",
-             a, v);
-    i++;
+/* 1: --help was asked (printed); an input error: HX_ERR_INPUT */
+static int parse_args(const hx_app_ctx *ctx, int argc, char **argv, options *o) {
+  *o = (options){0};
+  const hx_bench_opt opt[] = {
+      {"--backend", HX_BOPT_STRING, &o->backend, "cpu", .meta = "NAME", .help = "backend: cpu or cuda"},
+      {"--mesh", HX_BOPT_CHOICE, &o->mesh, "box", .choices = "box,kershaw",
+       .help = "unit cube, or the Kershaw mesh with eps 0.3"},
+      {"--elements", HX_BOPT_INT, &o->n, "8", 1, 512, .meta = "N",
+       .help = "N^3 elements (kershaw: a multiple of 6)"},
+      {"--order", HX_BOPT_INT, &o->p, "7", HX_ORDER_MIN, HX_ORDER_MAX, .meta = "P",
+       .help = "polynomial order"},
+      {"--pc", HX_BOPT_STRING, &o->pc, "{type: asm}", .meta = "YAML",
+       .help = "preconditioner options as in a case file, flow style; asm and the additive pmg cycle run "
+               "overlapped and sequential; pmg prints its levels; asm and pmg run with precision fp64 and "
+               "fp32 in turn and print the ratios"},
+      {"--min-time", HX_BOPT_REAL, &o->min_time, "0.2", 0, 60, HX_BOPT_OPEN_LO, .meta = "S",
+       .help = "seconds per timed batch"},
+      {"--rounds", HX_BOPT_INT, &o->rounds, "3", 1, 100, .meta = "K",
+       .help = "rounds over the variants, best of each kept (more on a busy machine: the best of many is "
+               "the stable figure)"},
+  };
+  const hx_bench_cmd cmd = {"bench precond", NULL, NULL, (int)(sizeof opt / sizeof opt[0]), opt};
+  int help = 0;
+  HX_CALL(hx_bench_parse(&cmd, argc, argv, &help));
+  if (help) {
+    if (ctx->rank == 0) hx_bench_usage(&cmd, stdout);
+    return 1;
   }
-  HX_CHECK(!strcmp(o->mesh, "box") || !strcmp(o->mesh, "kershaw"), HX_ERR_INPUT,
-           "bench precond: --mesh %s: allowed box, kershaw", o->mesh);
-  HX_CHECK(o->n >= 1 && o->n <= 512, HX_ERR_INPUT, "bench precond: --elements %d: allowed 1..512", o->n);
   HX_CHECK(strcmp(o->mesh, "kershaw") || o->n % 6 == 0, HX_ERR_INPUT,
            "bench precond: --elements %d: the Kershaw mesh needs a multiple of 6", o->n);
-  HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "bench precond: --order %d: allowed %d..%d",
-           o->p, HX_ORDER_MIN, HX_ORDER_MAX);
-  HX_CHECK(o->min_time > 0 && o->min_time <= 60, HX_ERR_INPUT, "bench precond: --min-time: allowed (0, 60]");
-  HX_CHECK(o->rounds >= 1 && o->rounds <= 100, HX_ERR_INPUT, "bench precond: --rounds %d: allowed 1..100",
-           o->rounds);
   return HX_SUCCESS;
 }
 
@@ -290,11 +273,8 @@ done:
 
 int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv) {
   options o;
-  int err = parse_args(argc, argv, &o);
-  if (err == 1) {
-    if (ctx->rank == 0) usage(stdout);
-    return 0;
-  }
+  int err = parse_args(ctx, argc, argv, &o);
+  if (err == 1) return 0;
   if (err) return hx_app_fail(ctx, err, 1);
   /* the global mesh on rank 0 and each rank's data, as for a case */
   const double E = (double)o.n * o.n * o.n, n3 = (o.p + 1.0) * (o.p + 1) * (o.p + 1);

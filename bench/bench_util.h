@@ -1,4 +1,4 @@
-/* Private to app/: helpers shared by the benchmarks (bench stream, bench ax):
+/* Private to bench/: helpers shared by the benchmarks:
  * timing of repeated launches, the T(B) = T0 + B / Wmax model fit,
  * interpolation of a measured ceiling, output files written via a temporary
  * name + rename. */

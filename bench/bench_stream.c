@@ -12,8 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_opts.h"
 #include "bench_util.h"
-#include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_core.h"
 #include "hx_kernels.h"
 
@@ -88,148 +89,28 @@ typedef struct {
   const char *python;
 } options;
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: hexcg bench stream [OPTIONS]\n"
-          "Streaming kernels BS1-BS7 over a sweep of sizes, fit of T(B) = T0 + B / Wmax per kernel.\n"
-          "options:\n"
-          "  --backend cpu|cuda   backend (default cpu)\n"
-          "  --min BYTES          smallest size, bytes moved per launch (default 4K)\n"
-          "  --max BYTES          largest size (default 256M on cpu, 4G on cuda)\n"
-          "  --points N           sizes in the geometric sweep, >= 2 (default 20)\n"
-          "  --order p            order of the box mesh of BS6/BS7, 1..15 (default 7)\n"
-          "  --gs-max BYTES       largest size of the BS6/BS7 sweep (default: --max, but at most 64M\n"
-          "                       on cpu and 512M on cuda: the host-side mesh setup dominates)\n"
-          "  --output DIR         where stream.csv, stream_fit.yaml, stream.png go (default .)\n"
-          "  --fit-min BYTES      fit the model to the sizes >= BYTES only (default 0: all; on a cpu\n"
-          "                       e.g. 4x the last-level cache gives the memory Wmax)\n"
-          "  --kernels LIST       comma-separated subset of BS1,BS2,BS3,BS4,BS5,BS5r,BS6,BS7\n"
-          "                       (default all; BS1, the copy ceiling, always runs)\n"
-          "  --trials N           timed batches per size (default 5)\n"
-          "  --stat min|median    statistic over the trials (default min, as STREAM; both are in\n"
-          "                       stream.csv)\n"
-          "  --min-time SECONDS   minimum duration of one timed batch (default 0.005)\n"
-          "  --no-plot            do not draw stream.png\n"
-          "  --plot-script PATH   plotting script (default: the project's scripts/plot_stream.py)\n"
-          "  --python PATH        Python with matplotlib (default /usr/bin/python3)\n"
-          "BYTES accepts the suffixes K, M, G (powers of 1024). Sizes are bytes moved by one\n"
-          "launch (see docs/benchmarks.md), summed over ranks in the aggregate figures.\n");
-}
-
-/* parse a byte count with an optional K/M/G suffix (powers of 1024) */
-static int parse_bytes(const char *opt, const char *s, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  HX_CHECK(end != s && errno == 0, HX_ERR_INPUT, "%s: '%s' is not a byte count", opt, s);
-  if (*end == 'K' || *end == 'k')
-    v *= 1024.0, end++;
-  else if (*end == 'M' || *end == 'm')
-    v *= 1048576.0, end++;
-  else if (*end == 'G' || *end == 'g')
-    v *= 1073741824.0, end++;
-  if (*end == 'B' || *end == 'b') end++;
-  HX_CHECK(*end == '\0', HX_ERR_INPUT, "%s: '%s' is not a byte count (suffixes: K, M, G)", opt, s);
-  HX_CHECK(isfinite(v) && v >= 8.0 && v <= 1e15, HX_ERR_INPUT, "%s: %s is outside [8, 1e15] bytes", opt, s);
-  *out = v;
-  return HX_SUCCESS;
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  HX_CHECK(end != s && *end == '\0' && errno == 0, HX_ERR_INPUT, "%s: '%s' is not an integer", opt, s);
-  HX_CHECK(v >= lo && v <= hi, HX_ERR_INPUT, "%s: %ld is outside [%d, %d]", opt, v, lo, hi);
-  *out = (int)v;
-  return HX_SUCCESS;
-}
-
-static int parse_kernels(const char *s, int *want) {
+/* --kernels LIST */
+static int parse_kernels(const char *cmd, const char *name, const char *s, void *dest) {
+  int *want = (int *)dest;
   for (int k = 0; k < K_NUM; k++) want[k] = 0;
   char buf[256];
-  HX_CHECK(strlen(s) < sizeof buf, HX_ERR_INPUT, "--kernels: list too long");
+  HX_CHECK(strlen(s) < sizeof buf, HX_ERR_INPUT, "%s: %s: list too long", cmd, name);
   snprintf(buf, sizeof buf, "%s", s);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int found = -1;
     for (int k = 0; k < K_NUM; k++)
       if (!strcmp(tok, K[k].id) || !strcmp(tok, K[k].name)) found = k;
     HX_CHECK(found >= 0, HX_ERR_INPUT,
-             "--kernels: unknown kernel '%s' (allowed: BS1, BS2, BS3, BS4, BS5, BS5r, BS6, BS7)", tok);
+             "%s: %s: unknown kernel '%s' (allowed: BS1, BS2, BS3, BS4, BS5, BS5r, BS6, BS7)", cmd, name,
+             tok);
     want[found] = 1;
   }
   want[K_COPY] = 1;
   return HX_SUCCESS;
 }
 
-/* returns 1 when --help was asked */
-static int parse_options(int argc, char **argv, options *o, int *help) {
-  *help = 0;
-  memset(o, 0, sizeof *o);
-  o->backend = "cpu";
-  o->min_bytes = 4096.0;
-  o->max_bytes = -1.0;
-  o->gs_max_bytes = -1.0;
-  o->points = 20;
-  o->order = 7;
-  o->output = ".";
-  o->trials = 5;
-  o->min_time = 0.005;
-  o->plot = 1;
-  o->python = "/usr/bin/python3";
-  for (int k = 0; k < K_NUM; k++) o->want[k] = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      *help = 1;
-      return HX_SUCCESS;
-    }
-    if (!strcmp(a, "--no-plot")) {
-      o->plot = 0;
-      continue;
-    }
-    HX_CHECK(!strncmp(a, "--", 2), HX_ERR_INPUT, "unexpected argument '%s' (see 'hexcg bench stream --help')",
-             a);
-    HX_CHECK(i + 1 < argc, HX_ERR_INPUT, "option %s needs a value", a);
-    const char *v = argv[++i];
-    if (!strcmp(a, "--backend"))
-      o->backend = v;
-    else if (!strcmp(a, "--min"))
-      HX_CALL(parse_bytes(a, v, &o->min_bytes));
-    else if (!strcmp(a, "--max"))
-      HX_CALL(parse_bytes(a, v, &o->max_bytes));
-    else if (!strcmp(a, "--gs-max"))
-      HX_CALL(parse_bytes(a, v, &o->gs_max_bytes));
-    else if (!strcmp(a, "--fit-min"))
-      HX_CALL(parse_bytes(a, v, &o->fit_min));
-    else if (!strcmp(a, "--points"))
-      HX_CALL(parse_int(a, v, 2, 200, &o->points));
-    else if (!strcmp(a, "--order"))
-      HX_CALL(parse_int(a, v, 1, 15, &o->order));
-    else if (!strcmp(a, "--output"))
-      o->output = v;
-    else if (!strcmp(a, "--kernels"))
-      HX_CALL(parse_kernels(v, o->want));
-    else if (!strcmp(a, "--trials"))
-      HX_CALL(parse_int(a, v, 1, 101, &o->trials));
-    else if (!strcmp(a, "--plot-script"))
-      o->plot_script = v;
-    else if (!strcmp(a, "--stat")) {
-      HX_CHECK(!strcmp(v, "min") || !strcmp(v, "median"), HX_ERR_INPUT, "--stat: '%s' (allowed: min, median)",
-               v);
-      o->use_median = !strcmp(v, "median");
-    } else if (!strcmp(a, "--python"))
-      o->python = v;
-    else if (!strcmp(a, "--min-time")) {
-      char *end = NULL;
-      o->min_time = strtod(v, &end);
-      HX_CHECK(end != v && *end == '\0' && o->min_time >= 0.0 && o->min_time <= 10.0, HX_ERR_INPUT,
-               "--min-time: '%s' is not a duration in [0, 10] seconds", v);
-    } else
-      return HX_ERROR(HX_ERR_INPUT, "unknown option '%s' (see 'hexcg bench stream --help')", a);
-  }
-  HX_CHECK(strcmp(o->backend, "cpu") == 0 || strcmp(o->backend, "cuda") == 0, HX_ERR_INPUT,
-           "--backend: unknown backend '%s' (allowed: cpu, cuda)", o->backend);
+/* the defaults that depend on the backend, and the checks across options */
+static int check_options(options *o) {
   if (o->max_bytes < 0.0) o->max_bytes = strcmp(o->backend, "cuda") == 0 ? 4294967296.0 : 268435456.0;
   /* the mesh and handle setup of BS6/BS7 runs on the host and costs far more
    * than the timing: cap its sweep by default (64M cpu, 512M cuda) */
@@ -237,10 +118,65 @@ static int parse_options(int argc, char **argv, options *o, int *help) {
     const double cap = strcmp(o->backend, "cuda") == 0 ? 536870912.0 : 67108864.0;
     o->gs_max_bytes = o->max_bytes < cap ? o->max_bytes : cap;
   }
-  HX_CHECK(o->max_bytes > o->min_bytes, HX_ERR_INPUT, "--max (%.0f) must be larger than --min (%.0f)",
-           o->max_bytes, o->min_bytes);
-  HX_CHECK(o->output[0], HX_ERR_INPUT, "--output: empty directory name");
+  HX_CHECK(o->max_bytes > o->min_bytes, HX_ERR_INPUT,
+           "bench stream: --max (%.0f) must be larger than --min (%.0f)", o->max_bytes, o->min_bytes);
+  HX_CHECK(o->output[0], HX_ERR_INPUT, "bench stream: --output: empty directory name");
   return HX_SUCCESS;
+}
+
+/* 1: stop with *status (after --help or an input error) */
+static int parse_options(const hx_app_ctx *ctx, int argc, char **argv, options *o, int *status) {
+  memset(o, 0, sizeof *o);
+  o->max_bytes = -1.0;
+  o->gs_max_bytes = -1.0;
+  for (int k = 0; k < K_NUM; k++) o->want[k] = 1;
+  const char *stat = NULL;
+  int no_plot = 0;
+  const hx_bench_opt opt[] = {
+      {"--backend", HX_BOPT_CHOICE, &o->backend, "cpu", .choices = "cpu,cuda", .help = "backend"},
+      {"--min", HX_BOPT_BYTES, &o->min_bytes, "4K", 8, 1e15, .help = "smallest size, bytes moved per launch"},
+      {"--max", HX_BOPT_BYTES, &o->max_bytes, NULL, 8, 1e15,
+       .help = "largest size (default 256M on cpu, 4G on cuda)"},
+      {"--points", HX_BOPT_INT, &o->points, "20", 2, 200, .help = "sizes in the geometric sweep"},
+      {"--order", HX_BOPT_INT, &o->order, "7", 1, 15, .meta = "P",
+       .help = "order of the box mesh of BS6/BS7"},
+      {"--gs-max", HX_BOPT_BYTES, &o->gs_max_bytes, NULL, 8, 1e15,
+       .help = "largest size of the BS6/BS7 sweep (default: --max, but at most 64M on cpu and 512M on cuda: "
+               "the host-side mesh setup dominates)"},
+      {"--output", HX_BOPT_STRING, &o->output, ".", .meta = "DIR",
+       .help = "where stream.csv, stream_fit.yaml, stream.png go"},
+      {"--fit-min", HX_BOPT_BYTES, &o->fit_min, NULL, 8, 1e15,
+       .help = "fit the model to the sizes >= BYTES only (default 0: all; on a cpu e.g. 4x the last-level "
+               "cache gives the memory Wmax)"},
+      {"--kernels", HX_BOPT_CUSTOM, o->want, NULL, .parse = parse_kernels, .meta = "LIST",
+       .help = "comma-separated subset of BS1,BS2,BS3,BS4,BS5,BS5r,BS6,BS7 (default all; BS1, the copy "
+               "ceiling, always runs)"},
+      {"--trials", HX_BOPT_INT, &o->trials, "5", 1, 101, .help = "timed batches per size"},
+      {"--stat", HX_BOPT_CHOICE, &stat, "min", .choices = "min,median",
+       .help = "statistic over the trials (min as STREAM; both are in stream.csv)"},
+      {"--min-time", HX_BOPT_REAL, &o->min_time, "0.005", 0, 10, .meta = "SECONDS",
+       .help = "minimum duration of one timed batch"},
+      {"--no-plot", HX_BOPT_FLAG, &no_plot, .help = "do not draw stream.png"},
+      {"--plot-script", HX_BOPT_STRING, &o->plot_script, NULL, .meta = "PATH",
+       .help = "plotting script (default: the project's scripts/plot_stream.py)"},
+      {"--python", HX_BOPT_STRING, &o->python, "/usr/bin/python3", .meta = "PATH",
+       .help = "Python with matplotlib"},
+  };
+  const hx_bench_cmd cmd = {
+      "bench stream",
+      "Streaming kernels BS1-BS7 over a sweep of sizes, fit of T(B) = T0 + B / Wmax per kernel.",
+      "BYTES accepts the suffixes K, M, G (powers of 1024). Sizes are bytes moved by one launch (see "
+      "docs/benchmarks.md), summed over ranks in the aggregate figures.",
+      (int)(sizeof opt / sizeof opt[0]), opt};
+  if (hx_bench_args(ctx, &cmd, argc, argv, status)) return 1;
+  o->use_median = !strcmp(stat, "median");
+  o->plot = !no_plot;
+  const int ierr = check_options(o);
+  if (ierr) {
+    *status = hx_app_fail(ctx, ierr, 1);
+    return 1;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------ results */
@@ -814,14 +750,9 @@ static int check_memory(const hx_app_ctx *ctx, const options *o) {
 
 int hx_bench_stream(hx_app_ctx *ctx, int argc, char **argv) {
   options o;
-  int help = 0;
-  int ierr = parse_options(argc, argv, &o, &help);
-  if (ierr) return hx_app_fail(ctx, ierr, 1);
-  if (help) {
-    if (ctx->rank == 0) usage(stdout);
-    return 0;
-  }
-  ierr = check_memory(ctx, &o);
+  int status = 0;
+  if (parse_options(ctx, argc, argv, &o, &status)) return status;
+  int ierr = check_memory(ctx, &o);
   if (ierr) return hx_app_fail(ctx, ierr, 1);
   bench B;
   memset(&B, 0, sizeof B);

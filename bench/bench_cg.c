@@ -12,8 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_opts.h"
 #include "bench_util.h"
-#include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_disc.h"
 #include "hx_precond.h"
 #include "hx_solver.h"
@@ -129,16 +130,6 @@ static int k_xpay(void *a) {
   next_set(c);
   HX_CALL(hx_array_xpay(hx_disc_backend(c->d), c->n, c->p, c->z, 1e-30));
   return HX_SUCCESS;
-}
-
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: hexcg bench cg [--backend cpu|cuda] [--elements N] [--order p] [--iterations K]\n"
-          "                      [--solver pcg|pcg1] [--no-fuse]\n"
-          "  Jacobi-PCG on an N^3 box (default 14^3 at p = 7: about 1e6 DOFs), K iterations\n"
-          "  (default 30) at tolerance 0: the time split of an iteration and MDOF/s, then each\n"
-          "  kernel of an iteration timed alone. --solver pcg1: single-reduction CG; --no-fuse:\n"
-          "  Jacobi applied apart from the CG update (the unfused kernels).\n");
 }
 
 static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int pcg1, int no_fuse) {
@@ -288,48 +279,28 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int 
 }
 
 int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv) {
-  const char *backend = "cpu";
-  int N = 14, p = 7, K = 30, pcg1 = 0, no_fuse = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (ctx->rank == 0) usage(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--no-fuse")) {
-      no_fuse = 1;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      if (ctx->rank == 0) usage(stderr);
-      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: option '%s' needs a value or is unknown", a),
-                         1);
-    }
-    const char *v = argv[++i];
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!strcmp(a, "--backend"))
-      backend = v;
-    else if (!strcmp(a, "--solver")) {
-      if (strcmp(v, "pcg") && strcmp(v, "pcg1"))
-        return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --solver expects pcg or pcg1, got '%s'", v),
-                           1);
-      pcg1 = !strcmp(v, "pcg1");
-    } else if (*end || n < 1)
-      return hx_app_fail(
-          ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: %s expects a positive integer, got '%s'", a, v), 1);
-    else if (!strcmp(a, "--elements"))
-      N = (int)n;
-    else if (!strcmp(a, "--order"))
-      p = (int)n;
-    else if (!strcmp(a, "--iterations"))
-      K = (int)n;
-    else
-      return hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: unknown option '%s'", a), 1);
-  }
-  if (N > 100000 || p > 15)
-    return hx_app_fail(
-        ctx, HX_ERROR(HX_ERR_INPUT, "bench cg: --elements must be at most 100000 and --order at most 15"), 1);
+  const char *backend = NULL, *solver = NULL;
+  int N = 0, p = 0, K = 0, no_fuse = 0;
+  const hx_bench_opt opt[] = {
+      {"--backend", HX_BOPT_STRING, &backend, "cpu", .meta = "NAME", .help = "backend: cpu or cuda"},
+      {"--elements", HX_BOPT_INT, &N, "14", 1, 100000, .meta = "N", .help = "an N^3 box"},
+      {"--order", HX_BOPT_INT, &p, "7", 1, 15, .meta = "P", .help = "polynomial order"},
+      {"--iterations", HX_BOPT_INT, &K, "30", 1, 2147483647, .meta = "K",
+       .help = "PCG iterations, at tolerance 0"},
+      {"--solver", HX_BOPT_CHOICE, &solver, "pcg", .choices = "pcg,pcg1",
+       .help = "pcg1: single-reduction CG"},
+      {"--no-fuse", HX_BOPT_FLAG, &no_fuse,
+       .help = "Jacobi applied apart from the CG update (the unfused kernels)"},
+  };
+  const hx_bench_cmd cmd = {
+      "bench cg",
+      "Jacobi-PCG on an N^3 box (default 14^3 at p = 7: about 1e6 DOFs), K iterations at "
+      "tolerance 0: the time split of an iteration and MDOF/s, then each kernel of an "
+      "iteration timed alone, and the ratio iteration / sum of kernels.",
+      NULL, (int)(sizeof opt / sizeof opt[0]), opt};
+  int status = 0;
+  if (hx_bench_args(ctx, &cmd, argc, argv, &status)) return status;
+  const int pcg1 = !strcmp(solver, "pcg1");
   /* the global mesh on rank 0 and each rank's Jacobi-PCG data, as for a case */
   const double E = (double)N * N * N, n3 = (p + 1.0) * (p + 1) * (p + 1);
   const double per = HX_MEM_MESH_LOCAL_ELEM + HX_MEM_RUN_NODE * n3;

@@ -6,15 +6,15 @@
  * (hx_ax_peak_gflops). Roofline time = max(bytes / copy_bw, flops / peak)
  * with the model bytes and flops of hx_ax_cost (docs/operator.md). Every rank
  * runs its own copy (MPI_COMM_WORLD ranks time together; figures per rank). */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_opts.h"
 #include "bench_util.h"
-#include "hx_app.h"
+#include "hx_bench.h"
 #include "hx_core.h"
 #include "hx_kernels.h"
 
@@ -32,105 +32,66 @@ typedef struct {
   double lambda;
 } options;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: hexcg bench ax [OPTIONS]\n"
-          "  --backend cpu|cuda          backend (default cpu)\n"
-          "  --pmin P, --pmax P          orders to run, 1 <= P <= 15 (default 1..15)\n"
-          "  --geo LIST                  comma-separated variants (default all):\n"
-          "                              precomputed (FP64 factors per node), split (FP64 mean +\n"
-          "                              FP32 deviations per node), onthefly (factors recomputed):\n"
-          "                              a deformed mesh; affine: undeformed cubes, 7 constants per\n"
-          "                              element; both = precomputed,onthefly; all\n"
-          "  --dofs N                    L-vector entries E*(p+1)^3 per case (default 2e6 on cpu,\n"
-          "                              3.2e7 on cuda); E = max(1, N/(p+1)^3)\n"
-          "  --min-time S                seconds per timed batch (default 0.05)\n"
-          "  --trials K                  rounds over the variants, one timed batch of each per\n"
-          "                              round; the median reported (default 3)\n"
-          "  --lambda L                  lambda of every element (default 0: Poisson, as CEED BP5;\n"
-          "                              L > 0 adds the mass term and its 8 B/node)\n"
-          "Figures: MDOF/s counts E*p^3 (unique nodes of a periodic mesh, the CEED convention);\n"
-          "GB/s and GFLOP/s use the model counts of hx_ax_cost (bytes of u, w and the geometry;\n"
-          "flops of the sum factorisation, plus the factor computation on the fly); 'roof' is\n"
-          "the roofline time max(bytes/copy_bw, flops/peak) over the measured time; 'xpre' the\n"
-          "precomputed FP64 time of the same p over this variant's in the same round, median\n"
-          "over the rounds (> 1: faster).\n");
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  HX_CHECK(end != s && *end == '\0' && errno == 0, HX_ERR_INPUT, "%s: '%s' is not an integer", opt, s);
-  HX_CHECK(v >= lo && v <= hi, HX_ERR_INPUT, "%s: %ld is outside [%d, %d]", opt, v, lo, hi);
-  *out = (int)v;
-  return HX_SUCCESS;
-}
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  HX_CHECK(end != s && *end == '\0' && errno == 0 && isfinite(v), HX_ERR_INPUT, "%s: '%s' is not a number",
-           opt, s);
-  HX_CHECK(v >= lo && v <= hi, HX_ERR_INPUT, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
-  *out = v;
-  return HX_SUCCESS;
-}
-
-static int parse_options(int argc, char **argv, options *o, int *help) {
-  *help = 0;
-  memset(o, 0, sizeof *o);
-  o->backend = "cpu";
-  o->pmin = 1;
-  o->pmax = 15;
-  for (int g = 0; g < NVAR; g++) o->geo[g] = 1;
-  o->dofs = -1.0;
-  o->min_time = 0.05;
-  o->trials = 3;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      *help = 1;
-      return HX_SUCCESS;
-    }
-    HX_CHECK(i + 1 < argc, HX_ERR_INPUT, "option '%s' needs a value (see hexcg bench ax --help)", a);
-    const char *v = argv[++i];
-    if (!strcmp(a, "--backend"))
-      o->backend = v;
-    else if (!strcmp(a, "--pmin"))
-      HX_CALL(parse_int(a, v, 1, 15, &o->pmin));
-    else if (!strcmp(a, "--pmax"))
-      HX_CALL(parse_int(a, v, 1, 15, &o->pmax));
-    else if (!strcmp(a, "--dofs"))
-      HX_CALL(parse_double(a, v, 1.0, 1e11, &o->dofs));
-    else if (!strcmp(a, "--min-time"))
-      HX_CALL(parse_double(a, v, 0.0, 100.0, &o->min_time));
-    else if (!strcmp(a, "--trials"))
-      HX_CALL(parse_int(a, v, 1, 1000, &o->trials));
-    else if (!strcmp(a, "--lambda"))
-      HX_CALL(parse_double(a, v, 0.0, 1e300, &o->lambda));
-    else if (!strcmp(a, "--geo")) {
-      char buf[128];
-      snprintf(buf, sizeof buf, "%s", v);
-      for (int g = 0; g < NVAR; g++) o->geo[g] = 0;
-      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        int found = 0;
-        for (int g = 0; g < NVAR; g++)
-          if (!strcmp(tok, var_name[g])) o->geo[g] = found = 1;
-        if (!strcmp(tok, "both")) o->geo[V_PRE] = o->geo[V_OTF] = found = 1;
-        if (!strcmp(tok, "all"))
-          for (int g = 0; g < NVAR; g++) o->geo[g] = found = 1;
-        if (!found)
-          return HX_ERROR(HX_ERR_INPUT,
-                          "--geo: '%s' (allowed: a comma-separated list of precomputed, split, affine, "
-                          "onthefly; or both, all)",
-                          tok);
-      }
-    } else
-      return HX_ERROR(HX_ERR_INPUT, "unknown option '%s' (see hexcg bench ax --help)", a);
+/* --geo LIST: the variants to run */
+static int parse_geo(const char *cmd, const char *name, const char *v, void *dest) {
+  int *geo = (int *)dest;
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", v);
+  for (int g = 0; g < NVAR; g++) geo[g] = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    int found = 0;
+    for (int g = 0; g < NVAR; g++)
+      if (!strcmp(tok, var_name[g])) geo[g] = found = 1;
+    if (!strcmp(tok, "both")) geo[V_PRE] = geo[V_OTF] = found = 1;
+    if (!strcmp(tok, "all"))
+      for (int g = 0; g < NVAR; g++) geo[g] = found = 1;
+    if (!found)
+      return HX_ERROR(HX_ERR_INPUT,
+                      "%s: %s: '%s' (allowed: a comma-separated list of precomputed, split, affine, "
+                      "onthefly; or both, all)",
+                      cmd, name, tok);
   }
-  HX_CHECK(o->pmin <= o->pmax, HX_ERR_INPUT, "--pmin %d > --pmax %d", o->pmin, o->pmax);
   return HX_SUCCESS;
+}
+
+/* 1: stop with *status (after --help or an input error) */
+static int parse_options(const hx_app_ctx *ctx, int argc, char **argv, options *o, int *status) {
+  memset(o, 0, sizeof *o);
+  o->dofs = -1.0;
+  const hx_bench_opt opt[] = {
+      {"--backend", HX_BOPT_STRING, &o->backend, "cpu", .meta = "NAME", .help = "backend: cpu or cuda"},
+      {"--pmin", HX_BOPT_INT, &o->pmin, "1", 1, 15, .meta = "P", .help = "lowest order to run"},
+      {"--pmax", HX_BOPT_INT, &o->pmax, "15", 1, 15, .meta = "P", .help = "highest order to run"},
+      {"--geo", HX_BOPT_CUSTOM, o->geo, "all", .parse = parse_geo, .meta = "LIST",
+       .help = "comma-separated variants: precomputed (FP64 factors per node), split (FP64 mean + FP32 "
+               "deviations per node), onthefly (factors recomputed): a deformed mesh; affine: undeformed "
+               "cubes, 7 constants per element; both = precomputed,onthefly; all"},
+      {"--dofs", HX_BOPT_REAL, &o->dofs, NULL, 1.0, 1e11, .meta = "N",
+       .help = "L-vector entries E*(p+1)^3 per case (default 2e6 on cpu, 3.2e7 on cuda); E = max(1, "
+               "N/(p+1)^3)"},
+      {"--min-time", HX_BOPT_REAL, &o->min_time, "0.05", 0.0, 100.0, .meta = "S",
+       .help = "seconds per timed batch"},
+      {"--trials", HX_BOPT_INT, &o->trials, "3", 1, 1000, .meta = "K",
+       .help = "rounds over the variants, one timed batch of each per round; the median reported"},
+      {"--lambda", HX_BOPT_REAL, &o->lambda, "0", 0.0, 1e300, .meta = "L",
+       .help = "lambda of every element; 0: Poisson, as CEED BP5; L > 0 adds the mass term and its 8 "
+               "B/node"},
+  };
+  const hx_bench_cmd cmd = {
+      "bench ax", NULL,
+      "Figures: MDOF/s counts E*p^3 (unique nodes of a periodic mesh, the CEED convention); GB/s and "
+      "GFLOP/s use the model counts of hx_ax_cost (bytes of u, w and the geometry; flops of the sum "
+      "factorisation, plus the factor computation on the fly); 'roof' is the roofline time "
+      "max(bytes/copy_bw, flops/peak) over the measured time; 'xpre' the precomputed FP64 time of the "
+      "same p over this variant's in the same round, median over the rounds (> 1: faster).",
+      (int)(sizeof opt / sizeof opt[0]), opt};
+  if (hx_bench_args(ctx, &cmd, argc, argv, status)) return 1;
+  if (o->pmin > o->pmax) {
+    *status =
+        hx_app_fail(ctx, HX_ERROR(HX_ERR_INPUT, "bench ax: --pmin %d > --pmax %d", o->pmin, o->pmax), 1);
+    return 1;
+  }
+  return 0;
 }
 
 /* kernels timed by hx_bench_time */
@@ -321,13 +282,8 @@ static int bench(const hx_app_ctx *ctx, const options *o) {
 
 int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv) {
   options o;
-  int help = 0;
-  int ierr = parse_options(argc, argv, &o, &help);
-  if (ierr) return hx_app_fail(ctx, ierr, 1);
-  if (help) {
-    if (ctx->rank == 0) usage(stdout);
-    return 0;
-  }
+  int status = 0;
+  if (parse_options(ctx, argc, argv, &o, &status)) return status;
   /* host memory per rank: on cpu the L-vectors x, y and u, the precomputed
    * geometric factors and the copy ceiling's two arrays, about 144 bytes per
    * entry; on cuda the host copy of u (8 bytes) */
@@ -335,7 +291,7 @@ int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv) {
   const double bytes = (o.dofs > 0 ? o.dofs : cuda ? 3.2e7 : 2e6) * (cuda ? 8.0 : 144.0);
   char what[96];
   snprintf(what, sizeof what, "bench ax: --dofs %.3g", o.dofs > 0 ? o.dofs : cuda ? 3.2e7 : 2e6);
-  ierr = hx_bench_check_memory(ctx->comm, 0.0, bytes, bytes, what);
+  int ierr = hx_bench_check_memory(ctx->comm, 0.0, bytes, bytes, what);
   if (ierr) return hx_app_fail(ctx, ierr, 1);
   ierr = bench(ctx, &o);
   if (ierr) return hx_app_fail(ctx, ierr, 0);

@@ -1,0 +1,16 @@
+/* Exit statuses of the subcommands and the one place an error is printed. */
+#include <stdio.h>
+
+#include "hx_app.h"
+#include "hx_core.h"
+
+/* a backend this build or machine cannot provide was asked for: bad input
+ * (as `hexcg run` reports it), for every subcommand */
+int hx_app_status(int code) {
+  return code == HX_SUCCESS ? 0 : code == HX_ERR_INPUT || code == HX_ERR_NO_DEVICE ? 2 : 1;
+}
+
+int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
+  if (!collective || ctx->rank == 0) hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
+  return hx_app_status(code);
+}
