@@ -85,7 +85,7 @@ def draw_case(rng, work):
         lo = [m[0] for m in mesh["extent"]]
         ln = [m[1] - m[0] for m in mesh["extent"]]
         if kind == "deformed":
-            mesh["deform"] = round(rng.uniform(0.05, 0.3), 3)
+            mesh["deform"] = round(rng.uniform(0.02, 0.1), 3)
         mesh["partitioner"] = rng.choice(["rcb", "metis"])
     kappa = round(10 ** rng.uniform(-1, 1), 4)
     lam = rng.choice([0.0, 0.0, round(10 ** rng.uniform(-1, 1.5), 4)])
@@ -127,9 +127,9 @@ Box(1) = {{{x0}, {y0}, {z0}, {ln[0]}, {ln[1]}, {ln[2]}}};
         f.write(f"""e() = Curve{{:}};
 For i In {{0:#e()-1}}
   bb() = BoundingBox Curve{{e(i)}};
-  If (Fabs(bb(3) - bb(0)) > 1e-9)
+  If (Fabs(bb(3) - bb(0)) > 1e-3)
     Transfinite Curve{{e(i)}} = {el[0] + 1};
-  ElseIf (Fabs(bb(4) - bb(1)) > 1e-9)
+  ElseIf (Fabs(bb(4) - bb(1)) > 1e-3)
     Transfinite Curve{{e(i)}} = {el[1] + 1};
   Else
     Transfinite Curve{{e(i)}} = {el[2] + 1};
