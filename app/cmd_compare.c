@@ -33,17 +33,25 @@ static void compare_usage(FILE *out) {
           "                       are compared in absolute terms (default %g)\n"
           "  --iteration-slack K  iteration counts may differ by K (default %d)\n"
           "  --error-rtol E       relative tolerance on error_l2/error_max (default %g)\n"
+          "  --error-floor A      error norms also match within A absolutely (default %g:\n"
+          "                       below it a norm measures the solver's tolerance and the\n"
+          "                       rounding, not the discretisation)\n"
           "  --bounds FILE        also check RUN against the 'bounds:' of FILE\n"
           "                       (max_iterations, max_rel_residual, max_error_l2,\n"
           "                       max_error_max, converged)\n"
           "  --plot FILE.png      draw both curves (semilog) into FILE.png (needs python3\n"
-          "                       with matplotlib: $HEXCG_PYTHON, default /usr/bin/python3)\n"
+          "                       with matplotlib: $HEXCG_PYTHON, default /usr/bin/python3),\n"
+          "                       labelled with each run's case name and the case keys that\n"
+          "                       differ between the two runs\n"
+          "  --plot-x iteration|time  the plot's x axis (default iteration; time: the\n"
+          "                       history's time_s, seconds since the run started)\n"
           "  --quiet              print only the result line (and errors)\n"
           "  -h, --help           this help\n"
           "\n"
           "exit status: 0 match, 1 mismatch, 2 unusable input (missing or malformed files,\n"
           "bad options, a plot that cannot be written)\n",
-          HX_CMP_RTOL_DEFAULT, HX_CMP_FLOOR_DEFAULT, HX_CMP_SLACK_DEFAULT, HX_CMP_ERROR_RTOL_DEFAULT);
+          HX_CMP_RTOL_DEFAULT, HX_CMP_FLOOR_DEFAULT, HX_CMP_SLACK_DEFAULT, HX_CMP_ERROR_RTOL_DEFAULT,
+          HX_CMP_ERROR_FLOOR_DEFAULT);
 }
 
 typedef struct {
@@ -71,6 +79,7 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
   a->o.rtol = HX_CMP_RTOL_DEFAULT;
   a->o.floor = HX_CMP_FLOOR_DEFAULT;
   a->o.error_rtol = HX_CMP_ERROR_RTOL_DEFAULT;
+  a->o.error_floor = HX_CMP_ERROR_FLOOR_DEFAULT;
   a->o.slack = HX_CMP_SLACK_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
@@ -79,7 +88,8 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
     char *eq = strchr(name, '=');
     if (!strncmp(arg, "--", 2) && eq) *eq = '\0', val = arg + (eq - name) + 1;
     int takes = !strcmp(name, "--rtol") || !strcmp(name, "--floor") || !strcmp(name, "--iteration-slack") ||
-                !strcmp(name, "--error-rtol") || !strcmp(name, "--bounds") || !strcmp(name, "--plot");
+                !strcmp(name, "--error-rtol") || !strcmp(name, "--error-floor") || !strcmp(name, "--bounds") ||
+                !strcmp(name, "--plot") || !strcmp(name, "--plot-x");
     if (takes && !val) {
       if (i + 1 >= argc) return snprintf(err, len, "option %s needs a value", name), 2;
       val = argv[++i];
@@ -93,6 +103,12 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
       if (parse_pos_double(name, val, 0, 0, 1, &a->o.floor, err, len)) return 2;
     } else if (!strcmp(name, "--error-rtol")) {
       if (parse_pos_double(name, val, 0, 1, 1e308, &a->o.error_rtol, err, len)) return 2;
+    } else if (!strcmp(name, "--error-floor")) {
+      if (parse_pos_double(name, val, 0, 0, 1e308, &a->o.error_floor, err, len)) return 2;
+    } else if (!strcmp(name, "--plot-x")) {
+      if (strcmp(val, "iteration") && strcmp(val, "time"))
+        return snprintf(err, len, "--plot-x expects 'iteration' or 'time', got '%s'", val), 2;
+      a->o.x_axis = val;
     } else if (!strcmp(name, "--iteration-slack")) {
       char *end = NULL;
       errno = 0;
@@ -121,6 +137,7 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
   if (!a->run) return snprintf(err, len, "no RUN given"), 2;
   if (!a->base && !a->bounds) return snprintf(err, len, "no BASELINE given (and no --bounds)"), 2;
   if (!a->base && a->plot) return snprintf(err, len, "--plot needs a BASELINE"), 2;
+  if (a->o.x_axis && !a->plot) return snprintf(err, len, "--plot-x goes with --plot"), 2;
   return 0;
 }
 
@@ -169,6 +186,7 @@ static int draw_plot(const cmp_args *a, const hx_cmp_run *run, const hx_cmp_run 
   argv[n++] = base->arg;
   if (mark[0]) argv[n++] = "--mark", argv[n++] = mark;
   argv[n++] = "--rtol", argv[n++] = rtol, argv[n++] = "--floor", argv[n++] = fl;
+  if (a->o.x_axis) argv[n++] = "--x", argv[n++] = a->o.x_axis;
   argv[n++] = "--output", argv[n++] = a->plot;
   argv[n] = NULL;
   fflush(stdout);
@@ -208,8 +226,13 @@ static int compare_main(const cmp_args *a) {
   int status = 0;
   if (!err) {
     status = res.failures ? 1 : 0;
-    printf("%sresult: %s (%d of %d checks failed)\n", out ? "\n" : "", res.failures ? "MISMATCH" : "MATCH",
-           res.failures, res.checks);
+    if (a->base && out) {
+      char v[256];
+      hx_cmp_verdict(&res, v, sizeof v);
+      printf("%sverdict: %s\n", out ? "\n" : "", v);
+    }
+    printf("%sresult: %s (%d of %d checks failed)\n", out && !a->base ? "\n" : "",
+           res.failures ? "MISMATCH" : "MATCH", res.failures, res.checks);
     fflush(stdout);
     if (a->plot) {
       err = draw_plot(a, &run, &base, &res);

@@ -115,6 +115,8 @@ static void describe(FILE *out, const char *role, const hx_cmp_run *r) {
   fprintf(out, "\n");
 }
 
+static int note(hx_cmp_result *res, const char *name, int ok);
+
 static void error_row(FILE *out, const char *name, int known_a, double a, int known_b, double b,
                       const hx_cmp_opts *o, hx_cmp_result *res) {
   char va[40], vb[40], q[32] = "", d[32];
@@ -129,10 +131,16 @@ static void error_row(FILE *out, const char *name, int known_a, double a, int kn
   snprintf(vb, sizeof vb, "%.9e", b);
   fmt_diff(d, sizeof d, a, b);
   double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
-  double r =
-      !isfinite(a) || !isfinite(b) ? INFINITY : ratio_of(fabs(a - b), o->error_rtol * m);
+  const double allowed = fmax(o->error_rtol * m, o->error_floor);
+  double r = !isfinite(a) || !isfinite(b) ? INFINITY : ratio_of(fabs(a - b), allowed);
   fmt_ratio(q, sizeof q, r);
-  row5(out, name, "", va, vb, d, q, count(res, r <= 1));
+  row5(out, name, "", va, vb, d, q, note(res, name, count(res, r <= 1)));
+}
+
+/* remember the first failed check's name; returns ok */
+static int note(hx_cmp_result *res, const char *name, int ok) {
+  if (!ok && !res->first_failure[0]) snprintf(res->first_failure, sizeof res->first_failure, "%s", name);
+  return ok;
 }
 
 static void int_row(FILE *out, const char *name, long long a, long long b, hx_cmp_result *res) {
@@ -140,7 +148,21 @@ static void int_row(FILE *out, const char *name, long long a, long long b, hx_cm
   char va[40], vb[40];
   snprintf(va, sizeof va, "%lld", a);
   snprintf(vb, sizeof vb, "%lld", b);
-  row(out, name, "", va, vb, "", count(res, a == b));
+  if (a != b) { /* a different problem */
+    size_t l = strlen(res->problem_diff);
+    snprintf(res->problem_diff + l, sizeof res->problem_diff - l, "%s%s %lld vs %lld", l ? ", " : "", name, a, b);
+  }
+  row(out, name, "", va, vb, "", note(res, name, count(res, a == b)));
+}
+
+void hx_cmp_verdict(const hx_cmp_result *res, char *buf, size_t len) {
+  if (res->problem_diff[0])
+    snprintf(buf, len, "different problems (%s): their histories are not comparable", res->problem_diff);
+  else if (!res->failures)
+    snprintf(buf, len, "the same results within round-off (every check within its tolerance)");
+  else
+    snprintf(buf, len, "different results for the same problem (first failed check: %s)",
+             res->first_failure[0] ? res->first_failure : "?");
 }
 
 int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
@@ -157,9 +179,9 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
     fprintf(out,
             "  rule:     residuals |r - b| <= rtol * max(b, floor * b_0) with rtol %.3g, floor %.3g "
             "(b: baseline);\n"
-            "            iteration counts within %d; error norms within %.3g (relative); time_s not "
-            "compared\n\n",
-            o->rtol, o->floor, o->slack, o->error_rtol);
+            "            iteration counts within %d; error norms within %.3g (relative) or %.3g "
+            "(absolute); time_s not compared\n\n",
+            o->rtol, o->floor, o->slack, o->error_rtol, o->error_floor);
     fprintf(out, "  %-23s %9s  %-16s %-16s %9s %12s  %s\n", "check", "iteration", "run", "baseline", "|diff|",
             "diff/allowed", "result");
   }
@@ -170,15 +192,15 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
   snprintf(va, sizeof va, "%d", na);
   snprintf(vb, sizeof vb, "%d", nb);
   snprintf(q, sizeof q, "%d/%d", dn, o->slack);
-  res->iterations_ok = count(res, dn <= o->slack);
+  res->iterations_ok = note(res, "iterations", count(res, dn <= o->slack));
   row(out, "iterations", "", va, vb, q, res->iterations_ok);
 
   /* the curves, up to the shorter one */
   int n = run->n < base->n ? run->n : base->n;
   hx_cmp_curve_compare(n, run->res, base->res, o, &res->res);
   hx_cmp_curve_compare(n, run->rel, base->rel, o, &res->rel);
-  count(res, res->res.nfail == 0);
-  count(res, res->rel.nfail == 0);
+  note(res, "residual", count(res, res->res.nfail == 0));
+  note(res, "rel_residual", count(res, res->rel.nfail == 0));
   curve_rows(out, "residual", &res->res, run, run->res, base->res);
   curve_rows(out, "rel_residual", &res->rel, run, run->rel, base->rel);
   if (out && run->n != base->n)
@@ -189,8 +211,8 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
     const hx_run_stats *a = &run->sum.st, *b = &base->sum.st;
     res->summary_compared = 1;
     row(out, "converged", "", btxt(a->converged), btxt(b->converged), "",
-        count(res, a->converged == b->converged));
-    row(out, "reason", "", a->reason, b->reason, "", count(res, !strcmp(a->reason, b->reason)));
+        note(res, "converged", count(res, a->converged == b->converged)));
+    row(out, "reason", "", a->reason, b->reason, "", note(res, "reason", count(res, !strcmp(a->reason, b->reason))));
     error_row(out, "error_l2", a->exact_known, a->error_l2, b->exact_known, b->error_l2, o, res);
     error_row(out, "error_max", a->exact_known, a->error_max, b->exact_known, b->error_max, o, res);
     int_row(out, "order", a->order, b->order, res);

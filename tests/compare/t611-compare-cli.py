@@ -260,6 +260,51 @@ check(rc == 1 and "result: MISMATCH" in out, f"no preconditioner against the Jac
 check(any(l.strip().startswith("reason") or l.strip().startswith("residual first") for l in out.splitlines()),
       "the table shows where")
 
+# ---------------------------------------------------------------- verdicts on real runs (issue 31)
+# the same case on 1 and 2 ranks: the same run within round-off, even where the error norms are at
+# the algebraic error's level (below --error-floor they are compared absolutely); order 3 against
+# order 4: different problems, named
+box = os.path.join(a.source, "configs", "poisson_box.yaml")
+runs = {}
+for name, ranks, order in (("v-np1", 1, 3), ("v-np2", 2, 3), ("v-p4", 2, 4)):
+    d = os.path.join(W, name)
+    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg, "run", box, "--output", d, "--quiet", "--set",
+                        "mesh.elements=[3,3,3]", "--set", f"order={order}", "--set", "solver.tol=1e-12"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"run {name}: {p.returncode} {p.stderr!r}")
+rc, out, err = compare(os.path.join(W, "v-np2"), os.path.join(W, "v-np1"))
+check(rc == 0 and "verdict: the same results within round-off" in out, f"1 vs 2 ranks: rc {rc} {out!r}")
+rc, out, err = compare(os.path.join(W, "v-p4"), os.path.join(W, "v-np1"))
+check(rc == 1 and "verdict: different problems (order 4 vs 3, dofs" in out, f"p4 vs p3: rc {rc} {out!r}")
+# the same problem, a real difference: the solve stopped early
+d = write_run("v-short", read_csv(os.path.join(W, "v-np1", "history.csv"))[:4], summary=False)
+rc, out, err = compare(d, os.path.join(W, "v-np1"))
+check(rc == 1 and "verdict: different results for the same problem (first failed check: iterations)" in out,
+      f"short history: rc {rc} {out!r}")
+# error norms near 1e-12 that differ by 2 % match within the absolute floor, and not with --error-floor 0
+sa = yaml.safe_load(open(os.path.join(W, "v-np1", "summary.yaml")))
+for name, l2 in (("v-tiny-a", 6.0e-12), ("v-tiny-b", 6.12e-12)):
+    shutil.copytree(os.path.join(W, "v-np1"), os.path.join(W, name))
+    with open(os.path.join(W, name, "summary.yaml")) as f:
+        txt = f.read()
+    old_l2 = repr(sa["error"]["l2"])
+    check(old_l2 in txt, f"{name}: l2 {old_l2} not found in the summary")
+    with open(os.path.join(W, name, "summary.yaml"), "w") as f:
+        f.write(txt.replace(old_l2, repr(l2)))
+rc, out, err = compare(os.path.join(W, "v-tiny-b"), os.path.join(W, "v-tiny-a"))
+check(rc == 0, f"error norms 6e-12 vs 6.12e-12 within the floor: rc {rc} {out!r}")
+rc, out, err = compare(os.path.join(W, "v-tiny-b"), os.path.join(W, "v-tiny-a"), "--error-floor", "0")
+check(rc == 1 and "first failed check: error_l2" in out, f"--error-floor 0: rc {rc} {out!r}")
+# the plot: a time axis, labelled with the case name and the key that differs
+png = os.path.join(W, "v.png")
+rc, out, err = compare(os.path.join(W, "v-p4"), os.path.join(W, "v-np1"), "--plot", png, "--plot-x", "time")
+check(rc == 1 and os.path.getsize(png) > 1000 if os.path.exists(png) else False, f"--plot-x time: rc {rc} {err!r}")
+check("labels: poisson_box (order=4) | poisson_box (order=3)" in out, f"plot labels: {out!r}")
+rc, out, err = compare(os.path.join(W, "v-p4"), os.path.join(W, "v-np1"), "--plot-x", "time")
+check(rc == 2 and "--plot-x goes with --plot" in err, f"--plot-x without --plot: rc {rc} {err!r}")
+rc, out, err = compare(os.path.join(W, "v-p4"), os.path.join(W, "v-np1"), "--plot", png, "--plot-x", "wall")
+check(rc == 2 and "--plot-x expects 'iteration' or 'time'" in err, f"--plot-x wall: rc {rc} {err!r}")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)

@@ -56,8 +56,9 @@ static int load_and_self_compare(const char *arg) {
   hx_cmp_run r;
   int err = hx_cmp_run_load(arg, "RUN", &r);
   if (err) return err;
-  hx_cmp_opts o = {HX_CMP_RTOL_DEFAULT, HX_CMP_FLOOR_DEFAULT, HX_CMP_ERROR_RTOL_DEFAULT,
-                   HX_CMP_SLACK_DEFAULT};
+  hx_cmp_opts o = {.rtol = HX_CMP_RTOL_DEFAULT, .floor = HX_CMP_FLOOR_DEFAULT,
+                   .error_rtol = HX_CMP_ERROR_RTOL_DEFAULT, .error_floor = HX_CMP_ERROR_FLOOR_DEFAULT,
+                   .slack = HX_CMP_SLACK_DEFAULT};
   hx_cmp_result res;
   err = hx_compare_runs(&r, &r, &o, NULL, &res);
   if (!err && res.failures && !has_nonfinite(&r)) {
