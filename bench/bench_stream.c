@@ -192,6 +192,9 @@ typedef struct {
   long *reps;
   hx_bench_fit fit, fit_event;
   int fit_ok, fit_event_ok;
+  int stable;      /* hx_bench_stable over the fitted sizes */
+  double spread;   /* the largest median / fastest trial */
+  char why[200];   /* why not stable */
 } series;
 
 static int series_alloc(series *s, int cap) {
@@ -509,10 +512,16 @@ static int write_yaml(const bench *B) {
       const double r = c->fit_ok ? s->fit.wmax / c->fit.wmax : NAN;
       yaml_num(f, "wmax_ratio_to_copy", r, "    ");
       yaml_num(f, "target_ratio", target_ratio(B, k), "    ");
-      fprintf(f, "    meets_target: %s\n", r >= target_ratio(B, k) ? "true" : "false");
+      if (s->stable)
+        fprintf(f, "    meets_target: %s\n", r >= target_ratio(B, k) ? "true" : "false");
+      else
+        fprintf(f, "    meets_target: null  # not judged: the series was not stable\n");
     } else {
       fprintf(f, "    t0_seconds: null\n    wmax_gbps: null\n    b08_bytes: null\n");
     }
+    fprintf(f, "    stable: %s\n", s->stable ? "true" : "false");
+    yaml_num(f, "trial_spread", s->spread, "    ");
+    if (!s->stable) fprintf(f, "    unstable_reason: \"%s\"\n", s->why);
     if (s->fit_event_ok) {
       fprintf(f, "    event_fit:\n");
       yaml_fit(f, &s->fit_event, "      ");
@@ -621,9 +630,11 @@ static void print_summary(const bench *B) {
   hx_log(HX_LOG_NORMAL, "  %-5s %-10s %10s %10s %12s %8s %8s %8s %7s %s\n", "id", "kernel", "T0 [us]",
          "Wmax GB/s", "B_0.8", "rel.rms", "rel.max", "/copy", "target", "");
   const series *c = &B->s[K_COPY];
+  int unstable = 0;
   for (int k = 0; k < K_NUM; k++) {
     if (!B->ran[k]) continue;
     const series *s = &B->s[k];
+    unstable += !s->stable;
     if (!s->fit_ok) {
       hx_log(HX_LOG_NORMAL, "  %-5s %-10s (no fit: fewer than 2 sizes in the fit range)\n", K[k].id,
              K[k].name);
@@ -636,12 +647,20 @@ static void print_summary(const bench *B) {
     hx_log(HX_LOG_NORMAL, "  %-5s %-10s %10.3f %10.2f %12s %8.3f %8.3f %8.3f %7.2f %s%s\n", K[k].id,
            K[k].name, 1e6 * s->fit.t0, s->fit.wmax / 1e9, isfinite(s->fit.b08) ? bb : "inf", s->fit.rel_rms,
            s->fit.rel_max, r, tr,
-           k == K_COPY ? "(reference)"
-           : r >= tr   ? "ok"
-                       : "BELOW TARGET",
+           !s->stable    ? "UNSTABLE"
+           : k == K_COPY ? "(reference)"
+           : r >= tr     ? "ok"
+                         : "BELOW TARGET",
            s->fit.t0_clamped ? " (T0 clamped at 0)" : "");
   }
   if (B->gs_note[0]) hx_log(HX_LOG_NORMAL, "  %s\n", B->gs_note);
+  if (unstable) {
+    for (int k = 0; k < K_NUM; k++)
+      if (B->ran[k] && !B->s[k].stable) hx_log(HX_LOG_NORMAL, "  %s UNSTABLE: %s\n", K[k].id, B->s[k].why);
+    hx_warn("the machine was not stable during %d of the series (other load?): their figures and targets are not "
+            "to be trusted; rerun on a quiet machine (stream_fit.yaml says stable: false)",
+            unstable);
+  }
 }
 
 /* fit each kernel over its sizes >= --fit-min (host times, and on cuda the
@@ -664,6 +683,9 @@ static int do_fits(bench *B) {
     s->fit_ok = m >= 2 && hx_bench_fit_model(m, bb, tt, &s->fit) == HX_SUCCESS;
     s->fit_event_ok = m >= 2 && ev && hx_bench_fit_model(m, bb, te, &s->fit_event) == HX_SUCCESS;
     hx_error_clear();
+    /* a loaded machine: trials that disagree, a fit that is not finite or misses points */
+    s->stable = hx_bench_stable(s->n, s->seconds_min, s->seconds_median, s->fit_ok ? &s->fit : NULL, &s->spread,
+                                s->why, sizeof s->why);
     free(bb), free(tt), free(te);
   }
   return HX_SUCCESS;

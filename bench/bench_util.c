@@ -105,6 +105,34 @@ int hx_bench_time(MPI_Comm comm, hx_backend b, hx_dev_timer dt, hx_bench_kernel 
 }
 
 /* ------------------------------------------------------------ model fit */
+int hx_bench_stable(int n, const double *smin, const double *smed, const hx_bench_fit *fit, double *spread,
+                    char *why, size_t len) {
+  double worst = 1.0;
+  int at = -1;
+  for (int i = 0; i < n; i++) {
+    const double r = smin[i] > 0 && isfinite(smed[i]) ? smed[i] / smin[i] : INFINITY;
+    if (!(r <= worst)) worst = r, at = i;
+  }
+  if (spread) *spread = worst;
+  if (why && len) why[0] = 0;
+  if (fit && !(isfinite(fit->wmax) && fit->wmax > 0 && isfinite(fit->t0))) {
+    if (why) snprintf(why, len, "the fit is not finite (Wmax %g GB/s, T0 %g us): the time did not grow with the size",
+                      fit->wmax / 1e9, 1e6 * fit->t0);
+    return 0;
+  }
+  if (!(worst <= HX_BENCH_MAX_SPREAD)) {
+    if (why) snprintf(why, len, "the trials disagree: median %.2fx the fastest at point %d (limit %.2f)", worst, at,
+                      HX_BENCH_MAX_SPREAD);
+    return 0;
+  }
+  if (fit && !(fit->rel_max <= HX_BENCH_MAX_REL_MISS)) {
+    if (why) snprintf(why, len, "the model misses a point by %.0f %% (limit %.0f %%)", 100 * fit->rel_max,
+                      100 * HX_BENCH_MAX_REL_MISS);
+    return 0;
+  }
+  return 1;
+}
+
 int hx_bench_fit_model(int n, const double *B, const double *T, hx_bench_fit *fit) {
   memset(fit, 0, sizeof *fit);
   HX_CHECK(n >= 2, HX_ERR_ARG, "the model fit needs >= 2 points, got %d", n);

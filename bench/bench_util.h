@@ -61,6 +61,18 @@ typedef struct {
  * Needs >= 2 distinct sizes and T_i > 0: else HX_ERR_ARG. */
 int hx_bench_fit_model(int n, const double *bytes, const double *seconds, hx_bench_fit *fit);
 
+/* Was the machine stable while a series was measured? A loaded machine (other
+ * jobs, a busy host) shows as trials that disagree (the median trial over
+ * HX_BENCH_MAX_SPREAD times the fastest at some size), a fit that is not
+ * finite (Wmax inf: the time did not grow with the size) or that misses a
+ * point by more than HX_BENCH_MAX_REL_MISS. Returns 1 (stable) or 0 with the
+ * reason in why; *spread (may be NULL) gets the largest median/min ratio.
+ * fit may be NULL (no fit: only the spread is judged). */
+#define HX_BENCH_MAX_SPREAD 1.5
+#define HX_BENCH_MAX_REL_MISS 0.5
+int hx_bench_stable(int n, const double *seconds_min, const double *seconds_median, const hx_bench_fit *fit,
+                    double *spread, char *why, size_t len);
+
 /* Piecewise-linear interpolation of y(x) in (log x, y) through n points
  * sorted by increasing x (n >= 1); constant beyond the ends. */
 double hx_bench_interp_log(int n, const double *x, const double *y, double xq);

@@ -167,9 +167,51 @@ static int check_files(void) {
   return 0;
 }
 
+/* hx_bench_stable: a quiet series passes; a loaded machine's signs each fail
+ * it with a reason (issue 31: a loaded run printed "Wmax inf" and 0.05 GB/s
+ * points and still marked every kernel ok) */
+static int check_stable(void) {
+  enum { N = 12 };
+  double B[N], Tmin[N], Tmed[N];
+  const double t0 = 2e-6, w = 20e9;
+  for (int i = 0; i < N; i++) {
+    B[i] = 8192.0 * pow(4096.0, i / (N - 1.0));
+    Tmin[i] = t0 + B[i] / w;
+    Tmed[i] = 1.05 * Tmin[i]; /* 5 % between trials: a quiet machine */
+  }
+  hx_bench_fit f;
+  HX_TCALL(hx_bench_fit_model(N, B, Tmin, &f));
+  char why[256];
+  double spread;
+  HX_ASSERT(hx_bench_stable(N, Tmin, Tmed, &f, &spread, why, sizeof why) == 1 && why[0] == 0,
+            "quiet series judged unstable: %s", why);
+  HX_ASSERT(fabs(spread - 1.05) < 1e-12, "spread %g", spread);
+  /* one size whose median trial took 3x the fastest (another job ran then) */
+  Tmed[7] = 3.0 * Tmin[7];
+  HX_ASSERT(hx_bench_stable(N, Tmin, Tmed, &f, &spread, why, sizeof why) == 0 && strstr(why, "trials disagree") &&
+                strstr(why, "point 7"),
+            "a 3x trial spread: %s", why);
+  Tmed[7] = 1.05 * Tmin[7];
+  /* the time does not grow with the size (the largest sizes slowed down the small ones' way): Wmax inf */
+  hx_bench_fit g = f;
+  g.wmax = INFINITY;
+  HX_ASSERT(hx_bench_stable(N, Tmin, Tmed, &g, NULL, why, sizeof why) == 0 && strstr(why, "not finite"),
+            "Wmax inf: %s", why);
+  /* a series whose points scatter: fit it and let the model miss */
+  double T[N];
+  for (int i = 0; i < N; i++) T[i] = Tmin[i] * (i % 2 ? 4.0 : 1.0);
+  HX_TCALL(hx_bench_fit_model(N, B, T, &g));
+  HX_ASSERT(hx_bench_stable(N, T, T, &g, NULL, why, sizeof why) == 0 && strstr(why, "misses a point"),
+            "scattered points (rel.max %g): %s", g.rel_max, why);
+  /* without a fit only the spread is judged */
+  HX_ASSERT(hx_bench_stable(N, Tmin, Tmed, NULL, NULL, why, sizeof why) == 1, "no fit: %s", why);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   check_fit();
+  check_stable();
   check_small_helpers();
   check_timing();
   check_files();
