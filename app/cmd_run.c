@@ -169,7 +169,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
   /* sizes that cannot fit in memory are refused before anything is built */
-  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN);
+  double pc_node = 0.0;
+  if (!err) err = hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &pc_node);
+  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN, pc_node);
   if (agree_fail(ctx, err, &status)) goto done;
 
   /* every file goes to a staging folder and the complete set replaces the
@@ -214,7 +216,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   err = hx_run_case(ctx, cs, &res);
   if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
   if (res.ranks == 0) res.ranks = ctx->size;
-  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", cs->backend);
+  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", hx_case_backend_name(cs->backend));
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;
   if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);

@@ -9,6 +9,13 @@
 #include "hx_run.h"
 #include "hx_solver.h"
 
+/* what the case's preconditioner adds per GLL node (precond/ estimates it) */
+static double pc_node_bytes(const hx_case *cs) {
+  double b = 0.0;
+  if (hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &b)) hx_error_clear(), b = 0.0;
+  return b;
+}
+
 typedef struct {
   hx_history hist;
   hx_progress prog;
@@ -30,9 +37,16 @@ static double const_fn(const void *ctx, double x, double y, double z) {
   return *(const double *)ctx;
 }
 
+hx_partitioner hx_run_partitioner(const hx_case *cs) {
+  switch (cs->mesh.partitioner) {
+    case HX_CASE_PART_METIS: return HX_PART_METIS;
+    case HX_CASE_PART_RCB: break;
+  }
+  return HX_PART_RCB;
+}
+
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
-  hx_partitioner part;
-  HX_CALL(hx_partitioner_parse(cs->mesh.partitioner, &part));
+  const hx_partitioner part = hx_run_partitioner(cs);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
     HX_CALL(hx_mesh_create_gmsh(ctx->comm, cs->mesh.file, part, m));
     return HX_SUCCESS;
@@ -92,11 +106,11 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   const double t_start = hx_wtime();
   double t_setup = 0, t_io = 0;
   res->ranks = ctx->size;
-  snprintf(res->backend, sizeof res->backend, "%s", cs->backend);
+  snprintf(res->backend, sizeof res->backend, "%s", hx_case_backend_name(cs->backend));
   res->order = cs->order;
 
   /* cuda: each rank takes the device of its node-local rank (kernels/) */
-  int ierr = hx_backend_create_comm(cs->backend, ctx->comm, pb);
+  int ierr = hx_backend_create_comm(hx_case_backend_name(cs->backend), ctx->comm, pb);
   if (ierr == HX_ERR_NO_DEVICE) {
     /* the case asks for what this build or machine cannot do: an input
      * error (exit 2, outputs removed), with the fix */
@@ -116,7 +130,7 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   hx_mesh m = *pm;
   res->elements = hx_mesh_num_global_elements(m);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
-    HX_CALL(hx_case_check_memory(ctx->comm, cs, res->elements, HX_CASE_MEM_RUN));
+    HX_CALL(hx_case_check_memory(ctx->comm, cs, res->elements, HX_CASE_MEM_RUN, pc_node_bytes(cs)));
 
   /* names the case must match: boundary tags and materials */
   const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
@@ -242,8 +256,8 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   hx_pcg_opts_default(&po);
   po.rtol = cs->solver.tol;
   po.max_iterations = cs->solver.max_iterations;
-  po.flexible = cs->solver.type && !strcmp(cs->solver.type, "fcg");
-  po.single_reduction = cs->solver.type && !strcmp(cs->solver.type, "pcg1");
+  po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
+  po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
   po.monitor = monitor_cb;
   po.monitor_ctx = mon;
   HX_CALL(hx_history_create(&mon->hist));
