@@ -298,18 +298,23 @@ int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc) {
   return HX_SUCCESS;
 }
 
-/* Bytes per GLL node of the parts a preconditioner adds to a Jacobi-PCG
- * solve (HX_MEM_RUN_NODE in hx_core.h), measured on the CPU backend with
- * the default FP32 arithmetic and rounded down (docs/case-format.md,
- * "Memory"): asm, both levels at the fine order; per node of a pmg level at
- * its order: the level's discretisation and vectors (the levels below the
- * fine one), its smoother (Schwarz: the FDM boxes; Jacobi: the diagonal and
- * the Chebyshev vectors), the Q1 level per node of order 1. */
+/* Bytes per GLL node that a preconditioner adds to a Jacobi-PCG solve
+ * (HX_MEM_RUN_NODE in hx_core.h), lower bounds (docs/case-format.md,
+ * "Memory"). asm: both levels at the fine order, as measured before the
+ * option tables (about 180-200 measured at p = 3 and 7). pmg, per node of
+ * each level at its order q, weighted by its share ((q+1)/(p+1))^3 of the
+ * fine nodes: the smoother (Schwarz: the FDM boxes, PMG_SCHWARZ x
+ * ((q+3)/(q+1))^3 for the extended boxes; Jacobi: the diagonal and the
+ * Chebyshev vectors), the level's discretisation and vectors below the fine
+ * one, the Q1 level (BoomerAMG). Fitted to the peak memory of box cases
+ * (CPU, default FP32, 0.5-0.9 M nodes per rank, p = 3, 5, 7, cheby-asm and
+ * cheby-jacobi: 99-226 bytes per node over Jacobi-PCG) and scaled down to
+ * 55-81% of the measurements. */
 #define PC_MEM_ASM_NODE 160.0
-#define PC_MEM_PMG_LEVEL_NODE 120.0
-#define PC_MEM_PMG_SCHWARZ_NODE 100.0
-#define PC_MEM_PMG_JACOBI_NODE 24.0
-#define PC_MEM_PMG_Q1_NODE 100.0
+#define PC_MEM_PMG_SCHWARZ_NODE 48.0
+#define PC_MEM_PMG_JACOBI_NODE 46.0
+#define PC_MEM_PMG_LEVEL_NODE 16.0
+#define PC_MEM_PMG_Q1_NODE 16.0
 
 int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   *bytes = 0.0;
@@ -324,11 +329,12 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   else n = hx_pmg_default_levels(p, levels);
   const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
   for (int l = 0; l < n; l++) {
-    const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine;
-    const int q1 = l == n - 1 && g.coarse; /* the Q1 level: BoomerAMG, not smoothed */
+    const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
     double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
-    if (q1) node += PC_MEM_PMG_Q1_NODE;
-    else node += g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE;
+    if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
+      node = PC_MEM_PMG_Q1_NODE;
+    else
+      node += g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
     *bytes += node * share;
   }
   return HX_SUCCESS;
