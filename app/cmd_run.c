@@ -32,7 +32,34 @@ static void run_usage(FILE *out) {
           "  --verbose           print more (effective case, every iteration, tracebacks)\n"
           "  --log-view          print the log events at the end: count, max/min seconds over\n"
           "                      ranks, GB/s and GFLOP/s of the model counts (docs/case-format.md)\n"
-          "  -h, --help          this help\n");
+          "  -h, --help          this help\n"
+          "\n"
+          "'hexcg keys' lists every case key with its type, default and help.\n");
+}
+
+int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv) {
+  int names = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--names")) {
+      names = 1;
+    } else {
+      const int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+      if (ctx->rank == 0) {
+        if (!help) fprintf(stderr, "hexcg keys: unknown option '%s'\n\n", argv[i]);
+        fprintf(help ? stdout : stderr,
+                "usage: hexcg keys [--names]\n\n"
+                "Every key of a case file (docs/case-format.md), from the option tables:\n"
+                "its type, default and help; --names: the dotted keys alone, one per line.\n");
+      }
+      return help ? 0 : 2;
+    }
+  }
+  if (ctx->rank == 0) {
+    hx_case_print_keys(names, stdout);
+    hx_pc_options_print_keys(names, stdout);
+    fflush(stdout);
+  }
+  return 0;
 }
 
 typedef struct {

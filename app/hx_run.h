@@ -39,5 +39,8 @@ int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res);
 int hx_run_check(hx_app_ctx *ctx, const hx_case *cs);
 /* The mesh module's partitioner for the case's mesh.partitioner. */
 hx_partitioner hx_run_partitioner(const hx_case *cs);
+/* hexcg keys [--names]: every key of the case file and of the
+ * preconditioner from the option tables (cmd_run.c). */
+int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv);
 
 #endif
