@@ -106,7 +106,7 @@ typedef struct {
   hx_disc d;
   hx_pc pc;
   run_monitor mon;
-  int nt, nmat;                                          /* mesh tags and materials */
+  int nt, nmat;                                            /* mesh tags and materials */
   double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   int *entry, *dtag;
   hx_solve_result dr;
@@ -222,7 +222,8 @@ static int phase_data(run_state *st) {
   if (cs->problem.exact) {
     HX_CALL(HX_ALLOC(&st->hex, nl));
     hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
-    if (!ferr) ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
+    if (!ferr)
+      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
   }
   HX_CALL(hx_io_agree_error(comm, ferr));
   char key[64];
@@ -375,8 +376,8 @@ static int phase_report(run_state *st) {
   hx_log(HX_LOG_NORMAL,
          "PCG (%s): %d iterations, %s; per iteration: %d allreduces, %d vector passes over G-vectors "
          "(+ operator: scatter, element kernel, gather, exchange)\n",
-         pct ? pct : "?", dr->pcg.iterations, hx_reason_name(dr->pcg.reason), dr->pcg.allreduces_per_iteration,
-         dr->pcg.vector_passes_per_iteration);
+         pct ? pct : "?", dr->pcg.iterations, hx_reason_name(dr->pcg.reason),
+         dr->pcg.allreduces_per_iteration, dr->pcg.vector_passes_per_iteration);
   if (dr->pcg.iterations > 0)
     hx_log(HX_LOG_NORMAL,
            "time per iteration: %.3e s (operator %.3e, precond %.3e, vector %.3e, reductions %.3e; "

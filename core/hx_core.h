@@ -206,23 +206,23 @@ typedef enum {
 
 struct hx_opt_group;
 typedef struct {
-  const char *key;    /* key within its group */
+  const char *key; /* key within its group */
   hx_opt_type type;
-  size_t offset;      /* where the value goes: offsetof in the group's struct, or HX_OPT_NOWHERE */
-  double min, max;    /* INT, DOUBLE: the range */
+  size_t offset;   /* where the value goes: offsetof in the group's struct, or HX_OPT_NOWHERE */
+  double min, max; /* INT, DOUBLE: the range */
   int flags;
   const char *const *names; /* ENUM: the names in enum order */
   int nnames;
-  const char *def;    /* default as case-file text; NULL: none (or the struct's own default) */
-  const char *help;   /* one line, for hexcg keys */
+  const char *def;                /* default as case-file text; NULL: none (or the struct's own default) */
+  const char *help;               /* one line, for hexcg keys */
   const struct hx_opt_group *sub; /* GROUP (OTHER may name the keys of its mapping form) */
-  const char *what;   /* OTHER: the value in words ("[nx, ny, nz] or one integer") */
-  int auto_value;     /* BOOL with HX_OPT_AUTO: what "auto" stores */
+  const char *what;               /* OTHER: the value in words ("[nx, ny, nz] or one integer") */
+  int auto_value;                 /* BOOL with HX_OPT_AUTO: what "auto" stores */
 } hx_opt_key;
 
 typedef struct hx_opt_group {
-  const char *path;   /* dotted path of the mapping ("mesh", "preconditioner.coarse"; "" = top) */
-  const char *when;   /* NULL, or when the group applies ("type: asm"), for hexcg keys */
+  const char *path; /* dotted path of the mapping ("mesh", "preconditioner.coarse"; "" = top) */
+  const char *when; /* NULL, or when the group applies ("type: asm"), for hexcg keys */
   const hx_opt_key *keys;
   int n;
 } hx_opt_group;

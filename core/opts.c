@@ -1,4 +1,5 @@
-/* Option trees with source positions (see hx_core.h), and "did you mean". */
+/* Option trees with source positions, the option tables' typed readers (one
+ * rule per type for every group: see hx_core.h) and "did you mean". */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -106,8 +107,10 @@ static void join(char *buf, size_t len, const char *const *names, int n) {
 #define GROUP_MAX_KEYS 64
 
 static void full_key(const hx_opt_group *g, const char *key, char *buf, size_t len) {
-  if (g->path && g->path[0]) snprintf(buf, len, "%s.%s", g->path, key);
-  else snprintf(buf, len, "%s", key);
+  if (g->path && g->path[0])
+    snprintf(buf, len, "%s.%s", g->path, key);
+  else
+    snprintf(buf, len, "%s", key);
 }
 
 static int verror(const char *where, const char *fmt, ...)
@@ -138,7 +141,8 @@ int hx_opt_unknown_key(const hx_opt_group *g, const char *key, const char *where
   join(allowed, sizeof allowed, names, n);
   if (g->path && g->path[0]) snprintf(in, sizeof in, " in %s", g->path);
   const char *near = hx_closest(key, names, n);
-  if (near) return verror(where, "unknown key '%s'%s (did you mean '%s'?); allowed keys: %s", key, in, near, allowed);
+  if (near)
+    return verror(where, "unknown key '%s'%s (did you mean '%s'?); allowed keys: %s", key, in, near, allowed);
   return verror(where, "unknown key '%s'%s; allowed keys: %s", key, in, allowed);
 }
 
@@ -190,16 +194,21 @@ int hx_opt_parse(const hx_opt_key *k, const char *path, const hx_opt_val *v, voi
   if (k->type == HX_OT_GROUP || k->type == HX_OT_OTHER)
     return HX_ERROR(HX_ERR_ARG, "%s: option rows of this type are read by their module", path);
   if (v->kind != HX_OPT_SCALAR)
-    return verror(v->where, "%s: expected %s, got %s", path, w, v->kind == HX_OPT_MAP ? "a mapping" : "a list");
+    return verror(v->where, "%s: expected %s, got %s", path, w,
+                  v->kind == HX_OPT_MAP ? "a mapping" : "a list");
   const char *s = v->text ? v->text : "";
   if (!s[0] && !v->quoted) return verror(v->where, "%s: no value given (expected %s)", path, w);
   switch (k->type) {
     case HX_OT_BOOL: {
       int b;
-      if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) b = 1;
-      else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) b = 0;
-      else if (k->flags & HX_OPT_AUTO && !strcmp(s, "auto")) b = k->auto_value;
-      else return verror(v->where, "%s: expected %s, got '%s'", path, w, s);
+      if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+        b = 1;
+      else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+        b = 0;
+      else if (k->flags & HX_OPT_AUTO && !strcmp(s, "auto"))
+        b = k->auto_value;
+      else
+        return verror(v->where, "%s: expected %s, got '%s'", path, w, s);
       *(int *)dst = b;
       return HX_SUCCESS;
     }
@@ -207,7 +216,8 @@ int hx_opt_parse(const hx_opt_key *k, const char *path, const hx_opt_val *v, voi
       char *end = NULL;
       errno = 0;
       const long x = strtol(s, &end, 10);
-      if (end == s || *end || errno == ERANGE) return verror(v->where, "%s: expected an integer, got '%s'", path, s);
+      if (end == s || *end || errno == ERANGE)
+        return verror(v->where, "%s: expected an integer, got '%s'", path, s);
       if ((double)x < k->min || (double)x > k->max) {
         const long lo = (long)k->min, hi = (long)k->max;
         if (k->max >= 2147483647.0 && (double)x < k->min)
@@ -241,7 +251,8 @@ int hx_opt_parse(const hx_opt_key *k, const char *path, const hx_opt_val *v, voi
       join(allowed, sizeof allowed, k->names, k->nnames);
       const char *near = hx_closest(s, k->names, k->nnames);
       if (near)
-        return verror(v->where, "%s: unknown value '%s' (did you mean '%s'?); allowed: %s", path, s, near, allowed);
+        return verror(v->where, "%s: unknown value '%s' (did you mean '%s'?); allowed: %s", path, s, near,
+                      allowed);
       return verror(v->where, "%s: unknown value '%s'; allowed: %s", path, s, allowed);
     }
     case HX_OT_TEXT: {
@@ -304,10 +315,14 @@ void hx_opt_format(const hx_opt_key *k, const void *src, char *buf, size_t len) 
 void hx_opt_describe(const hx_opt_key *k, char *buf, size_t len) {
   char r[128];
   switch (k->type) {
-    case HX_OT_BOOL: snprintf(buf, len, "%s", k->flags & HX_OPT_AUTO ? "true|false|auto" : "true|false"); return;
+    case HX_OT_BOOL:
+      snprintf(buf, len, "%s", k->flags & HX_OPT_AUTO ? "true|false|auto" : "true|false");
+      return;
     case HX_OT_INT:
-      if (k->max >= 2147483647.0) snprintf(buf, len, "integer >= %ld", (long)k->min);
-      else snprintf(buf, len, "integer in %ld..%ld", (long)k->min, (long)k->max);
+      if (k->max >= 2147483647.0)
+        snprintf(buf, len, "integer >= %ld", (long)k->min);
+      else
+        snprintf(buf, len, "integer in %ld..%ld", (long)k->min, (long)k->max);
       return;
     case HX_OT_DOUBLE:
       range_text(k, r, sizeof r);
@@ -336,7 +351,8 @@ int hx_opt_read_group(const hx_opt *map, const hx_opt_group *g, void *base) {
     return verror(map->where, "%s: expected a mapping (key: value entries), got %s", g->path,
                   map->kind == HX_OPT_LIST ? "a list" : "a value");
   for (int i = 0; map && i < map->n; i++)
-    if (!hx_opt_group_find(g, map->items[i]->key)) HX_CALL(hx_opt_unknown_key(g, map->items[i]->key, map->items[i]->where));
+    if (!hx_opt_group_find(g, map->items[i]->key))
+      HX_CALL(hx_opt_unknown_key(g, map->items[i]->key, map->items[i]->where));
   for (int r = 0; r < g->n; r++) {
     const hx_opt_key *k = &g->keys[r];
     if (!typed(k)) continue;
@@ -376,13 +392,16 @@ void hx_opt_print_keys(const hx_opt_group *g, const void *base, int first, int n
       continue;
     }
     hx_opt_describe(k, type, sizeof type);
-    if (k->flags & HX_OPT_REQUIRED) snprintf(def, sizeof def, "required");
-    else if (k->def) snprintf(def, sizeof def, "default %s", k->def);
+    if (k->flags & HX_OPT_REQUIRED)
+      snprintf(def, sizeof def, "required");
+    else if (k->def)
+      snprintf(def, sizeof def, "default %s", k->def);
     else if (base && typed(k)) {
       char v[64];
       hx_opt_format(k, (const char *)base + k->offset, v, sizeof v);
       snprintf(def, sizeof def, "default %s", v);
-    } else def[0] = '\0';
+    } else
+      def[0] = '\0';
     fprintf(out, "%-34s %s%s%s%s%s%s\n    %s\n", path, type, def[0] ? ", " : "", def, g->when ? " (" : "",
             g->when ? g->when : "", g->when ? ")" : "", k->help ? k->help : "");
   }

@@ -44,41 +44,63 @@ static const char *const box_materials[] = {"box"};
  * loaders and writers of this file. docs/case-format.md documents every row
  * (tests/app/check_keys_doc.py). */
 #define AT(f) offsetof(hx_case, f)
-#define ENUM_ROW(k, f, nm, fl, d, h) \
-  {.key = k, .type = HX_OT_ENUM, .offset = AT(f), .names = nm, .nnames = NELEM(nm), .flags = fl, .def = d, .help = h}
-#define OTHER_ROW(k, fl, d, w, h) {.key = k, .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .flags = fl, .def = d, .what = w, .help = h}
-#define GROUP_ROW(k, fl, g, h) {.key = k, .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .flags = fl, .sub = &g, .help = h}
+#define ENUM_ROW(k, f, nm, fl, d, h)                                                                        \
+  {                                                                                                         \
+    .key = k, .type = HX_OT_ENUM, .offset = AT(f), .names = nm, .nnames = NELEM(nm), .flags = fl, .def = d, \
+    .help = h                                                                                               \
+  }
+#define OTHER_ROW(k, fl, d, w, h) \
+  { .key = k, .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .flags = fl, .def = d, .what = w, .help = h }
+#define GROUP_ROW(k, fl, g, h) \
+  { .key = k, .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .flags = fl, .sub = &g, .help = h }
+#define INT_ROW(k, f, lo, hi, fl, d, h) \
+  { .key = k, .type = HX_OT_INT, .offset = AT(f), .min = lo, .max = hi, .flags = fl, .def = d, .help = h }
+#define DBL_ROW(k, f, lo, hi, fl, d, h) \
+  { .key = k, .type = HX_OT_DOUBLE, .offset = AT(f), .min = lo, .max = hi, .flags = fl, .def = d, .help = h }
+#define BOOL_ROW(k, f, d, h) \
+  { .key = k, .type = HX_OT_BOOL, .offset = AT(f), .def = d, .help = h }
+#define INT_MAXV 2147483647.0
 
 static const hx_opt_key mesh_rows[] = {
-    ENUM_ROW("type", mesh.type, mesh_types, HX_OPT_REQUIRED, NULL, "generated box, Kershaw-deformed box, or a Gmsh file"),
+    ENUM_ROW("type", mesh.type, mesh_types, HX_OPT_REQUIRED, NULL,
+             "generated box, Kershaw-deformed box, or a Gmsh file"),
     OTHER_ROW("elements", 0, NULL, "[nx, ny, nz] or one integer, each 1..100000",
               "box/kershaw (required): elements per direction"),
     OTHER_ROW("extent", 0, "[[0, 1], [0, 1], [0, 1]]", "[[xmin, xmax], [ymin, ymax], [zmin, zmax]]",
               "box/kershaw: the domain"),
-    {.key = "eps", .type = HX_OT_DOUBLE, .offset = AT(mesh.eps), .min = 0, .max = 1, .flags = HX_OPT_MIN_OPEN,
-     .def = "0.3", .help = "kershaw only: the deformation (1 = none)"},
-    OTHER_ROW("file", 0, NULL, "a file name", "gmsh (required): MSH 2.2/4.1 file, relative to the case file's folder"),
-    ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb", "how elements are split over the MPI ranks"),
-    {.key = "deform", .type = HX_OT_DOUBLE, .offset = AT(mesh.deform), .min = 0, .max = 0.5,
-     .flags = HX_OPT_MAX_OPEN, .def = "0.0", .help = "box/kershaw only: amplitude of the smooth deformation map"},
+    DBL_ROW("eps", mesh.eps, 0, 1, HX_OPT_MIN_OPEN, "0.3", "kershaw only: the deformation (1 = none)"),
+    OTHER_ROW("file", 0, NULL, "a file name",
+              "gmsh (required): MSH 2.2/4.1 file, relative to the case file's folder"),
+    ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb",
+             "how elements are split over the MPI ranks"),
+    DBL_ROW("deform", mesh.deform, 0, 0.5, HX_OPT_MAX_OPEN, "0.0",
+            "box/kershaw only: smooth deformation amplitude"),
 };
 static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
 
 static const hx_opt_key bnd_rows[] = {
     OTHER_ROW("tags", HX_OPT_REQUIRED, NULL, "a list of tag names, or one name", "where the condition holds"),
-    {.key = "type", .type = HX_OT_ENUM, .offset = offsetof(hx_case_boundary, type), .names = bc_types,
-     .nnames = NELEM(bc_types), .flags = HX_OPT_REQUIRED, .help = "u = value, or kappa du/dn = value"},
+    {.key = "type",
+     .type = HX_OT_ENUM,
+     .offset = offsetof(hx_case_boundary, type),
+     .names = bc_types,
+     .nnames = NELEM(bc_types),
+     .flags = HX_OPT_REQUIRED,
+     .help = "u = value, or kappa du/dn = value"},
     OTHER_ROW("value", 0, "0", "a number, an expression or exact", "exact: problem.exact (dirichlet only)"),
 };
 static const hx_opt_group bnd_group = {"problem.boundary", "each list entry", bnd_rows, NELEM(bnd_rows)};
 
 static const hx_opt_key problem_rows[] = {
     OTHER_ROW("kappa", 0, "1.0", "number > 0, or a mapping material -> number > 0", "diffusion coefficient"),
-    {.key = "lambda", .type = HX_OT_DOUBLE, .offset = AT(problem.lambda), .min = 0, .max = INF, .def = "0.0",
-     .help = "the Helmholtz term"},
+    DBL_ROW("lambda", problem.lambda, 0, INF, 0, "0.0", "the Helmholtz term"),
     OTHER_ROW("rhs", HX_OPT_REQUIRED, NULL, "an expression in x, y, z", "f(x, y, z)"),
     OTHER_ROW("exact", 0, NULL, "an expression in x, y, z", "the exact solution, if known"),
-    {.key = "boundary", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .what = "a list of entries", .sub = &bnd_group,
+    {.key = "boundary",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .what = "a list of entries",
+     .sub = &bnd_group,
      .help = "boundary conditions (tags not listed: homogeneous Neumann)"},
 };
 static const hx_opt_group problem_group = {"problem", NULL, problem_rows, NELEM(problem_rows)};
@@ -90,38 +112,43 @@ static const hx_opt_group guess_group = {"solver.initial_guess", NULL, guess_row
 
 static const hx_opt_key solver_rows[] = {
     ENUM_ROW("type", solver.type, solver_types, 0, "pcg", "CG, flexible CG, or single-reduction CG"),
-    {.key = "tol", .type = HX_OT_DOUBLE, .offset = AT(solver.tol), .min = 0, .max = 1,
-     .flags = HX_OPT_MIN_OPEN | HX_OPT_MAX_OPEN, .def = "1.0e-8", .help = "relative residual tolerance"},
-    {.key = "max_iterations", .type = HX_OT_INT, .offset = AT(solver.max_iterations), .min = 1, .max = 2147483647.0,
-     .def = STR(HX_MAX_ITERATIONS_DEFAULT), .help = "iteration limit"},
-    {.key = "initial_guess", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .what = "{file: PATH} or PATH",
-     .sub = &guess_group, .help = "start from the solution.h5 of an earlier run"},
+    DBL_ROW("tol", solver.tol, 0, 1, HX_OPT_MIN_OPEN | HX_OPT_MAX_OPEN, "1.0e-8",
+            "relative residual tolerance"),
+    INT_ROW("max_iterations", solver.max_iterations, 1, INT_MAXV, 0, STR(HX_MAX_ITERATIONS_DEFAULT),
+            "iteration limit"),
+    {.key = "initial_guess",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .what = "{file: PATH} or PATH",
+     .sub = &guess_group,
+     .help = "start from the solution.h5 of an earlier run"},
 };
 static const hx_opt_group solver_group = {"solver", NULL, solver_rows, NELEM(solver_rows)};
 
 static const hx_opt_key operator_rows[] = {
-    ENUM_ROW("geometry", op.geometry, geometries, 0, "fp64", "geometric factors in FP64, or split FP64 mean + FP32"),
+    ENUM_ROW("geometry", op.geometry, geometries, 0, "fp64",
+             "geometric factors in FP64, or split FP64 mean + FP32"),
 };
 static const hx_opt_group operator_group = {"operator", NULL, operator_rows, NELEM(operator_rows)};
 
 static const hx_opt_key output_rows[] = {
-    {.key = "dir", .type = HX_OT_TEXT, .offset = AT(output.dir),
+    {.key = "dir",
+     .type = HX_OT_TEXT,
+     .offset = AT(output.dir),
      .help = "output folder, relative to the working directory (default out/<case name>)"},
-    {.key = "solution", .type = HX_OT_BOOL, .offset = AT(output.solution), .def = "true",
-     .help = "write solution.h5 + solution.xdmf"},
-    {.key = "history", .type = HX_OT_BOOL, .offset = AT(output.history), .def = "true",
-     .help = "write history.csv + history.h5"},
-    {.key = "progress_every", .type = HX_OT_INT, .offset = AT(output.progress_every), .min = 0,
-     .max = 2147483647.0, .def = "50", .help = "progress line every N iterations (0: never)"},
-    {.key = "progress_seconds", .type = HX_OT_DOUBLE, .offset = AT(output.progress_seconds), .min = 0, .max = INF,
-     .def = "10.0", .help = "... or every S seconds (0: never)"},
+    BOOL_ROW("solution", output.solution, "true", "write solution.h5 + solution.xdmf"),
+    BOOL_ROW("history", output.history, "true", "write history.csv + history.h5"),
+    INT_ROW("progress_every", output.progress_every, 0, INT_MAXV, 0, "50",
+            "progress line every N iterations (0: never)"),
+    DBL_ROW("progress_seconds", output.progress_seconds, 0, INF, 0, "10.0",
+            "... or every S seconds (0: never)"),
 };
 static const hx_opt_group output_group = {"output", NULL, output_rows, NELEM(output_rows)};
 
 static const hx_opt_key top_rows[] = {
     GROUP_ROW("mesh", HX_OPT_REQUIRED, mesh_group, "the mesh"),
-    {.key = "order", .type = HX_OT_INT, .offset = AT(order), .min = HX_ORDER_MIN, .max = HX_ORDER_MAX,
-     .flags = HX_OPT_REQUIRED, .help = "polynomial order p ((p+1)^3 GLL nodes per element)"},
+    INT_ROW("order", order, HX_ORDER_MIN, HX_ORDER_MAX, HX_OPT_REQUIRED, NULL,
+            "polynomial order p ((p+1)^3 GLL nodes per element)"),
     GROUP_ROW("problem", HX_OPT_REQUIRED, problem_group, "the equation and its boundary conditions"),
     GROUP_ROW("solver", 0, solver_group, "the Krylov solver"),
     OTHER_ROW("preconditioner", 0, NULL, "a mapping (type: ...) or a type name",
@@ -133,8 +160,9 @@ static const hx_opt_key top_rows[] = {
 static const hx_opt_group top_group = {"", NULL, top_rows, NELEM(top_rows)};
 
 /* every group, in the order hexcg keys lists them */
-static const hx_opt_group *const all_groups[] = {&top_group,   &mesh_group,   &problem_group,  &bnd_group,
-                                                 &solver_group, &guess_group, &output_group, &operator_group};
+static const hx_opt_group *const all_groups[] = {&top_group,    &mesh_group,    &problem_group,
+                                                 &bnd_group,    &solver_group,  &guess_group,
+                                                 &output_group, &operator_group};
 
 void hx_case_print_keys(int names_only, FILE *out) {
   for (int i = 0; i < NELEM(all_groups); i++) hx_opt_print_keys(all_groups[i], NULL, 0, names_only, out);
@@ -177,7 +205,9 @@ static const char *kind_name(const hx_ynode *v) {
 static int parse_node(const hx_opt_key *k, const char *path, const hx_ynode *v, void *dst) {
   char where[1024];
   hx_ynode_where(v, where, sizeof where);
-  const hx_opt_kind kind = v->kind == HX_YN_MAP ? HX_OPT_MAP : v->kind == HX_YN_SEQ ? HX_OPT_LIST : HX_OPT_SCALAR;
+  const hx_opt_kind kind = v->kind == HX_YN_MAP   ? HX_OPT_MAP
+                           : v->kind == HX_YN_SEQ ? HX_OPT_LIST
+                                                  : HX_OPT_SCALAR;
   const hx_opt_val val = {kind, v->kind == HX_YN_SCALAR ? v->value : NULL, v->quoted, where};
   HX_CALL(hx_opt_parse(k, path, &val, dst));
   return HX_SUCCESS;
@@ -220,7 +250,8 @@ static int check_keys(const hx_ynode *map, const hx_opt_group *g) {
 /* One row of g from map into base: the value given, else its default (rows
  * with def), else an error for HX_OPT_REQUIRED rows; *node (may be NULL) is
  * the value node or NULL. */
-static int read_key(const hx_ynode *map, const hx_opt_group *g, const char *key, void *base, hx_ynode **node) {
+static int read_key(const hx_ynode *map, const hx_opt_group *g, const char *key, void *base,
+                    hx_ynode **node) {
   const hx_opt_key *k = hx_opt_group_find(g, key);
   HX_CHECK(k && k->offset != HX_OPT_NOWHERE, HX_ERR_INTERNAL, "no typed option row %s.%s", g->path, key);
   char path[256];
@@ -228,9 +259,12 @@ static int read_key(const hx_ynode *map, const hx_opt_group *g, const char *key,
   hx_ynode *v = hx_ynode_get(map, key, NULL);
   if (node) *node = v;
   void *dst = (char *)base + k->offset;
-  if (v) HX_CALL(parse_node(k, path, v, dst));
-  else if (k->flags & HX_OPT_REQUIRED) return missing(map, path);
-  else if (k->def) HX_CALL(hx_opt_parse_default(k, dst));
+  if (v)
+    HX_CALL(parse_node(k, path, v, dst));
+  else if (k->flags & HX_OPT_REQUIRED)
+    return missing(map, path);
+  else if (k->def)
+    HX_CALL(hx_opt_parse_default(k, dst));
   return HX_SUCCESS;
 }
 
@@ -487,8 +521,7 @@ int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_
    * while it is built (not once it exists) */
   const double El = floor(E / size) + (rank < fmod(E, size) ? 1 : 0), n = cs->order + 1.0;
   double node = HX_MEM_MESHCMD_NODE;
-  if (use == HX_CASE_MEM_RUN)
-    node = HX_MEM_RUN_NODE + (pc_node_bytes > 0 ? pc_node_bytes : 0.0);
+  if (use == HX_CASE_MEM_RUN) node = HX_MEM_RUN_NODE + (pc_node_bytes > 0 ? pc_node_bytes : 0.0);
   const double rank0 = built ? 0.0 : E * HX_MEM_MESH_GLOBAL_ELEM;
   const double per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n);
   hx_mem_fit_info fi;
@@ -657,7 +690,8 @@ static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
     cs->solver.initial_guess = path_join_abs(".", v->value);
     HX_CHECK(cs->solver.initial_guess, HX_ERR_MEM, "out of memory");
     if (im->check_files)
-      HX_CALL(check_readable(v, "solver.initial_guess.file", cs->solver.initial_guess, "the working directory"));
+      HX_CALL(
+          check_readable(v, "solver.initial_guess.file", cs->solver.initial_guess, "the working directory"));
   }
   return HX_SUCCESS;
 }
@@ -1058,7 +1092,8 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
     HX_CHECK(f, HX_ERR_MEM, "out of memory formatting the effective case");
     hx_opt_write_yaml(cs->preconditioner.opts, indent + 2, f);
     fclose(f);
-    sb_printf(s, "%s\n%s", cs->preconditioner.opts && cs->preconditioner.opts->n ? "" : " {}", buf ? buf : "");
+    sb_printf(s, "%s\n%s", cs->preconditioner.opts && cs->preconditioner.opts->n ? "" : " {}",
+              buf ? buf : "");
     free(buf);
   } else {
     return HX_ERROR(HX_ERR_INTERNAL, "effective case: no writer for %s.%s", g->path, k->key);
@@ -1145,8 +1180,8 @@ void hx_case_print(const hx_case *cs, FILE *out) {
       fprintf(out, "%g\n", bd->value);
   }
   fprintf(out, "solver       %s, tol %g, max %d iterations, preconditioner %s\n",
-          hx_case_solver_name(cs->solver.type),
-          cs->solver.tol, cs->solver.max_iterations, hx_case_pc_type(cs) ? hx_case_pc_type(cs) : "(default)");
+          hx_case_solver_name(cs->solver.type), cs->solver.tol, cs->solver.max_iterations,
+          hx_case_pc_type(cs) ? hx_case_pc_type(cs) : "(default)");
   if (cs->solver.initial_guess) fprintf(out, "  initial    %s\n", cs->solver.initial_guess);
   fprintf(out, "backend      %s\n", hx_case_backend_name(cs->backend));
   fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,

@@ -1,5 +1,6 @@
-/* Preconditioner options: validation with case-file positions, defaults
- * made explicit, and the factory from options to hx_pc objects.
+/* Preconditioner options: the option tables of every type (read by the core
+ * readers with case-file positions), defaults made explicit, the memory
+ * estimate, and the factory from options to hx_pc objects.
  * docs/case-format.md and docs/preconditioner.md list every key. */
 #include <math.h>
 #include <stddef.h>
@@ -17,86 +18,120 @@ enum { PC_NONE = 0, PC_JACOBI = 1, PC_ASM = 2, PC_PMG = 3 };
 /* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
 static const char *const smoother_types[] = {"jacobi", "asm", "ras", "cheby-jacobi", "cheby-asm", "cheby-ras"};
 static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
-static const char *const cycle_names[] = {"multiplicative", "additive"};  /* hx_pmg_cycle */
-static const char *const weight_names[] = {"none", "sqrt"};               /* hx_fdm_weight */
+static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
+static const char *const weight_names[] = {"none", "sqrt"};                /* hx_fdm_weight */
 static const char *const coarse_solvers[] = {"none", "boomeramg"};
 static const char *const coarse_ops[] = {"fem", "galerkin"}; /* hx_coarse_operator */
 /* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
 static const char *const precision_names[] = {"fp64", "fp32"};
 
-/* What the option tables read into: every key of every type, enums as
- * indices; the defaults are those of the types' own hx_*_opts_default. */
+/* What the option tables read into: the types' own option structs (their
+ * defaults from hx_*_opts_default), the coarse level shared by asm and pmg,
+ * the smoother's type and kind as named (hx_pmg_opts holds them as inner +
+ * kind) and Jacobi's precision. Enum fields are read through int pointers. */
 typedef struct {
-  int type, precision, overlap, weight, cycle;
-  int sm_type, sm_kind, degree, eig_steps;
-  double lower, eig_safety;
-  int coarse_solver, coarse_op, cycles, coarsen_type, interp_type, relax_type, relax_sweeps, agg_levels, pmax,
-      max_levels, print_level;
-  double strong_threshold;
+  int type;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  int coarse;        /* coarse.solver: 0 none, 1 boomeramg */
+  hx_coarse_opts co; /* coarse.* */
+  int sm_type, sm_kind;
+  int jacobi_prec;
 } pc_vals;
+_Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_fdm_weight) == sizeof(int) &&
+                   sizeof(hx_pmg_cycle) == sizeof(int) && sizeof(hx_coarse_operator) == sizeof(int),
+               "option enums are int-sized");
 
 #define AT(f) offsetof(pc_vals, f)
-#define ENUM_ROW(k_, f_, nm_, d_, h_) \
-  {.key = k_, .type = HX_OT_ENUM, .offset = AT(f_), .names = nm_, .nnames = NELEM(nm_), .def = d_, .help = h_}
+#define ENUM_ROW(k_, f_, nm_, d_, h_)                                                               \
+  {                                                                                                 \
+    .key = k_, .type = HX_OT_ENUM, .offset = AT(f_), .names = nm_, .nnames = NELEM(nm_), .def = d_, \
+    .help = h_                                                                                      \
+  }
 #define INT_ROW(k_, f_, lo_, hi_, h_) \
-  {.key = k_, .type = HX_OT_INT, .offset = AT(f_), .min = lo_, .max = hi_, .help = h_}
+  { .key = k_, .type = HX_OT_INT, .offset = AT(f_), .min = lo_, .max = hi_, .help = h_ }
 #define DBL_ROW(k_, f_, lo_, hi_, fl_, h_) \
-  {.key = k_, .type = HX_OT_DOUBLE, .offset = AT(f_), .min = lo_, .max = hi_, .flags = fl_, .help = h_}
+  { .key = k_, .type = HX_OT_DOUBLE, .offset = AT(f_), .min = lo_, .max = hi_, .flags = fl_, .help = h_ }
 
 static const hx_opt_key coarse_rows[] = {
-    ENUM_ROW("solver", coarse_solver, coarse_solvers, NULL, "none: no coarse level (one-level Schwarz, or pmg's last order only smoothed)"),
-    ENUM_ROW("operator", coarse_op, coarse_ops, NULL, "Q1 finite elements, or P^T A P from the order-p element matrices"),
-    INT_ROW("cycles", cycles, 1, 100, "BoomerAMG V-cycles per apply"),
-    INT_ROW("coarsen_type", coarsen_type, 0, 22, "HYPRE_BoomerAMGSetCoarsenType (10: HMIS, 8: PMIS, 6: Falgout)"),
-    INT_ROW("interp_type", interp_type, 0, 100, "HYPRE_BoomerAMGSetInterpType (6: extended+i)"),
-    INT_ROW("relax_type", relax_type, 0, 100, "HYPRE_BoomerAMGSetRelaxType, symmetric only: 0, 6, 7, 8, 16, 18"),
-    INT_ROW("relax_sweeps", relax_sweeps, 1, 100, "HYPRE_BoomerAMGSetNumSweeps"),
-    DBL_ROW("strong_threshold", strong_threshold, 0.0, 1.0, 0, "HYPRE_BoomerAMGSetStrongThreshold"),
-    INT_ROW("agg_levels", agg_levels, 0, 100, "levels of aggressive coarsening"),
-    INT_ROW("pmax", pmax, 0, 100, "most interpolation entries per row"),
-    INT_ROW("max_levels", max_levels, 1, 100, "most AMG levels"),
-    INT_ROW("print_level", print_level, 0, 3, "BoomerAMG's own output"),
+    ENUM_ROW("solver", coarse, coarse_solvers, NULL,
+             "none: no coarse level (one-level Schwarz, or pmg's last order only smoothed)"),
+    ENUM_ROW("operator", co.op, coarse_ops, NULL,
+             "Q1 finite elements, or P^T A P from the order-p element matrices"),
+    INT_ROW("cycles", co.cycles, 1, 100, "BoomerAMG V-cycles per apply"),
+    INT_ROW("coarsen_type", co.coarsen_type, 0, 22,
+            "HYPRE_BoomerAMGSetCoarsenType (10: HMIS, 8: PMIS, 6: Falgout)"),
+    INT_ROW("interp_type", co.interp_type, 0, 100, "HYPRE_BoomerAMGSetInterpType (6: extended+i)"),
+    INT_ROW("relax_type", co.relax_type, 0, 100,
+            "HYPRE_BoomerAMGSetRelaxType, symmetric only: 0, 6, 7, 8, 16, 18"),
+    INT_ROW("relax_sweeps", co.relax_sweeps, 1, 100, "HYPRE_BoomerAMGSetNumSweeps"),
+    DBL_ROW("strong_threshold", co.strong_threshold, 0.0, 1.0, 0, "HYPRE_BoomerAMGSetStrongThreshold"),
+    INT_ROW("agg_levels", co.agg_levels, 0, 100, "levels of aggressive coarsening"),
+    INT_ROW("pmax", co.pmax, 0, 100, "most interpolation entries per row"),
+    INT_ROW("max_levels", co.max_levels, 1, 100, "most AMG levels"),
+    INT_ROW("print_level", co.print_level, 0, 3, "BoomerAMG's own output"),
 };
-static const hx_opt_group coarse_group = {"preconditioner.coarse", "type: asm, pmg", coarse_rows, NELEM(coarse_rows)};
+static const hx_opt_group coarse_group = {"preconditioner.coarse", "type: asm, pmg", coarse_rows,
+                                          NELEM(coarse_rows)};
 
 static const hx_opt_key smoother_rows[] = {
-    ENUM_ROW("type", sm_type, smoother_types, NULL, "inner preconditioner S, plain or in a Chebyshev polynomial"),
-    INT_ROW("degree", degree, 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
+    ENUM_ROW("type", sm_type, smoother_types, NULL,
+             "inner preconditioner S, plain or in a Chebyshev polynomial"),
+    INT_ROW("degree", g.degree, 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
     ENUM_ROW("kind", sm_kind, cheb_kinds, NULL, "Chebyshev kind"),
-    DBL_ROW("lower", lower, 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
-    INT_ROW("eig_steps", eig_steps, 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
-    DBL_ROW("eig_safety", eig_safety, 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
+    DBL_ROW("lower", g.lower, 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
+    INT_ROW("eig_steps", g.eig_steps, 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
+    DBL_ROW("eig_safety", g.eig_safety, 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
 };
 static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pmg", smoother_rows,
                                             NELEM(smoother_rows)};
 
 /* the default preconditioner is written here, and only here */
 #define TYPE_ROW ENUM_ROW("type", type, hx_pc_type_names, "jacobi", "the preconditioner")
-#define PREC_ROW ENUM_ROW("precision", precision, precision_names, NULL, "arithmetic of the preconditioner")
+#define PREC_ROW(f_) ENUM_ROW("precision", f_, precision_names, NULL, "arithmetic of the preconditioner")
 
 static const hx_opt_key none_rows[] = {TYPE_ROW};
-static const hx_opt_key jacobi_rows[] = {TYPE_ROW, PREC_ROW};
+static const hx_opt_key jacobi_rows[] = {TYPE_ROW, PREC_ROW(jacobi_prec)};
 static const hx_opt_key asm_rows[] = {
     TYPE_ROW,
-    {.key = "overlap", .type = HX_OT_BOOL, .offset = AT(overlap), .flags = HX_OPT_AUTO,
-     .auto_value = HX_ASM_OVERLAP_AUTO, .help = "coarse level in a host thread beside the fine level"},
-    ENUM_ROW("weight", weight, weight_names, NULL, "overlap weights of the fine level"),
-    {.key = "coarse", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &coarse_group,
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(a.overlap),
+     .flags = HX_OPT_AUTO,
+     .auto_value = HX_ASM_OVERLAP_AUTO,
+     .help = "coarse level in a host thread beside the fine level"},
+    ENUM_ROW("weight", a.weight, weight_names, NULL, "overlap weights of the fine level"),
+    {.key = "coarse",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &coarse_group,
      .help = "the Q1 coarse level (BoomerAMG)"},
-    PREC_ROW,
+    PREC_ROW(a.prec),
 };
 static const hx_opt_key pmg_rows[] = {
     TYPE_ROW,
-    {.key = "levels", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .def = "auto",
-     .what = "auto or a list of decreasing orders ending in 1", .help = "the orders of the levels, e.g. [7, 3, 1]"},
-    ENUM_ROW("cycle", cycle, cycle_names, NULL, "V-cycle, or every level's correction summed"),
-    {.key = "smoother", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &smoother_group,
+    {.key = "levels",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .def = "auto",
+     .what = "auto or a list of decreasing orders ending in 1",
+     .help = "the orders of the levels, e.g. [7, 3, 1]"},
+    ENUM_ROW("cycle", g.cycle, cycle_names, NULL, "V-cycle, or every level's correction summed"),
+    {.key = "smoother",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &smoother_group,
      .help = "the smoother of every level"},
-    {.key = "coarse", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &coarse_group,
+    {.key = "coarse",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &coarse_group,
      .help = "the Q1 coarse level (BoomerAMG)"},
-    {.key = "overlap", .type = HX_OT_BOOL, .offset = AT(overlap),
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(g.overlap),
      .help = "additive cycle: BoomerAMG in a host thread while the levels smooth"},
-    PREC_ROW,
+    PREC_ROW(g.prec),
 };
 /* one group per type, in hx_pc_type_names order */
 static const hx_opt_group type_groups[] = {
@@ -110,30 +145,13 @@ static const hx_opt_group type_groups[] = {
 static void vals_default(int t, pc_vals *v) {
   memset(v, 0, sizeof *v);
   v->type = t;
-  hx_asm_opts a;
-  hx_pmg_opts g;
-  hx_asm_opts_default(&a);
-  hx_pmg_opts_default(&g);
-  const hx_coarse_opts *co = t == PC_PMG ? &g.coarse_opts : &a.coarse_opts;
-  v->precision = t == PC_ASM ? (int)a.prec : t == PC_PMG ? (int)g.prec : (int)HX_F64;
-  v->overlap = t == PC_PMG ? g.overlap : a.overlap;
-  v->weight = (int)a.weight;
-  v->cycle = (int)g.cycle;
-  v->sm_type = (int)g.inner + (g.kind == HX_CHEB_NONE ? 0 : 3);
-  v->sm_kind = g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)g.kind - 1;
-  v->degree = g.degree, v->eig_steps = g.eig_steps, v->lower = g.lower, v->eig_safety = g.eig_safety;
-  v->coarse_solver = t == PC_PMG ? g.coarse : a.coarse;
-  v->coarse_op = (int)co->op, v->cycles = co->cycles, v->coarsen_type = co->coarsen_type;
-  v->interp_type = co->interp_type, v->relax_type = co->relax_type, v->relax_sweeps = co->relax_sweeps;
-  v->strong_threshold = co->strong_threshold, v->agg_levels = co->agg_levels, v->pmax = co->pmax;
-  v->max_levels = co->max_levels, v->print_level = co->print_level;
-}
-
-static void coarse_from(const pc_vals *v, hx_coarse_opts *co) {
-  co->op = (hx_coarse_operator)v->coarse_op, co->cycles = v->cycles, co->coarsen_type = v->coarsen_type;
-  co->interp_type = v->interp_type, co->relax_type = v->relax_type, co->relax_sweeps = v->relax_sweeps;
-  co->strong_threshold = v->strong_threshold, co->agg_levels = v->agg_levels, co->pmax = v->pmax;
-  co->max_levels = v->max_levels, co->print_level = v->print_level;
+  hx_asm_opts_default(&v->a);
+  hx_pmg_opts_default(&v->g);
+  v->coarse = t == PC_PMG ? v->g.coarse : v->a.coarse;
+  v->co = t == PC_PMG ? v->g.coarse_opts : v->a.coarse_opts;
+  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : 3);
+  v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
+  v->jacobi_prec = HX_F64;
 }
 
 /* Read (and check) a coarse: mapping (NULL: defaults left alone). */
@@ -142,14 +160,14 @@ static int coarse_read(const hx_opt *c, pc_vals *v) {
   /* BoomerAMG must be a fixed SPD operator for CG: symmetric relaxations only */
   static const int symmetric[] = {0, 6, 7, 8, 16, 18};
   int ok = 0;
-  for (int i = 0; i < NELEM(symmetric) && !ok; i++) ok = v->relax_type == symmetric[i];
+  for (int i = 0; i < NELEM(symmetric) && !ok; i++) ok = v->co.relax_type == symmetric[i];
   const hx_opt *rt = hx_opt_get(c, "relax_type");
   if (!ok && rt)
     return hx_opt_error(rt,
                         "%s.relax_type: %d is not a symmetric BoomerAMG relaxation; use one of 0 (Jacobi), 6 "
                         "(hybrid symmetric Gauss-Seidel), 8 (l1 symmetric Gauss-Seidel), 16 (Chebyshev), "
                         "18 (l1 Jacobi)",
-                        coarse_group.path, v->relax_type);
+                        coarse_group.path, v->co.relax_type);
   return HX_SUCCESS;
 }
 
@@ -168,7 +186,8 @@ static int levels_read(const hx_opt *lv, hx_pmg_opts *g) {
     snprintf(flat, sizeof flat, "%s", lv->value + 1);
     char *close = strchr(flat, ']'), *save = NULL;
     if (close) *close = '\0';
-    for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS; tok = strtok_r(NULL, ", ", &save))
+    for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS;
+         tok = strtok_r(NULL, ", ", &save))
       txt[n] = tok, at[n++] = lv;
   }
   if (n < 1 || n > HX_PMG_MAX_LEVELS)
@@ -192,8 +211,8 @@ static int levels_read(const hx_opt *lv, hx_pmg_opts *g) {
 }
 
 /* Read (and check) the options of tree o: the type, then that type's keys
- * into *v and, for asm and pmg, *a or *g (pmg: levels 0 = auto). Keys of
- * another type must have been dropped before. */
+ * into *v (pmg: levels 0 = auto); *a or *g for asm and pmg. Keys of another
+ * type must have been dropped before. */
 static int pc_read(const hx_opt *o, pc_vals *v, hx_asm_opts *a, hx_pmg_opts *g) {
   int t = PC_JACOBI;
   HX_CALL(hx_opt_parse_default(&none_rows[0], &t));
@@ -204,36 +223,34 @@ static int pc_read(const hx_opt *o, pc_vals *v, hx_asm_opts *a, hx_pmg_opts *g) 
   }
   vals_default(t, v);
   HX_CALL(hx_opt_read_group(o, &type_groups[t], v));
-  if (t == PC_JACOBI && v->precision == HX_F32)
+  if (t == PC_JACOBI && v->jacobi_prec == HX_F32)
     /* Jacobi is one multiplication per entry on the FP64 vectors CG hands
      * it: nothing to gain in FP32 */
-    return hx_opt_error(hx_opt_get(o, "precision"),
-                        "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
-                        "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
+    return hx_opt_error(
+        hx_opt_get(o, "precision"),
+        "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
+        "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
   if (t == PC_ASM) {
     HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
-    hx_asm_opts_default(a);
-    a->overlap = v->overlap, a->weight = (hx_fdm_weight)v->weight, a->prec = (hx_precision)v->precision;
-    a->coarse = v->coarse_solver;
-    coarse_from(v, &a->coarse_opts);
+    v->a.coarse = v->coarse, v->a.coarse_opts = v->co;
+    *a = v->a;
   }
   if (t == PC_PMG) {
-    hx_pmg_opts_default(g);
-    HX_CALL(levels_read(hx_opt_get(o, "levels"), g));
+    HX_CALL(levels_read(hx_opt_get(o, "levels"), &v->g));
     const hx_opt *sm = hx_opt_get(o, "smoother");
     HX_CALL(hx_opt_read_group(sm, &smoother_group, v));
     HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
-    g->cycle = (hx_pmg_cycle)v->cycle, g->overlap = v->overlap, g->prec = (hx_precision)v->precision;
-    g->inner = (hx_smooth_inner)(v->sm_type % 3);
-    g->kind = v->sm_type < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1);
-    g->degree = v->degree, g->lower = v->lower, g->eig_steps = v->eig_steps, g->eig_safety = v->eig_safety;
-    g->coarse = v->coarse_solver;
-    coarse_from(v, &g->coarse_opts);
-    if (g->kind == HX_CHEB_OPT_FOURTH && g->degree > HX_CHEB_OPT_DEGREE_MAX)
-      return hx_opt_error(hx_opt_get(sm, "degree") ? hx_opt_get(sm, "degree") : sm,
-                          "%s.degree: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
-                          "kind: fourth or first for higher degrees)",
-                          smoother_group.path, g->degree, HX_CHEB_OPT_DEGREE_MAX);
+    hx_pmg_opts *pg = &v->g;
+    pg->coarse = v->coarse, pg->coarse_opts = v->co;
+    pg->inner = (hx_smooth_inner)(v->sm_type % 3);
+    pg->kind = v->sm_type < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1);
+    if (pg->kind == HX_CHEB_OPT_FOURTH && pg->degree > HX_CHEB_OPT_DEGREE_MAX)
+      return hx_opt_error(
+          hx_opt_get(sm, "degree") ? hx_opt_get(sm, "degree") : sm,
+          "%s.degree: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
+          "kind: fourth or first for higher degrees)",
+          smoother_group.path, pg->degree, HX_CHEB_OPT_DEGREE_MAX);
+    *g = v->g;
   }
   return HX_SUCCESS;
 }
@@ -325,8 +342,10 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   if (v.type == PC_ASM) *bytes = PC_MEM_ASM_NODE;
   if (v.type != PC_PMG) return HX_SUCCESS;
   int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
-  if (n) memcpy(levels, g.levels, sizeof(int) * (size_t)n);
-  else n = hx_pmg_default_levels(p, levels);
+  if (n)
+    memcpy(levels, g.levels, sizeof(int) * (size_t)n);
+  else
+    n = hx_pmg_default_levels(p, levels);
   const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
   for (int l = 0; l < n; l++) {
     const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
@@ -334,7 +353,8 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
     if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
       node = PC_MEM_PMG_Q1_NODE;
     else
-      node += g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
+      node +=
+          g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
     *bytes += node * share;
   }
   return HX_SUCCESS;
