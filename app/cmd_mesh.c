@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hx_app.h"
+#include "hx_run.h"
 #include "hx_core.h"
 #include "hx_io.h"
 #include "hx_mesh.h"
@@ -280,14 +281,14 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
 static int from_case(hx_app_ctx *ctx, mesh_args *a) {
   hx_case *cs = NULL;
   HX_CALL(hx_case_load_comm(ctx->comm, a->case_path, a->nsets, a->sets, &cs));
-  int err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_MESH);
+  int err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_MESH, 0.0);
   if (err) {
     hx_case_destroy(&cs);
     return err;
   }
   a->type = cs->mesh.type == HX_CASE_MESH_GMSH ? 2 : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1 : 0;
   a->order = cs->order;
-  err = hx_partitioner_parse(cs->mesh.partitioner, &a->part);
+  a->part = hx_run_partitioner(cs);
   if (a->type == 2) {
     snprintf(a->file_buf, sizeof a->file_buf, "%s", cs->mesh.file ? cs->mesh.file : "");
     a->file = a->file_buf;

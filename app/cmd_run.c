@@ -32,7 +32,34 @@ static void run_usage(FILE *out) {
           "  --verbose           print more (effective case, every iteration, tracebacks)\n"
           "  --log-view          print the log events at the end: count, max/min seconds over\n"
           "                      ranks, GB/s and GFLOP/s of the model counts (docs/case-format.md)\n"
-          "  -h, --help          this help\n");
+          "  -h, --help          this help\n"
+          "\n"
+          "'hexcg keys' lists every case key with its type, default and help.\n");
+}
+
+int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv) {
+  int names = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--names")) {
+      names = 1;
+    } else {
+      const int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+      if (ctx->rank == 0) {
+        if (!help) fprintf(stderr, "hexcg keys: unknown option '%s'\n\n", argv[i]);
+        fprintf(help ? stdout : stderr,
+                "usage: hexcg keys [--names]\n\n"
+                "Every key of a case file (docs/case-format.md), from the option tables:\n"
+                "its type, default and help; --names: the dotted keys alone, one per line.\n");
+      }
+      return help ? 0 : 2;
+    }
+  }
+  if (ctx->rank == 0) {
+    hx_case_print_keys(names, stdout);
+    hx_pc_options_print_keys(names, stdout);
+    fflush(stdout);
+  }
+  return 0;
 }
 
 typedef struct {
@@ -169,7 +196,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
   /* sizes that cannot fit in memory are refused before anything is built */
-  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN);
+  double pc_node = 0.0;
+  if (!err) err = hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &pc_node);
+  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN, pc_node);
   if (agree_fail(ctx, err, &status)) goto done;
 
   /* every file goes to a staging folder and the complete set replaces the
@@ -214,7 +243,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   err = hx_run_case(ctx, cs, &res);
   if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
   if (res.ranks == 0) res.ranks = ctx->size;
-  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", cs->backend);
+  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", hx_case_backend_name(cs->backend));
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;
   if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);

@@ -12,6 +12,7 @@
 
 #include "hx_app.h"
 #include "hx_io.h"
+#include "hx_mesh.h"
 
 /* Everything summary.yaml reports about a solve (fields: hx_run_stats in
  * io/hx_io.h): ranks, backend, global elements, order, global DOFs,
@@ -36,5 +37,10 @@ int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res);
  * mesh built (or read) and partitioned, its tags and materials against the
  * case, its Jacobians; the same errors as hx_run_case, nothing written. */
 int hx_run_check(hx_app_ctx *ctx, const hx_case *cs);
+/* The mesh module's partitioner for the case's mesh.partitioner. */
+hx_partitioner hx_run_partitioner(const hx_case *cs);
+/* hexcg keys [--names]: every key of the case file and of the
+ * preconditioner from the option tables (cmd_run.c). */
+int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include "hx_bench.h"
 #include "hx_core.h"
 #include "hx_io.h"
+#include "hx_run.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -42,6 +43,7 @@ static void usage(FILE *out) {
           "  mesh CASE.yaml                       build/read and partition the mesh, print a summary\n"
           "  bench SUITE [OPTIONS]                benchmarks: stream, ax, cg, precond, comm\n"
           "  compare RUN BASELINE [OPTIONS]       compare residual histories\n"
+          "  keys [--names]                       every case key: type, default, help\n"
           "\n"
           "Run 'hexcg COMMAND --help' for a command's options. With MPI:\n"
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
@@ -73,6 +75,8 @@ int main(int argc, char **argv) {
     status = hx_cmd_mesh(&ctx, argc - 1, argv + 1);
   } else if (!strcmp(argv[1], "bench")) {
     status = hx_cmd_bench(&ctx, argc - 1, argv + 1);
+  } else if (!strcmp(argv[1], "keys")) {
+    status = hx_cmd_keys(&ctx, argc - 1, argv + 1);
   } else if (!strcmp(argv[1], "compare")) {
     status = hx_cmd_compare(&ctx, argc - 1, argv + 1);
   } else {

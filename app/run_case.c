@@ -9,6 +9,13 @@
 #include "hx_run.h"
 #include "hx_solver.h"
 
+/* what the case's preconditioner adds per GLL node (precond/ estimates it) */
+static double pc_node_bytes(const hx_case *cs) {
+  double b = 0.0;
+  if (hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &b)) hx_error_clear(), b = 0.0;
+  return b;
+}
+
 typedef struct {
   hx_history hist;
   hx_progress prog;
@@ -30,9 +37,16 @@ static double const_fn(const void *ctx, double x, double y, double z) {
   return *(const double *)ctx;
 }
 
+hx_partitioner hx_run_partitioner(const hx_case *cs) {
+  switch (cs->mesh.partitioner) {
+    case HX_CASE_PART_METIS: return HX_PART_METIS;
+    case HX_CASE_PART_RCB: break;
+  }
+  return HX_PART_RCB;
+}
+
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
-  hx_partitioner part;
-  HX_CALL(hx_partitioner_parse(cs->mesh.partitioner, &part));
+  const hx_partitioner part = hx_run_partitioner(cs);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
     HX_CALL(hx_mesh_create_gmsh(ctx->comm, cs->mesh.file, part, m));
     return HX_SUCCESS;
@@ -81,22 +95,28 @@ static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, 
   return 0.0;
 }
 
-/* the host arrays of one run, freed by run_case on every path */
+/* The objects and host arrays of one run, freed by run_case on every path,
+ * and what the phases below hand each other. */
 typedef struct {
-  double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0;
+  hx_app_ctx *ctx;
+  const hx_case *cs;
+  hx_run_result *res;
+  hx_backend b;
+  hx_mesh m;
+  hx_disc d;
+  hx_pc pc;
+  run_monitor mon;
+  int nt, nmat;                                            /* mesh tags and materials */
+  double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   int *entry, *dtag;
-} run_bufs;
+  hx_solve_result dr;
+  double t_start, t_setup, t_io;
+} run_state;
 
-static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res, hx_mesh *pm,
-               hx_backend *pb, hx_disc *pd, hx_pc *pc, run_monitor *mon, run_bufs *rb) {
-  const double t_start = hx_wtime();
-  double t_setup = 0, t_io = 0;
-  res->ranks = ctx->size;
-  snprintf(res->backend, sizeof res->backend, "%s", cs->backend);
-  res->order = cs->order;
-
-  /* cuda: each rank takes the device of its node-local rank (kernels/) */
-  int ierr = hx_backend_create_comm(cs->backend, ctx->comm, pb);
+/* The backend (cuda: each rank takes the device of its node-local rank). */
+static int phase_backend(run_state *st) {
+  const hx_case *cs = st->cs;
+  int ierr = hx_backend_create_comm(hx_case_backend_name(cs->backend), st->ctx->comm, &st->b);
   if (ierr == HX_ERR_NO_DEVICE) {
     /* the case asks for what this build or machine cannot do: an input
      * error (exit 2, outputs removed), with the fix */
@@ -107,19 +127,26 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
                     why);
   }
   HX_CALL(ierr);
-  HX_CALL(hx_backend_devices_describe(*pb, ctx->comm, res->devices, sizeof res->devices));
-  if (res->devices[0]) hx_log(HX_LOG_NORMAL, "devices (rank -> GPU):\n%s", res->devices);
+  HX_CALL(hx_backend_devices_describe(st->b, st->ctx->comm, st->res->devices, sizeof st->res->devices));
+  if (st->res->devices[0]) hx_log(HX_LOG_NORMAL, "devices (rank -> GPU):\n%s", st->res->devices);
+  return HX_SUCCESS;
+}
+
+/* The mesh, built or read and partitioned, checked against the case: its
+ * size (Gmsh), tags, materials and Jacobians. */
+static int phase_mesh(run_state *st) {
+  const hx_case *cs = st->cs;
   hx_timer_start(HX_T_MESH);
-  ierr = build_mesh(ctx, cs, pm);
+  int ierr = build_mesh(st->ctx, cs, &st->m);
   hx_timer_stop(HX_T_MESH);
   HX_CALL(ierr);
-  hx_mesh m = *pm;
-  res->elements = hx_mesh_num_global_elements(m);
+  hx_mesh m = st->m;
+  st->res->elements = hx_mesh_num_global_elements(m);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
-    HX_CALL(hx_case_check_memory(ctx->comm, cs, res->elements, HX_CASE_MEM_RUN));
+    HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(cs)));
 
   /* names the case must match: boundary tags and materials */
-  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
+  const int nt = st->nt = hx_mesh_num_tags(m), nmat = st->nmat = hx_mesh_num_materials(m);
   const char **names;
   HX_CALL(HX_ALLOC(&names, (nt > nmat ? nt : nmat) + 1));
   for (int t = 0; t < nt; t++) names[t] = hx_mesh_tag_name(m, t);
@@ -134,31 +161,30 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
   double jmin, jmax, hmin, hmax;
   HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));
   hx_log(HX_LOG_VERBOSE, "mesh: %lld elements, Jacobian in [%.3e, %.3e], edge length in [%.3e, %.3e]\n",
-         (long long)res->elements, jmin, jmax, hmin, hmax);
-  if (check_only) return HX_SUCCESS; /* a dry run: the mesh is built and valid */
+         (long long)st->res->elements, jmin, jmax, hmin, hmax);
+  return HX_SUCCESS;
+}
 
-  /* coefficients per material, Dirichlet tags */
-  double *kappa, *lambda;
-  int *entry, *dtag;
-  HX_CALL(HX_ALLOC(&rb->kappa, nmat + 1));
-  kappa = rb->kappa;
-  HX_CALL(HX_ALLOC(&rb->lambda, nmat + 1));
-  lambda = rb->lambda;
-  HX_CALL(HX_ALLOC(&rb->entry, nt + 1));
-  entry = rb->entry;
-  HX_CALL(HX_ALLOC(&rb->dtag, nt + 1));
-  dtag = rb->dtag;
+/* Coefficients per material, Dirichlet tags, the discretisation. */
+static int phase_disc(run_state *st) {
+  const hx_case *cs = st->cs;
+  hx_mesh m = st->m;
+  const int nt = st->nt, nmat = st->nmat;
+  HX_CALL(HX_ALLOC(&st->kappa, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lambda, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->entry, nt + 1));
+  HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
   for (int i = 0; i < nmat; i++) {
-    kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
-    lambda[i] = cs->problem.lambda;
-    HX_CHECK(kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
+    st->kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
+    st->lambda[i] = cs->problem.lambda;
+    HX_CHECK(st->kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
              cs->path, hx_mesh_material_name(m, i));
   }
-  HX_CALL(tag_entries(cs, m, entry));
+  HX_CALL(tag_entries(cs, m, st->entry));
   int ndirichlet = 0;
   for (int t = 0; t < nt; t++) {
-    dtag[t] = entry[t] >= 0 && cs->problem.boundary[entry[t]].type == HX_BC_DIRICHLET;
-    ndirichlet += dtag[t];
+    st->dtag[t] = st->entry[t] >= 0 && cs->problem.boundary[st->entry[t]].type == HX_BC_DIRICHLET;
+    ndirichlet += st->dtag[t];
   }
   HX_CHECK(ndirichlet > 0 || cs->problem.lambda > 0, HX_ERR_INPUT,
            "%s: pure Neumann problem (no Dirichlet boundary and lambda = 0): the operator is singular "
@@ -166,193 +192,236 @@ static int run(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result
            cs->path);
 
   hx_disc_opts o = hx_disc_opts_default();
-  o.p = cs->order, o.kappa = kappa, o.lambda = lambda, o.dirichlet_tag = dtag;
+  o.p = cs->order, o.kappa = st->kappa, o.lambda = st->lambda, o.dirichlet_tag = st->dtag;
   o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
   hx_timer_start(HX_T_SETUP);
-  ierr = hx_disc_create(m, *pb, &o, pd);
+  const int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
   HX_CALL(ierr);
-  hx_disc d = *pd;
+  st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
+  return HX_SUCCESS;
+}
+
+/* The case's data at the GLL nodes: right-hand side, exact solution,
+ * Dirichlet values, Neumann loads, the initial guess; values that are not
+ * finite at some node are refused (case position and the node), agreed
+ * across ranks before the next collective step. */
+static int phase_data(run_state *st) {
+  const hx_case *cs = st->cs;
+  MPI_Comm comm = st->ctx->comm;
+  hx_disc d = st->d;
+  hx_mesh m = st->m;
   const int64_t nl = hx_disc_num_l(d);
-  const int32_t E = hx_disc_num_elements(d);
   const double *X, *Y, *Z;
   hx_disc_coords(d, &X, &Y, &Z);
-  t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(d);
-
-  /* right-hand side, Dirichlet values, Neumann loads at the GLL nodes */
-  double *hf, *hg, *hbn = NULL, *hu, *hex = NULL, *hu0 = NULL;
-  HX_CALL(HX_ALLOC(&rb->hf, nl));
-  hf = rb->hf;
-  HX_CALL(HX_ALLOC(&rb->hg, nl));
-  hg = rb->hg;
-  HX_CALL(HX_ALLOC(&rb->hu, nl));
-  hu = rb->hu;
-  hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
-  /* data that is not finite at some node is refused (case position and the
-   * node); ferr is agreed across ranks before the next collective step */
-  int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, hf);
+  HX_CALL(HX_ALLOC(&st->hf, nl));
+  HX_CALL(HX_ALLOC(&st->hg, nl));
+  HX_CALL(HX_ALLOC(&st->hu, nl));
+  hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
+  int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
   if (cs->problem.exact) {
-    HX_CALL(HX_ALLOC(&rb->hex, nl));
-    hex = rb->hex;
-    hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, hex);
-    if (!ferr) ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, hex);
+    HX_CALL(HX_ALLOC(&st->hex, nl));
+    hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
+    if (!ferr)
+      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
   }
-  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
+  HX_CALL(hx_io_agree_error(comm, ferr));
   char key[64];
   /* Dirichlet values per Dirichlet tag */
-  for (int t = 0; t < nt; t++) {
-    if (entry[t] < 0 || !dtag[t]) continue;
-    bc_ctx c = {cs, &cs->problem.boundary[entry[t]]};
+  for (int t = 0; t < st->nt; t++) {
+    if (st->entry[t] < 0 || !st->dtag[t]) continue;
+    bc_ctx c = {cs, &cs->problem.boundary[st->entry[t]]};
     hx_field g = {bc_fn, &c};
-    HX_CALL(hx_disc_dirichlet_values(d, t, g, hg));
-    snprintf(key, sizeof key, "problem.boundary.%d.value", entry[t]);
-    if (!ferr) ferr = hx_case_check_finite(cs, key, c.bc->expr, (size_t)nl, X, Y, Z, hg);
+    HX_CALL(hx_disc_dirichlet_values(d, t, g, st->hg));
+    snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
+    if (!ferr) ferr = hx_case_check_finite(cs, key, c.bc->expr, (size_t)nl, X, Y, Z, st->hg);
   }
-  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
+  HX_CALL(hx_io_agree_error(comm, ferr));
   /* Neumann loads: kappa du/dn = value on each Neumann tag */
-  for (int t = 0; t < nt; t++) {
-    if (entry[t] < 0 || dtag[t]) continue;
-    const hx_case_boundary *bc = &cs->problem.boundary[entry[t]];
+  for (int t = 0; t < st->nt; t++) {
+    if (st->entry[t] < 0 || st->dtag[t]) continue;
+    const hx_case_boundary *bc = &cs->problem.boundary[st->entry[t]];
     HX_CHECK(bc->value_kind != HX_BCV_EXACT, HX_ERR_INPUT,
              "%s: boundary on tag '%s': a Neumann condition needs the flux kappa du/dn as its value "
              "(a number or an expression), not 'exact'",
              cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
-    if (!hbn) HX_CALL(HX_ALLOC(&rb->hbn, nl));
-    hbn = rb->hbn;
+    if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
     hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
                   bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
-    HX_CALL(hx_disc_neumann_load(d, t, g, hbn));
-    snprintf(key, sizeof key, "problem.boundary.%d.value", entry[t]);
-    if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, hbn);
+    HX_CALL(hx_disc_neumann_load(d, t, g, st->hbn));
+    snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
+    if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, st->hbn);
   }
-  HX_CALL(hx_io_agree_error(ctx->comm, ferr));
+  HX_CALL(hx_io_agree_error(comm, ferr));
   if (cs->solver.initial_guess) {
-    HX_CALL(HX_ALLOC(&rb->hu0, nl));
-    hu0 = rb->hu0;
+    HX_CALL(HX_ALLOC(&st->hu0, nl));
     const double t = hx_wtime();
-    HX_CALL(hx_io_read_solution_at(ctx->comm, cs->solver.initial_guess, cs->order, E,
-                                   hx_mesh_element_global_ids(m), X, Y, Z, hu0));
-    t_io += hx_wtime() - t;
+    HX_CALL(hx_io_read_solution_at(comm, cs->solver.initial_guess, cs->order, hx_disc_num_elements(d),
+                                   hx_mesh_element_global_ids(m), X, Y, Z, st->hu0));
+    st->t_io += hx_wtime() - t;
     HX_CALL(hx_io_agree_error(
-        ctx->comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, hu0)));
+        comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, st->hu0)));
   }
+  return HX_SUCCESS;
+}
 
+/* The preconditioner and PCG, with history and progress lines. */
+static int phase_solve(run_state *st) {
+  const hx_case *cs = st->cs;
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.rtol = cs->solver.tol;
   po.max_iterations = cs->solver.max_iterations;
-  po.flexible = cs->solver.type && !strcmp(cs->solver.type, "fcg");
-  po.single_reduction = cs->solver.type && !strcmp(cs->solver.type, "pcg1");
+  po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
+  po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
   po.monitor = monitor_cb;
-  po.monitor_ctx = mon;
-  HX_CALL(hx_history_create(&mon->hist));
+  po.monitor_ctx = &st->mon;
+  HX_CALL(hx_history_create(&st->mon.hist));
   HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,
-                             &mon->prog));
-  mon->t0 = hx_wtime();
+                             &st->mon.prog));
+  st->mon.t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
-  hx_solve_result dr;
-  HX_CALL(hx_pc_create_from_options(d, cs->preconditioner.opts, pc));
-  HX_CALL(hx_solve(d, *pc, hf, hg, hbn, exact, &po, hu0, hu, &dr));
+  HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
+  HX_CALL(hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr));
   char pcview[512];
-  hx_pc_view(*pc, pcview, sizeof pcview);
+  hx_pc_view(st->pc, pcview, sizeof pcview);
   hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);
-  hx_progress_finish(mon->prog, dr.pcg.iterations, dr.pcg.rnorm, dr.pcg.rel);
-  t_setup += dr.t_rhs + dr.t_pc_setup;
+  const hx_solve_result *dr = &st->dr;
+  hx_progress_finish(st->mon.prog, dr->pcg.iterations, dr->pcg.rnorm, dr->pcg.rel);
+  st->t_setup += dr->t_rhs + dr->t_pc_setup;
 
-  res->dofs = dr.dofs;
-  res->iterations = dr.pcg.iterations;
-  res->converged = dr.pcg.reason > 0;
-  snprintf(res->reason, sizeof res->reason, "%s", hx_reason_name(dr.pcg.reason));
-  res->residual0 = dr.pcg.r0norm;
-  res->residual = dr.pcg.rnorm;
-  res->rel_residual = dr.pcg.rel;
-  res->exact_known = dr.exact_known;
-  res->error_l2 = dr.err_l2;
-  res->error_max = dr.err_max;
+  hx_run_result *res = st->res;
+  res->dofs = dr->dofs;
+  res->iterations = dr->pcg.iterations;
+  res->converged = dr->pcg.reason > 0;
+  snprintf(res->reason, sizeof res->reason, "%s", hx_reason_name(dr->pcg.reason));
+  res->residual0 = dr->pcg.r0norm;
+  res->residual = dr->pcg.rnorm;
+  res->rel_residual = dr->pcg.rel;
+  res->exact_known = dr->exact_known;
+  res->error_l2 = dr->err_l2;
+  res->error_max = dr->err_max;
+  return HX_SUCCESS;
+}
 
-  /* outputs */
-  double t = hx_wtime();
-  if (cs->output.history) HX_CALL(hx_history_write(mon->hist, ctx->comm, cs->output.dir));
+/* History and solution files. */
+static int phase_output(run_state *st) {
+  const hx_case *cs = st->cs;
+  const double t = hx_wtime();
+  if (cs->output.history) HX_CALL(hx_history_write(st->mon.hist, st->ctx->comm, cs->output.dir));
   if (cs->output.solution) {
-    HX_CALL(hx_io_write_solution(ctx->comm, cs->output.dir, cs->order, E, hx_mesh_element_global_ids(m), X, Y,
-                                 Z, hu, hex));
+    const double *X, *Y, *Z;
+    hx_disc_coords(st->d, &X, &Y, &Z);
+    HX_CALL(hx_io_write_solution(st->ctx->comm, cs->output.dir, cs->order, hx_disc_num_elements(st->d),
+                                 hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu, st->hex));
   }
-  t_io += hx_wtime() - t;
+  st->t_io += hx_wtime() - t;
+  return HX_SUCCESS;
+}
 
-  /* timers: max over ranks */
+/* The figures of summary.yaml (max over ranks where they are times) and the
+ * closing log lines. */
+static int phase_report(run_state *st) {
+  MPI_Comm comm = st->ctx->comm;
+  hx_run_result *res = st->res;
+  const hx_solve_result *dr = &st->dr;
+  hx_disc d = st->d;
+  const int32_t E = hx_disc_num_elements(d);
   double op_elem, op_exch, op_gs;
   hx_op_times(hx_disc_op(d), &op_elem, &op_exch, &op_gs);
   hx_pc_stats pst;
-  hx_pc_get_stats(*pc, &pst);
+  hx_pc_get_stats(st->pc, &pst);
   hx_asm_stats ast;
-  hx_asm_get_stats(*pc, &ast);
-  hx_pc_view(*pc, res->pc_view, sizeof res->pc_view);
+  hx_asm_get_stats(st->pc, &ast);
+  hx_pc_view(st->pc, res->pc_view, sizeof res->pc_view);
   res->pc_two_level = ast.applies > 0 && ast.coarse;
   res->pc_overlap = ast.overlap;
   double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine,
                     ast.t_coarse, ast.overlap_efficiency};
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, ctx->comm));
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, comm));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
-  HX_CALL(hx_pc_report(*pc, ctx->comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
+  HX_CALL(hx_pc_report(st->pc, comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
   {
     int32_t na, ns, ng;
     double bpe;
     hx_ax_storage_counts(hx_disc_ax(d), &na, &ns, &ng);
     hx_ax_cost(hx_disc_ax(d), &bpe, NULL);
     double c[4] = {na, ns, ng, bpe * E};
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_DOUBLE, MPI_SUM, ctx->comm));
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_DOUBLE, MPI_SUM, comm));
     res->op_affine = (int64_t)c[0], res->op_split = (int64_t)c[1], res->op_general = (int64_t)c[2];
     res->op_bytes_per_dof = c[3] / (double)(res->dofs > 0 ? res->dofs : 1);
-    res->op_fp64_residuals = dr.pcg.replacements + dr.exact_residuals;
-    res->op_refinements = dr.refinements;
-    double te = dr.pcg.t_replace + dr.t_refine;
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, ctx->comm));
+    res->op_fp64_residuals = dr->pcg.replacements + dr->exact_residuals;
+    res->op_refinements = dr->refinements;
+    double te = dr->pcg.t_replace + dr->t_refine;
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, comm));
     res->op_t_exact = te;
   }
-  double loc[9] =
-      {t_setup,    dr.pcg.t_operator,    dr.pcg.t_precond + dr.t_pc_setup, dr.pcg.t_reduction, op_exch, t_io,
-       dr.t_solve, hx_wtime() - t_start, (double)hx_peak_rss_bytes()},
+  double loc[9] = {st->t_setup,
+                   dr->pcg.t_operator,
+                   dr->pcg.t_precond + dr->t_pc_setup,
+                   dr->pcg.t_reduction,
+                   op_exch,
+                   st->t_io,
+                   dr->t_solve,
+                   hx_wtime() - st->t_start,
+                   (double)hx_peak_rss_bytes()},
          glob[9];
-  HX_MPI(MPI_Allreduce(loc, glob, 9, MPI_DOUBLE, MPI_MAX, ctx->comm));
+  HX_MPI(MPI_Allreduce(loc, glob, 9, MPI_DOUBLE, MPI_MAX, comm));
   res->t_setup = glob[0], res->t_operator = glob[1], res->t_precond = glob[2], res->t_reduction = glob[3];
   res->t_exchange = glob[4], res->t_io = glob[5], res->t_solve = glob[6], res->t_total = glob[7];
   res->peak_mem_bytes = glob[8];
 
+  const char *pct = hx_case_pc_type(st->cs);
   hx_log(HX_LOG_NORMAL,
          "PCG (%s): %d iterations, %s; per iteration: %d allreduces, %d vector passes over G-vectors "
          "(+ operator: scatter, element kernel, gather, exchange)\n",
-         hx_case_pc_type(cs), dr.pcg.iterations, hx_reason_name(dr.pcg.reason),
-         dr.pcg.allreduces_per_iteration, dr.pcg.vector_passes_per_iteration);
-  if (dr.pcg.iterations > 0)
+         pct ? pct : "?", dr->pcg.iterations, hx_reason_name(dr->pcg.reason),
+         dr->pcg.allreduces_per_iteration, dr->pcg.vector_passes_per_iteration);
+  if (dr->pcg.iterations > 0)
     hx_log(HX_LOG_NORMAL,
            "time per iteration: %.3e s (operator %.3e, precond %.3e, vector %.3e, reductions %.3e; "
            "exchange %.3e, element kernel %.3e)\n",
-           dr.t_solve / dr.pcg.iterations, dr.pcg.t_operator / dr.pcg.iterations,
-           dr.pcg.t_precond / dr.pcg.iterations, dr.pcg.t_vector / dr.pcg.iterations,
-           dr.pcg.t_reduction / dr.pcg.iterations, op_exch / (dr.pcg.iterations + 1),
-           op_elem / (dr.pcg.iterations + 1));
+           dr->t_solve / dr->pcg.iterations, dr->pcg.t_operator / dr->pcg.iterations,
+           dr->pcg.t_precond / dr->pcg.iterations, dr->pcg.t_vector / dr->pcg.iterations,
+           dr->pcg.t_reduction / dr->pcg.iterations, op_exch / (dr->pcg.iterations + 1),
+           op_elem / (dr->pcg.iterations + 1));
+  return HX_SUCCESS;
+}
+
+/* The phases in order; check_only: a dry run stops once the mesh is built
+ * and valid. */
+static int run(run_state *st, int check_only) {
+  st->t_start = hx_wtime();
+  st->res->ranks = st->ctx->size;
+  snprintf(st->res->backend, sizeof st->res->backend, "%s", hx_case_backend_name(st->cs->backend));
+  st->res->order = st->cs->order;
+  HX_CALL(phase_backend(st));
+  HX_CALL(phase_mesh(st));
+  if (check_only) return HX_SUCCESS;
+  HX_CALL(phase_disc(st));
+  HX_CALL(phase_data(st));
+  HX_CALL(phase_solve(st));
+  HX_CALL(phase_output(st));
+  HX_CALL(phase_report(st));
   return HX_SUCCESS;
 }
 
 static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res) {
-  hx_mesh m = NULL;
-  hx_backend b = NULL;
-  hx_disc d = NULL;
-  hx_pc pc = NULL;
-  run_monitor mon = {0};
-  run_bufs rb = {0};
+  run_state st;
+  memset(&st, 0, sizeof st);
+  st.ctx = ctx, st.cs = cs, st.res = res;
   hx_timer_reset_all();
-  int ierr = run(ctx, cs, check_only, res, &m, &b, &d, &pc, &mon, &rb);
-  free(rb.kappa), free(rb.lambda), free(rb.entry), free(rb.dtag);
-  free(rb.hf), free(rb.hg), free(rb.hbn), free(rb.hu), free(rb.hex), free(rb.hu0);
-  hx_pc_destroy(&pc);
-  hx_history_destroy(&mon.hist);
-  hx_progress_destroy(&mon.prog);
-  hx_disc_destroy(&d);
-  hx_mesh_destroy(&m);
-  hx_backend_destroy(&b);
+  int ierr = run(&st, check_only);
+  free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag);
+  free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
+  hx_pc_destroy(&st.pc);
+  hx_history_destroy(&st.mon.hist);
+  hx_progress_destroy(&st.mon.prog);
+  hx_disc_destroy(&st.d);
+  hx_mesh_destroy(&st.m);
+  hx_backend_destroy(&st.b);
   if (ierr) hx_opt_free(&res->pc_report);
   HX_CALL(ierr);
   return HX_SUCCESS;

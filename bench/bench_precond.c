@@ -278,8 +278,14 @@ int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv) {
   if (err) return hx_app_fail(ctx, err, 1);
   /* the global mesh on rank 0 and each rank's data, as for a case */
   const double E = (double)o.n * o.n * o.n, n3 = (o.p + 1.0) * (o.p + 1) * (o.p + 1);
-  const double per =
-      HX_MEM_MESH_LOCAL_ELEM + (HX_MEM_RUN_NODE + (strstr(o.pc, "asm") ? HX_MEM_ASM_NODE : 0.0)) * n3;
+  double pc_node = 0.0; /* what the preconditioner adds (precond/ knows) */
+  hx_opt *pco = NULL;
+  err = hx_opt_parse_yaml(o.pc, "--pc", &pco);
+  if (!err) err = hx_pc_options_check(pco);
+  if (!err) err = hx_pc_options_mem_per_node(pco, o.p, &pc_node);
+  hx_opt_free(&pco);
+  if (err) return hx_app_fail(ctx, err, 1);
+  const double per = HX_MEM_MESH_LOCAL_ELEM + (HX_MEM_RUN_NODE + pc_node) * n3;
   char what[96];
   snprintf(what, sizeof what, "bench precond: --elements %d --order %d", o.n, o.p);
   err = hx_bench_check_memory(ctx->comm, E * HX_MEM_MESH_GLOBAL_ELEM,

@@ -153,6 +153,7 @@ typedef struct hx_opt_s {
   char *key;    /* the key in the parent map (NULL for the root and list items) */
   char *value;  /* scalar text (NULL for lists and maps) */
   char *where;  /* "case.yaml:12:5" or "--set preconditioner.type=asm" */
+  int quoted;   /* scalar written in quotes */
   int n;
   struct hx_opt_s **items; /* map entries (each with key) or list items */
 } hx_opt;
@@ -174,19 +175,106 @@ int hx_opt_error(const hx_opt *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Every key of map must be one of keys[0..n-1]: else HX_ERR_INPUT
- * "WHERE: PATH.key: unknown key 'k' (did you mean 'x'?); allowed: a, b".
- * path names the map in messages ("preconditioner.coarse"). A map that is
- * not a mapping is an error too. */
-int hx_opt_check_keys(const hx_opt *map, const char *path, const char *const *keys, int n);
-/* Typed look-ups of map[key]: absent leaves *v (the default) alone; a value
- * of the wrong type or out of [min, max] is HX_ERR_INPUT naming PATH.key and
- * its position. Enums: *v = index of the value in names. */
-int hx_opt_int(const hx_opt *map, const char *path, const char *key, long min, long max, int *v);
-int hx_opt_double(const hx_opt *map, const char *path, const char *key, double min, double max, double *v);
-int hx_opt_bool(const hx_opt *map, const char *path, const char *key, int *v);
-int hx_opt_enum(const hx_opt *map, const char *path, const char *key, const char *const *names, int n,
-                int *v);
+/* ------------------------------------------------------------ option tables */
+/* One option system for the case file, the preconditioner options and
+ * --set: each module describes an option group by a table of rows (key,
+ * type, range or allowed names, default, one-line help, where the value
+ * goes), and the readers below apply one rule per type to every group (the
+ * case file's scalars in io/, the preconditioner: tree in precond/). The
+ * effective case and `hexcg keys` are written from the same tables;
+ * tests/app/check_keys_doc.py checks them against docs/case-format.md.
+ *
+ * The rules: bool true|True|TRUE|false|False|FALSE; int decimal, within
+ * [min, max]; double a decimal number (no hex, nan or inf), within the range
+ * (open ends by flag); enum one of names (else "did you mean" and the
+ * allowed list); text non-empty. An empty unquoted value is "no value given". */
+typedef enum {
+  HX_OT_BOOL,   /* int 0/1 (HX_OPT_AUTO: or "auto", stored as auto_value) */
+  HX_OT_INT,    /* int */
+  HX_OT_DOUBLE, /* double */
+  HX_OT_ENUM,   /* int: index into names */
+  HX_OT_TEXT,   /* char * (owned by the destination: freed and replaced) */
+  HX_OT_GROUP,  /* a mapping of its own: the rows of sub */
+  HX_OT_OTHER   /* read by the module's own code (lists, expressions, ...); what says what it is */
+} hx_opt_type;
+
+#define HX_OPT_REQUIRED 1 /* no default: absent is an error */
+#define HX_OPT_MIN_OPEN 2 /* double: min itself is out of range */
+#define HX_OPT_MAX_OPEN 4 /* double: max itself is out of range */
+#define HX_OPT_AUTO 8     /* bool: "auto" allowed too */
+#define HX_OPT_NOWHERE ((size_t)-1)
+
+struct hx_opt_group;
+typedef struct {
+  const char *key; /* key within its group */
+  hx_opt_type type;
+  size_t offset;   /* where the value goes: offsetof in the group's struct, or HX_OPT_NOWHERE */
+  double min, max; /* INT, DOUBLE: the range */
+  int flags;
+  const char *const *names; /* ENUM: the names in enum order */
+  int nnames;
+  const char *def;                /* default as case-file text; NULL: none (or the struct's own default) */
+  const char *help;               /* one line, for hexcg keys */
+  const struct hx_opt_group *sub; /* GROUP (OTHER may name the keys of its mapping form) */
+  const char *what;               /* OTHER: the value in words ("[nx, ny, nz] or one integer") */
+  int auto_value;                 /* BOOL with HX_OPT_AUTO: what "auto" stores */
+} hx_opt_key;
+
+typedef struct hx_opt_group {
+  const char *path; /* dotted path of the mapping ("mesh", "preconditioner.coarse"; "" = top) */
+  const char *when; /* NULL, or when the group applies ("type: asm"), for hexcg keys */
+  const hx_opt_key *keys;
+  int n;
+} hx_opt_group;
+
+/* A value as a reader sees it: kind, scalar text (NULL for lists and
+ * maps), written in quotes, and its position ("case.yaml:3:5", "--set a=b"). */
+typedef struct {
+  hx_opt_kind kind;
+  const char *text;
+  int quoted;
+  const char *where;
+} hx_opt_val;
+
+/* The row of g for key, or NULL. */
+const hx_opt_key *hx_opt_group_find(const hx_opt_group *g, const char *key);
+/* An unknown key: HX_ERR_INPUT "WHERE: unknown key 'k' in PATH (did you mean
+ * 'x'?); allowed keys: a, b" (no " in PATH" at the top level). */
+int hx_opt_unknown_key(const hx_opt_group *g, const char *key, const char *where);
+/* Read v by the rule of k's type into dst (int, double or char * as the type
+ * says; OTHER and GROUP are the caller's). path names the key in messages:
+ * HX_ERR_INPUT "WHERE: PATH: message". */
+int hx_opt_parse(const hx_opt_key *k, const char *path, const hx_opt_val *v, void *dst);
+/* 1 and *d if s is a number by the DOUBLE rule (decimal, finite), else 0. */
+int hx_opt_is_number(const char *s, double *d);
+/* Read row k's default text into dst (k->def must be set). */
+int hx_opt_parse_default(const hx_opt_key *k, void *dst);
+/* The value at src (of k's type) as case-file text that reads back to the
+ * same value: doubles as the shortest exact text with a '.' (1.0, 1.0e-10),
+ * enums by name, bools true/false (or auto). */
+void hx_opt_format(const hx_opt_key *k, const void *src, char *buf, size_t len);
+/* A double as the shortest text that reads back exactly, with a '.' in the
+ * mantissa (YAML 1.1 readers then see a float); .nan/.inf/-.inf. */
+void hx_fmt_double(char *buf, size_t len, double v);
+/* The type of k in words, with its range or names ("integer in 1..15",
+ * "one of: cpu, cuda"), into buf. */
+void hx_opt_describe(const hx_opt_key *k, char *buf, size_t len);
+
+/* The option tree map read against group g into the struct at base: every
+ * key must be a row (else hx_opt_unknown_key); BOOL/INT/DOUBLE/ENUM/TEXT rows
+ * present are read (path: g->path.key), absent ones take their default text
+ * (rows with def) or keep what base holds; HX_OPT_REQUIRED rows must be
+ * there. GROUP and OTHER rows are left to the caller. map NULL: defaults
+ * only. A map that is not a mapping is an error. */
+int hx_opt_read_group(const hx_opt *map, const hx_opt_group *g, void *base);
+/* Write every BOOL/INT/DOUBLE/ENUM row of g from base into map (hx_opt_set):
+ * the defaults made explicit for the effective case. */
+int hx_opt_write_group(hx_opt *map, const hx_opt_group *g, const void *base);
+/* Print the rows of g from row first on: "PATH.key  TYPE, default D (WHEN)"
+ * and the help on the next line (names_only: the dotted keys alone, one per
+ * line). base (may be NULL) holds the defaults of rows without def text.
+ * Sub-groups are printed by their own call. */
+void hx_opt_print_keys(const hx_opt_group *g, const void *base, int first, int names_only, FILE *out);
 /* Set map[key] to the scalar text value (replacing an existing entry, or
  * adding one with where "<default>"): makes defaults explicit so that the
  * effective case lists every key. Creates map entries as needed for a
@@ -279,12 +367,11 @@ size_t hx_peak_rss_bytes(void);
  * refused size would not have fit). Per element of the global mesh that rank
  * 0 builds (hex8; hex27 adds 24 bytes per extra node), per element of a
  * rank's part of the mesh, and per GLL node ((p+1)^3 per element) of a rank's
- * data: a Jacobi-PCG solve, what the asm preconditioner adds, and hexcg mesh
- * (GLL ids, Jacobian check). */
+ * data: a Jacobi-PCG solve and hexcg mesh (GLL ids, Jacobian check). What a
+ * preconditioner adds is precond/'s estimate (hx_pc_options_mem_per_node). */
 #define HX_MEM_MESH_GLOBAL_ELEM 1000.0
 #define HX_MEM_MESH_LOCAL_ELEM 600.0
 #define HX_MEM_RUN_NODE 180.0
-#define HX_MEM_ASM_NODE 160.0
 #define HX_MEM_MESHCMD_NODE 6.0
 
 /* "1.9 TiB", "512 MiB" (binary units) into buf. */

@@ -1,4 +1,5 @@
-/* Option trees with source positions (see hx_core.h), and "did you mean". */
+/* Option trees with source positions, the option tables' typed readers (one
+ * rule per type for every group: see hx_core.h) and "did you mean". */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -70,6 +71,7 @@ hx_opt *hx_opt_copy(const hx_opt *o) {
   if (!o) return NULL;
   hx_opt *c = hx_opt_new(o->kind, o->value, o->where);
   if (!c) return NULL;
+  c->quoted = o->quoted;
   if (o->key && !(c->key = dupstr(o->key))) goto fail;
   for (int i = 0; i < o->n; i++) {
     hx_opt *ci = hx_opt_copy(o->items[i]);
@@ -101,93 +103,308 @@ static void join(char *buf, size_t len, const char *const *names, int n) {
   for (int i = 0; i < n && off < len; i++) off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
 }
 
-int hx_opt_check_keys(const hx_opt *map, const char *path, const char *const *keys, int n) {
-  if (!map) return HX_SUCCESS;
-  if (map->kind != HX_OPT_MAP) return hx_opt_error(map, "%s: expected a mapping (key: value pairs)", path);
-  char allowed[1024];
-  join(allowed, sizeof allowed, keys, n);
-  for (int i = 0; i < map->n; i++) {
-    const char *k = map->items[i]->key;
-    int ok = 0;
-    for (int j = 0; j < n && !ok; j++) ok = !strcmp(k, keys[j]);
-    if (ok) continue;
-    const char *near = hx_closest(k, keys, n);
-    if (near)
-      return hx_opt_error(map->items[i], "%s: unknown key '%s' (did you mean '%s'?); allowed: %s", path, k, near,
-                          allowed);
-    return hx_opt_error(map->items[i], "%s: unknown key '%s'; allowed: %s", path, k, allowed);
+/* ---------------------------------------------------------------- option tables */
+#define GROUP_MAX_KEYS 64
+
+static void full_key(const hx_opt_group *g, const char *key, char *buf, size_t len) {
+  if (g->path && g->path[0])
+    snprintf(buf, len, "%s.%s", g->path, key);
+  else
+    snprintf(buf, len, "%s", key);
+}
+
+static int verror(const char *where, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int verror(const char *where, const char *fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return HX_ERROR(HX_ERR_INPUT, "%s: %s", where ? where : "<options>", msg);
+}
+
+const hx_opt_key *hx_opt_group_find(const hx_opt_group *g, const char *key) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->keys[i].key, key)) return &g->keys[i];
+  return NULL;
+}
+
+int hx_opt_unknown_key(const hx_opt_group *g, const char *key, const char *where) {
+  const char *names[GROUP_MAX_KEYS];
+  const int n = g->n < GROUP_MAX_KEYS ? g->n : GROUP_MAX_KEYS;
+  for (int i = 0; i < n; i++) names[i] = g->keys[i].key;
+  char allowed[1024], in[160] = "";
+  join(allowed, sizeof allowed, names, n);
+  if (g->path && g->path[0]) snprintf(in, sizeof in, " in %s", g->path);
+  const char *near = hx_closest(key, names, n);
+  if (near)
+    return verror(where, "unknown key '%s'%s (did you mean '%s'?); allowed keys: %s", key, in, near, allowed);
+  return verror(where, "unknown key '%s'%s; allowed keys: %s", key, in, allowed);
+}
+
+static const char *what_of(const hx_opt_key *k, char *buf, size_t len) {
+  switch (k->type) {
+    case HX_OT_BOOL: return k->flags & HX_OPT_AUTO ? "true, false or auto" : "true or false";
+    case HX_OT_INT: return "an integer";
+    case HX_OT_DOUBLE: return "a number";
+    case HX_OT_ENUM:
+      snprintf(buf, len, "one of: ");
+      join(buf + strlen(buf), len - strlen(buf), k->names, k->nnames);
+      return buf;
+    case HX_OT_TEXT: return "a text";
+    case HX_OT_GROUP: return "a mapping";
+    case HX_OT_OTHER: return k->what ? k->what : "a value";
   }
-  return HX_SUCCESS;
+  return "a value";
 }
 
-static const hx_opt *scalar(const hx_opt *map, const char *path, const char *key, const char *what, int *err) {
-  *err = HX_SUCCESS;
-  const hx_opt *v = hx_opt_get(map, key);
-  if (!v) return NULL;
-  if (v->kind != HX_OPT_SCALAR || !v->value[0]) {
-    *err = hx_opt_error(v, "%s.%s: expected %s", path, key, what);
-    return NULL;
-  }
-  return v;
-}
-
-int hx_opt_int(const hx_opt *map, const char *path, const char *key, long min, long max, int *out) {
-  int err;
-  const hx_opt *v = scalar(map, path, key, "an integer", &err);
-  HX_CALL(err);
-  if (!v) return HX_SUCCESS;
-  char *end;
+/* a decimal number: no hex floats, no 'nan'/'inf' words, finite */
+static int to_double(const char *s, double *d) {
+  char *end = NULL;
   errno = 0;
-  const long x = strtol(v->value, &end, 10);
-  if (*end || errno) return hx_opt_error(v, "%s.%s: expected an integer, got '%s'", path, key, v->value);
-  if (x < min || x > max)
-    return hx_opt_error(v, "%s.%s: %ld is out of range [%ld, %ld]", path, key, x, min, max);
-  *out = (int)x;
-  return HX_SUCCESS;
+  *d = strtod(s, &end);
+  if (end == s || *end || errno == ERANGE || !isfinite(*d)) return 0;
+  for (const char *c = s; *c; c++)
+    if (!strchr("0123456789+-.eE", *c)) return 0;
+  return 1;
 }
 
-int hx_opt_double(const hx_opt *map, const char *path, const char *key, double min, double max, double *out) {
-  int err;
-  const hx_opt *v = scalar(map, path, key, "a number", &err);
-  HX_CALL(err);
-  if (!v) return HX_SUCCESS;
-  char *end;
-  errno = 0;
-  const double x = strtod(v->value, &end);
-  if (*end || errno || !isfinite(x)) return hx_opt_error(v, "%s.%s: expected a number, got '%s'", path, key, v->value);
-  if (x < min || x > max) return hx_opt_error(v, "%s.%s: %g is out of range [%g, %g]", path, key, x, min, max);
-  *out = x;
-  return HX_SUCCESS;
+int hx_opt_is_number(const char *s, double *d) { return s && to_double(s, d); }
+
+static void range_text(const hx_opt_key *k, char *buf, size_t len) {
+  const int lo = isfinite(k->min), hi = isfinite(k->max);
+  if (lo && hi)
+    snprintf(buf, len, "in %c%g, %g%c", k->flags & HX_OPT_MIN_OPEN ? '(' : '[', k->min, k->max,
+             k->flags & HX_OPT_MAX_OPEN ? ')' : ']');
+  else if (lo)
+    snprintf(buf, len, "%s %g", k->flags & HX_OPT_MIN_OPEN ? ">" : ">=", k->min);
+  else if (hi)
+    snprintf(buf, len, "%s %g", k->flags & HX_OPT_MAX_OPEN ? "<" : "<=", k->max);
+  else
+    buf[0] = '\0';
 }
 
-int hx_opt_bool(const hx_opt *map, const char *path, const char *key, int *out) {
-  int err;
-  const hx_opt *v = scalar(map, path, key, "true or false", &err);
-  HX_CALL(err);
-  if (!v) return HX_SUCCESS;
-  if (!strcmp(v->value, "true")) *out = 1;
-  else if (!strcmp(v->value, "false")) *out = 0;
-  else return hx_opt_error(v, "%s.%s: expected true or false, got '%s'", path, key, v->value);
-  return HX_SUCCESS;
-}
-
-int hx_opt_enum(const hx_opt *map, const char *path, const char *key, const char *const *names, int n, int *out) {
-  int err;
-  const hx_opt *v = scalar(map, path, key, "a name", &err);
-  HX_CALL(err);
-  if (!v) return HX_SUCCESS;
-  for (int i = 0; i < n; i++)
-    if (!strcmp(v->value, names[i])) {
-      *out = i;
+int hx_opt_parse(const hx_opt_key *k, const char *path, const hx_opt_val *v, void *dst) {
+  char what[512];
+  const char *w = what_of(k, what, sizeof what);
+  if (k->type == HX_OT_GROUP || k->type == HX_OT_OTHER)
+    return HX_ERROR(HX_ERR_ARG, "%s: option rows of this type are read by their module", path);
+  if (v->kind != HX_OPT_SCALAR)
+    return verror(v->where, "%s: expected %s, got %s", path, w,
+                  v->kind == HX_OPT_MAP ? "a mapping" : "a list");
+  const char *s = v->text ? v->text : "";
+  if (!s[0] && !v->quoted) return verror(v->where, "%s: no value given (expected %s)", path, w);
+  switch (k->type) {
+    case HX_OT_BOOL: {
+      int b;
+      if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+        b = 1;
+      else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+        b = 0;
+      else if (k->flags & HX_OPT_AUTO && !strcmp(s, "auto"))
+        b = k->auto_value;
+      else
+        return verror(v->where, "%s: expected %s, got '%s'", path, w, s);
+      *(int *)dst = b;
       return HX_SUCCESS;
     }
-  char allowed[1024];
-  join(allowed, sizeof allowed, names, n);
-  const char *near = hx_closest(v->value, names, n);
-  if (near)
-    return hx_opt_error(v, "%s.%s: unknown value '%s' (did you mean '%s'?); allowed: %s", path, key, v->value, near,
-                        allowed);
-  return hx_opt_error(v, "%s.%s: unknown value '%s'; allowed: %s", path, key, v->value, allowed);
+    case HX_OT_INT: {
+      char *end = NULL;
+      errno = 0;
+      const long x = strtol(s, &end, 10);
+      if (end == s || *end || errno == ERANGE)
+        return verror(v->where, "%s: expected an integer, got '%s'", path, s);
+      if ((double)x < k->min || (double)x > k->max) {
+        const long lo = (long)k->min, hi = (long)k->max;
+        if (k->max >= 2147483647.0 && (double)x < k->min)
+          return verror(v->where, "%s: must be >= %ld, got %ld", path, lo, x);
+        if (k->max >= 2147483647.0) return verror(v->where, "%s: must be at most %ld, got %ld", path, hi, x);
+        return verror(v->where, "%s: must be in %ld..%ld, got %ld", path, lo, hi, x);
+      }
+      *(int *)dst = (int)x;
+      return HX_SUCCESS;
+    }
+    case HX_OT_DOUBLE: {
+      double x;
+      if (!to_double(s, &x)) return verror(v->where, "%s: expected a number, got '%s'", path, s);
+      const int below = k->flags & HX_OPT_MIN_OPEN ? !(x > k->min) : !(x >= k->min);
+      const int above = k->flags & HX_OPT_MAX_OPEN ? !(x < k->max) : !(x <= k->max);
+      if (below || above) {
+        char r[128];
+        range_text(k, r, sizeof r);
+        return verror(v->where, "%s: must be %s, got %g", path, r, x);
+      }
+      *(double *)dst = x;
+      return HX_SUCCESS;
+    }
+    case HX_OT_ENUM: {
+      for (int i = 0; i < k->nnames; i++)
+        if (!strcmp(s, k->names[i])) {
+          *(int *)dst = i;
+          return HX_SUCCESS;
+        }
+      char allowed[1024];
+      join(allowed, sizeof allowed, k->names, k->nnames);
+      const char *near = hx_closest(s, k->names, k->nnames);
+      if (near)
+        return verror(v->where, "%s: unknown value '%s' (did you mean '%s'?); allowed: %s", path, s, near,
+                      allowed);
+      return verror(v->where, "%s: unknown value '%s'; allowed: %s", path, s, allowed);
+    }
+    case HX_OT_TEXT: {
+      if (!s[0]) return verror(v->where, "%s: must not be empty", path);
+      char *d = dupstr(s);
+      HX_CHECK(d, HX_ERR_MEM, "out of memory");
+      free(*(char **)dst);
+      *(char **)dst = d;
+      return HX_SUCCESS;
+    }
+    default: break;
+  }
+  return HX_ERROR(HX_ERR_ARG, "%s: unknown option type", path);
+}
+
+int hx_opt_parse_default(const hx_opt_key *k, void *dst) {
+  HX_CHECK(k->def, HX_ERR_ARG, "option %s has no default", k->key);
+  const hx_opt_val v = {HX_OPT_SCALAR, k->def, 1, "<default>"};
+  HX_CALL(hx_opt_parse(k, k->key, &v, dst));
+  return HX_SUCCESS;
+}
+
+void hx_fmt_double(char *buf, size_t len, double v) {
+  if (!isfinite(v)) { /* YAML's spelling of the special values */
+    snprintf(buf, len, "%s", isnan(v) ? ".nan" : v > 0 ? ".inf" : "-.inf");
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, len, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  /* keep a '.' in the mantissa so YAML 1.1 readers see a float: 1.0, 1.0e-10 */
+  if (!strchr(buf, '.') && strlen(buf) + 3 < len) {
+    char *e = strpbrk(buf, "eE");
+    const size_t at = e ? (size_t)(e - buf) : strlen(buf);
+    memmove(buf + at + 2, buf + at, strlen(buf + at) + 1);
+    buf[at] = '.', buf[at + 1] = '0';
+  }
+}
+
+void hx_opt_format(const hx_opt_key *k, const void *src, char *buf, size_t len) {
+  switch (k->type) {
+    case HX_OT_BOOL: {
+      const int b = *(const int *)src;
+      snprintf(buf, len, "%s", k->flags & HX_OPT_AUTO && b == k->auto_value ? "auto" : b ? "true" : "false");
+      return;
+    }
+    case HX_OT_INT: snprintf(buf, len, "%d", *(const int *)src); return;
+    case HX_OT_DOUBLE: hx_fmt_double(buf, len, *(const double *)src); return;
+    case HX_OT_ENUM: {
+      const int i = *(const int *)src;
+      snprintf(buf, len, "%s", i >= 0 && i < k->nnames ? k->names[i] : "?");
+      return;
+    }
+    case HX_OT_TEXT: snprintf(buf, len, "%s", *(char *const *)src ? *(char *const *)src : ""); return;
+    default: snprintf(buf, len, "%s", ""); return;
+  }
+}
+
+void hx_opt_describe(const hx_opt_key *k, char *buf, size_t len) {
+  char r[128];
+  switch (k->type) {
+    case HX_OT_BOOL:
+      snprintf(buf, len, "%s", k->flags & HX_OPT_AUTO ? "true|false|auto" : "true|false");
+      return;
+    case HX_OT_INT:
+      if (k->max >= 2147483647.0)
+        snprintf(buf, len, "integer >= %ld", (long)k->min);
+      else
+        snprintf(buf, len, "integer in %ld..%ld", (long)k->min, (long)k->max);
+      return;
+    case HX_OT_DOUBLE:
+      range_text(k, r, sizeof r);
+      snprintf(buf, len, "number%s%s", r[0] ? " " : "", r);
+      return;
+    case HX_OT_ENUM: {
+      size_t off = 0;
+      buf[0] = '\0';
+      for (int i = 0; i < k->nnames && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "|" : "", k->names[i]);
+      return;
+    }
+    case HX_OT_TEXT: snprintf(buf, len, "text"); return;
+    case HX_OT_GROUP: snprintf(buf, len, "mapping"); return;
+    case HX_OT_OTHER: snprintf(buf, len, "%s", k->what ? k->what : "value"); return;
+  }
+}
+
+static int typed(const hx_opt_key *k) {
+  return k->type != HX_OT_GROUP && k->type != HX_OT_OTHER && k->offset != HX_OPT_NOWHERE;
+}
+
+int hx_opt_read_group(const hx_opt *map, const hx_opt_group *g, void *base) {
+  char path[256];
+  if (map && map->kind != HX_OPT_MAP)
+    return verror(map->where, "%s: expected a mapping (key: value entries), got %s", g->path,
+                  map->kind == HX_OPT_LIST ? "a list" : "a value");
+  for (int i = 0; map && i < map->n; i++)
+    if (!hx_opt_group_find(g, map->items[i]->key))
+      HX_CALL(hx_opt_unknown_key(g, map->items[i]->key, map->items[i]->where));
+  for (int r = 0; r < g->n; r++) {
+    const hx_opt_key *k = &g->keys[r];
+    if (!typed(k)) continue;
+    void *dst = (char *)base + k->offset;
+    const hx_opt *v = hx_opt_get(map, k->key);
+    full_key(g, k->key, path, sizeof path);
+    if (v) {
+      const hx_opt_val val = {v->kind, v->value, v->quoted, v->where};
+      HX_CALL(hx_opt_parse(k, path, &val, dst));
+    } else if (k->flags & HX_OPT_REQUIRED) {
+      return verror(map ? map->where : NULL, "missing required key '%s'", path);
+    } else if (k->def) {
+      HX_CALL(hx_opt_parse_default(k, dst));
+    }
+  }
+  return HX_SUCCESS;
+}
+
+int hx_opt_write_group(hx_opt *map, const hx_opt_group *g, const void *base) {
+  char buf[64];
+  for (int r = 0; r < g->n; r++) {
+    const hx_opt_key *k = &g->keys[r];
+    if (!typed(k) || k->type == HX_OT_TEXT) continue;
+    hx_opt_format(k, (const char *)base + k->offset, buf, sizeof buf);
+    HX_CALL(hx_opt_set(map, k->key, buf));
+  }
+  return HX_SUCCESS;
+}
+
+void hx_opt_print_keys(const hx_opt_group *g, const void *base, int first, int names_only, FILE *out) {
+  char path[256], type[512], def[96];
+  for (int r = first; r < g->n; r++) {
+    const hx_opt_key *k = &g->keys[r];
+    full_key(g, k->key, path, sizeof path);
+    if (names_only) {
+      fprintf(out, "%s\n", path);
+      continue;
+    }
+    hx_opt_describe(k, type, sizeof type);
+    if (k->flags & HX_OPT_REQUIRED)
+      snprintf(def, sizeof def, "required");
+    else if (k->def)
+      snprintf(def, sizeof def, "default %s", k->def);
+    else if (base && typed(k)) {
+      char v[64];
+      hx_opt_format(k, (const char *)base + k->offset, v, sizeof v);
+      snprintf(def, sizeof def, "default %s", v);
+    } else
+      def[0] = '\0';
+    fprintf(out, "%-34s %s%s%s%s%s%s\n    %s\n", path, type, def[0] ? ", " : "", def, g->when ? " (" : "",
+            g->when ? g->when : "", g->when ? ")" : "", k->help ? k->help : "");
+  }
 }
 
 int hx_opt_submap(hx_opt *map, const char *key, hx_opt **sub) {

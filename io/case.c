@@ -18,17 +18,17 @@ typedef struct {
 } case_impl;
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define INF HUGE_VAL
 
-static const char *const top_keys[] = {"mesh",           "order",   "problem", "solver",
-                                       "preconditioner", "backend", "output",  "operator"};
-static const char *const operator_keys[] = {"geometry"};
+/* enum fields are read through int pointers (hx_opt_parse) */
+_Static_assert(sizeof(hx_case_mesh_type) == sizeof(int) && sizeof(hx_bc_type) == sizeof(int) &&
+                   sizeof(hx_case_partitioner) == sizeof(int) && sizeof(hx_case_solver) == sizeof(int) &&
+                   sizeof(hx_case_backend) == sizeof(int),
+               "case enums are int-sized");
+
 static const char *const geometries[] = {"fp64", "split"}; /* hx_ax_geometry order */
-static const char *const mesh_keys[] = {"type", "elements", "extent", "eps", "file", "partitioner", "deform"};
-static const char *const problem_keys[] = {"kappa", "lambda", "rhs", "exact", "boundary"};
-static const char *const bnd_keys[] = {"tags", "type", "value"};
-static const char *const solver_keys[] = {"type", "tol", "max_iterations", "initial_guess"};
-static const char *const guess_keys[] = {"file"};
-static const char *const output_keys[] = {"dir", "solution", "history", "progress_every", "progress_seconds"};
 static const char *const mesh_types[] = {"box", "kershaw", "gmsh"};
 static const char *const partitioners[] = {"rcb", "metis"};
 static const char *const bc_types[] = {"dirichlet", "neumann"};
@@ -37,15 +37,155 @@ static const char *const backends[] = {"cpu", "cuda"};
 static const char *const box_tags[] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 static const char *const box_materials[] = {"box"};
 
+/* ---------------------------------------------------------------- the option tables */
+/* One row per key (core/hx_core.h, "option tables"): the typed rows are read
+ * by the core readers (read_key below) and written by write_rows; OTHER rows
+ * (lists, expressions, file names, the preconditioner's own tree) by the
+ * loaders and writers of this file. docs/case-format.md documents every row
+ * (tests/app/check_keys_doc.py). */
+#define AT(f) offsetof(hx_case, f)
+#define ENUM_ROW(k, f, nm, fl, d, h)                                                                        \
+  {                                                                                                         \
+    .key = k, .type = HX_OT_ENUM, .offset = AT(f), .names = nm, .nnames = NELEM(nm), .flags = fl, .def = d, \
+    .help = h                                                                                               \
+  }
+#define OTHER_ROW(k, fl, d, w, h) \
+  { .key = k, .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .flags = fl, .def = d, .what = w, .help = h }
+#define GROUP_ROW(k, fl, g, h) \
+  { .key = k, .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .flags = fl, .sub = &g, .help = h }
+#define INT_ROW(k, f, lo, hi, fl, d, h) \
+  { .key = k, .type = HX_OT_INT, .offset = AT(f), .min = lo, .max = hi, .flags = fl, .def = d, .help = h }
+#define DBL_ROW(k, f, lo, hi, fl, d, h) \
+  { .key = k, .type = HX_OT_DOUBLE, .offset = AT(f), .min = lo, .max = hi, .flags = fl, .def = d, .help = h }
+#define BOOL_ROW(k, f, d, h) \
+  { .key = k, .type = HX_OT_BOOL, .offset = AT(f), .def = d, .help = h }
+#define INT_MAXV 2147483647.0
+
+static const hx_opt_key mesh_rows[] = {
+    ENUM_ROW("type", mesh.type, mesh_types, HX_OPT_REQUIRED, NULL,
+             "generated box, Kershaw-deformed box, or a Gmsh file"),
+    OTHER_ROW("elements", 0, NULL, "[nx, ny, nz] or one integer, each 1..100000",
+              "box/kershaw (required): elements per direction"),
+    OTHER_ROW("extent", 0, "[[0, 1], [0, 1], [0, 1]]", "[[xmin, xmax], [ymin, ymax], [zmin, zmax]]",
+              "box/kershaw: the domain"),
+    DBL_ROW("eps", mesh.eps, 0, 1, HX_OPT_MIN_OPEN, "0.3", "kershaw only: the deformation (1 = none)"),
+    OTHER_ROW("file", 0, NULL, "a file name",
+              "gmsh (required): MSH 2.2/4.1 file, relative to the case file's folder"),
+    ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb",
+             "how elements are split over the MPI ranks"),
+    DBL_ROW("deform", mesh.deform, 0, 0.5, HX_OPT_MAX_OPEN, "0.0",
+            "box/kershaw only: smooth deformation amplitude"),
+};
+static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
+
+static const hx_opt_key bnd_rows[] = {
+    OTHER_ROW("tags", HX_OPT_REQUIRED, NULL, "a list of tag names, or one name", "where the condition holds"),
+    {.key = "type",
+     .type = HX_OT_ENUM,
+     .offset = offsetof(hx_case_boundary, type),
+     .names = bc_types,
+     .nnames = NELEM(bc_types),
+     .flags = HX_OPT_REQUIRED,
+     .help = "u = value, or kappa du/dn = value"},
+    OTHER_ROW("value", 0, "0", "a number, an expression or exact", "exact: problem.exact (dirichlet only)"),
+};
+static const hx_opt_group bnd_group = {"problem.boundary", "each list entry", bnd_rows, NELEM(bnd_rows)};
+
+static const hx_opt_key problem_rows[] = {
+    OTHER_ROW("kappa", 0, "1.0", "number > 0, or a mapping material -> number > 0", "diffusion coefficient"),
+    DBL_ROW("lambda", problem.lambda, 0, INF, 0, "0.0", "the Helmholtz term"),
+    OTHER_ROW("rhs", HX_OPT_REQUIRED, NULL, "an expression in x, y, z", "f(x, y, z)"),
+    OTHER_ROW("exact", 0, NULL, "an expression in x, y, z", "the exact solution, if known"),
+    {.key = "boundary",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .what = "a list of entries",
+     .sub = &bnd_group,
+     .help = "boundary conditions (tags not listed: homogeneous Neumann)"},
+};
+static const hx_opt_group problem_group = {"problem", NULL, problem_rows, NELEM(problem_rows)};
+
+static const hx_opt_key guess_rows[] = {
+    OTHER_ROW("file", HX_OPT_REQUIRED, NULL, "a solution.h5 file name", "relative to the working directory"),
+};
+static const hx_opt_group guess_group = {"solver.initial_guess", NULL, guess_rows, NELEM(guess_rows)};
+
+static const hx_opt_key solver_rows[] = {
+    ENUM_ROW("type", solver.type, solver_types, 0, "pcg", "CG, flexible CG, or single-reduction CG"),
+    DBL_ROW("tol", solver.tol, 0, 1, HX_OPT_MIN_OPEN | HX_OPT_MAX_OPEN, "1.0e-8",
+            "relative residual tolerance"),
+    INT_ROW("max_iterations", solver.max_iterations, 1, INT_MAXV, 0, STR(HX_MAX_ITERATIONS_DEFAULT),
+            "iteration limit"),
+    {.key = "initial_guess",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .what = "{file: PATH} or PATH",
+     .sub = &guess_group,
+     .help = "start from the solution.h5 of an earlier run"},
+};
+static const hx_opt_group solver_group = {"solver", NULL, solver_rows, NELEM(solver_rows)};
+
+static const hx_opt_key operator_rows[] = {
+    ENUM_ROW("geometry", op.geometry, geometries, 0, "fp64",
+             "geometric factors in FP64, or split FP64 mean + FP32"),
+};
+static const hx_opt_group operator_group = {"operator", NULL, operator_rows, NELEM(operator_rows)};
+
+static const hx_opt_key output_rows[] = {
+    {.key = "dir",
+     .type = HX_OT_TEXT,
+     .offset = AT(output.dir),
+     .help = "output folder, relative to the working directory (default out/<case name>)"},
+    BOOL_ROW("solution", output.solution, "true", "write solution.h5 + solution.xdmf"),
+    BOOL_ROW("history", output.history, "true", "write history.csv + history.h5"),
+    INT_ROW("progress_every", output.progress_every, 0, INT_MAXV, 0, "50",
+            "progress line every N iterations (0: never)"),
+    DBL_ROW("progress_seconds", output.progress_seconds, 0, INF, 0, "10.0",
+            "... or every S seconds (0: never)"),
+};
+static const hx_opt_group output_group = {"output", NULL, output_rows, NELEM(output_rows)};
+
+static const hx_opt_key top_rows[] = {
+    GROUP_ROW("mesh", HX_OPT_REQUIRED, mesh_group, "the mesh"),
+    INT_ROW("order", order, HX_ORDER_MIN, HX_ORDER_MAX, HX_OPT_REQUIRED, NULL,
+            "polynomial order p ((p+1)^3 GLL nodes per element)"),
+    GROUP_ROW("problem", HX_OPT_REQUIRED, problem_group, "the equation and its boundary conditions"),
+    GROUP_ROW("solver", 0, solver_group, "the Krylov solver"),
+    OTHER_ROW("preconditioner", 0, NULL, "a mapping (type: ...) or a type name",
+              "checked by the preconditioner module (keys below)"),
+    ENUM_ROW("backend", backend, backends, 0, "cpu", "where the solve runs"),
+    GROUP_ROW("output", 0, output_group, "what is written"),
+    GROUP_ROW("operator", 0, operator_group, "storage of the operator"),
+};
+static const hx_opt_group top_group = {"", NULL, top_rows, NELEM(top_rows)};
+
+/* every group, in the order hexcg keys lists them */
+static const hx_opt_group *const all_groups[] = {&top_group,    &mesh_group,    &problem_group,
+                                                 &bnd_group,    &solver_group,  &guess_group,
+                                                 &output_group, &operator_group};
+
+void hx_case_print_keys(int names_only, FILE *out) {
+  for (int i = 0; i < NELEM(all_groups); i++) hx_opt_print_keys(all_groups[i], NULL, 0, names_only, out);
+}
+
 const char *hx_case_mesh_type_name(hx_case_mesh_type t) {
   return (int)t >= 0 && (int)t < NELEM(mesh_types) ? mesh_types[t] : "?";
 }
 const char *hx_bc_type_name(hx_bc_type t) {
   return (int)t >= 0 && (int)t < NELEM(bc_types) ? bc_types[t] : "?";
 }
+const char *hx_case_partitioner_name(hx_case_partitioner p) {
+  return (int)p >= 0 && (int)p < NELEM(partitioners) ? partitioners[p] : "?";
+}
+const char *hx_case_solver_name(hx_case_solver t) {
+  return (int)t >= 0 && (int)t < NELEM(solver_types) ? solver_types[t] : "?";
+}
+const char *hx_case_backend_name(hx_case_backend b) {
+  return (int)b >= 0 && (int)b < NELEM(backends) ? backends[b] : "?";
+}
 const char *hx_case_pc_type(const hx_case *cs) {
   const hx_opt *t = hx_opt_get(cs->preconditioner.opts, "type");
-  return t && t->kind == HX_OPT_SCALAR ? t->value : "jacobi";
+  return t && t->kind == HX_OPT_SCALAR ? t->value : NULL;
 }
 
 /* ---------------------------------------------------------------- typed values */
@@ -61,81 +201,30 @@ static const char *kind_name(const hx_ynode *v) {
   return v->kind == HX_YN_MAP ? "a mapping" : v->kind == HX_YN_SEQ ? "a list" : "a value";
 }
 
+/* v as the core readers see it */
+static int parse_node(const hx_opt_key *k, const char *path, const hx_ynode *v, void *dst) {
+  char where[1024];
+  hx_ynode_where(v, where, sizeof where);
+  const hx_opt_kind kind = v->kind == HX_YN_MAP   ? HX_OPT_MAP
+                           : v->kind == HX_YN_SEQ ? HX_OPT_LIST
+                                                  : HX_OPT_SCALAR;
+  const hx_opt_val val = {kind, v->kind == HX_YN_SCALAR ? v->value : NULL, v->quoted, where};
+  HX_CALL(hx_opt_parse(k, path, &val, dst));
+  return HX_SUCCESS;
+}
+
+/* the value of an OTHER row: a scalar, given (the same rule as the typed rows) */
 static int want_scalar(const hx_ynode *v, const char *key, const char *what) {
   if (v->kind != HX_YN_SCALAR) return hx_yerror(v, "%s: expected %s, got %s", key, what, kind_name(v));
   if (!v->value[0] && !v->quoted) return hx_yerror(v, "%s: no value given (expected %s)", key, what);
   return HX_SUCCESS;
 }
 
-static int to_double(const char *s, double *d) {
-  char *end = NULL;
-  errno = 0;
-  *d = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE || !isfinite(*d)) return 0;
-  /* no hex floats or 'nan'/'inf' words */
-  for (const char *c = s; *c; c++)
-    if (!strchr("0123456789+-.eE", *c)) return 0;
-  return 1;
-}
-
-static int get_double(const hx_ynode *v, const char *key, double *d) {
-  HX_CALL(want_scalar(v, key, "a number"));
-  if (!to_double(v->value, d)) return hx_yerror(v, "%s: expected a number, got '%s'", key, v->value);
-  return HX_SUCCESS;
-}
-
-static int get_int(const hx_ynode *v, const char *key, long lo, long hi, int *out) {
-  HX_CALL(want_scalar(v, key, "an integer"));
-  char *end = NULL;
-  errno = 0;
-  long x = strtol(v->value, &end, 10);
-  if (end == v->value || *end || errno == ERANGE)
-    return hx_yerror(v, "%s: expected an integer, got '%s'", key, v->value);
-  if (x < lo || x > hi) {
-    if (hi == 2147483647L && x < lo) return hx_yerror(v, "%s: must be >= %ld, got %ld", key, lo, x);
-    if (hi == 2147483647L) return hx_yerror(v, "%s: must be at most %ld, got %ld", key, hi, x);
-    return hx_yerror(v, "%s: must be in %ld..%ld, got %ld", key, lo, hi, x);
-  }
-  *out = (int)x;
-  return HX_SUCCESS;
-}
-
-static int get_bool(const hx_ynode *v, const char *key, int *out) {
-  HX_CALL(want_scalar(v, key, "true or false"));
-  const char *s = v->value;
-  if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-    *out = 1;
-  else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-    *out = 0;
-  else
-    return hx_yerror(v, "%s: expected true or false, got '%s'", key, s);
-  return HX_SUCCESS;
-}
-
-static int get_enum(const hx_ynode *v, const char *key, const char *const *names, int n, int *idx) {
-  char allowed[256];
-  join_names(allowed, sizeof allowed, names, n);
-  HX_CALL(want_scalar(v, key, "one of: "));
-  for (int i = 0; i < n; i++)
-    if (!strcmp(v->value, names[i])) {
-      *idx = i;
-      return HX_SUCCESS;
-    }
-  const char *near = hx_closest(v->value, names, n);
-  if (near)
-    return hx_yerror(v, "%s: unknown value '%s' (did you mean '%s'?); allowed: %s", key, v->value, near,
-                     allowed);
-  return hx_yerror(v, "%s: unknown value '%s'; allowed: %s", key, v->value, allowed);
-}
-
-static int get_string(const hx_ynode *v, const char *key, char **out) {
-  HX_CALL(want_scalar(v, key, "a text"));
-  if (!v->value[0]) return hx_yerror(v, "%s: must not be empty", key);
-  free(*out);
-  *out = hx_io_strdup(v->value);
-  HX_CHECK(*out, HX_ERR_MEM, "out of memory");
-  return HX_SUCCESS;
-}
+/* items of the lists mesh.elements and mesh.extent, kappa per material */
+static const hx_opt_key elements_item = {.key = "elements", .type = HX_OT_INT, .min = 1, .max = 100000};
+static const hx_opt_key extent_item = {.key = "extent", .type = HX_OT_DOUBLE, .min = -INF, .max = INF};
+static const hx_opt_key kappa_value = {
+    .key = "kappa", .type = HX_OT_DOUBLE, .min = 0, .max = INF, .flags = HX_OPT_MIN_OPEN};
 
 static int want_map(const hx_ynode *v, const char *key) {
   if (v->kind != HX_YN_MAP)
@@ -143,26 +232,50 @@ static int want_map(const hx_ynode *v, const char *key) {
   return HX_SUCCESS;
 }
 
-/* Unknown keys of map, with "did you mean". section NULL at the top level. */
-static int check_keys(const hx_ynode *map, const char *section, const char *const *allowed, int n) {
+static int missing(const hx_ynode *parent, const char *key) {
+  return hx_yerror(parent, "missing required key '%s'", key);
+}
+
+/* Unknown keys of map (against the rows of g, path as given). */
+static int check_keys(const hx_ynode *map, const hx_opt_group *g) {
   for (int i = 0; i < map->n; i++) {
-    const char *k = map->keys[i]->value;
-    int ok = 0;
-    for (int j = 0; j < n && !ok; j++) ok = !strcmp(k, allowed[j]);
-    if (ok) continue;
-    char in[128] = "";
-    if (section) snprintf(in, sizeof in, " in %s", section);
-    const char *near = hx_closest(k, allowed, n);
-    if (near) return hx_yerror(map->keys[i], "unknown key '%s'%s (did you mean '%s'?)", k, in, near);
-    char list[512];
-    join_names(list, sizeof list, allowed, n);
-    return hx_yerror(map->keys[i], "unknown key '%s'%s; allowed keys: %s", k, in, list);
+    if (hx_opt_group_find(g, map->keys[i]->value)) continue;
+    char where[1024];
+    hx_ynode_where(map->keys[i], where, sizeof where);
+    HX_CALL(hx_opt_unknown_key(g, map->keys[i]->value, where));
   }
   return HX_SUCCESS;
 }
 
-static int missing(const hx_ynode *parent, const char *key) {
-  return hx_yerror(parent, "missing required key '%s'", key);
+/* One row of g from map into base: the value given, else its default (rows
+ * with def), else an error for HX_OPT_REQUIRED rows; *node (may be NULL) is
+ * the value node or NULL. */
+static int read_key(const hx_ynode *map, const hx_opt_group *g, const char *key, void *base,
+                    hx_ynode **node) {
+  const hx_opt_key *k = hx_opt_group_find(g, key);
+  HX_CHECK(k && k->offset != HX_OPT_NOWHERE, HX_ERR_INTERNAL, "no typed option row %s.%s", g->path, key);
+  char path[256];
+  snprintf(path, sizeof path, "%s%s%s", g->path, g->path[0] ? "." : "", key);
+  hx_ynode *v = hx_ynode_get(map, key, NULL);
+  if (node) *node = v;
+  void *dst = (char *)base + k->offset;
+  if (v)
+    HX_CALL(parse_node(k, path, v, dst));
+  else if (k->flags & HX_OPT_REQUIRED)
+    return missing(map, path);
+  else if (k->def)
+    HX_CALL(hx_opt_parse_default(k, dst));
+  return HX_SUCCESS;
+}
+
+/* check_keys, then every typed row of g (read_key). */
+static int read_group(const hx_ynode *map, const hx_opt_group *g, void *base) {
+  if (map) HX_CALL(check_keys(map, g));
+  for (int r = 0; r < g->n; r++) {
+    const hx_opt_key *k = &g->keys[r];
+    if (k->type != HX_OT_OTHER && k->type != HX_OT_GROUP) HX_CALL(read_key(map, g, k->key, base, NULL));
+  }
+  return HX_SUCCESS;
 }
 
 static int compile_expr(const hx_ynode *v, const char *key, hx_expr **e) {
@@ -237,12 +350,9 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
   hx_ynode *mesh = hx_ynode_get(root, "mesh", NULL);
   if (!mesh) return missing(root, "mesh");
   HX_CALL(want_map(mesh, "mesh"));
-  HX_CALL(check_keys(mesh, "mesh", mesh_keys, NELEM(mesh_keys)));
-  hx_ynode *v = hx_ynode_get(mesh, "type", NULL), *k = NULL;
-  if (!v) return missing(mesh, "mesh.type");
-  int t = 0;
-  HX_CALL(get_enum(v, "mesh.type", mesh_types, NELEM(mesh_types), &t));
-  cs->mesh.type = (hx_case_mesh_type)t;
+  HX_CALL(check_keys(mesh, &mesh_group));
+  hx_ynode *v, *k = NULL;
+  HX_CALL(read_key(mesh, &mesh_group, "type", cs, NULL));
   int gen = cs->mesh.type != HX_CASE_MESH_GMSH;
   /* keys that do not belong to this mesh type */
   static const char *const gen_only[] = {"elements", "extent", "deform"};
@@ -260,13 +370,13 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
     if (!v) return missing(mesh, "mesh.elements");
     if (v->kind == HX_YN_SCALAR) {
       int nel = 0;
-      HX_CALL(get_int(v, "mesh.elements", 1, 100000, &nel));
+      HX_CALL(parse_node(&elements_item, "mesh.elements", v, &nel));
       for (int d = 0; d < 3; d++) cs->mesh.elements[d] = nel;
     } else {
       if (v->kind != HX_YN_SEQ || v->n != 3)
         return hx_yerror(v, "mesh.elements: expected a list of 3 positive integers [nx, ny, nz]");
       for (int d = 0; d < 3; d++)
-        HX_CALL(get_int(v->vals[d], "mesh.elements", 1, 100000, &cs->mesh.elements[d]));
+        HX_CALL(parse_node(&elements_item, "mesh.elements", v->vals[d], &cs->mesh.elements[d]));
     }
     v = hx_ynode_get(mesh, "extent", NULL);
     if (v) {
@@ -275,8 +385,8 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
       for (int d = 0; d < 3; d++) {
         const hx_ynode *r = v->vals[d];
         if (r->kind != HX_YN_SEQ || r->n != 2) return hx_yerror(r, "%s", ext_msg);
-        HX_CALL(get_double(r->vals[0], "mesh.extent", &cs->mesh.extent[d][0]));
-        HX_CALL(get_double(r->vals[1], "mesh.extent", &cs->mesh.extent[d][1]));
+        HX_CALL(parse_node(&extent_item, "mesh.extent", r->vals[0], &cs->mesh.extent[d][0]));
+        HX_CALL(parse_node(&extent_item, "mesh.extent", r->vals[1], &cs->mesh.extent[d][1]));
         if (!(cs->mesh.extent[d][0] < cs->mesh.extent[d][1]))
           return hx_yerror(r, "mesh.extent: the %c range must have min < max, got [%g, %g]", "xyz"[d],
                            cs -> mesh.extent[d][0], cs->mesh.extent[d][1]);
@@ -301,21 +411,10 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
                            "xyz"[d], lo, hi, w, fmax(fabs(lo), fabs(hi)));
       }
     }
-    v = hx_ynode_get(mesh, "deform", NULL);
-    if (v) {
-      HX_CALL(get_double(v, "mesh.deform", &cs->mesh.deform));
-      if (!(cs->mesh.deform >= 0.0 && cs->mesh.deform < 0.5))
-        return hx_yerror(v, "mesh.deform: must be in [0, 0.5), got %g", cs->mesh.deform);
-    }
+    HX_CALL(read_key(mesh, &mesh_group, "deform", cs, NULL));
   }
   if (cs->mesh.type == HX_CASE_MESH_KERSHAW) {
-    cs->mesh.eps = 0.3;
-    v = hx_ynode_get(mesh, "eps", NULL);
-    if (v) {
-      HX_CALL(get_double(v, "mesh.eps", &cs->mesh.eps));
-      if (!(cs->mesh.eps > 0.0 && cs->mesh.eps <= 1.0))
-        return hx_yerror(v, "mesh.eps: must be in (0, 1], got %g", cs->mesh.eps);
-    }
+    HX_CALL(read_key(mesh, &mesh_group, "eps", cs, NULL));
     const int *e = cs->mesh.elements;
     if (cs->mesh.eps < 1.0 && (e[0] % 6 || e[1] % 2 || e[2] % 2))
       return hx_yerror(
@@ -331,11 +430,7 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
     HX_CHECK(cs->mesh.file, HX_ERR_MEM, "out of memory");
     if (im->check_files) HX_CALL(check_readable(v, "mesh.file", cs->mesh.file, "the case file's folder"));
   }
-  int part = 0;
-  v = hx_ynode_get(mesh, "partitioner", NULL);
-  if (v) HX_CALL(get_enum(v, "mesh.partitioner", partitioners, NELEM(partitioners), &part));
-  cs->mesh.partitioner = hx_io_strdup(partitioners[part]);
-  HX_CHECK(cs->mesh.partitioner, HX_ERR_MEM, "out of memory");
+  HX_CALL(read_key(mesh, &mesh_group, "partitioner", cs, NULL));
   return HX_SUCCESS;
 }
 
@@ -411,7 +506,8 @@ static const hx_ynode *node_at(const hx_case *cs, const char *path) {
   return n;
 }
 
-int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use) {
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use,
+                         double pc_node_bytes) {
   int rank = 0, size = 1;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_MPI(MPI_Comm_size(comm, &size));
@@ -425,8 +521,7 @@ int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_
    * while it is built (not once it exists) */
   const double El = floor(E / size) + (rank < fmod(E, size) ? 1 : 0), n = cs->order + 1.0;
   double node = HX_MEM_MESHCMD_NODE;
-  if (use == HX_CASE_MEM_RUN)
-    node = HX_MEM_RUN_NODE + (!strcmp(hx_case_pc_type(cs), "asm") ? HX_MEM_ASM_NODE : 0.0);
+  if (use == HX_CASE_MEM_RUN) node = HX_MEM_RUN_NODE + (pc_node_bytes > 0 ? pc_node_bytes : 0.0);
   const double rank0 = built ? 0.0 : E * HX_MEM_MESH_GLOBAL_ELEM;
   const double per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n);
   hx_mem_fit_info fi;
@@ -490,7 +585,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
   hx_ynode *pr = hx_ynode_get(root, "problem", NULL), *v;
   if (!pr) return missing(root, "problem");
   HX_CALL(want_map(pr, "problem"));
-  HX_CALL(check_keys(pr, "problem", problem_keys, NELEM(problem_keys)));
+  HX_CALL(check_keys(pr, &problem_group));
   cs->problem.kappa = 1.0;
   if ((v = hx_ynode_get(pr, "kappa", NULL))) {
     if (v->kind == HX_YN_MAP) {
@@ -503,22 +598,15 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
         HX_CHECK(m->name, HX_ERR_MEM, "out of memory");
         char key[256];
         snprintf(key, sizeof key, "problem.kappa.%s", m->name);
-        HX_CALL(get_double(v->vals[i], key, &m->kappa));
-        if (!(m->kappa > 0)) return hx_yerror(v->vals[i], "%s: must be > 0, got %g", key, m->kappa);
+        HX_CALL(parse_node(&kappa_value, key, v->vals[i], &m->kappa));
       }
     } else {
       if (v->kind != HX_YN_SCALAR)
         return hx_yerror(v, "problem.kappa: expected a number or a map from material name to number");
-      HX_CALL(get_double(v, "problem.kappa", &cs->problem.kappa));
-      if (!(cs->problem.kappa > 0))
-        return hx_yerror(v, "problem.kappa: must be > 0, got %g", cs->problem.kappa);
+      HX_CALL(parse_node(&kappa_value, "problem.kappa", v, &cs->problem.kappa));
     }
   }
-  if ((v = hx_ynode_get(pr, "lambda", NULL))) {
-    HX_CALL(get_double(v, "problem.lambda", &cs->problem.lambda));
-    if (!(cs->problem.lambda >= 0))
-      return hx_yerror(v, "problem.lambda: must be >= 0, got %g", cs->problem.lambda);
-  }
+  HX_CALL(read_key(pr, &problem_group, "lambda", cs, NULL));
   if (!(v = hx_ynode_get(pr, "rhs", NULL))) return missing(pr, "problem.rhs");
   HX_CALL(compile_expr(v, "problem.rhs", &cs->problem.rhs));
   HX_CALL(check_finite(cs, v, "problem.rhs", cs->problem.rhs));
@@ -540,16 +628,14 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
       cs->problem.nboundary = b + 1;
       char key[160], sect[64];
       snprintf(sect, sizeof sect, "problem.boundary[%d]", b);
+      hx_opt_group entry = bnd_group; /* messages name the entry */
+      entry.path = sect;
       HX_CALL(want_map(e, sect));
-      HX_CALL(check_keys(e, sect, bnd_keys, NELEM(bnd_keys)));
+      HX_CALL(check_keys(e, &entry));
       snprintf(key, sizeof key, "%s.tags", sect);
       if (!(v = hx_ynode_get(e, "tags", NULL))) return missing(e, key);
       HX_CALL(load_tags(cs, v, key, bd));
-      snprintf(key, sizeof key, "%s.type", sect);
-      if (!(v = hx_ynode_get(e, "type", NULL))) return missing(e, key);
-      int t = 0;
-      HX_CALL(get_enum(v, key, bc_types, NELEM(bc_types), &t));
-      bd->type = (hx_bc_type)t;
+      HX_CALL(read_key(e, &entry, "type", bd, NULL));
       ndir += bd->type == HX_BC_DIRICHLET;
       snprintf(key, sizeof key, "%s.value", sect);
       bd->value_kind = HX_BCV_NUMBER;
@@ -561,7 +647,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
             return hx_yerror(v, "%s: 'exact' is only supported on dirichlet boundaries", key);
           bd->value_kind = HX_BCV_EXACT;
           bd->expr = cs->problem.exact;
-        } else if (!to_double(v->value, &bd->value)) {
+        } else if (!hx_opt_is_number(v->value, &bd->value)) {
           HX_CALL(compile_expr(v, key, &bd->expr));
           bd->value_kind = HX_BCV_EXPR;
           HX_CALL(check_finite(cs, v, key, bd->expr));
@@ -591,38 +677,22 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
 
 static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
   hx_ynode *s = hx_ynode_get(root, "solver", NULL), *v;
-  cs->solver.tol = 1e-8;
-  cs->solver.max_iterations = HX_MAX_ITERATIONS_DEFAULT;
-  int t = 0;
-  if (s) {
-    HX_CALL(want_map(s, "solver"));
-    HX_CALL(check_keys(s, "solver", solver_keys, NELEM(solver_keys)));
-    if ((v = hx_ynode_get(s, "type", NULL)))
-      HX_CALL(get_enum(v, "solver.type", solver_types, NELEM(solver_types), &t));
-    if ((v = hx_ynode_get(s, "tol", NULL))) {
-      HX_CALL(get_double(v, "solver.tol", &cs->solver.tol));
-      if (!(cs->solver.tol > 0 && cs->solver.tol < 1))
-        return hx_yerror(v, "solver.tol: must be in (0, 1), got %g", cs->solver.tol);
+  if (s) HX_CALL(want_map(s, "solver"));
+  HX_CALL(read_group(s, &solver_group, cs));
+  if ((v = hx_ynode_get(s, "initial_guess", NULL))) {
+    if (v->kind == HX_YN_MAP) {
+      HX_CALL(check_keys(v, &guess_group));
+      hx_ynode *f = hx_ynode_get(v, "file", NULL);
+      if (!f) return missing(v, "solver.initial_guess.file");
+      v = f;
     }
-    if ((v = hx_ynode_get(s, "max_iterations", NULL)))
-      HX_CALL(get_int(v, "solver.max_iterations", 1, 2147483647L, &cs->solver.max_iterations));
-    if ((v = hx_ynode_get(s, "initial_guess", NULL))) {
-      if (v->kind == HX_YN_MAP) {
-        HX_CALL(check_keys(v, "solver.initial_guess", guess_keys, NELEM(guess_keys)));
-        hx_ynode *f = hx_ynode_get(v, "file", NULL);
-        if (!f) return missing(v, "solver.initial_guess.file");
-        v = f;
-      }
-      HX_CALL(want_scalar(v, "solver.initial_guess.file", "a solution.h5 file name"));
-      cs->solver.initial_guess = path_join_abs(".", v->value);
-      HX_CHECK(cs->solver.initial_guess, HX_ERR_MEM, "out of memory");
-      if (im->check_files)
-        HX_CALL(check_readable(v, "solver.initial_guess.file", cs->solver.initial_guess,
-                               "the working directory"));
-    }
+    HX_CALL(want_scalar(v, "solver.initial_guess.file", "a solution.h5 file name"));
+    cs->solver.initial_guess = path_join_abs(".", v->value);
+    HX_CHECK(cs->solver.initial_guess, HX_ERR_MEM, "out of memory");
+    if (im->check_files)
+      HX_CALL(
+          check_readable(v, "solver.initial_guess.file", cs->solver.initial_guess, "the working directory"));
   }
-  cs->solver.type = hx_io_strdup(solver_types[t]);
-  HX_CHECK(cs->solver.type, HX_ERR_MEM, "out of memory");
   return HX_SUCCESS;
 }
 
@@ -634,6 +704,7 @@ static int opt_convert(const hx_ynode *n, hx_opt **out) {
   const hx_opt_kind kind = n->kind == HX_YN_MAP ? HX_OPT_MAP : n->kind == HX_YN_SEQ ? HX_OPT_LIST : HX_OPT_SCALAR;
   hx_opt *o = hx_opt_new(kind, n->value, where);
   HX_CHECK(o, HX_ERR_MEM, "out of memory");
+  o->quoted = n->quoted;
   for (int i = 0; i < n->n && kind != HX_OPT_SCALAR; i++) {
     hx_opt *c = NULL;
     int err = opt_convert(n->vals[i], &c);
@@ -682,42 +753,13 @@ int hx_opt_parse_yaml(const char *text, const char *name, hx_opt **out) {
 }
 
 static int load_rest(hx_case *cs, const hx_ynode *root) {
-  hx_ynode *v, *s;
-  int t;
+  hx_ynode *s;
   HX_CALL(opt_from_ynode(hx_ynode_get(root, "preconditioner", NULL), &cs->preconditioner.opts));
-  t = 0;
-  if ((v = hx_ynode_get(root, "backend", NULL)))
-    HX_CALL(get_enum(v, "backend", backends, NELEM(backends), &t));
-  cs->backend = hx_io_strdup(backends[t]);
-  HX_CHECK(cs->backend, HX_ERR_MEM, "out of memory");
-
-  cs->op.geometry = 0;
-  if ((s = hx_ynode_get(root, "operator", NULL))) {
-    HX_CALL(want_map(s, "operator"));
-    HX_CALL(check_keys(s, "operator", operator_keys, NELEM(operator_keys)));
-    if ((v = hx_ynode_get(s, "geometry", NULL)))
-      HX_CALL(get_enum(v, "operator.geometry", geometries, NELEM(geometries), &cs->op.geometry));
-  }
-
-  cs->output.solution = 1;
-  cs->output.history = 1;
-  cs->output.progress_every = 50;
-  cs->output.progress_seconds = 10.0;
-  if ((s = hx_ynode_get(root, "output", NULL))) {
-    HX_CALL(want_map(s, "output"));
-    HX_CALL(check_keys(s, "output", output_keys, NELEM(output_keys)));
-    if ((v = hx_ynode_get(s, "dir", NULL))) HX_CALL(get_string(v, "output.dir", &cs->output.dir));
-    if ((v = hx_ynode_get(s, "solution", NULL)))
-      HX_CALL(get_bool(v, "output.solution", &cs->output.solution));
-    if ((v = hx_ynode_get(s, "history", NULL))) HX_CALL(get_bool(v, "output.history", &cs->output.history));
-    if ((v = hx_ynode_get(s, "progress_every", NULL)))
-      HX_CALL(get_int(v, "output.progress_every", 0, 2147483647L, &cs->output.progress_every));
-    if ((v = hx_ynode_get(s, "progress_seconds", NULL))) {
-      HX_CALL(get_double(v, "output.progress_seconds", &cs->output.progress_seconds));
-      if (!(cs->output.progress_seconds >= 0))
-        return hx_yerror(v, "output.progress_seconds: must be >= 0, got %g", cs->output.progress_seconds);
-    }
-  }
+  HX_CALL(read_key(root, &top_group, "backend", cs, NULL));
+  if ((s = hx_ynode_get(root, "operator", NULL))) HX_CALL(want_map(s, "operator"));
+  HX_CALL(read_group(s, &operator_group, cs));
+  if ((s = hx_ynode_get(root, "output", NULL))) HX_CALL(want_map(s, "output"));
+  HX_CALL(read_group(s, &output_group, cs));
   if (!cs->output.dir) {
     size_t n = strlen(cs->name) + 8;
     cs->output.dir = malloc(n);
@@ -736,11 +778,9 @@ static int validate(hx_case *cs, case_impl *im) {
     return hx_yerror(root,
                      "expected a mapping of sections (mesh, order, problem, ...) at the top level, got %s",
                      kind_name(root));
-  HX_CALL(check_keys(root, NULL, top_keys, NELEM(top_keys)));
+  HX_CALL(check_keys(root, &top_group));
   HX_CALL(load_mesh(cs, im, root));
-  hx_ynode *v = hx_ynode_get(root, "order", NULL);
-  if (!v) return missing(root, "order");
-  HX_CALL(get_int(v, "order", 1, 15, &cs->order));
+  HX_CALL(read_key(root, &top_group, "order", cs, NULL));
   HX_CALL(load_problem(cs, root));
   HX_CALL(load_solver(cs, im, root));
   HX_CALL(load_rest(cs, root));
@@ -755,7 +795,6 @@ void hx_case_destroy(hx_case **csp) {
   hx_opt_free(&cs->preconditioner.opts);
   free(cs->name);
   free(cs->mesh.file);
-  free(cs->mesh.partitioner);
   for (int m = 0; m < cs->problem.nmaterials; m++) free(cs->problem.materials[m].name);
   free(cs->problem.materials);
   for (int b = 0; b < cs->problem.nboundary; b++) {
@@ -767,9 +806,7 @@ void hx_case_destroy(hx_case **csp) {
   free(cs->problem.boundary);
   hx_expr_destroy(&cs->problem.rhs);
   hx_expr_destroy(&cs->problem.exact);
-  free(cs->solver.type);
   free(cs->solver.initial_guess);
-  free(cs->backend);
   free(cs->output.dir);
   case_impl *im = cs->impl;
   if (im) {
@@ -976,101 +1013,122 @@ static void sb_quoted(sbuf *s, const char *str) {
   sb_printf(s, "\"");
 }
 
-static int case_yaml(const hx_case *cs, sbuf *s) {
+/* Keys that the effective case leaves out: those of another mesh type,
+ * and optional values not given. */
+static int row_written(const hx_case *cs, const hx_opt_group *g, const hx_opt_key *k) {
+  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH;
+  if (g == &mesh_group) {
+    if (!strcmp(k->key, "elements") || !strcmp(k->key, "extent") || !strcmp(k->key, "deform")) return !gmsh;
+    if (!strcmp(k->key, "eps")) return cs->mesh.type == HX_CASE_MESH_KERSHAW;
+    if (!strcmp(k->key, "file")) return gmsh;
+  }
+  if (g == &problem_group && !strcmp(k->key, "exact")) return cs->problem.exact != NULL;
+  if (g == &solver_group && !strcmp(k->key, "initial_guess")) return cs->solver.initial_guess != NULL;
+  return 1;
+}
+
+/* The value of an OTHER row (after "key:"). */
+static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_key *k, int indent, sbuf *s) {
   char a[40], b[40];
-  sb_printf(s, "# effective case of %s (defaults and overrides applied)\n", cs->path);
-  sb_printf(s, "mesh:\n  type: %s\n", hx_case_mesh_type_name(cs->mesh.type));
-  if (cs->mesh.type != HX_CASE_MESH_GMSH) {
-    sb_printf(s, "  elements: [%d, %d, %d]\n  extent: [", cs->mesh.elements[0], cs->mesh.elements[1],
-              cs->mesh.elements[2]);
+  if (g == &mesh_group && !strcmp(k->key, "elements")) {
+    sb_printf(s, " [%d, %d, %d]\n", cs->mesh.elements[0], cs->mesh.elements[1], cs->mesh.elements[2]);
+  } else if (g == &mesh_group && !strcmp(k->key, "extent")) {
+    sb_printf(s, " [");
     for (int d = 0; d < 3; d++) {
-      hx_io_fmt_double(a, sizeof a, cs->mesh.extent[d][0]);
-      hx_io_fmt_double(b, sizeof b, cs->mesh.extent[d][1]);
+      hx_fmt_double(a, sizeof a, cs->mesh.extent[d][0]);
+      hx_fmt_double(b, sizeof b, cs->mesh.extent[d][1]);
       sb_printf(s, "%s[%s, %s]", d ? ", " : "", a, b);
     }
     sb_printf(s, "]\n");
-    hx_io_fmt_double(a, sizeof a, cs->mesh.deform);
-    sb_printf(s, "  deform: %s\n", a);
-  }
-  if (cs->mesh.type == HX_CASE_MESH_KERSHAW) {
-    hx_io_fmt_double(a, sizeof a, cs->mesh.eps);
-    sb_printf(s, "  eps: %s\n", a);
-  }
-  if (cs->mesh.file) {
-    sb_printf(s, "  file: ");
+  } else if (g == &mesh_group && !strcmp(k->key, "file")) {
+    sb_printf(s, " ");
     sb_quoted(s, cs->mesh.file);
     sb_printf(s, "\n");
-  }
-  sb_printf(s, "  partitioner: %s\norder: %d\nproblem:\n", cs->mesh.partitioner, cs->order);
-  if (cs->problem.nmaterials) {
-    sb_printf(s, "  kappa:\n");
-    for (int m = 0; m < cs->problem.nmaterials; m++) {
-      hx_io_fmt_double(a, sizeof a, cs->problem.materials[m].kappa);
-      sb_printf(s, "    ");
-      sb_quoted(s, cs->problem.materials[m].name);
-      sb_printf(s, ": %s\n", a);
+  } else if (g == &problem_group && !strcmp(k->key, "kappa")) {
+    if (!cs->problem.nmaterials) {
+      hx_fmt_double(a, sizeof a, cs->problem.kappa);
+      sb_printf(s, " %s\n", a);
+    } else {
+      sb_printf(s, "\n");
+      for (int m = 0; m < cs->problem.nmaterials; m++) {
+        hx_fmt_double(a, sizeof a, cs->problem.materials[m].kappa);
+        sb_printf(s, "%*s", indent + 2, "");
+        sb_quoted(s, cs->problem.materials[m].name);
+        sb_printf(s, ": %s\n", a);
+      }
     }
-  } else {
-    hx_io_fmt_double(a, sizeof a, cs->problem.kappa);
-    sb_printf(s, "  kappa: %s\n", a);
-  }
-  hx_io_fmt_double(a, sizeof a, cs->problem.lambda);
-  sb_printf(s, "  lambda: %s\n  rhs: ", a);
-  sb_quoted(s, hx_expr_text(cs->problem.rhs));
-  sb_printf(s, "\n");
-  if (cs->problem.exact) {
-    sb_printf(s, "  exact: ");
-    sb_quoted(s, hx_expr_text(cs->problem.exact));
+  } else if (g == &problem_group && (!strcmp(k->key, "rhs") || !strcmp(k->key, "exact"))) {
+    sb_printf(s, " ");
+    sb_quoted(s, hx_expr_text(!strcmp(k->key, "rhs") ? cs->problem.rhs : cs->problem.exact));
     sb_printf(s, "\n");
-  }
-  if (cs->problem.nboundary)
-    sb_printf(s, "  boundary:\n");
-  else
-    sb_printf(s, "  boundary: []\n");
-  for (int i = 0; i < cs->problem.nboundary; i++) {
-    const hx_case_boundary *bd = &cs->problem.boundary[i];
-    sb_printf(s, "    - tags: [");
-    for (int t = 0; t < bd->ntags; t++) {
-      sb_printf(s, "%s", t ? ", " : "");
-      sb_quoted(s, bd->tags[t]);
+  } else if (g == &problem_group && !strcmp(k->key, "boundary")) {
+    sb_printf(s, "%s\n", cs->problem.nboundary ? "" : " []");
+    for (int i = 0; i < cs->problem.nboundary; i++) {
+      const hx_case_boundary *bd = &cs->problem.boundary[i];
+      sb_printf(s, "%*s- tags: [", indent + 2, "");
+      for (int t = 0; t < bd->ntags; t++) {
+        sb_printf(s, "%s", t ? ", " : "");
+        sb_quoted(s, bd->tags[t]);
+      }
+      sb_printf(s, "]\n%*stype: %s\n%*svalue: ", indent + 4, "", hx_bc_type_name(bd->type), indent + 4, "");
+      if (bd->value_kind == HX_BCV_EXACT)
+        sb_printf(s, "exact");
+      else if (bd->value_kind == HX_BCV_EXPR)
+        sb_quoted(s, hx_expr_text(bd->expr));
+      else {
+        hx_fmt_double(a, sizeof a, bd->value);
+        sb_printf(s, "%s", a);
+      }
+      sb_printf(s, "\n");
     }
-    sb_printf(s, "]\n      type: %s\n      value: ", hx_bc_type_name(bd->type));
-    if (bd->value_kind == HX_BCV_EXACT)
-      sb_printf(s, "exact");
-    else if (bd->value_kind == HX_BCV_EXPR)
-      sb_quoted(s, hx_expr_text(bd->expr));
-    else {
-      hx_io_fmt_double(a, sizeof a, bd->value);
-      sb_printf(s, "%s", a);
-    }
-    sb_printf(s, "\n");
-  }
-  hx_io_fmt_double(a, sizeof a, cs->solver.tol);
-  sb_printf(s, "solver:\n  type: %s\n  tol: %s\n  max_iterations: %d\n", cs->solver.type, a,
-            cs->solver.max_iterations);
-  if (cs->solver.initial_guess) {
-    sb_printf(s, "  initial_guess: {file: ");
+  } else if (g == &solver_group && !strcmp(k->key, "initial_guess")) {
+    sb_printf(s, " {file: ");
     sb_quoted(s, cs->solver.initial_guess);
     sb_printf(s, "}\n");
-  }
-  {
+  } else if (g == &top_group && !strcmp(k->key, "preconditioner")) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     HX_CHECK(f, HX_ERR_MEM, "out of memory formatting the effective case");
-    hx_opt_write_yaml(cs->preconditioner.opts, 2, f);
+    hx_opt_write_yaml(cs->preconditioner.opts, indent + 2, f);
     fclose(f);
-    sb_printf(s, "preconditioner:%s\n%s", cs->preconditioner.opts && cs->preconditioner.opts->n ? "" : " {}",
+    sb_printf(s, "%s\n%s", cs->preconditioner.opts && cs->preconditioner.opts->n ? "" : " {}",
               buf ? buf : "");
     free(buf);
+  } else {
+    return HX_ERROR(HX_ERR_INTERNAL, "effective case: no writer for %s.%s", g->path, k->key);
   }
-  sb_printf(s, "operator:\n  geometry: %s\n", geometries[cs->op.geometry]);
-  sb_printf(s, "backend: %s\noutput:\n  dir: ", cs->backend);
-  sb_quoted(s, cs->output.dir);
-  hx_io_fmt_double(a, sizeof a, cs->output.progress_seconds);
-  sb_printf(s, "\n  solution: %s\n  history: %s\n  progress_every: %d\n  progress_seconds: %s\n",
-            cs->output.solution ? "true" : "false", cs->output.history ? "true" : "false",
-            cs->output.progress_every, a);
+  return HX_SUCCESS;
+}
+
+/* Every row of g, in table order: typed values by the core formatter,
+ * groups nested, the rest by write_other. */
+static int write_rows(const hx_case *cs, const hx_opt_group *g, int indent, sbuf *s) {
+  char v[128];
+  for (int r = 0; r < g->n; r++) {
+    const hx_opt_key *k = &g->keys[r];
+    if (!row_written(cs, g, k)) continue;
+    sb_printf(s, "%*s%s:", indent, "", k->key);
+    if (k->type == HX_OT_GROUP) {
+      sb_printf(s, "\n");
+      HX_CALL(write_rows(cs, k->sub, indent + 2, s));
+    } else if (k->type == HX_OT_OTHER) {
+      HX_CALL(write_other(cs, g, k, indent, s));
+    } else if (k->type == HX_OT_TEXT) {
+      sb_printf(s, " ");
+      sb_quoted(s, *(char *const *)((const char *)cs + k->offset));
+      sb_printf(s, "\n");
+    } else {
+      hx_opt_format(k, (const char *)cs + k->offset, v, sizeof v);
+      sb_printf(s, " %s\n", v);
+    }
+  }
+  return HX_SUCCESS;
+}
+
+static int case_yaml(const hx_case *cs, sbuf *s) {
+  sb_printf(s, "# effective case of %s (defaults and overrides applied)\n", cs->path);
+  HX_CALL(write_rows(cs, &top_group, 0, s));
   HX_CHECK(!s->err, HX_ERR_MEM, "out of memory formatting the effective case");
   return HX_SUCCESS;
 }
@@ -1087,7 +1145,8 @@ int hx_case_write_effective(const hx_case *cs, const char *path) {
 void hx_case_print(const hx_case *cs, FILE *out) {
   fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    fprintf(out, "mesh         gmsh %s, partitioner %s\n", cs->mesh.file, cs->mesh.partitioner);
+    fprintf(out, "mesh         gmsh %s, partitioner %s\n", cs->mesh.file,
+            hx_case_partitioner_name(cs->mesh.partitioner));
   } else {
     fprintf(out, "mesh         %s %d x %d x %d on [%g, %g] x [%g, %g] x [%g, %g]",
             hx_case_mesh_type_name(cs->mesh.type), cs->mesh.elements[0], cs->mesh.elements[1],
@@ -1095,7 +1154,7 @@ void hx_case_print(const hx_case *cs, FILE *out) {
             cs->mesh.extent[1][1], cs->mesh.extent[2][0], cs->mesh.extent[2][1]);
     if (cs->mesh.type == HX_CASE_MESH_KERSHAW) fprintf(out, ", eps %g", cs->mesh.eps);
     if (cs->mesh.deform > 0) fprintf(out, ", deform %g", cs->mesh.deform);
-    fprintf(out, ", partitioner %s\n", cs->mesh.partitioner);
+    fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   }
   fprintf(out, "order        %d\n", cs->order);
   if (cs->problem.nmaterials) {
@@ -1120,10 +1179,11 @@ void hx_case_print(const hx_case *cs, FILE *out) {
     else
       fprintf(out, "%g\n", bd->value);
   }
-  fprintf(out, "solver       %s, tol %g, max %d iterations, preconditioner %s\n", cs->solver.type,
-          cs->solver.tol, cs->solver.max_iterations, hx_case_pc_type(cs));
+  fprintf(out, "solver       %s, tol %g, max %d iterations, preconditioner %s\n",
+          hx_case_solver_name(cs->solver.type), cs->solver.tol, cs->solver.max_iterations,
+          hx_case_pc_type(cs) ? hx_case_pc_type(cs) : "(default)");
   if (cs->solver.initial_guess) fprintf(out, "  initial    %s\n", cs->solver.initial_guess);
-  fprintf(out, "backend      %s\n", cs->backend);
+  fprintf(out, "backend      %s\n", hx_case_backend_name(cs->backend));
   fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,
           cs->output.solution ? "yes" : "no", cs->output.history ? "yes" : "no");
 }

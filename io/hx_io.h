@@ -52,6 +52,12 @@ void hx_expr_eval_array(const hx_expr *e, size_t n, const double *x, const doubl
 /* ================================================================ the case */
 typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
 typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1 } hx_bc_type;
+/* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
+typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
+/* solver.type: CG, flexible CG, single-reduction CG (hx_solver.h) */
+typedef enum { HX_CASE_SOLVER_PCG = 0, HX_CASE_SOLVER_FCG = 1, HX_CASE_SOLVER_PCG1 = 2 } hx_case_solver;
+/* backend (hx_backend_create takes the name: hx_case_backend_name) */
+typedef enum { HX_CASE_BACKEND_CPU = 0, HX_CASE_BACKEND_CUDA = 1 } hx_case_backend;
 /* What a boundary value is: a number, an expression, or the exact solution. */
 typedef enum { HX_BCV_NUMBER = 0, HX_BCV_EXPR = 1, HX_BCV_EXACT = 2 } hx_bc_value_kind;
 
@@ -81,7 +87,7 @@ typedef struct hx_case_s {
     double eps;          /* kershaw: in (0, 1]; 1 for box/gmsh */
     double deform;       /* box, kershaw: amplitude of the smooth deformation map, 0 = none */
     char *file;          /* gmsh: path resolved against the case file's folder; else NULL */
-    char *partitioner;   /* "rcb" | "metis" (hx_partitioner_parse in hx_mesh.h) */
+    hx_case_partitioner partitioner;
   } mesh;
   int order; /* 1..15 */
   struct {
@@ -95,19 +101,19 @@ typedef struct hx_case_s {
     hx_case_boundary *boundary; /* tags not listed: homogeneous Neumann */
   } problem;
   struct {
-    char *type;          /* "pcg", "fcg" (flexible CG) or "pcg1" (single-reduction CG) */
+    hx_case_solver type;
     double tol;          /* relative residual tolerance, in (0, 1) */
     int max_iterations;  /* >= 1 */
     char *initial_guess; /* solution.h5 of an earlier run (resolved path), or NULL */
   } solver;
   struct {
     /* the preconditioner: mapping as given (a scalar "preconditioner: X"
-     * becomes {type: X}; absent: {type: jacobi}), with source positions.
+     * becomes {type: X}; absent: an empty mapping), with source positions.
      * io/ checks only that it is a mapping; precond/ validates its keys
      * (hx_pc_options_check) and fills in its defaults. */
     hx_opt *opts;
   } preconditioner;
-  char *backend; /* "cpu" | "cuda" */
+  hx_case_backend backend;
   struct {
     int geometry; /* operator.geometry: 0 fp64, 1 split (hx_ax_geometry) */
   } op;
@@ -165,22 +171,33 @@ typedef enum { HX_CASE_MEM_RUN = 0, HX_CASE_MEM_MESH = 1 } hx_case_mem_use;
  * (at mesh.file for a Gmsh mesh), the same on every rank. elements <= 0:
  * before the mesh is built (box/kershaw: mesh.elements; Gmsh: not known,
  * nothing checked); > 0: the global element count of the mesh just built
- * (its memory is in use already, only the rest is estimated). */
-int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use);
+ * (its memory is in use already, only the rest is estimated). pc_node_bytes:
+ * what the preconditioner adds per GLL node of a solve (precond/'s
+ * hx_pc_options_mem_per_node; ignored for HX_CASE_MEM_MESH). */
+int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use,
+                         double pc_node_bytes);
 /* Collective: if any rank has code != 0, every rank returns the error (code
  * and message) of the lowest such rank. */
 int hx_io_agree_error(MPI_Comm comm, int code);
 /* kappa of material name (problem.kappa when no map is given); < 0 if the
  * map does not name it. */
 double hx_case_kappa(const hx_case *cs, const char *material);
-/* Names of enum values ("box", "dirichlet", "exact", "jacobi"). */
+/* Names of enum values ("box", "dirichlet", "rcb", "pcg", "cpu"). */
 const char *hx_case_mesh_type_name(hx_case_mesh_type t);
 const char *hx_bc_type_name(hx_bc_type t);
+const char *hx_case_partitioner_name(hx_case_partitioner p);
+const char *hx_case_solver_name(hx_case_solver t);
+const char *hx_case_backend_name(hx_case_backend b);
+/* Print the case file's keys from the option tables (hexcg keys; the
+ * preconditioner's are hx_pc_options_print_keys): names_only, the dotted
+ * keys one per line, else with type, default and help. */
+void hx_case_print_keys(int names_only, FILE *out);
 /* An option tree from YAML text (a mapping; a plain scalar X gives
  * {type: X}, empty text an empty mapping), positions named after name: for
  * tests and tools that hand options to a module without a case file. */
 int hx_opt_parse_yaml(const char *text, const char *name, hx_opt **opts);
-/* The preconditioner type named in the case ("jacobi" when absent). */
+/* The preconditioner type named in the case's tree; NULL when it names none
+ * (hx_pc_options_check makes the default explicit). */
 const char *hx_case_pc_type(const hx_case *cs);
 
 /* ================================================================ output folder */

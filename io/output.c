@@ -147,23 +147,7 @@ int hx_io_agree_error(MPI_Comm comm, int code) {
 }
 
 /* A double that reads back exactly, as short as possible. */
-void hx_io_fmt_double(char *buf, size_t len, double v) {
-  if (!isfinite(v)) { /* YAML's spelling of the special values */
-    snprintf(buf, len, "%s", isnan(v) ? ".nan" : v > 0 ? ".inf" : "-.inf");
-    return;
-  }
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, len, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  /* keep a '.' in the mantissa so YAML 1.1 readers see a float: 1.0, 1.0e-10 */
-  if (!strchr(buf, '.') && strlen(buf) + 3 < len) {
-    char *e = strpbrk(buf, "eE");
-    size_t at = e ? (size_t)(e - buf) : strlen(buf);
-    memmove(buf + at + 2, buf + at, strlen(buf + at) + 1);
-    buf[at] = '.', buf[at + 1] = '0';
-  }
-}
+void hx_io_fmt_double(char *buf, size_t len, double v) { hx_fmt_double(buf, len, v); }
 
 /* ---------------------------------------------------------------- result sets */
 #include <dirent.h>

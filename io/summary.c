@@ -57,7 +57,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
   yq(q1, sizeof q1, st->reason);
   hx_io_fmt_double(f1, sizeof f1, cs->solver.tol);
   P("solver:\n  type: %s\n  preconditioner: %s\n  tol: %s\n  iterations: %d\n  converged: %s\n  reason: %s\n",
-    cs->solver.type, hx_case_pc_type(cs), f1, st->iterations,
+    hx_case_solver_name(cs->solver.type), hx_case_pc_type(cs), f1, st->iterations,
     st->converged ? "true" : "false", q1);
   hx_io_fmt_double(f1, sizeof f1, st->residual0);
   hx_io_fmt_double(f2, sizeof f2, st->residual);

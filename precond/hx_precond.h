@@ -30,6 +30,19 @@ extern const int hx_pc_num_types;
  * offending node. Host only, not collective. */
 int hx_pc_options_check(hx_opt *opts);
 
+/* What the preconditioner the options describe adds to a solve at fine
+ * order p, in bytes per fine GLL node ((p+1)^3 per element) of a rank's
+ * part: a lower bound for the memory check before anything is built
+ * (hx_case_check_memory; asm: its fine and coarse levels; pmg: every
+ * level's discretisation and smoother at its order, and the Q1 level).
+ * Options as completed by hx_pc_options_check. Host only. */
+int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes);
+
+/* Print the preconditioner's keys from its option tables (hexcg keys):
+ * names_only, the dotted keys one per line, else with type, default, the
+ * types they belong to and help. */
+void hx_pc_options_print_keys(int names_only, FILE *out);
+
 /* Create the preconditioner the options describe for discretisation d
  * (options as completed by hx_pc_options_check; d is referenced). Setup
  * (the expensive part) runs in hx_pc_setup. Collective. */

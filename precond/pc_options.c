@@ -1,6 +1,9 @@
-/* Preconditioner options: validation with case-file positions, defaults
- * made explicit, and the factory from options to hx_pc objects.
+/* Preconditioner options: the option tables of every type (read by the core
+ * readers with case-file positions), defaults made explicit, the memory
+ * estimate, and the factory from options to hx_pc objects.
  * docs/case-format.md and docs/preconditioner.md list every key. */
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,286 +15,359 @@ const char *const hx_pc_type_names[] = {"none", "jacobi", "asm", "pmg"};
 const int hx_pc_num_types = NELEM(hx_pc_type_names);
 enum { PC_NONE = 0, PC_JACOBI = 1, PC_ASM = 2, PC_PMG = 3 };
 
-static const char *const top_keys_simple[] = {"type"};
-static const char *const top_keys_jacobi[] = {"type", "precision"};
-static const char *const top_keys_asm[] = {"type", "overlap", "weight", "coarse", "precision"};
-static const char *const top_keys_pmg[] = {"type", "levels", "cycle", "smoother", "coarse", "overlap", "precision"};
-/* every key some type has (dropped with a note when the type changes) */
-static const char *const top_keys_all[] = {"overlap", "weight", "coarse", "levels", "cycle", "smoother", "precision"};
-static const char *const smoother_keys[] = {"type", "degree", "kind", "lower", "eig_steps", "eig_safety"};
 /* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
 static const char *const smoother_types[] = {"jacobi", "asm", "ras", "cheby-jacobi", "cheby-asm", "cheby-ras"};
-static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"};
-static const char *const cycle_names[] = {"multiplicative", "additive"};
-static const char *const coarse_keys[] = {"solver",     "operator",         "cycles",     "coarsen_type",
-                                          "interp_type", "relax_type",      "relax_sweeps", "strong_threshold",
-                                          "agg_levels", "pmax",             "max_levels", "print_level"};
-static const char *const weight_names[] = {"none", "sqrt"};
+static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
+static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
+static const char *const weight_names[] = {"none", "sqrt"};                /* hx_fdm_weight */
 static const char *const coarse_solvers[] = {"none", "boomeramg"};
-static const char *const coarse_ops[] = {"fem", "galerkin"};
+static const char *const coarse_ops[] = {"fem", "galerkin"}; /* hx_coarse_operator */
 /* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
 static const char *const precision_names[] = {"fp64", "fp32"};
 
-/* Read preconditioner.precision into *prec (absent: left alone). */
-static int precision_read(const hx_opt *o, hx_precision *prec) {
-  int v = (int)*prec;
-  HX_CALL(hx_opt_enum(o, "preconditioner", "precision", precision_names, NELEM(precision_names), &v));
-  *prec = (hx_precision)v;
-  return HX_SUCCESS;
+/* What the option tables read into: the types' own option structs (their
+ * defaults from hx_*_opts_default), the coarse level shared by asm and pmg,
+ * the smoother's type and kind as named (hx_pmg_opts holds them as inner +
+ * kind) and Jacobi's precision. Enum fields are read through int pointers. */
+typedef struct {
+  int type;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  int coarse;        /* coarse.solver: 0 none, 1 boomeramg */
+  hx_coarse_opts co; /* coarse.* */
+  int sm_type, sm_kind;
+  int jacobi_prec;
+} pc_vals;
+_Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_fdm_weight) == sizeof(int) &&
+                   sizeof(hx_pmg_cycle) == sizeof(int) && sizeof(hx_coarse_operator) == sizeof(int),
+               "option enums are int-sized");
+
+#define AT(f) offsetof(pc_vals, f)
+#define ENUM_ROW(k_, f_, nm_, d_, h_)                                                               \
+  {                                                                                                 \
+    .key = k_, .type = HX_OT_ENUM, .offset = AT(f_), .names = nm_, .nnames = NELEM(nm_), .def = d_, \
+    .help = h_                                                                                      \
+  }
+#define INT_ROW(k_, f_, lo_, hi_, h_) \
+  { .key = k_, .type = HX_OT_INT, .offset = AT(f_), .min = lo_, .max = hi_, .help = h_ }
+#define DBL_ROW(k_, f_, lo_, hi_, fl_, h_) \
+  { .key = k_, .type = HX_OT_DOUBLE, .offset = AT(f_), .min = lo_, .max = hi_, .flags = fl_, .help = h_ }
+
+static const hx_opt_key coarse_rows[] = {
+    ENUM_ROW("solver", coarse, coarse_solvers, NULL,
+             "none: no coarse level (one-level Schwarz, or pmg's last order only smoothed)"),
+    ENUM_ROW("operator", co.op, coarse_ops, NULL,
+             "Q1 finite elements, or P^T A P from the order-p element matrices"),
+    INT_ROW("cycles", co.cycles, 1, 100, "BoomerAMG V-cycles per apply"),
+    INT_ROW("coarsen_type", co.coarsen_type, 0, 22,
+            "HYPRE_BoomerAMGSetCoarsenType (10: HMIS, 8: PMIS, 6: Falgout)"),
+    INT_ROW("interp_type", co.interp_type, 0, 100, "HYPRE_BoomerAMGSetInterpType (6: extended+i)"),
+    INT_ROW("relax_type", co.relax_type, 0, 100,
+            "HYPRE_BoomerAMGSetRelaxType, symmetric only: 0, 6, 7, 8, 16, 18"),
+    INT_ROW("relax_sweeps", co.relax_sweeps, 1, 100, "HYPRE_BoomerAMGSetNumSweeps"),
+    DBL_ROW("strong_threshold", co.strong_threshold, 0.0, 1.0, 0, "HYPRE_BoomerAMGSetStrongThreshold"),
+    INT_ROW("agg_levels", co.agg_levels, 0, 100, "levels of aggressive coarsening"),
+    INT_ROW("pmax", co.pmax, 0, 100, "most interpolation entries per row"),
+    INT_ROW("max_levels", co.max_levels, 1, 100, "most AMG levels"),
+    INT_ROW("print_level", co.print_level, 0, 3, "BoomerAMG's own output"),
+};
+static const hx_opt_group coarse_group = {"preconditioner.coarse", "type: asm, pmg", coarse_rows,
+                                          NELEM(coarse_rows)};
+
+static const hx_opt_key smoother_rows[] = {
+    ENUM_ROW("type", sm_type, smoother_types, NULL,
+             "inner preconditioner S, plain or in a Chebyshev polynomial"),
+    INT_ROW("degree", g.degree, 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
+    ENUM_ROW("kind", sm_kind, cheb_kinds, NULL, "Chebyshev kind"),
+    DBL_ROW("lower", g.lower, 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
+    INT_ROW("eig_steps", g.eig_steps, 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
+    DBL_ROW("eig_safety", g.eig_safety, 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
+};
+static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pmg", smoother_rows,
+                                            NELEM(smoother_rows)};
+
+/* the default preconditioner is written here, and only here */
+#define TYPE_ROW ENUM_ROW("type", type, hx_pc_type_names, "jacobi", "the preconditioner")
+#define PREC_ROW(f_) ENUM_ROW("precision", f_, precision_names, NULL, "arithmetic of the preconditioner")
+
+static const hx_opt_key none_rows[] = {TYPE_ROW};
+static const hx_opt_key jacobi_rows[] = {TYPE_ROW, PREC_ROW(jacobi_prec)};
+static const hx_opt_key asm_rows[] = {
+    TYPE_ROW,
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(a.overlap),
+     .flags = HX_OPT_AUTO,
+     .auto_value = HX_ASM_OVERLAP_AUTO,
+     .help = "coarse level in a host thread beside the fine level"},
+    ENUM_ROW("weight", a.weight, weight_names, NULL, "overlap weights of the fine level"),
+    {.key = "coarse",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &coarse_group,
+     .help = "the Q1 coarse level (BoomerAMG)"},
+    PREC_ROW(a.prec),
+};
+static const hx_opt_key pmg_rows[] = {
+    TYPE_ROW,
+    {.key = "levels",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .def = "auto",
+     .what = "auto or a list of decreasing orders ending in 1",
+     .help = "the orders of the levels, e.g. [7, 3, 1]"},
+    ENUM_ROW("cycle", g.cycle, cycle_names, NULL, "V-cycle, or every level's correction summed"),
+    {.key = "smoother",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &smoother_group,
+     .help = "the smoother of every level"},
+    {.key = "coarse",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &coarse_group,
+     .help = "the Q1 coarse level (BoomerAMG)"},
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(g.overlap),
+     .help = "additive cycle: BoomerAMG in a host thread while the levels smooth"},
+    PREC_ROW(g.prec),
+};
+/* one group per type, in hx_pc_type_names order */
+static const hx_opt_group type_groups[] = {
+    {"preconditioner", NULL, none_rows, NELEM(none_rows)},
+    {"preconditioner", "type: jacobi", jacobi_rows, NELEM(jacobi_rows)},
+    {"preconditioner", "type: asm", asm_rows, NELEM(asm_rows)},
+    {"preconditioner", "type: pmg", pmg_rows, NELEM(pmg_rows)},
+};
+
+/* the defaults of type t (the types' own hx_*_opts_default) */
+static void vals_default(int t, pc_vals *v) {
+  memset(v, 0, sizeof *v);
+  v->type = t;
+  hx_asm_opts_default(&v->a);
+  hx_pmg_opts_default(&v->g);
+  v->coarse = t == PC_PMG ? v->g.coarse : v->a.coarse;
+  v->co = t == PC_PMG ? v->g.coarse_opts : v->a.coarse_opts;
+  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : 3);
+  v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
+  v->jacobi_prec = HX_F64;
 }
 
 /* Read (and check) a coarse: mapping (NULL: defaults left alone). */
-static int coarse_read(const hx_opt *c, int *solver, hx_coarse_opts *co) {
-  if (c) {
-    const char *p = "preconditioner.coarse";
-    HX_CALL(hx_opt_check_keys(c, p, coarse_keys, NELEM(coarse_keys)));
-    HX_CALL(hx_opt_enum(c, p, "solver", coarse_solvers, NELEM(coarse_solvers), solver));
-    
-    int op = (int)co->op;
-    HX_CALL(hx_opt_enum(c, p, "operator", coarse_ops, NELEM(coarse_ops), &op));
-    co->op = (hx_coarse_operator)op;
-    HX_CALL(hx_opt_int(c, p, "cycles", 1, 100, &co->cycles));
-    HX_CALL(hx_opt_int(c, p, "coarsen_type", 0, 22, &co->coarsen_type));
-    HX_CALL(hx_opt_int(c, p, "interp_type", 0, 100, &co->interp_type));
-    HX_CALL(hx_opt_int(c, p, "relax_type", 0, 100, &co->relax_type));
-    HX_CALL(hx_opt_int(c, p, "relax_sweeps", 1, 100, &co->relax_sweeps));
-    HX_CALL(hx_opt_double(c, p, "strong_threshold", 0.0, 1.0, &co->strong_threshold));
-    HX_CALL(hx_opt_int(c, p, "agg_levels", 0, 100, &co->agg_levels));
-    HX_CALL(hx_opt_int(c, p, "pmax", 0, 100, &co->pmax));
-    HX_CALL(hx_opt_int(c, p, "max_levels", 1, 100, &co->max_levels));
-    HX_CALL(hx_opt_int(c, p, "print_level", 0, 3, &co->print_level));
-    /* BoomerAMG must be a fixed SPD operator for CG: symmetric relaxations only */
-    static const int symmetric[] = {0, 6, 7, 8, 16, 18};
-    int ok = 0;
-    for (int i = 0; i < NELEM(symmetric) && !ok; i++) ok = co->relax_type == symmetric[i];
-    const hx_opt *rt = hx_opt_get(c, "relax_type");
-    if (!ok && rt)
-      return hx_opt_error(rt,
-                          "%s.relax_type: %d is not a symmetric BoomerAMG relaxation; use one of 0 (Jacobi), 6 "
-                          "(hybrid symmetric Gauss-Seidel), 8 (l1 symmetric Gauss-Seidel), 16 (Chebyshev), "
-                          "18 (l1 Jacobi)",
-                          p, co->relax_type);
+static int coarse_read(const hx_opt *c, pc_vals *v) {
+  HX_CALL(hx_opt_read_group(c, &coarse_group, v));
+  /* BoomerAMG must be a fixed SPD operator for CG: symmetric relaxations only */
+  static const int symmetric[] = {0, 6, 7, 8, 16, 18};
+  int ok = 0;
+  for (int i = 0; i < NELEM(symmetric) && !ok; i++) ok = v->co.relax_type == symmetric[i];
+  const hx_opt *rt = hx_opt_get(c, "relax_type");
+  if (!ok && rt)
+    return hx_opt_error(rt,
+                        "%s.relax_type: %d is not a symmetric BoomerAMG relaxation; use one of 0 (Jacobi), 6 "
+                        "(hybrid symmetric Gauss-Seidel), 8 (l1 symmetric Gauss-Seidel), 16 (Chebyshev), "
+                        "18 (l1 Jacobi)",
+                        coarse_group.path, v->co.relax_type);
+  return HX_SUCCESS;
+}
+
+/* preconditioner.levels: auto (nlevels 0), a list, or (from --set
+ * preconditioner.levels=[7,3,1]) a scalar "[7,3,1]" */
+static int levels_read(const hx_opt *lv, hx_pmg_opts *g) {
+  if (!lv || (lv->kind == HX_OPT_SCALAR && lv->value && !strcmp(lv->value, "auto"))) return HX_SUCCESS;
+  const char *txt[HX_PMG_MAX_LEVELS + 1];
+  const hx_opt *at[HX_PMG_MAX_LEVELS + 1];
+  char flat[256] = "";
+  int n = 0;
+  if (lv->kind == HX_OPT_LIST) {
+    for (int i = 0; i < lv->n && n <= HX_PMG_MAX_LEVELS; i++, n++)
+      txt[n] = lv->items[i]->kind == HX_OPT_SCALAR ? lv->items[i]->value : NULL, at[n] = lv->items[i];
+  } else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') {
+    snprintf(flat, sizeof flat, "%s", lv->value + 1);
+    char *close = strchr(flat, ']'), *save = NULL;
+    if (close) *close = '\0';
+    for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS;
+         tok = strtok_r(NULL, ", ", &save))
+      txt[n] = tok, at[n++] = lv;
+  }
+  if (n < 1 || n > HX_PMG_MAX_LEVELS)
+    return hx_opt_error(lv, "preconditioner.levels: expected auto or a list of 1..%d orders, e.g. [7, 3, 1]",
+                        HX_PMG_MAX_LEVELS);
+  for (int i = 0; i < n; i++) {
+    char *end = NULL;
+    const long q = txt[i] ? strtol(txt[i], &end, 10) : -1;
+    if (!end || *end || q < HX_ORDER_MIN || q > HX_ORDER_MAX)
+      return hx_opt_error(at[i], "preconditioner.levels: '%s' is not an order in %d..%d",
+                          txt[i] ? txt[i] : "(not a scalar)", HX_ORDER_MIN, HX_ORDER_MAX);
+    if (i > 0 && q >= g->levels[i - 1])
+      return hx_opt_error(at[i], "preconditioner.levels: the orders must decrease (%ld after %d)", q,
+                          g->levels[i - 1]);
+    g->levels[i] = (int)q;
+  }
+  if (g->levels[n - 1] != 1)
+    return hx_opt_error(lv, "preconditioner.levels: the last level must be order 1 (the Q1 coarse level)");
+  g->nlevels = n;
+  return HX_SUCCESS;
+}
+
+/* Read (and check) the options of tree o: the type, then that type's keys
+ * into *v (pmg: levels 0 = auto); *a or *g for asm and pmg. Keys of another
+ * type must have been dropped before. */
+static int pc_read(const hx_opt *o, pc_vals *v, hx_asm_opts *a, hx_pmg_opts *g) {
+  int t = PC_JACOBI;
+  HX_CALL(hx_opt_parse_default(&none_rows[0], &t));
+  const hx_opt *tv = hx_opt_get(o, "type");
+  if (tv) {
+    const hx_opt_val val = {tv->kind, tv->value, tv->quoted, tv->where};
+    HX_CALL(hx_opt_parse(&none_rows[0], "preconditioner.type", &val, &t));
+  }
+  vals_default(t, v);
+  HX_CALL(hx_opt_read_group(o, &type_groups[t], v));
+  if (t == PC_JACOBI && v->jacobi_prec == HX_F32)
+    /* Jacobi is one multiplication per entry on the FP64 vectors CG hands
+     * it: nothing to gain in FP32 */
+    return hx_opt_error(
+        hx_opt_get(o, "precision"),
+        "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
+        "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
+  if (t == PC_ASM) {
+    HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
+    v->a.coarse = v->coarse, v->a.coarse_opts = v->co;
+    *a = v->a;
+  }
+  if (t == PC_PMG) {
+    HX_CALL(levels_read(hx_opt_get(o, "levels"), &v->g));
+    const hx_opt *sm = hx_opt_get(o, "smoother");
+    HX_CALL(hx_opt_read_group(sm, &smoother_group, v));
+    HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
+    hx_pmg_opts *pg = &v->g;
+    pg->coarse = v->coarse, pg->coarse_opts = v->co;
+    pg->inner = (hx_smooth_inner)(v->sm_type % 3);
+    pg->kind = v->sm_type < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1);
+    if (pg->kind == HX_CHEB_OPT_FOURTH && pg->degree > HX_CHEB_OPT_DEGREE_MAX)
+      return hx_opt_error(
+          hx_opt_get(sm, "degree") ? hx_opt_get(sm, "degree") : sm,
+          "%s.degree: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
+          "kind: fourth or first for higher degrees)",
+          smoother_group.path, pg->degree, HX_CHEB_OPT_DEGREE_MAX);
+    *g = v->g;
   }
   return HX_SUCCESS;
-}
-
-/* Read (and check) the asm options of tree o into a. */
-static int asm_read(const hx_opt *o, hx_asm_opts *a) {
-  hx_asm_opts_default(a);
-  HX_CALL(hx_opt_check_keys(o, "preconditioner", top_keys_asm, NELEM(top_keys_asm)));
-  const hx_opt *ov = hx_opt_get(o, "overlap");
-  if (ov && ov->kind == HX_OPT_SCALAR && !strcmp(ov->value, "auto"))
-    a->overlap = HX_ASM_OVERLAP_AUTO;
-  else
-    HX_CALL(hx_opt_bool(o, "preconditioner", "overlap", &a->overlap));
-  int w = (int)a->weight;
-  HX_CALL(hx_opt_enum(o, "preconditioner", "weight", weight_names, NELEM(weight_names), &w));
-  a->weight = (hx_fdm_weight)w;
-  HX_CALL(coarse_read(hx_opt_get(o, "coarse"), &a->coarse, &a->coarse_opts));
-  HX_CALL(precision_read(o, &a->prec));
-  return HX_SUCCESS;
-}
-
-static int set_int(hx_opt *o, const char *key, int v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%d", v);
-  HX_CALL(hx_opt_set(o, key, buf));
-  return HX_SUCCESS;
-}
-
-/* Read (and check) the pmg options of tree o into g (levels 0 = auto). */
-static int pmg_read(const hx_opt *o, hx_pmg_opts *g) {
-  hx_pmg_opts_default(g);
-  const char *P = "preconditioner";
-  HX_CALL(hx_opt_check_keys(o, P, top_keys_pmg, NELEM(top_keys_pmg)));
-  const hx_opt *lv = hx_opt_get(o, "levels");
-  if (lv && !(lv->kind == HX_OPT_SCALAR && lv->value && !strcmp(lv->value, "auto"))) {
-    /* a list, or (from --set preconditioner.levels=[7,3,1]) a scalar "[7,3,1]" */
-    const char *txt[HX_PMG_MAX_LEVELS + 1];
-    const hx_opt *at[HX_PMG_MAX_LEVELS + 1];
-    char flat[256] = "";
-    int n = 0;
-    if (lv->kind == HX_OPT_LIST) {
-      for (int i = 0; i < lv->n && n <= HX_PMG_MAX_LEVELS; i++, n++)
-        txt[n] = lv->items[i]->kind == HX_OPT_SCALAR ? lv->items[i]->value : NULL, at[n] = lv->items[i];
-    } else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') {
-      snprintf(flat, sizeof flat, "%s", lv->value + 1);
-      char *close = strchr(flat, ']'), *save = NULL;
-      if (close) *close = '\0';
-      for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS; tok = strtok_r(NULL, ", ", &save))
-        txt[n] = tok, at[n++] = lv;
-    }
-    if (n < 1 || n > HX_PMG_MAX_LEVELS)
-      return hx_opt_error(lv, "preconditioner.levels: expected auto or a list of 1..%d orders, e.g. [7, 3, 1]",
-                          HX_PMG_MAX_LEVELS);
-    for (int i = 0; i < n; i++) {
-      char *end = NULL;
-      const long q = txt[i] ? strtol(txt[i], &end, 10) : -1;
-      if (!end || *end || q < HX_ORDER_MIN || q > HX_ORDER_MAX)
-        return hx_opt_error(at[i], "preconditioner.levels: '%s' is not an order in %d..%d",
-                            txt[i] ? txt[i] : "(not a scalar)", HX_ORDER_MIN, HX_ORDER_MAX);
-      if (i > 0 && q >= g->levels[i - 1])
-        return hx_opt_error(at[i], "preconditioner.levels: the orders must decrease (%ld after %d)", q,
-                            g->levels[i - 1]);
-      g->levels[i] = (int)q;
-    }
-    if (g->levels[n - 1] != 1)
-      return hx_opt_error(lv, "preconditioner.levels: the last level must be order 1 (the Q1 coarse level)");
-    g->nlevels = n;
-  }
-  int cyc = (int)g->cycle;
-  HX_CALL(hx_opt_enum(o, P, "cycle", cycle_names, NELEM(cycle_names), &cyc));
-  g->cycle = (hx_pmg_cycle)cyc;
-  HX_CALL(hx_opt_bool(o, P, "overlap", &g->overlap));
-  const hx_opt *sm = hx_opt_get(o, "smoother");
-  if (sm) {
-    const char *S = "preconditioner.smoother";
-    HX_CALL(hx_opt_check_keys(sm, S, smoother_keys, NELEM(smoother_keys)));
-    int t = 4; /* cheby-asm */
-    HX_CALL(hx_opt_enum(sm, S, "type", smoother_types, NELEM(smoother_types), &t));
-    g->inner = (hx_smooth_inner)(t % 3);
-    int kind = 1; /* opt-fourth */
-    HX_CALL(hx_opt_enum(sm, S, "kind", cheb_kinds, NELEM(cheb_kinds), &kind));
-    g->kind = t < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(kind + 1);
-    HX_CALL(hx_opt_int(sm, S, "degree", 1, HX_CHEB_DEGREE_MAX, &g->degree));
-    HX_CALL(hx_opt_double(sm, S, "lower", 1e-6, 0.999, &g->lower));
-    HX_CALL(hx_opt_int(sm, S, "eig_steps", 1, 60, &g->eig_steps));
-    HX_CALL(hx_opt_double(sm, S, "eig_safety", 1.0, 10.0, &g->eig_safety));
-    if (g->kind == HX_CHEB_OPT_FOURTH && g->degree > HX_CHEB_OPT_DEGREE_MAX)
-      return hx_opt_error(hx_opt_get(sm, "degree") ? hx_opt_get(sm, "degree") : sm,
-                          "%s.degree: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
-                          "kind: fourth or first for higher degrees)",
-                          S, g->degree, HX_CHEB_OPT_DEGREE_MAX);
-  }
-  HX_CALL(coarse_read(hx_opt_get(o, "coarse"), &g->coarse, &g->coarse_opts));
-  HX_CALL(precision_read(o, &g->prec));
-  return HX_SUCCESS;
-}
-
-static int set_double(hx_opt *o, const char *key, double v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.17g", v);
-  HX_CALL(hx_opt_set(o, key, buf));
-  return HX_SUCCESS;
-}
-
-static int write_coarse(hx_opt *opts, int solver, const hx_coarse_opts *co) {
-  hx_opt *c;
-  HX_CALL(hx_opt_submap(opts, "coarse", &c));
-  HX_CALL(hx_opt_set(c, "solver", coarse_solvers[solver]));
-  HX_CALL(hx_opt_set(c, "operator", coarse_ops[co->op]));
-  HX_CALL(set_int(c, "cycles", co->cycles));
-  HX_CALL(set_int(c, "coarsen_type", co->coarsen_type));
-  HX_CALL(set_int(c, "interp_type", co->interp_type));
-  HX_CALL(set_int(c, "relax_type", co->relax_type));
-  HX_CALL(set_int(c, "relax_sweeps", co->relax_sweeps));
-  HX_CALL(set_double(c, "strong_threshold", co->strong_threshold));
-  HX_CALL(set_int(c, "agg_levels", co->agg_levels));
-  HX_CALL(set_int(c, "pmax", co->pmax));
-  HX_CALL(set_int(c, "max_levels", co->max_levels));
-  HX_CALL(set_int(c, "print_level", co->print_level));
-  return HX_SUCCESS;
-}
-
-static int in_list(const char *k, const char *const *keys, int n) {
-  for (int i = 0; i < n; i++)
-    if (!strcmp(k, keys[i])) return 1;
-  return 0;
 }
 
 int hx_pc_options_check(hx_opt *opts) {
   if (!opts) return HX_SUCCESS;
   if (opts->kind != HX_OPT_MAP) return hx_opt_error(opts, "preconditioner: expected a mapping (type: ...)");
   int type = PC_JACOBI;
-  HX_CALL(hx_opt_enum(opts, "preconditioner", "type", hx_pc_type_names, hx_pc_num_types, &type));
+  HX_CALL(hx_opt_parse_default(&none_rows[0], &type));
+  const hx_opt *tv = hx_opt_get(opts, "type");
+  if (tv) {
+    const hx_opt_val val = {tv->kind, tv->value, tv->quoted, tv->where};
+    HX_CALL(hx_opt_parse(&none_rows[0], "preconditioner.type", &val, &type));
+  }
   HX_CALL(hx_opt_set(opts, "type", hx_pc_type_names[type]));
-  const char *const *keys = type == PC_ASM      ? top_keys_asm
-                            : type == PC_PMG    ? top_keys_pmg
-                            : type == PC_JACOBI ? top_keys_jacobi
-                                                : top_keys_simple;
-  const int nkeys = type == PC_ASM      ? NELEM(top_keys_asm)
-                    : type == PC_PMG    ? NELEM(top_keys_pmg)
-                    : type == PC_JACOBI ? NELEM(top_keys_jacobi)
-                                        : NELEM(top_keys_simple);
   /* keys of another type (left over after --set preconditioner.type=...)
    * are not typos: drop them with a note; anything else is an error */
   char dropped[256] = "";
-  for (int i = 0; i < NELEM(top_keys_all); i++) {
-    const char *k = top_keys_all[i];
-    if (in_list(k, keys, nkeys) || !hx_opt_get(opts, k)) continue;
-    hx_opt_remove(opts, k);
-    const size_t off = strlen(dropped);
-    snprintf(dropped + off, sizeof dropped - off, "%s%s", off ? ", " : "", k);
-  }
+  for (int t = 0; t < NELEM(type_groups); t++)
+    for (int r = 0; r < type_groups[t].n; r++) {
+      const char *k = type_groups[t].keys[r].key;
+      if (hx_opt_group_find(&type_groups[type], k) || !hx_opt_get(opts, k)) continue;
+      hx_opt_remove(opts, k);
+      const size_t off = strlen(dropped);
+      snprintf(dropped + off, sizeof dropped - off, "%s%s", off ? ", " : "", k);
+    }
   if (dropped[0] && hx_log_rank() == 0)
     hx_warn("preconditioner: type %s ignores %s (options of another type)\n", hx_pc_type_names[type], dropped);
-  if (type == PC_ASM) {
-    hx_asm_opts a;
-    HX_CALL(asm_read(opts, &a));
-    /* the effective case lists every key */
-    HX_CALL(hx_opt_set(opts, "overlap", a.overlap == HX_ASM_OVERLAP_AUTO ? "auto" : a.overlap ? "true" : "false"));
-    HX_CALL(hx_opt_set(opts, "weight", weight_names[a.weight]));
-    HX_CALL(hx_opt_set(opts, "precision", precision_names[a.prec]));
-    HX_CALL(write_coarse(opts, a.coarse, &a.coarse_opts));
-    return HX_SUCCESS;
-  }
+  pc_vals v;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  HX_CALL(pc_read(opts, &v, &a, &g));
+  if (type == PC_NONE || type == PC_JACOBI) return HX_SUCCESS;
+  /* the effective case lists every key */
+  HX_CALL(hx_opt_write_group(opts, &type_groups[type], &v));
   if (type == PC_PMG) {
-    hx_pmg_opts g;
-    HX_CALL(pmg_read(opts, &g));
-    if (g.nlevels == 0) {
-      HX_CALL(hx_opt_set(opts, "levels", "auto"));
-    }
-    HX_CALL(hx_opt_set(opts, "cycle", cycle_names[g.cycle]));
-    HX_CALL(hx_opt_set(opts, "overlap", g.overlap ? "true" : "false"));
+    if (g.nlevels == 0) HX_CALL(hx_opt_set(opts, "levels", "auto"));
     hx_opt *sm;
     HX_CALL(hx_opt_submap(opts, "smoother", &sm));
-    const int t = (int)g.inner + (g.kind == HX_CHEB_NONE ? 0 : 3);
-    HX_CALL(hx_opt_set(sm, "type", smoother_types[t]));
-    HX_CALL(set_int(sm, "degree", g.degree));
-    if (g.kind != HX_CHEB_NONE) HX_CALL(hx_opt_set(sm, "kind", cheb_kinds[(int)g.kind - 1]));
-    else if (!hx_opt_get(sm, "kind")) HX_CALL(hx_opt_set(sm, "kind", "opt-fourth"));
-    HX_CALL(set_double(sm, "lower", g.lower));
-    HX_CALL(set_int(sm, "eig_steps", g.eig_steps));
-    HX_CALL(set_double(sm, "eig_safety", g.eig_safety));
-    HX_CALL(hx_opt_set(opts, "precision", precision_names[g.prec]));
-    HX_CALL(write_coarse(opts, g.coarse, &g.coarse_opts));
-    return HX_SUCCESS;
+    HX_CALL(hx_opt_write_group(sm, &smoother_group, &v));
   }
-  HX_CALL(hx_opt_check_keys(opts, "preconditioner", keys, nkeys));
-  if (type == PC_JACOBI) {
-    /* Jacobi is one multiplication per entry on the FP64 vectors CG hands
-     * it: nothing to gain in FP32 */
-    hx_precision prec = HX_F64;
-    HX_CALL(precision_read(opts, &prec));
-    if (prec == HX_F32)
-      return hx_opt_error(hx_opt_get(opts, "precision"),
-                          "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
-                          "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
-  }
+  hx_opt *c;
+  HX_CALL(hx_opt_submap(opts, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &coarse_group, &v));
   return HX_SUCCESS;
 }
 
 int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc) {
   *pc = NULL;
-  int type = PC_JACOBI;
-  HX_CALL(hx_opt_enum(opts, "preconditioner", "type", hx_pc_type_names, hx_pc_num_types, &type));
+  pc_vals v;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  HX_CALL(pc_read(opts, &v, &a, &g));
   hx_op op = hx_disc_op(d);
-  switch (type) {
+  switch (v.type) {
     case PC_NONE: HX_CALL(hx_pc_create_identity(op, pc)); break;
     case PC_JACOBI: HX_CALL(hx_pc_create_jacobi(op, pc)); break;
-    case PC_ASM: {
-      hx_asm_opts a;
-      HX_CALL(asm_read(opts, &a));
-      HX_CALL(hx_pc_create_asm(d, &a, pc));
-      break;
-    }
-    case PC_PMG: {
-      hx_pmg_opts g;
-      HX_CALL(pmg_read(opts, &g));
-      HX_CALL(hx_pc_create_pmg(d, &g, pc));
-      break;
-    }
-    default: return HX_ERROR(HX_ERR_INPUT, "unknown preconditioner type %d", type);
+    case PC_ASM: HX_CALL(hx_pc_create_asm(d, &a, pc)); break;
+    case PC_PMG: HX_CALL(hx_pc_create_pmg(d, &g, pc)); break;
+    default: return HX_ERROR(HX_ERR_INPUT, "unknown preconditioner type %d", v.type);
   }
   return HX_SUCCESS;
+}
+
+/* Bytes per GLL node that a preconditioner adds to a Jacobi-PCG solve
+ * (HX_MEM_RUN_NODE in hx_core.h), lower bounds (docs/case-format.md,
+ * "Memory"). asm: both levels at the fine order, as measured before the
+ * option tables (about 180-200 measured at p = 3 and 7). pmg, per node of
+ * each level at its order q, weighted by its share ((q+1)/(p+1))^3 of the
+ * fine nodes: the smoother (Schwarz: the FDM boxes, PMG_SCHWARZ x
+ * ((q+3)/(q+1))^3 for the extended boxes; Jacobi: the diagonal and the
+ * Chebyshev vectors), the level's discretisation and vectors below the fine
+ * one, the Q1 level (BoomerAMG). Fitted to the peak memory of box cases
+ * (CPU, default FP32, 0.5-0.9 M nodes per rank, p = 3, 5, 7, cheby-asm and
+ * cheby-jacobi: 99-226 bytes per node over Jacobi-PCG) and scaled down to
+ * 55-81% of the measurements. */
+#define PC_MEM_ASM_NODE 160.0
+#define PC_MEM_PMG_SCHWARZ_NODE 48.0
+#define PC_MEM_PMG_JACOBI_NODE 46.0
+#define PC_MEM_PMG_LEVEL_NODE 16.0
+#define PC_MEM_PMG_Q1_NODE 16.0
+
+int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
+  *bytes = 0.0;
+  pc_vals v;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  HX_CALL(pc_read(opts, &v, &a, &g));
+  if (v.type == PC_ASM) *bytes = PC_MEM_ASM_NODE;
+  if (v.type != PC_PMG) return HX_SUCCESS;
+  int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
+  if (n)
+    memcpy(levels, g.levels, sizeof(int) * (size_t)n);
+  else
+    n = hx_pmg_default_levels(p, levels);
+  const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
+  for (int l = 0; l < n; l++) {
+    const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
+    double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
+    if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
+      node = PC_MEM_PMG_Q1_NODE;
+    else
+      node +=
+          g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
+    *bytes += node * share;
+  }
+  return HX_SUCCESS;
+}
+
+void hx_pc_options_print_keys(int names_only, FILE *out) {
+  pc_vals v;
+  for (int t = 0; t < NELEM(type_groups); t++) {
+    vals_default(t, &v);
+    hx_opt_print_keys(&type_groups[t], &v, t ? 1 : 0, names_only, out);
+  }
+  vals_default(PC_ASM, &v);
+  hx_opt_print_keys(&coarse_group, &v, 0, names_only, out);
+  vals_default(PC_PMG, &v);
+  hx_opt_print_keys(&smoother_group, &v, 0, names_only, out);
 }

@@ -28,8 +28,9 @@ for mode, els in (("strong", ["8", "8"]), ("weak", ["8", "16"])):
         pc_total = s["timers_s"]["preconditioner"] / s["solver"]["iterations"]
         assert abs(float(r["t_pc_setup"]) - s["preconditioner"]["setup_s"]) < 1e-9, r
         assert float(r["t_precond"]) < pc_total, (r, pc_total)
-        split = sum(float(r[k]) for k in ("t_operator", "t_precond", "t_reduction", "t_exchange"))
-        assert split <= 1.5 * float(r["t_per_iteration"]), (r, split)
+        # the applies run inside the solve: per iteration they cannot exceed it (with the setup
+        # counted in, as before, they did: setup ~ 10 applies on this tiny case)
+        assert float(r["t_precond"]) <= 1.05 * float(r["t_per_iteration"]), r
 rows = list(csv.DictReader(open(f"{out}/gmsh/weak/scaling.csv")))
 assert [(r["ranks"], r["order"], r["elements"], r["repeats"]) for r in rows] == [("1", "2", "2", "2"), ("2", "3", "2", "2")], rows
 for r in rows:

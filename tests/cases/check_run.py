@@ -123,6 +123,32 @@ if rc == 0:
     c["output"]["dir"] = c2["output"]["dir"]
     check(c == c2, f"effective case round trip:\n{c}\n{c2}")
 
+# one bool rule for every key (YAML 1.2's true|True|TRUE, false|False|FALSE),
+# the preconditioner's included; its messages name the allowed values
+d3 = os.path.join(W, "bools")
+rc, out, err = run([box, "--dry-run", "--quiet", "--output", d3, "--set", "output.history=False", "--set",
+                    "preconditioner.type=asm", "--set", "preconditioner.overlap=TRUE"])
+check(rc == 0, f"True/FALSE booleans: rc {rc} {err!r}")
+if rc == 0:
+    c3 = yaml.safe_load(open(os.path.join(d3, "case.yaml")))
+    check(c3["output"]["history"] is False and c3["preconditioner"]["overlap"] is True,
+          f"booleans in the effective case: {c3['output']} {c3['preconditioner']}")
+rc, out, err = run([box, "--dry-run", "--output", os.path.join(W, "bools2"), "--set", "preconditioner.type=asm",
+                    "--set", "preconditioner.overlap=yes"])
+check(rc == 2 and err == "--set preconditioner.overlap=yes: preconditioner.overlap: expected true, false or auto, "
+      "got 'yes'\n", f"bad preconditioner bool: rc {rc} {err!r}")
+
+# the memory check asks the preconditioner module: pmg's levels count too
+# (12^3 elements at order 7: about 162 MB with Jacobi, 265 MB with pmg)
+os.environ["HEXCG_MEM_AVAILABLE"] = "200M"
+rc, out, err = run([box, "--dry-run", "--quiet", "--output", os.path.join(W, "mem-j"), "--set", "mesh.elements=12"])
+check(rc == 0, f"12^3 with jacobi fits in 200M: rc {rc} {err!r}")
+rc, out, err = run([box, "--dry-run", "--quiet", "--output", os.path.join(W, "mem-p"), "--set", "mesh.elements=12",
+                    "--set", "preconditioner.type=pmg"])
+check(rc == 2 and "mesh.elements: 1728 elements at order 7 need about" in err,
+      f"12^3 with pmg is refused in 200M: rc {rc} {err!r}")
+del os.environ["HEXCG_MEM_AVAILABLE"]
+
 # quiet / verbose / 2 ranks / default output folder
 rc, out, err = run([box, "--dry-run", "--quiet", "--output", os.path.join(W, "q")])
 check(rc == 0 and out == "" and err == "", f"--quiet: rc {rc} out {out!r} err {err!r}")

@@ -22,16 +22,19 @@ static const char *gmsh_case =
     "backend: cuda\n"
     "output: {dir: out/g, solution: false, progress_every: 0, progress_seconds: 2.5}\n";
 
+static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
 static int same_case(const hx_case *a, const hx_case *b) {
   int same = a->mesh.type == b->mesh.type && a->order == b->order && a->problem.kappa == b->problem.kappa &&
              a->problem.lambda == b->problem.lambda && a->problem.nboundary == b->problem.nboundary &&
              a->problem.nmaterials == b->problem.nmaterials && a->solver.tol == b->solver.tol &&
              a->solver.max_iterations == b->solver.max_iterations &&
-             !strcmp(hx_case_pc_type(a), hx_case_pc_type(b)) && !strcmp(a->backend, b->backend) &&
+             same_str(hx_case_pc_type(a), hx_case_pc_type(b)) && a->backend == b->backend &&
+             a->solver.type == b->solver.type && a->op.geometry == b->op.geometry &&
              !strcmp(a->output.dir, b->output.dir) && a->output.solution == b->output.solution &&
              a->output.history == b->output.history && a->output.progress_every == b->output.progress_every &&
              a->output.progress_seconds == b->output.progress_seconds && a->mesh.eps == b->mesh.eps &&
-             a->mesh.deform == b->mesh.deform && !strcmp(a->mesh.partitioner, b->mesh.partitioner) &&
+             a->mesh.deform == b->mesh.deform && a->mesh.partitioner == b->mesh.partitioner &&
              !strcmp(hx_expr_text(a->problem.rhs), hx_expr_text(b->problem.rhs)) &&
              !a->problem.exact == !b->problem.exact;
   for (int d = 0; d < 3; d++)
@@ -102,7 +105,9 @@ int main(int argc, char **argv) {
             "dirichlet = exact on six tags");
   HX_ASSERT(cs->solver.tol == 1e-8 && cs->solver.max_iterations == 500 && !cs->solver.initial_guess,
             "solver");
-  HX_ASSERT(!strcmp(hx_case_pc_type(cs), "jacobi") && !strcmp(cs->backend, "cpu"), "pc/backend");
+  HX_ASSERT(!strcmp(hx_case_pc_type(cs), "jacobi") && cs->backend == HX_CASE_BACKEND_CPU, "pc/backend");
+  HX_ASSERT(cs->solver.type == HX_CASE_SOLVER_PCG && cs->mesh.partitioner == HX_CASE_PART_RCB,
+            "solver type and partitioner as enums");
   HX_ASSERT(!strcmp(cs->output.dir, "out/poisson_box") && cs->output.solution && cs->output.history,
             "output");
   double u = hx_expr_eval(cs->problem.exact, 0.5, 0.5, 0.5);
@@ -148,7 +153,8 @@ int main(int argc, char **argv) {
                 cs->problem.boundary[1].value_kind == HX_BCV_EXPR &&
                 hx_expr_eval(cs->problem.boundary[1].expr, 1, 2, 3) == 3.0,
             "neumann expression on one tag");
-  HX_ASSERT(!strcmp(hx_case_pc_type(cs), "none") && !strcmp(cs->backend, "cuda") && !cs->output.solution &&
+  HX_ASSERT(cs->mesh.partitioner == HX_CASE_PART_METIS, "partitioner metis");
+  HX_ASSERT(!strcmp(hx_case_pc_type(cs), "none") && cs->backend == HX_CASE_BACKEND_CUDA && !cs->output.solution &&
                 cs->output.history && cs->output.progress_every == 0 && cs->output.progress_seconds == 2.5,
             "scalar shorthand and output keys");
   const char *tags_ok[] = {"wall", "outlet", "inlet", "symmetry"};
