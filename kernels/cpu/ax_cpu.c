@@ -84,7 +84,7 @@
 #define HX_AX_HAVE_AVX2 0
 #endif
 
-/* the two instantiations of ax_cpu_t.h */
+/* the two instantiations of ax_cpu_t.h (which undefines its parameters) */
 #define HX_R(x) ((HX_REAL)(x))
 #define HX_REAL double
 #define HX_FN(name) name
@@ -93,12 +93,6 @@
 #define HX_AXT_OTF_VERTS 1
 #define HX_AXT_HAND4 0
 #include "ax_cpu_t.h"
-#undef HX_REAL
-#undef HX_FN
-#undef HX_AXT_FMA
-#undef HX_AXT_SPLIT
-#undef HX_AXT_OTF_VERTS
-#undef HX_AXT_HAND4
 #define HX_REAL float
 #define HX_FN(name) name##_f32
 #define HX_AXT_FMA __builtin_fmaf
@@ -106,12 +100,6 @@
 #define HX_AXT_OTF_VERTS 0
 #define HX_AXT_HAND4 HX_AX_HAVE_AVX2
 #include "ax_cpu_t.h"
-#undef HX_REAL
-#undef HX_FN
-#undef HX_AXT_FMA
-#undef HX_AXT_SPLIT
-#undef HX_AXT_OTF_VERTS
-#undef HX_AXT_HAND4
 #undef HX_R
 
 #if HX_AX_HAVE_AVX2

@@ -5,8 +5,10 @@
  * HX_AXT_SPLIT whether split records exist (FP64 only) and HX_AXT_OTF_VERTS
  * whether an on-the-fly record holds the 8 vertices (FP64: the map
  * coefficients are formed per element) or the 24 coefficients already
- * formed in double at setup (FP32). The double instantiation is the FP64
- * code of before, bit for bit; the float one the former ax_f32_cpu.c. */
+ * formed in double at setup (FP32), HX_AXT_HAND4 whether a hand-written
+ * kernel replaces the AVX2 precomputed loop at n = 4 (n = 8 always has one);
+ * undefined again at the end (HX_R stays). The double instantiation is the
+ * FP64 code of before, bit for bit; the float one the former ax_f32_cpu.c. */
 
 /* Arguments of one apply. */
 typedef struct {
@@ -173,3 +175,9 @@ HX_AXT_DEFINE(15)
 HX_AXT_DEFINE(16)
 #undef HX_AXT_DEFINE
 #undef HX_AXT_DEFINE_HAND
+#undef HX_REAL
+#undef HX_FN
+#undef HX_AXT_FMA
+#undef HX_AXT_SPLIT
+#undef HX_AXT_OTF_VERTS
+#undef HX_AXT_HAND4
