@@ -39,7 +39,9 @@ hx_gs hx_op_gs(hx_op op);
 hx_ax hx_op_ax(hx_op op);
 hx_backend hx_op_backend(hx_op op);
 /* y = A x (masked). If xy != NULL also x.y over all ranks, fused into the
- * element kernel (valid when x is consistent and masked). Collective. */
+ * element kernel (valid when x is consistent and masked). FP64 operators
+ * only (this and the two below; HX_ERR_ARG otherwise: hx_op_apply_p).
+ * Collective. */
 int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy);
 /* y = A x (masked) with the local x.y left as partial sums in slot k of red
  * (hx_red_fetch, then an MPI sum, gives x.y): no host wait on cuda, the

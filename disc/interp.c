@@ -9,8 +9,10 @@
  * the copies (assembly), so it is exactly the transpose of the prolongation
  * on G-vectors. Nothing is staged through the host; the scratch vectors and
  * the matrices are allocated at the first transfer and kept in the discs.
- * The _p forms run the same steps in FP32 (float matrices and
- * 1/multiplicity, the float gather-scatter and tensor kernel). */
+ * Written once for both precisions: the _p forms take the precision of the
+ * G-vectors and run every step in it (HX_F32: the matrices and
+ * 1/multiplicity rounded to float, the float gather-scatter and tensor
+ * kernel); the FP64 functions are their HX_F64 instances. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +28,12 @@ static int scratch(hx_disc d) {
 }
 
 /* the interpolation matrix from `from`'s order to `to`'s (transpose = 0:
- * n x m) or its transpose (m x n), in backend memory, cached in `from` */
-static int matrix(hx_disc from, hx_disc to, int transpose, const double **d_A) {
+ * n x m) or its transpose (m x n), in backend memory and precision prec,
+ * cached in `from` (the float one rounded from the double one) */
+static int matrix(hx_disc from, hx_disc to, int transpose, hx_precision prec, const void **d_A) {
+  const int m = from->p + 1, n = to->p + 1;
   double **slot = &from->d_tr[to->p][transpose];
   if (!*slot) {
-    const int m = from->p + 1, n = to->p + 1;
     double tm[HX_ORDER_MAX + 1], wm[HX_ORDER_MAX + 1], tn[HX_ORDER_MAX + 1], wn[HX_ORDER_MAX + 1];
     double I[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)], A[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
     HX_CALL(hx_gll(m, tm, wm));
@@ -41,32 +44,23 @@ static int matrix(hx_disc from, hx_disc to, int transpose, const double **d_A) {
     HX_CALL(hx_mem_alloc(from->b, sizeof(double) * (size_t)(m * n), (void **)slot));
     HX_CALL(hx_mem_to_device(from->b, *slot, A, sizeof(double) * (size_t)(m * n)));
   }
-  *d_A = *slot;
-  return HX_SUCCESS;
-}
-
-/* the float copy of the matrix (rounded from the double one, on the host) */
-static int matrix32(hx_disc from, hx_disc to, int transpose, const float **d_A) {
-  float **slot = &from->d_tr32[to->p][transpose];
-  if (!*slot) {
-    const double *d_A64;
-    HX_CALL(matrix(from, to, transpose, &d_A64));
-    const int64_t mn = (int64_t)(from->p + 1) * (to->p + 1);
-    HX_CALL(hx_mem_alloc(from->b, sizeof(float) * (size_t)mn, (void **)slot));
-    HX_CALL(hx_array_convert(from->b, mn, HX_F32, *slot, HX_F64, d_A64));
+  float **slot32 = &from->d_tr32[to->p][transpose];
+  if (prec == HX_F32 && !*slot32) {
+    HX_CALL(hx_mem_alloc(from->b, sizeof(float) * (size_t)(m * n), (void **)slot32));
+    HX_CALL(hx_array_convert(from->b, m * n, HX_F32, *slot32, HX_F64, *slot));
   }
-  *d_A = *slot;
+  *d_A = prec == HX_F32 ? (const void *)*slot32 : (const void *)*slot;
   return HX_SUCCESS;
 }
 
-/* 1/multiplicity of d's G-vector rounded to float */
-static int invm32(hx_disc d, const float **d_w) {
-  if (!d->d_invm32) {
+/* 1/multiplicity of d's G-vector in precision prec (float: rounded, kept) */
+static int invm(hx_disc d, hx_precision prec, const void **d_w) {
+  if (prec == HX_F32 && !d->d_invm32) {
     const int64_t ng = hx_gs_num_local(d->gs);
     HX_CALL(hx_mem_alloc(d->b, sizeof(float) * (size_t)(ng > 0 ? ng : 1), (void **)&d->d_invm32));
     HX_CALL(hx_array_convert(d->b, ng, HX_F32, d->d_invm32, HX_F64, hx_gs_inv_multiplicity(d->gs)));
   }
-  *d_w = d->d_invm32;
+  *d_w = prec == HX_F32 ? (const void *)d->d_invm32 : (const void *)hx_gs_inv_multiplicity(d->gs);
   return HX_SUCCESS;
 }
 
@@ -89,72 +83,47 @@ static int check_pair(hx_disc from, hx_disc to) {
   return HX_SUCCESS;
 }
 
-int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y) {
+/* the checks and cached data of one transfer from -> to in prec */
+static int transfer_prep(hx_disc from, hx_disc to, int transpose, hx_precision prec, const void **d_A,
+                         const void **d_w) {
+  HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
   HX_CALL(check_pair(from, to));
-  const double *d_A;
   HX_CALL(scratch(from));
   HX_CALL(scratch(to));
-  HX_CALL(matrix(from, to, 0, &d_A));
-  HX_CALL(hx_gs_scatter(from->gs, d_x, from->d_xl));
-  HX_CALL(hx_tensor3_apply(from->b, from->p + 1, to->p + 1, from->E, d_A, from->d_xl, to->d_xl));
-  HX_CALL(hx_gs_assemble(to->gs, to->d_xl, d_y));
-  HX_CALL(hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), d_y, d_y, hx_gs_inv_multiplicity(to->gs)));
-  HX_CALL(hx_gs_apply_mask(to->gs, d_y));
-  return HX_SUCCESS;
-}
-
-int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, double *d_x) {
-  HX_CALL(check_pair(from, to));
-  const double *d_A;
-  HX_CALL(scratch(from));
-  HX_CALL(scratch(to));
-  HX_CALL(matrix(from, to, 1, &d_A));
-  HX_CALL(
-      hx_array_pointwise_mult(to->b, hx_gs_num_local(to->gs), to->d_xg, d_y, hx_gs_inv_multiplicity(to->gs)));
-  HX_CALL(hx_gs_scatter(to->gs, to->d_xg, to->d_xl));
-  HX_CALL(hx_tensor3_apply(from->b, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
-  HX_CALL(hx_gs_assemble(from->gs, from->d_xl, d_x));
-  HX_CALL(hx_gs_apply_mask(from->gs, d_x));
+  HX_CALL(matrix(from, to, transpose, prec, d_A));
+  HX_CALL(invm(to, prec, d_w));
   return HX_SUCCESS;
 }
 
 /* The scratch vectors hold nl (ng) doubles: room for as many floats. */
 int hx_disc_interpolate_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_x, void *d_y) {
-  if (prec == HX_F64) {
-    HX_CALL(hx_disc_interpolate(from, to, (const double *)d_x, (double *)d_y));
-    return HX_SUCCESS;
-  }
-  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
-  HX_CALL(check_pair(from, to));
-  const float *d_A, *d_w;
-  HX_CALL(scratch(from));
-  HX_CALL(scratch(to));
-  HX_CALL(matrix32(from, to, 0, &d_A));
-  HX_CALL(invm32(to, &d_w));
-  HX_CALL(hx_gs_scatter_p(from->gs, HX_F32, d_x, from->d_xl));
-  HX_CALL(hx_tensor3_apply_p(from->b, HX_F32, from->p + 1, to->p + 1, from->E, d_A, from->d_xl, to->d_xl));
-  HX_CALL(hx_gs_assemble_p(to->gs, HX_F32, to->d_xl, d_y));
-  HX_CALL(hx_array_pointwise_mult_p(to->b, HX_F32, hx_gs_num_local(to->gs), d_y, d_y, d_w));
-  HX_CALL(hx_gs_apply_mask_p(to->gs, HX_F32, d_y));
+  const void *d_A = NULL, *d_w = NULL;
+  HX_CALL(transfer_prep(from, to, 0, prec, &d_A, &d_w));
+  HX_CALL(hx_gs_scatter_p(from->gs, prec, d_x, from->d_xl));
+  HX_CALL(hx_tensor3_apply_p(from->b, prec, from->p + 1, to->p + 1, from->E, d_A, from->d_xl, to->d_xl));
+  HX_CALL(hx_gs_assemble_p(to->gs, prec, to->d_xl, d_y));
+  HX_CALL(hx_array_pointwise_mult_p(to->b, prec, hx_gs_num_local(to->gs), d_y, d_y, d_w));
+  HX_CALL(hx_gs_apply_mask_p(to->gs, prec, d_y));
   return HX_SUCCESS;
 }
 
 int hx_disc_interpolate_transpose_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_y, void *d_x) {
-  if (prec == HX_F64) {
-    HX_CALL(hx_disc_interpolate_transpose(from, to, (const double *)d_y, (double *)d_x));
-    return HX_SUCCESS;
-  }
-  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
-  HX_CALL(check_pair(from, to));
-  const float *d_A, *d_w;
-  HX_CALL(scratch(from));
-  HX_CALL(scratch(to));
-  HX_CALL(matrix32(from, to, 1, &d_A));
-  HX_CALL(invm32(to, &d_w));
-  HX_CALL(hx_array_pointwise_mult_p(to->b, HX_F32, hx_gs_num_local(to->gs), to->d_xg, d_y, d_w));
-  HX_CALL(hx_gs_scatter_p(to->gs, HX_F32, to->d_xg, to->d_xl));
-  HX_CALL(hx_tensor3_apply_p(from->b, HX_F32, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
-  HX_CALL(hx_gs_assemble_p(from->gs, HX_F32, from->d_xl, d_x));
-  HX_CALL(hx_gs_apply_mask_p(from->gs, HX_F32, d_x));
+  const void *d_A = NULL, *d_w = NULL;
+  HX_CALL(transfer_prep(from, to, 1, prec, &d_A, &d_w));
+  HX_CALL(hx_array_pointwise_mult_p(to->b, prec, hx_gs_num_local(to->gs), to->d_xg, d_y, d_w));
+  HX_CALL(hx_gs_scatter_p(to->gs, prec, to->d_xg, to->d_xl));
+  HX_CALL(hx_tensor3_apply_p(from->b, prec, to->p + 1, from->p + 1, from->E, d_A, to->d_xl, from->d_xl));
+  HX_CALL(hx_gs_assemble_p(from->gs, prec, from->d_xl, d_x));
+  HX_CALL(hx_gs_apply_mask_p(from->gs, prec, d_x));
+  return HX_SUCCESS;
+}
+
+int hx_disc_interpolate(hx_disc from, hx_disc to, const double *d_x, double *d_y) {
+  HX_CALL(hx_disc_interpolate_p(from, to, HX_F64, d_x, d_y));
+  return HX_SUCCESS;
+}
+
+int hx_disc_interpolate_transpose(hx_disc from, hx_disc to, const double *d_y, double *d_x) {
+  HX_CALL(hx_disc_interpolate_transpose_p(from, to, HX_F64, d_y, d_x));
   return HX_SUCCESS;
 }

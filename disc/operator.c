@@ -11,7 +11,8 @@ struct hx_op_s {
   hx_backend b;
   MPI_Comm comm;
   int64_t ng, nl;
-  double *d_ul, *d_wl;     /* L-vector work space */
+  hx_precision prec;       /* that of the element operator: of d_x, d_y and the work space */
+  void *d_ul, *d_wl;       /* L-vector work space (room for nl doubles) */
   int32_t *d_map;          /* L->G map (backend copy): the scatter fused into the element kernel */
   int overlap;             /* split boundary/interior elements */
   int32_t nbnd, nint;      /* element counts of the two lists */
@@ -33,6 +34,7 @@ int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
   HX_CALL(HX_ALLOC(&op, 1));
   op->gs = gs, op->ax = ax, op->b = hx_gs_backend(gs), op->comm = hx_gs_comm(gs);
   op->ng = hx_gs_num_local(gs), op->nl = hx_gs_num_l(gs);
+  op->prec = hx_ax_precision(ax);
   int *flag = NULL;
   int32_t *lb = NULL, *li = NULL;
   int err;
@@ -112,30 +114,43 @@ void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
   if (t_gs) *t_gs = op->t_gs;
 }
 
-/* y = Z^T A_L Z x (unmasked), *uw = local sum of element u.w when uw != NULL.
- * The scatter Z is fused into the element kernel (hx_ax_apply_list_g reads
- * each element's values from x through the L->G map): the L-vector of Z x
- * is never written. */
-/* red != NULL: the local u.w (uw is then NULL) left as partials in slot
- * rk of red instead of read to the host */
-static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const double *d_x, double *uw, hx_red red,
+/* y = Z^T A_L Z x (unmasked) in the operator's precision, *uw = local sum
+ * of element u.w when uw != NULL; red != NULL: the local u.w (uw is then
+ * NULL) left as partials in slot rk of red instead of read to the host
+ * (FP64 only). One algorithm for both precisions: element pass, gather,
+ * exchange, with the boundary/interior split overlapping the exchange.
+ * FP64 fuses the scatter Z into the element kernel (hx_ax_apply_list_g
+ * reads each element's values from x through the L->G map: the L-vector
+ * of Z x is never written); FP32 scatters to the L work vector first (its
+ * fused form measured slower than scatter + apply at p = 7 and no faster
+ * at p = 3: docs/performance.md "FP32 vs FP64 kernels"). */
+static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const void *d_x, double *uw, hx_red red,
                       int rk) {
-  if (red) HX_CALL(hx_ax_apply_list_g_red(op->ax, nlist, d_list, op->d_map, d_x, op->d_wl, red, rk));
-  else HX_CALL(hx_ax_apply_list_g(op->ax, nlist, d_list, op->d_map, d_x, op->d_wl, uw));
+  if (op->prec != HX_F64) {
+    if (d_list) HX_CALL(hx_ax_apply_list_p(op->ax, nlist, d_list, op->d_ul, op->d_wl, uw));
+    else HX_CALL(hx_ax_apply_p(op->ax, op->d_ul, op->d_wl, uw));
+  } else if (red) {
+    HX_CALL(hx_ax_apply_list_g_red(op->ax, nlist, d_list, op->d_map, (const double *)d_x, (double *)op->d_wl, red,
+                                   rk));
+  } else {
+    HX_CALL(hx_ax_apply_list_g(op->ax, nlist, d_list, op->d_map, (const double *)d_x, (double *)op->d_wl, uw));
+  }
   return HX_SUCCESS;
 }
 
-static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw, hx_red red, int rk) {
+static int hx_op_core(hx_op op, const void *d_x, void *d_y, double *uw, hx_red red, int rk) {
+  const hx_precision prec = op->prec;
   const int cuda = hx_backend_get_kind(op->b) == HX_BACKEND_CUDA;
   double t1 = hx_wtime();
+  if (prec != HX_F64) HX_CALL(hx_gs_scatter_p(op->gs, prec, d_x, op->d_ul));
   if (!op->overlap) {
     HX_CALL(hx_op_elem(op, hx_ax_num_elements(op->ax), NULL, d_x, uw, red, rk));
     /* cuda: no wait here (the phases' times are host times, docs/gather-scatter.md) */
     if (!cuda) HX_CALL(hx_backend_sync(op->b));
     double t2 = hx_wtime();
-    HX_CALL(hx_gs_gather(op->gs, op->d_wl, d_y));
+    HX_CALL(hx_gs_gather_p(op->gs, prec, op->d_wl, d_y));
     double t3 = hx_wtime();
-    HX_CALL(hx_gs_exchange(op->gs, d_y, HX_GS_ADD));
+    HX_CALL(hx_gs_exchange_p(op->gs, prec, d_y, HX_GS_ADD));
     double t4 = hx_wtime();
     op->t_elem += t2 - t1, op->t_gs += t3 - t2, op->t_exch += t4 - t3;
     hx_log_event_add(op->ev_elem, t2 - t1, op->elem_bytes, op->elem_flops);
@@ -147,21 +162,21 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw, hx_r
    * interior elements and rows meanwhile, then finish */
   double uw1 = 0.0, uw2 = 0.0;
   HX_CALL(hx_op_elem(op, op->nbnd, op->d_bnd, d_x, uw ? &uw1 : NULL, red, rk));
-  HX_CALL(hx_gs_gather_part(op->gs, HX_GS_SHARED, op->d_wl, d_y));
+  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_SHARED, op->d_wl, d_y));
   double t2 = hx_wtime();
-  HX_CALL(hx_gs_exchange_start(op->gs, d_y, HX_GS_ADD));
-  /* cuda: the interior's u.w below waits for the device (hx_ax_apply_list_g
+  HX_CALL(hx_gs_exchange_start_p(op->gs, prec, d_y, HX_GS_ADD));
+  /* cuda: the interior's u.w below waits for the device (the element pass
    * reads its sum to the host), so send first; without uw (or with the sums
    * left in red) the sends wait for finish and the interior is queued at once */
   if (uw) HX_CALL(hx_gs_exchange_post(op->gs));
   double t3 = hx_wtime();
   HX_CALL(hx_op_elem(op, op->nint, op->d_int, d_x, uw ? &uw2 : NULL, red, rk));
-  HX_CALL(hx_gs_gather_part(op->gs, HX_GS_INTERIOR, op->d_wl, d_y));
+  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_INTERIOR, op->d_wl, d_y));
   /* cuda: no wait; finish's combine runs on the exchange's queue beside the
    * interior (disjoint rows) and the default queue waits for it */
   if (!cuda) HX_CALL(hx_backend_sync(op->b));
   double t4 = hx_wtime();
-  HX_CALL(hx_gs_exchange_finish(op->gs, d_y, HX_GS_ADD));
+  HX_CALL(hx_gs_exchange_finish_p(op->gs, prec, d_y, HX_GS_ADD));
   double t5 = hx_wtime();
   op->t_elem += (t2 - t1) + (t4 - t3), op->t_exch += (t3 - t2) + (t5 - t4);
   hx_log_event_add(op->ev_elem, (t2 - t1) + (t4 - t3), op->elem_bytes, op->elem_flops);
@@ -170,13 +185,23 @@ static int hx_op_core(hx_op op, const double *d_x, double *d_y, double *uw, hx_r
   return HX_SUCCESS;
 }
 
-int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
-  double uw = 0.0;
+/* the core and the mask in op's precision (the FP64 entry points check it) */
+static int hx_op_masked(hx_op op, const void *d_x, void *d_y, double *uw, hx_red red, int rk) {
   hx_timer_start(HX_T_OPERATOR);
-  int ierr = hx_op_core(op, d_x, d_y, xy ? &uw : NULL, NULL, 0);
-  if (!ierr) ierr = hx_gs_apply_mask(op->gs, d_y);
+  int ierr = hx_op_core(op, d_x, d_y, uw, red, rk);
+  if (!ierr) ierr = hx_gs_apply_mask_p(op->gs, op->prec, d_y);
   hx_timer_stop(HX_T_OPERATOR);
   HX_CALL(ierr);
+  return HX_SUCCESS;
+}
+
+#define HX_OP_F64(op) \
+  HX_CHECK((op) && (op)->prec == HX_F64, HX_ERR_ARG, "%s: operator is NULL or not FP64 (hx_op_apply_p)", __func__)
+
+int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
+  HX_OP_F64(op);
+  double uw = 0.0;
+  HX_CALL(hx_op_masked(op, d_x, d_y, xy ? &uw : NULL, NULL, 0));
   if (xy) {
     hx_timer_start(HX_T_REDUCTION);
     HX_MPI(MPI_Allreduce(&uw, xy, 1, MPI_DOUBLE, MPI_SUM, op->comm));
@@ -186,16 +211,14 @@ int hx_op_apply(hx_op op, const double *d_x, double *d_y, double *xy) {
 }
 
 int hx_op_apply_red(hx_op op, const double *d_x, double *d_y, hx_red red, int k) {
+  HX_OP_F64(op);
   HX_CHECK(red, HX_ERR_ARG, "reduction set is NULL");
-  hx_timer_start(HX_T_OPERATOR);
-  int ierr = hx_op_core(op, d_x, d_y, NULL, red, k);
-  if (!ierr) ierr = hx_gs_apply_mask(op->gs, d_y);
-  hx_timer_stop(HX_T_OPERATOR);
-  HX_CALL(ierr);
+  HX_CALL(hx_op_masked(op, d_x, d_y, NULL, red, k));
   return HX_SUCCESS;
 }
 
 int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y) {
+  HX_OP_F64(op);
   hx_timer_start(HX_T_OPERATOR);
   int ierr = hx_op_core(op, d_x, d_y, NULL, NULL, 0);
   hx_timer_stop(HX_T_OPERATOR);
@@ -209,7 +232,7 @@ int hx_op_diagonal(hx_op op, double *d_diag) {
   HX_CALL(HX_ALLOC(&h_g, op->ng));
   HX_CALL(hx_ax_diagonal(op->ax, h_l));
   HX_CALL(hx_mem_to_device(op->b, op->d_wl, h_l, sizeof(double) * (size_t)op->nl));
-  HX_CALL(hx_gs_assemble(op->gs, op->d_wl, d_diag));
+  HX_CALL(hx_gs_assemble(op->gs, (const double *)op->d_wl, d_diag));
   HX_CALL(hx_mem_to_host(op->b, h_g, d_diag, sizeof(double) * (size_t)op->ng));
   const double *d_mask = hx_gs_mask(op->gs);
   if (d_mask) {
@@ -225,61 +248,10 @@ int hx_op_diagonal(hx_op op, double *d_diag) {
   return HX_SUCCESS;
 }
 
-/* ------------------------------------------------------------ precision */
-hx_precision hx_op_precision(hx_op op) { return hx_ax_precision(op->ax); }
-
-/* y = Z^T A_L Z x in FP32 (unmasked): the scatter to the L work vector (the
- * FP32 fused form hx_ax_apply_list_g_p exists but measured slower than
- * scatter + apply at p = 7 and no faster at p = 3: docs/performance.md "FP32
- * vs FP64 kernels"), the element operator and the gather / exchange of
- * hx_op_core, in float. */
-static int op_core_f32(hx_op op, const float *d_x, float *d_y) {
-  float *ul = (float *)op->d_ul, *wl = (float *)op->d_wl;
-  double t1 = hx_wtime();
-  HX_CALL(hx_gs_scatter_p(op->gs, HX_F32, d_x, ul));
-  if (!op->overlap) {
-    HX_CALL(hx_ax_apply_p(op->ax, ul, wl, NULL));
-    HX_CALL(hx_backend_sync(op->b));
-    double t2 = hx_wtime();
-    HX_CALL(hx_gs_gather_p(op->gs, HX_F32, wl, d_y));
-    double t3 = hx_wtime();
-    HX_CALL(hx_gs_exchange_p(op->gs, HX_F32, d_y, HX_GS_ADD));
-    double t4 = hx_wtime();
-    op->t_elem += t2 - t1, op->t_gs += t3 - t2, op->t_exch += t4 - t3;
-    hx_log_event_add(op->ev_elem, t2 - t1, op->elem_bytes, op->elem_flops);
-    hx_log_event_add(op->ev_gs, t3 - t2, 0.0, 0.0);
-    hx_log_event_add(op->ev_exch, t4 - t3, 0.0, 0.0);
-    return HX_SUCCESS;
-  }
-  HX_CALL(hx_ax_apply_list_p(op->ax, op->nbnd, op->d_bnd, ul, wl, NULL));
-  HX_CALL(hx_gs_gather_part_p(op->gs, HX_F32, HX_GS_SHARED, wl, d_y));
-  double t2 = hx_wtime();
-  HX_CALL(hx_gs_exchange_start_p(op->gs, HX_F32, d_y, HX_GS_ADD));
-  double t3 = hx_wtime();
-  HX_CALL(hx_ax_apply_list_p(op->ax, op->nint, op->d_int, ul, wl, NULL));
-  HX_CALL(hx_gs_gather_part_p(op->gs, HX_F32, HX_GS_INTERIOR, wl, d_y));
-  HX_CALL(hx_backend_sync(op->b));
-  double t4 = hx_wtime();
-  HX_CALL(hx_gs_exchange_finish_p(op->gs, HX_F32, d_y, HX_GS_ADD));
-  double t5 = hx_wtime();
-  op->t_elem += (t2 - t1) + (t4 - t3), op->t_exch += (t3 - t2) + (t5 - t4);
-  hx_log_event_add(op->ev_elem, (t2 - t1) + (t4 - t3), op->elem_bytes, op->elem_flops);
-  hx_log_event_add(op->ev_exch, (t3 - t2) + (t5 - t4), 0.0, 0.0);
-  return HX_SUCCESS;
-}
+hx_precision hx_op_precision(hx_op op) { return op->prec; }
 
 int hx_op_apply_p(hx_op op, const void *d_x, void *d_y) {
   HX_CHECK(op, HX_ERR_ARG, "operator is NULL");
-  const hx_precision prec = hx_ax_precision(op->ax);
-  if (prec == HX_F64) {
-    HX_CALL(hx_op_apply(op, (const double *)d_x, (double *)d_y, NULL));
-    return HX_SUCCESS;
-  }
-  HX_CHECK(prec == HX_F32, HX_ERR_ARG, "operator of unknown precision %d", (int)prec);
-  hx_timer_start(HX_T_OPERATOR);
-  int ierr = op_core_f32(op, (const float *)d_x, (float *)d_y);
-  if (!ierr) ierr = hx_gs_apply_mask_p(op->gs, HX_F32, d_y);
-  hx_timer_stop(HX_T_OPERATOR);
-  HX_CALL(ierr);
+  HX_CALL(hx_op_masked(op, d_x, d_y, NULL, NULL, 0));
   return HX_SUCCESS;
 }

@@ -1,7 +1,8 @@
 /* The element operator with a precision parameter (hx_kernels_prec.h):
  * hx_ax_create_prec builds the FP64 operator (ax.c: factors in double, input
  * checks), then for HX_F32 replaces the backend data by float copies; the
- * apply dispatches to cpu/ax_f32_cpu.c or cuda/ax_f32_cuda.cu. */
+ * apply dispatches to the float instantiations in cpu/ax_cpu.c and
+ * cuda/ax_cuda.cu. */
 #include "prec_impl.h"
 
 #include <stdlib.h>

@@ -31,23 +31,17 @@
 /* The functions below are written once for a value type HX_REAL in
  * hx_ax_math_t.h and instantiated for double (hx_hex8_coeffs,
  * hx_hex8_jacobian, hx_quad_basis, hx_hex27_jacobian, hx_geo_factors,
- * hx_apply_g: the FP64 operator and the host setup) and for float (the same
+ * hx_apply_g, hx_geo_affine_node: the FP64 operator and the host setup) and for float (the same
  * names with _f32: the FP32 operator). Under C++ (the CUDA kernels, templated
  * on the type) the float instantiation also exists under the plain names, as
  * overloads. */
 #define HX_TEMPLATE "hx_ax_math_t.h"
 #include "hx_instantiate.h"
 
-/* Factors of one node from an affine record m[0..6] (the 6 factors of G/w
- * and lambda |J|, constant over the element): g = wq m, *mm = wq m[6] (0 when
- * ncomp = 6). The split record adds FP32 deviations dev[c * cs32] of the
- * node (dev already offset to the node): g = wq (m + dev) in FP64; with
- * dev = 0 this is the affine result bit for bit (m + 0 = m). */
-static inline HX_HD void hx_geo_affine_node(const double *HX_RESTRICT m, double wq, int ncomp,
-                                            double *HX_RESTRICT g, double *HX_RESTRICT mm) {
-  for (int c = 0; c < 6; c++) g[c] = wq * m[c];
-  *mm = ncomp == 7 ? wq * m[6] : 0.0;
-}
+/* Factors of one node from a split record: the affine record m[0..6]
+ * (hx_geo_affine_node, hx_ax_math_t.h) plus FP32 deviations dev[c * cs32]
+ * of the node (dev already offset to the node): g = wq (m + dev) in FP64;
+ * with dev = 0 this is the affine result bit for bit (m + 0 = m). */
 static inline HX_HD void hx_geo_split_node(const double *HX_RESTRICT m, const float *HX_RESTRICT dev, int cs32,
                                            double wq, int ncomp, double *HX_RESTRICT g, double *HX_RESTRICT mm) {
   for (int c = 0; c < 6; c++) g[c] = wq * (m[c] + (double)dev[c * cs32]);

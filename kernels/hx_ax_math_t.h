@@ -109,3 +109,12 @@ static inline HX_HD void HX_FN(hx_apply_g)(HX_REAL g0, HX_REAL g1, HX_REAL g2, H
   *fs = g1 * ur + g3 * us + g4 * ut;
   *ft = g2 * ur + g4 * us + g5 * ut;
 }
+
+/* Factors of one node from an affine record m[0..6] (the 6 factors of G/w
+ * and lambda |J|, constant over the element): g = wq m, *mm = wq m[6] (0 when
+ * ncomp = 6). */
+static inline HX_HD void HX_FN(hx_geo_affine_node)(const HX_REAL *HX_RESTRICT m, HX_REAL wq, int ncomp,
+                                                   HX_REAL *HX_RESTRICT g, HX_REAL *HX_RESTRICT mm) {
+  for (int c = 0; c < 6; c++) g[c] = wq * m[c];
+  *mm = ncomp == 7 ? wq * m[6] : HX_R(0.0);
+}

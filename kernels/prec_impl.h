@@ -2,8 +2,8 @@
  * kernels (hx_kernels_prec.h): the FP32 streaming ops and conversions
  * (stream_prec.c -> cpu/prec_cpu.c, cuda/prec_cuda.cu), the FP32
  * gather-scatter loops (gs_prec.c -> cpu/gs_f32_cpu.c, cuda/gs_f32_cuda.cu)
- * and the FP32 element operator (ax_prec.c -> cpu/ax_f32_cpu.c,
- * cuda/ax_f32_cuda.cu). No CUDA headers here. Sizes are checked by the
+ * and the FP32 element operator (ax_prec.c -> cpu/ax_cpu.c,
+ * cuda/ax_cuda.cu). No CUDA headers here. Sizes are checked by the
  * callers (n >= 1 unless said otherwise). */
 #ifndef HX_PREC_IMPL_H
 #define HX_PREC_IMPL_H
@@ -51,21 +51,14 @@ void hx_cpu_gs_zero_idx_f32(int64_t n, const int32_t *idx, float *g);
  * ONTHEFLY: HX_AX_OTF_STRIDE floats per element (map coefficients, kappa,
  * lambda). */
 static inline int hx_ax_off_w3_f32(int n) { return n * n + 2 * n; }
-/* hx_geo_affine_node in float: g = wq m, *mm = wq m[6] (0 when ncomp = 6). */
-static inline HX_HD void hx_geo_affine_node_f32(const float *HX_RESTRICT m, float wq, int ncomp,
-                                                float *HX_RESTRICT g, float *HX_RESTRICT mm) {
-  for (int c = 0; c < 6; c++) g[c] = wq * m[c];
-  *mm = ncomp == 7 ? wq * m[6] : 0.0f;
-}
-
-/* ---- operator, CPU (cpu/ax_f32_cpu.c). part: per-element u.w in double;
+/* ---- operator, CPU (cpu/ax_cpu.c, the float instantiation of cpu/ax_cpu_t.h). part: per-element u.w in double;
  * map != NULL: u is a G-vector read through map (the fused scatter, as
  * hx_ax_cpu_apply). ---- */
 int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                         const float *u, float *w, double *part);
 
 #ifdef HEXCG_HAVE_CUDA
-/* ---- CUDA (cuda/prec_cuda.cu, gs_f32_cuda.cu, ax_f32_cuda.cu), queued on
+/* ---- CUDA (cuda/prec_cuda.cu, gs_f32_cuda.cu, ax_cuda.cu), queued on
  * the backend stream; the reductions wait and return the host value ---- */
 int hx_cuda_f64_to_f32(hx_backend b, int64_t n, float *y, const double *x);
 int hx_cuda_f32_to_f64(hx_backend b, int64_t n, double *y, const float *x);

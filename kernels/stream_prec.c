@@ -31,6 +31,12 @@ int hx_precision_parse(const char *s, hx_precision *prec) {
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
 #define HX_LEN_OK(n) HX_CHECK((n) >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)(n))
 #define HX_IS_CUDA(b) ((b)->kind == HX_BACKEND_CUDA)
+/* HX_MC_DEV for n entries of precision prec: the FP32 CPU paths check their
+ * pointers as the FP64 ones do (cpu-memcheck) */
+#define HX_MC_DEV_P(b, p, n, prec, what)                                                           \
+  do {                                                                                             \
+    if ((b)->memcheck) HX_CALL(hx_mc_check_dev((p), (size_t)(n) * hx_precision_size(prec), (what))); \
+  } while (0)
 
 int hx_array_convert(hx_backend b, int64_t n, hx_precision dp, void *d_dst, hx_precision sp,
                      const void *d_src) {
@@ -54,6 +60,8 @@ int hx_array_convert(hx_backend b, int64_t n, hx_precision dp, void *d_dst, hx_p
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_dst, n, dp, "convert: dst");
+  HX_MC_DEV_P(b, d_src, n, sp, "convert: src");
   if (dp == HX_F32)
     hx_cpu_f64_to_f32(n, (float *)d_dst, (const double *)d_src);
   else
@@ -73,6 +81,8 @@ int hx_array_axpy_f32_to_f64(hx_backend b, int64_t n, double *d_y, double a, con
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_y, n, HX_F64, "axpy_f32_to_f64: y");
+  HX_MC_DEV_P(b, d_x, n, HX_F32, "axpy_f32_to_f64: x");
   hx_cpu_axpy_f32_to_f64(n, d_y, a, d_x);
   return HX_SUCCESS;
 }
@@ -93,6 +103,8 @@ int hx_array_copy_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_y, n, prec, "copy: y");
+  HX_MC_DEV_P(b, d_x, n, prec, "copy: x");
   hx_cpu_copy_f32(n, (float *)d_y, (const float *)d_x);
   return HX_SUCCESS;
 }
@@ -114,6 +126,8 @@ int hx_array_axpby_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, doub
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_y, n, prec, "axpby: y");
+  HX_MC_DEV_P(b, d_x, n, prec, "axpby: x");
   hx_cpu_axpby_f32(n, (float *)d_y, (float)a, (const float *)d_x, (float)bb);
   return HX_SUCCESS;
 }
@@ -136,6 +150,8 @@ int hx_array_dot_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, 
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_x, n, prec, "dot: x");
+  HX_MC_DEV_P(b, d_y, n, prec, "dot: y");
   HX_CALL(hx_cpu_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
   return HX_SUCCESS;
 }
@@ -157,6 +173,7 @@ int hx_array_norm2sq_p(hx_backend b, hx_precision prec, int64_t n, const void *d
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_x, n, prec, "norm2sq: x");
   HX_CALL(hx_cpu_norm2sq_f32(b, n, (const float *)d_x, result));
   return HX_SUCCESS;
 }
@@ -177,6 +194,8 @@ int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_p, n, prec, "xpay: p");
+  HX_MC_DEV_P(b, d_z, n, prec, "xpay: z");
   hx_cpu_xpay_f32(n, (float *)d_p, (const float *)d_z, (float)beta);
   return HX_SUCCESS;
 }
@@ -198,6 +217,9 @@ int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *
     return HX_SUCCESS;
   }
 #endif
+  HX_MC_DEV_P(b, d_y, n, prec, "pointwise_mult: y");
+  HX_MC_DEV_P(b, d_x, n, prec, "pointwise_mult: x");
+  HX_MC_DEV_P(b, d_z, n, prec, "pointwise_mult: z");
   hx_cpu_pointwise_mult_f32(n, (float *)d_y, (const float *)d_x, (const float *)d_z);
   return HX_SUCCESS;
 }

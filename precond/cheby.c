@@ -56,29 +56,9 @@ int hx_cheb_opt_betas(int degree, double *beta) {
   return HX_SUCCESS;
 }
 
-/* hx_cheb_apply is the FP64 instance of hx_cheb_apply_p (the same calls, so
- * the same bits: t340 checks it); the callbacks pass through an adapter */
-typedef struct {
-  hx_lin_fn f;
-  void *ctx;
-} cheb_lin64;
-
-static int cheb_lin64_call(void *ctx, const void *d_in, void *d_out) {
-  const cheb_lin64 *a = (const cheb_lin64 *)ctx;
-  return a->f(a->ctx, (const double *)d_in, (double *)d_out);
-}
-
 int hx_cheb_apply(hx_backend b, int64_t n, const hx_cheb *c, hx_lin_fn A, void *actx, hx_lin_fn S, void *sctx,
-                  const double *d_b, double *d_x, int x_zero, double *d_r, double *d_d, double *d_t) {
-  cheb_lin64 aa = {A, actx}, ss = {S, sctx};
-  HX_CALL(hx_cheb_apply_p(b, HX_F64, n, c, cheb_lin64_call, &aa, cheb_lin64_call, &ss, d_b, d_x, x_zero, d_r, d_d,
-                          d_t));
-  return HX_SUCCESS;
-}
-
-int hx_cheb_apply_p(hx_backend b, hx_precision prec, int64_t n, const hx_cheb *c, hx_lin_fn_p A, void *actx,
-                    hx_lin_fn_p S, void *sctx, const void *d_b, void *d_x, int x_zero, void *d_r, void *d_d,
-                    void *d_t) {
+                  const void *d_b, void *d_x, int x_zero, void *d_r, void *d_d, void *d_t) {
+  const hx_precision prec = c->prec;
   const int k = c->degree;
   HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "smoother: unknown precision %d", (int)prec);
   HX_CHECK(k >= 1 && k <= HX_CHEB_DEGREE_MAX, HX_ERR_ARG, "smoother degree %d outside 1..%d", k,
@@ -162,8 +142,8 @@ static int tridiag_max(int m, const double *a, const double *e, double *lmax) {
   return HX_SUCCESS;
 }
 
-int hx_eig_max_estimate_p(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn_p A,
-                          void *actx, hx_lin_fn_p S, void *sctx, int symmetric, int steps, const void *d_v,
+int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A,
+                        void *actx, hx_lin_fn S, void *sctx, int symmetric, int steps, const void *d_v,
                           void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax) {
   HX_CHECK(steps >= 1 && steps <= 60, HX_ERR_ARG, "eigenvalue estimate: %d steps outside 1..60", steps);
   *lmax = 0.0;
@@ -221,16 +201,5 @@ int hx_eig_max_estimate_p(hx_backend b, hx_precision prec, int64_t n, int64_t no
   HX_CHECK(m > 0, HX_ERR_NUMERIC, "eigenvalue estimate: A is not positive on the start vector");
   HX_CALL(tridiag_max(m, diag, off, lmax));
   HX_CHECK(*lmax > 0 && isfinite(*lmax), HX_ERR_NUMERIC, "eigenvalue estimate %g", *lmax);
-  return HX_SUCCESS;
-}
-
-/* the FP64 instance (the same calls: the bits of the FP64 code before the
- * precision parameter) */
-int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
-                        hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
-                        double *d_w1, double *d_w2, double *d_w3, double *lmax) {
-  cheb_lin64 aa = {A, actx}, ss = {S, sctx};
-  HX_CALL(hx_eig_max_estimate_p(b, HX_F64, n, nown, comm, cheb_lin64_call, &aa, cheb_lin64_call, &ss, symmetric,
-                                steps, d_v, d_w0, d_w1, d_w2, d_w3, lmax));
   return HX_SUCCESS;
 }

@@ -175,6 +175,8 @@ typedef struct {
   int *sc, *rc, *sd, *rd, *present, *flag;
   int32_t *lb, *li, *in_idx, *out_idx;
   double *mask, *imult, *wt, *in_w;
+  int rank, size;
+  int64_t nrec; /* records received in recvbuf (keys: sorted by face key) */
 } fdm_work;
 
 static void work_free(fdm_work *w) {
@@ -271,19 +273,11 @@ done:
   return HX_SUCCESS;
 }
 
-static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
-  const int p = f->p, n = p + 1, m = f->m, n2 = n * n, n3 = n2 * n;
-  const int64_t m3 = (int64_t)m * m * m;
+/* phase 1: box lengths, the distance between the centres of opposite faces (W->h) */
+static int fdm_box_lengths(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int32_t E = f->E;
-  hx_mesh mesh = o->mesh;
-  MPI_Comm comm = f->comm;
-  int rank, size;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-
-  /* box lengths: distance between the centres of opposite faces */
-  const int npe = hx_mesh_nodes_per_element(mesh);
-  const double *nodes = hx_mesh_element_nodes(mesh);
+  const int npe = hx_mesh_nodes_per_element(o->mesh);
+  const double *nodes = hx_mesh_element_nodes(o->mesh);
   HX_CALL(HX_ALLOC(&W->h, 3 * (size_t)E + 1));
   for (int32_t e = 0; e < E; e++)
     for (int d = 0; d < 3; d++) {
@@ -296,19 +290,26 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                "element %d (local index): FDM box length %g in direction %d", (int)e, h, d);
       W->h[3 * e + d] = h;
     }
+  return HX_SUCCESS;
+}
 
-  /* own GLL ids */
-  HX_CALL(HX_ALLOC(&W->gid, (size_t)E * n3 + 1));
-  HX_CALL(hx_mesh_gll_ids(mesh, p, W->gid));
-
-  /* neighbour planes (depth 1 from the shared face, in the neighbour's face
-   * coordinates) and widths: local ones directly, remote ones by one
-   * MPI_Alltoallv of records [gid*6 + face, bits of h, n^2 ids] */
+/* phase 2: own GLL ids (W->gid), the neighbour planes (depth 1 from the
+ * shared face, in the neighbour's face coordinates) and widths of remote
+ * neighbours by one MPI_Alltoallv of records [gid*6 + face, bits of h,
+ * n^2 ids] (W->recvbuf, sorted keys in W->keys) */
+static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int p = f->p, n = p + 1, n2 = n * n, n3 = n2 * n;
+  const int32_t E = f->E;
+  const int rank = W->rank, size = W->size;
+  MPI_Comm comm = f->comm;
   const int64_t *nbr_elem;
   const int8_t *nbr_face, *orient;
-  HX_CALL(hx_mesh_face_neighbors(mesh, &nbr_elem, &nbr_face, &orient));
-  const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(mesh);
-  const int64_t *egid = hx_mesh_element_global_ids(mesh);
+  HX_CALL(hx_mesh_face_neighbors(o->mesh, &nbr_elem, &nbr_face, &orient));
+  const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(o->mesh);
+  const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
+  HX_CALL(HX_ALLOC(&W->gid, (size_t)E * n3 + 1));
+  HX_CALL(hx_mesh_gll_ids(o->mesh, p, W->gid));
+
   const int R = 2 + n2;
   HX_CALL(HX_ALLOC(&W->sc, size));
   HX_CALL(HX_ALLOC(&W->rc, size));
@@ -343,12 +344,26 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     free(pos);
   }
   HX_MPI(MPI_Alltoallv(W->sendbuf, W->sc, W->sd, MPI_INT64_T, W->recvbuf, W->rc, W->rd, MPI_INT64_T, comm));
-  const int64_t nrec = W->rd[size] / R;
+  W->nrec = W->rd[size] / R;
+  const int64_t nrec = W->nrec;
   HX_CALL(HX_ALLOC(&W->keys, nrec + 1));
   for (int64_t k = 0; k < nrec; k++) W->keys[k].key = W->recvbuf[k * R], W->keys[k].off = k * R;
   qsort(W->keys, (size_t)nrec, sizeof(rec_key), cmp_rec);
+  return HX_SUCCESS;
+}
 
-  /* extension plane of every face in the element's own face coordinates */
+/* phase 3: the extension plane of every face in the element's own face
+ * coordinates (W->plane) and the neighbour's width (W->hn): local
+ * neighbours directly, remote ones from the received records */
+static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int p = f->p, n = p + 1, n2 = n * n, n3 = n2 * n;
+  const int32_t E = f->E;
+  const int rank = W->rank;
+  const int64_t *nbr_elem;
+  const int8_t *nbr_face, *orient;
+  HX_CALL(hx_mesh_face_neighbors(o->mesh, &nbr_elem, &nbr_face, &orient));
+  const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(o->mesh);
+  const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
   for (int32_t e = 0; e < E; e++)
@@ -371,7 +386,7 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
         W->hn[q] = W->h[3 * el + nf / 2];
       } else {
         rec_key key = {nbr_elem[q] * 6 + nf, 0};
-        const rec_key *hit = (const rec_key *)bsearch(&key, W->keys, (size_t)nrec, sizeof(rec_key), cmp_rec);
+        const rec_key *hit = (const rec_key *)bsearch(&key, W->keys, (size_t)W->nrec, sizeof(rec_key), cmp_rec);
         HX_CHECK(hit, HX_ERR_INTERNAL, "no plane received for element %lld face %d from rank %d",
                  (long long)nbr_elem[q], nf, (int)nbr_rank[q]);
         const int64_t *rec = W->recvbuf + hit->off;
@@ -385,8 +400,18 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
           W->plane[q * n2 + u + n * v] = src[up + n * vp];
         }
     }
+  return HX_SUCCESS;
+}
 
-  /* 1D present flags, matrices and eigenpairs */
+/* phase 4: per element and direction the 1D present flags (W->present),
+ * the 1D matrices and their eigenpairs (f->h_S, f->h_L, scaled by kappa,
+ * lambda added) */
+static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int p = f->p, n = p + 1, m = f->m;
+  const int32_t E = f->E;
+  const int64_t *nbr_elem;
+  const int8_t *nbr_face, *orient;
+  HX_CALL(hx_mesh_face_neighbors(o->mesh, &nbr_elem, &nbr_face, &orient));
   double t[HX_FDM_PMAX + 1], wq[HX_FDM_PMAX + 1], D[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
   double Khat[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
   HX_CALL(hx_gll(n, t, wq));
@@ -416,9 +441,16 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
     }
   }
+  return HX_SUCCESS;
+}
 
-  /* extended ids: own nodes and face extensions that are present, 0 on
-   * the edge/corner regions of the box and on absent points */
+/* phase 5: the extended ids (own nodes and face extensions that are
+ * present, 0 on the edge/corner regions of the box and on absent points)
+ * and their gather-scatter f->xgs */
+static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
+  const int p = f->p, n = p + 1, m = f->m, n2 = n * n, n3 = n2 * n;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = f->E;
   HX_CALL(HX_ALLOC(&W->xid, (size_t)E * m3 + 1));
   for (int32_t e = 0; e < E; e++) {
     const int *px = W->present + 3 * (int64_t)e * m, *py = px + m, *pz = py + m;
@@ -438,11 +470,18 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
           W->xid[(int64_t)e * m3 + A + m * (B + m * C)] = id;
         }
   }
-  HX_CALL(hx_gs_create(f->b, comm, (int64_t)E * m3, W->xid, &f->xgs));
+  HX_CALL(hx_gs_create(f->b, f->comm, (int64_t)E * m3, W->xid, &f->xgs));
   f->xnl = (int64_t)E * m3;
   f->xng = hx_gs_num_local(f->xgs);
+  return HX_SUCCESS;
+}
 
-  /* fine G <-> extended G maps and weights */
+/* phase 6: the maps fine G <-> extended G and the weights of both copies
+ * (W->in_idx, W->in_w, W->out_idx, W->wt) */
+static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
+  const int p = f->p, n = p + 1, m = f->m, n3 = n * n * n;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = f->E;
   const int32_t *fmap = hx_gs_map_host(f->gs), *xmap = hx_gs_map_host(f->xgs);
   const int64_t n_owned = hx_gs_num_owned(f->gs);
   HX_CALL(HX_ALLOC(&W->out_idx, f->ng + 1));
@@ -482,8 +521,14 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     W->in_w[i] = W->in_idx[i] < 0                   ? 0.0
                  : f->weight == HX_FDM_WEIGHT_RAS ? W->mask[W->in_idx[i]]
                                                     : W->wt[W->in_idx[i]];
+  return HX_SUCCESS;
+}
 
-  /* backend copies */
+/* phase 7: the backend copies (S and L in the box solves' precision) */
+static int fdm_upload(hx_fdm f, fdm_work *W) {
+  const int m = f->m;
+  const int32_t E = f->E;
+  const int32_t *xmap = hx_gs_map_host(f->xgs);
   const size_t bS = f->es * 3 * (size_t)E * m * m, bL = f->es * 3 * (size_t)E * m;
   HX_CALL(hx_mem_alloc(f->b, bS + 8, (void **)&f->d_S));
   HX_CALL(hx_mem_alloc(f->b, bL + 8, (void **)&f->d_L));
@@ -516,8 +561,17 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(hx_mem_to_device(f->b, f->d_xmap, xmap, sizeof(int32_t) * (size_t)f->xnl));
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xnl + 1), (void **)&f->d_xw));
   HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(f->xnl + 1)));
+  return HX_SUCCESS;
+}
 
-  /* overlap: elements whose subdomain touches a node shared with another rank first */
+/* phase 8, overlap: the elements whose subdomain touches a node shared with
+ * another rank first (f->d_bnd), the others (f->d_int) */
+static int fdm_overlap_lists(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int m = f->m;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = f->E;
+  const int size = W->size;
+  MPI_Comm comm = f->comm;
   int64_t nsh = hx_gs_num_shared(f->xgs), nsh_any = 0;
   HX_MPI(MPI_Allreduce(&nsh, &nsh_any, 1, MPI_INT64_T, MPI_SUM, comm));
   f->overlap = o->overlap && size > 1 && nsh_any > 0;
@@ -537,18 +591,39 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(hx_mem_to_device(f->b, f->d_bnd, W->lb, sizeof(int32_t) * (size_t)f->nbnd));
     HX_CALL(hx_mem_to_device(f->b, f->d_int, W->li, sizeof(int32_t) * (size_t)f->nint));
   }
+  return HX_SUCCESS;
+}
 
-  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, p)) HX_CALL(grouped_setup(f, W));
-
-  /* model bytes of one apply: the two weighted copies, the gather of the
-   * extended vector, the element kernel (input box through the map: 4 + 8
-   * bytes per point, output box, S, L) */
+/* model bytes of one apply: the two weighted copies, the gather of the
+ * extended vector, the element kernel (input box through the map: 4 + 8
+ * bytes per point, output box, S, L) */
+static int fdm_cost_model(hx_fdm f) {
+  const int m = f->m;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = f->E;
   hx_gs_info xi;
   HX_CALL(hx_gs_get_info(f->xgs, &xi));
   const double es = (double)f->es;
   f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + es) + (double)f->ng * (4 + 8 + 8 + es) +
                           xi.gather_bytes * es / 8.0 +
                           (double)E * ((4.0 + 2.0 * es) * (double)m3 + es * (3.0 * m * m + 3.0 * m));
+  return HX_SUCCESS;
+}
+
+/* The setup in its phases (host work arrays in W, freed by the caller). */
+static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  HX_MPI(MPI_Comm_rank(f->comm, &W->rank));
+  HX_MPI(MPI_Comm_size(f->comm, &W->size));
+  HX_CALL(fdm_box_lengths(f, o, W));
+  HX_CALL(fdm_exchange_planes(f, o, W));
+  HX_CALL(fdm_extension_planes(f, o, W));
+  HX_CALL(fdm_box_eigenpairs(f, o, W));
+  HX_CALL(fdm_extended_numbering(f, W));
+  HX_CALL(fdm_weighted_copies(f, W));
+  HX_CALL(fdm_upload(f, W));
+  HX_CALL(fdm_overlap_lists(f, o, W));
+  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) HX_CALL(grouped_setup(f, W));
+  HX_CALL(fdm_cost_model(f));
   return HX_SUCCESS;
 }
 

@@ -52,6 +52,10 @@ int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc);
  * operator (hx_op_diagonal), computed in setup; a non-positive diagonal
  * entry is an HX_ERR_NUMERIC error there. Collective. */
 int hx_pc_create_jacobi(hx_op op, hx_pc *pc);
+/* The same applied in precision prec (hx_pc_precision; HX_F32: 1/diag
+ * assembled and inverted in FP64, rounded to float once; vectors through
+ * hx_pc_apply_p; no fused CG update). Collective. */
+int hx_pc_create_jacobi_prec(hx_op op, hx_precision prec, hx_pc *pc);
 
 /* Per-apply figures of a two-level Schwarz preconditioner (type asm; all
  * zero for another type): mean seconds per apply of the fine level, the

@@ -1,4 +1,6 @@
-/* Jacobi preconditioner with the exact assembled diagonal. */
+/* Jacobi preconditioner with the exact assembled diagonal, in FP64 or FP32:
+ * the diagonal is assembled and inverted in FP64 and, for FP32, rounded to
+ * float once; the apply is the pointwise product in the pc's precision. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +11,14 @@ typedef struct {
   hx_op op;
   hx_backend b;
   int64_t n;
-  double *d_inv;
+  hx_precision prec;
+  void *d_inv;       /* 1/diag(A) in prec */
   double dmin, dmax; /* range of this rank's assembled diagonal (after setup) */
 } jacobi;
 
 static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
   jacobi *j = (jacobi *)ctx;
-  HX_CALL(hx_array_pointwise_mult(j->b, j->n, d_z, d_r, j->d_inv));
+  HX_CALL(hx_array_pointwise_mult_p(j->b, j->prec, j->n, d_z, d_r, j->d_inv));
   return HX_SUCCESS;
 }
 
@@ -23,7 +26,7 @@ static int jacobi_apply(void *ctx, const double *d_r, double *d_z) {
 static int jacobi_cg_update(void *ctx, const hx_pc_cg_step *u) {
   jacobi *j = (jacobi *)ctx;
   HX_CALL(hx_array_cg_update_diag_red(u->red, u->slot_rr, u->slot_rz, u->slot_zw, j->n, u->nred, u->x, u->r,
-                                      u->p, u->w, j->d_inv, u->z, u->alpha));
+                                      u->p, u->w, (const double *)j->d_inv, u->z, u->alpha));
   return HX_SUCCESS;
 }
 
@@ -38,11 +41,11 @@ static int jacobi_destroy(void *ctx) {
 static int jacobi_setup(void *ctx) {
   jacobi *j = (jacobi *)ctx;
   const size_t bytes = sizeof(double) * (size_t)(j->n);
-  HX_CALL(hx_mem_alloc(j->b, bytes ? bytes : 8, (void **)&j->d_inv));
-  HX_CALL(hx_op_diagonal(j->op, j->d_inv));
-  double *h;
-  HX_CALL(HX_ALLOC(&h, j->n > 0 ? j->n : 1));
-  int err = hx_mem_to_host(j->b, h, j->d_inv, bytes);
+  double *d_diag = NULL, *h = NULL;
+  HX_CALL(hx_mem_alloc(j->b, bytes ? bytes : 8, (void **)&d_diag));
+  int err = hx_op_diagonal(j->op, d_diag);
+  if (!err) err = HX_ALLOC(&h, j->n > 0 ? j->n : 1);
+  if (!err) err = hx_mem_to_host(j->b, h, d_diag, bytes);
   const int64_t *gid = hx_gs_global_ids(hx_op_gs(j->op));
   j->dmin = INFINITY, j->dmax = -INFINITY;
   for (int64_t i = 0; i < j->n && !err; i++) {
@@ -52,9 +55,17 @@ static int jacobi_setup(void *ctx) {
     j->dmin = fmin(j->dmin, h[i]), j->dmax = fmax(j->dmax, h[i]);
     h[i] = 1.0 / h[i];
   }
-  if (!err) err = hx_mem_to_device(j->b, j->d_inv, h, bytes);
+  if (!err) err = hx_mem_to_device(j->b, d_diag, h, bytes);
   free(h);
+  if (!err && j->prec == HX_F64) {
+    j->d_inv = d_diag, d_diag = NULL;
+  } else if (!err) {
+    err = hx_mem_alloc(j->b, hx_precision_size(j->prec) * (size_t)(j->n > 0 ? j->n : 1), &j->d_inv);
+    if (!err) err = hx_array_convert(j->b, j->n, j->prec, j->d_inv, HX_F64, d_diag);
+  }
+  const int ferr = hx_mem_free(j->b, (void **)&d_diag);
   HX_CALL(err);
+  HX_CALL(ferr);
   return HX_SUCCESS;
 }
 
@@ -76,25 +87,33 @@ static int jacobi_report(void *ctx, hx_opt *node) {
   return HX_SUCCESS;
 }
 
-const double *hx_pc_jacobi_inv_diag(hx_pc pc) {
+const void *hx_pc_jacobi_inv_diag(hx_pc pc) {
   if (!pc || strcmp(hx_pc_type(pc), "jacobi")) return NULL;
   return ((const jacobi *)hx_pc_context(pc))->d_inv;
 }
 
-int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
+int hx_pc_create_jacobi_prec(hx_op op, hx_precision prec, hx_pc *pc) {
+  *pc = NULL;
+  HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "Jacobi: unknown precision %d", (int)prec);
   jacobi *j;
   HX_CALL(HX_ALLOC(&j, 1));
-  *j = (jacobi){.op = op, .b = hx_op_backend(op), .n = hx_op_size(op)};
+  *j = (jacobi){.op = op, .b = hx_op_backend(op), .n = hx_op_size(op), .prec = prec};
   const hx_pc_ops ops = {.type = "jacobi",
                          .setup = jacobi_setup,
                          .apply = jacobi_apply,
                          .report = jacobi_report,
                          .destroy = jacobi_destroy,
                          .passes = 3 /* read r and 1/diag, write z */,
-                         .cg_update = jacobi_cg_update,
-                         .cg_update_passes = 8 /* read x, p, r, w, 1/diag; write x, r, z */};
+                         .cg_update = prec == HX_F64 ? jacobi_cg_update : NULL,
+                         .cg_update_passes = 8 /* read x, p, r, w, 1/diag; write x, r, z */,
+                         .prec = prec};
   const int err = hx_pc_create_shell(op, &ops, j, 0, NULL, pc);
   if (err) jacobi_destroy(j);
   HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
+  HX_CALL(hx_pc_create_jacobi_prec(op, HX_F64, pc));
   return HX_SUCCESS;
 }

@@ -30,8 +30,7 @@ typedef struct {
   double t_fine, t_coarse, t_total, t_copy;
   /* the coarse thread's result */
   hx_log_event ev_fine, ev_coarse, ev_copy;
-  int thread_err;
-  char thread_msg[1024];
+  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
   double thread_t;
 } asm_pc;
 
@@ -99,9 +98,11 @@ static void *coarse_thread(void *arg) {
   omp_set_num_threads(1); /* this thread's own team size: the fine level keeps the cores */
 #endif
   const double t0 = hx_wtime();
-  a->thread_err = hx_coarse_apply(a->coarse, a->h_r, a->h_zc);
-  if (a->thread_err) {
-    snprintf(a->thread_msg, sizeof a->thread_msg, "%s", hx_error_message());
+  const int err = hx_coarse_apply(a->coarse, a->h_r, a->h_zc);
+  a->thread_st.code = HX_SUCCESS;
+  if (err) {
+    hx_error_capture(&a->thread_st); /* the error state is per thread: the caller re-raises it */
+    if (!a->thread_st.code) a->thread_st.code = err;
     hx_error_clear();
   }
   a->thread_t = hx_wtime() - t0;
@@ -129,8 +130,7 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
     if (started) pthread_join(th, NULL);
     else coarse_thread(a);
     HX_CALL(err);
-    if (a->thread_err)
-      return HX_ERROR(a->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", a->thread_msg);
+    if (a->thread_st.code) return HX_ERROR_RERAISE(&a->thread_st);
     tc = a->thread_t;
     const double t2 = hx_wtime();
     HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));

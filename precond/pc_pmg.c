@@ -19,13 +19,14 @@
  * thread beside the smoothing when overlap is on), summed by
  * prolongation. docs/preconditioner.md.
  *
- * precision fp32: the residual r handed to the
- * preconditioner is rounded to FP32 once on entry and the whole cycle runs
- * in FP32 on the residual equation (x = 0 on entry, so no FP64 residual is
- * needed): every level's FP32 operator (hx_disc_op_prec), FP32 vectors,
- * Chebyshev in FP32 (hx_cheb_apply_p) around the FP32 Schwarz
- * (hx_fdm_apply_p with FP32 vectors) or the FP32 Jacobi (1/diag rounded to
- * float), FP32 transfers (hx_disc_interpolate_p);
+ * The cycle is written once; its precision is a property of the levels
+ * (pmg_level.prec: the vectors, the operator hx_disc_op_prec, the smoother
+ * hx_cheb.prec around an inner preconditioner of that precision, the
+ * transfers hx_disc_interpolate_p). precision fp32: the residual r handed
+ * to the preconditioner is rounded to FP32 once on entry and the whole
+ * cycle runs in FP32 on the residual equation (x = 0 on entry, so no FP64
+ * residual is needed): FP32 Schwarz (hx_fdm_apply_p) or the FP32 Jacobi
+ * (hx_pc_create_jacobi_prec: 1/diag rounded to float);
  * the Q1 BoomerAMG level stays FP64 (its input widened, its output rounded);
  * the correction is widened to FP64 on exit. The eigenvalue estimates run
  * in FP32 too, with the FP32 operator and smoother (setup; no FP64 vector
@@ -42,18 +43,17 @@
 
 typedef struct {
   hx_disc d;
-  hx_op op;
+  hx_op op;  /* the FP64 operator (Jacobi's diagonal) */
+  hx_op opc; /* the cycle's operator, in prec (op itself for FP64; owned by the disc) */
   hx_backend b;
   int64_t n, nown;
   int order;
-  hx_pc jac;  /* inner S: Jacobi */
+  hx_precision prec; /* of the cycle on this level: vectors, opc, smoother */
+  hx_pc jac;  /* inner S: Jacobi (in prec) */
   hx_fdm fdm; /* or Schwarz */
   hx_cheb cheb;
-  double est;                 /* eigenvalue estimate (before the safety factor) */
-  double *bv, *x, *r, *dd, *t; /* rhs, correction, work */
-  hx_op op32;                 /* fp32: the level's FP32 operator (owned by the disc) */
-  float *bv32, *x32, *r32, *dd32, *t32; /* fp32: the same vectors in FP32 */
-  float *dinv32;                        /* fp32, Jacobi smoother: 1/diag(A) rounded */
+  double est;                /* eigenvalue estimate (before the safety factor) */
+  void *bv, *x, *r, *dd, *t; /* rhs, correction, work (in prec) */
   double t_setup, t_smooth, t_transfer;
 } pmg_level;
 
@@ -61,7 +61,7 @@ typedef struct {
   hx_disc d;
   hx_backend b;
   hx_pmg_opts o;
-  int f32; /* the cycle runs in FP32 (precision fp32) */
+  hx_precision prec; /* of the cycle (preconditioner.precision) */
   int nl;
   pmg_level lv[HX_PMG_MAX_LEVELS];
   hx_coarse coarse;
@@ -70,8 +70,7 @@ typedef struct {
   double t_coarse_setup;
   int64_t applies;
   double t_coarse, t_copy, t_total;
-  int thread_err;
-  char thread_msg[1024];
+  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
   double thread_t;
 } pmg;
 
@@ -105,29 +104,16 @@ int hx_pmg_default_levels(int p, int *levels) {
 }
 
 /* ------------------------------------------------------------ callbacks */
-static int lv_A(void *ctx, const double *x, double *y) {
+static int lv_A(void *ctx, const void *x, void *y) {
   pmg_level *L = (pmg_level *)ctx;
-  HX_CALL(hx_op_apply(L->op, x, y, NULL));
+  HX_CALL(hx_op_apply_p(L->opc, x, y));
   return HX_SUCCESS;
 }
 
-static int lv_S(void *ctx, const double *r, double *z) {
+static int lv_S(void *ctx, const void *r, void *z) {
   pmg_level *L = (pmg_level *)ctx;
-  if (L->fdm) HX_CALL(hx_fdm_apply(L->fdm, r, z));
-  else HX_CALL(hx_pc_apply(L->jac, r, z));
-  return HX_SUCCESS;
-}
-
-static int lv_A32(void *ctx, const void *x, void *y) {
-  pmg_level *L = (pmg_level *)ctx;
-  HX_CALL(hx_op_apply_p(L->op32, x, y));
-  return HX_SUCCESS;
-}
-
-static int lv_S32(void *ctx, const void *r, void *z) {
-  pmg_level *L = (pmg_level *)ctx;
-  if (L->fdm) HX_CALL(hx_fdm_apply_p(L->fdm, HX_F32, r, z));
-  else HX_CALL(hx_array_pointwise_mult_p(L->b, HX_F32, L->n, z, r, L->dinv32));
+  if (L->fdm) HX_CALL(hx_fdm_apply_p(L->fdm, L->prec, r, z));
+  else HX_CALL(hx_pc_apply_p(L->jac, r, z));
   return HX_SUCCESS;
 }
 
@@ -147,12 +133,6 @@ static int pmg_destroy(void *ctx) {
       KEEP(hx_mem_free(L->b, (void **)&L->r));
       KEEP(hx_mem_free(L->b, (void **)&L->dd));
       KEEP(hx_mem_free(L->b, (void **)&L->t));
-      KEEP(hx_mem_free(L->b, (void **)&L->bv32));
-      KEEP(hx_mem_free(L->b, (void **)&L->x32));
-      KEEP(hx_mem_free(L->b, (void **)&L->r32));
-      KEEP(hx_mem_free(L->b, (void **)&L->dd32));
-      KEEP(hx_mem_free(L->b, (void **)&L->t32));
-      KEEP(hx_mem_free(L->b, (void **)&L->dinv32));
     }
     KEEP(hx_disc_destroy(&L->d));
   }
@@ -166,9 +146,9 @@ static int pmg_destroy(void *ctx) {
 }
 
 /* a masked pseudo-random G-vector of level L (the same global values on any
- * rank count: seeded by the global id), for the eigenvalue estimate; in FP64
- * (d_v) or, with d_v32, rounded to FP32 */
-static int random_start(pmg_level *L, double *d_v, float *d_v32) {
+ * rank count: seeded by the global id) in the level's precision (rounded
+ * from FP64), for the eigenvalue estimate */
+static int random_start(pmg_level *L, void *d_v) {
   hx_gs gs = hx_disc_gs(L->d);
   const int64_t *gid = hx_gs_global_ids(gs);
   double *h;
@@ -178,16 +158,12 @@ static int random_start(pmg_level *L, double *d_v, float *d_v32) {
     s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
     h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
   }
-  int err = HX_SUCCESS;
-  if (d_v32) {
+  if (L->prec == HX_F32) {
     float *h32 = (float *)h; /* in place: entry i is read before float i is written */
     for (int64_t i = 0; i < L->n; i++) h32[i] = (float)h[i];
-    err = hx_mem_to_device(L->b, d_v32, h32, sizeof(float) * (size_t)L->n);
-    if (!err) err = hx_gs_apply_mask_p(gs, HX_F32, d_v32);
-  } else {
-    err = hx_mem_to_device(L->b, d_v, h, sizeof(double) * (size_t)L->n);
-    if (!err) err = hx_gs_apply_mask(gs, d_v);
   }
+  int err = hx_mem_to_device(L->b, d_v, h, hx_precision_size(L->prec) * (size_t)L->n);
+  if (!err) err = hx_gs_apply_mask_p(gs, L->prec, d_v);
   free(h);
   HX_CALL(err);
   return HX_SUCCESS;
@@ -207,33 +183,19 @@ static int level_setup(pmg *g, int l) {
   L->n = hx_op_size(L->op);
   L->nown = hx_op_owned(L->op);
   L->order = hx_disc_order(L->d);
-  if (!g->f32) {
-    const size_t bytes = sizeof(double) * (size_t)(L->n > 0 ? L->n : 1);
-    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->bv));
-    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->x));
-    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->r));
-    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->dd));
-    HX_CALL(hx_mem_alloc(L->b, bytes, (void **)&L->t));
-  } else {
-    const size_t b32 = sizeof(float) * (size_t)(L->n > 0 ? L->n : 1);
-    HX_CALL(hx_disc_op_prec(L->d, HX_F32, &L->op32));
-    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->bv32));
-    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->x32));
-    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->r32));
-    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->dd32));
-    HX_CALL(hx_mem_alloc(L->b, b32, (void **)&L->t32));
-  }
+  L->prec = g->prec;
+  HX_CALL(hx_disc_op_prec(L->d, L->prec, &L->opc));
+  const size_t bytes = hx_precision_size(L->prec) * (size_t)(L->n > 0 ? L->n : 1);
+  HX_CALL(hx_mem_alloc(L->b, bytes, &L->bv));
+  HX_CALL(hx_mem_alloc(L->b, bytes, &L->x));
+  HX_CALL(hx_mem_alloc(L->b, bytes, &L->r));
+  HX_CALL(hx_mem_alloc(L->b, bytes, &L->dd));
+  HX_CALL(hx_mem_alloc(L->b, bytes, &L->t));
   if (g->o.inner == HX_SMOOTH_JACOBI) {
-    HX_CALL(hx_pc_create_jacobi(L->op, &L->jac));
+    /* the diagonal of the level's FP64 operator (the FP32 one differs from
+     * it by rounding only), applied in the level's precision */
+    HX_CALL(hx_pc_create_jacobi_prec(L->op, L->prec, &L->jac));
     HX_CALL(hx_pc_setup(L->jac));
-    if (g->f32) {
-      /* the FP32 smoother multiplies by 1/diag(A) rounded to float (the
-       * diagonal of the level's FP64 operator: the FP32 one differs from
-       * it by rounding only) */
-      HX_CALL(hx_mem_alloc(L->b, sizeof(float) * (size_t)(L->n > 0 ? L->n : 1), (void **)&L->dinv32));
-      HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->dinv32, HX_F64, hx_pc_jacobi_inv_diag(L->jac)));
-      HX_CALL(hx_pc_destroy(&L->jac)); /* the FP64 diagonal is not applied in FP32 */
-    }
   } else {
     const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
                             .gs = hx_disc_gs(L->d),
@@ -243,7 +205,7 @@ static int level_setup(pmg *g, int l) {
                             .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
                             .weight = g->o.inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,
                             .overlap = 1,
-                            .prec = g->o.prec};
+                            .prec = L->prec};
     HX_CALL(hx_fdm_create(&fo, &L->fdm));
   }
   /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector, in
@@ -251,17 +213,11 @@ static int level_setup(pmg *g, int l) {
    * the level's vectors serve as work (x holds the start vector) */
   const MPI_Comm comm = hx_gs_comm(hx_disc_gs(L->d));
   const int sym = g->o.inner != HX_SMOOTH_RAS;
-  if (g->f32) {
-    HX_CALL(random_start(L, NULL, L->x32));
-    HX_CALL(hx_eig_max_estimate_p(L->b, HX_F32, L->n, L->nown, comm, lv_A32, L, lv_S32, L, sym, g->o.eig_steps,
-                                  L->x32, L->bv32, L->r32, L->dd32, L->t32, &L->est));
-  } else {
-    HX_CALL(random_start(L, L->x, NULL));
-    HX_CALL(hx_eig_max_estimate(L->b, L->n, L->nown, comm, lv_A, L, lv_S, L, sym, g->o.eig_steps, L->x, L->bv,
-                                L->r, L->dd, L->t, &L->est));
-  }
+  HX_CALL(random_start(L, L->x));
+  HX_CALL(hx_eig_max_estimate(L->b, L->prec, L->n, L->nown, comm, lv_A, L, lv_S, L, sym, g->o.eig_steps, L->x,
+                              L->bv, L->r, L->dd, L->t, &L->est));
   L->cheb = (hx_cheb){.kind = g->o.kind, .degree = g->o.degree, .rho = g->o.eig_safety * L->est,
-                      .lower = g->o.lower};
+                      .lower = g->o.lower, .prec = L->prec};
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
   L->t_setup = dt;
@@ -293,63 +249,90 @@ static int pmg_setup(void *ctx) {
 }
 
 /* ------------------------------------------------------------ apply */
-static int smooth(pmg_level *L, const double *b, double *x, int x_zero) {
+static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
   const double t0 = hx_wtime();
   HX_CALL(hx_cheb_apply(L->b, L->n, &L->cheb, lv_A, L, lv_S, L, b, x, x_zero, L->r, L->dd, L->t));
   L->t_smooth += hx_wtime() - t0;
   return HX_SUCCESS;
 }
 
+/* h_z = A0^{-1} h_r on the host (the Q1 level); an error is captured for
+ * the joining thread (the error state is per thread), which re-raises it */
 static void *coarse_thread(void *arg) {
   pmg *g = (pmg *)arg;
 #ifdef _OPENMP
   omp_set_num_threads(1); /* the smoothing keeps the cores */
 #endif
   const double t0 = hx_wtime();
-  g->thread_err = hx_coarse_apply(g->coarse, g->h_r, g->h_z);
-  if (g->thread_err) {
-    snprintf(g->thread_msg, sizeof g->thread_msg, "%s", hx_error_message());
+  const int err = hx_coarse_apply(g->coarse, g->h_r, g->h_z);
+  g->thread_st.code = HX_SUCCESS;
+  if (err) {
+    hx_error_capture(&g->thread_st);
+    if (!g->thread_st.code) g->thread_st.code = err;
     hx_error_clear();
   }
   g->thread_t = hx_wtime() - t0;
   return NULL;
 }
 
-/* x += P0 A0^{-1} P0^T r on the last level; r on the backend; t: work */
-static int coarse_correct(pmg *g, pmg_level *L, const double *r, double *x) {
-  const size_t bytes = sizeof(double) * (size_t)L->n;
-  double t0 = hx_wtime();
-  HX_CALL(hx_mem_to_host(L->b, g->h_r, r, bytes));
-  g->t_copy += hx_wtime() - t0;
-  coarse_thread(g);
-  if (g->thread_err) return HX_ERROR(g->thread_err, "coarse level: %s", g->thread_msg);
-  g->t_coarse += g->thread_t;
-  t0 = hx_wtime();
-  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, bytes));
-  HX_CALL(hx_array_axpby(L->b, L->n, x, 1.0, g->d_zc, 1.0));
+/* the last level's residual r (in its precision) to the host for the coarse
+ * solve, widened (exactly) to FP64 first when it is FP32 */
+static int coarse_in(pmg *g, pmg_level *L, const void *r) {
+  const double t0 = hx_wtime();
+  const double *src = (const double *)r;
+  if (L->prec != HX_F64) {
+    HX_CALL(hx_array_convert(L->b, L->n, HX_F64, g->d_zc, L->prec, r));
+    src = g->d_zc;
+  }
+  HX_CALL(hx_mem_to_host(L->b, g->h_r, src, sizeof(double) * (size_t)L->n));
   g->t_copy += hx_wtime() - t0;
   return HX_SUCCESS;
 }
 
-static int vcycle(pmg *g, int l, const double *b, double *x) {
+/* x += the coarse solve's FP64 result (rounded to the level's precision in
+ * its work vector t first when that is FP32) */
+static int coarse_out(pmg *g, pmg_level *L, void *x) {
+  const double t0 = hx_wtime();
+  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, sizeof(double) * (size_t)L->n));
+  const void *z = g->d_zc;
+  if (L->prec != HX_F64) {
+    HX_CALL(hx_array_convert(L->b, L->n, L->prec, L->t, HX_F64, g->d_zc));
+    z = L->t;
+  }
+  HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, z, 1.0));
+  g->t_copy += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
+/* x += P0 A0^{-1} P0^T r on the last level; r on the backend */
+static int coarse_correct(pmg *g, pmg_level *L, const void *r, void *x) {
+  HX_CALL(coarse_in(g, L, r));
+  coarse_thread(g);
+  if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
+  g->t_coarse += g->thread_t;
+  HX_CALL(coarse_out(g, L, x));
+  return HX_SUCCESS;
+}
+
+static int vcycle(pmg *g, int l, const void *b, void *x) {
   pmg_level *L = &g->lv[l];
   HX_CALL(smooth(L, b, x, 1));
   const int last = l == g->nl - 1;
   if (!last || g->coarse) {
     /* r = b - A x */
-    HX_CALL(hx_op_apply(L->op, x, L->r, NULL));
-    HX_CALL(hx_array_axpby(L->b, L->n, L->r, 1.0, b, -1.0));
+    HX_CALL(hx_op_apply_p(L->opc, x, L->r));
+    HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, L->r, 1.0, b, -1.0));
     if (last) {
       HX_CALL(coarse_correct(g, L, L->r, x));
     } else {
       pmg_level *C = &g->lv[l + 1];
       double t0 = hx_wtime();
-      HX_CALL(hx_disc_interpolate_transpose(C->d, L->d, L->r, C->bv));
+      HX_CALL(hx_disc_interpolate_transpose_p(C->d, L->d, L->prec, L->r, C->bv));
       L->t_transfer += hx_wtime() - t0;
       HX_CALL(vcycle(g, l + 1, C->bv, C->x));
       t0 = hx_wtime();
-      HX_CALL(hx_disc_interpolate(C->d, L->d, C->x, L->t));
-      HX_CALL(hx_array_axpby(L->b, L->n, x, 1.0, L->t, 1.0));
+      HX_CALL(hx_disc_interpolate_p(C->d, L->d, L->prec, C->x, L->t));
+      HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, L->t, 1.0));
       L->t_transfer += hx_wtime() - t0;
     }
   }
@@ -357,125 +340,15 @@ static int vcycle(pmg *g, int l, const double *b, double *x) {
   return HX_SUCCESS;
 }
 
-/* ------------------------------------------------------------ apply, FP32 */
-static int smooth32(pmg_level *L, const float *b, float *x, int x_zero) {
-  const double t0 = hx_wtime();
-  HX_CALL(hx_cheb_apply_p(L->b, HX_F32, L->n, &L->cheb, lv_A32, L, lv_S32, L, b, x, x_zero, L->r32, L->dd32,
-                          L->t32));
-  L->t_smooth += hx_wtime() - t0;
-  return HX_SUCCESS;
-}
-
-/* x += P0 A0^{-1} P0^T r on the last level in FP32: r widened to FP64 (exact)
- * for the host solve, its FP64 result rounded to FP32 in t32 and added */
-static int coarse_correct32(pmg *g, pmg_level *L, const float *r, float *x) {
-  const size_t bytes = sizeof(double) * (size_t)L->n;
-  double t0 = hx_wtime();
-  HX_CALL(hx_array_convert(L->b, L->n, HX_F64, g->d_zc, HX_F32, r));
-  HX_CALL(hx_mem_to_host(L->b, g->h_r, g->d_zc, bytes));
-  g->t_copy += hx_wtime() - t0;
-  coarse_thread(g);
-  if (g->thread_err) return HX_ERROR(g->thread_err, "coarse level: %s", g->thread_msg);
-  g->t_coarse += g->thread_t;
-  t0 = hx_wtime();
-  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, bytes));
-  HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->t32, HX_F64, g->d_zc));
-  HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, x, 1.0, L->t32, 1.0));
-  g->t_copy += hx_wtime() - t0;
-  return HX_SUCCESS;
-}
-
-static int vcycle32(pmg *g, int l, const float *b, float *x) {
-  pmg_level *L = &g->lv[l];
-  HX_CALL(smooth32(L, b, x, 1));
-  const int last = l == g->nl - 1;
-  if (!last || g->coarse) {
-    /* r = b - A x */
-    HX_CALL(hx_op_apply_p(L->op32, x, L->r32));
-    HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, L->r32, 1.0, b, -1.0));
-    if (last) {
-      HX_CALL(coarse_correct32(g, L, L->r32, x));
-    } else {
-      pmg_level *C = &g->lv[l + 1];
-      double t0 = hx_wtime();
-      HX_CALL(hx_disc_interpolate_transpose_p(C->d, L->d, HX_F32, L->r32, C->bv32));
-      L->t_transfer += hx_wtime() - t0;
-      HX_CALL(vcycle32(g, l + 1, C->bv32, C->x32));
-      t0 = hx_wtime();
-      HX_CALL(hx_disc_interpolate_p(C->d, L->d, HX_F32, C->x32, L->t32));
-      HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, x, 1.0, L->t32, 1.0));
-      L->t_transfer += hx_wtime() - t0;
-    }
-  }
-  HX_CALL(smooth32(L, b, x, 0));
-  return HX_SUCCESS;
-}
-
-static int additive32(pmg *g) {
-  const int nl = g->nl;
-  for (int l = 1; l < nl; l++) {
-    const double t0 = hx_wtime();
-    HX_CALL(hx_disc_interpolate_transpose_p(g->lv[l].d, g->lv[l - 1].d, HX_F32, g->lv[l - 1].bv32, g->lv[l].bv32));
-    g->lv[l - 1].t_transfer += hx_wtime() - t0;
-  }
-  pmg_level *C = &g->lv[nl - 1];
-  pthread_t th;
-  int started = 0;
-  if (g->coarse) {
-    const double t0 = hx_wtime();
-    HX_CALL(hx_array_convert(C->b, C->n, HX_F64, g->d_zc, HX_F32, C->bv32));
-    HX_CALL(hx_mem_to_host(C->b, g->h_r, g->d_zc, sizeof(double) * (size_t)C->n));
-    g->t_copy += hx_wtime() - t0;
-    if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
-  }
-  int err = HX_SUCCESS;
-  for (int l = 0; l < nl && !err; l++) err = smooth32(&g->lv[l], g->lv[l].bv32, g->lv[l].x32, 1);
-  if (g->coarse) {
-    if (started) pthread_join(th, NULL);
-    else if (!err) coarse_thread(g);
-    HX_CALL(err);
-    if (g->thread_err)
-      return HX_ERROR(g->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", g->thread_msg);
-    g->t_coarse += g->thread_t;
-    const double t0 = hx_wtime();
-    HX_CALL(hx_mem_to_device(C->b, g->d_zc, g->h_z, sizeof(double) * (size_t)C->n));
-    HX_CALL(hx_array_convert(C->b, C->n, HX_F32, C->t32, HX_F64, g->d_zc));
-    HX_CALL(hx_array_axpby_p(C->b, HX_F32, C->n, C->x32, 1.0, C->t32, 1.0));
-    g->t_copy += hx_wtime() - t0;
-  }
-  HX_CALL(err);
-  for (int l = nl - 2; l >= 0; l--) {
-    pmg_level *L = &g->lv[l];
-    const double t0 = hx_wtime();
-    HX_CALL(hx_disc_interpolate_p(g->lv[l + 1].d, L->d, HX_F32, g->lv[l + 1].x32, L->t32));
-    HX_CALL(hx_array_axpby_p(L->b, HX_F32, L->n, L->x32, 1.0, L->t32, 1.0));
-    L->t_transfer += hx_wtime() - t0;
-  }
-  return HX_SUCCESS;
-}
-
-/* d_z = M^{-1} d_r in FP32: r rounded to FP32 on entry (level 0's bv32), the
- * cycle on the residual equation from x = 0, the correction widened
- * (exactly) on exit */
-static int apply32(pmg *g, const double *d_r, double *d_z) {
-  pmg_level *L = &g->lv[0];
-  HX_CALL(hx_array_convert(L->b, L->n, HX_F32, L->bv32, HX_F64, d_r));
-  if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive32(g));
-  else HX_CALL(vcycle32(g, 0, L->bv32, L->x32));
-  HX_CALL(hx_mem_zero(L->b, d_z, sizeof(double) * (size_t)L->n));
-  HX_CALL(hx_array_axpy_f32_to_f64(L->b, L->n, d_z, 1.0, L->x32));
-  return HX_SUCCESS;
-}
-
-static int additive(pmg *g, const double *d_r, double *d_z) {
+static int additive(pmg *g, const void *b, void *x) {
   const int nl = g->nl;
   /* restrict the residual down every level */
-  const double *bl[HX_PMG_MAX_LEVELS];
-  double *xl[HX_PMG_MAX_LEVELS];
-  bl[0] = d_r, xl[0] = d_z;
+  const void *bl[HX_PMG_MAX_LEVELS];
+  void *xl[HX_PMG_MAX_LEVELS];
+  bl[0] = b, xl[0] = x;
   for (int l = 1; l < nl; l++) {
     const double t0 = hx_wtime();
-    HX_CALL(hx_disc_interpolate_transpose(g->lv[l].d, g->lv[l - 1].d, bl[l - 1], g->lv[l].bv));
+    HX_CALL(hx_disc_interpolate_transpose_p(g->lv[l].d, g->lv[l - 1].d, g->prec, bl[l - 1], g->lv[l].bv));
     g->lv[l - 1].t_transfer += hx_wtime() - t0;
     bl[l] = g->lv[l].bv, xl[l] = g->lv[l].x;
   }
@@ -483,9 +356,7 @@ static int additive(pmg *g, const double *d_r, double *d_z) {
   pthread_t th;
   int started = 0;
   if (g->coarse) {
-    const double t0 = hx_wtime();
-    HX_CALL(hx_mem_to_host(C->b, g->h_r, bl[nl - 1], sizeof(double) * (size_t)C->n));
-    g->t_copy += hx_wtime() - t0;
+    HX_CALL(coarse_in(g, C, bl[nl - 1]));
     if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
   }
   int err = HX_SUCCESS;
@@ -494,32 +365,41 @@ static int additive(pmg *g, const double *d_r, double *d_z) {
     if (started) pthread_join(th, NULL);
     else if (!err) coarse_thread(g);
     HX_CALL(err);
-    if (g->thread_err)
-      return HX_ERROR(g->thread_err, "coarse level%s: %s", started ? " (overlapped thread)" : "", g->thread_msg);
+    if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
     g->t_coarse += g->thread_t;
-    const double t0 = hx_wtime();
-    HX_CALL(hx_mem_to_device(C->b, g->d_zc, g->h_z, sizeof(double) * (size_t)C->n));
-    HX_CALL(hx_array_axpby(C->b, C->n, xl[nl - 1], 1.0, g->d_zc, 1.0));
-    g->t_copy += hx_wtime() - t0;
+    HX_CALL(coarse_out(g, C, xl[nl - 1]));
   }
   HX_CALL(err);
   /* sum the corrections upwards */
   for (int l = nl - 2; l >= 0; l--) {
     pmg_level *L = &g->lv[l];
     const double t0 = hx_wtime();
-    HX_CALL(hx_disc_interpolate(g->lv[l + 1].d, L->d, xl[l + 1], L->t));
-    HX_CALL(hx_array_axpby(L->b, L->n, xl[l], 1.0, L->t, 1.0));
+    HX_CALL(hx_disc_interpolate_p(g->lv[l + 1].d, L->d, g->prec, xl[l + 1], L->t));
+    HX_CALL(hx_array_axpby_p(L->b, g->prec, L->n, xl[l], 1.0, L->t, 1.0));
     L->t_transfer += hx_wtime() - t0;
   }
   return HX_SUCCESS;
 }
 
+/* d_z = M^{-1} d_r; below FP64, r is rounded on entry (level 0's bv), the
+ * cycle runs on the residual equation from x = 0 and the correction is
+ * widened (exactly) on exit */
 static int pmg_apply(void *ctx, const double *d_r, double *d_z) {
   pmg *g = (pmg *)ctx;
+  pmg_level *L = &g->lv[0];
   const double t0 = hx_wtime();
-  if (g->f32) HX_CALL(apply32(g, d_r, d_z));
-  else if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive(g, d_r, d_z));
-  else HX_CALL(vcycle(g, 0, d_r, d_z));
+  const void *b = d_r;
+  void *x = d_z;
+  if (g->prec != HX_F64) {
+    HX_CALL(hx_array_convert(L->b, L->n, g->prec, L->bv, HX_F64, d_r));
+    b = L->bv, x = L->x;
+  }
+  if (g->o.cycle == HX_PMG_ADDITIVE) HX_CALL(additive(g, b, x));
+  else HX_CALL(vcycle(g, 0, b, x));
+  if (g->prec != HX_F64) {
+    HX_CALL(hx_mem_zero(L->b, d_z, sizeof(double) * (size_t)L->n));
+    HX_CALL(hx_array_axpy_f32_to_f64(L->b, L->n, d_z, 1.0, (const float *)L->x));
+  }
   HX_CALL(hx_backend_sync(g->b));
   g->applies++;
   g->t_total += hx_wtime() - t0;
@@ -635,7 +515,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
   g->d = d;
   g->b = hx_disc_backend(d);
   g->o = *o;
-  g->f32 = o->prec == HX_F32;
+  g->prec = o->prec;
   const int p = hx_disc_order(d);
   if (g->o.nlevels == 0) g->o.nlevels = hx_pmg_default_levels(p, g->o.levels);
   int err = HX_SUCCESS;

@@ -202,8 +202,9 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc);
 /* ================================================================ smoothers
  * (cheby.c) Polynomial smoothers x += q(S A) S (b - A x) around an inner
  * preconditioner S, on backend G-vectors. A and S are callbacks
- * d_out = Op(d_in) (masked in, masked out). */
-typedef int (*hx_lin_fn)(void *ctx, const double *d_in, double *d_out);
+ * d_out = Op(d_in) (masked in, masked out), vectors in the smoother's
+ * precision. */
+typedef int (*hx_lin_fn)(void *ctx, const void *d_in, void *d_out);
 
 typedef enum {
   HX_CHEB_NONE = 0,       /* damped Richardson: degree sweeps of x += 4/(3 rho) S (b - A x) */
@@ -219,39 +220,30 @@ typedef struct {
   int degree;   /* 1..HX_CHEB_DEGREE_MAX (opt-fourth: 1..HX_CHEB_OPT_DEGREE_MAX) */
   double rho;   /* upper bound of the largest eigenvalue of S A */
   double lower; /* first kind: lambda_min = lower * rho */
+  hx_precision prec; /* of the vectors (0: HX_F64) */
 } hx_cheb;
 
 /* Lottes's optimised 4th-kind weights beta_1..beta_k for degree k into
  * beta (k values). HX_ERR_ARG outside 1..HX_CHEB_OPT_DEGREE_MAX. */
 int hx_cheb_opt_betas(int degree, double *beta);
-/* x += q(S A) S (b - A x) of the kind and degree of c. x_zero != 0: x is
+/* x += q(S A) S (b - A x) of the kind and degree of c, in the precision of
+ * c (vectors of n entries in backend memory; A and S take and give vectors
+ * of that precision; one recurrence through the _p streaming ops, the
+ * coefficients rounded to float by them for HX_F32). x_zero != 0: x is
  * zero on entry (it is overwritten, one A apply saved). r, d, t: work
- * vectors of length n (backend memory). Collective when A and S are. */
+ * vectors. Collective when A and S are. */
 int hx_cheb_apply(hx_backend b, int64_t n, const hx_cheb *c, hx_lin_fn A, void *actx, hx_lin_fn S, void *sctx,
-                  const double *d_b, double *d_x, int x_zero, double *d_r, double *d_d, double *d_t);
-/* hx_cheb_apply with vectors of precision prec (backend memory, n entries
- * each; A and S take and give vectors of that precision): the same
- * recurrences through the _p streaming ops, the coefficients rounded to
- * float by them for HX_F32. HX_F64 gives the bits of hx_cheb_apply. */
-typedef int (*hx_lin_fn_p)(void *ctx, const void *d_in, void *d_out);
-int hx_cheb_apply_p(hx_backend b, hx_precision prec, int64_t n, const hx_cheb *c, hx_lin_fn_p A, void *actx,
-                    hx_lin_fn_p S, void *sctx, const void *d_b, void *d_x, int x_zero, void *d_r, void *d_d,
-                    void *d_t);
+                  const void *d_b, void *d_x, int x_zero, void *d_r, void *d_d, void *d_t);
 /* Estimate of the largest eigenvalue of S A from `steps` steps of
  * S-preconditioned CG on A x = v (the Lanczos tridiagonal from the CG
  * coefficients; symmetric S) or, with symmetric = 0, of power iteration
- * (2 * steps steps, ratio of A-norms). d_v: the start vector (masked; it is
- * not changed); work: 4 vectors of length n. Dots over the first nown
- * entries summed over comm. Collective. */
-int hx_eig_max_estimate(hx_backend b, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A, void *actx,
-                        hx_lin_fn S, void *sctx, int symmetric, int steps, const double *d_v, double *d_w0,
-                        double *d_w1, double *d_w2, double *d_w3, double *lmax);
-/* The same in precision prec (vectors and callbacks in prec, dots
- * accumulated in FP64): the FP32 pmg estimates with its FP32 operators and
- * smoothers. HX_F64 gives the bits of hx_eig_max_estimate. */
-int hx_eig_max_estimate_p(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn_p A,
-                          void *actx, hx_lin_fn_p S, void *sctx, int symmetric, int steps, const void *d_v,
-                          void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax);
+ * (2 * steps steps, ratio of A-norms), in precision prec (vectors and
+ * callbacks in prec, dots accumulated in FP64). d_v: the start vector
+ * (masked; it is not changed); work: 4 vectors of length n. Dots over the
+ * first nown entries summed over comm. Collective. */
+int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A,
+                        void *actx, hx_lin_fn S, void *sctx, int symmetric, int steps, const void *d_v,
+                        void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax);
 
 /* ================================================================ p-multigrid
  * (pc_pmg.c) docs/preconditioner.md. */
@@ -275,9 +267,9 @@ typedef struct {
   hx_precision prec;              /* HX_F32: the whole cycle in FP32, every smoother (pc_pmg.c) */
 } hx_pmg_opts;
 /* The inverse assembled diagonal of a Jacobi preconditioner after its setup
- * (a G-vector on its backend; NULL for another type or before setup): the
- * pmg levels round it to FP32 for the FP32 Jacobi smoother. */
-const double *hx_pc_jacobi_inv_diag(hx_pc pc);
+ * (a G-vector on its backend in the pc's precision; NULL for another type
+ * or before setup). */
+const void *hx_pc_jacobi_inv_diag(hx_pc pc);
 
 void hx_pmg_opts_default(hx_pmg_opts *o);
 /* The default schedule of orders for fine order p (1 <= p <= 15) into

@@ -105,6 +105,10 @@ typedef struct {
   int (*cg_update)(void *ctx, const hx_pc_cg_step *u);
   /* vector passes of one cg_update (x, p, r, w, the PC's data read; x, r, z written) */
   int cg_update_passes;
+  /* precision of the vectors apply takes (0, HX_F64: doubles, hx_pc_apply;
+   * HX_F32: d_r, d_z point to floats, cast back by the type; applied with
+   * hx_pc_apply_p; cg_update is FP64 only) */
+  hx_precision prec;
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -117,8 +121,12 @@ int hx_pc_reference(hx_pc pc);
 int hx_pc_destroy(hx_pc *pc);
 /* Run the setup once (a second call does nothing). Collective. */
 int hx_pc_setup(hx_pc pc);
-/* d_z = M^{-1} d_r. Sets up first if needed. Collective. */
+/* d_z = M^{-1} d_r. Sets up first if needed. Collective. HX_ERR_ARG for a
+ * preconditioner that is not FP64 (hx_pc_apply_p). */
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);
+/* The same with vectors (backend memory) in the precision of pc. */
+int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z);
+hx_precision hx_pc_precision(hx_pc pc);
 /* 1 when pc has a fused CG update (hx_pc_ops.cg_update), else 0. */
 int hx_pc_has_cg_update(hx_pc pc);
 /* The fused CG update of pc (HX_ERR_ARG when it has none); counted as an

@@ -72,9 +72,17 @@ int hx_pc_setup(hx_pc pc) {
 }
 
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z) {
+  HX_CHECK(pc->ops.prec == HX_F64, HX_ERR_ARG, "preconditioner %s is %s: apply it with hx_pc_apply_p",
+           pc->ops.type, hx_precision_name(pc->ops.prec));
+  return hx_pc_apply_p(pc, d_r, d_z);
+}
+
+hx_precision hx_pc_precision(hx_pc pc) { return pc->ops.prec; }
+
+int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z) {
   if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
   const double t0 = hx_wtime();
-  HX_CALL(pc->ops.apply(pc->ctx, d_r, d_z));
+  HX_CALL(pc->ops.apply(pc->ctx, (const double *)d_r, (double *)d_z));
   pc->stats.t_apply += hx_wtime() - t0;
   pc->stats.applies++;
   return HX_SUCCESS;
@@ -85,6 +93,8 @@ int hx_pc_has_cg_update(hx_pc pc) { return pc && pc->ops.cg_update ? 1 : 0; }
 int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
   HX_CHECK(pc && u, HX_ERR_ARG, "NULL preconditioner or update");
   HX_CHECK(pc->ops.cg_update, HX_ERR_ARG, "preconditioner %s has no fused CG update", pc->ops.type);
+  HX_CHECK(pc->ops.prec == HX_F64, HX_ERR_ARG, "preconditioner %s: the fused CG update is FP64 only",
+           pc->ops.type);
   if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
   const double t0 = hx_wtime();
   HX_CALL(pc->ops.cg_update(pc->ctx, u));

@@ -1,5 +1,5 @@
 /* The hand-written AVX2+FMA FP32 element kernel for n = 4 (p = 3, the
- * p-multigrid's middle level), included once by ax_f32_cpu.c after
+ * p-multigrid's middle level), included once by ax_cpu.c after
  * ax_f32_avx2_8.h. The generic loop at n = 4 runs on 128-bit vectors (a row
  * is 4 floats); here one __m256 holds two rows (nodes i = 0..3 of rows j,
  * j+1 of plane k: vector v = 2k + j/2 of the element's 8), and each of the
@@ -104,9 +104,9 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre4_elem(const int gk, const int ncomp, const h
 /* software prefetch distance (elements) */
 #define HX_AXF4_PF_DIST 2
 
-HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_4(const hx_axf_args *a) {
+HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_4_f32(const hx_ax_cpu_args_f32 *a) {
   const size_t n3 = 64;
-  const int chunk = HX_AXF_CHUNK(4);
+  const int chunk = HX_AX_CHUNK(4);
 #pragma omp parallel
   {
     hx_axf4_tab tb;
@@ -133,10 +133,10 @@ HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_4(const hx_axf_args *a) {
       hx_axf_avx2_pre4_elem(HX_AXK_AFF, a->ncomp, &tb, a->w3, ge, UE, oe);      \
     else                                                                        \
       hx_axf_avx2_pre4_elem(HX_AXK_GEN, a->ncomp, &tb, a->w3, ge, UE, oe);      \
-    if (a->part) a->part[k] = hx_axf_dot((int)n3, UE, oe);                      \
+    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);                      \
   } while (0)
       if (a->map) {
-        const float *ue = hx_axf_u(n3, a, e, ub);
+        const float *ue = hx_ax_cpu_u_f32(n3, a, e, ub);
         HX_AXF4_ELEM(ue);
       } else {
         HX_AXF4_ELEM(a->u + n3 * e);

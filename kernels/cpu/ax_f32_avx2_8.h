@@ -1,6 +1,6 @@
 /* The hand-written AVX2+FMA FP32 element kernel for n = 8 (p = 7), included
- * once by ax_f32_cpu.c (x86 with GCC/clang only; needs hx_axf_args,
- * hx_axf_u, hx_axf_dot, HX_AXF_CHUNK from there). The twin of ax_cpu.c's
+ * once by ax_cpu.c (x86 with GCC/clang only; needs hx_ax_cpu_args_f32,
+ * hx_axf_u, hx_axf_dot, HX_AX_CHUNK from there). The twin of ax_cpu.c's
  * FP64 p = 7 kernel (hx_ax_cpu_avx2_pre_8): one row of 8 nodes is one
  * __m256, so each contraction needs half the vectors of the FP64 one:
  *  - the t- and s-direction contractions (and their transposes) by the
@@ -152,9 +152,9 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre8_elem(const int gk, const int ncomp, const f
   hx_axf_avx2_left8eo(eo + 32, eo + 48, ft, 64, 8, out, out, 1);
 }
 
-HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_8(const hx_axf_args *a) {
+HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8_f32(const hx_ax_cpu_args_f32 *a) {
   const size_t n3 = 512;
-  const int chunk = HX_AXF_CHUNK(8);
+  const int chunk = HX_AX_CHUNK(8);
 #pragma omp parallel
   {
     /* per-thread copies of D, D^T and the even-odd tables (the broadcasts
@@ -173,17 +173,17 @@ HX_AXF_AVX2_ATTR static void hx_axf_avx2_pre_8(const hx_axf_args *a) {
       const float *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);
       float *oe = a->out + n3 * e;
       const int kn = (int)(eon & 3);
-      /* the fused and the plain input in separate copies (see HX_AXF_LOOP) */
+      /* the fused and the plain input in separate copies (see HX_AX_CPU_LOOP) */
 #define HX_AXF8_ELEM(UE, UN, MN)                                                                             \
   do {                                                                                                       \
     if ((eo & 3) == HX_AXK_AFF)                                                                              \
       hx_axf_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
     else                                                                                                     \
       hx_axf_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
-    if (a->part) a->part[k] = hx_axf_dot((int)n3, UE, oe);                                                   \
+    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);                                                   \
   } while (0)
       if (a->map) {
-        const float *ue = hx_axf_u(n3, a, e, ub);
+        const float *ue = hx_ax_cpu_u_f32(n3, a, e, ub);
         if (en != e) hx_axf_pf_g(8, n3, a, en);
         HX_AXF8_ELEM(ue, NULL, a->map + n3 * en);
       } else {

@@ -43,14 +43,17 @@ void hx_cpu_pointwise_mult_f32(int64_t n, float *y, const float *x, const float 
   for (int64_t i = 0; i < n; i++) y[i] = hx_pmult_1_f32(x[i], z[i]);
 }
 
-int hx_cpu_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result) {
+/* x.y (y == NULL: x.x) over the fixed chunks, the partials added in chunk
+ * order: the chunk sums of hx_stream_math_t.h (4 lanes for dot, 8 for the
+ * squared norm, as the FP64 ones) */
+static int hx_cpu_reduce_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result) {
   const int64_t nc = hx_num_chunks(n);
   HX_CALL(hx_backend_partials(b, (size_t)nc));
   double *part = b->q0->d_partials;
 #pragma omp parallel for schedule(static) if (nc > 1)
   for (int64_t c = 0; c < nc; c++) {
     const int64_t lo = c * HX_REDUCE_CHUNK, hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
-    part[c] = hx_chunk_dot_f32(x, y, (long)lo, (long)hi);
+    part[c] = y ? hx_chunk_dot_f32(x, y, (long)lo, (long)hi) : hx_chunk_norm2sq_f32(x, (long)lo, (long)hi);
   }
   double s = 0.0;
   for (int64_t c = 0; c < nc; c++) s += part[c];
@@ -58,17 +61,12 @@ int hx_cpu_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, doub
   return HX_SUCCESS;
 }
 
+int hx_cpu_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result) {
+  HX_CALL(hx_cpu_reduce_f32(b, n, x, y, result));
+  return HX_SUCCESS;
+}
+
 int hx_cpu_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result) {
-  const int64_t nc = hx_num_chunks(n);
-  HX_CALL(hx_backend_partials(b, (size_t)nc));
-  double *part = b->q0->d_partials;
-#pragma omp parallel for schedule(static) if (nc > 1)
-  for (int64_t c = 0; c < nc; c++) {
-    const int64_t lo = c * HX_REDUCE_CHUNK, hi = lo + HX_REDUCE_CHUNK < n ? lo + HX_REDUCE_CHUNK : n;
-    part[c] = hx_chunk_norm2sq_f32(x, (long)lo, (long)hi);
-  }
-  double s = 0.0;
-  for (int64_t c = 0; c < nc; c++) s += part[c];
-  *result = s;
+  HX_CALL(hx_cpu_reduce_f32(b, n, x, NULL, result));
   return HX_SUCCESS;
 }

@@ -1,9 +1,13 @@
-// CUDA element operator: a 2D (N x N) thread layout per element looping over
-// the third direction (the "k loop" of the BP5 kernels), u of the element in
-// shared memory, the fluxes of one k layer in shared memory, the t-direction
-// work in registers. Small orders pack NE elements per block (blockDim.z) so a
-// block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/).
-#include "../ax_impl.h"
+// CUDA element operator, FP64 and FP32 from one kernel templated on the value
+// type: a 2D (N x N) thread layout per element looping over the third
+// direction (the "k loop" of the BP5 kernels), u of the element in shared
+// memory, the fluxes of one k layer in shared memory, the t-direction work
+// in registers. Small orders pack NE elements per block (blockDim.z) so a
+// block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/;
+// its plain names are overloaded on the type under C++). FP32 records as
+// ax_prec.c: general (per-node floats) and affine (7 constants, g = w_q m
+// with w_q the float products (w_i w_j) w_k, as the CPU's table).
+#include "../prec_impl.h"
 #include "../hx_gs_math.h"
 #include "hx_cuda_check.h"
 
@@ -26,20 +30,30 @@ static constexpr __host__ __device__ int hx_ax_dstride(int N) { return N % 2 == 
 // A first setting, not yet measured on a device (docs/operator.md).
 static constexpr __host__ __device__ int hx_ax_minblocks(int N) { return N <= 8 ? 2 : 1; }
 
-template <int N, bool OTF>
+// The record of an on-the-fly element: FP64 keeps the 8 vertices (the map
+// coefficients formed per element here), FP32 the 24 coefficients already
+// formed in double at setup (ax_prec.c); split records exist in FP64 only.
+
+// The element kernel for value type T (double: the FP64 operator; float: the
+// FP32 one of ax_prec.c, its element partial u.w accumulating the products in
+// double). map != NULL: the scatter fused in (each thread loads its column
+// through the L->G map).
+template <typename T, int N, bool OTF>
 __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
-    hx_ax_kernel(int32_t nlist, const int32_t *__restrict__ list, const double *__restrict__ basis,
-                 const double *__restrict__ geo, const int64_t *__restrict__ eoff, int ncomp,
-                 const int32_t *__restrict__ map, const double *__restrict__ u, double *__restrict__ w,
+    hx_ax_kernel(int32_t nlist, const int32_t *__restrict__ list, const T *__restrict__ basis,
+                 const T *__restrict__ geo, const int64_t *__restrict__ eoff, int ncomp,
+                 const int32_t *__restrict__ map, const T *__restrict__ u, T *__restrict__ w,
                  double *__restrict__ part) {
   constexpr int NE = hx_ax_ne(N), N2 = N * N, N3 = N2 * N, NP = hx_ax_dstride(N);
-  __shared__ double s_D[N2];
-  __shared__ double s_Dp[N * NP];
-  __shared__ double s_tw[2 * N];
-  __shared__ double s_u[NE][N3];
-  __shared__ double s_fr[NE][N2];
-  __shared__ double s_fs[NE][N2];
-  __shared__ double s_c[NE][OTF ? HX_AX_OTF_STRIDE : 1];
+  constexpr bool F64 = sizeof(T) == sizeof(double);
+  __shared__ T s_D[N2];
+  __shared__ T s_Dp[N * NP];
+  __shared__ T s_tw[2 * N];
+  __shared__ T s_u[NE][N3];
+  __shared__ T s_fr[NE][N2];
+  __shared__ T s_fs[NE][N2];
+  __shared__ T s_c[NE][OTF ? HX_AX_OTF_STRIDE : 1];
+  __shared__ double s_red[NE][F64 ? 1 : N2];  // FP64 reduces in s_fr
 
   const int i = threadIdx.x, j = threadIdx.y, z = threadIdx.z;
   const int tid = i + N * j;
@@ -53,22 +67,26 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
     s_Dp[(q / N) * NP + q % N] = basis[q];
   }
   for (int q = tid + N2 * z; q < 2 * N; q += N2 * NE) s_tw[q] = basis[N2 + q];
-  const double *ue = u + e * N3;
+  const T *ue = u + e * N3;
   const int32_t *me = map ? map + e * N3 : nullptr;
-  double r_u[N], r_w[N];
+  T r_u[N], r_w[N];
 #pragma unroll
   for (int k = 0; k < N; k++) {
     // fused scatter: the element's values straight from the G-vector
     r_u[k] = me ? hx_gs_scatter_1(u, me[i + N * (j + N * k)]) : ue[i + N * (j + N * k)];
     s_u[z][i + N * (j + N * k)] = r_u[k];
-    r_w[k] = 0.0;
+    r_w[k] = (T)0;
   }
   if constexpr (OTF) {
-    if (tid == 0) {
-      const double *gv = geo + e * HX_AX_OTF_STRIDE;
-      hx_hex8_coeffs(gv, s_c[z]);
-      s_c[z][24] = gv[24];
-      s_c[z][25] = gv[25];
+    const T *gv = geo + e * HX_AX_OTF_STRIDE;
+    if constexpr (F64) {
+      if (tid == 0) {
+        hx_hex8_coeffs(gv, s_c[z]);
+        s_c[z][24] = gv[24];
+        s_c[z][25] = gv[25];
+      }
+    } else {
+      for (int q = tid; q < HX_AX_OTF_STRIDE; q += N2) s_c[z][q] = gv[q];
     }
   } else {
     (void)s_c;
@@ -78,36 +96,38 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
   constexpr int CS = N3 + HX_AX_PAD;  // padded component stride
   const int64_t eo = OTF ? 0 : eoff[e];
   const int kind = (int)(eo & 3);  // HX_AXK_*: uniform over the element
-  const double *ge = OTF ? nullptr : geo + (eo >> 2);
+  const T *ge = OTF ? nullptr : geo + (eo >> 2);
 #pragma unroll
   for (int k = 0; k < N; k++) {
     const int q = i + N * (j + N * k);
-    double ur = 0.0, us = 0.0, ut = 0.0;
+    T ur = (T)0, us = (T)0, ut = (T)0;
 #pragma unroll
     for (int m = 0; m < N; m++) {
       ur += s_Dp[i * NP + m] * s_u[z][m + N * (j + N * k)];
       us += s_Dp[j * NP + m] * s_u[z][i + N * (m + N * k)];
       ut += s_D[k * N + m] * r_u[m];
     }
-    double g[6], mm;
+    T g[6], mm;
     if constexpr (OTF) {
-      double J[9];
+      T J[9];
       hx_hex8_jacobian(s_c[z], s_tw[i], s_tw[j], s_tw[k], J);
-      const double wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
+      const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
       hx_geo_factors(J, s_c[z][24] * wq, s_c[z][25] * wq, g, &mm);
-    } else if (kind == HX_AXK_GEN) {
+    } else if (kind == HX_AXK_GEN || (!F64 && kind != HX_AXK_AFF)) {
 #pragma unroll
       for (int c = 0; c < 6; c++) g[c] = ge[c * CS + q];
-      mm = ncomp == 7 ? ge[6 * CS + q] : 0.0;
+      mm = ncomp == 7 ? ge[6 * CS + q] : (T)0;
     } else {
-      const double wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];  // the CPU's w3 order
-      if (kind == HX_AXK_AFF)
+      const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];  // the CPU's w3 order
+      if (kind == HX_AXK_AFF) {
         hx_geo_affine_node(ge, wq, ncomp, g, &mm);
-      else
-        hx_geo_split_node(ge, reinterpret_cast<const float *>(ge + HX_AX_MEANS) + q, hx_ax_cs32(N3), wq, ncomp, g,
-                          &mm);
+      } else {
+        if constexpr (F64)
+          hx_geo_split_node(ge, reinterpret_cast<const float *>(ge + HX_AX_MEANS) + q, hx_ax_cs32(N3), wq, ncomp,
+                            g, &mm);
+      }
     }
-    double fr, fs, ft;
+    T fr, fs, ft;
     hx_apply_g(g[0], g[1], g[2], g[3], g[4], g[5], ur, us, ut, &fr, &fs, &ft);
     r_w[k] += mm * r_u[k];
     s_fr[z][tid] = fr;
@@ -115,7 +135,7 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
 #pragma unroll
     for (int kk = 0; kk < N; kk++) r_w[kk] += s_D[k * N + kk] * ft;
     __syncthreads();
-    double acc = 0.0;
+    T acc = (T)0;
 #pragma unroll
     for (int m = 0; m < N; m++)
       acc += s_D[m * N + i] * s_fr[z][m + N * j] + s_D[m * N + j] * s_fs[z][i + N * m];
@@ -123,24 +143,27 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
     __syncthreads();
   }
 
-  double *we = w + e * N3;
+  T *we = w + e * N3;
   double uw = 0.0;
 #pragma unroll
   for (int k = 0; k < N; k++) {
     if (active) we[i + N * (j + N * k)] = r_w[k];
-    uw += r_u[k] * r_w[k];
+    uw += (double)r_u[k] * (double)r_w[k];
   }
   if (part) {  // uniform over the block
     // deterministic tree over the N2 threads of the element (padded to a power of 2)
     constexpr int P2 = hx_ax_pow2(N2);
-    s_fr[z][tid] = uw;
+    double *red;
+    if constexpr (F64) red = reinterpret_cast<double *>(s_fr[z]);
+    else red = s_red[z];
+    red[tid] = uw;
     __syncthreads();
 #pragma unroll
     for (int st = P2 / 2; st > 0; st >>= 1) {
-      if (tid < st && tid + st < N2) s_fr[z][tid] += s_fr[z][tid + st];
+      if (tid < st && tid + st < N2) red[tid] += red[tid + st];
       __syncthreads();
     }
-    if (active && tid == 0) part[pos] = s_fr[z][0];
+    if (active && tid == 0) part[pos] = red[0];
   }
 }
 
@@ -159,34 +182,60 @@ __global__ void hx_ax_sum_kernel(int32_t m, double *__restrict__ part) {
   if (threadIdx.x == 0) part[0] = s[0];
 }
 
-template <int N>
+template <typename T, int N>
 static int hx_ax_launch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
-                        const double *u, double *w, double *part) {
+                        const T *basis, const T *geo, const T *u, T *w, double *part) {
   constexpr int NE = hx_ax_ne(N);
   const dim3 block(N, N, NE);
   const unsigned grid = (unsigned)((nlist + NE - 1) / NE);
   cudaStream_t s = HX_STREAM(ax->b);
   if (ax->mode == HX_GEO_ONTHEFLY)
-    hx_ax_kernel<N, true><<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, nullptr, 7, map, u, w, part);
+    hx_ax_kernel<T, N, true><<<grid, block, 0, s>>>(nlist, list, basis, geo, nullptr, 7, map, u, w, part);
   else
-    hx_ax_kernel<N, false>
-        <<<grid, block, 0, s>>>(nlist, list, ax->d_basis, ax->d_geo, ax->d_eoff, ax->ncomp, map, u, w, part);
+    hx_ax_kernel<T, N, false><<<grid, block, 0, s>>>(nlist, list, basis, geo, ax->d_eoff, ax->ncomp, map, u, w, part);
   HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
+template <typename T>
+static int hx_ax_dispatch(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                          const T *basis, const T *geo, const T *u, T *w, double *part) {
+  switch (ax->n) {
+#define HX_AX_CASE(N)                                                                  \
+  case N:                                                                              \
+    HX_CALL((hx_ax_launch<T, N>(ax, nlist, list, map, basis, geo, u, w, part)));       \
+    break;
+    HX_AX_CASE(2)
+    HX_AX_CASE(3)
+    HX_AX_CASE(4)
+    HX_AX_CASE(5)
+    HX_AX_CASE(6)
+    HX_AX_CASE(7)
+    HX_AX_CASE(8)
+    HX_AX_CASE(9)
+    HX_AX_CASE(10)
+    HX_AX_CASE(11)
+    HX_AX_CASE(12)
+    HX_AX_CASE(13)
+    HX_AX_CASE(14)
+    HX_AX_CASE(15)
+    HX_AX_CASE(16)
+#undef HX_AX_CASE
+    default:
+      return HX_ERROR(HX_ERR_ARG, "order p = %d outside 1..%d", ax->p, HX_AX_PMAX);
+  }
   return HX_SUCCESS;
 }
 
 extern "C" int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                                 const double *u, double *w, double *part) {
-  switch (ax->n) {
-#define HX_AX_CASE(N) \
-  case N: HX_CALL(hx_ax_launch<N>(ax, nlist, list, map, u, w, part)); break;
-    HX_AX_CASE(2)
-    HX_AX_CASE(3)
-    HX_AX_CASE(4) HX_AX_CASE(5) HX_AX_CASE(6) HX_AX_CASE(7) HX_AX_CASE(8) HX_AX_CASE(9) HX_AX_CASE(10)
-        HX_AX_CASE(11) HX_AX_CASE(12) HX_AX_CASE(13) HX_AX_CASE(14) HX_AX_CASE(15) HX_AX_CASE(16)
-#undef HX_AX_CASE
-            default : return HX_ERROR(HX_ERR_ARG, "order p = %d outside 1..%d", ax->p, HX_AX_PMAX);
-  }
+  HX_CALL(hx_ax_dispatch<double>(ax, nlist, list, map, ax->d_basis, ax->d_geo, u, w, part));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
+                                    const int32_t *map, const float *u, float *w, double *part) {
+  HX_CALL(hx_ax_dispatch<float>(ax, nlist, list, map, ax->d_basis32, ax->d_geo32, u, w, part));
   return HX_SUCCESS;
 }
 

@@ -6,7 +6,8 @@
  *  3. never-written backend memory reads back as NaN; written data round-trips;
  *  4. an hx_mem_to_host_q result is NaN until its queue is synchronised;
  *  5. changing the source of an hx_mem_to_device_q before the sync is an error;
- *  6. host pointers passed as backend memory (and the reverse), double frees
+ *  6. host pointers passed as backend memory (and the reverse; FP64 and FP32
+ *     kernels), double frees
  *     and frees of host memory are errors with messages;
  *  7. kernels run normally (vector ops against a reference);
  *  8. HEXCG_BACKEND_CPU=cpu-memcheck turns "cpu" into "cpu-memcheck". */
@@ -122,6 +123,17 @@ static int test_inprocess(hx_backend b) {
   ierr = hx_array_copy(b, n + 1, d, d); /* one entry past the end */
   HX_ASSERT(ierr == HX_ERR_ARG && strstr(hx_error_message(), "runs past the end"), "overrun: '%s'",
             hx_error_message());
+  /* the FP32 (_p) wrappers check their pointers as the FP64 ones, in bytes
+   * of floats */
+  float *hf = calloc((size_t)n, sizeof(float));
+  ierr = hx_array_dot_p(b, HX_F32, n, hf, d, &r);
+  HX_ASSERT(ierr == HX_ERR_ARG && strstr(hx_error_message(), "should be backend memory but is host memory"),
+            "host array to an FP32 kernel: '%s'", hx_error_message());
+  ierr = hx_array_axpby_p(b, HX_F32, 2 * n + 1, d, 1.0, d, 1.0); /* d holds 2n floats */
+  HX_ASSERT(ierr == HX_ERR_ARG && strstr(hx_error_message(), "runs past the end"), "FP32 overrun: '%s'",
+            hx_error_message());
+  HX_TCALL(hx_array_axpby_p(b, HX_F32, 2 * n, d, 1.0, d, 0.0)); /* exactly 2n floats: fine */
+  free(hf);
   double *hp = malloc(8);
   ierr = hx_mem_free(b, (void **)&hp);
   HX_ASSERT(ierr == HX_ERR_ARG && strstr(hx_error_message(), "not backend memory"), "free of host memory: '%s'",

@@ -14,16 +14,19 @@
  *                      max sqrt(lambda)|p| is 1/(2k+1) for the 4th kind, and
  *                      Lottes's V-cycle bound max lambda p^2/(1 - p^2) is
  *                      smaller with the optimised weights than with beta = 1
- *                      (which checks the tabulated betas); the precision form
- *                      hx_cheb_apply_p: HX_F64 gives the bits of
- *                      hx_cheb_apply, HX_F32 (float vectors, float A and S)
- *                      the closed form to 2e-5 (see the bound below)
+ *                      (which checks the tabulated betas); the smoother in
+ *                      FP32 (hx_cheb.prec: float vectors, float A and S)
+ *                      gives the closed form to 2e-5 (see the bound below)
  *   t340-cheby eig     a small assembled case (3^3 box, p = 3, one rank): the
  *                      Lanczos estimate of lambda_max(S A) for S = Jacobi and
  *                      S = Schwarz (FDM, sqrt weights) lies in
  *                      [lambda_max / 1.1, lambda_max (1 + 1e-10)], lambda_max
  *                      from the dense generalized eigenproblem (LAPACK dsygv,
- *                      itype 2: S A v = lambda v) on the free nodes. */
+ *                      itype 2: S A v = lambda v) on the free nodes; the FP32
+ *                      estimate with the FP32 operator and the FP32 Jacobi
+ *                      (hx_pc_create_jacobi_prec: 1/diag the FP64 one rounded,
+ *                      bit for bit; hx_pc_apply refuses it) or FP32 Schwarz
+ *                      within 1e-4 of the FP64 one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +50,13 @@ typedef struct {
   void *d_b32, *d_x32, *w32[3]; /* float work */
 } diag_ctx;
 
-static int diag_A(void *ctx, const double *x, double *y) {
+static int diag_A(void *ctx, const void *x, void *y) {
   diag_ctx *c = (diag_ctx *)ctx;
-  return hx_array_pointwise_mult(g_b, c->n, y, x, c->d_lam);
+  return hx_array_pointwise_mult(g_b, c->n, (double *)y, (const double *)x, c->d_lam);
 }
-static int ident_S(void *ctx, const double *x, double *y) {
+static int ident_S(void *ctx, const void *x, void *y) {
   diag_ctx *c = (diag_ctx *)ctx;
-  return hx_array_copy(g_b, c->n, y, x);
+  return hx_array_copy(g_b, c->n, (double *)y, (const double *)x);
 }
 
 static int diag_A32(void *ctx, const void *x, void *y) {
@@ -64,8 +67,6 @@ static int ident_S32(void *ctx, const void *x, void *y) {
   diag_ctx *c = (diag_ctx *)ctx;
   return hx_array_copy_p(g_b, HX_F32, c->n, y, x);
 }
-static int diag_A64(void *ctx, const void *x, void *y) { return diag_A(ctx, (const double *)x, (double *)y); }
-static int ident_S64(void *ctx, const void *x, void *y) { return ident_S(ctx, (const double *)x, (double *)y); }
 
 static double W4(int k, double t) { /* 4th-kind Chebyshev W_k(t), t in [-1, 1] */
   const double th = acos(fmax(-1.0, fmin(1.0, t)));
@@ -116,7 +117,8 @@ static int mode_poly(void) {
   const char *names[4] = {"plain", "fourth", "opt-fourth", "first"};
   for (int ki = 0; ki < 4; ki++)
     for (int k = 1; k <= HX_CHEB_OPT_DEGREE_MAX; k++) {
-      hx_cheb ch = {kinds[ki], k, 1.0, 0.1};
+      hx_cheb ch = {kinds[ki], k, 1.0, 0.1, HX_F64}, ch32 = ch;
+      ch32.prec = HX_F32;
       for (int xz = 0; xz < 2; xz++) {
         for (int64_t i = 0; i < n; i++) h[i] = xz ? lam[i] : 0.0, hx[i] = xz ? 0.0 : 1.0;
         HX_TCALL(hx_mem_to_device(g_b, d_b, h, sizeof(double) * n));
@@ -130,15 +132,7 @@ static int mode_poly(void) {
         }
         HX_ASSERT(emax <= 1e-12, "%s degree %d%s: |p - closed form| = %.3e", names[ki], k, xz ? " (x0 = 0)" : "",
                   emax);
-        /* the precision form: FP64 bit for bit */
         double *h2 = malloc(sizeof(double) * n);
-        for (int64_t i = 0; i < n; i++) h[i] = xz ? lam[i] : 0.0, h2[i] = xz ? 0.0 : 1.0;
-        HX_TCALL(hx_mem_to_device(g_b, d_b, h, sizeof(double) * n));
-        HX_TCALL(hx_mem_to_device(g_b, d_x, h2, sizeof(double) * n));
-        HX_TCALL(hx_cheb_apply_p(g_b, HX_F64, n, &ch, diag_A64, &c, ident_S64, &c, d_b, d_x, xz, w[0], w[1], w[2]));
-        HX_TCALL(hx_mem_to_host(g_b, h2, d_x, sizeof(double) * n));
-        HX_ASSERT(!memcmp(h2, hx, sizeof(double) * n), "%s degree %d%s: hx_cheb_apply_p fp64 differs from hx_cheb_apply",
-                  names[ki], k, xz ? " (x0 = 0)" : "");
         /* FP32: b, x, lambda rounded to float (lambda = i/400 moves by at
          * most 3e-8 relative, changing p by |p'| 3e-8 <= 2k^2 3e-8 ~ 3e-6 at
          * k = 7), each of the k steps adds a few float roundings of terms
@@ -149,8 +143,8 @@ static int mode_poly(void) {
         HX_TCALL(hx_mem_to_device(g_b, d_x, h2, sizeof(double) * n));
         HX_TCALL(hx_array_convert(g_b, n, HX_F32, c.d_b32, HX_F64, d_b));
         HX_TCALL(hx_array_convert(g_b, n, HX_F32, c.d_x32, HX_F64, d_x));
-        HX_TCALL(hx_cheb_apply_p(g_b, HX_F32, n, &ch, diag_A32, &c, ident_S32, &c, c.d_b32, c.d_x32, xz, c.w32[0],
-                                 c.w32[1], c.w32[2]));
+        HX_TCALL(hx_cheb_apply(g_b, n, &ch32, diag_A32, &c, ident_S32, &c, c.d_b32, c.d_x32, xz, c.w32[0], c.w32[1],
+                               c.w32[2]));
         HX_TCALL(hx_array_convert(g_b, n, HX_F64, d_x, HX_F32, c.d_x32));
         HX_TCALL(hx_mem_to_host(g_b, h2, d_x, sizeof(double) * n));
         double e32 = 0.0;
@@ -196,26 +190,27 @@ typedef struct {
   hx_fdm fdm;
 } eig_ctx;
 
-static int op_A(void *ctx, const double *x, double *y) { return hx_op_apply(((eig_ctx *)ctx)->op, x, y, NULL); }
-static int op_S(void *ctx, const double *x, double *y) {
+static int op_A(void *ctx, const void *x, void *y) {
+  return hx_op_apply(((eig_ctx *)ctx)->op, (const double *)x, (double *)y, NULL);
+}
+static int op_S(void *ctx, const void *x, void *y) {
   eig_ctx *c = (eig_ctx *)ctx;
-  return c->fdm ? hx_fdm_apply(c->fdm, x, y) : hx_pc_apply(c->jac, x, y);
+  return c->fdm ? hx_fdm_apply(c->fdm, (const double *)x, (double *)y)
+                : hx_pc_apply(c->jac, (const double *)x, (double *)y);
 }
 
 /* the FP32 operator and smoother, as the FP32 pmg estimates with them */
 typedef struct {
   hx_op op32;
   hx_fdm fdm32;
-  const float *dinv32;
-  int64_t n;
+  hx_pc jac32;
 } eig_ctx32;
 
 static int op_A32(void *ctx, const void *x, void *y) { return hx_op_apply_p(((eig_ctx32 *)ctx)->op32, x, y); }
 
 static int op_S32(void *ctx, const void *x, void *y) {
   eig_ctx32 *c = (eig_ctx32 *)ctx;
-  return c->fdm32 ? hx_fdm_apply_p(c->fdm32, HX_F32, x, y)
-                  : hx_array_pointwise_mult_p(g_b, HX_F32, c->n, y, x, c->dinv32);
+  return c->fdm32 ? hx_fdm_apply_p(c->fdm32, HX_F32, x, y) : hx_pc_apply_p(c->jac32, x, y);
 }
 
 /* dense columns of f on the free entries: M[j*nf + i] = (f e_{free j})_{free i} */
@@ -297,38 +292,51 @@ static int mode_eig(void) {
     for (int64_t i = 0; i < ng; i++) h[i] = mask[i] * sin(1.7 * (double)i + 0.3);
     HX_TCALL(hx_mem_to_device(g_b, d_v, h, sizeof(double) * ng));
     double est;
-    HX_TCALL(hx_eig_max_estimate(g_b, ng, ng, MPI_COMM_SELF, op_A, &c, op_S, &c, 1, 12, d_v, w[0], w[1], w[2], w[3],
-                                 &est));
+    HX_TCALL(hx_eig_max_estimate(g_b, HX_F64, ng, ng, MPI_COMM_SELF, op_A, &c, op_S, &c, 1, 12, d_v, w[0], w[1], w[2],
+                                 w[3], &est));
     HX_ASSERT(est <= lmax * (1 + 1e-10) && 1.1 * est >= lmax, "%s: estimate %.10f, true lambda_max %.10f",
               which ? "schwarz" : "jacobi", est, lmax);
     /* the FP32 estimate (FP32 operator, smoother and vectors, FP64 dots):
      * the same Lanczos steps on operators within ~1e-7 of the FP64 ones,
      * whose extreme Ritz value is well conditioned: 1e-4 of the FP64 one
      * (observed ~1e-7), and still a bracket of lambda_max */
-    eig_ctx32 c32 = {.n = ng};
+    eig_ctx32 c32 = {0};
     HX_TCALL(hx_disc_op_prec(d, HX_F32, &c32.op32));
-    float *d_v32, *w32[4], *dinv32 = NULL;
+    float *d_v32, *w32[4];
     HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * ng, (void **)&d_v32));
     for (int i = 0; i < 4; i++) HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * ng, (void **)&w32[i]));
     HX_TCALL(hx_array_convert(g_b, ng, HX_F32, d_v32, HX_F64, d_v));
     if (which == 0) {
-      HX_TCALL(hx_mem_alloc(g_b, sizeof(float) * ng, (void **)&dinv32));
-      HX_TCALL(hx_array_convert(g_b, ng, HX_F32, dinv32, HX_F64, hx_pc_jacobi_inv_diag(c.jac)));
-      c32.dinv32 = dinv32;
+      /* the FP32 Jacobi: its own object, 1/diag the FP64 one rounded */
+      HX_TCALL(hx_pc_create_jacobi_prec(c.op, HX_F32, &c32.jac32));
+      HX_TCALL(hx_pc_setup(c32.jac32));
+      HX_ASSERT(hx_pc_precision(c32.jac32) == HX_F32 && hx_pc_precision(c.jac) == HX_F64, "Jacobi precisions %d, %d",
+                (int)hx_pc_precision(c32.jac32), (int)hx_pc_precision(c.jac));
+      double *h64 = malloc(sizeof(double) * ng);
+      float *h32 = malloc(sizeof(float) * ng);
+      HX_TCALL(hx_mem_to_host(g_b, h64, hx_pc_jacobi_inv_diag(c.jac), sizeof(double) * ng));
+      HX_TCALL(hx_mem_to_host(g_b, h32, hx_pc_jacobi_inv_diag(c32.jac32), sizeof(float) * ng));
+      int64_t bad = 0;
+      for (int64_t i = 0; i < ng; i++) bad += h32[i] != (float)h64[i];
+      HX_ASSERT(bad == 0, "FP32 Jacobi: %lld entries of 1/diag are not the FP64 ones rounded", (long long)bad);
+      free(h64), free(h32);
+      HX_ASSERT(hx_pc_apply(c32.jac32, d_v, w[0]) == HX_ERR_ARG, "hx_pc_apply of an FP32 preconditioner accepted");
+      hx_error_clear();
     } else {
       const hx_fdm_opts fo = fdm_opts(m, d, HX_F32);
       HX_TCALL(hx_fdm_create(&fo, &c32.fdm32));
     }
     double est32;
-    HX_TCALL(hx_eig_max_estimate_p(g_b, HX_F32, ng, ng, MPI_COMM_SELF, op_A32, &c32, op_S32, &c32, 1, 12, d_v32,
-                                   w32[0], w32[1], w32[2], w32[3], &est32));
+    HX_TCALL(hx_eig_max_estimate(g_b, HX_F32, ng, ng, MPI_COMM_SELF, op_A32, &c32, op_S32, &c32, 1, 12, d_v32,
+                                 w32[0], w32[1], w32[2], w32[3], &est32));
     printf("%s: lambda_max %.10f, estimate fp64 %.10f, fp32 %.10f (%.2e)\n", which ? "schwarz" : "jacobi", lmax, est,
            est32, fabs(est32 - est) / est);
     HX_ASSERT(fabs(est32 - est) <= 1e-4 * est && est32 <= lmax * (1 + 1e-4) && 1.1 * est32 >= lmax,
               "%s: FP32 estimate %.10f, FP64 %.10f, true lambda_max %.10f", which ? "schwarz" : "jacobi", est32, est,
               lmax);
     hx_fdm_destroy(&c32.fdm32);
-    hx_mem_free(g_b, (void **)&dinv32), hx_mem_free(g_b, (void **)&d_v32);
+    hx_pc_destroy(&c32.jac32);
+    hx_mem_free(g_b, (void **)&d_v32);
     for (int i = 0; i < 4; i++) hx_mem_free(g_b, (void **)&w32[i]);
     free(h), free(work), free(Ac);
     hx_pc_destroy(&c.jac);
