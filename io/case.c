@@ -1127,7 +1127,11 @@ static int write_rows(const hx_case *cs, const hx_opt_group *g, int indent, sbuf
 }
 
 static int case_yaml(const hx_case *cs, sbuf *s) {
-  sb_printf(s, "# effective case of %s (defaults and overrides applied)\n", cs->path);
+  /* the case file's name as a quoted string: a newline in it broke this
+   * comment line and so the documented rerun (issue 32) */
+  sb_printf(s, "# effective case of ");
+  sb_quoted(s, cs->path);
+  sb_printf(s, " (defaults and overrides applied)\n");
   HX_CALL(write_rows(cs, &top_group, 0, s));
   HX_CHECK(!s->err, HX_ERR_MEM, "out of memory formatting the effective case");
   return HX_SUCCESS;

@@ -102,25 +102,34 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
  * changes, when ||b|| is within [2^-300, 2^300] or b = 0. */
 static int rhs_scale(hx_backend b, MPI_Comm comm, int64_t ng, int64_t nown, double *d_b, double *s) {
   *s = 1.0;
-  for (int k = 0; k < 5; k++) {
-    double bb;
+  double bb;
+  HX_CALL(hx_array_dot(b, nown, d_b, d_b, &bb));
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &bb, 1, MPI_DOUBLE, MPI_SUM, comm));
+  /* the common case untouched; NaN data is PCG's to report (diverged_nan) */
+  if ((bb >= 0x1p-600 && bb <= 0x1p600) || isnan(bb)) return HX_SUCCESS;
+  int e = 0;
+  if (bb == 0 || !isfinite(bb)) {
+    /* every square underflowed (|b_i| < 2^-537: times 2^600 they no longer do,
+     * and a nonzero one is then at least 2^-474) or overflowed */
+    e = bb == 0 ? 600 : -600;
+    HX_CALL(hx_array_axpby(b, ng, d_b, ldexp(1.0, e), d_b, 0.0));
     HX_CALL(hx_array_dot(b, nown, d_b, d_b, &bb));
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &bb, 1, MPI_DOUBLE, MPI_SUM, comm));
-    double f;
-    if (!isfinite(bb)) {
-      f = 0x1p-600;
-    } else if (bb < 0x1p-600) {
-      if (bb == 0 && k == 4) return HX_SUCCESS; /* b = 0 (times 2^2400: truly zero) */
-      f = 0x1p600;
-    } else {
-      if (*s == 1.0 && bb <= 0x1p600) return HX_SUCCESS; /* the common case: untouched */
-      f = ldexp(1.0, -ilogb(sqrt(bb)));                  /* ||b|| into [1, 2) */
-      k = 5;
+    if (bb == 0) { /* b = 0: undo (exact) */
+      HX_CALL(hx_array_axpby(b, ng, d_b, ldexp(1.0, -e), d_b, 0.0));
+      return HX_SUCCESS;
     }
-    HX_CALL(hx_array_axpby(b, ng, d_b, f, d_b, 0.0));
-    *s *= f;
   }
-  if (*s != 1.0 && !isfinite(*s)) return HX_ERROR(HX_ERR_INTERNAL, "right-hand side scale %g", *s);
+  if (!(isfinite(bb) && bb > 0)) { /* inf data: PCG reports it */
+    *s = ldexp(1.0, e);
+    return HX_SUCCESS;
+  }
+  /* ||b|| into [1, 2), the scale kept representable */
+  int f = -ilogb(sqrt(bb));
+  if (e + f > 1000) f = 1000 - e;
+  if (e + f < -1000) f = -1000 - e;
+  HX_CALL(hx_array_axpby(b, ng, d_b, ldexp(1.0, f), d_b, 0.0));
+  *s = ldexp(1.0, e + f);
   return HX_SUCCESS;
 }
 

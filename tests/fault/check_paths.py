@@ -76,5 +76,24 @@ for ranks in (1, 2):
     check(not os.path.exists(os.path.join(W, f"o-missing-np{ranks}", "summary.yaml")),
           f"np{ranks} missing initial_guess: an output was written")
 
+# a case file whose name holds a newline, a quote and a colon: the effective case.yaml must
+# rerun as documented (its comment line used to break and the rerun failed with a YAML error)
+import shutil as _sh
+odd = os.path.join(W, 'odd\nname "x":y.yaml')
+_sh.copyfile(a.case, odd)
+rc, out, err = hexcg(["run", odd, "--output", "o-odd"] + SMALL, 2)
+check(rc == 0, f"case file with a newline in its name: rc {rc} {err!r}")
+if rc == 0:
+    with open(os.path.join(W, "o-odd", "case.yaml")) as f:
+        first = f.readline()
+    check(first.startswith("# effective case of ") and "\\n" in first, f"effective case comment: {first!r}")
+    rc, out, err = hexcg(["run", os.path.join("o-odd", "case.yaml"), "--output", "o-odd-rerun", "--quiet"], 2)
+    check(rc == 0, f"rerun of the effective case: rc {rc} {err!r}")
+    if rc == 0:
+        import yaml
+        it = [yaml.safe_load(open(os.path.join(W, d, "summary.yaml")))["solver"]["iterations"]
+              for d in ("o-odd", "o-odd-rerun")]
+        check(it[0] == it[1], f"rerun iterations {it}")
+
 print(f"{len(failures)} failed" if failures else "all path checks passed")
 sys.exit(1 if failures else 0)
