@@ -14,7 +14,9 @@
 #              hydra_pmi_proxy (stripped)
 #      lib/    every shared library those link that is not glibc, libstdc++,
 #              libgcc_s or the driver (libcuda): MPICH, UCX (+ lib/ucx/ modules),
-#              HDF5, libyaml, libmatheval, METIS, libgomp, libcudart, ...
+#              HDF5, libyaml, libmatheval, METIS, libgomp, libcudart, ...;
+#              lib/hwloc/ is empty on purpose (gpu_verify.sh points
+#              HWLOC_PLUGINS_PATH there: no hwloc plugin of the machine is loaded)
 #      src/    configs/ and every source-tree file a listed test names
 #      tests.list   the tests to run: every ctest test labelled gpu, then the
 #              CPU tests of the same executables (see the header of that file)
@@ -190,6 +192,12 @@ if [[ -d $UCXDIR ]]; then
 fi
 # libraries copied so far may need more (ldd is recursive, but be sure)
 for f in "$BUNDLE"/lib/*.so*; do copy_deps "$f"; done
+# hwloc (linked by MPICH and Hydra) dlopens every plugin of its plugin folder
+# (Debian's libhwloc-plugins: hwloc_pci, hwloc_gl, hwloc_opencl,
+# hwloc_xml_libxml, with libpciaccess, libX11, libOpenCL, libxml2, ...).
+# gpu_verify.sh sets HWLOC_PLUGINS_PATH to this empty folder: hwloc's
+# built-in components (Linux, x86) are all MPICH uses.
+mkdir -p "$BUNDLE/lib/hwloc"
 chmod u+w "$BUNDLE"/lib/*.so* "$BUNDLE"/lib/ucx/* 2>/dev/null || true
 strip --strip-unneeded "$BUNDLE"/lib/*.so* "$BUNDLE"/lib/ucx/*.so* 2>/dev/null || true
 rm -f "$BUNDLE/.exes" "$BUNDLE/.ctest.json"

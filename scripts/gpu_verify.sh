@@ -93,6 +93,14 @@ export HYDRA_LAUNCHER=fork # one machine: no ssh
 # UCX (MPICH's transport) also searches its build-time module folder
 # /usr/lib/x86_64-linux-gnu/ucx: point it at the bundle's only.
 export UCX_MODULE_DIR=$BUNDLE/lib/ucx
+# hwloc (in MPICH and Hydra) dlopens every plugin in its build-time folder
+# (/usr/lib/x86_64-linux-gnu/hwloc on Debian, where libhwloc-plugins puts
+# hwloc_pci, hwloc_gl, hwloc_opencl, hwloc_xml_libxml and through them
+# libpciaccess, libX11, libOpenCL, libxml2, ...). hwloc takes
+# HWLOC_PLUGINS_PATH as the folder to search instead (checked with Debian 12's
+# hwloc 2.9): the bundle's lib/hwloc is empty, so no plugin is loaded from
+# anywhere; MPICH needs hwloc's built-in Linux/x86 discovery only.
+export HWLOC_PLUGINS_PATH=$BUNDLE/lib/hwloc
 MPIEXEC=$BUNDLE/bin/mpiexec.hydra
 HEXCG=$BUNDLE/bin/hexcg
 STDBUF=()
@@ -220,8 +228,10 @@ if [[ $(tail -1 "$RESULTS" | cut -f3) != pass ]]; then
   export HYDRA_HOST_FILE=$WORK/hosts
   run_step check mpi.launch.np2.localhost 30 0 - - '"$MPIEXEC" -n 2 "$HEXCG" --version'
 fi
-# What the processes really load (dlopen included: UCX modules, libcuda):
-# every object from the bundle, glibc, libstdc++, libgcc_s or the NVIDIA driver.
+# What the processes really load (dlopen included: UCX modules, libcuda,
+# hwloc plugins): every object from the bundle, glibc, libstdc++, libgcc_s or
+# the NVIDIA driver. Nothing else is allowed, not even "harmless" system
+# libraries: the device machine may not have them.
 LD_DEBUG=files timeout -k 5 30 "$MPIEXEC" -n 2 "$HEXCG" --version >"$LOGS/ld_debug.txt" 2>&1
 loaded=$(sed -n 's/.*calling init: //p' "$LOGS/ld_debug.txt" | sort -u)
 LOADED_OK_RE='/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z0-9_-]+)\.so[.0-9]*$'
