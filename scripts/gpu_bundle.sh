@@ -4,53 +4,66 @@
 #   scripts/gpu_bundle.sh [--no-build] [extra cmake -D options]
 #
 # 1. Builds hexcg with the CUDA backend in build-gpu/ (scripts/build.sh with
-#    -DHEXCG_CUDA=ON, Release; architecture 90-real: sm_90 code only, for the
-#    H200; HEXCG_GPU_ARCH overrides it). Every test executable links the
-#    kernels' device code; with 80-real;90 (sm_80 + sm_90 + PTX, the build's
-#    default) the bundle grew to 73 MiB, over the limit below.
+#    -DHEXCG_CUDA=ON -DHEXCG_SHARED_LIB=ON, Release; architecture 90-real:
+#    sm_90 code only, for the H200; HEXCG_GPU_ARCH overrides it).
+#    HEXCG_SHARED_LIB puts every module, the device code included, once into
+#    lib/libhexcg.so, which hexcg and every test executable link (statically
+#    linked, each test carried its own copy, ~10 MB for the larger ones, and
+#    the bundle packed to 64 MiB). The script fails if a bundled executable
+#    still carries device code of its own.
 # 2. Assembles build-gpu-bundle-tree/, self-contained apart from the C/C++
 #    runtime and the NVIDIA driver of the machine it runs on:
 #      bin/    hexcg, every test executable the gpu tests run, mpiexec.hydra +
 #              hydra_pmi_proxy (stripped)
-#      lib/    every shared library those link that is not glibc, libstdc++,
-#              libgcc_s or the driver (libcuda): MPICH, UCX (+ lib/ucx/ modules),
-#              HDF5, libyaml, libmatheval, METIS, libgomp, libcudart, ...;
-#              lib/hwloc/ is empty on purpose (gpu_verify.sh points
-#              HWLOC_PLUGINS_PATH there: no hwloc plugin of the machine is loaded)
+#      lib/    libhexcg.so and every shared library those link that is not
+#              glibc, libstdc++, libgcc_s or the driver (libcuda): MPICH, UCX
+#              (+ lib/ucx/ modules), HDF5, libyaml, libmatheval, METIS, libgomp,
+#              libcudart, ...; lib/hwloc/ is empty on purpose (gpu_verify.sh
+#              points HWLOC_PLUGINS_PATH there: no hwloc plugin of the machine
+#              is loaded)
 #      src/    configs/ and every source-tree file a listed test names
 #      tests.list   the tests to run: every ctest test labelled gpu, then the
 #              CPU tests of the same executables (see the header of that file)
 #      BUNDLE_INFO  what was built, from which commit, glibc it needs
 # 3. Packs that tree into build-gpu-bundle/payload.tar.gz (gzip: MPICH's
-#    libmpich alone is 40 MiB, the tree ~145 MiB, packed ~52 MiB) next to plain
-#    copies of BUNDLE_INFO and tests.list. build-gpu-bundle/ is what travels
-#    (device tool: carry ["build-gpu-bundle"]); it must stay under 60 MiB (the
-#    tool carries 64 MiB in all, working tree included).
+#    libmpich alone is 40 MiB) next to plain copies of BUNDLE_INFO and
+#    tests.list, prints its size and fails above MAX_MIB (40 MiB). That
+#    folder is what travels (device tool: carry ["build-gpu-bundle"]; the tool
+#    carries 64 MiB in all, the working tree included).
 # scripts/gpu_verify.sh unpacks and runs it (on the GPU machine, or here:
-# every gpu test then skips).
+# every gpu test then skips). Environment: HEXCG_BUILD_DIR (build-gpu),
+# HEXCG_GPU_BUNDLE (build-gpu-bundle), HEXCG_GPU_ARCH (90-real).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$(realpath -m "${HEXCG_BUILD_DIR:-$ROOT/build-gpu}")
 BUNDLE=$(realpath -m "${HEXCG_GPU_BUNDLE:-$ROOT/build-gpu-bundle}")   # what travels
 TREE=$BUNDLE-tree                                                       # unpacked, stays here
-MAX_MIB=60
+MAX_MIB=40 # the device tool carries 64 MiB with the working tree; room for more tests
 say() { printf '[gpu_bundle] %s\n' "$*" >&2; }
 die() { printf '[gpu_bundle] error: %s\n' "$*" >&2; exit 1; }
 
 DO_BUILD=1
-if [[ ${1:-} == --no-build ]]; then DO_BUILD=0; shift; fi
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,28p' "$0"; exit 0; fi
+while (($#)); do
+  case $1 in
+    --no-build) DO_BUILD=0 ;;
+    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    *) break ;;
+  esac
+  shift
+done
 
 # ---------------------------------------------------------------- build
 if ((DO_BUILD)); then
   ARCH=${HEXCG_GPU_ARCH:-90-real}
   HEXCG_BUILD_DIR=$BUILD HEXCG_BUILD_TYPE=${HEXCG_BUILD_TYPE:-Release} \
-    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON -DHEXCG_CUDA_ARCHITECTURES="$ARCH" \
+    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON -DHEXCG_SHARED_LIB=ON -DHEXCG_CUDA_ARCHITECTURES="$ARCH" \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "$@"
 fi
 [[ -x $BUILD/hexcg ]] || die "$BUILD/hexcg not found (run without --no-build)"
 grep -q '^HEXCG_CUDA:STRING=ON$' "$BUILD/CMakeCache.txt" \
   || die "$BUILD was not configured with -DHEXCG_CUDA=ON"
+grep -q '^HEXCG_SHARED_LIB:BOOL=ON$' "$BUILD/CMakeCache.txt" \
+  || die "$BUILD was not configured with -DHEXCG_SHARED_LIB=ON (every test would carry its own device code)"
 MPIEXEC_HOST=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
 [[ -n $MPIEXEC_HOST ]] || die "MPIEXEC_EXECUTABLE not found in $BUILD/CMakeCache.txt"
 
@@ -148,6 +161,13 @@ for e in "${EXES[@]}"; do cp "$e" "$BUNDLE/bin/"; done
 cp "$MPIEXEC_REAL" "$BUNDLE/bin/mpiexec.hydra"
 cp "$PROXY" "$BUNDLE/bin/hydra_pmi_proxy"
 strip --strip-unneeded "$BUNDLE"/bin/*
+# the device code lives once, in libhexcg.so: an executable with a fatbin
+# section of its own means a link line bypassed HEXCG_SHARED_LIB
+fat=()
+for f in "$BUNDLE"/bin/*; do
+  readelf -S -W "$f" 2>/dev/null | grep -q '\.nv_fatbin' && fat+=("$(basename "$f")")
+done
+((${#fat[@]} == 0)) || die "these executables carry their own CUDA device code (not linked through libhexcg.so): ${fat[*]}"
 cp -r "$ROOT/configs" "$BUNDLE/src/"
 
 # ---------------------------------------------------------------- libraries
@@ -192,6 +212,8 @@ if [[ -d $UCXDIR ]]; then
 fi
 # libraries copied so far may need more (ldd is recursive, but be sure)
 for f in "$BUNDLE"/lib/*.so*; do copy_deps "$f"; done
+[[ -f $BUNDLE/lib/libhexcg.so ]] || die "libhexcg.so is not among the libraries hexcg links"
+readelf -S -W "$BUNDLE/lib/libhexcg.so" | grep -q '\.nv_fatbin' || die "libhexcg.so holds no CUDA device code"
 # hwloc (linked by MPICH and Hydra) dlopens every plugin of its plugin folder
 # (Debian's libhwloc-plugins: hwloc_pci, hwloc_gl, hwloc_opencl,
 # hwloc_xml_libxml, with libpciaccess, libX11, libOpenCL, libxml2, ...).
@@ -232,4 +254,5 @@ size_mib=$(( (size_b + 1048575) / 1048576 ))
 cat "$TREE/BUNDLE_INFO" >&2
 say "bundle: $BUNDLE_OUT, $size_mib MiB ($size_b bytes)"
 ((size_b <= MAX_MIB * 1048576)) || die "the bundle is $size_mib MiB, over the $MAX_MIB MiB limit (the device tool carries 64 MiB)"
+say "size ok: $size_mib MiB <= $MAX_MIB MiB"
 say "done: on the GPU machine run 'bash scripts/gpu_verify.sh' with carry [\"build-gpu-bundle\"]"
