@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare the GPU verification bundle (docs/gpu-verification.md).
 #
-#   scripts/gpu_bundle.sh [--no-build] [extra cmake -D options]
+#   scripts/gpu_bundle.sh [--no-build] [--check] [extra cmake -D options]
 #
 # 1. Builds hexcg with the CUDA backend in build-gpu/ (scripts/build.sh with
 #    -DHEXCG_CUDA=ON -DHEXCG_SHARED_LIB=ON, Release; architecture 90-real:
@@ -30,6 +30,13 @@
 #    tests.list, prints its size and fails above MAX_MIB (40 MiB). That
 #    folder is what travels (device tool: carry ["build-gpu-bundle"]; the tool
 #    carries 64 MiB in all, the working tree included).
+# 4. --check: runs the CPU-side check of docs/gpu-verification.md here
+#    (env -i PATH=/usr/bin:/bin HOME=/tmp ... bash scripts/gpu_verify.sh,
+#    results in <bundle>-check/) and fails unless it exits 0 with the library
+#    checks passed, every gpu test of tests.list reported (skip without a
+#    device) and the cpu tests passed (the first of each executable;
+#    HEXCG_GPU_CPU_TESTS=1: all). ctest runs this as gpu-bundle.check
+#    (labels gpubundle;slow, tests/bundle/).
 # scripts/gpu_verify.sh unpacks and runs it (on the GPU machine, or here:
 # every gpu test then skips). Environment: HEXCG_BUILD_DIR (build-gpu),
 # HEXCG_GPU_BUNDLE (build-gpu-bundle), HEXCG_GPU_ARCH (90-real).
@@ -42,11 +49,12 @@ MAX_MIB=40 # the device tool carries 64 MiB with the working tree; room for more
 say() { printf '[gpu_bundle] %s\n' "$*" >&2; }
 die() { printf '[gpu_bundle] error: %s\n' "$*" >&2; exit 1; }
 
-DO_BUILD=1
+DO_BUILD=1 CHECK=0
 while (($#)); do
   case $1 in
     --no-build) DO_BUILD=0 ;;
-    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    --check) CHECK=1 ;;
+    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
     *) break ;;
   esac
   shift
@@ -255,4 +263,56 @@ cat "$TREE/BUNDLE_INFO" >&2
 say "bundle: $BUNDLE_OUT, $size_mib MiB ($size_b bytes)"
 ((size_b <= MAX_MIB * 1048576)) || die "the bundle is $size_mib MiB, over the $MAX_MIB MiB limit (the device tool carries 64 MiB)"
 say "size ok: $size_mib MiB <= $MAX_MIB MiB"
-say "done: on the GPU machine run 'bash scripts/gpu_verify.sh' with carry [\"build-gpu-bundle\"]"
+if ((!CHECK)); then
+  say "done: on the GPU machine run 'bash scripts/gpu_verify.sh' with carry [\"build-gpu-bundle\"]"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- --check
+# The CPU-side check of docs/gpu-verification.md, as written there (env -i:
+# nothing of this shell's LD_LIBRARY_PATH or MPI settings).
+CHECK_OUT=$BUNDLE_OUT-check
+rm -rf "$CHECK_OUT"
+# cpu tests: the first of each executable (every bundled executable runs a
+# real case; the normal build's ctest runs them all), unless
+# HEXCG_GPU_CPU_TESTS=1 asks for all (~6 times longer)
+CPU_TESTS=${HEXCG_GPU_CPU_TESTS:-first}
+say "CPU-side check: env -i PATH=/usr/bin:/bin HOME=/tmp OUT=$CHECK_OUT HEXCG_GPU_BUNDLE=$BUNDLE_OUT" \
+  "HEXCG_GPU_CPU_TESTS=$CPU_TESTS bash scripts/gpu_verify.sh 1200"
+rc=0
+env -i PATH=/usr/bin:/bin HOME=/tmp OUT="$CHECK_OUT" HEXCG_GPU_BUNDLE="$BUNDLE_OUT" HEXCG_GPU_CPU_TESTS="$CPU_TESTS" \
+  bash "$ROOT/scripts/gpu_verify.sh" 1200 >"$CHECK_OUT.log" 2>&1 || rc=$?
+R=$CHECK_OUT/results.tsv
+[[ -f $R ]] || { tail -20 "$CHECK_OUT.log" >&2; die "gpu_verify.sh wrote no results.tsv (exit $rc; log $CHECK_OUT.log)"; }
+sed -n '/^check /,/^cpu /p' "$CHECK_OUT/summary.txt" >&2
+bad=()
+((rc == 0)) || bad+=("gpu_verify.sh exited $rc")
+status_of() { awk -F'\t' -v k="$1" -v n="$2" '$1 == k && $2 == n {s = $3 " (" $6 ")"} END {print s}' "$R"; }
+for c in bundle.libraries bundle.loaded glibc mpi.launch.np2; do
+  st=$(status_of check "$c")
+  [[ $st == "pass "* ]] || bad+=("check $c: ${st:-not run}")
+done
+# every gpu test of tests.list has its line, pass or skip (skip: this
+# machine has no device); every cpu test that was to run passed
+declare -A N=() EXE_SEEN=()
+while IFS=$'\t' read -r kind name _ _ _ _ cmd; do
+  [[ $kind == gpu || $kind == cpu ]] || continue
+  if [[ $kind == cpu && $CPU_TESTS == first ]]; then
+    exe=$(grep -o '"\$BUNDLE"/bin/[^ ]*' <<<"$cmd" | head -1) || true
+    [[ -n ${EXE_SEEN[${exe:-$name}]:-} ]] && continue
+    EXE_SEEN[${exe:-$name}]=1
+  fi
+  st=$(status_of "$kind" "$name")
+  N[$kind.${st%% *}]=$((${N[$kind.${st%% *}]:-0} + 1))
+  case $kind.${st%% *} in
+    gpu.pass | gpu.skip | cpu.pass) ;;
+    *) bad+=("$kind $name: ${st:-no result}") ;;
+  esac
+done <"$TREE/tests.list"
+say "CPU-side check: exit $rc; gpu tests: ${N[gpu.skip]:-0} skip, ${N[gpu.pass]:-0} pass;" \
+  "cpu tests ($CPU_TESTS): ${N[cpu.pass]:-0} pass; problems: ${#bad[@]} (log $CHECK_OUT.log, results $R)"
+if ((${#bad[@]})); then
+  printf '[gpu_bundle]   %s\n' "${bad[@]}" >&2
+  die "CPU-side check failed (${#bad[@]} problems)"
+fi
+say "CPU-side check ok"

@@ -28,7 +28,9 @@
 # Exit status: 0 nothing failed (skips are no failures), 1 a step failed or
 # timed out, 3 nothing failed but gpu tests were left out for lack of time.
 # Environment: OUT, HEXCG_GPU_BUNDLE (default build-gpu-bundle), HEXCG_GPU_STEP_MAX
-# (cap per test, default 120 s), HEXCG_GPU_CPU_TESTS=0 (skip step 4),
+# (cap per test, default 120 s), HEXCG_GPU_CPU_TESTS=0 (skip step 4) or
+# =first (step 4 runs only the first cpu test of each executable: every
+# bundled test executable runs one real case; gpu_bundle.sh --check),
 # HEXCG_GPU_BENCH=0 (skip step 3's benchmarks), HEXCG_GPU_KEEP=1 (keep the scratch folder).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -276,9 +278,18 @@ elif ((!HAVE_GPU)); then
 fi
 
 if [[ ${HEXCG_GPU_CPU_TESTS:-1} != 0 ]]; then
-  hr "cpu tests of the same executables ($(grep -c '^cpu' "$BUNDLE/tests.list"))"
+  FIRST_ONLY=0
+  [[ ${HEXCG_GPU_CPU_TESTS:-1} == first ]] && FIRST_ONLY=1
+  hr "cpu tests of the same executables ($(grep -c '^cpu' "$BUNDLE/tests.list")$( ((FIRST_ONLY)) && echo ', the first of each executable'))"
+  declare -A CPU_EXE_SEEN=()
   while IFS=$'\t' read -r kind name tmo wf rx envs cmd; do
-    [[ $kind == cpu ]] && run_step cpu "$name" $((tmo < STEP_MAX ? tmo : STEP_MAX)) "$wf" "$rx" "$envs" "$cmd"
+    [[ $kind == cpu ]] || continue
+    if ((FIRST_ONLY)); then
+      exe=$(grep -o '"\$BUNDLE"/bin/[^ ]*' <<<"$cmd" | head -1)
+      [[ -n ${CPU_EXE_SEEN[${exe:-$name}]:-} ]] && continue
+      CPU_EXE_SEEN[${exe:-$name}]=1
+    fi
+    run_step cpu "$name" $((tmo < STEP_MAX ? tmo : STEP_MAX)) "$wf" "$rx" "$envs" "$cmd"
   done <"$BUNDLE/tests.list"
 fi
 
