@@ -1,54 +1,77 @@
 #!/usr/bin/env bash
 # Prepare the GPU verification bundle (docs/gpu-verification.md).
 #
-#   scripts/gpu_bundle.sh [--no-build] [extra cmake -D options]
+#   scripts/gpu_bundle.sh [--no-build] [--check] [extra cmake -D options]
 #
 # 1. Builds hexcg with the CUDA backend in build-gpu/ (scripts/build.sh with
-#    -DHEXCG_CUDA=ON, Release; architecture 90-real: sm_90 code only, for the
-#    H200; HEXCG_GPU_ARCH overrides it). Every test executable links the
-#    kernels' device code; with 80-real;90 (sm_80 + sm_90 + PTX, the build's
-#    default) the bundle grew to 73 MiB, over the limit below.
+#    -DHEXCG_CUDA=ON -DHEXCG_SHARED_LIB=ON, Release; architecture 90-real:
+#    sm_90 code only, for the H200; HEXCG_GPU_ARCH overrides it).
+#    HEXCG_SHARED_LIB puts every module, the device code included, once into
+#    lib/libhexcg.so, which hexcg and every test executable link (statically
+#    linked, each test carried its own copy, ~10 MB for the larger ones, and
+#    the bundle packed to 64 MiB). The script fails if a bundled executable
+#    still carries device code of its own.
 # 2. Assembles build-gpu-bundle-tree/, self-contained apart from the C/C++
 #    runtime and the NVIDIA driver of the machine it runs on:
 #      bin/    hexcg, every test executable the gpu tests run, mpiexec.hydra +
 #              hydra_pmi_proxy (stripped)
-#      lib/    every shared library those link that is not glibc, libstdc++,
-#              libgcc_s or the driver (libcuda): MPICH, UCX (+ lib/ucx/ modules),
-#              HDF5, libyaml, libmatheval, METIS, libgomp, libcudart, ...
+#      lib/    libhexcg.so and every shared library those link that is not
+#              glibc, libstdc++, libgcc_s or the driver (libcuda): MPICH, UCX
+#              (+ lib/ucx/ modules), HDF5, libyaml, libmatheval, METIS, libgomp,
+#              libcudart, ...; lib/hwloc/ is empty on purpose (gpu_verify.sh
+#              points HWLOC_PLUGINS_PATH there: no hwloc plugin of the machine
+#              is loaded)
 #      src/    configs/ and every source-tree file a listed test names
 #      tests.list   the tests to run: every ctest test labelled gpu, then the
 #              CPU tests of the same executables (see the header of that file)
 #      BUNDLE_INFO  what was built, from which commit, glibc it needs
 # 3. Packs that tree into build-gpu-bundle/payload.tar.gz (gzip: MPICH's
-#    libmpich alone is 40 MiB, the tree ~145 MiB, packed ~52 MiB) next to plain
-#    copies of BUNDLE_INFO and tests.list. build-gpu-bundle/ is what travels
-#    (device tool: carry ["build-gpu-bundle"]); it must stay under 60 MiB (the
-#    tool carries 64 MiB in all, working tree included).
+#    libmpich alone is 40 MiB) next to plain copies of BUNDLE_INFO and
+#    tests.list, prints its size and fails above MAX_MIB (40 MiB). That
+#    folder is what travels (device tool: carry ["build-gpu-bundle"]; the tool
+#    carries 64 MiB in all, the working tree included).
+# 4. --check: runs the CPU-side check of docs/gpu-verification.md here
+#    (env -i PATH=/usr/bin:/bin HOME=/tmp ... bash scripts/gpu_verify.sh,
+#    results in <bundle>-check/) and fails unless it exits 0 with the library
+#    checks passed, every gpu test of tests.list reported (skip without a
+#    device) and the cpu tests passed (the first of each executable;
+#    HEXCG_GPU_CPU_TESTS=1: all). ctest runs this as gpu-bundle.check
+#    (labels gpubundle;slow, tests/bundle/).
 # scripts/gpu_verify.sh unpacks and runs it (on the GPU machine, or here:
-# every gpu test then skips).
+# every gpu test then skips). Environment: HEXCG_BUILD_DIR (build-gpu),
+# HEXCG_GPU_BUNDLE (build-gpu-bundle), HEXCG_GPU_ARCH (90-real).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$(realpath -m "${HEXCG_BUILD_DIR:-$ROOT/build-gpu}")
 BUNDLE=$(realpath -m "${HEXCG_GPU_BUNDLE:-$ROOT/build-gpu-bundle}")   # what travels
 TREE=$BUNDLE-tree                                                       # unpacked, stays here
-MAX_MIB=60
+MAX_MIB=40 # the device tool carries 64 MiB with the working tree; room for more tests
 say() { printf '[gpu_bundle] %s\n' "$*" >&2; }
 die() { printf '[gpu_bundle] error: %s\n' "$*" >&2; exit 1; }
 
-DO_BUILD=1
-if [[ ${1:-} == --no-build ]]; then DO_BUILD=0; shift; fi
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,28p' "$0"; exit 0; fi
+DO_BUILD=1 CHECK=0
+while (($#)); do
+  case $1 in
+    --no-build) DO_BUILD=0 ;;
+    --check) CHECK=1 ;;
+    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
+    *) break ;;
+  esac
+  shift
+done
 
 # ---------------------------------------------------------------- build
 if ((DO_BUILD)); then
   ARCH=${HEXCG_GPU_ARCH:-90-real}
   HEXCG_BUILD_DIR=$BUILD HEXCG_BUILD_TYPE=${HEXCG_BUILD_TYPE:-Release} \
-    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON -DHEXCG_CUDA_ARCHITECTURES="$ARCH" \
+    "$ROOT/scripts/build.sh" -DHEXCG_CUDA=ON -DHEXCG_SHARED_LIB=ON -DHEXCG_CUDA_ARCHITECTURES="$ARCH" \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "$@"
 fi
 [[ -x $BUILD/hexcg ]] || die "$BUILD/hexcg not found (run without --no-build)"
 grep -q '^HEXCG_CUDA:STRING=ON$' "$BUILD/CMakeCache.txt" \
   || die "$BUILD was not configured with -DHEXCG_CUDA=ON"
+grep -q '^HEXCG_SHARED_LIB:BOOL=ON$' "$BUILD/CMakeCache.txt" \
+  || die "$BUILD was not configured with -DHEXCG_SHARED_LIB=ON (every test would carry its own device code)"
 MPIEXEC_HOST=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
 [[ -n $MPIEXEC_HOST ]] || die "MPIEXEC_EXECUTABLE not found in $BUILD/CMakeCache.txt"
 
@@ -146,6 +169,13 @@ for e in "${EXES[@]}"; do cp "$e" "$BUNDLE/bin/"; done
 cp "$MPIEXEC_REAL" "$BUNDLE/bin/mpiexec.hydra"
 cp "$PROXY" "$BUNDLE/bin/hydra_pmi_proxy"
 strip --strip-unneeded "$BUNDLE"/bin/*
+# the device code lives once, in libhexcg.so: an executable with a fatbin
+# section of its own means a link line bypassed HEXCG_SHARED_LIB
+fat=()
+for f in "$BUNDLE"/bin/*; do
+  readelf -S -W "$f" 2>/dev/null | grep -q '\.nv_fatbin' && fat+=("$(basename "$f")")
+done
+((${#fat[@]} == 0)) || die "these executables carry their own CUDA device code (not linked through libhexcg.so): ${fat[*]}"
 cp -r "$ROOT/configs" "$BUNDLE/src/"
 
 # ---------------------------------------------------------------- libraries
@@ -190,6 +220,14 @@ if [[ -d $UCXDIR ]]; then
 fi
 # libraries copied so far may need more (ldd is recursive, but be sure)
 for f in "$BUNDLE"/lib/*.so*; do copy_deps "$f"; done
+[[ -f $BUNDLE/lib/libhexcg.so ]] || die "libhexcg.so is not among the libraries hexcg links"
+readelf -S -W "$BUNDLE/lib/libhexcg.so" | grep -q '\.nv_fatbin' || die "libhexcg.so holds no CUDA device code"
+# hwloc (linked by MPICH and Hydra) dlopens every plugin of its plugin folder
+# (Debian's libhwloc-plugins: hwloc_pci, hwloc_gl, hwloc_opencl,
+# hwloc_xml_libxml, with libpciaccess, libX11, libOpenCL, libxml2, ...).
+# gpu_verify.sh sets HWLOC_PLUGINS_PATH to this empty folder: hwloc's
+# built-in components (Linux, x86) are all MPICH uses.
+mkdir -p "$BUNDLE/lib/hwloc"
 chmod u+w "$BUNDLE"/lib/*.so* "$BUNDLE"/lib/ucx/* 2>/dev/null || true
 strip --strip-unneeded "$BUNDLE"/lib/*.so* "$BUNDLE"/lib/ucx/*.so* 2>/dev/null || true
 rm -f "$BUNDLE/.exes" "$BUNDLE/.ctest.json"
@@ -224,4 +262,58 @@ size_mib=$(( (size_b + 1048575) / 1048576 ))
 cat "$TREE/BUNDLE_INFO" >&2
 say "bundle: $BUNDLE_OUT, $size_mib MiB ($size_b bytes)"
 ((size_b <= MAX_MIB * 1048576)) || die "the bundle is $size_mib MiB, over the $MAX_MIB MiB limit (the device tool carries 64 MiB)"
-say "done: on the GPU machine run 'bash scripts/gpu_verify.sh' with carry [\"build-gpu-bundle\"]"
+say "size ok: $size_mib MiB <= $MAX_MIB MiB"
+if ((!CHECK)); then
+  say "done: on the GPU machine run 'bash scripts/gpu_verify.sh' with carry [\"build-gpu-bundle\"]"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- --check
+# The CPU-side check of docs/gpu-verification.md, as written there (env -i:
+# nothing of this shell's LD_LIBRARY_PATH or MPI settings).
+CHECK_OUT=$BUNDLE_OUT-check
+rm -rf "$CHECK_OUT"
+# cpu tests: the first of each executable (every bundled executable runs a
+# real case; the normal build's ctest runs them all), unless
+# HEXCG_GPU_CPU_TESTS=1 asks for all (~6 times longer) or 0 for none
+CPU_TESTS=${HEXCG_GPU_CPU_TESTS:-first}
+say "CPU-side check: env -i PATH=/usr/bin:/bin HOME=/tmp OUT=$CHECK_OUT HEXCG_GPU_BUNDLE=$BUNDLE_OUT" \
+  "HEXCG_GPU_CPU_TESTS=$CPU_TESTS bash scripts/gpu_verify.sh 1200"
+rc=0
+env -i PATH=/usr/bin:/bin HOME=/tmp OUT="$CHECK_OUT" HEXCG_GPU_BUNDLE="$BUNDLE_OUT" HEXCG_GPU_CPU_TESTS="$CPU_TESTS" \
+  bash "$ROOT/scripts/gpu_verify.sh" 1200 >"$CHECK_OUT.log" 2>&1 || rc=$?
+R=$CHECK_OUT/results.tsv
+[[ -f $R ]] || { tail -20 "$CHECK_OUT.log" >&2; die "gpu_verify.sh wrote no results.tsv (exit $rc; log $CHECK_OUT.log)"; }
+sed -n '/^check /,/^cpu /p' "$CHECK_OUT/summary.txt" >&2
+bad=()
+((rc == 0)) || bad+=("gpu_verify.sh exited $rc")
+status_of() { awk -F'\t' -v k="$1" -v n="$2" '$1 == k && $2 == n {s = $3 " (" $6 ")"} END {print s}' "$R"; }
+for c in bundle.libraries bundle.loaded glibc mpi.launch.np2; do
+  st=$(status_of check "$c")
+  [[ $st == "pass "* ]] || bad+=("check $c: ${st:-not run}")
+done
+# every gpu test of tests.list has its line, pass or skip (skip: this
+# machine has no device); every cpu test that was to run passed
+declare -A N=() EXE_SEEN=()
+while IFS=$'\t' read -r kind name _ _ _ _ cmd; do
+  [[ $kind == gpu || $kind == cpu ]] || continue
+  [[ $kind == cpu && $CPU_TESTS == 0 ]] && continue
+  if [[ $kind == cpu && $CPU_TESTS == first ]]; then
+    exe=$(grep -o '"\$BUNDLE"/bin/[^ ]*' <<<"$cmd" | head -1) || true
+    [[ -n ${EXE_SEEN[${exe:-$name}]:-} ]] && continue
+    EXE_SEEN[${exe:-$name}]=1
+  fi
+  st=$(status_of "$kind" "$name")
+  N[$kind.${st%% *}]=$((${N[$kind.${st%% *}]:-0} + 1))
+  case $kind.${st%% *} in
+    gpu.pass | gpu.skip | cpu.pass) ;;
+    *) bad+=("$kind $name: ${st:-no result}") ;;
+  esac
+done <"$TREE/tests.list"
+say "CPU-side check: exit $rc; gpu tests: ${N[gpu.skip]:-0} skip, ${N[gpu.pass]:-0} pass;" \
+  "cpu tests ($CPU_TESTS): ${N[cpu.pass]:-0} pass; problems: ${#bad[@]} (log $CHECK_OUT.log, results $R)"
+if ((${#bad[@]})); then
+  printf '[gpu_bundle]   %s\n' "${bad[@]}" >&2
+  die "CPU-side check failed (${#bad[@]} problems)"
+fi
+say "CPU-side check ok"

@@ -28,7 +28,9 @@
 # Exit status: 0 nothing failed (skips are no failures), 1 a step failed or
 # timed out, 3 nothing failed but gpu tests were left out for lack of time.
 # Environment: OUT, HEXCG_GPU_BUNDLE (default build-gpu-bundle), HEXCG_GPU_STEP_MAX
-# (cap per test, default 120 s), HEXCG_GPU_CPU_TESTS=0 (skip step 4),
+# (cap per test, default 120 s), HEXCG_GPU_CPU_TESTS=0 (skip step 4) or
+# =first (step 4 runs only the first cpu test of each executable: every
+# bundled test executable runs one real case; gpu_bundle.sh --check),
 # HEXCG_GPU_BENCH=0 (skip step 3's benchmarks), HEXCG_GPU_KEEP=1 (keep the scratch folder).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -93,6 +95,14 @@ export HYDRA_LAUNCHER=fork # one machine: no ssh
 # UCX (MPICH's transport) also searches its build-time module folder
 # /usr/lib/x86_64-linux-gnu/ucx: point it at the bundle's only.
 export UCX_MODULE_DIR=$BUNDLE/lib/ucx
+# hwloc (in MPICH and Hydra) dlopens every plugin in its build-time folder
+# (/usr/lib/x86_64-linux-gnu/hwloc on Debian, where libhwloc-plugins puts
+# hwloc_pci, hwloc_gl, hwloc_opencl, hwloc_xml_libxml and through them
+# libpciaccess, libX11, libOpenCL, libxml2, ...). hwloc takes
+# HWLOC_PLUGINS_PATH as the folder to search instead (checked with Debian 12's
+# hwloc 2.9): the bundle's lib/hwloc is empty, so no plugin is loaded from
+# anywhere; MPICH needs hwloc's built-in Linux/x86 discovery only.
+export HWLOC_PLUGINS_PATH=$BUNDLE/lib/hwloc
 MPIEXEC=$BUNDLE/bin/mpiexec.hydra
 HEXCG=$BUNDLE/bin/hexcg
 STDBUF=()
@@ -220,8 +230,10 @@ if [[ $(tail -1 "$RESULTS" | cut -f3) != pass ]]; then
   export HYDRA_HOST_FILE=$WORK/hosts
   run_step check mpi.launch.np2.localhost 30 0 - - '"$MPIEXEC" -n 2 "$HEXCG" --version'
 fi
-# What the processes really load (dlopen included: UCX modules, libcuda):
-# every object from the bundle, glibc, libstdc++, libgcc_s or the NVIDIA driver.
+# What the processes really load (dlopen included: UCX modules, libcuda,
+# hwloc plugins): every object from the bundle, glibc, libstdc++, libgcc_s or
+# the NVIDIA driver. Nothing else is allowed, not even "harmless" system
+# libraries: the device machine may not have them.
 LD_DEBUG=files timeout -k 5 30 "$MPIEXEC" -n 2 "$HEXCG" --version >"$LOGS/ld_debug.txt" 2>&1
 loaded=$(sed -n 's/.*calling init: //p' "$LOGS/ld_debug.txt" | sort -u)
 LOADED_OK_RE='/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z0-9_-]+)\.so[.0-9]*$'
@@ -266,9 +278,18 @@ elif ((!HAVE_GPU)); then
 fi
 
 if [[ ${HEXCG_GPU_CPU_TESTS:-1} != 0 ]]; then
-  hr "cpu tests of the same executables ($(grep -c '^cpu' "$BUNDLE/tests.list"))"
+  FIRST_ONLY=0
+  [[ ${HEXCG_GPU_CPU_TESTS:-1} == first ]] && FIRST_ONLY=1
+  hr "cpu tests of the same executables ($(grep -c '^cpu' "$BUNDLE/tests.list")$( ((FIRST_ONLY)) && echo ', the first of each executable'))"
+  declare -A CPU_EXE_SEEN=()
   while IFS=$'\t' read -r kind name tmo wf rx envs cmd; do
-    [[ $kind == cpu ]] && run_step cpu "$name" $((tmo < STEP_MAX ? tmo : STEP_MAX)) "$wf" "$rx" "$envs" "$cmd"
+    [[ $kind == cpu ]] || continue
+    if ((FIRST_ONLY)); then
+      exe=$(grep -o '"\$BUNDLE"/bin/[^ ]*' <<<"$cmd" | head -1)
+      [[ -n ${CPU_EXE_SEEN[${exe:-$name}]:-} ]] && continue
+      CPU_EXE_SEEN[${exe:-$name}]=1
+    fi
+    run_step cpu "$name" $((tmo < STEP_MAX ? tmo : STEP_MAX)) "$wf" "$rx" "$envs" "$cmd"
   done <"$BUNDLE/tests.list"
 fi
 
