@@ -13,6 +13,18 @@
 #include "hx_precond.h"
 #include "hx_run.h"
 #include "hx_version_gen.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* OpenMP threads per rank (set at start-up, app/main.c) and the cores the rank may use */
+static void thread_counts(int *threads, int *cores) {
+#ifdef _OPENMP
+  *threads = omp_get_max_threads(), *cores = omp_get_num_procs();
+#else
+  *threads = 1, *cores = 1;
+#endif
+}
 
 static void run_usage(FILE *out) {
   fprintf(out,
@@ -212,8 +224,10 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (agree_fail(ctx, err, &status)) goto done;
 
   if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
-    printf("hexcg %s (git %s), %d MPI rank%s\n", HX_VERSION_FULL, HX_GIT_HASH, ctx->size,
-           ctx->size > 1 ? "s" : "");
+    int nt, nc;
+    thread_counts(&nt, &nc);
+    printf("hexcg %s (git %s), %d MPI rank%s x %d OpenMP thread%s (%d cores available to a rank)\n",
+           HX_VERSION_FULL, HX_GIT_HASH, ctx->size, ctx->size > 1 ? "s" : "", nt, nt > 1 ? "s" : "", nc);
     hx_case_print(cs, stdout);
     if (o.level >= HX_LOG_VERBOSE) {
       printf("effective case (%s/case.yaml):\n", final_dir);
@@ -243,6 +257,10 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   err = hx_run_case(ctx, cs, &res);
   if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
   if (res.ranks == 0) res.ranks = ctx->size;
+  if (res.threads == 0) {
+    int nc;
+    thread_counts(&res.threads, &nc);
+  }
   if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", hx_case_backend_name(cs->backend));
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;

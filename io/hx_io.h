@@ -309,6 +309,7 @@ int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_loc
 /* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */
 typedef struct {
   int ranks;
+  int threads;      /* OpenMP threads per rank */
   char backend[16]; /* "cpu" | "cuda" */
   int64_t elements; /* global elements */
   int order;

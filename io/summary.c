@@ -51,7 +51,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
   yq(q3, sizeof q3, libs);
   P("hexcg: {version: %s, git: %s}\nlibraries: %s\ndate: %s\n", q1, q2, q3, date);
   yq(q1, sizeof q1, st->backend);
-  P("ranks: %d\nbackend: %s\n", st->ranks, q1);
+  P("ranks: %d\nthreads_per_rank: %d\nbackend: %s\n", st->ranks, st->threads > 0 ? st->threads : 1, q1);
   P("mesh: {type: %s, elements: %lld}\n", hx_case_mesh_type_name(cs->mesh.type), (long long)st->elements);
   P("order: %d\ndofs: %lld\n", st->order, (long long)st->dofs);
   yq(q1, sizeof q1, st->reason);
