@@ -195,6 +195,8 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     return pa == 2 ? 2 : 0;
   }
   hx_log_init(ctx->rank, o.level);
+  /* SIGINT, SIGTERM, SIGUSR1: stop the solve at its next iteration and keep what it did */
+  hx_signals_install();
 
   int status = 0, err;
   hx_case *cs = NULL;
@@ -276,7 +278,18 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     fflush(stdout);
   }
   if (o.log_view) hx_log_event_view(ctx->comm, stdout);
-  if (!res.converged) {
+  if (!strcmp(res.reason, "interrupted")) {
+    /* a signal: the solve stopped at the same iteration on every rank, the outputs are written;
+     * the signal may have reached some ranks only */
+    int sig = hx_signal_pending();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
+    if (ctx->rank == 0)
+      fprintf(stderr,
+              "hexcg run: interrupted by %s after %d iterations; the results so far are in %s (summary.yaml: "
+              "reason interrupted)\n",
+              hx_signal_name(sig), res.iterations, final_dir);
+    status = HX_EXIT_INTERRUPTED;
+  } else if (!res.converged) {
     /* results are written, but the exit status says the solve failed */
     if (ctx->rank == 0)
       fprintf(stderr, "hexcg run: not converged after %d iterations (%s)\n", res.iterations, res.reason);

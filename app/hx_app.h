@@ -13,6 +13,10 @@ typedef struct {
 } hx_app_ctx;
 
 #define HX_EXIT_NOT_CONVERGED 3
+/* hexcg run stopped by SIGINT, SIGTERM or SIGUSR1: the solve ended at its next
+ * iteration on every rank, the outputs so far are written (summary.yaml:
+ * reason interrupted) */
+#define HX_EXIT_INTERRUPTED 4
 
 /* exit status for an error code: 2 for HX_ERR_INPUT, 1 otherwise */
 int hx_app_status(int code);

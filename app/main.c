@@ -1,6 +1,7 @@
 /* hexcg: command-line entry point and subcommand dispatch. */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(ctx.comm, &ctx.size);
   hx_log_init(ctx.rank, HX_LOG_NORMAL);
   hx_default_threads(ctx.comm);
+  /* a closed stdout (hexcg ... | head) gives EPIPE on write instead of killing the run */
+  signal(SIGPIPE, SIG_IGN);
 
   int status = 0;
   if (argc < 2) {

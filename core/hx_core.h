@@ -420,6 +420,17 @@ void hx_warn(const char *fmt, ...)
 #endif
     ;
 
+/* ---------------------------------------------------------------- signals */
+/* SIGINT, SIGTERM and SIGUSR1 (Slurm's warning before a time limit) are
+ * recorded by the handlers hx_signals_install sets (the app calls it once at
+ * start-up; it also ignores SIGPIPE, so a closed stdout gives EPIPE instead
+ * of killing the run); a second one ends the process at once. The solvers
+ * poll hx_signal_pending (the signal number, 0 if none) inside their existing
+ * reductions, so every rank stops at the same iteration (docs/reliability.md). */
+void hx_signals_install(void);
+int hx_signal_pending(void);
+const char *hx_signal_name(int sig); /* "SIGTERM", ... */
+
 #ifdef __cplusplus
 }
 #endif

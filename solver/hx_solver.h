@@ -30,7 +30,10 @@ typedef enum {
   /* the split geometry's FP64 residual check (hx_solve): a correction step
    * did not halve the true residual, the tolerance is below what the FP64
    * operator attains */
-  HX_DIVERGED_STAGNATION = -5
+  HX_DIVERGED_STAGNATION = -5,
+  /* a signal (SIGINT, SIGTERM, SIGUSR1) reached a rank: every rank stopped
+   * at the same iteration (the flag rides on the residual's allreduce) */
+  HX_INTERRUPTED = -6
 } hx_reason;
 
 /* "converged_rtol", "diverged_max_iterations", ... */

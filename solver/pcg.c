@@ -1,6 +1,7 @@
 /* Preconditioned CG with fused vector updates (see hx_solver.h). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hx_solver.h"
 
@@ -43,8 +44,22 @@ static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs)
 }
 
 /* local dots + MPI_Allreduce of nloc partial sums */
-static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nloc) {
-  HX_MPI(MPI_Allreduce(loc, glob, nloc, MPI_DOUBLE, MPI_SUM, comm));
+/* The sums of nloc values over the ranks. With stop != NULL one more entry
+ * carries whether a signal reached this rank (hx_signal_pending), so all
+ * ranks learn of it at the same iteration for no extra message; the other
+ * sums are unchanged. */
+static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nloc, int *stop) {
+  if (!stop) {
+    HX_MPI(MPI_Allreduce(loc, glob, nloc, MPI_DOUBLE, MPI_SUM, comm));
+    return HX_SUCCESS;
+  }
+  double l[8], g[8];
+  HX_CHECK(nloc < 8, HX_ERR_INTERNAL, "pcg_allreduce: %d values", nloc);
+  memcpy(l, loc, sizeof(double) * (size_t)nloc);
+  l[nloc] = hx_signal_pending() ? 1.0 : 0.0;
+  HX_MPI(MPI_Allreduce(l, g, nloc + 1, MPI_DOUBLE, MPI_SUM, comm));
+  memcpy(glob, g, sizeof(double) * (size_t)nloc);
+  *stop = g[nloc] > 0;
   return HX_SUCCESS;
 }
 
@@ -113,7 +128,8 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 3, loc));
-  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3));
+  int stop = 0;
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3, &stop));
 
   res->bnorm = sqrt(glob[0]);
   double rnorm = sqrt(glob[1]), rz = glob[2];
@@ -123,6 +139,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   res->rel = rnorm / scale;
   if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
   if ((res->reason = pcg_check(rnorm, rz, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+  if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
 
   /* residual replacement: the norm at the last one (the initial residual
@@ -135,7 +152,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     double pw, pw_loc;
     HX_CALL(hx_op_apply_red(op, v->p, v->w, v->red, 0));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 1, &pw_loc));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, &pw_loc, &pw, 1));
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, &pw_loc, &pw, 1, NULL));
     if (!isfinite(pw) || pw <= 0.0) {
       res->reason = isfinite(pw) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
       return HX_SUCCESS;
@@ -147,7 +164,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     if (replace) HX_CALL(pcg_step_replace(o, res, v, n, nown, d_b, d_x, v->w, alpha, pc));
     else HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->w, alpha, pc));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, nloc, loc));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc)); /* r.r, r.z (, z.w) */
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc, &stop)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
     const double rz_new = glob[1];
     res->iterations = k;
@@ -155,6 +172,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     res->rel = rnorm / scale;
     if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, rz_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+    if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
     if (replace) r_replaced = rnorm;
     replace = o->exact_op && rnorm <= o->replace_drop * r_replaced;
     const double beta = o->flexible ? -alpha * glob[2] / rz : rz_new / rz;
@@ -190,7 +208,8 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->r, u));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 3, nown, v->w, u));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 4, loc));
-  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 4));
+  int stop = 0;
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 4, &stop));
 
   res->bnorm = sqrt(glob[0]);
   double rnorm = sqrt(glob[1]), gamma = glob[2], delta = glob[3];
@@ -200,6 +219,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   res->rel = rnorm / scale;
   if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
   if ((res->reason = pcg_check(rnorm, gamma, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+  if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   double alpha = gamma / delta; /* p = u: p.Ap = u.Au = delta */
   if (!isfinite(delta) || delta <= 0.0) {
     res->reason = isfinite(delta) ? HX_DIVERGED_INDEFINITE_MAT : HX_DIVERGED_NAN;
@@ -214,7 +234,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
     HX_CALL(hx_op_apply(op, u, v->w, NULL)); /* w = A u: no reduction of its own */
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->w, u));
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_red_fetch(v->red, 3, loc));
-    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3)); /* the one allreduce */
+    PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3, &stop)); /* the one allreduce */
     rnorm = sqrt(glob[0]);
     const double gamma_new = glob[1];
     delta = glob[2];
@@ -223,6 +243,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
     res->rel = rnorm / scale;
     if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, gamma_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
+    if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
     const double beta = gamma_new / gamma;
     /* p_new = u + beta p: p_new.A p_new = u.Au + 2 beta u.Ap + beta^2 p.Ap
      * = delta - beta gamma_new / alpha (u.Ap = -gamma_new / alpha, from

@@ -10,6 +10,7 @@ const char *hx_reason_name(hx_reason r) {
     case HX_DIVERGED_INDEFINITE_MAT: return "diverged_indefinite_operator";
     case HX_DIVERGED_INDEFINITE_PC: return "diverged_indefinite_preconditioner";
     case HX_DIVERGED_STAGNATION: return "diverged_stagnation";
+    case HX_INTERRUPTED: return "interrupted";
   }
   return "unknown";
 }
