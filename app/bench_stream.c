@@ -15,6 +15,7 @@
 #include "bench_util.h"
 #include "hx_app.h"
 #include "hx_core.h"
+#include "hx_gs.h"
 #include "hx_kernels.h"
 
 /* ------------------------------------------------------------ kernels */

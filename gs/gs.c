@@ -3,7 +3,6 @@
  * loops live in cpu/gs_cpu.c and cuda/gs_cuda.cu; the shared per-row math in
  * hx_gs_math.h. See docs/gather-scatter.md. */
 #include "gs_impl.h"
-#include "prec_impl.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * cuda/gs_f32_cuda.cu) on the index structures of the same handle, and the
  * exchange sends floats through the handle's message buffers (sized for
  * doubles, so floats fit). */
-#include "prec_impl.h"
+#include "gs_impl.h"
 
 #define HX_PREC_OK(prec) \
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))

@@ -3,7 +3,7 @@
  * each geometry mode gets its own function (HX_AX_CPU_DEFINE below), inside
  * which the always-inlined element kernel sees n as a literal constant, so
  * the small contractions unroll and vectorise. Per-node math: hx_ax_math.h. */
-#include "../ax_impl.h"
+#include "ax_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * at n = 8 the AVX2 precomputed case is the hand-written kernel below (the
  * twin of ax_cpu.c's FP64 one: one row of 8 nodes per __m256). Element
  * partials u.w accumulate the float products in double. */
-#include "../prec_impl.h"
+#include "prec_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

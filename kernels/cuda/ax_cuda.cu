@@ -3,7 +3,7 @@
 // shared memory, the fluxes of one k layer in shared memory, the t-direction
 // work in registers. Small orders pack NE elements per block (blockDim.z) so a
 // block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/).
-#include "../ax_impl.h"
+#include "ax_impl.h"
 #include "../hx_gs_math.h"
 #include "hx_cuda_check.h"
 

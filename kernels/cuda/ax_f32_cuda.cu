@@ -11,7 +11,7 @@
 // float products (w_i w_j) w_k, as the CPU's table); map != NULL: the
 // scatter fused in (each thread loads its column through the L->G map).
 #include "../hx_gs_math.h"
-#include "../prec_impl.h"
+#include "prec_impl.h"
 #include "hx_cuda_check.h"
 
 static constexpr __host__ __device__ int hx_axt_ne(int N) { return 256 / (N * N) > 0 ? 256 / (N * N) : 1; }
