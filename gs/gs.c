@@ -585,21 +585,16 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   free(sidx), free(coff), free(cpos), free(cself), free(cfill);
   HX_CALL(ierr);
 
-  /* 9. message buffers: pinned host + device for cuda, host for cpu */
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_sendbuf));
-    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
-    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
-    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
-    HX_CALL(hx_queue_create(b, &gs->cq));
-    HX_CALL(hx_event_create(b, &gs->ev_ready));
-    HX_CALL(hx_event_create(b, &gs->ev_done));
-    return HX_SUCCESS;
-  }
-#endif
-  HX_CALL(HX_ALLOC(&gs->h_sendbuf, nsend + 1));
-  HX_CALL(HX_ALLOC(&gs->h_recvbuf, nsend + 1));
+  /* 9. message buffers: host (pinned for cuda); cuda also stages them in
+   * device memory and runs the exchange on a queue of its own */
+  HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
+  HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
+  if (b->kind != HX_BACKEND_CUDA) return HX_SUCCESS;
+  HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_sendbuf));
+  HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
+  HX_CALL(hx_queue_create(b, &gs->cq));
+  HX_CALL(hx_event_create(b, &gs->ev_ready));
+  HX_CALL(hx_event_create(b, &gs->ev_done));
   return HX_SUCCESS;
 }
 
@@ -661,14 +656,8 @@ int hx_gs_destroy(hx_gs *pgs) {
     int e = hx_mem_free(b, dptr[i]);
     if (e && !ierr) ierr = e;
   }
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    if (gs->h_sendbuf) hx_cuda_free_host(gs->h_sendbuf);
-    if (gs->h_recvbuf) hx_cuda_free_host(gs->h_recvbuf);
-    gs->h_sendbuf = gs->h_recvbuf = NULL;
-  }
-#endif
-  free(gs->h_sendbuf), free(gs->h_recvbuf);
+  (void)hx_mem_free_host(b, (void **)&gs->h_sendbuf);
+  (void)hx_mem_free_host(b, (void **)&gs->h_recvbuf);
   free(gs->chunk), free(gs->acc), free(gs->cut_rows);
   free(gs->gids), free(gs->h_map), free(gs->nb_rank), free(gs->nb_off), free(gs->reqs), free(gs->stats);
   if (gs->comm != MPI_COMM_NULL) MPI_Comm_free(&gs->comm);
@@ -709,12 +698,7 @@ int hx_gs_get_info(hx_gs gs, hx_gs_info *info) {
 /* ------------------------------------------------------------ Z, Z^T */
 int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
   if (gs->nl == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs scatter: G-vector");
   HX_MC_DEV(gs->b, d_l, gs->nl, "gs scatter: L-vector");
   HX_MC_SCOPE(gs->b);
@@ -728,14 +712,8 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
   const int64_t s0 = gs->ng - gs->n_shared;
   int64_t r0 = part == HX_GS_SHARED ? s0 : 0, r1 = part == HX_GS_INTERIOR ? s0 : gs->ng;
   if (r1 <= r0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    int32_t b0 = part == HX_GS_SHARED ? gs->nblk_int : 0,
-            b1 = part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
-    HX_CALL(hx_cuda_gs_gather(gs->b, b0, b1, gs->d_bstart, gs->d_row, gs->d_col, d_l, d_g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
+                                            gs->d_row, gs->d_col, d_l, d_g));
   HX_MC_DEV(gs->b, d_l, gs->nl, "gs gather: L-vector");
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs gather: G-vector");
   HX_MC_SCOPE(gs->b);
@@ -754,6 +732,29 @@ int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g) {
 /* ------------------------------------------------------------ exchange */
 /* Both precisions: f32 sends floats through the same buffers (sized for
  * doubles). See gs_impl.h and docs/gather-scatter.md "Exchange on cuda". */
+
+/* cuda: pack the send slots of d_g into d_sendbuf / combine d_recvbuf into
+ * the shared rows of d_g, queued on the exchange queue cq (which exists on
+ * cuda only, so the cpu backends never get here) */
+static int hx_gs_device_pack(hx_gs gs, int f32, const void *d_g) {
+  (void)f32, (void)d_g; /* used by the CUDA calls only */
+  HX_CUDA_DISPATCH_IF(f32, hx_cuda_gs_pack_f32_q(gs->cq, gs->nsend, gs->d_send_idx, (const float *)d_g,
+                                                 (float *)gs->d_sendbuf));
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_pack_q(gs->cq, gs->nsend, gs->d_send_idx, (const double *)d_g,
+                                            gs->d_sendbuf));
+  return HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: device pack on a backend without a device");
+}
+
+static int hx_gs_device_combine(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
+  (void)f32, (void)d_g, (void)op; /* used by the CUDA calls only */
+  /* the shared rows [ng - n_shared, ng) */
+  HX_CUDA_DISPATCH_IF(f32, hx_cuda_gs_combine_f32_q(gs->cq, (int)op, gs->n_shared,
+                                                    (float *)d_g + (gs->ng - gs->n_shared), gs->d_comb_off,
+                                                    gs->d_comb_pos, gs->d_comb_self, (const float *)gs->d_recvbuf));
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_combine_q(gs->cq, (int)op, gs->n_shared, (double *)d_g + (gs->ng - gs->n_shared),
+                                               gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self, gs->d_recvbuf));
+  return HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: device combine on a backend without a device");
+}
 int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   gs->in_flight = 1;
   gs->flight_g = (double *)d_g;
@@ -763,33 +764,25 @@ int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   if (gs->nnb == 0) return HX_SUCCESS;
   const size_t es = f32 ? sizeof(float) : sizeof(double);
   char *hrecv = (char *)gs->h_recvbuf;
-#ifdef HEXCG_HAVE_CUDA
-  /* h_recvbuf is free once the previous exchange's copy to the device ran
-   * (queued on cq an exchange ago: long complete, not a wait for the default
-   * queue) */
+  /* cuda: h_recvbuf is free once the previous exchange's copy to the device
+   * ran (queued on cq an exchange ago: long complete, not a wait for the
+   * default queue) */
   if (gs->cq) HX_CALL(hx_event_sync(gs->ev_done));
-#endif
   for (int k = 0; k < gs->nnb; k++)
     HX_MPI(MPI_Irecv(hrecv + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
                      f32 ? MPI_FLOAT : MPI_DOUBLE, gs->nb_rank[k], f32 ? HX_GS_TAG_F32 : HX_GS_TAG, gs->comm,
                      &gs->reqs[k]));
-#ifdef HEXCG_HAVE_CUDA
   if (gs->cq) {
-    /* the pack waits for the work queued on the default queue so far (the
-     * caller's gather of the shared rows), on the exchange queue: the caller
-     * queues the interior meanwhile; the sends follow in hx_gs_xpost */
+    /* cuda: the pack waits for the work queued on the default queue so far
+     * (the caller's gather of the shared rows), on the exchange queue: the
+     * caller queues the interior meanwhile; the sends follow in hx_gs_xpost */
     HX_CALL(hx_event_record(gs->ev_ready, gs->b->q0));
     HX_CALL(hx_queue_wait_event(gs->cq, gs->ev_ready));
-    if (f32)
-      HX_CALL(hx_cuda_gs_pack_f32_q(gs->cq, gs->nsend, gs->d_send_idx, (const float *)d_g,
-                                    (float *)gs->d_sendbuf));
-    else
-      HX_CALL(hx_cuda_gs_pack_q(gs->cq, gs->nsend, gs->d_send_idx, (const double *)d_g, gs->d_sendbuf));
+    HX_CALL(hx_gs_device_pack(gs, f32, d_g));
     /* device -> pinned host (MPICH is not CUDA-aware), asynchronous */
     HX_CALL(hx_mem_to_host_q(gs->cq, gs->h_sendbuf, gs->d_sendbuf, (size_t)gs->nsend * es));
     return HX_SUCCESS;
   }
-#endif
   {
     if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
     HX_MC_SCOPE(gs->b);
@@ -804,11 +797,9 @@ int hx_gs_xpost(hx_gs gs) {
   if (!gs->in_flight || gs->flight_sent || gs->nnb == 0) return HX_SUCCESS;
   const int f32 = gs->flight_prec == (int)HX_F32;
   const size_t es = f32 ? sizeof(float) : sizeof(double);
-#ifdef HEXCG_HAVE_CUDA
-  /* the pack and its copy to h_sendbuf: cq waits for the default queue only
-   * up to start's event */
+  /* cuda: the pack and its copy to h_sendbuf; cq waits for the default
+   * queue only up to start's event */
   if (gs->cq) HX_CALL(hx_queue_sync(gs->cq));
-#endif
   char *hsend = (char *)gs->h_sendbuf;
   for (int k = 0; k < gs->nnb; k++)
     HX_MPI(MPI_Isend(hsend + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
@@ -827,27 +818,19 @@ int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   gs->in_flight = 0, gs->flight_prec = (int)HX_F64;
   HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
   const int64_t s0 = gs->ng - gs->n_shared;
-#ifdef HEXCG_HAVE_CUDA
+  const size_t es = f32 ? sizeof(float) : sizeof(double);
   if (gs->cq) {
-    const size_t es = f32 ? sizeof(float) : sizeof(double);
-    /* on cq, which is ordered after start's event: the shared rows
+    /* cuda, on cq, which is ordered after start's event: the shared rows
      * [s0, ng) are written here while the default queue may still run the
      * interior, which writes rows [0, s0) only */
     HX_CALL(hx_mem_to_device_q(gs->cq, gs->d_recvbuf, gs->h_recvbuf, (size_t)gs->nsend * es));
-    if (f32)
-      HX_CALL(hx_cuda_gs_combine_f32_q(gs->cq, (int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off,
-                                       gs->d_comb_pos, gs->d_comb_self, (const float *)gs->d_recvbuf));
-    else
-      HX_CALL(hx_cuda_gs_combine_q(gs->cq, (int)op, gs->n_shared, (double *)d_g + s0, gs->d_comb_off,
-                                   gs->d_comb_pos, gs->d_comb_self, gs->d_recvbuf));
+    HX_CALL(hx_gs_device_combine(gs, f32, d_g, op));
     /* work queued on the default queue from now on sees the combined rows */
     HX_CALL(hx_event_record(gs->ev_done, gs->cq));
     HX_CALL(hx_queue_wait_event(gs->b->q0, gs->ev_done));
     return HX_SUCCESS;
   }
-#endif
-  const size_t es_h = f32 ? sizeof(float) : sizeof(double);
-  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es_h, "gs exchange: G-vector"));
+  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
   HX_MC_SCOPE(gs->b);
   if (f32)
     hx_cpu_gs_combine_f32((int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off, gs->d_comb_pos,
@@ -945,12 +928,7 @@ const double *hx_gs_mask(hx_gs gs) { return gs->has_mask ? gs->d_mask : NULL; }
 
 int hx_gs_apply_mask(hx_gs gs, double *d_g) {
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs mask: G-vector");
   HX_MC_SCOPE(gs->b);
   hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g);

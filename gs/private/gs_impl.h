@@ -88,6 +88,14 @@ struct hx_gs_s {
   int32_t *d_masked_idx; /* n_masked */
 };
 
+/* the gather blocks [blk0, blk1) of the CUDA gather that cover part's rows */
+static inline int32_t hx_gs_blk0(const struct hx_gs_s *gs, hx_gs_part part) {
+  return part == HX_GS_SHARED ? gs->nblk_int : 0;
+}
+static inline int32_t hx_gs_blk1(const struct hx_gs_s *gs, hx_gs_part part) {
+  return part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
+}
+
 /* The exchange of gs.c for both precisions (f32: floats through the same
  * buffers, gs_prec.c's FP32 exchange). start posts the receives and, on the
  * cpu backends, packs and posts the sends; on cuda it only queues the pack
