@@ -143,6 +143,11 @@ hx_backend hx_queue_backend(hx_queue q);
  * transfers included: their host buffers are valid / reusable after it). */
 int hx_queue_sync(hx_queue q);
 
+/* The queue forms of the transfers and streaming ops (hx_mem_to_host_q,
+ * hx_array_dot_q...) are private to kernels/ and gs/ (kernels/private/
+ * queue_impl.h): only the backend layer and the gather-scatter's exchange
+ * enqueue work on queues of their own. */
+
 /* Events mark a point in a queue. hx_event_record(ev, q) marks "everything
  * enqueued on q so far"; hx_queue_wait_event(q2, ev) makes work enqueued on
  * q2 afterwards wait for that point (no host blocking); hx_event_sync(ev)
@@ -154,17 +159,6 @@ int hx_event_record(hx_event ev, hx_queue q);
 int hx_queue_wait_event(hx_queue q, hx_event ev);
 int hx_event_sync(hx_event ev);
 
-/* Transfers on a queue, asynchronous where the backend allows: the copy is
- * ordered after earlier work on q, and the host buffer h_* belongs to the
- * queue until q is synchronised (hx_queue_sync, hx_event_sync of a later
- * event, hx_backend_sync, or a reduction on q, which returns after q's
- * earlier work): read h_dst of a _to_host_q / modify h_src of a _to_device_q
- * only after that. (cuda: cudaMemcpyAsync on the queue's stream; with
- * pageable host memory the runtime may complete it before returning.) */
-int hx_mem_to_device_q(hx_queue q, void *d_dst, const void *h_src, size_t bytes);
-int hx_mem_to_host_q(hx_queue q, void *h_dst, const void *d_src, size_t bytes);
-int hx_mem_copy_q(hx_queue q, void *d_dst, const void *d_src, size_t bytes);
-int hx_mem_zero_q(hx_queue q, void *d_ptr, size_t bytes);
 
 /* ------------------------------------------------------------ vectors */
 typedef struct hx_vec_s *hx_vec;
@@ -194,11 +188,6 @@ int hx_vec_norm2sq(hx_vec x, double *result);               /* x . x */
 int hx_array_copy(hx_backend b, int64_t n, double *d_y, const double *d_x);
 int hx_array_axpby(hx_backend b, int64_t n, double *d_y, double a, const double *d_x, double bb);
 int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, double *result);
-/* The same on queue q. copy/axpby are asynchronous (cuda); dot returns with
- * the host result, waiting for q only (other queues keep running). */
-int hx_array_copy_q(hx_queue q, int64_t n, double *d_y, const double *d_x);
-int hx_array_axpby_q(hx_queue q, int64_t n, double *d_y, double a, const double *d_x, double bb);
-int hx_array_dot_q(hx_queue q, int64_t n, const double *d_x, const double *d_y, double *result);
 
 /* ============================================================ streaming
  * Fused CG updates and the other streaming kernels (BS5...) - issue 7. */
@@ -224,16 +213,6 @@ int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *
                             const double *d_z);
 /* BS3: *result = sum_i x_i^2 (n entries) */
 int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result);
-/* The same on queue q (the functions above run on b's default queue). The
- * reductions wait for q only. */
-int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *d_x, double *d_r,
-                         const double *d_p, const double *d_w, double alpha, double *rr);
-int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *d_r, const double *d_w,
-                        double alpha, double *rr);
-int hx_array_xpay_q(hx_queue q, int64_t n, double *d_p, const double *d_z, double beta);
-int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *d_y, const double *d_x,
-                              const double *d_z);
-int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *d_x, double *result);
 
 /* Deferred reductions (issue 17): the _red kernels below leave their local
  * partial sums in a slot of an hx_red (backend memory) and return without

@@ -6,6 +6,7 @@
 
 #include "hx_hd.h"
 #include "hx_kernels.h"
+#include "queue_impl.h"
 
 #include <stdint.h>
 
