@@ -297,11 +297,15 @@ int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
 }
 
 typedef struct {
+  int64_t nu;   /* distinct nonzero ids on this rank */
+  int64_t nrec; /* rendezvous records (id, count) received, sorted by id */
+  int64_t nans; /* words of rendezvous answers received */
   int64_t *uid, *ucnt, *ustart, *pval; /* unique ids, local counts, offsets into the sorted pairs */
   uint64_t *pkey;
   int64_t *ans;  /* rendezvous answers: per id [id, mult, nh, holders...] */
   int64_t *uans; /* offset of each unique id's answer record */
   int64_t *gof;  /* G index of each unique id */
+  double *mult;  /* host, ng: multiplicity of each G entry */
   int64_t *sbuf, *rbuf;
   int *scnt, *hcnt;
   int64_t *rkey_val;
@@ -310,16 +314,17 @@ typedef struct {
 
 static void hx_gs_tmp_free(hx_gs_tmp *t) {
   free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
-  free(t->uans), free(t->gof), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
+  free(t->uans), free(t->gof), free(t->mult), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
   free(t->rkey_val), free(t->rkey);
 }
 
-static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
-  const int64_t nl = gs->nl;
-  const int size = gs->size, rank = gs->rank;
-  hx_backend b = gs->b;
+/* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
+ * to the next and is freed by the caller whatever happens. */
 
-  /* 1. local pairs (id, L index), sorted by id then L index; unique ids */
+/* Phase 1: the local pairs (id, L index), sorted by id then L index, and the
+ * unique ids with their local counts. Collective only to agree on bad ids. */
+static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl;
   int64_t nnz = 0, bad = -1;
   for (int64_t i = 0; i < nl; i++) {
     if (ids[i] < 0 && bad < 0) bad = i;
@@ -351,8 +356,16 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     t->ucnt[u]++;
   }
   t->ustart[nu] = nnz;
+  t->nu = nu;
+  return HX_SUCCESS;
+}
 
-  /* 2. rendezvous: (id, local count) to rank id % size */
+/* Phase 2: the rendezvous. Each unique id goes with its local count to rank
+ * id % size, which gathers the records of every holder, sorted by id and,
+ * within an id, by source rank. Collective. */
+static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size;
+  const int64_t nu = t->nu;
   HX_CALL(HX_ALLOC(&t->scnt, size));
   HX_CALL(HX_ALLOC(&t->hcnt, size + 1));
   for (int64_t u = 0; u < nu; u++) t->scnt[t->uid[u] % size] += 2;
@@ -391,7 +404,16 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   }
   /* stable sort by id: records of one id end up in increasing source rank */
   HX_CALL(hx_gs_radix_sort(nrec, t->rkey, t->rkey_val));
-  /* answers: per id and holder h, [id, mult, nh, holders...] to h */
+  t->nrec = nrec;
+  return HX_SUCCESS;
+}
+
+/* Phase 3: the rendezvous ranks answer every holder of each id with
+ * [id, multiplicity, number of holders, holders in increasing rank], and
+ * count the distinct ids (n_global). Collective. */
+static int hx_gs_answer(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size;
+  const int64_t nrec = t->nrec;
   memset(t->scnt, 0, (size_t)size * sizeof(int));
   int64_t ndistinct = 0;
   for (int64_t a = 0; a < nrec;) {
@@ -437,11 +459,17 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   int64_t nans = 0;
   HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->ans, &nans));
   HX_MPI(MPI_Allreduce(&ndistinct, &gs->n_global, 1, MPI_INT64_T, MPI_SUM, gs->comm));
+  t->nans = nans;
+  return HX_SUCCESS;
+}
 
-  /* 3. match answers with the local unique ids. Each source rank answers
-   * in increasing id order, so the search gallops forward from the last
-   * match (O(log gap) per answer: the gap is about the rank count), and
-   * bisects the whole of uid where a new source's answers begin */
+/* Phase 4: each answer matched with the local unique id it is about. */
+static int hx_gs_match_answers(hx_gs_tmp *t) {
+  const int64_t nu = t->nu, nans = t->nans;
+  /* Each source rank answers in increasing id order, so the search gallops
+   * forward from the last match (O(log gap) per answer: the gap is about the
+   * rank count), and bisects the whole of uid where a new source's answers
+   * begin */
   HX_CALL(HX_ALLOC(&t->uans, nu + 1));
   for (int64_t u = 0; u < nu; u++) t->uans[u] = -1;
   for (int64_t a = 0, last = -1; a < nans;) {
@@ -466,7 +494,15 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     a += 3 + t->ans[a + 2];
   }
 
-  /* 4. G numbering: interior owned, shared owned, not owned; by id in each */
+  return HX_SUCCESS;
+}
+
+/* Phase 5: the G numbering (interior owned, shared owned, not owned; within
+ * a group by first appearance in the L-vector), the id and multiplicity of
+ * each G entry. */
+static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
+  const int rank = gs->rank;
+  const int64_t nu = t->nu;
   int64_t ngrp[3] = {0, 0, 0};
   HX_CALL(HX_ALLOC(&t->gof, nu + 1));
   for (int64_t u = 0; u < nu; u++) {
@@ -500,30 +536,44 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     free(key), free(val);
     HX_CALL(e);
   }
-  const int64_t ng = nu, s0 = ng - gs->n_shared;
+  const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
-  double *h_mult = NULL;
-  HX_CALL(HX_ALLOC(&h_mult, ng + 1));
+  HX_CALL(HX_ALLOC(&t->mult, ng + 1));
   for (int64_t u = 0; u < nu; u++) {
     gs->gids[t->gof[u]] = t->uid[u];
-    h_mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
+    t->mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
   }
 
-  /* 5. scatter map and 6. CSR of Z^T (columns increasing within a row) */
+  return HX_SUCCESS;
+}
+
+/* Phase 6: the scatter map, the L side (CSR of Z^T, gather blocks, CPU
+ * plan) and the multiplicities in backend memory. */
+static int hx_gs_map(hx_gs gs, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl, nu = t->nu, ng = gs->ng;
+  hx_backend b = gs->b;
+  /* the CSR of Z^T has its columns increasing within a row */
   HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
   for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
   for (int64_t u = 0; u < nu; u++)
     for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
   int ierr = hx_gs_build_l(gs);
-  if (!ierr) ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_mult);
+  if (!ierr) ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_mult);
   if (!ierr) {
-    for (int64_t r = 0; r < ng; r++) h_mult[r] = 1.0 / h_mult[r];
-    ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_invmult);
+    for (int64_t r = 0; r < ng; r++) t->mult[r] = 1.0 / t->mult[r];
+    ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_invmult);
   }
-  free(h_mult);
   HX_CALL(ierr);
 
-  /* 7. exchange pattern: (holder, id) pairs of the shared ids, bucketed by
+  return HX_SUCCESS;
+}
+
+/* Phase 7: the exchange pattern (neighbours, send slots, combine lists). */
+static int hx_gs_pattern(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size, rank = gs->rank;
+  const int64_t nu = t->nu, s0 = gs->ng - gs->n_shared;
+  hx_backend b = gs->b;
+  /* (holder, id) pairs of the shared ids, bucketed by
    * holder rank (counting sort; ids stay increasing within a bucket) */
   int64_t nsend = 0;
   memset(t->hcnt, 0, (size_t)(size + 1) * sizeof(int));
@@ -553,7 +603,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   }
   int32_t *sidx = NULL, *coff = NULL, *cpos = NULL, *cself = NULL, *cfill = NULL;
   const int64_t nsh = gs->n_shared;
-  ierr = HX_ALLOC(&sidx, nsend + 1);
+  int ierr = HX_ALLOC(&sidx, nsend + 1);
   if (!ierr) ierr = HX_ALLOC(&coff, nsh + 1);
   if (!ierr) ierr = HX_ALLOC(&cpos, nsend + 1);
   if (!ierr) ierr = HX_ALLOC(&cself, nsh + 1);
@@ -574,7 +624,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     }
     for (int64_t s = 0; s < nsh; s++) coff[s + 1] += coff[s];
     memcpy(cfill, coff, (size_t)nsh * sizeof *cfill);
-    /* 8. combine lists: walking the slots in (holder, id) order appends each
+    /* combine lists: walking the slots in (holder, id) order appends each
      * entry's positions in increasing holder rank */
     for (int64_t p = 0; p < nsend; p++) cpos[cfill[sidx[p] - s0]++] = (int32_t)p;
     ierr = hx_gs_upload(b, sidx, nsend, sizeof(int32_t), &gs->d_send_idx);
@@ -585,7 +635,14 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   free(sidx), free(coff), free(cpos), free(cself), free(cfill);
   HX_CALL(ierr);
 
-  /* 9. message buffers: host (pinned for cuda); cuda also stages them in
+  return HX_SUCCESS;
+}
+
+/* Phase 8: the message buffers. */
+static int hx_gs_buffers(hx_gs gs) {
+  hx_backend b = gs->b;
+  const int64_t nsend = gs->nsend;
+  /* message buffers: host (pinned for cuda); cuda also stages them in
    * device memory and runs the exchange on a queue of its own */
   HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
   HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
@@ -595,6 +652,18 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   HX_CALL(hx_queue_create(b, &gs->cq));
   HX_CALL(hx_event_create(b, &gs->ev_ready));
   HX_CALL(hx_event_create(b, &gs->ev_done));
+  return HX_SUCCESS;
+}
+
+static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+  HX_CALL(hx_gs_local_ids(gs, ids, t));
+  HX_CALL(hx_gs_rendezvous(gs, t));
+  HX_CALL(hx_gs_answer(gs, t));
+  HX_CALL(hx_gs_match_answers(t));
+  HX_CALL(hx_gs_number(gs, t));
+  HX_CALL(hx_gs_map(gs, t));
+  HX_CALL(hx_gs_pattern(gs, t));
+  HX_CALL(hx_gs_buffers(gs));
   return HX_SUCCESS;
 }
 
