@@ -60,8 +60,9 @@ struct hx_vec_s {
  * HX_CUDA_DISPATCH(b, call): when b (an hx_backend) is a CUDA backend, make
  *   call (an int-returning CUDA entry point), propagate its error with
  *   HX_CALL (a traceback frame at the caller) and return HX_SUCCESS; on the
- *   other backends fall through to the CPU path. In a build without CUDA it
- *   expands to nothing, so call (hx_cuda_*, declared only with
+ *   other backends fall through to the CPU path. In a build without CUDA
+ *   only the condition remains (evaluated and discarded, so a backend
+ *   argument counts as used): call (hx_cuda_*, declared only with
  *   HEXCG_HAVE_CUDA) is never compiled and needs no stub.
  * HX_CUDA_DISPATCH_IF(cond, call): the same on a condition of the caller's
  *   (an object that exists on cuda only, e.g. a CUDA event).
@@ -81,6 +82,7 @@ struct hx_vec_s {
 #else
 #define HX_CUDA_DISPATCH_IF(cond, call) \
   do {                                  \
+    (void)(cond);                       \
   } while (0)
 #define HX_CUDA_ONLY(...)
 #endif
