@@ -16,6 +16,7 @@
 #include "bench_util.h"
 #include "hx_bench.h"
 #include "hx_core.h"
+#include "hx_gs.h"
 #include "hx_kernels.h"
 
 /* ------------------------------------------------------------ kernels */

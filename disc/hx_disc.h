@@ -16,6 +16,7 @@
 #define HX_DISC_H
 
 #include "hx_core.h"
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 

@@ -9,19 +9,13 @@
 #endif
 
 int hx_cuda_compiled(void) {
-#ifdef HEXCG_HAVE_CUDA
-  return 1;
-#else
+  HX_CUDA_ONLY(return 1;)
   return 0;
-#endif
 }
 
 int hx_cuda_runtime_version(void) {
-#ifdef HEXCG_HAVE_CUDA
-  return hx_cuda_runtime_version_impl();
-#else
+  HX_CUDA_ONLY(return hx_cuda_runtime_version_impl();)
   return 0;
-#endif
 }
 
 int hx_device_select(int local_rank, int ndevices, int requested, int *device) {
@@ -56,21 +50,18 @@ static int hx_cuda_query_rank(int local_rank, hx_device_info *info) {
   memset(info, 0, sizeof *info);
   int req;
   HX_CALL(hx_device_requested(&req));
-#ifdef HEXCG_HAVE_CUDA
+  HX_CHECK(hx_cuda_compiled(), HX_ERR_NO_DEVICE,
+           "backend 'cuda' is not compiled in (this build has no nvcc; configure with "
+           "-DHEXCG_CUDA=ON on a machine with the CUDA toolkit)");
   char why[512] = "";
-  int e = hx_cuda_query_impl(local_rank, req, info, why, sizeof why);
+  int e = HX_ERR_NO_DEVICE;
+  HX_CUDA_ONLY(e = hx_cuda_query_impl(local_rank, req, info, why, sizeof why);)
   if (e == HX_ERR_INPUT) return HX_ERROR(HX_ERR_INPUT, "%s", why);
   if (e != HX_SUCCESS) return HX_ERROR(HX_ERR_NO_DEVICE, "no usable CUDA device: %s", why);
   info->local_rank = local_rank;
   info->ranks_on_device = 1;
   info->requested = req >= 0;
   return HX_SUCCESS;
-#else
-  (void)local_rank;
-  return HX_ERROR(HX_ERR_NO_DEVICE,
-                  "backend 'cuda' is not compiled in (this build has no nvcc; configure with "
-                  "-DHEXCG_CUDA=ON on a machine with the CUDA toolkit)");
-#endif
 }
 
 int hx_cuda_query(hx_device_info *info) {
@@ -122,18 +113,17 @@ static int hx_backend_create_local(const char *name, int local_rank, hx_backend 
 #endif
   } else if (strcmp(name, "cuda") == 0) {
     hx_device_info info;
-    HX_CALL(hx_cuda_query_rank(local_rank, &info));
-#ifdef HEXCG_HAVE_CUDA
+    HX_CALL(hx_cuda_query_rank(local_rank, &info)); /* fails in a build without CUDA */
     HX_CALL(HX_ALLOC(&b, 1));
     b->kind = HX_BACKEND_CUDA;
     b->nthreads = 1;
     b->dev = info;
-    int ierr = hx_cuda_backend_init(b);
+    int ierr = HX_SUCCESS;
+    HX_CUDA_ONLY(ierr = hx_cuda_backend_init(b);)
     if (ierr) {
       free(b);
       return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
     }
-#endif
   } else {
     return HX_ERROR(HX_ERR_INPUT, "unknown backend '%s' (allowed: cpu, cuda, cpu-memcheck)", name);
   }
@@ -265,12 +255,7 @@ int hx_backend_num_threads(hx_backend b) { return b->nthreads; }
 /* ------------------------------------------------------------ memory */
 int hx_mem_alloc(hx_backend b, size_t bytes, void **ptr) {
   *ptr = NULL;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_malloc(bytes ? bytes : 1, ptr));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_malloc(bytes ? bytes : 1, ptr));
   if (b->memcheck) {
     HX_CALL(hx_mc_alloc(bytes, ptr)); /* NaN-filled, like uninitialised device memory */
     return HX_SUCCESS;
@@ -281,14 +266,8 @@ int hx_mem_alloc(hx_backend b, size_t bytes, void **ptr) {
 
 int hx_mem_free(hx_backend b, void **ptr) {
   if (!ptr || !*ptr) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_backend_sync(b)); /* kernels queued on any queue may still use it */
-    HX_CALL(hx_cuda_free(*ptr));
-    *ptr = NULL;
-    return HX_SUCCESS;
-  }
-#endif
+  if (b->kind == HX_BACKEND_CUDA) HX_CALL(hx_backend_sync(b)); /* kernels queued on any queue may still use it */
+  HX_CUDA_DISPATCH(b, hx_cuda_free(hx_take_ptr(ptr)));
   if (b->memcheck) {
     HX_CALL(hx_mc_free(*ptr));
     *ptr = NULL;
@@ -296,6 +275,20 @@ int hx_mem_free(hx_backend b, void **ptr) {
   }
   free(*ptr);
   *ptr = NULL;
+  return HX_SUCCESS;
+}
+
+int hx_mem_alloc_host(hx_backend b, size_t bytes, void **ptr) {
+  *ptr = NULL;
+  HX_CUDA_DISPATCH(b, hx_cuda_malloc_host(bytes ? bytes : 1, ptr));
+  HX_CALL(hx_calloc(bytes ? bytes : 1, 1, ptr));
+  return HX_SUCCESS;
+}
+
+int hx_mem_free_host(hx_backend b, void **ptr) {
+  if (!ptr || !*ptr) return HX_SUCCESS;
+  HX_CUDA_DISPATCH(b, hx_cuda_free_host(hx_take_ptr(ptr)));
+  free(hx_take_ptr(ptr));
   return HX_SUCCESS;
 }
 
@@ -307,9 +300,7 @@ static int hx_mem_xfer(hx_queue q, void *dst, const void *src, size_t bytes, int
   if (bytes == 0) return HX_SUCCESS;
   HX_CHECK(dst && src, HX_ERR_ARG, "NULL pointer in a %zu-byte copy", bytes);
   hx_backend b = q->b;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) return hx_cuda_memcpy(q, dst, src, bytes, kind, sync && kind != 3);
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_memcpy(q, dst, src, bytes, kind, sync && kind != 3));
   if (b->memcheck) {
     static const char *const what[4][2] = {
         {"", ""}, {"hx_mem_to_device destination", "hx_mem_to_device source"},
@@ -339,12 +330,7 @@ int hx_mem_copy_q(hx_queue q, void *d, const void *s, size_t n) { HX_CALL(hx_mem
 int hx_mem_zero_q(hx_queue q, void *ptr, size_t bytes) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (bytes == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_memset0(q, ptr, bytes));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_memset0(q, ptr, bytes));
   if (q->b->memcheck) HX_CALL(hx_mc_check_dev(ptr, bytes, "hx_mem_zero pointer"));
   HX_MC_SCOPE(q->b);
   memset(ptr, 0, bytes);
@@ -356,9 +342,7 @@ int hx_mem_zero(hx_backend b, void *ptr, size_t bytes) { HX_CALL(hx_mem_zero_q(b
 int hx_array_copy_q(hx_queue q, int64_t n, double *y, const double *x) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_copy(q, n, y, x)); return HX_SUCCESS; }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_copy(q, n, y, x));
   HX_MC_DEV(q->b, y, n, "copy: y");
   HX_MC_DEV(q->b, x, n, "copy: x");
   HX_MC_SCOPE(q->b);
@@ -369,9 +353,7 @@ int hx_array_copy_q(hx_queue q, int64_t n, double *y, const double *x) {
 int hx_array_axpby_q(hx_queue q, int64_t n, double *y, double a, const double *x, double bb) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_axpby(q, n, y, a, x, bb)); return HX_SUCCESS; }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_axpby(q, n, y, a, x, bb));
   HX_MC_DEV(q->b, y, n, "axpby: y");
   HX_MC_DEV(q->b, x, n, "axpby: x");
   HX_MC_SCOPE(q->b);
@@ -383,9 +365,7 @@ int hx_array_dot_q(hx_queue q, int64_t n, const double *x, const double *y, doub
   HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
   if (n <= 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) { HX_CALL(hx_cuda_dot(q, n, x, y, result)); return HX_SUCCESS; }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_dot(q, n, x, y, result));
   HX_MC_DEV(q->b, x, n, "dot: x");
   HX_MC_DEV(q->b, y, n, "dot: y");
   HX_MC_SCOPE(q->b);

@@ -7,8 +7,9 @@
  * value and the caller reduces across ranks.
  *
  * This is the module's single public header. Kernel families added later
- * (gather-scatter, operator, FDM...) declare their API in the sections below
- * or in a header included from here.
+ * (operator, FDM...) declare their API in the sections below or in a header
+ * included from here. The gather-scatter, which is collective, is a module
+ * of its own above this one (gs/hx_gs.h).
  */
 #ifndef HX_KERNELS_H
 #define HX_KERNELS_H
@@ -142,6 +143,11 @@ hx_backend hx_queue_backend(hx_queue q);
  * transfers included: their host buffers are valid / reusable after it). */
 int hx_queue_sync(hx_queue q);
 
+/* The queue forms of the transfers and streaming ops (hx_mem_to_host_q,
+ * hx_array_dot_q...) are private to kernels/ and gs/ (kernels/private/
+ * queue_impl.h): only the backend layer and the gather-scatter's exchange
+ * enqueue work on queues of their own. */
+
 /* Events mark a point in a queue. hx_event_record(ev, q) marks "everything
  * enqueued on q so far"; hx_queue_wait_event(q2, ev) makes work enqueued on
  * q2 afterwards wait for that point (no host blocking); hx_event_sync(ev)
@@ -153,17 +159,6 @@ int hx_event_record(hx_event ev, hx_queue q);
 int hx_queue_wait_event(hx_queue q, hx_event ev);
 int hx_event_sync(hx_event ev);
 
-/* Transfers on a queue, asynchronous where the backend allows: the copy is
- * ordered after earlier work on q, and the host buffer h_* belongs to the
- * queue until q is synchronised (hx_queue_sync, hx_event_sync of a later
- * event, hx_backend_sync, or a reduction on q, which returns after q's
- * earlier work): read h_dst of a _to_host_q / modify h_src of a _to_device_q
- * only after that. (cuda: cudaMemcpyAsync on the queue's stream; with
- * pageable host memory the runtime may complete it before returning.) */
-int hx_mem_to_device_q(hx_queue q, void *d_dst, const void *h_src, size_t bytes);
-int hx_mem_to_host_q(hx_queue q, void *h_dst, const void *d_src, size_t bytes);
-int hx_mem_copy_q(hx_queue q, void *d_dst, const void *d_src, size_t bytes);
-int hx_mem_zero_q(hx_queue q, void *d_ptr, size_t bytes);
 
 /* ------------------------------------------------------------ vectors */
 typedef struct hx_vec_s *hx_vec;
@@ -193,11 +188,6 @@ int hx_vec_norm2sq(hx_vec x, double *result);               /* x . x */
 int hx_array_copy(hx_backend b, int64_t n, double *d_y, const double *d_x);
 int hx_array_axpby(hx_backend b, int64_t n, double *d_y, double a, const double *d_x, double bb);
 int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, double *result);
-/* The same on queue q. copy/axpby are asynchronous (cuda); dot returns with
- * the host result, waiting for q only (other queues keep running). */
-int hx_array_copy_q(hx_queue q, int64_t n, double *d_y, const double *d_x);
-int hx_array_axpby_q(hx_queue q, int64_t n, double *d_y, double a, const double *d_x, double bb);
-int hx_array_dot_q(hx_queue q, int64_t n, const double *d_x, const double *d_y, double *result);
 
 /* ============================================================ streaming
  * Fused CG updates and the other streaming kernels (BS5...) - issue 7. */
@@ -223,16 +213,6 @@ int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *
                             const double *d_z);
 /* BS3: *result = sum_i x_i^2 (n entries) */
 int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result);
-/* The same on queue q (the functions above run on b's default queue). The
- * reductions wait for q only. */
-int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *d_x, double *d_r,
-                         const double *d_p, const double *d_w, double alpha, double *rr);
-int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *d_r, const double *d_w,
-                        double alpha, double *rr);
-int hx_array_xpay_q(hx_queue q, int64_t n, double *d_p, const double *d_z, double beta);
-int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *d_y, const double *d_x,
-                              const double *d_z);
-int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *d_x, double *result);
 
 /* Deferred reductions (issue 17): the _red kernels below leave their local
  * partial sums in a slot of an hx_red (backend memory) and return without
@@ -274,163 +254,6 @@ int hx_dev_timer_start(hx_dev_timer t); /* enqueue the start mark */
 int hx_dev_timer_stop(hx_dev_timer t);  /* enqueue the stop mark */
 /* wait for the stop mark; *seconds between the marks (-1 on cpu) */
 int hx_dev_timer_elapsed(hx_dev_timer t, double *seconds);
-
-/* ============================================================ gather-scatter
- * Z, Z^T, direct stiffness summation across ranks, owner marks - issue 4. */
-/* (section: gs) */
-/* Distributed gather-scatter (kernels/gs.c, cpu/gs_cpu.c, cuda/gs_cuda.cu;
- * docs/gather-scatter.md). Vectors:
- *   L-vector: nl entries, element-local (E*(p+1)^3), one global id each;
- *   G-vector: ng entries, one per distinct nonzero id present on this rank.
- * G numbering (deterministic: within each group in the order of first
- * appearance in the L-vector, which keeps gather and scatter streaming):
- *   [0, ng - n_shared)        owned, held by this rank only (interior)
- *   [ng - n_shared, n_owned)  owned, also held by other ranks
- *   [n_owned, ng)             held here but owned by another rank
- * so the shared entries are the contiguous range [ng - n_shared, ng). The
- * owner of a shared id is the lowest rank holding it. All d_* pointers are
- * in the backend's memory; h_* pointers are host memory. Gather, scatter and
- * the exchange are deterministic: same inputs and rank count give the same
- * bits (no floating-point atomics; shared values are combined in rank order,
- * so every rank holding an id gets bit-identical results). */
-typedef struct hx_gs_s *hx_gs;
-typedef enum { HX_GS_ADD = 0, HX_GS_MIN = 1, HX_GS_MAX = 2 } hx_gs_op;
-/* Which G rows a gather computes (for overlapping the exchange with work):
- * SHARED = rows [ng - n_shared, ng) only, INTERIOR = rows [0, ng - n_shared). */
-typedef enum { HX_GS_ALL = 0, HX_GS_SHARED = 1, HX_GS_INTERIOR = 2 } hx_gs_part;
-
-/* Collective over comm (comm is duplicated). nl = number of L entries,
- * h_ids[nl] global ids (host; 0 = ignore: maps to no G entry, scatter writes
- * 0 there; negative ids are an error). Shared ids are found by a rendezvous
- * (id goes to rank id % nranks): no array of global size anywhere. The
- * handle borrows b (b must outlive it). nl < 2^31. */
-int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, hx_gs *gs);
-/* Call on all ranks of comm (frees the duplicated communicator, which MPI
- * defines as collective). Accepts NULL / *gs == NULL; nulls *gs. */
-int hx_gs_destroy(hx_gs *gs);
-
-hx_backend hx_gs_backend(hx_gs gs);
-MPI_Comm hx_gs_comm(hx_gs gs);               /* the handle's duplicated communicator */
-int64_t hx_gs_num_l(hx_gs gs);               /* nl */
-int64_t hx_gs_num_local(hx_gs gs);           /* ng: G-vector length on this rank */
-int64_t hx_gs_num_owned(hx_gs gs);           /* G entries [0, n_owned) are owned here */
-int64_t hx_gs_num_shared(hx_gs gs);          /* G entries [ng - n_shared, ng) are held by >1 rank */
-int64_t hx_gs_num_global(hx_gs gs);          /* distinct nonzero ids over all ranks */
-const int64_t *hx_gs_global_ids(hx_gs gs);   /* host, ng: the id of each G entry */
-/* host, nl: the G index of each L entry, -1 for id 0 (the scatter map Z) */
-const int32_t *hx_gs_map_host(hx_gs gs);
-/* backend memory, ng: number of L entries over all ranks carrying this id,
- * and its inverse (exact for the integer, correctly rounded for 1/m) */
-const double *hx_gs_multiplicity(hx_gs gs);
-const double *hx_gs_inv_multiplicity(hx_gs gs);
-
-/* Sizes for the streaming benchmark and the performance notes. */
-typedef struct {
-  int64_t nl, ng, n_owned, n_shared, n_global;
-  int n_neighbors;            /* ranks this rank exchanges with */
-  int64_t n_send;             /* doubles sent (= received) per exchange */
-  double gather_bytes;        /* bytes one full gather moves at least: one index per L
-                                 entry (nl), L values read (ids != 0), G values written */
-  double scatter_bytes;       /* bytes one scatter moves at least: map read (nl), G values
-                                 read once (ng), L values written (nl) */
-} hx_gs_info;
-int hx_gs_get_info(hx_gs gs, hx_gs_info *info);
-
-/* Z: d_l[i] = d_g[map[i]] (0 where id == 0). Not collective. */
-int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l);
-/* Local Z^T: d_g[r] = sum of d_l over the L entries with G index r, in
- * increasing L order (same bits on cpu and cuda, for any thread count);
- * overwrites d_g (all rows). Not collective. */
-int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g);
-/* Gather of one part of the rows only (see hx_gs_part); other rows untouched. */
-int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g);
-
-/* Direct stiffness summation of the shared entries of a G-vector across
- * ranks: afterwards every rank holding an id has op over all holders' values
- * (combined in increasing rank order: bit-identical on every holder). Entries
- * not shared are untouched. Collective over the ranks sharing ids with this
- * one (call on all ranks). start packs the shared values (on the device for
- * cuda, staged through pinned host memory) and posts the messages; finish
- * waits and combines. Between them the caller may work (e.g. on interior
- * elements) and may write the non-shared entries of d_g, but must not change
- * the shared entries [ng - n_shared, ng) and must use the same d_g and op.
- * One exchange in flight per handle. cuda (docs/gather-scatter.md "Exchange
- * on cuda"): start posts the receives and queues the pack and its copy to
- * pinned host memory on the handle's own queue, ordered after the work
- * queued on the default queue so far, and returns without waiting; finish
- * waits for that copy only (not for the default queue), posts the sends,
- * waits for MPI, queues the copy back and the combine on the handle's queue
- * and makes the default queue wait for them (no host wait): work queued on
- * the default queue after finish sees the combined values. cpu: start packs
- * and posts the sends, finish waits and combines. */
-int hx_gs_exchange_start(hx_gs gs, double *d_g, hx_gs_op op);
-int hx_gs_exchange_finish(hx_gs gs, double *d_g, hx_gs_op op);
-/* Post the sends of the exchange in flight now (either precision; no-op if
- * posted, if none is in flight and on the cpu backends, where start posts
- * them). cuda: waits for start's pack and copy to the host, i.e. for the
- * default queue's work up to start. For a caller that is about to block on
- * the default queue anyway (a reduction) between start and finish: the
- * messages then travel meanwhile. Not collective. */
-int hx_gs_exchange_post(hx_gs gs);
-int hx_gs_exchange(hx_gs gs, double *d_g, hx_gs_op op);   /* start + finish */
-/* Assembled Z^T across ranks: gather then exchange ADD. Collective. */
-int hx_gs_assemble(hx_gs gs, const double *d_l, double *d_g);
-
-/* x . y of two consistent G-vectors: local dot over the owned entries
- * [0, n_owned) (deterministic, HX_REDUCE_CHUNK) + MPI_Allreduce. Collective. */
-int hx_gs_dot(hx_gs gs, const double *d_x, const double *d_y, double *result);
-
-/* Dirichlet mask. Collective. h_lflag[nl] (host): nonzero marks an L entry
- * (flags on id-0 entries are ignored). A G entry is masked when any L entry
- * with its id on any rank is flagged (exchange MAX), so all holders agree.
- * Replaces a previous mask of this handle. */
-int hx_gs_set_mask(hx_gs gs, const int *h_lflag);
-int64_t hx_gs_num_masked(hx_gs gs);          /* masked G entries on this rank (0 before set_mask) */
-/* backend memory, ng: 0.0 on masked entries, 1.0 elsewhere (NULL before set_mask) */
-const double *hx_gs_mask(hx_gs gs);
-/* Zero the masked entries of the G-vector d_g (no-op before set_mask). */
-int hx_gs_apply_mask(hx_gs gs, double *d_g);
-
-/* Elements with at least one shared node (for overlap): h_flag[E] = 1 when
- * element e's L entries [e*nodes_per_elem, (e+1)*nodes_per_elem) touch a
- * shared G entry, else 0. E = nl / nodes_per_elem. Host memory. */
-int hx_gs_element_shared_flags(hx_gs gs, int64_t nodes_per_elem, int *h_flag);
-
-/* A new layout of the L side: the new L-vector has nl entries, entry i
- * being old entry old_of_new[i] (or no node: -1); every old entry with an
- * id must appear exactly once. Ids, G numbering, owners, multiplicities,
- * mask and exchange pattern stay; the map, the gather's CSR and the CPU
- * plan follow the new order (so the gather sums each row in the new L
- * order). Local (no communication); not during an exchange. Used by the
- * FDM level to interleave its extended boxes by groups of 8 elements.
- * h_new_of_old (NULL: the G numbering stays) also renumbers the interior G
- * entries in the new L order, as hx_gs_renumber_interior below, in the
- * same rebuild of the L side (one build instead of two at setup). */
-int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_new_of_old);
-
-/* Renumbers the interior G entries (owned, not shared: [0, ng - n_shared))
- * in order of first appearance in the current L-vector, so that a kernel
- * reading the G-vector through the map in L order reads it nearly in
- * sequence (after hx_gs_relayout: the FDM's grouped boxes). Shared entries,
- * the exchange pattern and the owners do not change; ids and
- * multiplicities move with their entries; the L side is rebuilt.
- * h_new_of_old[ng] (host) receives the new index of each old G entry, for
- * the caller's arrays that hold G indices. Local; not during an exchange;
- * refused when a mask is set (set it after). */
-int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old);
-
-/* L-vector owner marks (gslib's "unique"): h_flag[nl] = 1 on exactly one
- * L entry per id over all ranks (the first L entry, on the owning rank, of
- * each owned G entry), 0 elsewhere and on id 0. Host memory, not collective. */
-int hx_gs_l_owner_flags(hx_gs gs, int *h_flag);
-
-/* GLL ids of elements [e0, e0+ne) of an nx x ny x nz box of order p, into
- * h_ids[ne*(p+1)^3] (host). Element e = ex + nx*(ey + ny*ez); node (i,j,k)
- * at h_ids[(e-e0)*(p+1)^3 + i + (p+1)*(j + (p+1)*k)] gets id
- * 1 + (ex*p+i) + (nx*p+1)*((ey*p+j) + (ny*p+1)*(ez*p+k)). For tests and the
- * streaming benchmark. */
-int hx_gs_box_ids(int nx, int ny, int nz, int p, int64_t e0, int64_t ne, int64_t *h_ids);
-
 
 /* ============================================================ operator
  * Element operator A_L by sum factorisation, geometric factors - issue 5. */

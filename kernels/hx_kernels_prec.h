@@ -1,7 +1,8 @@
 /* hexcg kernels: precision as a parameter (included from hx_kernels.h).
  *
  * For an FP32 preconditioner under FP64 CG: the streaming ops, the
- * gather-scatter and the element operator take a precision, HX_F64 (double)
+ * gather-scatter (its _p functions: gs/hx_gs.h) and the element operator
+ * take a precision, HX_F64 (double)
  * or HX_F32 (float), and conversion kernels move vectors across the
  * preconditioner boundary. Data pointers are `void *` in the backend's
  * memory and hold n entries of the given precision.
@@ -64,28 +65,6 @@ int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const
 /* y = x .* z (y == x or y == z allowed) */
 int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x,
                               const void *d_z);
-
-/* ------------------------------------------------------------ gather-scatter
- * The same handle serves both precisions (the index structures do not
- * depend on it); G- and L-vectors are in prec. Summation order, owner rule
- * and determinism as the FP64 functions: the FP32 gather adds in float in
- * increasing L order (same bits on cpu and cuda), the FP32 exchange sends
- * floats (half the bytes) and combines in rank order (bit-identical on
- * every holder). One exchange in flight per handle, whatever its precision;
- * finish must be called with the precision, vector and op of start. */
-int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l);
-int hx_gs_gather_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g);
-int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void *d_l, void *d_g);
-/* collective over the ranks sharing ids (see hx_gs_exchange_start) */
-int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
-int hx_gs_exchange_finish_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
-int hx_gs_exchange_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
-/* gather + exchange ADD. Collective. */
-int hx_gs_assemble_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g);
-/* owned-entry dot (FP64 accumulation) + MPI_Allreduce. Collective. */
-int hx_gs_dot_p(hx_gs gs, hx_precision prec, const void *d_x, const void *d_y, double *result);
-/* zero the masked entries (no-op before hx_gs_set_mask) */
-int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g);
 
 /* ------------------------------------------------------------ operator
  * hx_ax_create with a precision. HX_F64 is hx_ax_create. HX_F32: the factors

@@ -24,16 +24,12 @@ int hx_queue_new(hx_backend b, int is_default, hx_queue *out) {
   HX_CALL(HX_ALLOC(&q, 1));
   q->b = b;
   q->is_default = is_default;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    int ierr = hx_cuda_queue_init(q);
-    if (ierr) {
-      hx_cuda_queue_finalize(q);
-      free(q);
-      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
-    }
+  int ierr = HX_SUCCESS;
+  HX_CUDA_ONLY(if (b->kind == HX_BACKEND_CUDA && (ierr = hx_cuda_queue_init(q))) hx_cuda_queue_finalize(q);)
+  if (ierr) {
+    free(q);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   }
-#endif
   *out = q;
   return HX_SUCCESS;
 }
@@ -44,13 +40,11 @@ int hx_queue_free(hx_queue q) {
   if (q->b->memcheck) ierr = hx_mc_flush(q, UINT64_MAX);
   hx_mc_queue_free(q);
   if (q->b->kind == HX_BACKEND_CPU) free(q->d_partials);
-#ifdef HEXCG_HAVE_CUDA
-  else {
+  HX_CUDA_ONLY(else {
     int e = hx_cuda_queue_finalize(q); /* waits for the stream */
     if (q->d_partials) hx_cuda_free(q->d_partials);
     if (!ierr) ierr = e;
-  }
-#endif
+  })
   free(q);
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
@@ -63,13 +57,10 @@ int hx_queue_partials(hx_queue q, size_t n) {
     /* host memory on both CPU backends: only the reduction reads it */
     HX_CALL(hx_realloc(want, sizeof(double), &q->d_partials));
   }
-#ifdef HEXCG_HAVE_CUDA
-  else {
-    if (q->d_partials) HX_CALL(hx_cuda_free(q->d_partials));
-    q->d_partials = NULL;
+  HX_CUDA_ONLY(else {
+    if (q->d_partials) HX_CALL(hx_cuda_free(hx_take_ptr((void **)&q->d_partials)));
     HX_CALL(hx_cuda_malloc(want * sizeof(double), (void **)&q->d_partials));
-  }
-#endif
+  })
   q->npartials = want;
   return HX_SUCCESS;
 }
@@ -115,9 +106,7 @@ hx_backend hx_queue_backend(hx_queue q) { return q ? q->b : NULL; }
 
 int hx_queue_sync(hx_queue q) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) HX_CALL(hx_cuda_queue_sync(q));
-#endif
+  HX_CUDA_ONLY(if (q->b->kind == HX_BACKEND_CUDA) HX_CALL(hx_cuda_queue_sync(q));)
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
   return HX_SUCCESS;
 }
@@ -141,15 +130,12 @@ int hx_event_create(hx_backend b, hx_event *out) {
   hx_event ev;
   HX_CALL(HX_ALLOC(&ev, 1));
   ev->b = b;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    int ierr = hx_cuda_event_create(&ev->cu);
-    if (ierr) {
-      free(ev);
-      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
-    }
+  int ierr = HX_SUCCESS;
+  HX_CUDA_ONLY(if (b->kind == HX_BACKEND_CUDA) ierr = hx_cuda_event_create(&ev->cu);)
+  if (ierr) {
+    free(ev);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   }
-#endif
   *out = ev;
   return HX_SUCCESS;
 }
@@ -157,9 +143,7 @@ int hx_event_create(hx_backend b, hx_event *out) {
 int hx_event_destroy(hx_event *pev) {
   if (!pev || !*pev) return HX_SUCCESS;
   int ierr = HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if ((*pev)->cu) ierr = hx_cuda_event_destroy((*pev)->cu);
-#endif
+  HX_CUDA_ONLY(if ((*pev)->cu) ierr = hx_cuda_event_destroy((*pev)->cu);)
   free(*pev);
   *pev = NULL;
   HX_CALL(ierr);
@@ -169,9 +153,7 @@ int hx_event_destroy(hx_event *pev) {
 int hx_event_record(hx_event ev, hx_queue q) {
   HX_CHECK(ev && q, HX_ERR_ARG, "event: NULL event or queue");
   HX_CHECK(ev->b == q->b, HX_ERR_ARG, "event: recorded on a queue of another backend");
-#ifdef HEXCG_HAVE_CUDA
-  if (ev->cu) HX_CALL(hx_cuda_event_record(ev->cu, q));
-#endif
+  HX_CUDA_ONLY(if (ev->cu) HX_CALL(hx_cuda_event_record(ev->cu, q));)
   ev->q = q;
   ev->seq = q->b->memcheck ? hx_mc_seq(q) : 0;
   return HX_SUCCESS;
@@ -180,18 +162,14 @@ int hx_event_record(hx_event ev, hx_queue q) {
 int hx_queue_wait_event(hx_queue q, hx_event ev) {
   HX_CHECK(ev && q, HX_ERR_ARG, "event: NULL event or queue");
   HX_CHECK(ev->b == q->b, HX_ERR_ARG, "event: waited for on a queue of another backend");
-#ifdef HEXCG_HAVE_CUDA
-  if (ev->cu) HX_CALL(hx_cuda_event_wait(q, ev->cu));
-#endif
+  HX_CUDA_DISPATCH_IF(ev->cu, hx_cuda_event_wait(q, ev->cu));
   /* cpu: the recorded work has already run */
   return HX_SUCCESS;
 }
 
 int hx_event_sync(hx_event ev) {
   HX_CHECK(ev, HX_ERR_ARG, "event is NULL");
-#ifdef HEXCG_HAVE_CUDA
-  if (ev->cu) HX_CALL(hx_cuda_event_sync(ev->cu));
-#endif
+  HX_CUDA_ONLY(if (ev->cu) HX_CALL(hx_cuda_event_sync(ev->cu));)
   if (ev->b->memcheck && ev->q) {
     /* complete the transfers enqueued before the record, if the queue still
      * exists (a destroyed queue completed everything) */

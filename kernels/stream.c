@@ -17,12 +17,7 @@ int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *x, double 
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_cg_update(q, n, nred, x, r, p, w, alpha, rr));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_cg_update(q, n, nred, x, r, p, w, alpha, rr));
   HX_MC_DEV(q->b, x, n, "cg_update: x");
   HX_MC_DEV(q->b, r, n, "cg_update: r");
   HX_MC_DEV(q->b, p, n, "cg_update: p");
@@ -39,12 +34,7 @@ int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *r, const do
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_r_update(q, n, nred, r, w, alpha, rr));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_r_update(q, n, nred, r, w, alpha, rr));
   HX_MC_DEV(q->b, r, n, "r_update: r");
   HX_MC_DEV(q->b, w, n, "r_update: w");
   HX_MC_SCOPE(q->b);
@@ -57,12 +47,7 @@ int hx_array_xpay_q(hx_queue q, int64_t n, double *p, const double *z, double be
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_xpay(q, n, p, z, beta));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_xpay(q, n, p, z, beta));
   HX_MC_DEV(q->b, p, n, "xpay: p");
   HX_MC_DEV(q->b, z, n, "xpay: z");
   HX_MC_SCOPE(q->b);
@@ -74,12 +59,7 @@ int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *y, const double *x,
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_pointwise_mult(q, n, y, x, z));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_pointwise_mult(q, n, y, x, z));
   HX_MC_DEV(q->b, y, n, "pointwise_mult: y");
   HX_MC_DEV(q->b, x, n, "pointwise_mult: x");
   HX_MC_DEV(q->b, z, n, "pointwise_mult: z");
@@ -93,12 +73,7 @@ int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *x, double *result) {
   *result = 0.0;
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (q->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_norm2sq(q, n, x, result));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(q->b, hx_cuda_norm2sq(q, n, x, result));
   HX_MC_DEV(q->b, x, n, "norm2sq: x");
   HX_MC_SCOPE(q->b);
   HX_CALL(hx_cpu_norm2sq(q, n, x, result));
@@ -149,12 +124,8 @@ int hx_red_create(hx_backend b, int nslots, int64_t nmax, hx_red *out) {
        * (hx_red_next_part: the operator's two element batches) */
       (struct hx_red_s){.b = b, .nslots = nslots, .ncmax = hx_num_chunks(nmax) > 4 ? hx_num_chunks(nmax) : 4};
   int err = HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA)
-    err = hx_cuda_red_alloc(red);
-  else
-#endif
-    err = HX_ALLOC(&red->part, (size_t)nslots * (size_t)red->ncmax);
+  if (b->kind != HX_BACKEND_CUDA) err = HX_ALLOC(&red->part, (size_t)nslots * (size_t)red->ncmax);
+  HX_CUDA_ONLY(else err = hx_cuda_red_alloc(red);)
   if (err) {
     hx_red_destroy(&red);
     return hx_error_trace(__FILE__, __LINE__, __func__, err);
@@ -168,12 +139,8 @@ int hx_red_destroy(hx_red *pred) {
   hx_red red = *pred;
   *pred = NULL;
   int err = HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA)
-    err = hx_cuda_red_free(red);
-  else
-#endif
-    free(red->part);
+  if (red->b->kind != HX_BACKEND_CUDA) free(red->part);
+  HX_CUDA_ONLY(else err = hx_cuda_red_free(red);)
   free(red);
   HX_CALL(err);
   return HX_SUCCESS;
@@ -182,13 +149,11 @@ int hx_red_destroy(hx_red *pred) {
 int hx_red_fetch(hx_red red, int m, double *h_out) {
   HX_CHECK(red && h_out, HX_ERR_ARG, "NULL reduction set or result pointer");
   HX_CHECK(m >= 0 && m <= red->nslots, HX_ERR_ARG, "hx_red_fetch: %d slots of %d", m, red->nslots);
-#ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA) {
+  HX_CUDA_ONLY(if (red->b->kind == HX_BACKEND_CUDA) {
     HX_CALL(hx_cuda_red_fetch(red, m));
     for (int k = 0; k < m; k++) h_out[k] = red->nparts[k] ? red->h_res[k] : 0.0, red->nparts[k] = 0;
     return HX_SUCCESS;
-  }
-#endif
+  })
   for (int k = 0; k < m; k++) {
     const double *part = red->part + (int64_t)k * red->ncmax;
     double s = 0.0;
@@ -223,12 +188,7 @@ int hx_array_dot_red(hx_red red, int k, int64_t n, const double *x, const double
   HX_RED_SLOT(red, k, n);
   red->nparts[k] = 0;
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_dot_red(red, k, n, x, y));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(red->b, hx_cuda_dot_red(red, k, n, x, y));
   HX_MC_DEV(red->b, x, n, "dot_red: x");
   HX_MC_DEV(red->b, y, n, "dot_red: y");
   HX_MC_SCOPE(red->b);
@@ -243,12 +203,7 @@ int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double
   HX_RED_SLOT(red, k_rr, n);
   red->nparts[k_rr] = 0;
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(red->b, hx_cuda_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha));
   HX_MC_DEV(red->b, x, n, "cg_update_red: x");
   HX_MC_DEV(red->b, r, n, "cg_update_red: r");
   HX_MC_DEV(red->b, p, n, "cg_update_red: p");
@@ -271,12 +226,7 @@ int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_
   red->nparts[k_rr] = red->nparts[k_rz] = 0;
   if (k_zw >= 0) red->nparts[k_zw] = 0;
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (red->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(red->b, hx_cuda_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha));
   HX_MC_DEV(red->b, x, n, "cg_update_diag_red: x");
   HX_MC_DEV(red->b, r, n, "cg_update_diag_red: r");
   HX_MC_DEV(red->b, p, n, "cg_update_diag_red: p");
@@ -301,15 +251,12 @@ int hx_dev_timer_create(hx_backend b, hx_dev_timer *out) {
   hx_dev_timer t;
   HX_CALL(HX_ALLOC(&t, 1));
   t->b = b;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    int ierr = hx_cuda_event_pair_create(&t->ev);
-    if (ierr) {
-      free(t);
-      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
-    }
+  int ierr = HX_SUCCESS;
+  HX_CUDA_ONLY(if (b->kind == HX_BACKEND_CUDA) ierr = hx_cuda_event_pair_create(&t->ev);)
+  if (ierr) {
+    free(t);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   }
-#endif
   *out = t;
   return HX_SUCCESS;
 }
@@ -318,9 +265,7 @@ int hx_dev_timer_destroy(hx_dev_timer *pt) {
   if (!pt || !*pt) return HX_SUCCESS;
   hx_dev_timer t = *pt;
   int ierr = HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (t->ev) ierr = hx_cuda_event_pair_destroy(t->ev);
-#endif
+  HX_CUDA_ONLY(if (t->ev) ierr = hx_cuda_event_pair_destroy(t->ev);)
   free(t);
   *pt = NULL;
   HX_CALL(ierr);
@@ -329,9 +274,7 @@ int hx_dev_timer_destroy(hx_dev_timer *pt) {
 
 int hx_dev_timer_start(hx_dev_timer t) {
   HX_CHECK(t, HX_ERR_ARG, "NULL timer");
-#ifdef HEXCG_HAVE_CUDA
-  if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 0));
-#endif
+  HX_CUDA_ONLY(if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 0));)
   t->started = 1;
   t->stopped = 0;
   return HX_SUCCESS;
@@ -340,9 +283,7 @@ int hx_dev_timer_start(hx_dev_timer t) {
 int hx_dev_timer_stop(hx_dev_timer t) {
   HX_CHECK(t, HX_ERR_ARG, "NULL timer");
   HX_CHECK(t->started, HX_ERR_ARG, "device timer stopped before it was started");
-#ifdef HEXCG_HAVE_CUDA
-  if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 1));
-#endif
+  HX_CUDA_ONLY(if (t->ev) HX_CALL(hx_cuda_event_pair_record(t->b, t->ev, 1));)
   t->stopped = 1;
   return HX_SUCCESS;
 }
@@ -351,8 +292,6 @@ int hx_dev_timer_elapsed(hx_dev_timer t, double *seconds) {
   HX_CHECK(t && seconds, HX_ERR_ARG, "NULL timer or result pointer");
   *seconds = -1.0;
   HX_CHECK(t->started && t->stopped, HX_ERR_ARG, "device timer read before start and stop");
-#ifdef HEXCG_HAVE_CUDA
-  if (t->ev) HX_CALL(hx_cuda_event_elapsed(t->ev, seconds));
-#endif
+  HX_CUDA_DISPATCH_IF(t->ev, hx_cuda_event_elapsed(t->ev, seconds));
   return HX_SUCCESS;
 }

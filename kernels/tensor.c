@@ -19,12 +19,7 @@ int hx_tensor3_apply(hx_backend b, int a, int c, int32_t E, const double *d_A, c
                      double *d_out) {
   HX_CALL(check_args(b, a, c, E, d_A, d_in, d_out));
   if (E == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_tensor3_cuda(b, a, c, E, d_A, d_in, d_out));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_tensor3_cuda(b, a, c, E, d_A, d_in, d_out));
   HX_MC_SCOPE(b);
   HX_CALL(hx_tensor3_cpu(a, c, E, d_A, d_in, d_out));
   return HX_SUCCESS;
@@ -41,12 +36,7 @@ int hx_tensor3_apply_p(hx_backend b, hx_precision prec, int a, int c, int32_t E,
   if (E == 0) return HX_SUCCESS;
   const float *A = (const float *)d_A, *in = (const float *)d_in;
   float *out = (float *)d_out;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_tensor3_f32_cuda(b, a, c, E, A, in, out));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_tensor3_f32_cuda(b, a, c, E, A, in, out));
   HX_MC_SCOPE(b);
   HX_CALL(hx_tensor3_f32_cpu(a, c, E, A, in, out));
   return HX_SUCCESS;

@@ -11,7 +11,7 @@
  * (affine: 7 constants, g = w_q m; general: per-node floats; on the fly: the
  * 24 map coefficients formed in double at setup), element partials u.w
  * accumulating the float products in double. */
-#include "../prec_impl.h"
+#include "prec_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@
  * element in the spare lanes (same values written twice, its partial once).
  * Every lane computes exactly the same operations, so an element's result
  * does not depend on its group or lane. */
-#include "../ax_impl.h"
+#include "ax_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,9 @@
  * AVX2+FMA (chosen at run time like the operator kernels, HEXCG_CPU_ISA),
  * each in double and in float (the FP32 Schwarz level: 8 float lanes in the
  * AVX2 solve, cpu/fdm_avx2_t.h). */
-#include "../ax_impl.h"
-#include "../backend_impl.h"
-#include "../fdm_impl.h"
+#include "ax_impl.h"
+#include "backend_impl.h"
+#include "fdm_impl.h"
 #include "../hx_fdm_math.h"
 
 /* The generic loop for value type T (math names with suffix SUF: empty

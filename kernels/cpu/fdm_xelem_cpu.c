@@ -8,8 +8,8 @@
  * whose lines of 10 are padded to 16 float lanes; in FP64 (4 lanes) the
  * same code gained nothing at p = 7 and 10 % at p = 3, so FP64 keeps the
  * within-element kernel. */
-#include "../ax_impl.h"
-#include "../fdm_impl.h"
+#include "ax_impl.h"
+#include "fdm_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * reductions use the chunking of stream_cpu.c / vec_cpu.c: fixed
  * HX_REDUCE_CHUNK chunks, partials added in chunk order (FP64), so the
  * result does not depend on the thread count. */
-#include "../prec_impl.h"
+#include "prec_impl.h"
 
 #define HX_PAR_IF(n) if ((n) > HX_REDUCE_CHUNK)
 

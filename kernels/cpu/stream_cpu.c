@@ -3,7 +3,7 @@
  * chunk order, so the result does not depend on the thread count. Vectors
  * of one chunk (HX_REDUCE_CHUNK entries) or less run without forking the
  * thread team: a fork/join costs more than streaming 32 KB. */
-#include "../stream_impl.h"
+#include "stream_impl.h"
 
 static inline int64_t hx_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 

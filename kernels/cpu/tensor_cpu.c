@@ -3,7 +3,7 @@
  * 16^3 values each); the FP32 loop is the same with the float instantiation
  * of the math. Per-entry math: ../hx_tensor_math.h. */
 #include "../hx_tensor_math.h"
-#include "../tensor_impl.h"
+#include "tensor_impl.h"
 
 /* The three stages as nested loops over the entries (no division per entry:
  * with a and c known only at run time, the index arithmetic of

@@ -1,5 +1,5 @@
 /* CPU (OpenMP) streaming ops. Per-entry math comes from hx_hd.h. */
-#include "../backend_impl.h"
+#include "backend_impl.h"
 #include "../hx_hd.h"
 
 #include <string.h>

@@ -7,7 +7,7 @@
 // its plain names are overloaded on the type under C++). FP32 records as
 // ax_prec.c: general (per-node floats) and affine (7 constants, g = w_q m
 // with w_q the float products (w_i w_j) w_k, as the CPU's table).
-#include "../prec_impl.h"
+#include "prec_impl.h"
 #include "../hx_gs_math.h"
 #include "hx_cuda_check.h"
 

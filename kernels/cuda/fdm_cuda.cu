@@ -4,8 +4,8 @@
 // contractions and the diagonal scaling stay in registers. Small boxes pack
 // NE elements per block (blockDim.z). Per-point math: ../hx_fdm_math.h (the
 // same dot products in the same order as cpu/fdm_cpu.c).
-#include "../backend_impl.h"
-#include "../fdm_impl.h"
+#include "backend_impl.h"
+#include "fdm_impl.h"
 #include "../hx_fdm_math.h"
 #include "hx_cuda_check.h"
 

@@ -3,7 +3,7 @@
 // cpu/prec_cpu.c. Reductions: stage 1 reduces each HX_REDUCE_CHUNK chunk in
 // one block in double (fixed tree), stage 2 sums the chunk partials in one
 // block (fixed tree): deterministic run to run, as the FP64 reductions.
-#include "../prec_impl.h"
+#include "prec_impl.h"
 #include "hx_cuda_check.h"
 
 #define HX_PBLOCK 256

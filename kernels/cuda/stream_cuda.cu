@@ -3,7 +3,7 @@
 // reduces each HX_REDUCE_CHUNK chunk in one block (fixed order), stage 2 sums
 // the chunk partials in one block (fixed order): deterministic.
 #include "../hx_stream_math.h"
-#include "../stream_impl.h"
+#include "stream_impl.h"
 #include "hx_cuda_check.h"
 
 #define HX_SBLOCK 256    // threads per block, stage 1 and the elementwise kernels

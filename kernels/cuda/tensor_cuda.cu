@@ -7,7 +7,7 @@
 // float math). Per-entry math: ../hx_tensor_math.h (the same
 // sums in the same order as cpu/tensor_cpu.c).
 #include "../hx_tensor_math.h"
-#include "../tensor_impl.h"
+#include "tensor_impl.h"
 #include "hx_cuda_check.h"
 
 template <typename T>

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "ax_test.h"
+#include "hx_gs.h"
 #include "hx_mesh.h"
 
 enum { NX = 6, NY = 2, NZ = 2, E = NX * NY * NZ };

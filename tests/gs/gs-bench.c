@@ -8,6 +8,7 @@
  * and gather / scatter / copy of nl doubles in GB/s measured in the same run
  * (best of reps; bytes from hx_gs_get_info: indices and values read once
  * plus values written once; copy: 16 bytes per entry). */
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_test.h"
 

@@ -22,6 +22,7 @@
  *  - hx_gs_box_ids matches the formula.
  * With --backend cuda the results are also compared bit for bit with the
  * CPU backend. */
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_test.h"
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_test.h"

@@ -19,6 +19,7 @@
  *    HX_ERR_ARG;
  *  - with --backend cuda, every FP32 result bit for bit against the CPU backend.
  */
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_test.h"
 

@@ -17,6 +17,7 @@
  *       kernels, which differ in the last bits between the backends).
  * Usage: t143-gs-overlap [--backend cpu|cuda] */
 #include "hx_disc.h"
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_test.h"
 

@@ -15,6 +15,7 @@
  * MPI's polling). */
 #include <time.h>
 
+#include "hx_gs.h"
 #include "hx_kernels.h"
 #include "hx_test.h"
 

@@ -14,6 +14,7 @@
 
 #include "hx_hd.h"
 #include "hx_kernels.h"
+#include "queue_impl.h"
 #include "hx_test.h"
 
 #define NTHREADS 2

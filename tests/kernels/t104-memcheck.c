@@ -17,6 +17,7 @@
 
 #include "hx_hd.h"
 #include "hx_kernels.h"
+#include "queue_impl.h"
 #include "hx_test.h"
 
 /* Run fn in a forked child; return its stderr (malloc'd) and how it ended. */

@@ -1,7 +1,7 @@
 /* CPU (OpenMP) FP32 gather-scatter loops: the loops of gs_cpu.c on float
  * data, calling the float instantiation of hx_gs_math.h (same order of
  * operations, so the CUDA FP32 kernels give the same bits). */
-#include "../prec_impl.h"
+#include "gs_impl.h"
 
 void hx_cpu_gs_scatter_f32(int64_t nl, const int32_t *HX_RESTRICT map, const float *HX_RESTRICT g,
                            float *HX_RESTRICT l) {

@@ -3,7 +3,6 @@
  * loops live in cpu/gs_cpu.c and cuda/gs_cuda.cu; the shared per-row math in
  * hx_gs_math.h. See docs/gather-scatter.md. */
 #include "gs_impl.h"
-#include "prec_impl.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -298,11 +297,15 @@ int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
 }
 
 typedef struct {
+  int64_t nu;   /* distinct nonzero ids on this rank */
+  int64_t nrec; /* rendezvous records (id, count) received, sorted by id */
+  int64_t nans; /* words of rendezvous answers received */
   int64_t *uid, *ucnt, *ustart, *pval; /* unique ids, local counts, offsets into the sorted pairs */
   uint64_t *pkey;
   int64_t *ans;  /* rendezvous answers: per id [id, mult, nh, holders...] */
   int64_t *uans; /* offset of each unique id's answer record */
   int64_t *gof;  /* G index of each unique id */
+  double *mult;  /* host, ng: multiplicity of each G entry */
   int64_t *sbuf, *rbuf;
   int *scnt, *hcnt;
   int64_t *rkey_val;
@@ -311,16 +314,17 @@ typedef struct {
 
 static void hx_gs_tmp_free(hx_gs_tmp *t) {
   free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
-  free(t->uans), free(t->gof), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
+  free(t->uans), free(t->gof), free(t->mult), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
   free(t->rkey_val), free(t->rkey);
 }
 
-static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
-  const int64_t nl = gs->nl;
-  const int size = gs->size, rank = gs->rank;
-  hx_backend b = gs->b;
+/* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
+ * to the next and is freed by the caller whatever happens. */
 
-  /* 1. local pairs (id, L index), sorted by id then L index; unique ids */
+/* Phase 1: the local pairs (id, L index), sorted by id then L index, and the
+ * unique ids with their local counts. Collective only to agree on bad ids. */
+static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl;
   int64_t nnz = 0, bad = -1;
   for (int64_t i = 0; i < nl; i++) {
     if (ids[i] < 0 && bad < 0) bad = i;
@@ -352,8 +356,16 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     t->ucnt[u]++;
   }
   t->ustart[nu] = nnz;
+  t->nu = nu;
+  return HX_SUCCESS;
+}
 
-  /* 2. rendezvous: (id, local count) to rank id % size */
+/* Phase 2: the rendezvous. Each unique id goes with its local count to rank
+ * id % size, which gathers the records of every holder, sorted by id and,
+ * within an id, by source rank. Collective. */
+static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size;
+  const int64_t nu = t->nu;
   HX_CALL(HX_ALLOC(&t->scnt, size));
   HX_CALL(HX_ALLOC(&t->hcnt, size + 1));
   for (int64_t u = 0; u < nu; u++) t->scnt[t->uid[u] % size] += 2;
@@ -392,7 +404,16 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   }
   /* stable sort by id: records of one id end up in increasing source rank */
   HX_CALL(hx_gs_radix_sort(nrec, t->rkey, t->rkey_val));
-  /* answers: per id and holder h, [id, mult, nh, holders...] to h */
+  t->nrec = nrec;
+  return HX_SUCCESS;
+}
+
+/* Phase 3: the rendezvous ranks answer every holder of each id with
+ * [id, multiplicity, number of holders, holders in increasing rank], and
+ * count the distinct ids (n_global). Collective. */
+static int hx_gs_answer(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size;
+  const int64_t nrec = t->nrec;
   memset(t->scnt, 0, (size_t)size * sizeof(int));
   int64_t ndistinct = 0;
   for (int64_t a = 0; a < nrec;) {
@@ -438,11 +459,17 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   int64_t nans = 0;
   HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->ans, &nans));
   HX_MPI(MPI_Allreduce(&ndistinct, &gs->n_global, 1, MPI_INT64_T, MPI_SUM, gs->comm));
+  t->nans = nans;
+  return HX_SUCCESS;
+}
 
-  /* 3. match answers with the local unique ids. Each source rank answers
-   * in increasing id order, so the search gallops forward from the last
-   * match (O(log gap) per answer: the gap is about the rank count), and
-   * bisects the whole of uid where a new source's answers begin */
+/* Phase 4: each answer matched with the local unique id it is about. */
+static int hx_gs_match_answers(hx_gs_tmp *t) {
+  const int64_t nu = t->nu, nans = t->nans;
+  /* Each source rank answers in increasing id order, so the search gallops
+   * forward from the last match (O(log gap) per answer: the gap is about the
+   * rank count), and bisects the whole of uid where a new source's answers
+   * begin */
   HX_CALL(HX_ALLOC(&t->uans, nu + 1));
   for (int64_t u = 0; u < nu; u++) t->uans[u] = -1;
   for (int64_t a = 0, last = -1; a < nans;) {
@@ -467,7 +494,15 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     a += 3 + t->ans[a + 2];
   }
 
-  /* 4. G numbering: interior owned, shared owned, not owned; by id in each */
+  return HX_SUCCESS;
+}
+
+/* Phase 5: the G numbering (interior owned, shared owned, not owned; within
+ * a group by first appearance in the L-vector), the id and multiplicity of
+ * each G entry. */
+static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
+  const int rank = gs->rank;
+  const int64_t nu = t->nu;
   int64_t ngrp[3] = {0, 0, 0};
   HX_CALL(HX_ALLOC(&t->gof, nu + 1));
   for (int64_t u = 0; u < nu; u++) {
@@ -501,30 +536,44 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     free(key), free(val);
     HX_CALL(e);
   }
-  const int64_t ng = nu, s0 = ng - gs->n_shared;
+  const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
-  double *h_mult = NULL;
-  HX_CALL(HX_ALLOC(&h_mult, ng + 1));
+  HX_CALL(HX_ALLOC(&t->mult, ng + 1));
   for (int64_t u = 0; u < nu; u++) {
     gs->gids[t->gof[u]] = t->uid[u];
-    h_mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
+    t->mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
   }
 
-  /* 5. scatter map and 6. CSR of Z^T (columns increasing within a row) */
+  return HX_SUCCESS;
+}
+
+/* Phase 6: the scatter map, the L side (CSR of Z^T, gather blocks, CPU
+ * plan) and the multiplicities in backend memory. */
+static int hx_gs_map(hx_gs gs, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl, nu = t->nu, ng = gs->ng;
+  hx_backend b = gs->b;
+  /* the CSR of Z^T has its columns increasing within a row */
   HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
   for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
   for (int64_t u = 0; u < nu; u++)
     for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
   int ierr = hx_gs_build_l(gs);
-  if (!ierr) ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_mult);
+  if (!ierr) ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_mult);
   if (!ierr) {
-    for (int64_t r = 0; r < ng; r++) h_mult[r] = 1.0 / h_mult[r];
-    ierr = hx_gs_upload(b, h_mult, ng, sizeof(double), &gs->d_invmult);
+    for (int64_t r = 0; r < ng; r++) t->mult[r] = 1.0 / t->mult[r];
+    ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_invmult);
   }
-  free(h_mult);
   HX_CALL(ierr);
 
-  /* 7. exchange pattern: (holder, id) pairs of the shared ids, bucketed by
+  return HX_SUCCESS;
+}
+
+/* Phase 7: the exchange pattern (neighbours, send slots, combine lists). */
+static int hx_gs_pattern(hx_gs gs, hx_gs_tmp *t) {
+  const int size = gs->size, rank = gs->rank;
+  const int64_t nu = t->nu, s0 = gs->ng - gs->n_shared;
+  hx_backend b = gs->b;
+  /* (holder, id) pairs of the shared ids, bucketed by
    * holder rank (counting sort; ids stay increasing within a bucket) */
   int64_t nsend = 0;
   memset(t->hcnt, 0, (size_t)(size + 1) * sizeof(int));
@@ -554,7 +603,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   }
   int32_t *sidx = NULL, *coff = NULL, *cpos = NULL, *cself = NULL, *cfill = NULL;
   const int64_t nsh = gs->n_shared;
-  ierr = HX_ALLOC(&sidx, nsend + 1);
+  int ierr = HX_ALLOC(&sidx, nsend + 1);
   if (!ierr) ierr = HX_ALLOC(&coff, nsh + 1);
   if (!ierr) ierr = HX_ALLOC(&cpos, nsend + 1);
   if (!ierr) ierr = HX_ALLOC(&cself, nsh + 1);
@@ -575,7 +624,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     }
     for (int64_t s = 0; s < nsh; s++) coff[s + 1] += coff[s];
     memcpy(cfill, coff, (size_t)nsh * sizeof *cfill);
-    /* 8. combine lists: walking the slots in (holder, id) order appends each
+    /* combine lists: walking the slots in (holder, id) order appends each
      * entry's positions in increasing holder rank */
     for (int64_t p = 0; p < nsend; p++) cpos[cfill[sidx[p] - s0]++] = (int32_t)p;
     ierr = hx_gs_upload(b, sidx, nsend, sizeof(int32_t), &gs->d_send_idx);
@@ -586,21 +635,35 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   free(sidx), free(coff), free(cpos), free(cself), free(cfill);
   HX_CALL(ierr);
 
-  /* 9. message buffers: pinned host + device for cuda, host for cpu */
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_sendbuf));
-    HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
-    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
-    HX_CALL(hx_cuda_malloc_host((size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
-    HX_CALL(hx_queue_create(b, &gs->cq));
-    HX_CALL(hx_event_create(b, &gs->ev_ready));
-    HX_CALL(hx_event_create(b, &gs->ev_done));
-    return HX_SUCCESS;
-  }
-#endif
-  HX_CALL(HX_ALLOC(&gs->h_sendbuf, nsend + 1));
-  HX_CALL(HX_ALLOC(&gs->h_recvbuf, nsend + 1));
+  return HX_SUCCESS;
+}
+
+/* Phase 8: the message buffers. */
+static int hx_gs_buffers(hx_gs gs) {
+  hx_backend b = gs->b;
+  const int64_t nsend = gs->nsend;
+  /* message buffers: host (pinned for cuda); cuda also stages them in
+   * device memory and runs the exchange on a queue of its own */
+  HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_sendbuf));
+  HX_CALL(hx_mem_alloc_host(b, (size_t)(nsend + 1) * sizeof(double), (void **)&gs->h_recvbuf));
+  if (b->kind != HX_BACKEND_CUDA) return HX_SUCCESS;
+  HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_sendbuf));
+  HX_CALL(hx_mem_alloc(b, (size_t)nsend * sizeof(double), (void **)&gs->d_recvbuf));
+  HX_CALL(hx_queue_create(b, &gs->cq));
+  HX_CALL(hx_event_create(b, &gs->ev_ready));
+  HX_CALL(hx_event_create(b, &gs->ev_done));
+  return HX_SUCCESS;
+}
+
+static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+  HX_CALL(hx_gs_local_ids(gs, ids, t));
+  HX_CALL(hx_gs_rendezvous(gs, t));
+  HX_CALL(hx_gs_answer(gs, t));
+  HX_CALL(hx_gs_match_answers(t));
+  HX_CALL(hx_gs_number(gs, t));
+  HX_CALL(hx_gs_map(gs, t));
+  HX_CALL(hx_gs_pattern(gs, t));
+  HX_CALL(hx_gs_buffers(gs));
   return HX_SUCCESS;
 }
 
@@ -662,14 +725,8 @@ int hx_gs_destroy(hx_gs *pgs) {
     int e = hx_mem_free(b, dptr[i]);
     if (e && !ierr) ierr = e;
   }
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    if (gs->h_sendbuf) hx_cuda_free_host(gs->h_sendbuf);
-    if (gs->h_recvbuf) hx_cuda_free_host(gs->h_recvbuf);
-    gs->h_sendbuf = gs->h_recvbuf = NULL;
-  }
-#endif
-  free(gs->h_sendbuf), free(gs->h_recvbuf);
+  (void)hx_mem_free_host(b, (void **)&gs->h_sendbuf);
+  (void)hx_mem_free_host(b, (void **)&gs->h_recvbuf);
   free(gs->chunk), free(gs->acc), free(gs->cut_rows);
   free(gs->gids), free(gs->h_map), free(gs->nb_rank), free(gs->nb_off), free(gs->reqs), free(gs->stats);
   if (gs->comm != MPI_COMM_NULL) MPI_Comm_free(&gs->comm);
@@ -710,12 +767,7 @@ int hx_gs_get_info(hx_gs gs, hx_gs_info *info) {
 /* ------------------------------------------------------------ Z, Z^T */
 int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
   if (gs->nl == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs scatter: G-vector");
   HX_MC_DEV(gs->b, d_l, gs->nl, "gs scatter: L-vector");
   HX_MC_SCOPE(gs->b);
@@ -729,14 +781,8 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
   const int64_t s0 = gs->ng - gs->n_shared;
   int64_t r0 = part == HX_GS_SHARED ? s0 : 0, r1 = part == HX_GS_INTERIOR ? s0 : gs->ng;
   if (r1 <= r0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    int32_t b0 = part == HX_GS_SHARED ? gs->nblk_int : 0,
-            b1 = part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
-    HX_CALL(hx_cuda_gs_gather(gs->b, b0, b1, gs->d_bstart, gs->d_row, gs->d_col, d_l, d_g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
+                                            gs->d_row, gs->d_col, d_l, d_g));
   HX_MC_DEV(gs->b, d_l, gs->nl, "gs gather: L-vector");
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs gather: G-vector");
   HX_MC_SCOPE(gs->b);
@@ -755,6 +801,29 @@ int hx_gs_gather(hx_gs gs, const double *d_l, double *d_g) {
 /* ------------------------------------------------------------ exchange */
 /* Both precisions: f32 sends floats through the same buffers (sized for
  * doubles). See gs_impl.h and docs/gather-scatter.md "Exchange on cuda". */
+
+/* cuda: pack the send slots of d_g into d_sendbuf / combine d_recvbuf into
+ * the shared rows of d_g, queued on the exchange queue cq (which exists on
+ * cuda only, so the cpu backends never get here) */
+static int hx_gs_device_pack(hx_gs gs, int f32, const void *d_g) {
+  (void)f32, (void)d_g; /* used by the CUDA calls only */
+  HX_CUDA_DISPATCH_IF(f32, hx_cuda_gs_pack_f32_q(gs->cq, gs->nsend, gs->d_send_idx, (const float *)d_g,
+                                                 (float *)gs->d_sendbuf));
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_pack_q(gs->cq, gs->nsend, gs->d_send_idx, (const double *)d_g,
+                                            gs->d_sendbuf));
+  return HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: device pack on a backend without a device");
+}
+
+static int hx_gs_device_combine(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
+  (void)f32, (void)d_g, (void)op; /* used by the CUDA calls only */
+  /* the shared rows [ng - n_shared, ng) */
+  HX_CUDA_DISPATCH_IF(f32, hx_cuda_gs_combine_f32_q(gs->cq, (int)op, gs->n_shared,
+                                                    (float *)d_g + (gs->ng - gs->n_shared), gs->d_comb_off,
+                                                    gs->d_comb_pos, gs->d_comb_self, (const float *)gs->d_recvbuf));
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_combine_q(gs->cq, (int)op, gs->n_shared, (double *)d_g + (gs->ng - gs->n_shared),
+                                               gs->d_comb_off, gs->d_comb_pos, gs->d_comb_self, gs->d_recvbuf));
+  return HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: device combine on a backend without a device");
+}
 int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   gs->in_flight = 1;
   gs->flight_g = (double *)d_g;
@@ -764,33 +833,25 @@ int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   if (gs->nnb == 0) return HX_SUCCESS;
   const size_t es = f32 ? sizeof(float) : sizeof(double);
   char *hrecv = (char *)gs->h_recvbuf;
-#ifdef HEXCG_HAVE_CUDA
-  /* h_recvbuf is free once the previous exchange's copy to the device ran
-   * (queued on cq an exchange ago: long complete, not a wait for the default
-   * queue) */
+  /* cuda: h_recvbuf is free once the previous exchange's copy to the device
+   * ran (queued on cq an exchange ago: long complete, not a wait for the
+   * default queue) */
   if (gs->cq) HX_CALL(hx_event_sync(gs->ev_done));
-#endif
   for (int k = 0; k < gs->nnb; k++)
     HX_MPI(MPI_Irecv(hrecv + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
                      f32 ? MPI_FLOAT : MPI_DOUBLE, gs->nb_rank[k], f32 ? HX_GS_TAG_F32 : HX_GS_TAG, gs->comm,
                      &gs->reqs[k]));
-#ifdef HEXCG_HAVE_CUDA
   if (gs->cq) {
-    /* the pack waits for the work queued on the default queue so far (the
-     * caller's gather of the shared rows), on the exchange queue: the caller
-     * queues the interior meanwhile; the sends follow in hx_gs_xpost */
+    /* cuda: the pack waits for the work queued on the default queue so far
+     * (the caller's gather of the shared rows), on the exchange queue: the
+     * caller queues the interior meanwhile; the sends follow in hx_gs_xpost */
     HX_CALL(hx_event_record(gs->ev_ready, gs->b->q0));
     HX_CALL(hx_queue_wait_event(gs->cq, gs->ev_ready));
-    if (f32)
-      HX_CALL(hx_cuda_gs_pack_f32_q(gs->cq, gs->nsend, gs->d_send_idx, (const float *)d_g,
-                                    (float *)gs->d_sendbuf));
-    else
-      HX_CALL(hx_cuda_gs_pack_q(gs->cq, gs->nsend, gs->d_send_idx, (const double *)d_g, gs->d_sendbuf));
+    HX_CALL(hx_gs_device_pack(gs, f32, d_g));
     /* device -> pinned host (MPICH is not CUDA-aware), asynchronous */
     HX_CALL(hx_mem_to_host_q(gs->cq, gs->h_sendbuf, gs->d_sendbuf, (size_t)gs->nsend * es));
     return HX_SUCCESS;
   }
-#endif
   {
     if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
     HX_MC_SCOPE(gs->b);
@@ -805,11 +866,9 @@ int hx_gs_xpost(hx_gs gs) {
   if (!gs->in_flight || gs->flight_sent || gs->nnb == 0) return HX_SUCCESS;
   const int f32 = gs->flight_prec == (int)HX_F32;
   const size_t es = f32 ? sizeof(float) : sizeof(double);
-#ifdef HEXCG_HAVE_CUDA
-  /* the pack and its copy to h_sendbuf: cq waits for the default queue only
-   * up to start's event */
+  /* cuda: the pack and its copy to h_sendbuf; cq waits for the default
+   * queue only up to start's event */
   if (gs->cq) HX_CALL(hx_queue_sync(gs->cq));
-#endif
   char *hsend = (char *)gs->h_sendbuf;
   for (int k = 0; k < gs->nnb; k++)
     HX_MPI(MPI_Isend(hsend + es * (size_t)gs->nb_off[k], gs->nb_off[k + 1] - gs->nb_off[k],
@@ -828,27 +887,19 @@ int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
   gs->in_flight = 0, gs->flight_prec = (int)HX_F64;
   HX_MPI(MPI_Waitall(2 * gs->nnb, gs->reqs, gs->stats));
   const int64_t s0 = gs->ng - gs->n_shared;
-#ifdef HEXCG_HAVE_CUDA
+  const size_t es = f32 ? sizeof(float) : sizeof(double);
   if (gs->cq) {
-    const size_t es = f32 ? sizeof(float) : sizeof(double);
-    /* on cq, which is ordered after start's event: the shared rows
+    /* cuda, on cq, which is ordered after start's event: the shared rows
      * [s0, ng) are written here while the default queue may still run the
      * interior, which writes rows [0, s0) only */
     HX_CALL(hx_mem_to_device_q(gs->cq, gs->d_recvbuf, gs->h_recvbuf, (size_t)gs->nsend * es));
-    if (f32)
-      HX_CALL(hx_cuda_gs_combine_f32_q(gs->cq, (int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off,
-                                       gs->d_comb_pos, gs->d_comb_self, (const float *)gs->d_recvbuf));
-    else
-      HX_CALL(hx_cuda_gs_combine_q(gs->cq, (int)op, gs->n_shared, (double *)d_g + s0, gs->d_comb_off,
-                                   gs->d_comb_pos, gs->d_comb_self, gs->d_recvbuf));
+    HX_CALL(hx_gs_device_combine(gs, f32, d_g, op));
     /* work queued on the default queue from now on sees the combined rows */
     HX_CALL(hx_event_record(gs->ev_done, gs->cq));
     HX_CALL(hx_queue_wait_event(gs->b->q0, gs->ev_done));
     return HX_SUCCESS;
   }
-#endif
-  const size_t es_h = f32 ? sizeof(float) : sizeof(double);
-  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es_h, "gs exchange: G-vector"));
+  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
   HX_MC_SCOPE(gs->b);
   if (f32)
     hx_cpu_gs_combine_f32((int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off, gs->d_comb_pos,
@@ -946,12 +997,7 @@ const double *hx_gs_mask(hx_gs gs) { return gs->has_mask ? gs->d_mask : NULL; }
 
 int hx_gs_apply_mask(hx_gs gs, double *d_g) {
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs mask: G-vector");
   HX_MC_SCOPE(gs->b);
   hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g);

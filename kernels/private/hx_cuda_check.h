@@ -1,12 +1,12 @@
-/* Private to kernels/cuda: error wrapper for CUDA runtime calls. Include only
- * from .cu files. Launch errors are checked with cudaGetLastError after each
- * launch; a device synchronisation after each launch happens only in builds
- * with HEXCG_CUDA_DEBUG_SYNC (debug builds). */
+/* Private to the CUDA sources of kernels/ and gs/: error wrapper for CUDA
+ * runtime calls. Include only from .cu files. Launch errors are checked with
+ * cudaGetLastError after each launch; a device synchronisation after each
+ * launch happens only in builds with HEXCG_CUDA_DEBUG_SYNC (debug builds). */
 #ifndef HX_CUDA_CHECK_H
 #define HX_CUDA_CHECK_H
 #include <cuda_runtime.h>
 
-#include "../backend_impl.h"
+#include "backend_impl.h"
 
 #define HX_CUDA(expr)                                                                           \
   do {                                                                                          \

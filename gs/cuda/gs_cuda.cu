@@ -1,6 +1,6 @@
 // CUDA gather-scatter kernels. Per-row / per-entry math comes from
 // hx_gs_math.h (shared with cpu/gs_cpu.c), so both backends give the same bits.
-#include "../gs_impl.h"
+#include "gs_impl.h"
 #include "hx_cuda_check.h"
 
 static inline unsigned hx_gs_grid(int64_t n) {

@@ -6,6 +6,7 @@
 
 #include "hx_hd.h"
 #include "hx_kernels.h"
+#include "queue_impl.h"
 
 #include <stdint.h>
 
@@ -43,12 +44,70 @@ struct hx_vec_s {
   double *data;
 };
 
+/* ------------------------------------------------------------ backend dispatch
+ * Written once here for every entry point of kernels/ and gs/ (issue 28).
+ * An entry point checks its arguments, then dispatches:
+ *
+ *   int hx_thing(hx_backend b, ...) {
+ *     HX_CHECK(...);
+ *     HX_CUDA_DISPATCH(b, hx_cuda_thing(b, ...));  // cuda: run it, return
+ *     HX_MC_DEV(b, d_x, n, "thing: x");            // cpu and cpu-memcheck
+ *     HX_MC_SCOPE(b);
+ *     hx_cpu_thing(...);
+ *     return HX_SUCCESS;
+ *   }
+ *
+ * HX_CUDA_DISPATCH(b, call): when b (an hx_backend) is a CUDA backend, make
+ *   call (an int-returning CUDA entry point), propagate its error with
+ *   HX_CALL (a traceback frame at the caller) and return HX_SUCCESS; on the
+ *   other backends fall through to the CPU path. In a build without CUDA
+ *   only the condition remains (evaluated and discarded, so a backend
+ *   argument counts as used): call (hx_cuda_*, declared only with
+ *   HEXCG_HAVE_CUDA) is never compiled and needs no stub.
+ * HX_CUDA_DISPATCH_IF(cond, call): the same on a condition of the caller's
+ *   (an object that exists on cuda only, e.g. a CUDA event).
+ * HX_CUDA_ONLY(...): statements that exist in a CUDA build only (freeing a
+ *   CUDA object, an error path of a CUDA constructor).
+ * A value needed only by the CUDA call is computed inside the call's
+ * arguments, so a build without CUDA has no unused variable. */
+#ifdef HEXCG_HAVE_CUDA
+#define HX_CUDA_DISPATCH_IF(cond, call) \
+  do {                                  \
+    if (cond) {                         \
+      HX_CALL(call);                    \
+      return HX_SUCCESS;                \
+    }                                   \
+  } while (0)
+#define HX_CUDA_ONLY(...) __VA_ARGS__
+#else
+#define HX_CUDA_DISPATCH_IF(cond, call) \
+  do {                                  \
+    (void)(cond);                       \
+  } while (0)
+#define HX_CUDA_ONLY(...)
+#endif
+#define HX_CUDA_DISPATCH(b, call) HX_CUDA_DISPATCH_IF((b)->kind == HX_BACKEND_CUDA, call)
+
+/* *p, with the caller's handle nulled (for free functions: free(hx_take_ptr(&x))) */
+static inline void *hx_take_ptr(void **p) {
+  void *v = *p;
+  *p = NULL;
+  return v;
+}
+
 /* number of reduction chunks for n entries */
 static inline int64_t hx_num_chunks(int64_t n) { return (n + HX_REDUCE_CHUNK - 1) / HX_REDUCE_CHUNK; }
 /* queue objects (kernels/queue.c): the default queue is made by
  * hx_backend_create, freed by hx_backend_destroy */
 int hx_queue_new(hx_backend b, int is_default, hx_queue *q);
 int hx_queue_free(hx_queue q);
+
+/* Host memory for message buffers that the backend copies to or from
+ * asynchronously (the gather-scatter's exchange): pinned (page-locked) on
+ * cuda, zeroed ordinary host memory on the cpu backends. free accepts NULL
+ * / *h_ptr == NULL and nulls *h_ptr. */
+int hx_mem_alloc_host(hx_backend b, size_t bytes, void **h_ptr);
+int hx_mem_free_host(hx_backend b, void **h_ptr);
 
 /* grow the reduction scratch of queue q / of b's default queue to n partials */
 int hx_queue_partials(hx_queue q, size_t n);

@@ -1,5 +1,5 @@
 /* CPU (OpenMP) gather-scatter loops. Per-row / per-entry math: hx_gs_math.h. */
-#include "../gs_impl.h"
+#include "gs_impl.h"
 
 void hx_cpu_gs_scatter(int64_t nl, const int32_t *HX_RESTRICT map, const double *HX_RESTRICT g,
                        double *HX_RESTRICT l) {

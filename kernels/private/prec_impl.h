@@ -1,15 +1,13 @@
 /* Private to kernels/: per-backend entry points of the precision-parametrised
  * kernels (hx_kernels_prec.h): the FP32 streaming ops and conversions
- * (stream_prec.c -> cpu/prec_cpu.c, cuda/prec_cuda.cu), the FP32
- * gather-scatter loops (gs_prec.c -> cpu/gs_f32_cpu.c, cuda/gs_f32_cuda.cu)
- * and the FP32 element operator (ax_prec.c -> cpu/ax_cpu.c,
- * cuda/ax_cuda.cu). No CUDA headers here. Sizes are checked by the
+ * (stream_prec.c -> cpu/prec_cpu.c, cuda/prec_cuda.cu) and the FP32
+ * element operator (ax_prec.c -> cpu/ax_cpu.c, cuda/ax_cuda.cu); the FP32
+ * gather-scatter loops are gs/'s (gs_impl.h). No CUDA headers here. Sizes are checked by the
  * callers (n >= 1 unless said otherwise). */
 #ifndef HX_PREC_IMPL_H
 #define HX_PREC_IMPL_H
 
 #include "ax_impl.h"
-#include "gs_impl.h"
 #include "stream_impl.h"
 
 #ifdef __cplusplus
@@ -26,17 +24,6 @@ void hx_cpu_xpay_f32(int64_t n, float *p, const float *z, float beta);
 void hx_cpu_pointwise_mult_f32(int64_t n, float *y, const float *x, const float *z);
 int hx_cpu_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result);
 int hx_cpu_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result);
-
-/* ---- gather-scatter, CPU (cpu/gs_f32_cpu.c): float twins of gs_cpu.c ---- */
-void hx_cpu_gs_scatter_f32(int64_t nl, const int32_t *map, const float *g, float *l);
-void hx_cpu_gs_gather_acc_f32(int nchunk, const int64_t *chunk, const uint32_t *acc, const float *l,
-                              float *g);
-void hx_cpu_gs_gather_rows_f32(int64_t n, const int32_t *rows, const int32_t *row, const int32_t *col,
-                               const float *l, float *g);
-void hx_cpu_gs_pack_f32(int64_t n, const int32_t *idx, const float *g, float *buf);
-void hx_cpu_gs_combine_f32(int op, int64_t n_shared, float *g_shared, const int32_t *off, const int32_t *pos,
-                           const int32_t *self, const float *recv);
-void hx_cpu_gs_zero_idx_f32(int64_t n, const int32_t *idx, float *g);
 
 /* ---- operator, FP32 storage (ax_prec.c) ----
  * ax->d_basis32: [D (n*n), t (n), w (n), w3 (n^3)] as float, w3[q] = w_i w_j
@@ -58,7 +45,7 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                         const float *u, float *w, double *part);
 
 #ifdef HEXCG_HAVE_CUDA
-/* ---- CUDA (cuda/prec_cuda.cu, gs_f32_cuda.cu, ax_cuda.cu), queued on
+/* ---- CUDA (cuda/prec_cuda.cu, ax_cuda.cu), queued on
  * the backend stream; the reductions wait and return the host value ---- */
 int hx_cuda_f64_to_f32(hx_backend b, int64_t n, float *y, const double *x);
 int hx_cuda_f32_to_f64(hx_backend b, int64_t n, double *y, const float *x);
@@ -69,14 +56,6 @@ int hx_cuda_xpay_f32(hx_backend b, int64_t n, float *p, const float *z, float be
 int hx_cuda_pointwise_mult_f32(hx_backend b, int64_t n, float *y, const float *x, const float *z);
 int hx_cuda_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result);
 int hx_cuda_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result);
-
-int hx_cuda_gs_scatter_f32(hx_backend b, int64_t nl, const int32_t *map, const float *g, float *l);
-int hx_cuda_gs_gather_f32(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart, const int32_t *row,
-                          const int32_t *col, const float *l, float *g);
-int hx_cuda_gs_pack_f32(hx_backend b, int64_t n, const int32_t *idx, const float *g, float *buf);
-int hx_cuda_gs_combine_f32(hx_backend b, int op, int64_t n_shared, float *g_shared, const int32_t *off,
-                           const int32_t *pos, const int32_t *self, const float *recv);
-int hx_cuda_gs_zero_idx_f32(hx_backend b, int64_t n, const int32_t *idx, float *g);
 
 int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                          const float *u, float *w, double *part);

@@ -3,7 +3,7 @@
 // math: the float instantiation of ../hx_gs_math.h, whose plain names are
 // overloaded on the type under C++; the same functions as cpu/gs_f32_cpu.c, so
 // both backends give the same bits.
-#include "../prec_impl.h"
+#include "gs_impl.h"
 #include "hx_cuda_check.h"
 
 static inline unsigned hx_gsf_grid(int64_t n) {

@@ -3,7 +3,7 @@
  * cuda/gs_f32_cuda.cu) on the index structures of the same handle, and the
  * exchange sends floats through the handle's message buffers (sized for
  * doubles, so floats fit). */
-#include "prec_impl.h"
+#include "gs_impl.h"
 
 #define HX_PREC_OK(prec) \
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
@@ -17,12 +17,8 @@ int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
     return HX_SUCCESS;
   }
   if (gs->nl == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_scatter_f32(gs->b, gs->nl, gs->d_map, (const float *)d_g, (float *)d_l));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b,
+                   hx_cuda_gs_scatter_f32(gs->b, gs->nl, gs->d_map, (const float *)d_g, (float *)d_l));
   hx_cpu_gs_scatter_f32(gs->nl, gs->d_map, (const float *)d_g, (float *)d_l);
   return HX_SUCCESS;
 }
@@ -42,14 +38,8 @@ int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void
   if (r1 <= r0) return HX_SUCCESS;
   const float *l = (const float *)d_l;
   float *g = (float *)d_g;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    const int32_t b0 = part == HX_GS_SHARED ? gs->nblk_int : 0,
-                  b1 = part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
-    HX_CALL(hx_cuda_gs_gather_f32(gs->b, b0, b1, gs->d_bstart, gs->d_row, gs->d_col, l, g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather_f32(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
+                                                gs->d_row, gs->d_col, l, g));
   if (part != HX_GS_SHARED) hx_cpu_gs_gather_acc_f32(gs->nchunk, gs->chunk, gs->acc, l, g);
   const int64_t c0 = part == HX_GS_SHARED ? gs->cut_split : 0;
   const int64_t c1 = part == HX_GS_INTERIOR ? gs->cut_split : gs->ncut;
@@ -132,12 +122,8 @@ int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g) {
     return HX_SUCCESS;
   }
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (gs->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_cuda_gs_zero_idx_f32(gs->b, gs->n_masked, gs->d_masked_idx, (float *)d_g));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(gs->b,
+                   hx_cuda_gs_zero_idx_f32(gs->b, gs->n_masked, gs->d_masked_idx, (float *)d_g));
   hx_cpu_gs_zero_idx_f32(gs->n_masked, gs->d_masked_idx, (float *)d_g);
   return HX_SUCCESS;
 }

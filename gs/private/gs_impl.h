@@ -1,9 +1,12 @@
-/* Private to kernels/: the gather-scatter handle and its per-backend entry
- * points (kernels/cpu/gs_cpu.c, kernels/cuda/gs_cuda.cu). No CUDA headers. */
+/* Private to gs/: the gather-scatter handle and its per-backend entry
+ * points (gs/cpu/gs_cpu.c, gs_f32_cpu.c; gs/cuda/gs_cuda.cu,
+ * gs_f32_cuda.cu), built on the backend's internal interface
+ * (kernels/private/backend_impl.h). No CUDA headers. */
 #ifndef HX_GS_IMPL_H
 #define HX_GS_IMPL_H
 
 #include "backend_impl.h"
+#include "hx_gs.h"
 #include "hx_gs_math.h"
 
 #ifdef __cplusplus
@@ -85,6 +88,14 @@ struct hx_gs_s {
   int32_t *d_masked_idx; /* n_masked */
 };
 
+/* the gather blocks [blk0, blk1) of the CUDA gather that cover part's rows */
+static inline int32_t hx_gs_blk0(const struct hx_gs_s *gs, hx_gs_part part) {
+  return part == HX_GS_SHARED ? gs->nblk_int : 0;
+}
+static inline int32_t hx_gs_blk1(const struct hx_gs_s *gs, hx_gs_part part) {
+  return part == HX_GS_INTERIOR ? gs->nblk_int : gs->nblk;
+}
+
 /* The exchange of gs.c for both precisions (f32: floats through the same
  * buffers, gs_prec.c's FP32 exchange). start posts the receives and, on the
  * cpu backends, packs and posts the sends; on cuda it only queues the pack
@@ -97,7 +108,7 @@ int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op);
 int hx_gs_xpost(hx_gs gs);
 int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op);
 
-/* CPU implementations (kernels/cpu/gs_cpu.c) */
+/* CPU implementations (gs/cpu/gs_cpu.c) */
 void hx_cpu_gs_scatter(int64_t nl, const int32_t *map, const double *g, double *l);
 /* in-order accumulation over the chunks (interior rows that are not cut) */
 void hx_cpu_gs_gather_acc(int nchunk, const int64_t *chunk, const uint32_t *acc, const double *l, double *g);
@@ -108,9 +119,19 @@ void hx_cpu_gs_pack(int64_t n, const int32_t *idx, const double *g, double *buf)
 void hx_cpu_gs_combine(int op, int64_t n_shared, double *g_shared, const int32_t *off, const int32_t *pos,
                        const int32_t *self, const double *recv);
 void hx_cpu_gs_zero_idx(int64_t n, const int32_t *idx, double *g);
+/* FP32 twins (cpu/gs_f32_cpu.c) */
+void hx_cpu_gs_scatter_f32(int64_t nl, const int32_t *map, const float *g, float *l);
+void hx_cpu_gs_gather_acc_f32(int nchunk, const int64_t *chunk, const uint32_t *acc, const float *l,
+                              float *g);
+void hx_cpu_gs_gather_rows_f32(int64_t n, const int32_t *rows, const int32_t *row, const int32_t *col,
+                               const float *l, float *g);
+void hx_cpu_gs_pack_f32(int64_t n, const int32_t *idx, const float *g, float *buf);
+void hx_cpu_gs_combine_f32(int op, int64_t n_shared, float *g_shared, const int32_t *off, const int32_t *pos,
+                           const int32_t *self, const float *recv);
+void hx_cpu_gs_zero_idx_f32(int64_t n, const int32_t *idx, float *g);
 
 #ifdef HEXCG_HAVE_CUDA
-/* CUDA implementations (kernels/cuda/gs_cuda.cu), queued on the backend stream */
+/* CUDA implementations (gs/cuda/gs_cuda.cu), queued on the backend stream */
 int hx_cuda_gs_scatter(hx_backend b, int64_t nl, const int32_t *map, const double *g, double *l);
 /* blocks [blk0, blk1) of the row blocking bstart */
 int hx_cuda_gs_gather(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart, const int32_t *row,
@@ -124,6 +145,14 @@ int hx_cuda_gs_pack_f32_q(hx_queue q, int64_t n, const int32_t *idx, const float
 int hx_cuda_gs_combine_f32_q(hx_queue q, int op, int64_t n_shared, float *g_shared, const int32_t *off,
                              const int32_t *pos, const int32_t *self, const float *recv);
 int hx_cuda_gs_zero_idx(hx_backend b, int64_t n, const int32_t *idx, double *g);
+/* FP32 twins (cuda/gs_f32_cuda.cu) */
+int hx_cuda_gs_scatter_f32(hx_backend b, int64_t nl, const int32_t *map, const float *g, float *l);
+int hx_cuda_gs_gather_f32(hx_backend b, int32_t blk0, int32_t blk1, const int32_t *bstart, const int32_t *row,
+                          const int32_t *col, const float *l, float *g);
+int hx_cuda_gs_pack_f32(hx_backend b, int64_t n, const int32_t *idx, const float *g, float *buf);
+int hx_cuda_gs_combine_f32(hx_backend b, int op, int64_t n_shared, float *g_shared, const int32_t *off,
+                           const int32_t *pos, const int32_t *self, const float *recv);
+int hx_cuda_gs_zero_idx_f32(hx_backend b, int64_t n, const int32_t *idx, float *g);
 #endif
 
 #ifdef __cplusplus
