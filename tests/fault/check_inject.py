@@ -25,28 +25,16 @@ import shutil
 import subprocess
 import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--case", required=True)
-ap.add_argument("--strace", default="/usr/bin/strace")
-a = ap.parse_args()
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+
+a, W = setup(case=True, options=[(("--strace",), dict(default="/usr/bin/strace"))])
 if not os.access(a.strace, os.X_OK):
     print(f"check_inject: no strace at {a.strace} (scripts/bootstrap.sh installs it)", file=sys.stderr)
     sys.exit(1)
 shutil.rmtree(a.work, ignore_errors=True)
 os.makedirs(a.work)
-W = a.work
-failures = []
 TIMEOUT = 60
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 SMALL = ["--set", "mesh.elements=[2,2,2]", "--quiet"]
@@ -168,5 +156,4 @@ for ranks in (1, 2, 3):
                     check(rc != 0, f"{label}: exit 0 but the folder holds the old set")
                 recovers(folder, ranks, label)
 
-print(f"{len(failures)} failed" if failures else "all injected output faults handled")
-sys.exit(1 if failures else 0)
+finish("all injected output faults handled")

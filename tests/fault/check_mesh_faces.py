@@ -11,27 +11,11 @@ import shutil
 import subprocess
 import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
-W = a.work
-failures = []
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+
+a, W = setup(case=False)
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def hexcg(args, ranks=1, timeout=120):
-    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg] + args, cwd=W, capture_output=True, text=True,
-                       timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
 
 
 def write(name, text):
@@ -69,5 +53,4 @@ rc, out, err = hexcg(["run", "stack.yaml", "--output", "o-stack"], 2)
 check(rc == 0, f"stack: rc {rc} {err!r}")
 check("8 of 10 boundary faces carry no surface physical tag" in out + err and "kappa du/dn = 0" in out + err,
       f"stack: no untagged-face note in {out + err!r}")
-print(f"{len(failures)} failed" if failures else "all mesh-face checks passed")
-sys.exit(1 if failures else 0)
+finish("all mesh-face checks passed")

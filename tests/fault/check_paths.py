@@ -19,28 +19,11 @@ import sys
 import h5py
 import numpy as np
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--case", required=True)
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
-W = a.work
-failures = []
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+
+a, W = setup(case=True)
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def hexcg(args, ranks=1, timeout=120):
-    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg] + args, cwd=W, capture_output=True, text=True,
-                       timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
 
 
 SMALL = ["--set", "mesh.elements=[2,2,2]", "--set", "order=3", "--quiet"]
@@ -95,5 +78,4 @@ if rc == 0:
               for d in ("o-odd", "o-odd-rerun")]
         check(it[0] == it[1], f"rerun iterations {it}")
 
-print(f"{len(failures)} failed" if failures else "all path checks passed")
-sys.exit(1 if failures else 0)
+finish("all path checks passed")

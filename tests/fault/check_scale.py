@@ -17,22 +17,10 @@ import sys
 
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
-W = a.work
-failures = []
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
+a, W = setup(case=False)
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 CASE = """mesh: {type: box, elements: [3, 3, 3]}
@@ -86,5 +74,4 @@ for ranks in (1, 2):
             for what, v, ref in (("L2", l2, unit[1]), ("max", mx, unit[2])):
                 check(abs(v - ref * sc) <= rt * ref * sc,
                       f"{name} np{ranks} {pc}: {what} error {v:.6e}, unit problem's x scale {ref * sc:.6e}")
-print(f"{len(failures)} failed" if failures else "all scaled problems solved as the unit one")
-sys.exit(1 if failures else 0)
+finish("all scaled problems solved as the unit one")

@@ -16,23 +16,10 @@ import time
 
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--case", required=True)
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
-W = a.work
-failures = []
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
+a, W = setup(case=True)
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 # a long solve: Jacobi-PCG on the Kershaw 12^3 mesh at p = 7 needs ~1300 iterations (seconds) to
@@ -114,5 +101,4 @@ p.stdout.close()  # like `| head -1`
 err = p.stderr.read().decode()
 rc = p.wait(timeout=120)
 check(rc == 0 and os.path.isfile(os.path.join(out, "summary.yaml")), f"closed stdout: exit {rc} {err!r}")
-print(f"{len(failures)} failed" if failures else "signal checks passed")
-sys.exit(1 if failures else 0)
+finish("signal checks passed")

@@ -14,24 +14,11 @@ import sys
 
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--case", required=True)
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
-W = a.work
-failures = []
+from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+
+a, W = setup(case=True)
 cores = len(os.sched_getaffinity(0))
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(ranks, value, extra_env=None):
@@ -69,5 +56,4 @@ for ranks in (1, 2):
 p, s = run(1, str(cores + 1), {"HEXCG_OVERSUBSCRIBE": "1"})
 check(p.returncode == 0 and "warning" not in p.stderr and s and s["threads_per_rank"] == cores + 1,
       f"HEXCG_OVERSUBSCRIBE=1: rc {p.returncode} {p.stderr!r}")
-print(f"{len(failures)} failed" if failures else "thread checks passed")
-sys.exit(1 if failures else 0)
+finish("thread checks passed")
