@@ -463,12 +463,7 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
 
 int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops) {
   HX_CHECK(b && gflops && seconds > 0.0, HX_ERR_ARG, "bad arguments");
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_ax_cuda_peak(b, seconds, gflops));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_ax_cuda_peak(b, seconds, gflops));
   const int isa = hx_ax_cpu_isa();
   /* double the run until it lasts >= seconds/4 (a fork/join costs up to
    * ~10 ms on a loaded machine, so short runs measure overhead), then the

@@ -12,12 +12,7 @@ static int hx_fdm_elem_impl(hx_backend b, int p, int32_t nlist, const int32_t *d
   if (nlist == 0) return HX_SUCCESS;
   HX_CHECK(d_S && d_L && d_u && d_w, HX_ERR_ARG, "NULL array");
   HX_CHECK(d_u != d_w, HX_ERR_ARG, "input and output boxes alias");
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_fdm_cuda_apply(b, p + 3, nlist, d_list, d_S, d_L, d_u, d_w));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_fdm_cuda_apply(b, p + 3, nlist, d_list, d_S, d_L, d_u, d_w));
   HX_MC_SCOPE(b);
   HX_CALL(hx_fdm_cpu_apply(p + 3, nlist, d_list, d_S, d_L, d_u, d_w));
   return HX_SUCCESS;
@@ -44,12 +39,7 @@ int hx_fdm_elem_apply_map(hx_backend b, int p, int32_t nlist, const int32_t *d_l
   if (nlist == 0) return HX_SUCCESS;
   HX_CHECK(d_S && d_L && d_map && d_x && d_w, HX_ERR_ARG, "NULL array");
   HX_CHECK(d_x != d_w, HX_ERR_ARG, "input and output vectors alias");
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_fdm_cuda_apply_map(b, p + 3, nlist, d_list, d_S, d_L, d_map, d_x, d_w));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_fdm_cuda_apply_map(b, p + 3, nlist, d_list, d_S, d_L, d_map, d_x, d_w));
   HX_MC_SCOPE(b);
   HX_CALL(hx_fdm_cpu_apply_map(p + 3, nlist, d_list, d_S, d_L, d_map, d_x, d_w));
   return HX_SUCCESS;
@@ -60,12 +50,7 @@ int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *
   HX_CHECK(b && n >= 0, HX_ERR_ARG, "bad arguments");
   if (n == 0) return HX_SUCCESS;
   HX_CHECK(d_idx && d_w && d_x && d_y, HX_ERR_ARG, "NULL array");
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_fdm_cuda_wgather(b, n, d_idx, d_w, d_x, d_y));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_fdm_cuda_wgather(b, n, d_idx, d_w, d_x, d_y));
   HX_MC_SCOPE(b);
   hx_fdm_cpu_wgather(n, d_idx, d_w, d_x, d_y);
   return HX_SUCCESS;
@@ -85,13 +70,8 @@ static int hx_fdm_elem_f32(hx_backend b, int p, int32_t nlist, const int32_t *d_
   if (nlist == 0) return HX_SUCCESS;
   HX_CHECK(d_S && d_L && d_w && (d_u || (d_map && d_x)), HX_ERR_ARG, "NULL array");
   HX_CHECK(d_u != d_w && d_x != d_w, HX_ERR_ARG, "input and output alias");
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_fdm_cuda_apply_f32(b, p + 3, nlist, d_list, (const float *)d_S, (const float *)d_L,
-                                  (const float *)d_u, (float *)d_w, d_map, (const float *)d_x));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_fdm_cuda_apply_f32(b, p + 3, nlist, d_list, (const float *)d_S, (const float *)d_L,
+                                            (const float *)d_u, (float *)d_w, d_map, (const float *)d_x));
   HX_MC_SCOPE(b);
   HX_CALL(hx_fdm_cpu_apply_f32(p + 3, nlist, d_list, (const float *)d_S, (const float *)d_L, (const float *)d_u,
                                (float *)d_w, d_map, (const float *)d_x));
@@ -138,13 +118,8 @@ int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double
   HX_CHECK(d_idx && d_w && d_x && d_y, HX_ERR_ARG, "NULL array");
   HX_CHECK(d_x != d_y, HX_ERR_ARG, "input and output alias");
   const int same = xprec == yprec, to_f32 = yprec == HX_F32;
-#ifdef HEXCG_HAVE_CUDA
-  if (b->kind == HX_BACKEND_CUDA) {
-    if (same) HX_CALL(hx_fdm_cuda_wgather_f32(b, n, d_idx, d_w, (const float *)d_x, (float *)d_y));
-    else HX_CALL(hx_fdm_cuda_wgather_mixed(b, n, d_idx, d_w, to_f32, d_x, d_y));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, same ? hx_fdm_cuda_wgather_f32(b, n, d_idx, d_w, (const float *)d_x, (float *)d_y)
+                            : hx_fdm_cuda_wgather_mixed(b, n, d_idx, d_w, to_f32, d_x, d_y));
   HX_MC_SCOPE(b);
   if (same) hx_fdm_cpu_wgather_f32(n, d_idx, d_w, (const float *)d_x, (float *)d_y);
   else hx_fdm_cpu_wgather_mixed(n, d_idx, d_w, to_f32, d_x, d_y);

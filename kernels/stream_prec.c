@@ -30,7 +30,6 @@ int hx_precision_parse(const char *s, hx_precision *prec) {
 #define HX_PREC_OK(prec) \
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
 #define HX_LEN_OK(n) HX_CHECK((n) >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)(n))
-#define HX_IS_CUDA(b) ((b)->kind == HX_BACKEND_CUDA)
 /* HX_MC_DEV for n entries of precision prec: the FP32 CPU paths check their
  * pointers as the FP64 ones do (cpu-memcheck) */
 #define HX_MC_DEV_P(b, p, n, prec, what)                                                           \
@@ -51,15 +50,8 @@ int hx_array_convert(hx_backend b, int64_t n, hx_precision dp, void *d_dst, hx_p
     HX_CALL(hx_mem_copy(b, d_dst, d_src, (size_t)n * hx_precision_size(dp)));
     return HX_SUCCESS;
   }
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    if (dp == HX_F32)
-      HX_CALL(hx_cuda_f64_to_f32(b, n, (float *)d_dst, (const double *)d_src));
-    else
-      HX_CALL(hx_cuda_f32_to_f64(b, n, (double *)d_dst, (const float *)d_src));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, dp == HX_F32 ? hx_cuda_f64_to_f32(b, n, (float *)d_dst, (const double *)d_src)
+                                    : hx_cuda_f32_to_f64(b, n, (double *)d_dst, (const float *)d_src));
   HX_MC_DEV_P(b, d_dst, n, dp, "convert: dst");
   HX_MC_DEV_P(b, d_src, n, sp, "convert: src");
   if (dp == HX_F32)
@@ -75,12 +67,7 @@ int hx_array_axpy_f32_to_f64(hx_backend b, int64_t n, double *d_y, double a, con
   HX_LEN_OK(n);
   if (n == 0) return HX_SUCCESS;
   HX_CHECK(d_y && d_x, HX_ERR_ARG, "NULL vector");
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_axpy_f32_to_f64(b, n, d_y, a, d_x));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_axpy_f32_to_f64(b, n, d_y, a, d_x));
   HX_MC_DEV_P(b, d_y, n, HX_F64, "axpy_f32_to_f64: y");
   HX_MC_DEV_P(b, d_x, n, HX_F32, "axpy_f32_to_f64: x");
   hx_cpu_axpy_f32_to_f64(n, d_y, a, d_x);
@@ -97,12 +84,7 @@ int hx_array_copy_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_copy_f32(b, n, (float *)d_y, (const float *)d_x));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_copy_f32(b, n, (float *)d_y, (const float *)d_x));
   HX_MC_DEV_P(b, d_y, n, prec, "copy: y");
   HX_MC_DEV_P(b, d_x, n, prec, "copy: x");
   hx_cpu_copy_f32(n, (float *)d_y, (const float *)d_x);
@@ -120,12 +102,7 @@ int hx_array_axpby_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, doub
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_axpby_f32(b, n, (float *)d_y, (float)a, (const float *)d_x, (float)bb));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_axpby_f32(b, n, (float *)d_y, (float)a, (const float *)d_x, (float)bb));
   HX_MC_DEV_P(b, d_y, n, prec, "axpby: y");
   HX_MC_DEV_P(b, d_x, n, prec, "axpby: x");
   hx_cpu_axpby_f32(n, (float *)d_y, (float)a, (const float *)d_x, (float)bb);
@@ -144,12 +121,7 @@ int hx_array_dot_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, 
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
   HX_MC_DEV_P(b, d_x, n, prec, "dot: x");
   HX_MC_DEV_P(b, d_y, n, prec, "dot: y");
   HX_CALL(hx_cpu_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
@@ -167,12 +139,7 @@ int hx_array_norm2sq_p(hx_backend b, hx_precision prec, int64_t n, const void *d
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_norm2sq_f32(b, n, (const float *)d_x, result));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_norm2sq_f32(b, n, (const float *)d_x, result));
   HX_MC_DEV_P(b, d_x, n, prec, "norm2sq: x");
   HX_CALL(hx_cpu_norm2sq_f32(b, n, (const float *)d_x, result));
   return HX_SUCCESS;
@@ -188,12 +155,7 @@ int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_xpay_f32(b, n, (float *)d_p, (const float *)d_z, (float)beta));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_xpay_f32(b, n, (float *)d_p, (const float *)d_z, (float)beta));
   HX_MC_DEV_P(b, d_p, n, prec, "xpay: p");
   HX_MC_DEV_P(b, d_z, n, prec, "xpay: z");
   hx_cpu_xpay_f32(n, (float *)d_p, (const float *)d_z, (float)beta);
@@ -211,12 +173,7 @@ int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-#ifdef HEXCG_HAVE_CUDA
-  if (HX_IS_CUDA(b)) {
-    HX_CALL(hx_cuda_pointwise_mult_f32(b, n, (float *)d_y, (const float *)d_x, (const float *)d_z));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(b, hx_cuda_pointwise_mult_f32(b, n, (float *)d_y, (const float *)d_x, (const float *)d_z));
   HX_MC_DEV_P(b, d_y, n, prec, "pointwise_mult: y");
   HX_MC_DEV_P(b, d_x, n, prec, "pointwise_mult: x");
   HX_MC_DEV_P(b, d_z, n, prec, "pointwise_mult: z");
