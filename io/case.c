@@ -73,8 +73,8 @@ static const hx_opt_key mesh_rows[] = {
               "gmsh (required): MSH 2.2/4.1 file, relative to the case file's folder"),
     ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb",
              "how elements are split over the MPI ranks"),
-    DBL_ROW("deform", mesh.deform, 0, 0.5, HX_OPT_MAX_OPEN, "0.0",
-            "box/kershaw only: smooth deformation amplitude"),
+    DBL_ROW("deform", mesh.deform, 0, 0.1, 0, "0.0",
+            "box/kershaw only: smooth deformation amplitude (at most 0.1: the map stays invertible)"),
 };
 static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
 
