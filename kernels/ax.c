@@ -300,6 +300,16 @@ void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t
   if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
 }
 
+/* cuda: the element pass, then its partial sums to the host (uw) and/or a slot */
+HX_CUDA_ONLY(static int ax_cuda_apply_sums(hx_ax ax, int32_t nlist, const int32_t *d_list,
+                                           const int32_t *d_map, const double *d_u, double *d_w, double *part,
+                                           double *uw, double *d_slot) {
+  HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
+  if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+  if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
+  return HX_SUCCESS;
+})
+
 /* uw: the sum of the element u.w to the host (waits on cuda); or, with
  * d_slot (from hx_red_next_part), left in backend memory there (no wait) */
 static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
@@ -309,23 +319,13 @@ static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, cons
   HX_CHECK(ax->prec == HX_F64, HX_ERR_ARG, "FP64 apply of an FP32 operator (use hx_ax_apply_p)");
   if (nlist == 0) {
     if (d_slot) {
-#ifdef HEXCG_HAVE_CUDA
-      if (ax->b->kind == HX_BACKEND_CUDA) HX_CALL(hx_mem_zero(ax->b, d_slot, sizeof(double)));
-      else
-#endif
-        *d_slot = 0.0; /* the slots are host memory on the cpu backends */
+      HX_CUDA_DISPATCH(ax->b, hx_mem_zero(ax->b, d_slot, sizeof(double)));
+      *d_slot = 0.0; /* the slots are host memory on the cpu backends */
     }
     return HX_SUCCESS;
   }
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
-#ifdef HEXCG_HAVE_CUDA
-  if (ax->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
-    if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
-    if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(ax->b, ax_cuda_apply_sums(ax, nlist, d_list, d_map, d_u, d_w, part, uw, d_slot));
   const int64_t nl = hx_ax_num_nodes(ax);
   if (!d_map) HX_MC_DEV(ax->b, d_u, nl, "operator: u");
   if (d_map && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_map, (size_t)nl * sizeof(int32_t), "operator: L->G map"));

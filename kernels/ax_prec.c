@@ -135,6 +135,15 @@ int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_n
 
 hx_precision hx_ax_precision(hx_ax ax) { return ax->prec; }
 
+/* cuda: the FP32 element pass, then its partial sums to the host (uw) */
+HX_CUDA_ONLY(static int ax_cuda_apply_f32_sum(hx_ax ax, int32_t nlist, const int32_t *d_list,
+                                              const int32_t *d_map, const float *u, float *w, double *part,
+                                              double *uw) {
+  HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, d_map, u, w, part));
+  if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+  return HX_SUCCESS;
+})
+
 static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
                            void *d_w, double *uw) {
   double *part = uw ? ax->d_part : NULL;
@@ -143,13 +152,7 @@ static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
   const float *u = (const float *)d_u;
   float *w = (float *)d_w;
-#ifdef HEXCG_HAVE_CUDA
-  if (ax->b->kind == HX_BACKEND_CUDA) {
-    HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, d_map, u, w, part));
-    if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
-    return HX_SUCCESS;
-  }
-#endif
+  HX_CUDA_DISPATCH(ax->b, ax_cuda_apply_f32_sum(ax, nlist, d_list, d_map, u, w, part, uw));
   if (ax->b->memcheck) {
     const size_t nl = (size_t)hx_ax_num_nodes(ax);
     if (!d_map) HX_CALL(hx_mc_check_dev(d_u, nl * sizeof(float), "operator: u"));
