@@ -678,3 +678,15 @@ int hx_coarse_element_rows(hx_coarse c, int64_t *h_rows) {
   for (int64_t i = 0; i < (int64_t)c->E * 8; i++) h_rows[i] = c->row[c->cmap[i]];
   return HX_SUCCESS;
 }
+
+int hx_coarse_report(hx_coarse c, hx_coarse_operator op, hx_opt *node, hx_opt **sub) {
+  hx_coarse_stats cs;
+  hx_coarse_get_stats(c, &cs);
+  HX_CALL(hx_pc_report_map(node, "coarse", sub));
+  HX_CALL(hx_pc_report_int(*sub, "order", 1));
+  HX_CALL(hx_pc_report_text(*sub, "solver",
+                            op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
+  HX_CALL(hx_pc_report_int(*sub, "rows", cs.rows_global));
+  HX_CALL(hx_pc_report_int(*sub, "amg_levels", cs.amg_levels));
+  return HX_SUCCESS;
+}

@@ -218,13 +218,7 @@ static int asm_report(void *ctx, hx_opt *node) {
     hx_coarse_get_stats(a->coarse, &cs);
     double eff = m > 0 ? tt / m : 0.0; /* the max over ranks, as summary.yaml's overlap_efficiency */
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &eff, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
-    HX_CALL(hx_pc_report_map(node, "coarse", &part));
-    HX_CALL(hx_pc_report_int(part, "order", 1));
-    HX_CALL(hx_pc_report_text(
-        part, "solver",
-        a->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
-    HX_CALL(hx_pc_report_int(part, "rows", cs.rows_global));
-    HX_CALL(hx_pc_report_int(part, "amg_levels", cs.amg_levels));
+    HX_CALL(hx_coarse_report(a->coarse, a->o.coarse_opts.op, node, &part));
     HX_CALL(hx_pc_report_real(part, "assembly_s", cs.t_assembly));
     HX_CALL(hx_pc_report_real(part, "amg_setup_s", cs.t_amg_setup));
     HX_CALL(hx_pc_report_real(part, "apply_s", tc));

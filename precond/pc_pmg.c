@@ -487,15 +487,7 @@ static int pmg_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_real(m, "transfer_s", L->t_transfer * per));
   }
   if (g->coarse) {
-    hx_coarse_stats cs;
-    hx_coarse_get_stats(g->coarse, &cs);
-    HX_CALL(hx_pc_report_map(node, "coarse", &m));
-    HX_CALL(hx_pc_report_int(m, "order", 1));
-    HX_CALL(hx_pc_report_text(
-        m, "solver",
-        g->o.coarse_opts.op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
-    HX_CALL(hx_pc_report_int(m, "rows", cs.rows_global));
-    HX_CALL(hx_pc_report_int(m, "amg_levels", cs.amg_levels));
+    HX_CALL(hx_coarse_report(g->coarse, g->o.coarse_opts.op, node, &m));
     HX_CALL(hx_pc_report_real(m, "setup_s", g->t_coarse_setup));
     HX_CALL(hx_pc_report_real(m, "apply_s", g->t_coarse * per));
     HX_CALL(hx_pc_report_real(m, "copy_s", g->t_copy * per));

@@ -141,6 +141,10 @@ typedef struct {
   double t_restrict, t_solve, t_prolong; /* seconds over all applies */
 } hx_coarse_stats;
 void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s);
+/* The report tree's "coarse" node under node (hx_pc_report): order 1, the
+ * solver (from op), rows and AMG levels of c; returns the node in *sub for the
+ * caller's timings. */
+int hx_coarse_report(hx_coarse c, hx_coarse_operator op, hx_opt *node, hx_opt **sub);
 
 /* The coarse matrix A0 as a hypre HYPRE_ParCSRMatrix (cast it; NULL when
  * there are no coarse unknowns) and this rank's rows [*ilower, *iupper]
