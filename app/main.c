@@ -135,11 +135,14 @@ int main(int argc, char **argv) {
     status = 2;
   }
   /* every file is closed before MPI is finalised; a file HDF5 could not
-   * close (its error already printed) would crash MPI_Finalize */
-  if (hx_io_finalize() != 0) {
-    fflush(stdout), fflush(stderr);
-    MPI_Abort(ctx.comm, status ? status : 1);
-  }
+   * close (its error already printed) would crash MPI_Finalize. The ranks
+   * agree first: a rank that aborted at once could kill rank 0 before rank 0
+   * has printed the run's error message (every command returns on every
+   * rank, so the reduction cannot hang). */
+  int io_bad = hx_io_finalize() != 0, any_bad = io_bad;
+  fflush(stdout), fflush(stderr);
+  MPI_Allreduce(&io_bad, &any_bad, 1, MPI_INT, MPI_MAX, ctx.comm);
+  if (any_bad) MPI_Abort(ctx.comm, status ? status : 1);
   MPI_Finalize();
   return status;
 }
