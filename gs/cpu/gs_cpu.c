@@ -1,16 +1,7 @@
 /* CPU (OpenMP) gather-scatter loops, FP64 and FP32: one template
- * (gs_cpu_t.h) instantiated for double (plain names) and float (_f32). */
+ * (gs_cpu_t.h) instantiated for double (plain names) and float (_f32). The
+ * template's path is relative to kernels/hx_instantiate.h, which includes it. */
 #include "gs_impl.h"
 
-#define HX_R(x) ((HX_REAL)(x))
-#define HX_REAL double
-#define HX_FN(name) name
-#include "gs_cpu_t.h"
-#undef HX_FN
-#undef HX_REAL
-#define HX_REAL float
-#define HX_FN(name) name##_f32
-#include "gs_cpu_t.h"
-#undef HX_FN
-#undef HX_REAL
-#undef HX_R
+#define HX_TEMPLATE "../gs/cpu/gs_cpu_t.h"
+#include "hx_instantiate.h"

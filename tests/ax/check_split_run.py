@@ -10,26 +10,16 @@ error (4e-12) is below what the split operator alone gets (3.7e-11 before the
 FP64 residual check), they agree to 1% (measured 1e-5 L2, 1e-3 max); on the
 undeformed box every element is affine and split gives the same iterations
 and the same error bits, with no FP64 residual computed."""
-import argparse
 import os
 import subprocess
 import sys
 
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, failures, setup  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+a, _ = setup(source=True, clean=False)
 
 
 def run(case, geometry, tag, sets):

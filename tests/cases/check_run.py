@@ -3,7 +3,6 @@
 --force, --set, --quiet/--verbose, the effective case and its reload, a
 missing case file, usage errors, one message on 2 ranks, and every example
 case in configs/ being valid."""
-import argparse
 import glob
 import os
 import shutil
@@ -12,20 +11,10 @@ import sys
 
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, failures, setup  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+a, _ = setup(source=True, clean=False)
 
 
 def run(args, ranks=1, cwd=None):

@@ -4,7 +4,6 @@ consistent (summary.yaml, history.csv/.h5, solution.h5/.xdmf), a second run
 without --force is refused and changes nothing, a restart from the solution
 on 2 ranks starts converged, and a late input error (unknown Gmsh tag, found
 after the mesh is read) exits 2 and leaves no output folder."""
-import argparse
 import os
 import shutil
 import subprocess
@@ -15,19 +14,10 @@ import h5py
 import numpy as np
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, failures as fails, setup  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        fails.append(what)
-        print("FAIL:", what, file=sys.stderr)
+a, _ = setup(source=True, clean=False)
 
 
 def run(args, ranks=1):

@@ -5,7 +5,6 @@ extra iterations beyond the slack fail, summary differences fail, bounds,
 --plot, malformed inputs and options exit 2 with a message naming the
 problem, the status on 2 ranks, and a deliberate solver change caught against
 a regression baseline."""
-import argparse
 import os
 import shutil
 import subprocess
@@ -15,20 +14,10 @@ import h5py
 import numpy as np
 import yaml
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, failures, setup  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+a, _ = setup(source=True, clean=False)
 
 
 def compare(*args, ranks=0):

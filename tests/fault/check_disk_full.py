@@ -5,17 +5,15 @@ mounted (root only; skips with exit 77 and a reason where mounting is not
 allowed). Every run must end, without a crash or a hang, with exit 1 and one
 message naming the file and "no space left on device", and leave no partial
 file under a final name (no *.tmp either) and no earlier result damaged."""
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-a = ap.parse_args()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, failures, setup  # noqa: E402
+
+a, _ = setup(source=False, clean=False)
 
 os.makedirs(a.work, exist_ok=True)
 mnt = tempfile.mkdtemp(prefix="tmpfs-", dir=a.work)
@@ -43,13 +41,6 @@ problem:
     - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}
 solver: {max_iterations: 40}
 """)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 FINAL = ["summary.yaml", "solution.h5", "solution.xdmf", "history.csv", "history.h5"]

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=False)

@@ -19,6 +19,7 @@ import sys
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=True)

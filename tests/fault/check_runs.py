@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=False)

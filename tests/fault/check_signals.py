@@ -16,6 +16,7 @@ import time
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=True)

@@ -1,7 +1,10 @@
-"""What the fault checks (tests/fault/check_*.py) share: their arguments
-(--hexcg, --mpiexec, --work, and --case where a check needs one), a fresh
-work folder, check() that records a failure and says it, hexcg() that runs
-hexcg on N ranks in the work folder, and finish() with the exit status."""
+"""What the Python checks of the tests share (tests/fault/check_*.py and the
+command-line checks of app/, ax/, cases/, compare/): their arguments
+(--hexcg, --mpiexec, --work, and --case or --source where a check needs
+them), a fresh work folder, check() that records a failure and says it,
+hexcg() that runs hexcg on N ranks in the work folder, and finish() with the
+exit status. A check imports it with
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))"""
 import argparse
 import os
 import shutil
@@ -12,8 +15,9 @@ failures = []
 A = None
 
 
-def setup(case=False, options=()):
-    """parse the arguments (options: (flags, keywords) pairs for more) and empty the work folder"""
+def setup(case=False, options=(), source=False, clean=True):
+    """parse the arguments (options: (flags, keywords) pairs for more) and
+    empty the work folder (clean=False: leave it as it is)"""
     global A
     ap = argparse.ArgumentParser()
     ap.add_argument("--hexcg", required=True)
@@ -21,11 +25,14 @@ def setup(case=False, options=()):
     ap.add_argument("--work", required=True)
     if case:
         ap.add_argument("--case", required=True)
+    if source:
+        ap.add_argument("--source", required=True)
     for flags, kw in options:
         ap.add_argument(*flags, **kw)
     A = ap.parse_args()
-    shutil.rmtree(A.work, ignore_errors=True)
-    os.makedirs(A.work)
+    if clean:
+        shutil.rmtree(A.work, ignore_errors=True)
+    os.makedirs(A.work, exist_ok=True)
     return A, A.work
 
 
