@@ -84,6 +84,32 @@ static inline void hx_test_skip_without_device(const char *name) {
   }
   hx_backend_destroy(&probe);
 }
+
+/* A test program of several modes (argv[1] names one; --backend B anywhere).
+ * Called after MPI_Init: prints the usage and returns 2 without a known
+ * mode, skips without the device of a device backend, runs the mode,
+ * finalises MPI and returns the exit status (a mode's nonzero return, else
+ * the assertions' verdict). */
+typedef struct {
+  const char *name;
+  int (*fn)(void);
+} hx_test_mode;
+static inline int hx_test_run_modes(int argc, char **argv, const char *prog, const hx_test_mode *modes, int nmodes) {
+  int k = -1;
+  for (int i = 0; argc >= 2 && i < nmodes; i++)
+    if (!strcmp(argv[1], modes[i].name)) k = i;
+  if (k < 0) {
+    fprintf(stderr, "usage: %s", prog);
+    for (int i = 0; i < nmodes; i++) fprintf(stderr, "%c%s", i ? '|' : ' ', modes[i].name);
+    fprintf(stderr, " [--backend B]%s%s\n", argc >= 2 ? "; unknown mode " : "", argc >= 2 ? argv[1] : "");
+    MPI_Finalize();
+    return 2;
+  }
+  hx_test_skip_without_device(hx_test_backend_arg(argc, argv));
+  const int rc = modes[k].fn();
+  MPI_Finalize();
+  return rc ? rc : hx_test_result();
+}
 #endif
 
 #endif

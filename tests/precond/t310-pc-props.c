@@ -119,14 +119,7 @@ int main(int argc, char **argv) {
             atof(arg(argc, argv, "--lambda", "0")), 0};
   if (!strcmp(a.mesh, "kershaw") && a.n % 6) a.n = 6;
   for (int i = 1; i < argc; i++) a.nonsym |= !strcmp(argv[i], "--nonsymmetric");
-  if (strcmp(backend, "cpu")) {
-    hx_device_info info;
-    if (hx_cuda_query(&info)) {
-      if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-      MPI_Finalize();
-      return HX_TEST_SKIP;
-    }
-  }
+  hx_test_skip_without_device(backend);
   level L = {0}, C = {0};
   hx_pc vs = NULL;
   if (build(MPI_COMM_WORLD, &a, backend, &L)) goto out;

@@ -124,25 +124,6 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  if (argc < 2) {
-    fprintf(stderr, "usage: t510-asm scaling|ranks|jacobi|variants [--backend B]\n");
-    MPI_Finalize();
-    return 2;
-  }
-  if (strcmp(g_backend, "cpu")) {
-    hx_device_info info;
-    if (hx_cuda_query(&info)) {
-      if (g_rank == 0) printf("SKIP: %s\n", hx_error_message());
-      MPI_Finalize();
-      return HX_TEST_SKIP;
-    }
-  }
-  int rc = 0;
-  if (!strcmp(argv[1], "scaling")) rc = mode_scaling();
-  else if (!strcmp(argv[1], "ranks")) rc = mode_ranks();
-  else if (!strcmp(argv[1], "jacobi")) rc = mode_jacobi();
-  else if (!strcmp(argv[1], "variants")) rc = mode_variants();
-  else fprintf(stderr, "unknown mode %s\n", argv[1]), rc = 2;
-  MPI_Finalize();
-  return rc ? rc : hx_test_result();
+  static const hx_test_mode modes[] = {{"scaling", mode_scaling}, {"ranks", mode_ranks}, {"jacobi", mode_jacobi}, {"variants", mode_variants}};
+  return hx_test_run_modes(argc, argv, "t510-asm", modes, (int)(sizeof modes / sizeof modes[0]));
 }
