@@ -85,6 +85,30 @@ static inline void hx_test_skip_without_device(const char *name) {
   hx_backend_destroy(&probe);
 }
 
+/* The backend named by --backend (default "cpu") in *b and, when cpu is not
+ * NULL, its CPU twin in *cpu (b itself on the cpu backends, else a new "cpu"
+ * backend the caller destroys when it differs from *b). Ends the test with
+ * HX_TEST_SKIP (after MPI_Finalize, rank 0 printing the reason) when the
+ * backend has no usable device; returns the error of any other failure. */
+static inline int hx_test_backends(int argc, char **argv, hx_backend *b, hx_backend *cpu) {
+  *b = NULL;
+  if (cpu) *cpu = NULL;
+  const int e = hx_backend_create(hx_test_backend_arg(argc, argv), b);
+  if (e == HX_ERR_NO_DEVICE) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
+    MPI_Finalize();
+    exit(HX_TEST_SKIP);
+  }
+  if (e || !cpu) return e;
+  if (hx_backend_get_kind(*b) == HX_BACKEND_CPU) {
+    *cpu = *b;
+    return HX_SUCCESS;
+  }
+  return hx_backend_create("cpu", cpu);
+}
+
 /* A test program of several modes (argv[1] names one; --backend B anywhere).
  * Called after MPI_Init: prints the usage and returns 2 without a known
  * mode, skips without the device of a device backend, runs the mode,

@@ -298,13 +298,7 @@ static void result_free(result_t *r) { free(r->l_asm), free(r->g_gather), free(r
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   hx_backend b = NULL, cpu = NULL;
-  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL));
   const int is_cuda = hx_backend_get_kind(b) == HX_BACKEND_CUDA;
   if (is_cuda) HX_TCALL(hx_backend_create("cpu", &cpu));
   const int cases[][5] = {{3, 2, 4, 1, 0}, {4, 3, 3, 3, 1}, {2, 3, 5, 5, 0}, {3, 3, 3, 7, 1}};

@@ -90,13 +90,7 @@ int main(int argc, char **argv) {
       affine = 1;
   }
   hx_backend b;
-  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    if (!rank) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL));
   const int n = p + 1, npe = n * n * n;
   const int64_t nel = (int64_t)nx * ny * nz, e0 = nel * rank / size, e1 = nel * (rank + 1) / size;
   const int32_t E = (int32_t)(e1 - e0);

@@ -63,15 +63,8 @@ static int check_len(hx_backend b, int64_t n, uint64_t seed) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  const char *name = hx_test_backend_arg(argc, argv);
   hx_backend b;
-  int e = hx_backend_create(name, &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL));
   const int64_t lens[] = {0, 1, 2, 3, 7, 31, 4095, 4096, 4097, 12289, 100003};
   for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) check_len(b, lens[i], 0x9E3779B97F4A7C15ull + i);
 

@@ -15,13 +15,7 @@ int main(int argc, char **argv) {
     return HX_TEST_SKIP;
   }
   hx_backend b;
-  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL));
   const int64_t N = 250007; /* prime: uneven blocks */
   double *gx = malloc(sizeof(double) * N), *gy = malloc(sizeof(double) * N);
   hx_test_rng rng = {12345};

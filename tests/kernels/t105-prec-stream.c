@@ -229,18 +229,8 @@ static int check_size(hx_backend b, hx_backend cpu, int64_t n, uint64_t seed) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  hx_backend b = NULL, cpu = NULL;
-  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
-  if (hx_backend_get_kind(b) == HX_BACKEND_CPU)
-    cpu = b;
-  else
-    HX_TCALL(hx_backend_create("cpu", &cpu));
+  hx_backend b, cpu;
+  HX_TCALL(hx_test_backends(argc, argv, &b, &cpu));
 
   HX_ASSERT(hx_precision_size(HX_F64) == 8 && hx_precision_size(HX_F32) == 4 &&
                 hx_precision_size((hx_precision)7) == 0,

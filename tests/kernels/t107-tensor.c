@@ -110,18 +110,8 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  hx_backend b = NULL, cpu = NULL;
-  int e = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (e == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
-  if (hx_backend_get_kind(b) == HX_BACKEND_CPU)
-    cpu = b;
-  else
-    HX_TCALL(hx_backend_create("cpu", &cpu));
+  hx_backend b, cpu;
+  HX_TCALL(hx_test_backends(argc, argv, &b, &cpu));
 
   const int as[] = {1, 2, 4, 8}, cs[] = {1, 3, 8};
   for (int i = 0; i < 4; i++)

@@ -150,16 +150,9 @@ static int check_case(ctx_t *c, int64_t n, int64_t nred, uint64_t seed) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  const char *name = hx_test_backend_arg(argc, argv);
   ctx_t c;
   memset(&c, 0, sizeof c);
-  int e = hx_backend_create(name, &c.b);
-  if (e == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  HX_TCALL(e);
+  HX_TCALL(hx_test_backends(argc, argv, &c.b, NULL));
   c.is_cpu = hx_backend_get_kind(c.b) == HX_BACKEND_CPU;
   const int64_t nmax = 3 * HX_REDUCE_CHUNK + 1001;
   for (int k = 0; k < 4; k++) HX_TCALL(hx_mem_alloc(c.b, sizeof(double) * nmax, (void **)&c.d[k]));
