@@ -80,20 +80,24 @@ static __global__ void hx_norm2sq_stage1(int64_t n, const double *__restrict__ x
   if (threadIdx.x == 0) part[blockIdx.x] = s;
 }
 
-// Stage 2: one block sums part[0..m) into part[0], fixed order. Four
-// independent partial sums per thread keep four loads in flight (m reaches
-// 2^17 for a 4 GiB vector: a chain of dependent loads would cost ~10% there).
-static __global__ void hx_stream_stage2(int64_t m, double *__restrict__ part) {
+// Stage 2: one block sums v[0..m) in a fixed order. Four independent partial
+// sums per thread keep four loads in flight (m reaches 2^17 for a 4 GiB
+// vector: a chain of dependent loads would cost ~10% there).
+static __device__ double hx_stage2_sum(int64_t m, const double *__restrict__ v) {
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   int64_t i = threadIdx.x;
   for (; i + 3 * HX_SBLOCK2 < m; i += 4 * HX_SBLOCK2) {
-    s0 += part[i];
-    s1 += part[i + HX_SBLOCK2];
-    s2 += part[i + 2 * HX_SBLOCK2];
-    s3 += part[i + 3 * HX_SBLOCK2];
+    s0 += v[i];
+    s1 += v[i + HX_SBLOCK2];
+    s2 += v[i + 2 * HX_SBLOCK2];
+    s3 += v[i + 3 * HX_SBLOCK2];
   }
-  for (; i < m; i += HX_SBLOCK2) s0 += part[i];
-  double s = hx_stream_block_sum<HX_SBLOCK2>((s0 + s1) + (s2 + s3));
+  for (; i < m; i += HX_SBLOCK2) s0 += v[i];
+  return hx_stream_block_sum<HX_SBLOCK2>((s0 + s1) + (s2 + s3));
+}
+
+static __global__ void hx_stream_stage2(int64_t m, double *__restrict__ part) {
+  const double s = hx_stage2_sum(m, part);
   if (threadIdx.x == 0) part[0] = s;
 }
 
@@ -282,17 +286,7 @@ static __global__ void hx_red_stage2(hx_red_counts cnt, int64_t ncmax, const dou
                                      double *__restrict__ res) {
   const int k = blockIdx.x;
   const int64_t m = cnt.n[k];
-  const double *row = part + (int64_t)k * ncmax;
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  int64_t i = threadIdx.x;
-  for (; i + 3 * HX_SBLOCK2 < m; i += 4 * HX_SBLOCK2) {
-    s0 += row[i];
-    s1 += row[i + HX_SBLOCK2];
-    s2 += row[i + 2 * HX_SBLOCK2];
-    s3 += row[i + 3 * HX_SBLOCK2];
-  }
-  for (; i < m; i += HX_SBLOCK2) s0 += row[i];
-  double s = hx_stream_block_sum<HX_SBLOCK2>((s0 + s1) + (s2 + s3));
+  const double s = hx_stage2_sum(m, part + (int64_t)k * ncmax);
   if (threadIdx.x == 0) res[k] = s;
 }
 
