@@ -224,11 +224,6 @@ static int ck_check(const char *dir, const hx_case *cs, uint64_t mesh_hash, int 
            "checkpoint %s: bad 'step' in checkpoint.yaml", dir);
   HX_CHECK(ck_get(text, "time", v, sizeof v) && ((*time = strtod(v, &e)), !*e), HX_ERR_INPUT,
            "checkpoint %s: bad 'time' in checkpoint.yaml", dir);
-  HX_CHECK(ck_get(text, "levels", v, sizeof v) && (*nlev = (int)strtol(v, &e, 10)) >= 1 && *nlev <= maxlev && !*e,
-           HX_ERR_INPUT, "checkpoint %s: bad 'levels' in checkpoint.yaml (1..%d for this scheme)", dir, maxlev);
-  HX_CHECK(ck_get(text, "projection", v, sizeof v) && (*nproj = (int)strtol(v, &e, 10)) >= 0 && !*e, HX_ERR_INPUT,
-           "checkpoint %s: bad 'projection' in checkpoint.yaml", dir);
-  if (*nproj > maxproj) *nproj = -*nproj - 1; /* more than this run keeps: not used */
   ck_ident id[CK_NID];
   ident(cs, mesh_hash, id);
   for (int i = 0; i < CK_NID - 1; i++) {
@@ -243,6 +238,11 @@ static int ck_check(const char *dir, const hx_case *cs, uint64_t mesh_hash, int 
                       id[i].key, v, cs->path, id[i].val);
     }
   }
+  HX_CHECK(ck_get(text, "levels", v, sizeof v) && (*nlev = (int)strtol(v, &e, 10)) >= 1 && *nlev <= maxlev && !*e,
+           HX_ERR_INPUT, "checkpoint %s: bad 'levels' in checkpoint.yaml (1..%d for this scheme)", dir, maxlev);
+  HX_CHECK(ck_get(text, "projection", v, sizeof v) && (*nproj = (int)strtol(v, &e, 10)) >= 0 && !*e, HX_ERR_INPUT,
+           "checkpoint %s: bad 'projection' in checkpoint.yaml", dir);
+  if (*nproj > maxproj) *nproj = -*nproj - 1; /* more than this run keeps: not used */
   HX_CHECK(*step <= cs->time.steps,
            HX_ERR_INPUT, "checkpoint %s is at step %d, beyond the case's last step %d (time.end / time.steps)", dir, *step,
            cs->time.steps);
@@ -275,7 +275,7 @@ int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, uint64
     snprintf(name, sizeof name, "%s_%d", i < *nlev ? "u" : "p", i < *nlev ? i : i - *nlev);
     snprintf(path, sizeof path, "%s/%s.h5", dir, name);
     err = hx_io_read_solution_at(comm, path, p, E_local, gid, x, y, z, v);
-    if (err && err != HX_ERR_INPUT) { /* a damaged file is the user's input here: exit 2, named */
+    if (err) { /* a damaged file is the user's input here: exit 2, named */
       char msg[2048];
       snprintf(msg, sizeof msg, "%s", hx_error_message());
       hx_error_clear();
