@@ -59,7 +59,8 @@ typedef struct {
   hx_disc *d; /* the run's discretisation and preconditioner (rebuilt by reshift) */
   hx_pc *pc;
   /* the data at time t into the run's host arrays: *hf (f), *hg (Dirichlet
-   * values), *hbn (Neumann loads, NULL: none), *hex (exact, NULL: none) */
+   * values), *hbn (Neumann loads, NULL: none); *hex stays NULL (the loop
+   * evaluates the exact solution where it needs it) */
   int (*eval)(void *arg, double t);
   double **hf, **hg, **hbn, **hex;
   /* rebuild the operator and preconditioner with lambda + shift (BDF start-up) */

@@ -235,7 +235,7 @@ static int phase_data(run_state *st) {
   if (st->hbn) memset(st->hbn, 0, sizeof(double) * (size_t)nl); /* the loads are added up */
   hx_expr_eval_array_t(cs->problem.rhs, (size_t)nl, X, Y, Z, st->time, st->hf);
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
-  if (cs->problem.exact) {
+  if (cs->problem.exact && !cs->time.enabled) { /* a time loop evaluates it where it writes it */
     if (!st->hex) HX_CALL(HX_ALLOC(&st->hex, nl));
     hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
     if (!ferr)
