@@ -7,7 +7,8 @@ Modes:
            (time-dependent Dirichlet data: value exact) at p = 8 on 2^3
            elements (spatial error ~1e-9, far below the temporal one): the
            error at t = 1 falls at the rate 1, 2, 3 (within 10 %) as dt halves;
-           BDF2 started by BDF1 (initial: an expression, 2 setups) too
+           BDF2 started by BDF1 (initial: an expression, 2 setups) too, and
+           BDF2 with a time-dependent Neumann flux on one face
   restart  6 steps, then --restart to 12: the same steps.csv rows and the
            same final solution bits (checkpoint checksum) as 12 steps in one
            run; a 1-rank checkpoint continued on 2 ranks within the tolerance
@@ -153,6 +154,24 @@ if a.mode == "rates":
         rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
         print(f"BDF2 from BDF1: errors {errs}, rates {rates}")
         check(all(abs(r - 2) <= 0.2 for r in rates), f"BDF2 from BDF1: rates {rates}")
+    # a time-dependent Neumann flux on xmax: kappa du/dx at x = 1
+    errs = []
+    for dt in (0.1, 0.05, 0.025):
+        out = os.path.join(W, f"neumann-{dt}")
+        c = open(case(f"neumann-{dt}", scheme="bdf2", dt=dt)).read().replace(
+            "    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}",
+            "    - {tags: [xmin, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}\n"
+            "    - {tags: [xmax], type: neumann, value: \"-pi*exp(-t)*sin(pi*y)*sin(pi*z) + cos(t)*y\"}")
+        path = os.path.join(W, f"neumann-{dt}.yaml")
+        open(path, "w").write(c)
+        rc, so, se = run([path, "--output", out])
+        if not check(rc == 0, f"bdf2 neumann dt {dt}: exit {rc}: {se[-2000:]}"):
+            continue
+        errs.append(float(steps_of(out)[-1]["error_l2"]))
+    if len(errs) == 3:
+        rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+        print(f"BDF2 with a time-dependent Neumann flux: errors {errs}, rates {rates}")
+        check(all(abs(r - 2) <= 0.2 for r in rates), f"BDF2 Neumann: rates {rates}")
     finish()
 
 if a.mode == "restart":
