@@ -11,7 +11,8 @@ Modes:
            BDF2 with a time-dependent Neumann flux on one face
   restart  6 steps, then --restart to 12: the same steps.csv rows and the
            same final solution bits (checkpoint checksum) as 12 steps in one
-           run; a 1-rank checkpoint continued on 2 ranks within the tolerance
+           run; a 1-rank checkpoint continued on 2 ranks within the tolerance;
+           time.initial from a solution.h5 (read on 2 ranks)
   signal   SIGTERM to one rank of 2 during the steps: exit 5, a checkpoint,
            summary.yaml interrupted, --restart finishes to the uninterrupted
            answer
@@ -206,6 +207,24 @@ if a.mode == "restart":
         e1 = float(steps_of(full)[-1]["error_l2"])
         e2 = float(steps_of(cont2)[-1]["error_l2"])
         check(abs(e1 - e2) <= 1e-6 * e1, f"2-rank continuation: error {e2} against {e1}")
+    # time.initial from a solution.h5: a steady run's x y + z (harmonic, exact at p = 5 to the
+    # tolerance) as u(0) gives the run that starts from the expression x y + z
+    st = os.path.join(W, "steady.yaml")
+    open(st, "w").write("mesh: {type: box, elements: [3, 3, 3]}\norder: 5\nproblem:\n  rhs: \"0\"\n"
+                        "  exact: \"x*y + z\"\n  boundary:\n    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], "
+                        "type: dirichlet, value: exact}\nsolver: {tol: 1.0e-12}\n")
+    rc, so, se = run([st, "--output", os.path.join(W, "steady")])
+    check(rc == 0, f"steady x y + z: exit {rc} {se[-1000:]}")
+    h5 = os.path.join(W, "steady", "solution.h5")
+    fa = case("fromfile", scheme="bdf1", dt=0.05, steps=3, p=5, ne=3, tol=1e-12, initial=f'"{h5}"')
+    fb = case("fromexpr", scheme="bdf1", dt=0.05, steps=3, p=5, ne=3, tol=1e-12, initial='"x*y + z"')
+    rc1, so, se1 = run([fa, "--output", os.path.join(W, "fromfile")], ranks=2)
+    rc2, so, se2 = run([fb, "--output", os.path.join(W, "fromexpr")])
+    if check(rc1 == 0 and rc2 == 0, f"initial from a file / an expression: exit {rc1} {rc2} {se1[-1000:]}"):
+        ea = [float(r["error_l2"]) for r in steps_of(os.path.join(W, "fromfile"))]
+        eb = [float(r["error_l2"]) for r in steps_of(os.path.join(W, "fromexpr"))]
+        check(len(ea) == 3 and all(abs(x - y) <= 1e-9 * y for x, y in zip(ea, eb)),
+              f"initial: solution.h5 (2 ranks) against the expression: errors {ea} {eb}")
     finish()
 
 if a.mode == "signal":
