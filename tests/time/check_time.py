@@ -19,6 +19,8 @@ Modes:
   refuse   a truncated, a corrupted, a foreign-case (dt), a foreign-mesh and a
            missing checkpoint are refused (exit 2) naming the difference, the
            output folder untouched (a steady case using t: tests/cases/90)
+  job      jobs/heat.sbatch with a fake srun/scontrol: SIGUSR1 -> exit 5 ->
+           requeue -> --restart -> the uninterrupted answer
   xdmf     (python with meshio and h5py) the temporal collection: times,
            fields, the series files
 Usage: check_time.py MODE --hexcg H --mpiexec M --work W [--python P]"""
@@ -349,6 +351,52 @@ print("meshio/h5py: 3 outputs at t = 0.3, 0.6, 0.7")
     p = subprocess.run([a.python, "-c", script, out], capture_output=True, text=True)
     print(p.stdout, p.stderr)
     check(p.returncode == 0, f"meshio/h5py: {p.stderr[-2000:]}")
+    finish()
+
+if a.mode == "job":
+    # jobs/heat.sbatch outside Slurm: a fake srun runs hexcg and sends it SIGUSR1 after step 5 on
+    # the first start (as --signal=USR1@120 would), a fake scontrol records the requeue; the
+    # second start (SLURM_RESTART_COUNT=1) must continue with --restart to the uninterrupted bits
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    bindir = os.path.join(W, "bin")
+    os.makedirs(bindir)
+    open(os.path.join(bindir, "srun"), "w").write(f'''#!/usr/bin/python3
+import os, signal, subprocess, sys
+args = [x for x in sys.argv[1:] if not x.startswith("--mpi=")]
+p = subprocess.Popen(["{a.mpiexec}", "-n", "2"] + args, stdout=subprocess.PIPE, text=True)
+for line in p.stdout:
+    sys.stdout.write(line)
+    if os.environ.get("SLURM_RESTART_COUNT", "0") == "0" and line.startswith("step 5 "):
+        for d in os.listdir("/proc"):
+            try:
+                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg":
+                    os.kill(int(d), signal.SIGUSR1)
+            except OSError:
+                pass
+sys.exit(p.wait())
+''')
+    open(os.path.join(bindir, "scontrol"), "w").write(f"#!/bin/sh\necho \"$@\" >> {W}/scontrol.log\n")
+    for f in ("srun", "scontrol"):
+        os.chmod(os.path.join(bindir, f), 0o755)
+    c = case("job", scheme="bdf2", dt=0.002, steps=40, p=5, ne=3, tol=1e-10)
+    out, ref = os.path.join(W, "out"), os.path.join(W, "ref")
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], SLURM_JOB_ID="4242", SLURM_NTASKS="2",
+               HEXCG_CASE=c, HEXCG_OUT=out, HEXCG_BIN=a.hexcg, HEXCG_ROOT=src, OMP_NUM_THREADS="1")
+    job = os.path.join(src, "jobs", "heat.sbatch")
+    p1 = subprocess.run(["bash", job], env=env, capture_output=True, text=True, timeout=300)
+    log = open(os.path.join(W, "scontrol.log")).read() if os.path.exists(os.path.join(W, "scontrol.log")) else ""
+    check(p1.returncode == 0 and "requeue 4242" in log and "checkpointed" in p1.stdout,
+          f"first start: exit {p1.returncode}, scontrol {log!r}, {p1.stdout[-500:]} {p1.stderr[-1000:]}")
+    p2 = subprocess.run(["bash", job], env=dict(env, SLURM_RESTART_COUNT="1"), capture_output=True, text=True,
+                        timeout=300)
+    check(p2.returncode == 0 and "--restart" in p2.stdout and "finished" in p2.stdout,
+          f"requeued start: exit {p2.returncode} {p2.stdout[-800:]} {p2.stderr[-1000:]}")
+    check(open(os.path.join(W, "scontrol.log")).read().count("requeue") == 1, "requeued once only")
+    rc, so, se = run([c, "--output", ref], ranks=2)
+    if check(rc == 0 and p2.returncode == 0, "uninterrupted run"):
+        check(yaml_kv(os.path.join(out, "checkpoint", "checkpoint.yaml"))["u_0"] ==
+              yaml_kv(os.path.join(ref, "checkpoint", "checkpoint.yaml"))["u_0"],
+              "requeued job: the uninterrupted run's solution bit for bit")
     finish()
 
 print(f"unknown mode {a.mode}", file=sys.stderr)
