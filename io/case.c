@@ -162,6 +162,8 @@ static const hx_opt_key time_rows[] = {
             "steps between solution outputs (0: the last step only; the last is always written)"),
     INT_ROW("checkpoint_every", time.checkpoint_every, 0, INT_MAXV, 0, "0",
             "steps between checkpoints (0: at the end and on a signal only)"),
+    INT_ROW("error_every", time.error_every, 0, INT_MAXV, 0, "1",
+            "steps between error norms with problem.exact (0: the output steps and the last only)"),
 };
 static const hx_opt_group time_group = {"time", NULL, time_rows, NELEM(time_rows)};
 

@@ -129,6 +129,7 @@ typedef struct hx_case_s {
     char *initial_file; /* HX_TIME_INIT_FILE: a solution.h5 (resolved path); else NULL */
     int output_every;   /* steps between solution outputs (0: the last only) */
     int checkpoint_every; /* steps between checkpoints (0: at the end or on a signal only) */
+    int error_every;      /* steps between error norms with problem.exact (0: output steps and the last) */
   } time;
   struct {
     /* the preconditioner: mapping as given (a scalar "preconditioner: X"
