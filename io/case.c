@@ -726,6 +726,10 @@ static int load_time(hx_case *cs, case_impl *im, const hx_ynode *root) {
   HX_CALL(want_map(s, "time"));
   cs->time.enabled = 1;
   HX_CALL(read_group(s, &time_group, cs));
+  if (cs->solver.initial_guess)
+    return hx_yerror(node_at(cs, "solver.initial_guess"),
+                     "solver.initial_guess: a time-dependent run starts from time.initial; give the "
+                     "solution.h5 there (time.initial: FILE.h5)");
   ve = hx_ynode_get(s, "end", NULL), vs = hx_ynode_get(s, "steps", NULL);
   if (ve && vs) return hx_yerror(vs, "time: give either end or steps, not both");
   if (!ve && !vs) return hx_yerror(s, "time: missing required key 'time.end' or 'time.steps'");
