@@ -319,6 +319,19 @@ if a.mode == "refuse":
     refused("other-scheme", lambda d: None, "time.scheme differs", case("sch", scheme="bdf1", dt=0.05, steps=4, p=4))
     rc, so, se = run([c, "--output", os.path.join(W, "none"), "--restart", os.path.join(W, "nowhere")])
     check(rc == 2 and "no checkpoint there" in se, f"missing checkpoint: {rc} {se!r}")
+    # the result set: --force replaces the series folder as a whole; a steady run into the folder
+    # removes series/ and steps.csv (not in its set) and keeps checkpoint/
+    check(os.listdir(os.path.join(base, "series")) == ["solution_000004.h5"], "series: the last step only")
+    rc, so, se = run([c, "--output", base, "--force", "--set", "time.output_every=1"])
+    check(rc == 0 and sorted(os.listdir(os.path.join(base, "series"))) ==
+          [f"solution_00000{i}.h5" for i in (2, 3, 4)], f"--force: the new series ({rc} {se[-500:]})")
+    steady = os.path.join(W, "steady.yaml")
+    open(steady, "w").write("mesh: {type: box, elements: [2, 2, 2]}\norder: 2\nproblem:\n  rhs: \"1\"\n  boundary:\n"
+                            "    - {tags: [xmin], type: dirichlet, value: 0}\n")
+    rc, so, se = run([steady, "--output", base, "--force"])
+    left = sorted(os.listdir(base))
+    check(rc == 0 and "series" not in left and "steps.csv" not in left and "checkpoint" in left and
+          "solution.h5" in left, f"a steady run over a time run's results: {left} ({rc} {se[-500:]})")
     finish()
 
 if a.mode == "xdmf":
