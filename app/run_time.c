@@ -77,7 +77,7 @@ typedef struct {
   int k, K;                     /* BDF order, projection capacity */
   int64_t nl;
   double *lev[HX_BDF_MAX];      /* u^n, u^{n-1}, ... (host L-vectors, newest first) */
-  double *unew, *feff, *pbuf[64];
+  double *unew, *feff, *pbuf[64]; /* pbuf: allocated at the first checkpoint */
   int nlev;                     /* levels held */
   hx_proj pj;
   step_monitor mon;
@@ -102,7 +102,11 @@ static int write_checkpoint(tloop *L, int step) {
   const double *X, *Y, *Z;
   hx_disc_coords(d, &X, &Y, &Z);
   const int np = hx_proj_size(L->pj);
-  for (int i = 0; i < np; i++) HX_CALL(hx_proj_get(L->pj, i, L->pbuf[i]));
+  for (int i = 0; i < np; i++) {
+    if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
+                              "out of memory");
+    HX_CALL(hx_proj_get(L->pj, i, L->pbuf[i]));
+  }
   const double t = hx_wtime();
   HX_CALL(hx_checkpoint_write(L->comm, L->ckdir, L->cs, L->mesh_hash, step, step * L->cs->time.dt, L->nlev,
                               (const double *const *)L->lev, np, (const double *const *)L->pbuf, L->cs->order,
@@ -159,6 +163,9 @@ static int initial_levels(tloop *L, int *n0) {
   if (env->restart) {
     char dir[4300];
     HX_CALL(hx_checkpoint_find(env->restart, dir, sizeof dir));
+    for (int i = 0; i < L->K; i++)
+      if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
+                                "out of memory");
     int step = 0, nlev = 0, np = 0;
     double t = 0;
     const double t0 = hx_wtime();
@@ -212,7 +219,7 @@ static int loop(tloop *L) {
   const size_t bytes = sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1);
   for (int i = 0; i < L->k; i++) HX_CHECK(L->lev[i] = malloc(bytes), HX_ERR_MEM, "out of memory");
   HX_CHECK((L->unew = malloc(bytes)) && (L->feff = malloc(bytes)), HX_ERR_MEM, "out of memory");
-  for (int i = 0; i < L->K; i++) HX_CHECK(L->pbuf[i] = malloc(bytes), HX_ERR_MEM, "out of memory");
+  /* L->pbuf (host copies of the projection vectors) only when a checkpoint is read or written */
   {
     const double *X, *Y, *Z;
     hx_disc_coords(d, &X, &Y, &Z);
