@@ -38,6 +38,9 @@ static void run_usage(FILE *out) {
           "  --output DIR        output folder (default: output.dir of the case)\n"
           "  --force             overwrite the outputs of an existing output folder\n"
           "  --progress-every N  progress line every N iterations (0: none)\n"
+          "  --restart DIR       continue a time-dependent run from the checkpoint in DIR\n"
+          "                      (an output folder or its checkpoint/; implies --force,\n"
+          "                      docs/time.md)\n"
           "  --dry-run           validate, prepare the output folder and write the\n"
           "                      effective case, but do not solve\n"
           "  --quiet             print errors only\n"
@@ -78,7 +81,7 @@ typedef struct {
   const char *case_path;
   const char **sets;
   int nsets;
-  const char *output;
+  const char *output, *restart;
   int force, dry_run, progress_every, log_view;
   hx_log_level level;
 } run_opts;
@@ -94,7 +97,8 @@ static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errl
     snprintf(name, sizeof name, "%s", a);
     char *eq = strchr(name, '=');
     if (!strncmp(a, "--", 2) && eq) *eq = '\0', val = a + (eq - name) + 1;
-    int takes = !strcmp(name, "--set") || !strcmp(name, "--output") || !strcmp(name, "--progress-every");
+    int takes = !strcmp(name, "--set") || !strcmp(name, "--output") || !strcmp(name, "--progress-every") ||
+                !strcmp(name, "--restart");
     if (takes && !val) {
       /* "--output --force" is a missing value, not a folder named --force
        * (--output=--x still names one) */
@@ -110,6 +114,10 @@ static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errl
     } else if (!strcmp(name, "--output")) {
       if (!val[0]) return snprintf(err, errlen, "--output needs a folder name"), 2;
       o->output = val;
+    } else if (!strcmp(name, "--restart")) {
+      if (!val[0]) return snprintf(err, errlen, "--restart needs a folder name"), 2;
+      o->restart = val;
+      o->force = 1; /* the continued run replaces the results it continues */
     } else if (!strcmp(name, "--progress-every")) {
       char *end = NULL;
       long n = strtol(val, &end, 10);
@@ -213,6 +221,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   double pc_node = 0.0;
   if (!err) err = hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &pc_node);
   if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN, pc_node);
+  if (!err && o.restart && !cs->time.enabled)
+    err = HX_ERROR(HX_ERR_INPUT, "--restart %s: %s has no time: section; only a time-dependent run continues from a "
+                   "checkpoint (docs/time.md)", o.restart, cs->path);
   if (agree_fail(ctx, err, &status)) goto done;
 
   /* every file goes to a staging folder and the complete set replaces the
@@ -256,7 +267,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (agree_fail(ctx, err, &status)) goto done;
   hx_run_result res;
   memset(&res, 0, sizeof res);
-  err = hx_run_case(ctx, cs, &res);
+  err = cs->time.enabled ? hx_run_case_time(ctx, cs, o.restart, final_dir, &res) : hx_run_case(ctx, cs, &res);
   if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
   if (res.ranks == 0) res.ranks = ctx->size;
   if (res.threads == 0) {
@@ -278,7 +289,17 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     fflush(stdout);
   }
   if (o.log_view) hx_log_event_view(ctx->comm, stdout);
-  if (!strcmp(res.reason, "interrupted")) {
+  if (res.time.interrupted) {
+    /* a time-dependent run: the last completed step is checkpointed */
+    int sig = hx_signal_pending();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
+    if (ctx->rank == 0)
+      fprintf(stderr,
+              "hexcg run: interrupted by %s after step %d (t = %g); checkpoint in %s/checkpoint, the outputs so far in "
+              "%s; continue with: hexcg run %s --restart %s\n",
+              hx_signal_name(sig), res.time.last_step, res.time.t_end, final_dir, final_dir, o.case_path, final_dir);
+    status = HX_EXIT_CHECKPOINTED;
+  } else if (!strcmp(res.reason, "interrupted")) {
     /* a signal: the solve stopped at the same iteration on every rank, the outputs are written;
      * the signal may have reached some ranks only */
     int sig = hx_signal_pending();

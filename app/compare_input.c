@@ -88,7 +88,14 @@ int hx_cmp_read_csv(const char *path, hx_cmp_run *r) {
   HX_CHECK(f, HX_ERR_INPUT, "cannot read history file '%s': %s", path, strerror(errno));
   char line[4096];
   char *fld[16];
-  int lineno = 0, cap = 0, err = HX_SUCCESS, ncol = 0, ci = -1, cr = -1, cl = -1;
+  int lineno = 0, cap = 0, err = HX_SUCCESS, ncol = 0, ci = -1, cr = -1, cl = -1, cs = -1;
+  /* a time-dependent run's history (a step column, docs/time.md): the steps'
+   * iterations are counted on (step s's iteration i is i plus the
+   * iterations of the steps before it), and each later step's iteration 0
+   * (its initial residual, the same iterate as the end of the step before
+   * for the count) is left out, so the rows count up by one to the run's
+   * total, summary.yaml's solver.iterations */
+  int have_step = 0, cur_step = 0, base = 0, last_it = 0;
   while (!err && fgets(line, sizeof line, f)) {
     lineno++;
     size_t l = strlen(line);
@@ -103,6 +110,7 @@ int hx_cmp_read_csv(const char *path, hx_cmp_run *r) {
         if (!strcmp(fld[i], "iteration")) ci = i;
         if (!strcmp(fld[i], "residual")) cr = i;
         if (!strcmp(fld[i], "rel_residual")) cl = i;
+        if (!strcmp(fld[i], "step")) cs = i;
       }
       if (ncol > 16 || ci < 0 || cr < 0 || cl < 0)
         err = HX_ERROR(HX_ERR_INPUT,
@@ -130,6 +138,26 @@ int hx_cmp_read_csv(const char *path, hx_cmp_run *r) {
     if (it != floor(it) || it < 0 || it > HX_HISTORY_MAX_ITERATION) {
       err = HX_ERROR(HX_ERR_INPUT, "%s:%d: iteration '%s' is not an integer >= 0", path, lineno, fld[ci]);
       break;
+    }
+    if (cs >= 0) {
+      double sv = 0;
+      if (!parse_num(fld[cs], &sv) || sv != floor(sv)) {
+        err = HX_ERROR(HX_ERR_INPUT, "%s:%d: step '%s' is not an integer", path, lineno, fld[cs]);
+        break;
+      }
+      if (!have_step || (int)sv != cur_step) {
+        if (have_step) base += last_it;
+        const int skip = have_step && it == 0;
+        have_step = 1, cur_step = (int)sv, last_it = (int)it;
+        if (skip) continue;
+      }
+      last_it = (int)it;
+      if ((double)base + it > HX_HISTORY_MAX_ITERATION) {
+        err = HX_ERROR(HX_ERR_INPUT, "%s:%d: more than %d iterations over the steps", path, lineno,
+                       HX_HISTORY_MAX_ITERATION);
+        break;
+      }
+      it += base;
     }
     err = push_row(r, &cap, (int)it, res, rel);
   }

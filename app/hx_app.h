@@ -17,6 +17,11 @@ typedef struct {
  * iteration on every rank, the outputs so far are written (summary.yaml:
  * reason interrupted) */
 #define HX_EXIT_INTERRUPTED 4
+/* a time-dependent hexcg run stopped by one of those signals: the step in
+ * progress was dropped, a checkpoint of the last completed step and the
+ * outputs so far are written; `hexcg run --restart DIR` continues it
+ * (docs/time.md) */
+#define HX_EXIT_CHECKPOINTED 5
 
 /* exit status for an error code: 2 for HX_ERR_INPUT, 1 otherwise */
 int hx_app_status(int code);

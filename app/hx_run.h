@@ -12,7 +12,9 @@
 
 #include "hx_app.h"
 #include "hx_io.h"
+#include "hx_disc.h"
 #include "hx_mesh.h"
+#include "hx_solver.h"
 
 /* Everything summary.yaml reports about a solve (fields: hx_run_stats in
  * io/hx_io.h): ranks, backend, global elements, order, global DOFs,
@@ -33,12 +35,47 @@ typedef hx_run_stats hx_run_result;
  * wrote and exits with status 2. Non-convergence is not an error
  * (res->converged = 0, res->reason). */
 int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res);
+/* As hx_run_case, for a case with a time: section too (docs/time.md):
+ * restart (NULL: none) is the --restart folder (an output folder holding a
+ * checkpoint/, or the checkpoint folder itself); final_dir (NULL: the
+ * case's output.dir) is the output folder the run commits to, where
+ * checkpoints are written at once (they must survive a kill). */
+int hx_run_case_time(hx_app_ctx *ctx, const hx_case *cs, const char *restart, const char *final_dir,
+                     hx_run_result *res);
 /* Collective. What --dry-run checks beyond the case file: the backend, the
  * mesh built (or read) and partitioned, its tags and materials against the
  * case, its Jacobians; the same errors as hx_run_case, nothing written. */
 int hx_run_check(hx_app_ctx *ctx, const hx_case *cs);
 /* The mesh module's partitioner for the case's mesh.partitioner. */
 hx_partitioner hx_run_partitioner(const hx_case *cs);
+/* What the time loop (app/run_time.c) gets from the run driver: the objects
+ * set up once (run_case.c) and callbacks into it. */
+typedef struct {
+  hx_app_ctx *ctx;
+  const hx_case *cs;
+  hx_run_result *res;
+  const char *restart, *final_dir;
+  hx_mesh m;
+  hx_disc *d; /* the run's discretisation and preconditioner (rebuilt by reshift) */
+  hx_pc *pc;
+  /* the data at time t into the run's host arrays: *hf (f), *hg (Dirichlet
+   * values), *hbn (Neumann loads, NULL: none); *hex stays NULL (the loop
+   * evaluates the exact solution where it needs it) */
+  int (*eval)(void *arg, double t);
+  double **hf, **hg, **hbn, **hex;
+  /* rebuild the operator and preconditioner with lambda + shift (BDF start-up) */
+  int (*reshift)(void *arg, double shift);
+  void *arg;
+  double shift;        /* the shift d and pc were built with */
+  int setups;          /* setups so far (1 after the first) */
+  double *t_io;        /* the run's output seconds */
+  hx_solve_result *dr; /* out: the last step's result, times summed over the steps */
+} hx_run_time_env;
+/* The time loop (app/run_time.c). Collective. */
+int hx_run_time(hx_run_time_env *env);
+/* The shift beta0 / dt of the BDF order q (1..3). */
+double hx_run_bdf_shift(int q, double dt);
+
 /* hexcg keys [--names]: every key of the case file and of the
  * preconditioner from the option tables (cmd_run.c). */
 int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv);

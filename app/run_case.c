@@ -32,6 +32,16 @@ static double expr_fn(const void *ctx, double x, double y, double z) {
   return hx_expr_eval((const hx_expr *)ctx, x, y, z);
 }
 
+/* an expression at a time t (time-dependent runs) */
+typedef struct {
+  const hx_expr *e;
+  double t;
+} expr_t_ctx;
+static double expr_t_fn(const void *ctx, double x, double y, double z) {
+  const expr_t_ctx *c = (const expr_t_ctx *)ctx;
+  return hx_expr_eval_t(c->e, x, y, z, c->t);
+}
+
 static double const_fn(const void *ctx, double x, double y, double z) {
   (void)x, (void)y, (void)z;
   return *(const double *)ctx;
@@ -78,19 +88,20 @@ static int tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
 typedef struct {
   const hx_case *cs;
   const hx_case_boundary *bc;
+  double t; /* the time (0 for a steady run) */
 } bc_ctx;
 
-static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z);
+static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z, double t);
 static double bc_fn(const void *ctx, double x, double y, double z) {
   const bc_ctx *c = (const bc_ctx *)ctx;
-  return bc_value(c->cs, c->bc, x, y, z);
+  return bc_value(c->cs, c->bc, x, y, z, c->t);
 }
 
-static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z) {
+static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z, double t) {
   switch (bc->value_kind) {
     case HX_BCV_NUMBER: return bc->value;
-    case HX_BCV_EXPR: return hx_expr_eval(bc->expr, x, y, z);
-    case HX_BCV_EXACT: return hx_expr_eval(cs->problem.exact, x, y, z);
+    case HX_BCV_EXPR: return hx_expr_eval_t(bc->expr, x, y, z, t);
+    case HX_BCV_EXACT: return hx_expr_eval_t(cs->problem.exact, x, y, z, t);
   }
   return 0.0;
 }
@@ -111,6 +122,9 @@ typedef struct {
   int *entry, *dtag;
   hx_solve_result dr;
   double t_start, t_setup, t_io;
+  double time;  /* time-dependent runs: the time phase_data evaluates the data at */
+  double shift; /* ... and what the Helmholtz coefficient gets added (beta0 / dt) */
+  const char *restart, *final_dir; /* hx_run_case_time */
 } run_state;
 
 /* The backend (cuda: each rank takes the device of its node-local rank). */
@@ -176,7 +190,7 @@ static int phase_disc(run_state *st) {
   HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
   for (int i = 0; i < nmat; i++) {
     st->kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
-    st->lambda[i] = cs->problem.lambda;
+    st->lambda[i] = cs->problem.lambda + st->shift;
     HX_CHECK(st->kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
              cs->path, hx_mesh_material_name(m, i));
   }
@@ -214,14 +228,16 @@ static int phase_data(run_state *st) {
   const int64_t nl = hx_disc_num_l(d);
   const double *X, *Y, *Z;
   hx_disc_coords(d, &X, &Y, &Z);
-  HX_CALL(HX_ALLOC(&st->hf, nl));
-  HX_CALL(HX_ALLOC(&st->hg, nl));
-  HX_CALL(HX_ALLOC(&st->hu, nl));
-  hx_expr_eval_array(cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
+  /* a time-dependent run calls this once per step (st->time): the arrays stay */
+  if (!st->hf) HX_CALL(HX_ALLOC(&st->hf, nl));
+  if (!st->hg) HX_CALL(HX_ALLOC(&st->hg, nl));
+  if (!st->hu) HX_CALL(HX_ALLOC(&st->hu, nl));
+  if (st->hbn) memset(st->hbn, 0, sizeof(double) * (size_t)nl); /* the loads are added up */
+  hx_expr_eval_array_t(cs->problem.rhs, (size_t)nl, X, Y, Z, st->time, st->hf);
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
-  if (cs->problem.exact) {
-    HX_CALL(HX_ALLOC(&st->hex, nl));
-    hx_expr_eval_array(cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
+  if (cs->problem.exact && !cs->time.enabled) { /* a time loop evaluates it where it writes it */
+    if (!st->hex) HX_CALL(HX_ALLOC(&st->hex, nl));
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
     if (!ferr)
       ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
   }
@@ -230,7 +246,7 @@ static int phase_data(run_state *st) {
   /* Dirichlet values per Dirichlet tag */
   for (int t = 0; t < st->nt; t++) {
     if (st->entry[t] < 0 || !st->dtag[t]) continue;
-    bc_ctx c = {cs, &cs->problem.boundary[st->entry[t]]};
+    bc_ctx c = {cs, &cs->problem.boundary[st->entry[t]], st->time};
     hx_field g = {bc_fn, &c};
     HX_CALL(hx_disc_dirichlet_values(d, t, g, st->hg));
     snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
@@ -247,14 +263,15 @@ static int phase_data(run_state *st) {
              cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
     if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
-    hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_fn : const_fn,
-                  bc->value_kind == HX_BCV_EXPR ? (const void *)bc->expr : (const void *)&bc->value};
+    expr_t_ctx ec = {bc->expr, st->time};
+    hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_t_fn : const_fn,
+                  bc->value_kind == HX_BCV_EXPR ? (const void *)&ec : (const void *)&bc->value};
     HX_CALL(hx_disc_neumann_load(d, t, g, st->hbn));
     snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
     if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, st->hbn);
   }
   HX_CALL(hx_io_agree_error(comm, ferr));
-  if (cs->solver.initial_guess) {
+  if (cs->solver.initial_guess && !cs->time.enabled) {
     HX_CALL(HX_ALLOC(&st->hu0, nl));
     const double t = hx_wtime();
     HX_CALL(hx_io_read_solution_at(comm, cs->solver.initial_guess, cs->order, hx_disc_num_elements(d),
@@ -392,6 +409,51 @@ static int phase_report(run_state *st) {
 
 /* The phases in order; check_only: a dry run stops once the mesh is built
  * and valid. */
+/* The time loop's callbacks (hx_run_time_env): the data at time t, and the
+ * operator and preconditioner rebuilt with another shift. */
+static int time_eval(void *arg, double t) {
+  run_state *st = (run_state *)arg;
+  st->time = t;
+  HX_CALL(phase_data(st));
+  return HX_SUCCESS;
+}
+
+static int time_reshift(void *arg, double shift) {
+  run_state *st = (run_state *)arg;
+  hx_pc_destroy(&st->pc);
+  hx_disc_destroy(&st->d);
+  free(st->kappa), free(st->lambda), free(st->entry), free(st->dtag);
+  st->kappa = st->lambda = NULL, st->entry = st->dtag = NULL;
+  st->shift = shift;
+  HX_CALL(phase_disc(st));
+  HX_CALL(hx_pc_create_from_options(st->d, st->cs->preconditioner.opts, &st->pc));
+  return HX_SUCCESS;
+}
+
+/* A time-dependent run after the mesh: the operator with the shift of the
+ * first step's BDF order, the time loop (app/run_time.c), the report. */
+static int run_time(run_state *st, const char *restart, const char *final_dir) {
+  hx_run_time_env env;
+  memset(&env, 0, sizeof env);
+  env.ctx = st->ctx, env.cs = st->cs, env.res = st->res, env.restart = restart, env.final_dir = final_dir;
+  env.m = st->m, env.d = &st->d, env.pc = &st->pc;
+  env.eval = time_eval, env.reshift = time_reshift, env.arg = st;
+  env.hf = &st->hf, env.hg = &st->hg, env.hbn = &st->hbn, env.hex = &st->hex;
+  env.t_io = &st->t_io, env.dr = &st->dr;
+  /* the order of the first step: exact start-up data, or a restart, may give
+   * the full order at once; hx_run_time reshifts if not */
+  const hx_case *cs = st->cs;
+  const int k = cs->time.scheme + 1;
+  st->shift = env.shift = hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT || restart ? k : 1, cs->time.dt);
+  HX_CALL(phase_disc(st));
+  HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
+  env.setups = 1;
+  HX_CALL(hx_run_time(&env));
+  st->t_setup += st->dr.t_pc_setup;
+  HX_CALL(phase_report(st));
+  return HX_SUCCESS;
+}
+
 static int run(run_state *st, int check_only) {
   st->t_start = hx_wtime();
   st->res->ranks = st->ctx->size;
@@ -400,6 +462,7 @@ static int run(run_state *st, int check_only) {
   HX_CALL(phase_backend(st));
   HX_CALL(phase_mesh(st));
   if (check_only) return HX_SUCCESS;
+  if (st->cs->time.enabled) return run_time(st, st->restart, st->final_dir);
   HX_CALL(phase_disc(st));
   HX_CALL(phase_data(st));
   HX_CALL(phase_solve(st));
@@ -408,10 +471,11 @@ static int run(run_state *st, int check_only) {
   return HX_SUCCESS;
 }
 
-static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res) {
+static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res, const char *restart,
+                    const char *final_dir) {
   run_state st;
   memset(&st, 0, sizeof st);
-  st.ctx = ctx, st.cs = cs, st.res = res;
+  st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
   free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag);
@@ -428,13 +492,19 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
 }
 
 int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
-  HX_CALL(run_case(ctx, cs, 0, res));
+  HX_CALL(run_case(ctx, cs, 0, res, NULL, NULL));
+  return HX_SUCCESS;
+}
+
+int hx_run_case_time(hx_app_ctx *ctx, const hx_case *cs, const char *restart, const char *final_dir,
+                     hx_run_result *res) {
+  HX_CALL(run_case(ctx, cs, 0, res, restart, final_dir));
   return HX_SUCCESS;
 }
 
 int hx_run_check(hx_app_ctx *ctx, const hx_case *cs) {
   hx_run_result res;
   memset(&res, 0, sizeof res);
-  HX_CALL(run_case(ctx, cs, 1, &res));
+  HX_CALL(run_case(ctx, cs, 1, &res, NULL, NULL));
   return HX_SUCCESS;
 }

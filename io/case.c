@@ -34,6 +34,7 @@ static const char *const partitioners[] = {"rcb", "metis"};
 static const char *const bc_types[] = {"dirichlet", "neumann"};
 static const char *const solver_types[] = {"pcg", "fcg", "pcg1"}; /* fcg: flexible CG, pcg1: single-reduction CG (solver/) */
 static const char *const backends[] = {"cpu", "cuda"};
+static const char *const time_schemes[] = {"bdf1", "bdf2", "bdf3"}; /* BDF order = index + 1 */
 static const char *const box_tags[] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 static const char *const box_materials[] = {"box"};
 
@@ -122,6 +123,9 @@ static const hx_opt_key solver_rows[] = {
      .what = "{file: PATH} or PATH",
      .sub = &guess_group,
      .help = "start from the solution.h5 of an earlier run"},
+    INT_ROW("projection", solver.projection, 0, 64, 0, NULL,
+            "previous solutions kept to project the initial guess on (0: off; default 8 with a time "
+            "section, else 0)"),
 };
 static const hx_opt_group solver_group = {"solver", NULL, solver_rows, NELEM(solver_rows)};
 
@@ -145,6 +149,24 @@ static const hx_opt_key output_rows[] = {
 };
 static const hx_opt_group output_group = {"output", NULL, output_rows, NELEM(output_rows)};
 
+static const hx_opt_key time_rows[] = {
+    ENUM_ROW("scheme", time.scheme, time_schemes, 0, "bdf2",
+             "BDF order 1, 2 or 3 (the first steps started by lower orders, docs/time.md)"),
+    DBL_ROW("dt", time.dt, 0, INF, HX_OPT_REQUIRED | HX_OPT_MIN_OPEN, NULL, "the time step"),
+    DBL_ROW("end", time.end, 0, INF, HX_OPT_MIN_OPEN, NULL,
+            "the final time, a multiple of dt (give end or steps)"),
+    INT_ROW("steps", time.steps, 1, INT_MAXV, 0, NULL, "the number of steps (give end or steps)"),
+    OTHER_ROW("initial", 0, "exact (0 without problem.exact)", "an expression in x, y, z, exact, or a .h5 file",
+              "u at t = 0: an expression, problem.exact at t = 0, or the solution.h5 of a run"),
+    INT_ROW("output_every", time.output_every, 0, INT_MAXV, 0, "0",
+            "steps between solution outputs (0: the last step only; the last is always written)"),
+    INT_ROW("checkpoint_every", time.checkpoint_every, 0, INT_MAXV, 0, "0",
+            "steps between checkpoints (0: at the end and on a signal only)"),
+    INT_ROW("error_every", time.error_every, 0, INT_MAXV, 0, "1",
+            "steps between error norms with problem.exact (0: the output steps and the last only)"),
+};
+static const hx_opt_group time_group = {"time", NULL, time_rows, NELEM(time_rows)};
+
 static const hx_opt_key top_rows[] = {
     GROUP_ROW("mesh", HX_OPT_REQUIRED, mesh_group, "the mesh"),
     INT_ROW("order", order, HX_ORDER_MIN, HX_ORDER_MAX, HX_OPT_REQUIRED, NULL,
@@ -156,13 +178,14 @@ static const hx_opt_key top_rows[] = {
     ENUM_ROW("backend", backend, backends, 0, "cpu", "where the solve runs"),
     GROUP_ROW("output", 0, output_group, "what is written"),
     GROUP_ROW("operator", 0, operator_group, "storage of the operator"),
+    GROUP_ROW("time", 0, time_group, "time stepping: du/dt - div(kappa grad u) + lambda u = f (docs/time.md)"),
 };
 static const hx_opt_group top_group = {"", NULL, top_rows, NELEM(top_rows)};
 
 /* every group, in the order hexcg keys lists them */
 static const hx_opt_group *const all_groups[] = {&top_group,    &mesh_group,    &problem_group,
                                                  &bnd_group,    &solver_group,  &guess_group,
-                                                 &output_group, &operator_group};
+                                                 &output_group, &operator_group, &time_group};
 
 void hx_case_print_keys(int names_only, FILE *out) {
   for (int i = 0; i < NELEM(all_groups); i++) hx_opt_print_keys(all_groups[i], NULL, 0, names_only, out);
@@ -696,6 +719,72 @@ static int load_solver(hx_case *cs, case_impl *im, const hx_ynode *root) {
   return HX_SUCCESS;
 }
 
+/* The time: section (docs/time.md); after load_problem (time.initial may be exact). */
+static int load_time(hx_case *cs, case_impl *im, const hx_ynode *root) {
+  hx_ynode *s = hx_ynode_get(root, "time", NULL), *v, *ve = NULL, *vs = NULL;
+  if (!s) return HX_SUCCESS;
+  HX_CALL(want_map(s, "time"));
+  cs->time.enabled = 1;
+  HX_CALL(read_group(s, &time_group, cs));
+  if (cs->solver.initial_guess)
+    return hx_yerror(node_at(cs, "solver.initial_guess"),
+                     "solver.initial_guess: a time-dependent run starts from time.initial; give the "
+                     "solution.h5 there (time.initial: FILE.h5)");
+  ve = hx_ynode_get(s, "end", NULL), vs = hx_ynode_get(s, "steps", NULL);
+  if (ve && vs) return hx_yerror(vs, "time: give either end or steps, not both");
+  if (!ve && !vs) return hx_yerror(s, "time: missing required key 'time.end' or 'time.steps'");
+  if (ve) {
+    const double n = floor(cs->time.end / cs->time.dt + 0.5);
+    if (!(n >= 1 && n <= INT_MAXV) || fabs(n * cs->time.dt - cs->time.end) > 1e-9 * cs->time.end)
+      return hx_yerror(ve, "time.end: %g is not a whole number (>= 1) of steps of dt = %g; give time.steps or "
+                           "an end that is a multiple of dt",
+                       cs->time.end, cs->time.dt);
+    cs->time.steps = (int)n;
+  } else {
+    cs->time.end = 0.0;
+  }
+  cs->time.initial_kind = cs->problem.exact ? HX_TIME_INIT_EXACT : HX_TIME_INIT_EXPR;
+  v = hx_ynode_get(s, "initial", NULL);
+  if (v) HX_CALL(want_scalar(v, "time.initial", "an expression in x, y, z, exact, or a .h5 file"));
+  if (v && !strcmp(v->value, "exact")) {
+    if (!cs->problem.exact) return hx_yerror(v, "time.initial: 'exact' needs problem.exact");
+  } else if (v && strlen(v->value) > 3 && !strcmp(v->value + strlen(v->value) - 3, ".h5")) {
+    cs->time.initial_kind = HX_TIME_INIT_FILE;
+    cs->time.initial_file = path_join_abs(".", v->value);
+    HX_CHECK(cs->time.initial_file, HX_ERR_MEM, "out of memory");
+    if (im->check_files) HX_CALL(check_readable(v, "time.initial", cs->time.initial_file, "the working directory"));
+  } else if (v || !cs->problem.exact) {
+    cs->time.initial_kind = HX_TIME_INIT_EXPR;
+    if (v)
+      HX_CALL(compile_expr(v, "time.initial", &cs->time.initial));
+    else
+      HX_CALL(hx_expr_create("0", &cs->time.initial));
+    if (hx_expr_uses_t(cs->time.initial))
+      return hx_yerror(v, "time.initial: the initial value is at t = 0; give an expression in x, y, z only");
+    HX_CALL(check_finite(cs, v ? v : s, "time.initial", cs->time.initial));
+  }
+  return HX_SUCCESS;
+}
+
+/* Without a time: section an expression in t has no time to take. */
+static int check_no_t(const hx_case *cs) {
+  if (cs->time.enabled) return HX_SUCCESS;
+  const hx_expr *e[2] = {cs->problem.rhs, cs->problem.exact};
+  const char *k[2] = {"problem.rhs", "problem.exact"};
+  char key[64];
+  for (int i = 0; i < 2 + cs->problem.nboundary; i++) {
+    const hx_expr *x = i < 2 ? e[i] : cs->problem.boundary[i - 2].expr;
+    if (i >= 2 && cs->problem.boundary[i - 2].value_kind != HX_BCV_EXPR) continue;
+    if (i >= 2) snprintf(key, sizeof key, "problem.boundary.%d.value", i - 2);
+    if (x && hx_expr_uses_t(x))
+      return hx_yerror(node_at(cs, i < 2 ? k[i] : key),
+                       "%s: the expression '%s' uses t, which needs a time: section (docs/time.md); "
+                       "without one give an expression in x, y, z",
+                       i < 2 ? k[i] : key, hx_expr_text(x));
+  }
+  return HX_SUCCESS;
+}
+
 /* The option tree of a YAML node, with its positions (a scalar X becomes
  * {type: X}; NULL gives an empty mapping). */
 static int opt_convert(const hx_ynode *n, hx_opt **out) {
@@ -782,8 +871,12 @@ static int validate(hx_case *cs, case_impl *im) {
   HX_CALL(load_mesh(cs, im, root));
   HX_CALL(read_key(root, &top_group, "order", cs, NULL));
   HX_CALL(load_problem(cs, root));
+  cs->solver.projection = -1; /* not given: resolved below */
   HX_CALL(load_solver(cs, im, root));
   HX_CALL(load_rest(cs, root));
+  HX_CALL(load_time(cs, im, root));
+  HX_CALL(check_no_t(cs));
+  if (cs->solver.projection < 0) cs->solver.projection = cs->time.enabled ? 8 : 0;
   return HX_SUCCESS;
 }
 
@@ -807,6 +900,8 @@ void hx_case_destroy(hx_case **csp) {
   hx_expr_destroy(&cs->problem.rhs);
   hx_expr_destroy(&cs->problem.exact);
   free(cs->solver.initial_guess);
+  hx_expr_destroy(&cs->time.initial);
+  free(cs->time.initial_file);
   free(cs->output.dir);
   case_impl *im = cs->impl;
   if (im) {
@@ -1024,6 +1119,9 @@ static int row_written(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
   }
   if (g == &problem_group && !strcmp(k->key, "exact")) return cs->problem.exact != NULL;
   if (g == &solver_group && !strcmp(k->key, "initial_guess")) return cs->solver.initial_guess != NULL;
+  if (g == &top_group && !strcmp(k->key, "time")) return cs->time.enabled;
+  if (g == &time_group && !strcmp(k->key, "end")) return cs->time.end > 0;
+  if (g == &time_group && !strcmp(k->key, "steps")) return !(cs->time.end > 0);
   return 1;
 }
 
@@ -1085,6 +1183,13 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
     sb_printf(s, " {file: ");
     sb_quoted(s, cs->solver.initial_guess);
     sb_printf(s, "}\n");
+  } else if (g == &time_group && !strcmp(k->key, "initial")) {
+    sb_printf(s, " ");
+    if (cs->time.initial_kind == HX_TIME_INIT_EXACT)
+      sb_printf(s, "exact");
+    else
+      sb_quoted(s, cs->time.initial_kind == HX_TIME_INIT_FILE ? cs->time.initial_file : hx_expr_text(cs->time.initial));
+    sb_printf(s, "\n");
   } else if (g == &top_group && !strcmp(k->key, "preconditioner")) {
     char *buf = NULL;
     size_t len = 0;
@@ -1187,6 +1292,13 @@ void hx_case_print(const hx_case *cs, FILE *out) {
           hx_case_solver_name(cs->solver.type), cs->solver.tol, cs->solver.max_iterations,
           hx_case_pc_type(cs) ? hx_case_pc_type(cs) : "(default)");
   if (cs->solver.initial_guess) fprintf(out, "  initial    %s\n", cs->solver.initial_guess);
+  if (cs->solver.projection) fprintf(out, "  projection %d previous solutions\n", cs->solver.projection);
+  if (cs->time.enabled)
+    fprintf(out, "time         %s, dt %g, %d steps (t = 0 .. %g), initial %s\n", time_schemes[cs->time.scheme],
+            cs->time.dt, cs->time.steps, cs->time.steps * cs->time.dt,
+            cs->time.initial_kind == HX_TIME_INIT_EXACT  ? "exact"
+            : cs->time.initial_kind == HX_TIME_INIT_FILE ? cs->time.initial_file
+                                                         : hx_expr_text(cs->time.initial));
   fprintf(out, "backend      %s\n", hx_case_backend_name(cs->backend));
   fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,
           cs->output.solution ? "yes" : "no", cs->output.history ? "yes" : "no");

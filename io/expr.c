@@ -1,6 +1,6 @@
-/* Expressions in x, y, z through libmatheval (see hx_io.h). libmatheval
- * knows the constants pi and e itself; every other identifier is a variable,
- * and only x, y and z are allowed. */
+/* Expressions in x, y, z and t through libmatheval (see hx_io.h).
+ * libmatheval knows the constants pi and e itself; every other identifier is
+ * a variable, and only x, y, z and t are allowed. */
 #include <math.h>
 #include <matheval.h>
 #include <stdlib.h>
@@ -47,7 +47,10 @@ struct hx_expr_s {
   void *ev;   /* libmatheval evaluator */
   char *text; /* as given */
   int constant;
+  int uses_t; /* t appears: evaluated with evaluator_evaluate (x, y, z, t) */
 };
+
+static char *var_names[] = {"x", "y", "z", "t"};
 
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
@@ -74,16 +77,20 @@ int hx_expr_create(const char *text, hx_expr **e) {
   char **names = NULL;
   int count = 0;
   evaluator_get_variables(ev, &names, &count);
-  int constant = 1;
+  int constant = 1, uses_t = 0;
   for (int i = 0; i < count; i++) {
     if (!strcmp(names[i], "x") || !strcmp(names[i], "y") || !strcmp(names[i], "z")) {
       constant = 0;
       continue;
     }
+    if (!strcmp(names[i], "t")) {
+      uses_t = 1;
+      continue;
+    }
     char bad[64];
     snprintf(bad, sizeof bad, "%s", names[i]);
     evaluator_destroy(ev);
-    return HX_ERROR(HX_ERR_INPUT, "unknown variable '%s' in expression '%s' (allowed: x, y, z, pi, e)", bad,
+    return HX_ERROR(HX_ERR_INPUT, "unknown variable '%s' in expression '%s' (allowed: x, y, z, t, pi, e)", bad,
                     text);
   }
   hx_expr *r = calloc(1, sizeof *r);
@@ -95,6 +102,7 @@ int hx_expr_create(const char *text, hx_expr **e) {
   }
   r->ev = ev;
   r->constant = constant;
+  r->uses_t = uses_t;
   *e = r;
   return HX_SUCCESS;
 }
@@ -110,11 +118,30 @@ void hx_expr_destroy(hx_expr **e) {
 const char *hx_expr_text(const hx_expr *e) { return e ? e->text : ""; }
 int hx_expr_is_constant(const hx_expr *e) { return e ? e->constant : 1; }
 
-double hx_expr_eval(const hx_expr *e, double x, double y, double z) {
-  return evaluator_evaluate_x_y_z(e->ev, x, y, z);
+int hx_expr_uses_t(const hx_expr *e) { return e ? e->uses_t : 0; }
+
+double hx_expr_eval_t(const hx_expr *e, double x, double y, double z, double t) {
+  if (!e->uses_t) return evaluator_evaluate_x_y_z(e->ev, x, y, z);
+  double v[4] = {x, y, z, t};
+  return evaluator_evaluate(e->ev, 4, var_names, v);
+}
+
+double hx_expr_eval(const hx_expr *e, double x, double y, double z) { return hx_expr_eval_t(e, x, y, z, 0.0); }
+
+void hx_expr_eval_array_t(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
+                          double t, double *f) {
+  if (!e->uses_t) {
+    for (size_t i = 0; i < n; i++) f[i] = evaluator_evaluate_x_y_z(e->ev, x[i], y[i], z[i]);
+    return;
+  }
+  double v[4] = {0, 0, 0, t};
+  for (size_t i = 0; i < n; i++) {
+    v[0] = x[i], v[1] = y[i], v[2] = z[i];
+    f[i] = evaluator_evaluate(e->ev, 4, var_names, v);
+  }
 }
 
 void hx_expr_eval_array(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
                         double *f) {
-  for (size_t i = 0; i < n; i++) f[i] = evaluator_evaluate_x_y_z(e->ev, x[i], y[i], z[i]);
+  hx_expr_eval_array_t(e, n, x, y, z, 0.0, f);
 }

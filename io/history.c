@@ -11,6 +11,11 @@ struct hx_history_s {
   int n, cap;
   int *it;
   double *res, *rel, *t;
+  /* time-dependent runs (hx_history_set_step): the step and time of each row */
+  int has_step, cur_step;
+  double cur_time;
+  int *step;
+  double *time;
 };
 
 int hx_history_create(hx_history *h) {
@@ -22,6 +27,7 @@ int hx_history_create(hx_history *h) {
 void hx_history_destroy(hx_history *h) {
   if (!h || !*h) return;
   free((*h)->it), free((*h)->res), free((*h)->rel), free((*h)->t);
+  free((*h)->step), free((*h)->time);
   free(*h);
   *h = NULL;
 }
@@ -33,14 +39,21 @@ int hx_history_append(hx_history h, int iteration, double residual, double rel_r
     HX_CALL(hx_realloc((size_t)cap, sizeof(double), &h->res));
     HX_CALL(hx_realloc((size_t)cap, sizeof(double), &h->rel));
     HX_CALL(hx_realloc((size_t)cap, sizeof(double), &h->t));
+    HX_CALL(hx_realloc((size_t)cap, sizeof(int), &h->step));
+    HX_CALL(hx_realloc((size_t)cap, sizeof(double), &h->time));
     h->cap = cap;
   }
   h->it[h->n] = iteration, h->res[h->n] = residual, h->rel[h->n] = rel_residual, h->t[h->n] = time_s;
+  h->step[h->n] = h->cur_step, h->time[h->n] = h->cur_time;
   h->n++;
   return HX_SUCCESS;
 }
 
 int hx_history_size(hx_history h) { return h ? h->n : 0; }
+
+void hx_history_set_step(hx_history h, int step, double time) {
+  h->has_step = 1, h->cur_step = step, h->cur_time = time;
+}
 
 int hx_history_get(hx_history h, int i, int *iteration, double *residual, double *rel_residual,
                    double *time_s) {
@@ -53,13 +66,15 @@ int hx_history_get(hx_history h, int i, int *iteration, double *residual, double
 }
 
 static int write_csv(hx_history h, const char *path) {
-  size_t cap = 64 + (size_t)h->n * 96, len = 0;
+  size_t cap = 64 + (size_t)h->n * 136, len = 0;
   char *buf = malloc(cap);
   HX_CHECK(buf, HX_ERR_MEM, "out of memory");
-  len += (size_t)snprintf(buf, cap, "iteration,residual,rel_residual,time_s\n");
-  for (int i = 0; i < h->n; i++)
+  len += (size_t)snprintf(buf, cap, "%siteration,residual,rel_residual,time_s\n", h->has_step ? "step,time," : "");
+  for (int i = 0; i < h->n; i++) {
+    if (h->has_step) len += (size_t)snprintf(buf + len, cap - len, "%d,%.17g,", h->step[i], h->time[i]);
     len += (size_t)snprintf(buf + len, cap - len, "%d,%.17g,%.17g,%.9g\n", h->it[i], h->res[i], h->rel[i],
                             h->t[i]);
+  }
   int err = hx_io_write_file_atomic(path, buf, len);
   free(buf);
   HX_CALL(err);
@@ -103,6 +118,9 @@ static int write_h5(hx_history h, const char *path) {
   if (!err) err = h5_write_1d(f, path, "residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->res);
   if (!err) err = h5_write_1d(f, path, "rel_residual", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->rel);
   if (!err) err = h5_write_1d(f, path, "time_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->t);
+  for (int i = 0; !err && h->has_step && i < h->n; i++) it[i] = h->step[i];
+  if (!err && h->has_step) err = h5_write_1d(f, path, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, n, it);
+  if (!err && h->has_step) err = h5_write_1d(f, path, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->time);
   free(it);
   err = hx_h5_close(f, path, tmp, MPI_COMM_NULL, err);
   H5Eset_auto2(H5E_DEFAULT, efn, ecd);

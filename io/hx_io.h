@@ -28,13 +28,13 @@ void hx_io_library_versions(char *buf, size_t len);
 int hx_io_finalize(void);
 
 /* ================================================================ expressions */
-/* A compiled expression in x, y, z with the constants pi and e, '^' for powers
+/* A compiled expression in x, y, z (and the time t) with the constants pi and e, '^' for powers
  * and the functions of libmatheval (sin cos tan exp log sqrt abs sinh cosh
  * tanh asin acos atan ...). Not thread-safe: evaluate one hx_expr from one
  * thread at a time. */
 typedef struct hx_expr_s hx_expr;
 
-/* Compile text. A syntax error or a variable other than x, y, z gives
+/* Compile text. A syntax error or a variable other than x, y, z, t gives
  * HX_ERR_INPUT with a message naming the problem (without a file position;
  * the case loader adds it). */
 int hx_expr_create(const char *text, hx_expr **e);
@@ -42,12 +42,21 @@ int hx_expr_create(const char *text, hx_expr **e);
 void hx_expr_destroy(hx_expr **e);
 /* The text the expression was compiled from. */
 const char *hx_expr_text(const hx_expr *e);
-/* 1 if the expression uses none of x, y, z (then hx_expr_eval is that constant). */
+/* 1 if the expression uses none of x, y, z (then hx_expr_eval is that
+ * constant; it may still depend on t). */
 int hx_expr_is_constant(const hx_expr *e);
+/* 1 if the expression uses the time t. */
+int hx_expr_uses_t(const hx_expr *e);
+/* e at (x, y, z) and t = 0. */
 double hx_expr_eval(const hx_expr *e, double x, double y, double z);
-/* f[i] = e(x[i], y[i], z[i]) for i < n. */
+/* e at (x, y, z) and time t. */
+double hx_expr_eval_t(const hx_expr *e, double x, double y, double z, double t);
+/* f[i] = e(x[i], y[i], z[i], t = 0) for i < n. */
 void hx_expr_eval_array(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
                         double *f);
+/* f[i] = e(x[i], y[i], z[i], t) for i < n. */
+void hx_expr_eval_array_t(const hx_expr *e, size_t n, const double *x, const double *y, const double *z,
+                          double t, double *f);
 
 /* ================================================================ the case */
 typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
@@ -58,6 +67,8 @@ typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitione
 typedef enum { HX_CASE_SOLVER_PCG = 0, HX_CASE_SOLVER_FCG = 1, HX_CASE_SOLVER_PCG1 = 2 } hx_case_solver;
 /* backend (hx_backend_create takes the name: hx_case_backend_name) */
 typedef enum { HX_CASE_BACKEND_CPU = 0, HX_CASE_BACKEND_CUDA = 1 } hx_case_backend;
+/* time.initial: an expression in x, y, z, problem.exact at t = 0, or a solution.h5 */
+typedef enum { HX_TIME_INIT_EXPR = 0, HX_TIME_INIT_EXACT = 1, HX_TIME_INIT_FILE = 2 } hx_time_initial;
 /* What a boundary value is: a number, an expression, or the exact solution. */
 typedef enum { HX_BCV_NUMBER = 0, HX_BCV_EXPR = 1, HX_BCV_EXACT = 2 } hx_bc_value_kind;
 
@@ -105,7 +116,21 @@ typedef struct hx_case_s {
     double tol;          /* relative residual tolerance, in (0, 1) */
     int max_iterations;  /* >= 1 */
     char *initial_guess; /* solution.h5 of an earlier run (resolved path), or NULL */
+    int projection;      /* previous solutions kept for the initial guess (0: off; docs/time.md) */
   } solver;
+  struct {
+    int enabled;        /* a time: section was given (docs/time.md) */
+    int scheme;         /* 0 bdf1, 1 bdf2, 2 bdf3: the BDF order is scheme + 1 */
+    double dt;          /* > 0 */
+    double end;         /* time.end as given; 0 when time.steps was given */
+    int steps;          /* steps to take (end / dt when end was given) */
+    hx_time_initial initial_kind;
+    hx_expr *initial;   /* HX_TIME_INIT_EXPR (owned); else NULL */
+    char *initial_file; /* HX_TIME_INIT_FILE: a solution.h5 (resolved path); else NULL */
+    int output_every;   /* steps between solution outputs (0: the last only) */
+    int checkpoint_every; /* steps between checkpoints (0: at the end or on a signal only) */
+    int error_every;      /* steps between error norms with problem.exact (0: output steps and the last) */
+  } time;
   struct {
     /* the preconditioner: mapping as given (a scalar "preconditioner: X"
      * becomes {type: X}; absent: an empty mapping), with source positions.
@@ -259,6 +284,10 @@ void hx_history_destroy(hx_history *h);
 /* Append one row (the solver calls it every iteration, iteration 0 = initial residual). */
 int hx_history_append(hx_history h, int iteration, double residual, double rel_residual, double time_s);
 int hx_history_size(hx_history h);
+/* Time-dependent runs: the rows appended from now on belong to time step
+ * `step` at time `time`; history.csv then starts with the columns step,time
+ * and history.h5 has the datasets step (int64) and time (float64). */
+void hx_history_set_step(hx_history h, int step, double time);
 /* Row i (0-based); any output may be NULL. */
 int hx_history_get(hx_history h, int i, int *iteration, double *residual, double *rel_residual,
                    double *time_s);
@@ -290,6 +319,20 @@ int hx_history_read(const char *path, hx_history *h);
 int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local, const int64_t *gid,
                          const double *x, const double *y, const double *z, const double *u,
                          const double *exact);
+/* As hx_io_write_solution, into dir/name (a file name, "solution_000010.h5"),
+ * and dir/solution.xdmf for it alone when xdmf != 0. */
+int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, int p, int32_t E_local,
+                              const int64_t *gid, const double *x, const double *y, const double *z,
+                              const double *u, const double *exact);
+/* Not collective (rank 0). dir/solution.xdmf as one temporal collection of
+ * the n solution files files[i] (names in dir, written by
+ * hx_io_write_solution_file, all of the same mesh) at the times times[i]:
+ * a mesh grid (topology and geometry of files[0]) and a
+ * GridType="Collection" CollectionType="Temporal" grid whose grids include
+ * it and carry <Time Value=...> and the fields (meshio's time-series layout;
+ * ParaView and meshio.xdmf.TimeSeriesReader read it). */
+int hx_io_write_solution_series(const char *dir, int p, long long E, int has_exact, int n,
+                                const char *const *files, const double *times);
 /* Collective. Read /fields/u from a solution.h5 written by
  * hx_io_write_solution (any number of ranks, any partition) into
  * u[E_local*(p+1)^3] for this rank's elements gid[E_local]. A different
@@ -304,6 +347,36 @@ int hx_io_read_solution(MPI_Comm comm, const char *path, int p, int32_t E_local,
  * the file and the first node that differs. */
 int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_local, const int64_t *gid,
                            const double *x, const double *y, const double *z, double *u);
+
+/* ================================================================ checkpoints */
+/* Time-dependent runs (docs/time.md). A checkpoint is the folder
+ * DIR/checkpoint: checkpoint.yaml (format, step, time, levels, projection,
+ * what the case and mesh were: mesh, order, problem, time.scheme, time.dt,
+ * a hash of the GLL node coordinates, and a checksum per file) and the
+ * solution files u_0.h5 (the newest level) .. and p_0.h5 .. (projection
+ * vectors), each in the solution.h5 format. Written as DIR/checkpoint.new,
+ * then renamed into place (the previous one is checkpoint.old meanwhile). */
+/* Collective. A hash of the mesh's GLL nodes, the same on any partition. */
+int hx_checkpoint_mesh_hash(MPI_Comm comm, int p, int32_t E_local, const int64_t *gid, const double *x,
+                            const double *y, const double *z, uint64_t *hash);
+/* Collective. Write DIR/checkpoint: nlev host L-vectors lev (newest first)
+ * and nproj projection vectors at step / time. */
+int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int step,
+                        double time, int nlev, const double *const *lev, int nproj, const double *const *proj,
+                        int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
+                        const double *z);
+/* Not collective. The checkpoint folder for --restart R: R/checkpoint, R
+ * itself, or R/checkpoint.old (a kill between the renames), whichever holds
+ * a checkpoint.yaml; else HX_ERR_INPUT. */
+int hx_checkpoint_find(const char *restart, char *dir, size_t len);
+/* Collective. Read the checkpoint folder dir into lev[0..*nlev) (at most
+ * maxlev) and proj[0..*nproj) (0 when it holds more than maxproj). Any
+ * problem is HX_ERR_INPUT naming the checkpoint, the same on every rank: not
+ * a checkpoint, truncated, another case (the key that differs is named) or
+ * mesh, a step beyond the case's last, a damaged or unreadable file. */
+int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int p, int32_t E_local,
+                       const int64_t *gid, const double *x, const double *y, const double *z, int maxlev,
+                       double **lev, int maxproj, double **proj, int *step, double *time, int *nlev, int *nproj);
 
 /* ================================================================ run summary */
 /* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */
@@ -349,6 +422,22 @@ typedef struct {
    * (hx_solve) */
   int op_fp64_residuals, op_refinements;
   double op_t_exact;
+  /* a time-dependent run (case time: section, docs/time.md); iterations,
+   * residuals and errors above are those of the last step */
+  struct {
+    int enabled;
+    int first_step, last_step; /* steps solved by this run: first_step..last_step (restart: after its checkpoint) */
+    double t_end;              /* the time reached */
+    int64_t iterations;        /* over every step of this run */
+    double iterations_mean;    /* per step */
+    double gain_mean;          /* mean projection gain ||b - A x0|| / ||b|| */
+    double t_step_first;       /* seconds of the first step (its preconditioner setup included) */
+    double t_step_mean;        /* mean seconds of the steps after the first */
+    int setups;                /* operator + preconditioner setups (BDF start-up order changes add them) */
+    int interrupted;           /* a signal ended the run: checkpoint written (exit status 5) */
+    int checkpoints;           /* checkpoints written */
+    int outputs;               /* solutions written to solution.xdmf's temporal collection */
+  } time;
 } hx_run_stats;
 
 /* Not collective (call on rank 0). Write dir/summary.yaml atomically. version

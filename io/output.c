@@ -10,9 +10,13 @@
 
 #include "io_impl.h"
 
-/* Files hexcg writes into an output folder (removed by --force). */
-static const char *const hx_outputs[] = {"case.yaml",     "summary.yaml", "solution.h5",
-                                         "solution.xdmf", "history.csv",  "history.h5"};
+/* Files hexcg writes into an output folder (removed by --force); "series"
+ * is a folder: the solution files of a time-dependent run's temporal
+ * collection (solution.xdmf names them, docs/time.md). */
+static const char *const hx_outputs[] = {"case.yaml",   "summary.yaml", "solution.h5", "solution.xdmf",
+                                         "history.csv", "history.h5",   "steps.csv",   "series"};
+#define HX_SERIES_NAME "series"
+static void remove_tree_files(const char *d);
 
 int hx_io_bcast_error(MPI_Comm comm, int root, int code) {
   int rank = 0;
@@ -91,6 +95,10 @@ static int remove_outputs(const char *dir) {
   for (size_t i = 0; i < sizeof hx_outputs / sizeof hx_outputs[0]; i++) {
     for (int tmp = 0; tmp < 2; tmp++) {
       snprintf(p, sizeof p, "%s/%s%s", dir, hx_outputs[i], tmp ? ".tmp" : "");
+      if (!tmp && !strcmp(hx_outputs[i], HX_SERIES_NAME)) {
+        remove_tree_files(p);
+        continue;
+      }
       if (remove(p) != 0 && errno != ENOENT)
         return HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", p, strerror(errno));
     }
@@ -176,7 +184,7 @@ static int has_results(const char *dir) {
   return 0;
 }
 
-static void remove_tree_files(const char *d) { /* the staging folder: plain files only */
+static void remove_tree_files(const char *d) { /* the staging folder: plain files and its series folder */
   DIR *dd = opendir(d);
   if (dd) {
     struct dirent *e;
@@ -184,7 +192,7 @@ static void remove_tree_files(const char *d) { /* the staging folder: plain file
     while ((e = readdir(dd)) != NULL) {
       if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
       snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-      remove(p);
+      if (remove(p) != 0 && !strcmp(e->d_name, HX_SERIES_NAME)) remove_tree_files(p);
     }
     closedir(dd);
   }
@@ -259,8 +267,8 @@ static void outdir_free(struct hx_outdir_s *od) {
 
 #define HX_MANIFEST_NAME ".manifest"
 /* summary.yaml last: of an old-style reader's files it marks a complete set */
-static const char *const commit_order[] = {"case.yaml",   "solution.h5", "solution.xdmf",
-                                           "history.csv", "history.h5",  "summary.yaml"};
+static const char *const commit_order[] = {"case.yaml",  "solution.h5", HX_SERIES_NAME, "solution.xdmf",
+                                           "history.csv", "history.h5", "steps.csv",    "summary.yaml"};
 #define HX_NCOMMIT (sizeof commit_order / sizeof commit_order[0])
 
 static int sync_path(const char *p, int dir) {
@@ -297,7 +305,11 @@ static int roll_forward(const char *dir, const char *stage, const int has[HX_NCO
     const char *f = commit_order[k];
     snprintf(from, sizeof from, "%s/%s", stage, f);
     snprintf(to, sizeof to, "%s/%s", dir, f);
-    if (!has[k]) {
+    if (!strcmp(f, HX_SERIES_NAME)) { /* a folder: the old one goes as a whole first */
+      if (!has[k] || access(from, F_OK) == 0) remove_tree_files(to);
+      if (has[k] && access(from, F_OK) == 0 && rename(from, to) != 0)
+        err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
+    } else if (!has[k]) {
       if (remove(to) != 0 && errno != ENOENT) /* an old output the new set does not have */
         err = HX_ERROR(HX_ERR_IO, "cannot remove '%s': %s", to, strerror(errno));
     } else if (access(from, F_OK) == 0 && rename(from, to) != 0) { /* absent: moved already */

@@ -64,39 +64,54 @@ static int write_attr_str(hid_t obj, const char *name, const char *s) {
   return err;
 }
 
-static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
+/* The Topology and Geometry of a solution file h5 (its name in the folder). */
+#define P(...) len += (size_t)snprintf(b + len, len < cap ? cap - len : 0, __VA_ARGS__)
+static size_t xdmf_mesh(char *b, size_t cap, size_t len, const char *ind, const char *h5, int p, long long E) {
   long long n = p + 1, npe = n * n * n, N = E * npe, C = E * (long long)p * p * p;
+  P("%s<Topology TopologyType=\"Hexahedron\" NumberOfElements=\"%lld\">\n"
+    "%s  <DataItem Dimensions=\"%lld 8\" NumberType=\"Int\" Precision=\"8\" "
+    "Format=\"HDF\">%s:/mesh/connectivity</DataItem>\n"
+    "%s</Topology>\n%s<Geometry GeometryType=\"XYZ\">\n"
+    "%s  <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
+    "Format=\"HDF\">%s:/mesh/coordinates</DataItem>\n"
+    "%s</Geometry>\n",
+    ind, C, ind, C, h5, ind, ind, ind, N, h5, ind);
+  return len;
+}
+
+/* The fields u (exact, error) and rank of a solution file h5. */
+static size_t xdmf_fields(char *b, size_t cap, size_t len, const char *ind, const char *h5, int p, long long E,
+                          int has_exact) {
+  long long n = p + 1, npe = n * n * n, N = E * npe, C = E * (long long)p * p * p;
+  const char *fields[] = {"u", "exact", "error"};
+  for (int i = 0; i < (has_exact ? 3 : 1); i++)
+    P("%s<Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+      "%s  <DataItem Dimensions=\"%lld\" NumberType=\"Float\" Precision=\"8\" "
+      "Format=\"HDF\">%s:/fields/%s</DataItem>\n"
+      "%s</Attribute>\n",
+      ind, fields[i], ind, N, h5, fields[i], ind);
+  P("%s<Attribute Name=\"rank\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+    "%s  <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"4\" "
+    "Format=\"HDF\">%s:/fields/rank</DataItem>\n"
+    "%s</Attribute>\n",
+    ind, ind, C, h5, ind);
+  return len;
+}
+
+static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
   size_t cap = 4096, len = 0;
   char *b = malloc(cap);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
-#define P(...) len += (size_t)snprintf(b + len, len < cap ? cap - len : 0, __VA_ARGS__)
   /* the order goes in a comment, not an <Information> element: meshio reads
    * the text of one as its own field-data XML and refuses an empty one, and
    * readers ignore comments (solution.h5 holds it as an attribute) */
   P("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n"
     "    <Grid Name=\"hexcg\" GridType=\"Uniform\">\n"
-    "      <!-- hexcg solution, order %d -->\n"
-    "      <Topology TopologyType=\"Hexahedron\" NumberOfElements=\"%lld\">\n"
-    "        <DataItem Dimensions=\"%lld 8\" NumberType=\"Int\" Precision=\"8\" "
-    "Format=\"HDF\">solution.h5:/mesh/connectivity</DataItem>\n"
-    "      </Topology>\n      <Geometry GeometryType=\"XYZ\">\n"
-    "        <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" Precision=\"8\" "
-    "Format=\"HDF\">solution.h5:/mesh/coordinates</DataItem>\n"
-    "      </Geometry>\n",
-    p, C, C, N);
-  const char *fields[] = {"u", "exact", "error"};
-  for (int i = 0; i < (has_exact ? 3 : 1); i++)
-    P("      <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-      "        <DataItem Dimensions=\"%lld\" NumberType=\"Float\" Precision=\"8\" "
-      "Format=\"HDF\">solution.h5:/fields/%s</DataItem>\n"
-      "      </Attribute>\n",
-      fields[i], N, fields[i]);
-  P("      <Attribute Name=\"rank\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-    "        <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"4\" "
-    "Format=\"HDF\">solution.h5:/fields/rank</DataItem>\n"
-    "      </Attribute>\n    </Grid>\n  </Domain>\n</Xdmf>\n",
-    C);
-#undef P
+    "      <!-- hexcg solution, order %d -->\n",
+    p);
+  len = xdmf_mesh(b, cap, len, "      ", "solution.h5", p, E);
+  len = xdmf_fields(b, cap, len, "      ", "solution.h5", p, E, has_exact);
+  P("    </Grid>\n  </Domain>\n</Xdmf>\n");
   int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
   char path[4200];
   snprintf(path, sizeof path, "%s/solution.xdmf", dir);
@@ -104,6 +119,41 @@ static int write_xdmf(const char *dir, int p, long long E, int has_exact) {
   free(b);
   return err;
 }
+
+int hx_io_write_solution_series(const char *dir, int p, long long E, int has_exact, int n,
+                                const char *const *files, const double *times) {
+  HX_CHECK(n >= 1, HX_ERR_ARG, "an empty time series");
+  size_t cap = 4096 + (size_t)n * 2048, len = 0;
+  char *b = malloc(cap);
+  HX_CHECK(b, HX_ERR_MEM, "out of memory");
+  /* the layout of meshio's XDMF time series (a mesh grid, then the temporal
+   * collection whose grids include its topology and geometry), which
+   * meshio.xdmf.TimeSeriesReader and ParaView read */
+  P("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+    "  <Domain>\n    <Grid Name=\"mesh\" GridType=\"Uniform\">\n"
+    "      <!-- hexcg time series, order %d, %d outputs -->\n",
+    p, n);
+  len = xdmf_mesh(b, cap, len, "      ", files[0], p, E);
+  P("    </Grid>\n    <Grid Name=\"hexcg\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+  for (int i = 0; i < n; i++) {
+    P("      <Grid Name=\"hexcg\" GridType=\"Uniform\">\n"
+      "        <xi:include xpointer=\"xpointer(//Grid[@Name=&quot;mesh&quot;]/*[self::Topology or "
+      "self::Geometry])\"/>\n"
+      "        <Time Value=\"%.17g\"/>\n",
+      times[i]);
+    len = xdmf_fields(b, cap, len, "        ", files[i], p, E, has_exact);
+    P("      </Grid>\n");
+  }
+  P("    </Grid>\n  </Domain>\n</Xdmf>\n");
+  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
+  char path[4200];
+  snprintf(path, sizeof path, "%s/solution.xdmf", dir);
+  if (!err) err = hx_io_write_file_atomic(path, b, len);
+  free(b);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+#undef P
 
 static int write_datasets(MPI_Comm comm, const char *path, hid_t f, int rank, int p, int32_t El, long long E, long long eoff,
                           const int64_t *gid, const double *x, const double *y, const double *z,
@@ -180,6 +230,13 @@ done:
 int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local, const int64_t *gid,
                          const double *x, const double *y, const double *z, const double *u,
                          const double *exact) {
+  HX_CALL(hx_io_write_solution_file(comm, dir, "solution.h5", 1, p, E_local, gid, x, y, z, u, exact));
+  return HX_SUCCESS;
+}
+
+int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, int p, int32_t E_local,
+                              const int64_t *gid, const double *x, const double *y, const double *z,
+                              const double *u, const double *exact) {
   int rank = 0;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
@@ -194,7 +251,7 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   HX_MPI(MPI_Allreduce(&El, &E, 1, MPI_LONG_LONG, MPI_SUM, comm));
 
   char path[4200], tmp[4210];
-  snprintf(path, sizeof path, "%s/solution.h5", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   /* HDF5 does not recover from a full disk (a failed flush leaves the file
    * half-closed): check the space first, with a margin for the metadata */
@@ -231,7 +288,7 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   if (rank == 0) {
     if (!err && rename(tmp, path) != 0) err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
     if (err) remove(tmp);
-    if (!err) err = write_xdmf(dir, p, E, exact != NULL);
+    if (!err && xdmf) err = write_xdmf(dir, p, E, exact != NULL);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
   return HX_SUCCESS;

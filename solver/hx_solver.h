@@ -264,6 +264,46 @@ typedef struct {
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res);
 
+/* ------------------------------------------------------------ projection */
+/* Projection of the initial guess onto earlier solutions (Fischer 1998,
+ * docs/time.md): X = [x_1 .. x_k], k <= K, backend G-vectors of op,
+ * A-orthonormal (x_i . A x_j = delta_ij). For a sequence of solves with
+ * the same operator and slowly changing right-hand sides. */
+typedef struct hx_proj_s *hx_proj;
+
+/* K >= 1 vectors of op's size. Not collective. */
+int hx_proj_create(hx_op op, int K, hx_proj *pj);
+void hx_proj_destroy(hx_proj *pj); /* accepts NULL */
+/* Forget every vector (the operator changed). */
+void hx_proj_reset(hx_proj pj);
+int hx_proj_size(hx_proj pj);     /* k */
+int hx_proj_capacity(hx_proj pj); /* K */
+/* d_x = sum_i (x_i . d_b) x_i (0 when k = 0): the A-norm best
+ * approximation of A^{-1} b in span(X); k dot products, one allreduce.
+ * Collective. */
+int hx_proj_guess(hx_proj pj, const double *d_b, double *d_x);
+/* After a solve from d_x0 (the guess) to d_x: dx = d_x - d_x0 is
+ * A-orthonormalised against X (classical Gram-Schmidt in the A inner
+ * product, a second pass if the first lost more than half its A-norm) and
+ * appended; a dx already in span(X) is dropped. When X is full it restarts
+ * from the latest solution alone (x / ||x||_A). 2 or 3 operator applies.
+ * Collective. */
+int hx_proj_update(hx_proj pj, const double *d_x0, const double *d_x);
+/* Vector i < k as a host L-vector (checkpoints), and k vectors back from
+ * such L-vectors: the same bits as before (one copy per node is taken, not
+ * an average). Not collective. */
+int hx_proj_get(hx_proj pj, int i, double *h_l);
+int hx_proj_set(hx_proj pj, int k, const double *const *h_l);
+
+/* As hx_solve, with the initial guess projected by pj (NULL: hx_solve
+ * itself): with k > 0 vectors the guess is hx_proj_guess of the
+ * right-hand side (h_u0_l is then not used), else h_u0_l; after the solve
+ * the correction updates pj (hx_proj_update). res->pcg.r0norm / bnorm is
+ * the projection's gain ||b - A x0|| / ||b||. Collective. */
+int hx_solve_proj(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
+                  hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                  hx_solve_result *res);
+
 #ifdef __cplusplus
 }
 #endif

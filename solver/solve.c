@@ -146,10 +146,10 @@ static void scaled_monitor_cb(void *ctx, int it, double rnorm, double rel) {
 /* The steps of hx_solve on buffers the caller frees on every path; opx is
  * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
  * hx_disc_op(d)). */
-static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn,
+static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
                        hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
                        hx_solve_result *res, hx_op opx, double *h_l, double *d_b, double *d_g, double *d_x,
-                       double *d_r, double *d_d) {
+                       double *d_r, double *d_d, double *d_x0) {
   hx_backend b = hx_disc_backend(d);
   hx_op op = hx_disc_op(d);
   const int64_t nl = hx_disc_num_l(d);
@@ -161,6 +161,13 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
   /* initial guess of x = u0 - g on free nodes (masked), else 0 */
   HX_CALL(hx_mem_zero(b, d_x, gbytes));
   if (h_u0_l) HX_CALL(hx_disc_from_l_host(d, h_u0_l, 1, d_x));
+  /* projection onto the earlier solutions (hx_proj_guess) */
+  if (pj && hx_proj_size(pj) > 0) HX_CALL(hx_proj_guess(pj, d_b, d_x));
+  /* what hx_proj_update subtracts: the projected guess, or 0 for the first
+   * vector (then x itself is appended: a guess from outside span(X) would
+   * leave it out of the span) */
+  if (pj && hx_proj_size(pj) > 0) HX_CALL(hx_array_copy(b, ng, d_x0, d_x));
+  if (pj && hx_proj_size(pj) == 0) HX_CALL(hx_mem_zero(b, d_x0, gbytes));
   res->t_rhs = hx_wtime() - t0;
 
   t0 = hx_wtime();
@@ -198,6 +205,7 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
   hx_timer_stop(HX_T_SOLVE);
   res->t_solve = hx_wtime() - t0;
   HX_CALL(ierr);
+  if (pj && res->pcg.reason > 0) HX_CALL(hx_proj_update(pj, d_x0, d_x));
 
   /* u = x + g */
   HX_CALL(hx_array_axpby(b, ng, d_x, 1.0, d_g, 1.0));
@@ -212,13 +220,20 @@ static int solve_steps(hx_disc d, hx_pc pc, const double *h_f, const double *h_g
 
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res) {
+  HX_CALL(hx_solve_proj(d, pc, NULL, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res));
+  return HX_SUCCESS;
+}
+
+int hx_solve_proj(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
+                  hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                  hx_solve_result *res) {
   memset(res, 0, sizeof *res);
   res->rhs_scale = 1.0;
   hx_backend b = hx_disc_backend(d);
   const int64_t nl = hx_disc_num_l(d);
   const size_t gbytes = sizeof(double) * (size_t)(hx_op_size(hx_disc_op(d)) > 0 ? hx_op_size(hx_disc_op(d)) : 1);
   res->dofs = hx_disc_num_dofs(d);
-  double *h_l = NULL, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL;
+  double *h_l = NULL, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL, *d_x0 = NULL;
   int err = HX_ALLOC(&h_l, nl > 0 ? nl : 1);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_b);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_g);
@@ -228,12 +243,13 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
   if (!err) err = hx_disc_op_exact(d, &opx);
   if (!err && opx != hx_disc_op(d)) err = hx_mem_alloc(b, gbytes, (void **)&d_r);
   if (!err && d_r) err = hx_mem_alloc(b, gbytes, (void **)&d_d);
+  if (!err && pj) err = hx_mem_alloc(b, gbytes, (void **)&d_x0); /* the guess, for hx_proj_update */
   if (!err)
-    err = solve_steps(d, pc, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, opx, h_l, d_b, d_g, d_x, d_r,
-                      d_d);
+    err = solve_steps(d, pc, pj, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, opx, h_l, d_b, d_g, d_x, d_r,
+                      d_d, d_x0);
   /* free everything on every path, keep the first error */
-  double **bufs[5] = {&d_b, &d_g, &d_x, &d_r, &d_d};
-  for (int i = 0; i < 5; i++) {
+  double **bufs[6] = {&d_b, &d_g, &d_x, &d_r, &d_d, &d_x0};
+  for (int i = 0; i < 6; i++) {
     const int e = hx_mem_free(b, (void **)bufs[i]);
     if (!err) err = e;
   }

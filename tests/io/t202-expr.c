@@ -47,9 +47,9 @@ int main(void) {
   HX_ASSERT(strstr(hx_error_message(), "cannot parse expression 'sin(pi*x'"), "message: %s",
             hx_error_message());
   hx_error_clear();
-  err = hx_expr_create("x + t", &e);
-  HX_ASSERT(err == HX_ERR_INPUT && e == NULL, "variable t: %d", err);
-  HX_ASSERT(strstr(hx_error_message(), "unknown variable 't'"), "message: %s", hx_error_message());
+  err = hx_expr_create("x + w", &e); /* t is the time (below) */
+  HX_ASSERT(err == HX_ERR_INPUT && e == NULL, "variable w: %d", err);
+  HX_ASSERT(strstr(hx_error_message(), "unknown variable 'w'"), "message: %s", hx_error_message());
   hx_error_clear();
   err = hx_expr_create("Pi*x", &e);
   HX_ASSERT(err == HX_ERR_INPUT, "Pi is not pi");
@@ -60,5 +60,34 @@ int main(void) {
   err = hx_expr_create("x**2", &e);
   HX_ASSERT(err == HX_ERR_INPUT, "'**' is not a power in libmatheval");
   hx_error_clear();
+  /* the time t (issue 30): hx_expr_eval is t = 0, hx_expr_eval_t any t; an
+   * expression without t gives the same bits either way */
+  HX_TCALL(hx_expr_create("exp(-t)*sin(pi*x) + t*y - z", &e));
+  HX_ASSERT(hx_expr_uses_t(e) && !hx_expr_is_constant(e), "uses t and x, y, z");
+  v = hx_expr_eval_t(e, 0.3, 0.7, 0.2, 0.5);
+  ref = exp(-0.5) * sin(M_PI * 0.3) + 0.5 * 0.7 - 0.2;
+  HX_ASSERT(fabs(v - ref) < 1e-14, "at t = 0.5: %.17g, expected %.17g", v, ref);
+  v = hx_expr_eval(e, 0.3, 0.7, 0.2);
+  ref = sin(M_PI * 0.3) - 0.2;
+  HX_ASSERT(fabs(v - ref) < 1e-14, "hx_expr_eval is t = 0: %.17g, expected %.17g", v, ref);
+  {
+    double xt[3] = {0.1, 0.5, 0.9}, yt[3] = {0.2, 0.4, 0.6}, zt[3] = {0.0, 0.5, 1.0}, ft[3];
+    hx_expr_eval_array_t(e, 3, xt, yt, zt, 2.0, ft);
+    for (int i = 0; i < 3; i++)
+      HX_ASSERT(ft[i] == hx_expr_eval_t(e, xt[i], yt[i], zt[i], 2.0), "array entry %d at t = 2", i);
+  }
+  hx_expr_destroy(&e);
+  HX_TCALL(hx_expr_create("cos(t)", &e));
+  HX_ASSERT(hx_expr_is_constant(e) && hx_expr_uses_t(e), "cos(t): constant in space, uses t");
+  HX_ASSERT(hx_expr_eval_t(e, 5, 5, 5, M_PI) == -1.0, "cos(pi) = %.17g", hx_expr_eval_t(e, 5, 5, 5, M_PI));
+  hx_expr_destroy(&e);
+  HX_TCALL(hx_expr_create("x*y + z", &e));
+  HX_ASSERT(!hx_expr_uses_t(e), "x*y + z does not use t");
+  HX_ASSERT(hx_expr_eval_t(e, 0.1, 0.2, 0.3, 7.0) == hx_expr_eval(e, 0.1, 0.2, 0.3), "no t: t ignored");
+  hx_expr_destroy(&e);
+  HX_ASSERT(hx_expr_create("sin(s)", &e) == HX_ERR_INPUT && strstr(hx_error_message(), "(allowed: x, y, z, t, pi, e)"),
+            "another variable refused: %s", hx_error_message());
+  hx_error_clear();
+
   return hx_test_result();
 }

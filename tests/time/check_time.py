@@ -1,0 +1,416 @@
+#!/usr/bin/python3
+"""Time-dependent runs (issue 30, docs/time.md), end to end through `hexcg run`.
+
+Modes:
+  rates    BDF1/2/3 on the manufactured solution
+           u = exp(-t) sin(pi x) sin(pi y) sin(pi z) + cos(t) (x y + z)
+           (time-dependent Dirichlet data: value exact) at p = 8 on 2^3
+           elements (spatial error ~1e-9, far below the temporal one): the
+           error at t = 1 falls at the rate 1, 2, 3 (within 10 %) as dt halves;
+           BDF2 started by BDF1 (initial: an expression, 2 setups) too, and
+           BDF2 with a time-dependent Neumann flux on one face
+  restart  6 steps, then --restart to 12: the same steps.csv rows and the
+           same final solution bits (checkpoint checksum) as 12 steps in one
+           run; a 1-rank checkpoint continued on 2 ranks within the tolerance;
+           time.initial from a solution.h5 (read on 2 ranks)
+  signal   SIGTERM to one rank of 2 during the steps: exit 5, a checkpoint,
+           summary.yaml interrupted, --restart finishes to the uninterrupted
+           answer
+  refuse   a truncated, a corrupted, a foreign-case (dt), a foreign-mesh and a
+           missing checkpoint are refused (exit 2) naming the difference, the
+           output folder untouched (a steady case using t: tests/cases/90)
+  job      jobs/heat.sbatch with a fake srun/scontrol: SIGUSR1 -> exit 5 ->
+           requeue -> --restart -> the uninterrupted answer
+  xdmf     (python with meshio and h5py) the temporal collection: times,
+           fields, the series files
+Usage: check_time.py MODE --hexcg H --mpiexec M --work W [--python P]"""
+import argparse
+import csv
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("mode")
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--work", required=True)
+ap.add_argument("--python", default=None)
+a = ap.parse_args()
+W = os.path.join(a.work, a.mode)
+shutil.rmtree(W, ignore_errors=True)
+os.makedirs(W)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+CASE = """mesh: {{type: box, elements: [{ne}, {ne}, {ne}]}}
+order: {p}
+time:
+  scheme: {scheme}
+  dt: {dt}
+  {stop}
+  initial: {initial}
+  output_every: {oe}
+  checkpoint_every: {ce}
+problem:
+  rhs: "(3*pi^2 - 1)*exp(-t)*sin(pi*x)*sin(pi*y)*sin(pi*z) - sin(t)*(x*y + z)"
+  exact: "exp(-t)*sin(pi*x)*sin(pi*y)*sin(pi*z) + cos(t)*(x*y + z)"
+  boundary:
+    - {{tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}}
+solver: {{tol: {tol}, max_iterations: 2000, projection: {proj}}}
+preconditioner: {{type: jacobi}}
+"""
+
+
+def case(name, scheme="bdf2", dt=0.1, steps=None, end=1.0, initial="exact", p=8, ne=2, oe=0, ce=0, tol=1e-12,
+         proj=8):
+    path = os.path.join(W, name + ".yaml")
+    stop = f"steps: {steps}" if steps else f"end: {end}"
+    with open(path, "w") as f:
+        f.write(CASE.format(scheme=scheme, dt=dt, stop=stop, initial=initial, p=p, ne=ne, oe=oe, ce=ce, tol=tol,
+                            proj=proj))
+    return path
+
+
+def run(args, ranks=1, timeout=300):
+    p = subprocess.run([a.mpiexec, "-n", str(ranks), a.hexcg, "run"] + args, capture_output=True, text=True,
+                       timeout=timeout, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return p.returncode, p.stdout, p.stderr
+
+
+def steps_of(out):
+    with open(os.path.join(out, "steps.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def yaml_kv(path):
+    d = {}
+    for line in open(path):
+        if ": " in line:
+            k, v = line.rstrip("\n").split(": ", 1)
+            d[k] = v
+    return d
+
+
+def summary_time(out):
+    d, inside = {}, False
+    for line in open(os.path.join(out, "summary.yaml")):
+        if line.startswith("time:"):
+            inside = True
+        elif inside and line.startswith("  "):
+            k, v = line.strip().split(": ", 1)
+            d[k] = v
+        elif inside:
+            break
+    return d
+
+
+def finish():
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        sys.exit(1)
+    print(f"{a.mode}: passed")
+    sys.exit(0)
+
+
+if a.mode == "rates":
+    for k in (1, 2, 3):
+        errs = []
+        for dt in (0.1, 0.05, 0.025):
+            out = os.path.join(W, f"bdf{k}-{dt}")
+            rc, so, se = run([case(f"bdf{k}-{dt}", scheme=f"bdf{k}", dt=dt), "--output", out])
+            if not check(rc == 0, f"bdf{k} dt {dt}: exit {rc}: {se[-2000:]}"):
+                continue
+            rows = steps_of(out)
+            check(abs(float(rows[-1]["time"]) - 1.0) < 1e-12, f"bdf{k} dt {dt}: last step at t = {rows[-1]['time']}")
+            errs.append(float(rows[-1]["error_l2"]))
+            st = summary_time(out)
+            check(st.get("setups") == "1", f"bdf{k} dt {dt}: exact start-up needs one setup, got {st.get('setups')}")
+        if len(errs) == 3:
+            rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+            print(f"BDF{k}: errors at t = 1 {errs}, rates {rates}")
+            check(all(abs(r - k) <= 0.1 * k for r in rates), f"BDF{k}: rates {rates} (want {k} within 10 %)")
+    # BDF2 started by BDF1 (no exact start-up data): the order rises after one step, one more setup
+    errs = []
+    for dt in (0.1, 0.05, 0.025):
+        out = os.path.join(W, f"start-{dt}")
+        init = '"sin(pi*x)*sin(pi*y)*sin(pi*z) + x*y + z"'
+        rc, so, se = run([case(f"start-{dt}", scheme="bdf2", dt=dt, initial=init), "--output", out])
+        if not check(rc == 0, f"bdf2 start-up dt {dt}: exit {rc}: {se[-2000:]}"):
+            continue
+        rows = steps_of(out)
+        check(rows[0]["order"] == "1" and rows[1]["order"] == "2", "bdf2 start-up: orders 1, 2")
+        check(summary_time(out).get("setups") == "2", "bdf2 start-up: 2 setups")
+        errs.append(float(rows[-1]["error_l2"]))
+    if len(errs) == 3:
+        rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+        print(f"BDF2 from BDF1: errors {errs}, rates {rates}")
+        check(all(abs(r - 2) <= 0.2 for r in rates), f"BDF2 from BDF1: rates {rates}")
+    # a time-dependent Neumann flux on xmax: kappa du/dx at x = 1
+    errs = []
+    for dt in (0.1, 0.05, 0.025):
+        out = os.path.join(W, f"neumann-{dt}")
+        c = open(case(f"neumann-{dt}", scheme="bdf2", dt=dt)).read().replace(
+            "    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}",
+            "    - {tags: [xmin, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}\n"
+            "    - {tags: [xmax], type: neumann, value: \"-pi*exp(-t)*sin(pi*y)*sin(pi*z) + cos(t)*y\"}")
+        path = os.path.join(W, f"neumann-{dt}.yaml")
+        open(path, "w").write(c)
+        rc, so, se = run([path, "--output", out])
+        if not check(rc == 0, f"bdf2 neumann dt {dt}: exit {rc}: {se[-2000:]}"):
+            continue
+        errs.append(float(steps_of(out)[-1]["error_l2"]))
+    if len(errs) == 3:
+        rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+        print(f"BDF2 with a time-dependent Neumann flux: errors {errs}, rates {rates}")
+        check(all(abs(r - 2) <= 0.2 for r in rates), f"BDF2 Neumann: rates {rates}")
+    finish()
+
+if a.mode == "restart":
+    full, half, cont, cont2 = (os.path.join(W, n) for n in ("full", "half", "cont", "cont2"))
+    c12 = case("c12", scheme="bdf3", dt=0.05, steps=12, p=5, ne=3, tol=1e-10, ce=4)
+    c6 = case("c6", scheme="bdf3", dt=0.05, steps=6, p=5, ne=3, tol=1e-10, ce=4)
+    rc, so, se = run([c12, "--output", full])
+    check(rc == 0, f"12 steps: exit {rc} {se[-2000:]}")
+    rc, so, se = run([c6, "--output", half])
+    check(rc == 0 and os.path.isfile(os.path.join(half, "checkpoint", "checkpoint.yaml")),
+          f"6 steps: exit {rc}, checkpoint written {se[-2000:]}")
+    shutil.copytree(half, cont)
+    rc, so, se = run([c12, "--output", cont, "--restart", cont])
+    check(rc == 0 and "restart: step 6" in so, f"restart: exit {rc} {so[-1000:]} {se[-2000:]}")
+    if rc == 0:
+        rf, rc_ = steps_of(full), steps_of(cont)
+        check([r["step"] for r in rc_] == [str(i) for i in range(7, 13)], f"restart steps {[r['step'] for r in rc_]}")
+        keys = ("iterations", "initial_residual", "final_residual", "error_l2", "projection_vectors")
+        byf = {r["step"]: r for r in rf}
+        same = all(byf[r["step"]][k] == r[k] for r in rc_ for k in keys)
+        check(same, "steps 7..12 continued from the checkpoint: the same iterations and residual bits")
+        ca = yaml_kv(os.path.join(full, "checkpoint", "checkpoint.yaml"))
+        cb = yaml_kv(os.path.join(cont, "checkpoint", "checkpoint.yaml"))
+        check(ca["step"] == cb["step"] == "12", "both checkpoints at step 12")
+        check(ca["u_0"] == cb["u_0"] and ca["u_1"] == cb["u_1"] and ca["u_2"] == cb["u_2"],
+              f"the final solution bit for bit (checksums {ca['u_0']} {cb['u_0']})")
+    # the 1-rank checkpoint continued on 2 ranks: within the tolerance
+    shutil.copytree(half, cont2)
+    rc, so, se = run([c12, "--output", cont2, "--restart", cont2], ranks=2)
+    check(rc == 0, f"restart on 2 ranks: exit {rc} {se[-2000:]}")
+    if rc == 0:
+        e1 = float(steps_of(full)[-1]["error_l2"])
+        e2 = float(steps_of(cont2)[-1]["error_l2"])
+        check(abs(e1 - e2) <= 1e-6 * e1, f"2-rank continuation: error {e2} against {e1}")
+    # time.initial from a solution.h5: a steady run's x y + z (harmonic, exact at p = 5 to the
+    # tolerance) as u(0) gives the run that starts from the expression x y + z
+    st = os.path.join(W, "steady.yaml")
+    open(st, "w").write("mesh: {type: box, elements: [3, 3, 3]}\norder: 5\nproblem:\n  rhs: \"0\"\n"
+                        "  exact: \"x*y + z\"\n  boundary:\n    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], "
+                        "type: dirichlet, value: exact}\nsolver: {tol: 1.0e-12}\n")
+    rc, so, se = run([st, "--output", os.path.join(W, "steady")])
+    check(rc == 0, f"steady x y + z: exit {rc} {se[-1000:]}")
+    h5 = os.path.join(W, "steady", "solution.h5")
+    fa = case("fromfile", scheme="bdf1", dt=0.05, steps=3, p=5, ne=3, tol=1e-12, initial=f'"{h5}"')
+    fb = case("fromexpr", scheme="bdf1", dt=0.05, steps=3, p=5, ne=3, tol=1e-12, initial='"x*y + z"')
+    rc1, so, se1 = run([fa, "--output", os.path.join(W, "fromfile")], ranks=2)
+    rc2, so, se2 = run([fb, "--output", os.path.join(W, "fromexpr")])
+    if check(rc1 == 0 and rc2 == 0, f"initial from a file / an expression: exit {rc1} {rc2} {se1[-1000:]}"):
+        ea = [float(r["error_l2"]) for r in steps_of(os.path.join(W, "fromfile"))]
+        eb = [float(r["error_l2"]) for r in steps_of(os.path.join(W, "fromexpr"))]
+        check(len(ea) == 3 and all(abs(x - y) <= 1e-9 * y for x, y in zip(ea, eb)),
+              f"initial: solution.h5 (2 ranks) against the expression: errors {ea} {eb}")
+    finish()
+
+if a.mode == "signal":
+    c = case("sig", scheme="bdf2", dt=0.002, steps=150, p=5, ne=3, tol=1e-10, ce=0, oe=50)
+    out, ref = os.path.join(W, "sig"), os.path.join(W, "ref")
+    p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", c, "--output", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    t0 = time.time()
+    for line in p.stdout:
+        if line.startswith("step 5 ") or time.time() - t0 > 120:
+            break
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and open(f"/proc/{d}/comm").read().strip() == "hexcg" and \
+                    os.fsencode(out) in open(f"/proc/{d}/cmdline", "rb").read().split(b"\0"):
+                pids.append(int(d))
+        except OSError:
+            pass
+    check(len(pids) == 2, f"2 ranks running ({pids})")
+    if pids:
+        os.kill(sorted(pids)[1], signal.SIGTERM)
+    rest, err = p.communicate(timeout=120)
+    check(p.returncode == 5, f"SIGTERM: exit {p.returncode}, expected 5: {err[-2000:]}")
+    check("interrupted by SIGTERM" in err and "--restart" in err, f"message {err!r}")
+    ck = os.path.join(out, "checkpoint", "checkpoint.yaml")
+    if check(os.path.isfile(ck) and os.path.isfile(os.path.join(out, "summary.yaml")), "checkpoint and summary"):
+        st = summary_time(out)
+        step = int(yaml_kv(ck)["step"])
+        check(st["interrupted"] == "true" and int(st["last_step"]) == step and 5 <= step < 150,
+              f"summary time {st}, checkpoint step {step}")
+        check(len(steps_of(out)) == step - 1, "steps.csv holds the completed steps (2..)")
+        rc, so, se = run([c, "--output", out, "--restart", out], ranks=2)
+        check(rc == 0, f"restart after SIGTERM: exit {rc} {se[-2000:]}")
+        rc, so, se = run([c, "--output", ref], ranks=2)
+        check(rc == 0, f"uninterrupted: exit {rc}")
+        if rc == 0:
+            a_, b_ = yaml_kv(os.path.join(out, "checkpoint", "checkpoint.yaml")), yaml_kv(
+                os.path.join(ref, "checkpoint", "checkpoint.yaml"))
+            check(a_["u_0"] == b_["u_0"], "continued after SIGTERM: the uninterrupted run's solution bit for bit")
+    finish()
+
+if a.mode == "refuse":
+    c = case("c", scheme="bdf2", dt=0.05, steps=4, p=4, ne=2, tol=1e-10)
+    base = os.path.join(W, "base")
+    rc, so, se = run([c, "--output", base])
+    check(rc == 0, f"base run: exit {rc} {se}")
+
+    def refused(name, mutate, want, case_path=c):
+        d = os.path.join(W, name)
+        shutil.copytree(base, d)
+        mutate(d)
+        before = {f: open(os.path.join(d, f), "rb").read() for f in ("summary.yaml", "steps.csv")}
+        ck = {f: open(os.path.join(d, "checkpoint", f), "rb").read() for f in os.listdir(os.path.join(d, "checkpoint"))}
+        rc, so, se = run([case_path, "--output", d, "--restart", d])
+        check(rc == 2 and want in se, f"{name}: exit {rc}, stderr {se!r} (want {want!r})")
+        after = {f: open(os.path.join(d, f), "rb").read() for f in ("summary.yaml", "steps.csv")}
+        ck2 = {f: open(os.path.join(d, "checkpoint", f), "rb").read() for f in os.listdir(os.path.join(d, "checkpoint"))}
+        check(before == after and ck == ck2, f"{name}: the output folder and checkpoint are untouched")
+
+    def truncate(d):
+        p = os.path.join(d, "checkpoint", "u_0.h5")
+        data = open(p, "rb").read()
+        open(p, "wb").write(data[: len(data) // 2])
+
+    def corrupt(d):  # bytes of the file flipped: HDF5 refuses it, or the checksum does
+        p = os.path.join(d, "checkpoint", "u_1.h5")
+        data = bytearray(open(p, "rb").read())
+        for i in range(len(data) // 3, len(data), 97):
+            data[i] ^= 0x40
+        open(p, "wb").write(bytes(data))
+
+    def checksum(d):  # a value changed: the checksum checkpoint.yaml records differs
+        p = os.path.join(d, "checkpoint", "checkpoint.yaml")
+        lines = open(p).read().splitlines(True)
+        lines = [ln[:-2] + ("0" if ln[-2] != "0" else "1") + "\n" if ln.startswith("u_1:") else ln for ln in lines]
+        open(p, "w").write("".join(lines))
+
+    def trunc_yaml(d):
+        p = os.path.join(d, "checkpoint", "checkpoint.yaml")
+        data = open(p).read()
+        open(p, "w").write(data[: data.index("u_0:")])
+
+    refused("truncated", truncate, "cannot read u_0.h5")
+    refused("corrupted", corrupt, "u_1.h5")
+    refused("checksum", checksum, "u_1.h5 is damaged")
+    refused("yaml-truncated", trunc_yaml, "checkpoint.yaml is truncated")
+    refused("other-dt", lambda d: None, "time.dt differs", case("dt", scheme="bdf2", dt=0.025, steps=4, p=4, ne=2))
+    refused("other-mesh", lambda d: None, "mesh differs", case("mesh", scheme="bdf2", dt=0.05, steps=4, p=4, ne=3))
+    refused("other-scheme", lambda d: None, "time.scheme differs", case("sch", scheme="bdf1", dt=0.05, steps=4, p=4))
+    rc, so, se = run([c, "--output", os.path.join(W, "none"), "--restart", os.path.join(W, "nowhere")])
+    check(rc == 2 and "no checkpoint there" in se, f"missing checkpoint: {rc} {se!r}")
+    # the result set: --force replaces the series folder as a whole; a steady run into the folder
+    # removes series/ and steps.csv (not in its set) and keeps checkpoint/
+    check(os.listdir(os.path.join(base, "series")) == ["solution_000004.h5"], "series: the last step only")
+    rc, so, se = run([c, "--output", base, "--force", "--set", "time.output_every=1"])
+    check(rc == 0 and sorted(os.listdir(os.path.join(base, "series"))) ==
+          [f"solution_00000{i}.h5" for i in (2, 3, 4)], f"--force: the new series ({rc} {se[-500:]})")
+    steady = os.path.join(W, "steady.yaml")
+    open(steady, "w").write("mesh: {type: box, elements: [2, 2, 2]}\norder: 2\nproblem:\n  rhs: \"1\"\n  boundary:\n"
+                            "    - {tags: [xmin], type: dirichlet, value: 0}\n")
+    rc, so, se = run([steady, "--output", base, "--force"])
+    left = sorted(os.listdir(base))
+    check(rc == 0 and "series" not in left and "steps.csv" not in left and "checkpoint" in left and
+          "solution.h5" in left, f"a steady run over a time run's results: {left} ({rc} {se[-500:]})")
+    finish()
+
+if a.mode == "xdmf":
+    c = case("x", scheme="bdf2", dt=0.1, steps=7, p=3, ne=2, oe=3, tol=1e-10)
+    out = os.path.join(W, "x")
+    rc, so, se = run([c, "--output", out], ranks=2)
+    check(rc == 0, f"run: exit {rc} {se}")
+    check(sorted(os.listdir(os.path.join(out, "series"))) ==
+          ["solution_000003.h5", "solution_000006.h5", "solution_000007.h5"], "series: steps 3, 6 and the last, 7")
+    script = r"""
+import sys, meshio, h5py, numpy as np
+out = sys.argv[1]
+r = meshio.xdmf.TimeSeriesReader(out + "/solution.xdmf")
+pts, cells = r.read_points_cells()
+assert r.num_steps == 3, r.num_steps
+assert cells[0].type == "hexahedron" and len(cells[0].data) == 8 * 27, (cells[0].type, len(cells[0].data))
+for k, (step, t) in enumerate([(3, 0.3), (6, 0.6), (7, 0.7)]):
+    tt, pd, cd = r.read_data(k)
+    assert abs(tt - t) < 1e-12, (tt, t)
+    assert sorted(pd) == ["error", "exact", "u"], sorted(pd)
+    x, y, z = pts[:, 0], pts[:, 1], pts[:, 2]
+    ex = np.exp(-t) * np.sin(np.pi * x) * np.sin(np.pi * y) * np.sin(np.pi * z) + np.cos(t) * (x * y + z)
+    assert np.abs(pd["exact"] - ex).max() < 1e-12
+    assert np.abs(pd["u"] - ex).max() < 1e-2, np.abs(pd["u"] - ex).max()
+    with h5py.File("%s/series/solution_%06d.h5" % (out, step)) as f:
+        assert np.array_equal(f["fields/u"][:], pd["u"])
+        assert f["mesh/coordinates"].shape == (8 * 64, 3)
+print("meshio/h5py: 3 outputs at t = 0.3, 0.6, 0.7")
+"""
+    p = subprocess.run([a.python, "-c", script, out], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"meshio/h5py: {p.stderr[-2000:]}")
+    finish()
+
+if a.mode == "job":
+    # jobs/heat.sbatch outside Slurm: a fake srun runs hexcg and sends it SIGUSR1 after step 5 on
+    # the first start (as --signal=USR1@120 would), a fake scontrol records the requeue; the
+    # second start (SLURM_RESTART_COUNT=1) must continue with --restart to the uninterrupted bits
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    bindir = os.path.join(W, "bin")
+    os.makedirs(bindir)
+    open(os.path.join(bindir, "srun"), "w").write(f'''#!/usr/bin/python3
+import os, signal, subprocess, sys
+args = [x for x in sys.argv[1:] if not x.startswith("--mpi=")]
+p = subprocess.Popen(["{a.mpiexec}", "-n", "2"] + args, stdout=subprocess.PIPE, text=True)
+for line in p.stdout:
+    sys.stdout.write(line)
+    if os.environ.get("SLURM_RESTART_COUNT", "0") == "0" and line.startswith("step 5 "):
+        for d in os.listdir("/proc"):
+            try:
+                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg":
+                    os.kill(int(d), signal.SIGUSR1)
+            except OSError:
+                pass
+sys.exit(p.wait())
+''')
+    open(os.path.join(bindir, "scontrol"), "w").write(f"#!/bin/sh\necho \"$@\" >> {W}/scontrol.log\n")
+    for f in ("srun", "scontrol"):
+        os.chmod(os.path.join(bindir, f), 0o755)
+    c = case("job", scheme="bdf2", dt=0.002, steps=40, p=5, ne=3, tol=1e-10)
+    out, ref = os.path.join(W, "out"), os.path.join(W, "ref")
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], SLURM_JOB_ID="4242", SLURM_NTASKS="2",
+               HEXCG_CASE=c, HEXCG_OUT=out, HEXCG_BIN=a.hexcg, HEXCG_ROOT=src, OMP_NUM_THREADS="1")
+    job = os.path.join(src, "jobs", "heat.sbatch")
+    p1 = subprocess.run(["bash", job], env=env, capture_output=True, text=True, timeout=300)
+    log = open(os.path.join(W, "scontrol.log")).read() if os.path.exists(os.path.join(W, "scontrol.log")) else ""
+    check(p1.returncode == 0 and "requeue 4242" in log and "checkpointed" in p1.stdout,
+          f"first start: exit {p1.returncode}, scontrol {log!r}, {p1.stdout[-500:]} {p1.stderr[-1000:]}")
+    p2 = subprocess.run(["bash", job], env=dict(env, SLURM_RESTART_COUNT="1"), capture_output=True, text=True,
+                        timeout=300)
+    check(p2.returncode == 0 and "--restart" in p2.stdout and "finished" in p2.stdout,
+          f"requeued start: exit {p2.returncode} {p2.stdout[-800:]} {p2.stderr[-1000:]}")
+    check(open(os.path.join(W, "scontrol.log")).read().count("requeue") == 1, "requeued once only")
+    rc, so, se = run([c, "--output", ref], ranks=2)
+    if check(rc == 0 and p2.returncode == 0, "uninterrupted run"):
+        check(yaml_kv(os.path.join(out, "checkpoint", "checkpoint.yaml"))["u_0"] ==
+              yaml_kv(os.path.join(ref, "checkpoint", "checkpoint.yaml"))["u_0"],
+              "requeued job: the uninterrupted run's solution bit for bit")
+    finish()
+
+print(f"unknown mode {a.mode}", file=sys.stderr)
+sys.exit(2)
