@@ -299,6 +299,7 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     a->box.deform = cs->mesh.deform > 0;
     if (a->box.deform) a->box.deform_amplitude = cs->mesh.deform;
     a->box.partitioner = a->part;
+    memcpy(a->box.periodic, cs->mesh.periodic, sizeof a->box.periodic);
   }
   hx_case_destroy(&cs);
   return err;

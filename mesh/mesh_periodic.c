@@ -229,8 +229,10 @@ int hx_gmesh_periodic(hx_gmesh *g) {
         }
       err = HX_ERROR(HX_ERR_INPUT,
                      "%s: periodic: node %lld at (%g, %g, %g) corresponds to node %lld at (%g, %g, %g), but no "
-                     "boundary face through the first maps onto a boundary face through the second (the "
-                     "periodic surfaces are not meshed alike, or a node lies off the surfaces)",
+                     "boundary face through the first maps onto a boundary face through the second: the "
+                     "periodic surfaces are not meshed alike, a node lies off them, or the correspondence lists "
+                     "only some of their nodes (Gmsh omits those its subdivision adds: name the two surfaces "
+                     "in the case, mesh.periodic: [[a, b]], to match all their nodes by translation)",
                      g->src, (long long)(g->vtag ? g->vtag[pr[i].s] : pr[i].s), A[0], A[1], A[2],
                      (long long)(g->vtag ? g->vtag[pr[i].m] : pr[i].m), B[0], B[1], B[2]);
     }
@@ -393,10 +395,16 @@ int hx_gmesh_tag_pairs(hx_gmesh *g, int npairs, const char *const (*pairs)[2]) {
                      "alike",
                      g->src, pairs[p][0], pairs[p][1], (long long)na, (long long)nb);
     if (!err) {
-      /* the translation: between the centroids of the two node sets */
-      double T[3] = {0, 0, 0};
+      /* the translation: between the centres of the two node sets' bounding boxes
+       * (a single misplaced inner node does not move it) */
+      double T[3], lo[2][3], hi[2][3];
+      for (int k = 0; k < 3; k++) lo[0][k] = lo[1][k] = INFINITY, hi[0][k] = hi[1][k] = -INFINITY;
       for (int64_t i = 0; i < na; i++)
-        for (int k = 0; k < 3; k++) T[k] += (B[i].x[k] - A[i].x[k]) / (double)na;
+        for (int k = 0; k < 3; k++) {
+          lo[0][k] = fmin(lo[0][k], A[i].x[k]), hi[0][k] = fmax(hi[0][k], A[i].x[k]);
+          lo[1][k] = fmin(lo[1][k], B[i].x[k]), hi[1][k] = fmax(hi[1][k], B[i].x[k]);
+        }
+      for (int k = 0; k < 3; k++) T[k] = 0.5 * (lo[1][k] + hi[1][k]) - 0.5 * (lo[0][k] + hi[0][k]);
       const double tol = HX_PERIODIC_TOL * fmin(ha, hb);
       qsort(B, (size_t)nb, sizeof *B, cmp_vxyz);
       err = hx_realloc((size_t)(2 * (g->nper + na)), sizeof(int64_t), &g->per);
