@@ -56,6 +56,16 @@ static void vertex_xyz(const hx_gmesh *g, int64_t e, int c, double *X) {
   memcpy(X, &g->nodes[(e * g->npe + node) * 3], 3 * sizeof(double));
 }
 
+/* coordinates of vertex v (a scan: for messages) */
+static void vertex_of_xyz(const hx_gmesh *g, int64_t v, double *X) {
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int c = 0; c < 8; c++)
+      if (g->vid[e * 8 + c] == v) {
+        vertex_xyz(g, e, c, X);
+        return;
+      }
+}
+
 /* local corner of element e holding vertex v, -1 if none */
 static int corner_of(const hx_gmesh *g, int64_t e, int64_t v) {
   for (int c = 0; c < 8; c++)
@@ -163,14 +173,20 @@ int hx_gmesh_periodic(hx_gmesh *g) {
           }
     if (hit < 0) {
       char d[DESC];
-      double X[3];
-      hx_gmesh_describe(g, e, d, sizeof d);
-      vertex_xyz(g, e, hx_hex_face_vert[f][0], X);
+      size_t off = 0;
+      for (int c = 0; c < 4 && off < sizeof d; c++) {
+        double A[3], B[3] = {0, 0, 0};
+        vertex_xyz(g, e, hx_hex_face_vert[f][c], A);
+        vertex_of_xyz(g, cand[c][0], B);
+        off += (size_t)snprintf(d + off, sizeof d - off, "%s%lld (%g, %g, %g) -> %lld (%g, %g, %g)", c ? ", " : "",
+                                (long long)(g->vtag ? g->vtag[cv[c]] : cv[c]), A[0], A[1], A[2],
+                                (long long)(g->vtag ? g->vtag[cand[c][0]] : cand[c][0]), B[0], B[1], B[2]);
+      }
       err = HX_ERROR(HX_ERR_INPUT,
-                     "%s: periodic: the four vertices of boundary face %d of %s have periodic images, but "
-                     "the images form no boundary face (vertex (%g, %g, %g) -> %lld ...): the periodic "
-                     "surfaces are not meshed alike",
-                     g->src, f, d, X[0], X[1], X[2], (long long)(g->vtag ? g->vtag[cand[0][0]] : cand[0][0]));
+                     "%s: periodic: the four corners of boundary face %d of element %lld have periodic partners, "
+                     "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a "
+                     "partner is wrong): %s",
+                     g->src, f, (long long)(g->etag ? g->etag[e] : e), d);
       break;
     }
     if (pf[hit] >= 0 && pf[hit] != q) {
