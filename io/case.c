@@ -1250,8 +1250,10 @@ int hx_case_write_effective(const hx_case *cs, const char *path) {
 void hx_case_print(const hx_case *cs, FILE *out) {
   fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    fprintf(out, "mesh         gmsh %s, partitioner %s\n", cs->mesh.file,
-            hx_case_partitioner_name(cs->mesh.partitioner));
+    fprintf(out, "mesh         gmsh %s", cs->mesh.file);
+    for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
+      fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0], cs->mesh.periodic_pairs[i][1]);
+    fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   } else {
     fprintf(out, "mesh         %s %d x %d x %d on [%g, %g] x [%g, %g] x [%g, %g]",
             hx_case_mesh_type_name(cs->mesh.type), cs->mesh.elements[0], cs->mesh.elements[1],
@@ -1259,6 +1261,8 @@ void hx_case_print(const hx_case *cs, FILE *out) {
             cs->mesh.extent[1][1], cs->mesh.extent[2][0], cs->mesh.extent[2][1]);
     if (cs->mesh.type == HX_CASE_MESH_KERSHAW) fprintf(out, ", eps %g", cs->mesh.eps);
     if (cs->mesh.deform > 0) fprintf(out, ", deform %g", cs->mesh.deform);
+    for (int d = 0, c = 0; d < 3; d++)
+      if (cs->mesh.periodic[d]) fprintf(out, "%s%c", c++ ? " " : ", periodic ", 'x' + d);
     fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   }
   fprintf(out, "order        %d\n", cs->order);

@@ -486,7 +486,7 @@ static int read_elements41(cur *c, rd *r) {
 static int read_periodic(cur *c, rd *r, int v41) {
   int64_t nl;
   HX_CALL(get_size(c, &nl, "number of periodic links"));
-  HX_CALL(count_check(c, nl, 12, "periodic link"));
+  HX_CALL(count_check(c, nl, c->binary ? 28 : 8, "periodic link"));
   for (int64_t l = 0; l < nl; l++) {
     int64_t dim, st, mt, na = 0, nn;
     HX_CALL(get_int(c, &dim, "periodic entity dimension"));
@@ -495,7 +495,7 @@ static int read_periodic(cur *c, rd *r, int v41) {
     if (dim < 0 || dim > 3) return CUR_ERR(c, "periodic link %lld: dimension %lld (expected 0..3)", (long long)l, (long long)dim);
     if (v41) {
       HX_CALL(get_size(c, &na, "number of affine values"));
-      HX_CALL(count_check(c, na, 8, "affine value"));
+      HX_CALL(count_check(c, na, c->binary ? 8 : 2, "affine value"));
       for (int64_t i = 0; i < na; i++) {
         double a;
         HX_CALL(get_dbl(c, &a, "affine value"));
@@ -512,7 +512,7 @@ static int read_periodic(cur *c, rd *r, int v41) {
       }
     }
     HX_CALL(get_size(c, &nn, "number of periodic nodes"));
-    HX_CALL(count_check(c, nn, 4, "periodic node pair"));
+    HX_CALL(count_check(c, nn, c->binary ? 2 * c->dsize : 4, "periodic node pair"));
     HX_CALL(grow(r->nper + nn, &r->capper, 2 * sizeof(int64_t), &r->per));
     for (int64_t i = 0; i < nn; i++) {
       int64_t a, b;
