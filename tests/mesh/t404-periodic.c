@@ -492,6 +492,8 @@ int main(int argc, char **argv) {
   t.nx = 2, t.ny = 2, t.nz = 3;
   t.periodic[0] = t.periodic[1] = t.periodic[2] = 1;
   run_box(comm, rank, t, 3, "box 2x2x3 fully periodic");
+  t.partitioner = HX_PART_METIS; /* the dual graph has two faces between one pair of elements */
+  run_box(comm, rank, t, 2, "box 2x2x3 fully periodic, metis");
   /* deformed hex27: the deformation keeps the faces flat and moves opposite nodes alike */
   hx_mesh_box_opts d;
   hx_mesh_box_opts_default(&d);
