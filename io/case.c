@@ -366,23 +366,26 @@ static int load_periodic(hx_case *cs, const hx_ynode *mesh) {
       if (cs->mesh.periodic[d]) return hx_yerror(a, "mesh.periodic: axis %s is given twice", a->value);
       cs->mesh.periodic[d] = 1;
       if (cs->mesh.elements[d] < 2)
-        return hx_yerror(a,
-                         "mesh.periodic: axis %s needs at least 2 elements along it (mesh.elements gives %d): "
-                         "with one its two faces would be the same face",
-                         a->value, cs->mesh.elements[d]);
+        return hx_yerror(
+            a,
+            "mesh.periodic: axis %s needs at least 2 elements along it (mesh.elements gives %d): "
+            "with one its two faces would be the same face",
+            a->value, cs->mesh.elements[d]);
       if (d == 0 && cs->mesh.type == HX_CASE_MESH_KERSHAW && cs->mesh.eps < 1.0)
-        return hx_yerror(a,
-                         "mesh.periodic: x cannot wrap on a kershaw mesh (eps %g < 1): the Kershaw map bends the "
-                         "face x = 0 by its left profile and x = 1 by its right one, so they are not translates "
-                         "of each other; y and z can (or use eps 1)",
-                         cs->mesh.eps);
+        return hx_yerror(
+            a,
+            "mesh.periodic: x cannot wrap on a kershaw mesh (eps %g < 1): the Kershaw map bends the "
+            "face x = 0 by its left profile and x = 1 by its right one, so they are not translates "
+            "of each other; y and z can (or use eps 1)",
+            cs->mesh.eps);
     }
     return HX_SUCCESS;
   }
   HX_CALL(hx_calloc((size_t)v->n + 1, sizeof *cs->mesh.periodic_pairs, &cs->mesh.periodic_pairs));
   for (int i = 0; i < v->n; i++) {
     const hx_ynode *a = v->vals[i];
-    if (a->kind != HX_YN_SEQ || a->n != 2 || a->vals[0]->kind != HX_YN_SCALAR || a->vals[1]->kind != HX_YN_SCALAR)
+    if (a->kind != HX_YN_SEQ || a->n != 2 || a->vals[0]->kind != HX_YN_SCALAR ||
+        a->vals[1]->kind != HX_YN_SCALAR)
       return hx_yerror(a, "mesh.periodic: expected %s; entry %d is not a pair of tag names", want, i);
     if (!strcmp(a->vals[0]->value, a->vals[1]->value))
       return hx_yerror(a, "mesh.periodic: the pair [%s, %s] names one surface twice", a->vals[0]->value,
@@ -391,7 +394,8 @@ static int load_periodic(hx_case *cs, const hx_ynode *mesh) {
       for (int j = 0; j < i; j++)
         for (int t = 0; t < 2; t++)
           if (!strcmp(cs->mesh.periodic_pairs[j][t], a->vals[s]->value))
-            return hx_yerror(a->vals[s], "mesh.periodic: tag '%s' is already in pair %d", a->vals[s]->value, j);
+            return hx_yerror(a->vals[s], "mesh.periodic: tag '%s' is already in pair %d", a->vals[s]->value,
+                             j);
       cs->mesh.periodic_pairs[i][s] = hx_io_strdup(a->vals[s]->value);
       HX_CHECK(cs->mesh.periodic_pairs[i][s], HX_ERR_MEM, "out of memory");
     }
@@ -546,15 +550,16 @@ int hx_case_check_periodic_tags(const hx_case *cs, int ntags, const char *const 
     for (int t = 0; t < bd->ntags; t++)
       for (int i = 0; i < ntags; i++)
         if (periodic[i] && !strcmp(bd->tags[t], names[i]))
-          return hx_yerror(tag_node(cs, b, t),
-                           "problem.boundary[%d].tags: '%s' is periodic (mesh.periodic%s): its faces are "
-                           "identified with their partners and are no longer boundary, so a %s condition on it "
-                           "would act nowhere; remove the tag from problem.boundary or the periodicity",
-                           b, bd->tags[t],
-                           cs->mesh.type == HX_CASE_MESH_GMSH && !cs->mesh.nperiodic_pairs
-                               ? ", or the mesh file's $Periodic section"
-                               : "",
-                           hx_bc_type_name(bd->type));
+          return hx_yerror(
+              tag_node(cs, b, t),
+              "problem.boundary[%d].tags: '%s' is periodic (mesh.periodic%s): its faces are "
+              "identified with their partners and are no longer boundary, so a %s condition on it "
+              "would act nowhere; remove the tag from problem.boundary or the periodicity",
+              b, bd->tags[t],
+              cs->mesh.type == HX_CASE_MESH_GMSH && !cs->mesh.nperiodic_pairs
+                  ? ", or the mesh file's $Periodic section"
+                  : "",
+              hx_bc_type_name(bd->type));
   }
   return HX_SUCCESS;
 }
@@ -741,7 +746,8 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
   {
     /* no condition on a periodic tag (box axes, gmsh pairs; a gmsh $Periodic section: after reading) */
     int per[NELEM(box_tags)], np = cs->mesh.nperiodic_pairs;
-    for (int t = 0; t < NELEM(box_tags); t++) per[t] = cs->mesh.type != HX_CASE_MESH_GMSH && cs->mesh.periodic[t / 2];
+    for (int t = 0; t < NELEM(box_tags); t++)
+      per[t] = cs->mesh.type != HX_CASE_MESH_GMSH && cs->mesh.periodic[t / 2];
     HX_CALL(hx_case_check_periodic_tags(cs, NELEM(box_tags), box_tags, per));
     for (int i = 0; i < np; i++) {
       const int one[2] = {1, 1};
@@ -879,7 +885,8 @@ void hx_case_destroy(hx_case **csp) {
   hx_opt_free(&cs->preconditioner.opts);
   free(cs->name);
   free(cs->mesh.file);
-  for (int i = 0; i < cs->mesh.nperiodic_pairs; i++) free(cs->mesh.periodic_pairs[i][0]), free(cs->mesh.periodic_pairs[i][1]);
+  for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
+    free(cs->mesh.periodic_pairs[i][0]), free(cs->mesh.periodic_pairs[i][1]);
   free(cs->mesh.periodic_pairs);
   for (int m = 0; m < cs->problem.nmaterials; m++) free(cs->problem.materials[m].name);
   free(cs->problem.materials);
@@ -1252,7 +1259,8 @@ void hx_case_print(const hx_case *cs, FILE *out) {
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
     fprintf(out, "mesh         gmsh %s", cs->mesh.file);
     for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
-      fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0], cs->mesh.periodic_pairs[i][1]);
+      fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0],
+              cs->mesh.periodic_pairs[i][1]);
     fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   } else {
     fprintf(out, "mesh         %s %d x %d x %d on [%g, %g] x [%g, %g] x [%g, %g]",

@@ -88,8 +88,8 @@ typedef struct hx_case_s {
     double deform;       /* box, kershaw: amplitude of the smooth deformation map, 0 = none */
     char *file;          /* gmsh: path resolved against the case file's folder; else NULL */
     hx_case_partitioner partitioner;
-    int periodic[3];           /* box, kershaw: 1 = the axis wraps (mesh.periodic: [x, y]) */
-    int nperiodic_pairs;       /* gmsh: surface tag pairs of mesh.periodic: [[a, b], ...] */
+    int periodic[3];            /* box, kershaw: 1 = the axis wraps (mesh.periodic: [x, y]) */
+    int nperiodic_pairs;        /* gmsh: surface tag pairs of mesh.periodic: [[a, b], ...] */
     char *(*periodic_pairs)[2]; /* nperiodic_pairs pairs {a, b} (owned) */
   } mesh;
   int order; /* 1..15 */

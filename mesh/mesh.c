@@ -370,7 +370,9 @@ int hx_mesh_find_tag(hx_mesh m, const char *name) {
     if (!strcmp(m->tag_names[i], name)) return i;
   return -1;
 }
-int hx_mesh_tag_is_periodic(hx_mesh m, int i) { return i >= 0 && i < m->ntags && m->tag_per ? m->tag_per[i] : 0; }
+int hx_mesh_tag_is_periodic(hx_mesh m, int i) {
+  return i >= 0 && i < m->ntags && m->tag_per ? m->tag_per[i] : 0;
+}
 int64_t hx_mesh_num_periodic_faces(hx_mesh m) { return m->nper_faces; }
 int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,
                            const int8_t **orient) {

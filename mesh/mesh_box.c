@@ -179,10 +179,11 @@ int hx_gmesh_box_periodic(const hx_mesh_box_opts *o, hx_gmesh *g) {
         double dev = fabs(X1[d] - X0[d] - L) / L;
         for (int k = 0; k < 3; k++)
           if (k != d) dev = fmax(dev, fabs(X1[k] - X0[k]) / (o->extent[k][1] - o->extent[k][0]));
-        HX_CHECK(dev <= 1e-12, HX_ERR_INPUT,
-                 "periodic %c: the mesh map does not take the face %cmin onto %cmax by a translation: (%g, %g, "
-                 "%g) lies opposite (%g, %g, %g)",
-                 'x' + d, 'x' + d, 'x' + d, X0[0], X0[1], X0[2], X1[0], X1[1], X1[2]);
+        HX_CHECK(
+            dev <= 1e-12, HX_ERR_INPUT,
+            "periodic %c: the mesh map does not take the face %cmin onto %cmax by a translation: (%g, %g, "
+            "%g) lies opposite (%g, %g, %g)",
+            'x' + d, 'x' + d, 'x' + d, X0[0], X0[1], X0[2], X1[0], X1[1], X1[2]);
         const int64_t v0 = a * st[d1] + b * st[d2];
         g->per[2 * w] = v0, g->per[2 * w + 1] = v0 + n[d] * st[d];
         w++;

@@ -492,7 +492,8 @@ static int read_periodic(cur *c, rd *r, int v41) {
     HX_CALL(get_int(c, &dim, "periodic entity dimension"));
     HX_CALL(get_int(c, &st, "periodic entity tag"));
     HX_CALL(get_int(c, &mt, "periodic master entity tag"));
-    if (dim < 0 || dim > 3) return CUR_ERR(c, "periodic link %lld: dimension %lld (expected 0..3)", (long long)l, (long long)dim);
+    if (dim < 0 || dim > 3)
+      return CUR_ERR(c, "periodic link %lld: dimension %lld (expected 0..3)", (long long)l, (long long)dim);
     if (v41) {
       HX_CALL(get_size(c, &na, "number of affine values"));
       HX_CALL(count_check(c, na, c->binary ? 8 : 2, "affine value"));
@@ -751,11 +752,12 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     g->nper = w;
     if (w == 0 && r->nper > 0) {
       c->pos = c->len;
-      return CUR_ERR(c,
-                     "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
-                     "periodicity cannot be applied (and will not be ignored); remove the section or mesh the "
-                     "periodic surfaces of the volume",
-                     (long long)r->nper);
+      return CUR_ERR(
+          c,
+          "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
+          "periodicity cannot be applied (and will not be ignored); remove the section or mesh the "
+          "periodic surfaces of the volume",
+          (long long)r->nper);
     }
   }
   if (off)

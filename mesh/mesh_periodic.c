@@ -178,15 +178,17 @@ int hx_gmesh_periodic(hx_gmesh *g) {
         double A[3], B[3] = {0, 0, 0};
         vertex_xyz(g, e, hx_hex_face_vert[f][c], A);
         vertex_of_xyz(g, cand[c][0], B);
-        off += (size_t)snprintf(d + off, sizeof d - off, "%s%lld (%g, %g, %g) -> %lld (%g, %g, %g)", c ? ", " : "",
-                                (long long)(g->vtag ? g->vtag[cv[c]] : cv[c]), A[0], A[1], A[2],
-                                (long long)(g->vtag ? g->vtag[cand[c][0]] : cand[c][0]), B[0], B[1], B[2]);
+        off +=
+            (size_t)snprintf(d + off, sizeof d - off, "%s%lld (%g, %g, %g) -> %lld (%g, %g, %g)",
+                             c ? ", " : "", (long long)(g->vtag ? g->vtag[cv[c]] : cv[c]), A[0], A[1], A[2],
+                             (long long)(g->vtag ? g->vtag[cand[c][0]] : cand[c][0]), B[0], B[1], B[2]);
       }
-      err = HX_ERROR(HX_ERR_INPUT,
-                     "%s: periodic: the four corners of boundary face %d of element %lld have periodic partners, "
-                     "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a "
-                     "partner is wrong): %s",
-                     g->src, f, (long long)(g->etag ? g->etag[e] : e), d);
+      err = HX_ERROR(
+          HX_ERR_INPUT,
+          "%s: periodic: the four corners of boundary face %d of element %lld have periodic partners, "
+          "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a "
+          "partner is wrong): %s",
+          g->src, f, (long long)(g->etag ? g->etag[e] : e), d);
       break;
     }
     if (pf[hit] >= 0 && pf[hit] != q) {
@@ -243,14 +245,15 @@ int hx_gmesh_periodic(hx_gmesh *g) {
           if (!fa && g->vid[e * 8 + c] == pr[i].s) vertex_xyz(g, e, c, A), fa = 1;
           if (!fb && g->vid[e * 8 + c] == pr[i].m) vertex_xyz(g, e, c, B), fb = 1;
         }
-      err = HX_ERROR(HX_ERR_INPUT,
-                     "%s: periodic: node %lld at (%g, %g, %g) corresponds to node %lld at (%g, %g, %g), but no "
-                     "boundary face through the first maps onto a boundary face through the second: the "
-                     "periodic surfaces are not meshed alike, a node lies off them, or the correspondence lists "
-                     "only some of their nodes (Gmsh omits those its subdivision adds: name the two surfaces "
-                     "in the case, mesh.periodic: [[a, b]], to match all their nodes by translation)",
-                     g->src, (long long)(g->vtag ? g->vtag[pr[i].s] : pr[i].s), A[0], A[1], A[2],
-                     (long long)(g->vtag ? g->vtag[pr[i].m] : pr[i].m), B[0], B[1], B[2]);
+      err = HX_ERROR(
+          HX_ERR_INPUT,
+          "%s: periodic: node %lld at (%g, %g, %g) corresponds to node %lld at (%g, %g, %g), but no "
+          "boundary face through the first maps onto a boundary face through the second: the "
+          "periodic surfaces are not meshed alike, a node lies off them, or the correspondence lists "
+          "only some of their nodes (Gmsh omits those its subdivision adds: name the two surfaces "
+          "in the case, mesh.periodic: [[a, b]], to match all their nodes by translation)",
+          g->src, (long long)(g->vtag ? g->vtag[pr[i].s] : pr[i].s), A[0], A[1], A[2],
+          (long long)(g->vtag ? g->vtag[pr[i].m] : pr[i].m), B[0], B[1], B[2]);
     }
   /* an element must keep 8 distinct vertices */
   for (int64_t e = 0; e < ne && !err; e++)
@@ -303,9 +306,8 @@ int hx_gmesh_periodic(hx_gmesh *g) {
       char d1[DESC], d2[DESC];
       hx_gmesh_describe(g, q / 6, d1, sizeof d1);
       hx_gmesh_describe(g, e2, d2, sizeof d2);
-      err = HX_ERROR(HX_ERR_INPUT,
-                     "%s: periodic: face %d of %s and face %d of %s are paired but %s", g->src, (int)(q % 6), d1,
-                     (int)(pf[q] % 6), d2,
+      err = HX_ERROR(HX_ERR_INPUT, "%s: periodic: face %d of %s and face %d of %s are paired but %s", g->src,
+                     (int)(q % 6), d1, (int)(pf[q] % 6), d2,
                      o == -2 ? "the map turns one inside out (a reflection, not a translation or rotation)"
                              : "their corners do not correspond cyclically");
       break;
@@ -392,12 +394,13 @@ int hx_gmesh_tag_pairs(hx_gmesh *g, int npairs, const char *const (*pairs)[2]) {
         list[0] = 0;
         for (int i = 0; i < g->ntags && off < sizeof list; i++)
           off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", g->tag_names[i]);
-        err = HX_ERROR(HX_ERR_INPUT, "%s: periodic pair [%s, %s]: the mesh has no surface tag '%s' (it has: %s)",
-                       g->src, pairs[p][0], pairs[p][1], pairs[p][s], g->ntags ? list : "none");
+        err = HX_ERROR(HX_ERR_INPUT,
+                       "%s: periodic pair [%s, %s]: the mesh has no surface tag '%s' (it has: %s)", g->src,
+                       pairs[p][0], pairs[p][1], pairs[p][s], g->ntags ? list : "none");
       }
     if (!err && t[0] == t[1])
-      err = HX_ERROR(HX_ERR_INPUT, "%s: periodic pair [%s, %s]: a surface cannot be paired with itself", g->src,
-                     pairs[p][0], pairs[p][1]);
+      err = HX_ERROR(HX_ERR_INPUT, "%s: periodic pair [%s, %s]: a surface cannot be paired with itself",
+                     g->src, pairs[p][0], pairs[p][1]);
     int64_t na = 0, nb = 0;
     double ha = 0, hb = 0;
     if (!err) err = tag_vertices(g, t[0], X, &A, &na, &ha);
@@ -438,13 +441,14 @@ int hx_gmesh_tag_pairs(hx_gmesh *g, int npairs, const char *const (*pairs)[2]) {
         for (int64_t j = lo; j < nb && B[j].x[0] <= Y[0] + tol && hit < 0; j++)
           if (fabs(B[j].x[1] - Y[1]) <= tol && fabs(B[j].x[2] - Y[2]) <= tol) hit = B[j].v;
         if (hit < 0) {
-          err = HX_ERROR(HX_ERR_INPUT,
-                         "%s: periodic pair [%s, %s]: node %lld at (%.9g, %.9g, %.9g) of '%s' has no node of '%s' "
-                         "at its translate (%.9g, %.9g, %.9g) (translation (%.9g, %.9g, %.9g), tolerance %.3g "
-                         "= %g x the smallest edge on the surfaces): the surfaces are not meshed alike",
-                         g->src, pairs[p][0], pairs[p][1], (long long)(g->vtag ? g->vtag[A[i].v] : A[i].v),
-                         A[i].x[0], A[i].x[1], A[i].x[2], pairs[p][0], pairs[p][1], Y[0], Y[1], Y[2], T[0], T[1],
-                         T[2], tol, HX_PERIODIC_TOL);
+          err = HX_ERROR(
+              HX_ERR_INPUT,
+              "%s: periodic pair [%s, %s]: node %lld at (%.9g, %.9g, %.9g) of '%s' has no node of '%s' "
+              "at its translate (%.9g, %.9g, %.9g) (translation (%.9g, %.9g, %.9g), tolerance %.3g "
+              "= %g x the smallest edge on the surfaces): the surfaces are not meshed alike",
+              g->src, pairs[p][0], pairs[p][1], (long long)(g->vtag ? g->vtag[A[i].v] : A[i].v), A[i].x[0],
+              A[i].x[1], A[i].x[2], pairs[p][0], pairs[p][1], Y[0], Y[1], Y[2], T[0], T[1], T[2], tol,
+              HX_PERIODIC_TOL);
           break;
         }
         g->per[2 * g->nper] = A[i].v, g->per[2 * g->nper + 1] = hit;

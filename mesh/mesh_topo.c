@@ -628,7 +628,8 @@ static int number_faces(hx_gmesh *g) {
                        d2);
         goto done;
       }
-      int o12 = hx_gmesh_face_orient(g, e1, (int)f1, e2, (int)f2), o21 = hx_gmesh_face_orient(g, e2, (int)f2, e1, (int)f1);
+      int o12 = hx_gmesh_face_orient(g, e1, (int)f1, e2, (int)f2),
+          o21 = hx_gmesh_face_orient(g, e2, (int)f2, e1, (int)f1);
       if (o12 < 0 || o21 < 0) {
         hx_gmesh_describe(g, e1, d1, sizeof d1);
         hx_gmesh_describe(g, e2, d2, sizeof d2);

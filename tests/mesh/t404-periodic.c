@@ -27,13 +27,13 @@ static int mt_cmp_i64(const void *a, const void *b) {
   const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
-#define HX_TCALL_V(expr)                                  \
-  do {                                                    \
-    if ((expr) != HX_SUCCESS) {                           \
+#define HX_TCALL_V(expr)                                        \
+  do {                                                          \
+    if ((expr) != HX_SUCCESS) {                                 \
       HX_ASSERT(0, "%s failed: %s", #expr, hx_error_message()); \
-      hx_error_clear();                                   \
-      return;                                             \
-    }                                                     \
+      hx_error_clear();                                         \
+      return;                                                   \
+    }                                                           \
   } while (0)
 static int cmp_idw(const void *pa, const void *pb) {
   const wnode *a = pa, *b = pb;
@@ -62,7 +62,8 @@ static int gather_wrapped(hx_mesh m, int p, const hx_mesh_box_opts *o, wnode **o
   *out = malloc(sizeof(wnode) * (na + 1));
   for (int64_t i = 0; i < na; i++) {
     (*out)[i].id = all[i].id;
-    for (int d = 0; d < 3; d++) (*out)[i].w[d] = wrap(all[i].x[d], o->extent[d][0], o->extent[d][1], o->periodic[d]);
+    for (int d = 0; d < 3; d++)
+      (*out)[i].w[d] = wrap(all[i].x[d], o->extent[d][0], o->extent[d][1], o->periodic[d]);
   }
   free(all);
   *n = na;
@@ -72,7 +73,7 @@ static int gather_wrapped(hx_mesh m, int p, const hx_mesh_box_opts *o, wnode **o
 
 /* on rank 0: ids 1..N, each id one point modulo the periods, each such point one id */
 static void check_wrapped(const wnode *w, int64_t nw, int64_t Nexp, const char *label, int p) {
-    /* ids 1..N, each id one wrapped point */
+  /* ids 1..N, each id one wrapped point */
   int64_t u = 0, bad = 0;
   for (int64_t i = 0; i < nw; i++) {
     if (i > 0 && w[i].id == w[i - 1].id) {
@@ -94,8 +95,8 @@ static void check_wrapped(const wnode *w, int64_t nw, int64_t Nexp, const char *
   for (int64_t i = 0; i < nw; i++) {
     if (i > 0 && !memcmp(c[i].w, c[i - 1].w, sizeof c[i].w)) {
       if (c[i].id != c[i - 1].id && bad++ < 3)
-        HX_ASSERT(0, "%s p=%d: point (%lld %lld %lld)e-9 has ids %lld and %lld", label, p, c[i].w[0], c[i].w[1],
-                  c[i].w[2], (long long)c[i - 1].id, (long long)c[i].id);
+        HX_ASSERT(0, "%s p=%d: point (%lld %lld %lld)e-9 has ids %lld and %lld", label, p, c[i].w[0],
+                  c[i].w[1], c[i].w[2], (long long)c[i - 1].id, (long long)c[i].id);
       continue;
     }
     pts++;
@@ -130,12 +131,15 @@ static int run_box(MPI_Comm comm, int rank, hx_mesh_box_opts o, int p, const cha
   int64_t nper = 0, npexp = 0;
   for (int d = 0; d < 3; d++) {
     const int tmin = hx_mesh_find_tag(m, (const char *[]){"xmin", "ymin", "zmin"}[d]);
-    HX_ASSERT(hx_mesh_tag_is_periodic(m, tmin) == o.periodic[d] && hx_mesh_tag_is_periodic(m, tmin + 1) == o.periodic[d],
-              "%s: tag %s periodic flag %d", label, hx_mesh_tag_name(m, tmin), hx_mesh_tag_is_periodic(m, tmin));
+    HX_ASSERT(hx_mesh_tag_is_periodic(m, tmin) == o.periodic[d] &&
+                  hx_mesh_tag_is_periodic(m, tmin + 1) == o.periodic[d],
+              "%s: tag %s periodic flag %d", label, hx_mesh_tag_name(m, tmin),
+              hx_mesh_tag_is_periodic(m, tmin));
     if (o.periodic[d]) npexp += (int64_t)ne[(d + 1) % 3] * ne[(d + 2) % 3];
   }
   nper = hx_mesh_num_periodic_faces(m);
-  HX_ASSERT(nper == npexp, "%s: %lld periodic face pairs, expected %lld", label, (long long)nper, (long long)npexp);
+  HX_ASSERT(nper == npexp, "%s: %lld periodic face pairs, expected %lld", label, (long long)nper,
+            (long long)npexp);
   int size;
   MPI_Comm_size(comm, &size);
   int64_t rsum = 0;
@@ -153,8 +157,8 @@ static int run_box(MPI_Comm comm, int rank, hx_mesh_box_opts o, int p, const cha
     /* the same as on one rank */
     HX_TCALL(hx_mesh_create_box(MPI_COMM_SELF, &o, &ms));
     HX_TCALL(gather_wrapped(ms, p, &o, &ref, &nref));
-    HX_ASSERT(nref == nw && !memcmp(ref, w, sizeof(wnode) * nw), "%s p=%d: (id, point) set differs from 1 rank",
-              label, p);
+    HX_ASSERT(nref == nw && !memcmp(ref, w, sizeof(wnode) * nw),
+              "%s p=%d: (id, point) set differs from 1 rank", label, p);
     hx_mesh_destroy(&ms);
   }
   free(w), free(ref);
@@ -171,7 +175,6 @@ static void expect_fail(MPI_Comm comm, hx_mesh_box_opts o, const char *what, con
   hx_error_clear();
 }
 
-
 /* ---------------------------------------------------------------- Gmsh files */
 static char dir[64];
 
@@ -182,7 +185,8 @@ static char dir[64];
  * layout: links for the 4 corner points, the 4 edges' inner nodes and the
  * surface's inner nodes; 3 as 1 with one wrong partner. shift != 0 moves
  * the node (Lx, 1/ny, 1/nz) of right by shift / ny in y. */
-static int write_channel(const char *path, int fmt, int nx, int ny, int nz, double Lx, int per, double shift) {
+static int write_channel(const char *path, int fmt, int nx, int ny, int nz, double Lx, int per,
+                         double shift) {
   FILE *f = fopen(path, "w");
   if (!f) return 1;
 #define NID(i, j, k) (3 * ((i) + (nx + 1) * ((j) + (ny + 1) * (k))) + 5)
@@ -197,7 +201,7 @@ static int write_channel(const char *path, int fmt, int nx, int ny, int nz, doub
     for (int s = 1; s <= 6; s++) fprintf(f, "%d 0 0 0 %g 1 1 1 %d 0\n", s, Lx, s);
     fprintf(f, "1 0 0 0 %g 1 1 1 7 6 1 2 3 4 5 6\n$EndEntities\n", Lx);
   }
-  double (*X)[3] = malloc(sizeof(double[3]) * nn);
+  double(*X)[3] = malloc(sizeof(double[3]) * nn);
   for (int k = 0; k <= nz; k++)
     for (int j = 0; j <= ny; j++)
       for (int i = 0; i <= nx; i++) {
@@ -226,8 +230,10 @@ static int write_channel(const char *path, int fmt, int nx, int ny, int nz, doub
         int c[4][3];
         const int da[4] = {0, 1, 1, 0}, db[4] = {0, 0, 1, 1};
         for (int q = 0; q < 4; q++) c[q][d] = side ? n[d] : 0, c[q][d1] = a + da[q], c[q][d2] = b + db[q];
-        if (fmt == 22) fprintf(f, "%d 3 2 %d %d", et++, s + 1, s + 1);
-        else fprintf(f, "%d", et++);
+        if (fmt == 22)
+          fprintf(f, "%d 3 2 %d %d", et++, s + 1, s + 1);
+        else
+          fprintf(f, "%d", et++);
         for (int q = 0; q < 4; q++) fprintf(f, " %d", NID(c[q][0], c[q][1], c[q][2]));
         fprintf(f, "\n");
       }
@@ -236,9 +242,12 @@ static int write_channel(const char *path, int fmt, int nx, int ny, int nz, doub
   for (int k = 0; k < nz; k++)
     for (int j = 0; j < ny; j++)
       for (int i = 0; i < nx; i++) {
-        if (fmt == 22) fprintf(f, "%d 5 2 7 1", et++);
-        else fprintf(f, "%d", et++);
-        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        if (fmt == 22)
+          fprintf(f, "%d 5 2 7 1", et++);
+        else
+          fprintf(f, "%d", et++);
+        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
         for (int q = 0; q < 8; q++) fprintf(f, " %d", NID(i + g[q][0], j + g[q][1], k + g[q][2]));
         fprintf(f, "\n");
       }
@@ -256,7 +265,8 @@ static int write_channel(const char *path, int fmt, int nx, int ny, int nz, doub
     } else { /* points, curves (inner nodes), the surface (inner nodes) */
       fprintf(f, "$Periodic\n9\n");
       const int cj[4] = {0, ny, ny, 0}, ck[4] = {0, 0, nz, nz};
-      for (int c = 0; c < 4; c++) fprintf(f, "0 %d %d\n0\n1\n%d %d\n", 10 + c, 20 + c, NID(nx, cj[c], ck[c]), NID(0, cj[c], ck[c]));
+      for (int c = 0; c < 4; c++)
+        fprintf(f, "0 %d %d\n0\n1\n%d %d\n", 10 + c, 20 + c, NID(nx, cj[c], ck[c]), NID(0, cj[c], ck[c]));
       for (int c = 0; c < 4; c++) {
         const int alongj = c % 2 == 0, m = alongj ? ny : nz;
         fprintf(f, "1 %d %d\n0\n%d\n", 30 + c, 40 + c, m - 1);
@@ -290,10 +300,12 @@ static int check_channel(hx_mesh m, int p, double Lx, int64_t Nexp, const char *
   HX_TCALL(gather_wrapped(m, p, &o, &w, &nw));
   if (rank == 0) check_wrapped(w, nw, Nexp, label, p);
   free(w);
-  const int tl = hx_mesh_find_tag(m, "left"), tr = hx_mesh_find_tag(m, "right"), tb = hx_mesh_find_tag(m, "bottom");
-  HX_ASSERT(hx_mesh_tag_is_periodic(m, tl) && hx_mesh_tag_is_periodic(m, tr) && !hx_mesh_tag_is_periodic(m, tb),
-            "%s: periodic flags left %d right %d bottom %d", label, hx_mesh_tag_is_periodic(m, tl),
-            hx_mesh_tag_is_periodic(m, tr), hx_mesh_tag_is_periodic(m, tb));
+  const int tl = hx_mesh_find_tag(m, "left"), tr = hx_mesh_find_tag(m, "right"),
+            tb = hx_mesh_find_tag(m, "bottom");
+  HX_ASSERT(
+      hx_mesh_tag_is_periodic(m, tl) && hx_mesh_tag_is_periodic(m, tr) && !hx_mesh_tag_is_periodic(m, tb),
+      "%s: periodic flags left %d right %d bottom %d", label, hx_mesh_tag_is_periodic(m, tl),
+      hx_mesh_tag_is_periodic(m, tr), hx_mesh_tag_is_periodic(m, tb));
   return 0;
 }
 
@@ -316,7 +328,8 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
   struct {
     int fmt, per;
     const char *name;
-  } files[4] = {{22, 1, "ch22.msh"}, {41, 1, "ch41.msh"}, {41, 2, "ch41-gmsh-links.msh"}, {22, 0, "ch22-plain.msh"}};
+  } files[4] = {
+      {22, 1, "ch22.msh"}, {41, 1, "ch41.msh"}, {41, 2, "ch41-gmsh-links.msh"}, {22, 0, "ch22-plain.msh"}};
   for (int i = 0; i < 4; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
     if (rank == 0) write_channel(path, files[i].fmt, nx, ny, nz, Lx, files[i].per, 0.0);
@@ -333,7 +346,8 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
                 (long long)hx_mesh_num_periodic_faces(m));
       char label[128];
       snprintf(label, sizeof label, "%s%s", files[i].name, pairs ? " + case pair [right, left]" : "");
-      for (int p = 1; p <= 3; p += 2) check_channel(m, p, Lx, (int64_t)(nx * p) * (ny * p + 1) * (nz * p + 1), label);
+      for (int p = 1; p <= 3; p += 2)
+        check_channel(m, p, Lx, (int64_t)(nx * p) * (ny * p + 1) * (nz * p + 1), label);
       hx_mesh_destroy(&m);
     }
   }
@@ -344,7 +358,8 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
     snprintf(path, sizeof path, "%s/%s", dir, resaved[i][0]);
     if (rank == 0) {
       char cmd[1600];
-      snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -0 %s/ch41.msh %s -o %s > %s/gmsh.log 2>&1; grep -aq Periodic %s", dir,
+      snprintf(cmd, sizeof cmd,
+               "gmsh -v 0 -nt 1 -0 %s/ch41.msh %s -o %s > %s/gmsh.log 2>&1; grep -aq Periodic %s", dir,
                resaved[i][1], path, dir, path);
       rc = system(cmd);
     }
@@ -356,7 +371,8 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
       hx_error_clear();
       continue;
     }
-    for (int p = 1; p <= 3; p += 2) check_channel(m, p, Lx, (int64_t)(nx * p) * (ny * p + 1) * (nz * p + 1), resaved[i][0]);
+    for (int p = 1; p <= 3; p += 2)
+      check_channel(m, p, Lx, (int64_t)(nx * p) * (ny * p + 1) * (nz * p + 1), resaved[i][0]);
     hx_mesh_destroy(&m);
   }
   /* without $Periodic and without a pair: not periodic */
@@ -373,19 +389,22 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
   snprintf(path, sizeof path, "%s/ch22-wrong.msh", dir);
   if (rank == 0) write_channel(path, 22, nx, ny, nz, Lx, 3, 0.0);
   MPI_Barrier(comm);
-  gmsh_fail(comm, path, 0, NULL, "wrong $Periodic partner",
-            "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a partner is "
-            "wrong): 17 (2, 0, 0) -> 5 (0, 0, 0), 32 (2, 0.333333, 0) -> 20 (0, 0.333333, 0), 77 (2, 0, 0.5) -> 65 "
-            "(0, 0, 0.5), 92 (2, 0.333333, 0.5) -> 95 (0, 0.666667, 0.5)");
+  gmsh_fail(
+      comm, path, 0, NULL, "wrong $Periodic partner",
+      "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a partner is "
+      "wrong): 17 (2, 0, 0) -> 5 (0, 0, 0), 32 (2, 0.333333, 0) -> 20 (0, 0.333333, 0), 77 (2, 0, 0.5) -> 65 "
+      "(0, 0, 0.5), 92 (2, 0.333333, 0.5) -> 95 (0, 0.666667, 0.5)");
   snprintf(path, sizeof path, "%s/ch41-shifted.msh", dir);
   if (rank == 0) write_channel(path, 41, nx, ny, nz, Lx, 0, 0.25);
   MPI_Barrier(comm);
-  gmsh_fail(comm, path, 1, rl, "shifted node, case pair",
-            "periodic pair [right, left]: node 92 at (2, 0.416666667, 0.5) of 'right' has no node of 'left' at its "
-            "translate (0, 0.416666667, 0.5)");
+  gmsh_fail(
+      comm, path, 1, rl, "shifted node, case pair",
+      "periodic pair [right, left]: node 92 at (2, 0.416666667, 0.5) of 'right' has no node of 'left' at its "
+      "translate (0, 0.416666667, 0.5)");
   snprintf(path, sizeof path, "%s/ch22-plain.msh", dir);
   const char *const unk[1][2] = {{"right", "lefty"}}, *const self[1][2] = {{"left", "left"}};
-  gmsh_fail(comm, path, 1, unk, "unknown tag", "periodic pair [right, lefty]: the mesh has no surface tag 'lefty' (it has: left, right");
+  gmsh_fail(comm, path, 1, unk, "unknown tag",
+            "periodic pair [right, lefty]: the mesh has no surface tag 'lefty' (it has: left, right");
   gmsh_fail(comm, path, 1, self, "self pair", "a surface cannot be paired with itself");
 }
 
@@ -402,11 +421,12 @@ static void test_gmsh_real(MPI_Comm comm, int rank) {
   int rc = 0;
   if (rank == 0) {
     FILE *f = fopen(geo, "w");
-    fputs("SetFactory(\"OpenCASCADE\");\nBox(1) = {0, 0, 0, 2, 1, 1};\nMeshSize{:} = 0.6;\n"
-          "Periodic Surface{2} = {1} Translate{2, 0, 0};\nMesh.SubdivisionAlgorithm = 2;\n"
-          "Physical Volume(\"fluid\") = {1};\nPhysical Surface(\"left\") = {1};\n"
-          "Physical Surface(\"right\") = {2};\nPhysical Surface(\"walls\") = {3, 4, 5, 6};\n",
-          f);
+    fputs(
+        "SetFactory(\"OpenCASCADE\");\nBox(1) = {0, 0, 0, 2, 1, 1};\nMeshSize{:} = 0.6;\n"
+        "Periodic Surface{2} = {1} Translate{2, 0, 0};\nMesh.SubdivisionAlgorithm = 2;\n"
+        "Physical Volume(\"fluid\") = {1};\nPhysical Surface(\"left\") = {1};\n"
+        "Physical Surface(\"right\") = {2};\nPhysical Surface(\"walls\") = {3, 4, 5, 6};\n",
+        f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
              "gmsh -v 0 -nt 1 -3 %s -format msh22 -o %s > %s/gmsh.log 2>&1; grep -q '^.Periodic' %s && "
@@ -432,7 +452,8 @@ static void test_gmsh_real(MPI_Comm comm, int rank) {
   /* distinct GLL ids on the faces tagged right, in the non-periodic mesh */
   const int n = p + 1, n3 = n * n * n, tr = hx_mesh_find_tag(m0, "right");
   const int32_t E = hx_mesh_num_elements(m0), *ft = hx_mesh_face_tags(m0);
-  int64_t *gid = malloc(sizeof(int64_t) * ((size_t)E * n3 + 1)), *ids = malloc(sizeof(int64_t) * ((size_t)E * 6 * n * n + 1));
+  int64_t *gid = malloc(sizeof(int64_t) * ((size_t)E * n3 + 1)),
+          *ids = malloc(sizeof(int64_t) * ((size_t)E * 6 * n * n + 1));
   hx_mesh_gll_ids(m0, p, gid);
   int idx[16 * 16], cnt = 0;
   for (int32_t e = 0; e < E; e++)
@@ -457,8 +478,10 @@ static void test_gmsh_real(MPI_Comm comm, int rank) {
     HX_ASSERT(u > 0 && N1 == N0 - u, "Gmsh periodic box: %lld GLL nodes, expected %lld - %lld = %lld",
               (long long)N1, (long long)N0, (long long)u, (long long)(N0 - u));
     if (m2)
-      HX_ASSERT(hx_mesh_num_global_gll(m2, p) == N1, "Gmsh periodic box from $Periodic alone: %lld GLL nodes, %lld "
-                "with the case pair", (long long)hx_mesh_num_global_gll(m2, p), (long long)N1);
+      HX_ASSERT(hx_mesh_num_global_gll(m2, p) == N1,
+                "Gmsh periodic box from $Periodic alone: %lld GLL nodes, %lld "
+                "with the case pair",
+                (long long)hx_mesh_num_global_gll(m2, p), (long long)N1);
   }
   hx_mesh_destroy(&m2);
   free(gid), free(ids), free(cn), free(dp), free(all);

@@ -77,7 +77,8 @@ static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, c
   prob pr = {{per[0], per[1], per[2]}, lambda};
   hx_field f = {f_ex, &pr}, ex = {u_ex, &pr};
   const int64_t nl = hx_disc_num_l(d);
-  double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl), *u = malloc(sizeof(double) * nl);
+  double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl),
+         *u = malloc(sizeof(double) * nl);
   HX_TCALL(hx_disc_eval(d, f, hf));
   HX_TCALL(hx_disc_eval(d, ex, hg));
   hx_pcg_opts po;
@@ -107,10 +108,14 @@ static void mode_conv(int rank) {
       if (solve(MPI_COMM_WORLD, 3, p, cases[c], lam[c], "{type: pmg}", &r)) return;
       int64_t dexp = 1;
       for (int d = 0; d < 3; d++) dexp *= 3 * p + (cases[c][d] ? 0 : 1);
-      HX_ASSERT(r.dofs == dexp, "case %d p=%d: %lld DOFs, expected %lld", c, p, (long long)r.dofs, (long long)dexp);
+      HX_ASSERT(r.dofs == dexp, "case %d p=%d: %lld DOFs, expected %lld", c, p, (long long)r.dofs,
+                (long long)dexp);
       if (rank == 0 && getenv("HX_T560_VERBOSE"))
-        printf("periodic %d%d%d p=%d: err %.3e its %d\n", cases[c][0], cases[c][1], cases[c][2], p, r.err, r.its);
-      if (p > 2) HX_ASSERT(r.err < prev / 30, "case %d p=%d: error %.3e, at p-2 %.3e (not exponential)", c, p, r.err, prev);
+        printf("periodic %d%d%d p=%d: err %.3e its %d\n", cases[c][0], cases[c][1], cases[c][2], p, r.err,
+               r.its);
+      if (p > 2)
+        HX_ASSERT(r.err < prev / 30, "case %d p=%d: error %.3e, at p-2 %.3e (not exponential)", c, p, r.err,
+                  prev);
       if (p == 8) HX_ASSERT(r.err < 1e-6, "case %d p=8: error %.3e", c, r.err);
       prev = r.err;
     }
@@ -129,8 +134,8 @@ static void mode_ranks(int rank) {
     if (rank == 0 && getenv("HX_T560_VERBOSE"))
       printf("%s: its %d (1 rank %d) err %.6e (1 rank %.6e)\n", pcs[i], r.its, r1.its, r.err, r1.err);
     HX_ASSERT(abs(r.its - r1.its) <= 1, "%s: %d iterations, %d on one rank", pcs[i], r.its, r1.its);
-    HX_ASSERT(fabs(r.err - r1.err) <= 1e-10 * r1.err + 1e-14, "%s: error %.12e, %.12e on one rank", pcs[i], r.err,
-              r1.err);
+    HX_ASSERT(fabs(r.err - r1.err) <= 1e-10 * r1.err + 1e-14, "%s: error %.12e, %.12e on one rank", pcs[i],
+              r.err, r1.err);
   }
 }
 
@@ -140,7 +145,8 @@ static void mode_hind(int rank) {
   for (int n = 4; n <= 8; n += 2) {
     result r;
     if (solve(MPI_COMM_WORLD, n, 4, per, 1.0, "{type: pmg}", &r)) return;
-    if (rank == 0 && getenv("HX_T560_VERBOSE")) printf("pmg periodic xyz n=%d: its %d err %.3e\n", n, r.its, r.err);
+    if (rank == 0 && getenv("HX_T560_VERBOSE"))
+      printf("pmg periodic xyz n=%d: its %d err %.3e\n", n, r.its, r.err);
     lo = r.its < lo ? r.its : lo, hi = r.its > hi ? r.its : hi;
   }
   HX_ASSERT(hi - lo <= 2, "pmg iterations between %d and %d over 4^3..8^3 (not h-independent)", lo, hi);
@@ -161,11 +167,14 @@ static void mode_kershaw(int rank) {
     if (solve(MPI_COMM_WORLD, 4, p, per, 0.0, "{type: pmg}", &r)) return;
     its7 = r.its;
     const int64_t dexp = (int64_t)(6 * p + 1) * (4 * p) * (4 * p);
-    HX_ASSERT(r.dofs == dexp, "kershaw p=%d: %lld DOFs, expected %lld", p, (long long)r.dofs, (long long)dexp);
-    if (rank == 0 && getenv("HX_T560_VERBOSE")) printf("kershaw periodic yz p=%d: err %.3e its %d\n", p, r.err, r.its);
+    HX_ASSERT(r.dofs == dexp, "kershaw p=%d: %lld DOFs, expected %lld", p, (long long)r.dofs,
+              (long long)dexp);
+    if (rank == 0 && getenv("HX_T560_VERBOSE"))
+      printf("kershaw periodic yz p=%d: err %.3e its %d\n", p, r.err, r.its);
     if (p > 3) {
       const double g = prev / r.err;
-      HX_ASSERT(g > 5 && g > gain, "kershaw p=%d: error %.3e, at p-2 %.3e: gain %.2f after %.2f", p, r.err, prev, g, gain);
+      HX_ASSERT(g > 5 && g > gain, "kershaw p=%d: error %.3e, at p-2 %.3e: gain %.2f after %.2f", p, r.err,
+                prev, g, gain);
       gain = g;
     }
     prev = r.err;
