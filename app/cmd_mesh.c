@@ -249,6 +249,12 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
            (long long)hx_mesh_num_global_faces(m));
     printf("  unique GLL nodes      %lld at order %d%s\n", (long long)N, p,
            gidmax == N ? "" : "  (MISMATCH with the largest id!)");
+    if (hx_mesh_num_periodic_faces(m) > 0) {
+      printf("  periodic face pairs   %lld  (periodic tags:", (long long)hx_mesh_num_periodic_faces(m));
+      for (int i = 0; i < nt; i++)
+        if (hx_mesh_tag_is_periodic(m, i)) printf(" %s", hx_mesh_tag_name(m, i));
+      printf(")\n");
+    }
     hx_mesh_report_print(&rep, stdout, a->verbose);
     printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", jmin, jmax, p);
     printf("  element size          min %.6g  max %.6g  (element edge length)\n", hmin, hmax);
@@ -299,6 +305,7 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     a->box.deform = cs->mesh.deform > 0;
     if (a->box.deform) a->box.deform_amplitude = cs->mesh.deform;
     a->box.partitioner = a->part;
+    memcpy(a->box.periodic, cs->mesh.periodic, sizeof a->box.periodic);
   }
   hx_case_destroy(&cs);
   return err;

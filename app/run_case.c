@@ -58,7 +58,8 @@ hx_partitioner hx_run_partitioner(const hx_case *cs) {
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   const hx_partitioner part = hx_run_partitioner(cs);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    HX_CALL(hx_mesh_create_gmsh(ctx->comm, cs->mesh.file, part, m));
+    HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
+                                         (const char *const(*)[2])cs->mesh.periodic_pairs, m));
     return HX_SUCCESS;
   }
   hx_mesh_box_opts o;
@@ -69,6 +70,7 @@ static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   o.deform = cs->mesh.deform > 0;
   if (o.deform) o.deform_amplitude = cs->mesh.deform;
   o.partitioner = part;
+  memcpy(o.periodic, cs->mesh.periodic, sizeof o.periodic);
   HX_CALL(hx_mesh_create_box(ctx->comm, &o, m));
   return HX_SUCCESS;
 }
@@ -165,6 +167,13 @@ static int phase_mesh(run_state *st) {
   HX_CALL(HX_ALLOC(&names, (nt > nmat ? nt : nmat) + 1));
   for (int t = 0; t < nt; t++) names[t] = hx_mesh_tag_name(m, t);
   ierr = hx_case_check_tags(cs, nt, names);
+  if (!ierr) { /* no condition on a tag the mesh made periodic (a Gmsh $Periodic section) */
+    int *per = NULL;
+    ierr = HX_ALLOC(&per, nt + 1);
+    for (int t = 0; t < nt && !ierr; t++) per[t] = hx_mesh_tag_is_periodic(m, t);
+    if (!ierr) ierr = hx_case_check_periodic_tags(cs, nt, names, per);
+    free(per);
+  }
   if (!ierr) {
     for (int i = 0; i < nmat; i++) names[i] = hx_mesh_material_name(m, i);
     ierr = hx_case_check_materials(cs, nmat, names);

@@ -76,6 +76,8 @@ static const hx_opt_key mesh_rows[] = {
              "how elements are split over the MPI ranks"),
     DBL_ROW("deform", mesh.deform, 0, 0.1, 0, "0.0",
             "box/kershaw only: smooth deformation amplitude (at most 0.1: the map stays invertible)"),
+    OTHER_ROW("periodic", 0, "[]", "box/kershaw: a list of axes [x, y, z]; gmsh: [[tag, tag], ...]",
+              "axes that wrap / surface pairs identified by translation (docs/mesh.md)"),
 };
 static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
 
@@ -369,6 +371,62 @@ static int check_readable(const hx_ynode *v, const char *key, const char *path, 
 }
 
 /* ---------------------------------------------------------------- sections */
+/* mesh.periodic: box/kershaw axes, or gmsh surface tag pairs */
+static int load_periodic(hx_case *cs, const hx_ynode *mesh) {
+  const hx_ynode *v = hx_ynode_get(mesh, "periodic", NULL);
+  if (!v) return HX_SUCCESS;
+  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH;
+  const char *want = gmsh ? "a list of surface tag pairs [[a, b], ...] (the file's $Periodic section is read "
+                            "by itself)"
+                          : "a list of axes, e.g. [x, y]";
+  if (v->kind != HX_YN_SEQ) return hx_yerror(v, "mesh.periodic: expected %s", want);
+  if (!gmsh) {
+    for (int i = 0; i < v->n; i++) {
+      const hx_ynode *a = v->vals[i];
+      if (a->kind != HX_YN_SCALAR) return hx_yerror(a, "mesh.periodic: expected %s", want);
+      const int d = !strcmp(a->value, "x") ? 0 : !strcmp(a->value, "y") ? 1 : !strcmp(a->value, "z") ? 2 : -1;
+      if (d < 0) return hx_yerror(a, "mesh.periodic: unknown axis '%s' (expected x, y or z)", a->value);
+      if (cs->mesh.periodic[d]) return hx_yerror(a, "mesh.periodic: axis %s is given twice", a->value);
+      cs->mesh.periodic[d] = 1;
+      if (cs->mesh.elements[d] < 2)
+        return hx_yerror(
+            a,
+            "mesh.periodic: axis %s needs at least 2 elements along it (mesh.elements gives %d): "
+            "with one its two faces would be the same face",
+            a->value, cs->mesh.elements[d]);
+      if (d == 0 && cs->mesh.type == HX_CASE_MESH_KERSHAW && cs->mesh.eps < 1.0)
+        return hx_yerror(
+            a,
+            "mesh.periodic: x cannot wrap on a kershaw mesh (eps %g < 1): the Kershaw map bends the "
+            "face x = 0 by its left profile and x = 1 by its right one, so they are not translates "
+            "of each other; y and z can (or use eps 1)",
+            cs->mesh.eps);
+    }
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_calloc((size_t)v->n + 1, sizeof *cs->mesh.periodic_pairs, &cs->mesh.periodic_pairs));
+  for (int i = 0; i < v->n; i++) {
+    const hx_ynode *a = v->vals[i];
+    if (a->kind != HX_YN_SEQ || a->n != 2 || a->vals[0]->kind != HX_YN_SCALAR ||
+        a->vals[1]->kind != HX_YN_SCALAR)
+      return hx_yerror(a, "mesh.periodic: expected %s; entry %d is not a pair of tag names", want, i);
+    if (!strcmp(a->vals[0]->value, a->vals[1]->value))
+      return hx_yerror(a, "mesh.periodic: the pair [%s, %s] names one surface twice", a->vals[0]->value,
+                       a->vals[1]->value);
+    for (int s = 0; s < 2; s++) {
+      for (int j = 0; j < i; j++)
+        for (int t = 0; t < 2; t++)
+          if (!strcmp(cs->mesh.periodic_pairs[j][t], a->vals[s]->value))
+            return hx_yerror(a->vals[s], "mesh.periodic: tag '%s' is already in pair %d", a->vals[s]->value,
+                             j);
+      cs->mesh.periodic_pairs[i][s] = hx_io_strdup(a->vals[s]->value);
+      HX_CHECK(cs->mesh.periodic_pairs[i][s], HX_ERR_MEM, "out of memory");
+    }
+    cs->mesh.nperiodic_pairs = i + 1;
+  }
+  return HX_SUCCESS;
+}
+
 static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
   hx_ynode *mesh = hx_ynode_get(root, "mesh", NULL);
   if (!mesh) return missing(root, "mesh");
@@ -454,6 +512,7 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
     if (im->check_files) HX_CALL(check_readable(v, "mesh.file", cs->mesh.file, "the case file's folder"));
   }
   HX_CALL(read_key(mesh, &mesh_group, "partitioner", cs, NULL));
+  HX_CALL(load_periodic(cs, mesh));
   return HX_SUCCESS;
 }
 
@@ -504,6 +563,26 @@ int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names) {
                        "problem.boundary[%d].tags: unknown boundary tag '%s'; the %s mesh has: %s", b,
                        bd->tags[t], mt, list);
     }
+  }
+  return HX_SUCCESS;
+}
+
+int hx_case_check_periodic_tags(const hx_case *cs, int ntags, const char *const *names, const int *periodic) {
+  for (int b = 0; b < cs->problem.nboundary; b++) {
+    const hx_case_boundary *bd = &cs->problem.boundary[b];
+    for (int t = 0; t < bd->ntags; t++)
+      for (int i = 0; i < ntags; i++)
+        if (periodic[i] && !strcmp(bd->tags[t], names[i]))
+          return hx_yerror(
+              tag_node(cs, b, t),
+              "problem.boundary[%d].tags: '%s' is periodic (mesh.periodic%s): its faces are "
+              "identified with their partners and are no longer boundary, so a %s condition on it "
+              "would act nowhere; remove the tag from problem.boundary or the periodicity",
+              b, bd->tags[t],
+              cs->mesh.type == HX_CASE_MESH_GMSH && !cs->mesh.nperiodic_pairs
+                  ? ", or the mesh file's $Periodic section"
+                  : "",
+              hx_bc_type_name(bd->type));
   }
   return HX_SUCCESS;
 }
@@ -686,6 +765,17 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
               return hx_yerror(tag_node(cs, b, t),
                                "problem.boundary[%d].tags: tag '%s' is already given in problem.boundary[%d]",
                                b, cs->problem.boundary[b].tags[t], b2);
+  }
+  {
+    /* no condition on a periodic tag (box axes, gmsh pairs; a gmsh $Periodic section: after reading) */
+    int per[NELEM(box_tags)], np = cs->mesh.nperiodic_pairs;
+    for (int t = 0; t < NELEM(box_tags); t++)
+      per[t] = cs->mesh.type != HX_CASE_MESH_GMSH && cs->mesh.periodic[t / 2];
+    HX_CALL(hx_case_check_periodic_tags(cs, NELEM(box_tags), box_tags, per));
+    for (int i = 0; i < np; i++) {
+      const int one[2] = {1, 1};
+      HX_CALL(hx_case_check_periodic_tags(cs, 2, (const char *const *)cs->mesh.periodic_pairs[i], one));
+    }
   }
   if (ndir == 0 && cs->problem.lambda == 0.0)
     return hx_yerror(bl ? bl : pr,
@@ -888,6 +978,9 @@ void hx_case_destroy(hx_case **csp) {
   hx_opt_free(&cs->preconditioner.opts);
   free(cs->name);
   free(cs->mesh.file);
+  for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
+    free(cs->mesh.periodic_pairs[i][0]), free(cs->mesh.periodic_pairs[i][1]);
+  free(cs->mesh.periodic_pairs);
   for (int m = 0; m < cs->problem.nmaterials; m++) free(cs->problem.materials[m].name);
   free(cs->problem.materials);
   for (int b = 0; b < cs->problem.nboundary; b++) {
@@ -1138,6 +1231,21 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
       sb_printf(s, "%s[%s, %s]", d ? ", " : "", a, b);
     }
     sb_printf(s, "]\n");
+  } else if (g == &mesh_group && !strcmp(k->key, "periodic")) {
+    sb_printf(s, " [");
+    if (cs->mesh.type != HX_CASE_MESH_GMSH) {
+      for (int d = 0, c = 0; d < 3; d++)
+        if (cs->mesh.periodic[d]) sb_printf(s, "%s%c", c++ ? ", " : "", 'x' + d);
+    } else {
+      for (int i = 0; i < cs->mesh.nperiodic_pairs; i++) {
+        sb_printf(s, "%s[", i ? ", " : "");
+        sb_quoted(s, cs->mesh.periodic_pairs[i][0]);
+        sb_printf(s, ", ");
+        sb_quoted(s, cs->mesh.periodic_pairs[i][1]);
+        sb_printf(s, "]");
+      }
+    }
+    sb_printf(s, "]\n");
   } else if (g == &mesh_group && !strcmp(k->key, "file")) {
     sb_printf(s, " ");
     sb_quoted(s, cs->mesh.file);
@@ -1254,8 +1362,11 @@ int hx_case_write_effective(const hx_case *cs, const char *path) {
 void hx_case_print(const hx_case *cs, FILE *out) {
   fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    fprintf(out, "mesh         gmsh %s, partitioner %s\n", cs->mesh.file,
-            hx_case_partitioner_name(cs->mesh.partitioner));
+    fprintf(out, "mesh         gmsh %s", cs->mesh.file);
+    for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
+      fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0],
+              cs->mesh.periodic_pairs[i][1]);
+    fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   } else {
     fprintf(out, "mesh         %s %d x %d x %d on [%g, %g] x [%g, %g] x [%g, %g]",
             hx_case_mesh_type_name(cs->mesh.type), cs->mesh.elements[0], cs->mesh.elements[1],
@@ -1263,6 +1374,8 @@ void hx_case_print(const hx_case *cs, FILE *out) {
             cs->mesh.extent[1][1], cs->mesh.extent[2][0], cs->mesh.extent[2][1]);
     if (cs->mesh.type == HX_CASE_MESH_KERSHAW) fprintf(out, ", eps %g", cs->mesh.eps);
     if (cs->mesh.deform > 0) fprintf(out, ", deform %g", cs->mesh.deform);
+    for (int d = 0, c = 0; d < 3; d++)
+      if (cs->mesh.periodic[d]) fprintf(out, "%s%c", c++ ? " " : ", periodic ", 'x' + d);
     fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   }
   fprintf(out, "order        %d\n", cs->order);

@@ -99,6 +99,9 @@ typedef struct hx_case_s {
     double deform;       /* box, kershaw: amplitude of the smooth deformation map, 0 = none */
     char *file;          /* gmsh: path resolved against the case file's folder; else NULL */
     hx_case_partitioner partitioner;
+    int periodic[3];            /* box, kershaw: 1 = the axis wraps (mesh.periodic: [x, y]) */
+    int nperiodic_pairs;        /* gmsh: surface tag pairs of mesh.periodic: [[a, b], ...] */
+    char *(*periodic_pairs)[2]; /* nperiodic_pairs pairs {a, b} (owned) */
   } mesh;
   int order; /* 1..15 */
   struct {
@@ -178,6 +181,12 @@ void hx_case_print(const hx_case *cs, FILE *out);
  * (gmsh: call after reading the mesh; box/kershaw tags are checked at load).
  * An unknown tag gives HX_ERR_INPUT "case.yaml:LINE:COL: ..." at the tag. */
 int hx_case_check_tags(const hx_case *cs, int ntags, const char *const *names);
+/* A boundary condition on a tag whose faces are all periodic (periodic[i]
+ * != 0, hx_mesh_tag_is_periodic: identified with their partners, no longer
+ * boundary) is refused at the tag: it would act nowhere (box/kershaw axes
+ * and gmsh tag pairs are checked at load; call after reading a gmsh mesh
+ * for its $Periodic section). */
+int hx_case_check_periodic_tags(const hx_case *cs, int ntags, const char *const *names, const int *periodic);
 /* Same for the material names of a kappa map (box/kershaw: "box", checked at load). */
 int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *names);
 /* Not collective. Every v[i] (i < n, values at the mesh nodes x, y, z) must

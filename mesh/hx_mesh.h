@@ -52,6 +52,8 @@ typedef struct {
   double deform_amplitude; /* amplitude a of the deformation map (default 0.05) */
   int geom_order;          /* 1: hex8 elements (default), 2: hex27 (map at mid-nodes) */
   hx_partitioner partitioner;
+  int periodic[3]; /* 1: the axis wraps (faces min and max identified; needs >= 2 elements
+                      along it; Kershaw eps < 1: y and z only, docs/mesh.md) */
 } hx_mesh_box_opts;
 
 /* Defaults: 4x4x4 elements on the unit cube, eps 1, no deformation, hex8, RCB. */
@@ -70,6 +72,13 @@ int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m);
  * Surface physical groups become boundary tags, volume physical groups
  * materials. Errors name the file and line (or byte offset). */
 int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m);
+/* Collective. As hx_mesh_create_gmsh, plus npairs periodic pairs of surface
+ * tag names {a, b} (matter on rank 0 only): the nodes of a are matched to
+ * those of b by the translation between the two surfaces (docs/mesh.md
+ * "Periodic meshes": tolerance 1e-6 of the smallest element edge). The
+ * file's $Periodic section is honoured in both functions. */
+int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
+                                 const char *const (*pairs)[2], hx_mesh *m);
 /* Collective (frees the duplicated communicator). Frees the mesh, sets *m =
  * NULL; accepts NULL. */
 int hx_mesh_destroy(hx_mesh *m);
@@ -109,6 +118,12 @@ int hx_mesh_num_tags(hx_mesh m);
 const char *hx_mesh_tag_name(hx_mesh m, int i); /* box: xmin xmax ymin ymax zmin zmax */
 /* Index of the tag called name, or -1. */
 int hx_mesh_find_tag(hx_mesh m, const char *name);
+/* 1 if every face of tag i was identified periodically (the tag has no
+ * boundary faces left: a boundary condition on it would act nowhere). */
+int hx_mesh_tag_is_periodic(hx_mesh m, int i);
+/* Number of periodic face pairs (global; 0 for a non-periodic mesh). Periodic
+ * faces are interior faces: face neighbours and GLL ids cross them. */
+int64_t hx_mesh_num_periodic_faces(hx_mesh m);
 /* E*6 each: global id of the neighbour across each face, its face index and
  * the orientation (see above); -1 where the face is on the boundary. */
 int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,

@@ -159,6 +159,15 @@ int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *out) {
     m->nmat = g->nmat, m->ntags = g->ntags, m->mat_names = g->mat_names, m->tag_names = g->tag_names;
   err = bcast_names(m->comm, rank, &m->nmat, &m->mat_names);
   if (!err) err = bcast_names(m->comm, rank, &m->ntags, &m->tag_names);
+  if (!err) err = HX_ALLOC(&m->tag_per, m->ntags + 1);
+  if (!err) {
+    if (rank == 0) {
+      for (int t = 0; t < m->ntags; t++) m->tag_per[t] = g->tag_per ? g->tag_per[t] : 0;
+      m->nper_faces = g->nper_faces;
+    }
+    HX_MPI(MPI_Bcast(m->tag_per, m->ntags, MPI_INT32_T, 0, m->comm));
+    HX_MPI(MPI_Bcast(&m->nper_faces, 1, MPI_INT64_T, 0, m->comm));
+  }
   if (rank == 0) {
     /* the mesh now owns the names */
     g->mat_names = g->tag_names = NULL;
@@ -259,9 +268,12 @@ static int finish_create(MPI_Comm comm, hx_gmesh *g, int err, hx_mesh_times t, h
   return HX_SUCCESS;
 }
 
-static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, hx_mesh_times *t) {
+static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, const char *const (*pairs)[2],
+                       hx_mesh_times *t) {
   double t0 = hx_wtime();
   HX_CALL(hx_gmesh_topology(g));
+  if (npairs > 0) HX_CALL(hx_gmesh_tag_pairs(g, npairs, pairs));
+  HX_CALL(hx_gmesh_periodic(g));
   t->topology = hx_wtime() - t0;
   t0 = hx_wtime();
   HX_CALL(hx_gmesh_partition(g, size, part));
@@ -281,14 +293,20 @@ int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) 
   if (rank == 0) {
     double t0 = hx_wtime();
     err = hx_gmesh_box(opts, &g);
+    if (!err) err = hx_gmesh_box_periodic(opts, &g);
     t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, opts->partitioner, &t);
+    if (!err) err = build_rank0(&g, size, opts->partitioner, 0, NULL, &t);
   }
   HX_CALL(finish_create(comm, &g, err, t, m));
   return HX_SUCCESS;
 }
 
 int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m) {
+  return hx_mesh_create_gmsh_periodic(comm, path, part, 0, NULL, m);
+}
+
+int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
+                                 const char *const (*pairs)[2], hx_mesh *m) {
   HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
   *m = NULL;
   int rank, size, err = HX_SUCCESS;
@@ -301,7 +319,7 @@ int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx
     double t0 = hx_wtime();
     err = path ? hx_gmesh_read_gmsh(path, &g) : HX_ERROR(HX_ERR_ARG, "Gmsh file path is NULL");
     t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, part, &t);
+    if (!err) err = build_rank0(&g, size, part, npairs, pairs, &t);
   }
   HX_CALL(finish_create(comm, &g, err, t, m));
   return HX_SUCCESS;
@@ -324,6 +342,7 @@ int hx_mesh_destroy(hx_mesh *pm) {
   hx_free_host(&m->nbr_rank);
   hx_free_names(m->nmat, &m->mat_names);
   hx_free_names(m->ntags, &m->tag_names);
+  hx_free_host(&m->tag_per);
   free(m);
   *pm = NULL;
   return HX_SUCCESS;
@@ -351,6 +370,10 @@ int hx_mesh_find_tag(hx_mesh m, const char *name) {
     if (!strcmp(m->tag_names[i], name)) return i;
   return -1;
 }
+int hx_mesh_tag_is_periodic(hx_mesh m, int i) {
+  return i >= 0 && i < m->ntags && m->tag_per ? m->tag_per[i] : 0;
+}
+int64_t hx_mesh_num_periodic_faces(hx_mesh m) { return m->nper_faces; }
 int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,
                            const int8_t **orient) {
   HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");

@@ -135,3 +135,60 @@ int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g) {
   }
   return HX_SUCCESS;
 }
+
+/* The periodic correspondences of the box: vertex (.., 0, ..) -> (.., n, ..)
+ * along each periodic axis, after checking that the map (Kershaw,
+ * deformation) takes the min face onto the max face by the translation
+ * along the axis. */
+int hx_gmesh_box_periodic(const hx_mesh_box_opts *o, hx_gmesh *g) {
+  const int per = o->periodic[0] || o->periodic[1] || o->periodic[2];
+  if (!per) return HX_SUCCESS;
+  const int64_t n[3] = {o->nx, o->ny, o->nz};
+  int64_t cnt = 0;
+  for (int d = 0; d < 3; d++) {
+    if (!o->periodic[d]) continue;
+    HX_CHECK(n[d] >= 2, HX_ERR_INPUT,
+             "periodic %c: needs at least 2 elements along %c (got %lld): with one element its two %c faces "
+             "would be the same face",
+             'x' + d, 'x' + d, (long long)n[d], 'x' + d);
+    HX_CHECK(!(d == 0 && o->kershaw_eps != 1.0), HX_ERR_INPUT,
+             "periodic x on a Kershaw mesh (eps %g < 1): the Kershaw map bends the face x = 0 by its left "
+             "profile and the face x = 1 by its right one, so the two faces are not translates of each other "
+             "and cannot be identified; periodic y and z are compatible (the map keeps y = 0, 1 and z = 0, 1 "
+             "flat and moves their nodes alike)",
+             o->kershaw_eps);
+    cnt += (n[(d + 1) % 3] + 1) * (n[(d + 2) % 3] + 1);
+  }
+  HX_CALL(HX_ALLOC(&g->per, 2 * cnt));
+  int64_t w = 0;
+  const int64_t sx = 1, sy = n[0] + 1, sz = (n[0] + 1) * (n[1] + 1), st[3] = {sx, sy, sz};
+  for (int d = 0; d < 3; d++) {
+    if (!o->periodic[d]) continue;
+    const double L = o->extent[d][1] - o->extent[d][0];
+    const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+    for (int64_t b = 0; b <= n[d2]; b++)
+      for (int64_t a = 0; a <= n[d1]; a++) {
+        double u0[3], u1[3], X0[3], X1[3];
+        u0[d] = 0.0, u1[d] = 1.0;
+        u0[d1] = u1[d1] = (double)a / (double)n[d1];
+        u0[d2] = u1[d2] = (double)b / (double)n[d2];
+        if (a == n[d1]) u0[d1] = u1[d1] = 1.0;
+        if (b == n[d2]) u0[d2] = u1[d2] = 1.0;
+        box_map(o, u0[0], u0[1], u0[2], X0);
+        box_map(o, u1[0], u1[1], u1[2], X1);
+        double dev = fabs(X1[d] - X0[d] - L) / L;
+        for (int k = 0; k < 3; k++)
+          if (k != d) dev = fmax(dev, fabs(X1[k] - X0[k]) / (o->extent[k][1] - o->extent[k][0]));
+        HX_CHECK(
+            dev <= 1e-12, HX_ERR_INPUT,
+            "periodic %c: the mesh map does not take the face %cmin onto %cmax by a translation: (%g, %g, "
+            "%g) lies opposite (%g, %g, %g)",
+            'x' + d, 'x' + d, 'x' + d, X0[0], X0[1], X0[2], X1[0], X1[1], X1[2]);
+        const int64_t v0 = a * st[d1] + b * st[d2];
+        g->per[2 * w] = v0, g->per[2 * w + 1] = v0 + n[d] * st[d];
+        w++;
+      }
+  }
+  g->nper = w;
+  return HX_SUCCESS;
+}

@@ -229,6 +229,10 @@ typedef struct {
   physname *phys;
   int64_t nent[4];
   entphys *ent[4];
+  /* $Periodic: (slave, master) node tag pairs */
+  int have_per;
+  int64_t nper, capper;
+  int64_t *per;
 } rd;
 
 static void rd_free(rd *r) {
@@ -237,6 +241,7 @@ static void rd_free(rd *r) {
   for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
   free(r->phys);
   for (int d = 0; d < 4; d++) free(r->ent[d]);
+  free(r->per);
 }
 
 static int read_physnames(cur *c, rd *r) {
@@ -475,6 +480,54 @@ static int read_elements41(cur *c, rd *r) {
   return expect(c, "$EndElements");
 }
 
+/* $Periodic (MSH 2.2: links "dim slave master", an optional "Affine" line
+ * of 16 numbers, the node pairs; MSH 4.1: links "dim slave master",
+ * numAffine numbers, the node pairs; binary int/size_t as in Gmsh) */
+static int read_periodic(cur *c, rd *r, int v41) {
+  int64_t nl;
+  HX_CALL(get_size(c, &nl, "number of periodic links"));
+  HX_CALL(count_check(c, nl, c->binary ? 28 : 8, "periodic link"));
+  for (int64_t l = 0; l < nl; l++) {
+    int64_t dim, st, mt, na = 0, nn;
+    HX_CALL(get_int(c, &dim, "periodic entity dimension"));
+    HX_CALL(get_int(c, &st, "periodic entity tag"));
+    HX_CALL(get_int(c, &mt, "periodic master entity tag"));
+    if (dim < 0 || dim > 3)
+      return CUR_ERR(c, "periodic link %lld: dimension %lld (expected 0..3)", (long long)l, (long long)dim);
+    if (v41) {
+      HX_CALL(get_size(c, &na, "number of affine values"));
+      HX_CALL(count_check(c, na, c->binary ? 8 : 2, "affine value"));
+      for (int64_t i = 0; i < na; i++) {
+        double a;
+        HX_CALL(get_dbl(c, &a, "affine value"));
+      }
+    } else {
+      char tok[32];
+      HX_CALL(next_tok(c, tok, sizeof tok, "the number of periodic nodes or 'Affine'"));
+      if (!strcmp(tok, "Affine")) {
+        HX_CALL(expect(c, "Affine"));
+        for (int i = 0; i < 16; i++) {
+          double a;
+          HX_CALL(get_f64(c, &a, "affine value"));
+        }
+      }
+    }
+    HX_CALL(get_size(c, &nn, "number of periodic nodes"));
+    HX_CALL(count_check(c, nn, c->binary ? 2 * c->dsize : 4, "periodic node pair"));
+    HX_CALL(grow(r->nper + nn, &r->capper, 2 * sizeof(int64_t), &r->per));
+    for (int64_t i = 0; i < nn; i++) {
+      int64_t a, b;
+      HX_CALL(get_size(c, &a, "periodic node tag"));
+      HX_CALL(get_size(c, &b, "periodic master node tag"));
+      r->per[2 * r->nper] = a, r->per[2 * r->nper + 1] = b;
+      r->nper++;
+    }
+  }
+  c->binary = 0;
+  r->have_per = 1;
+  return expect(c, "$EndPeriodic");
+}
+
 static int skip_section(cur *c, const char *name) {
   char end[160];
   snprintf(end, sizeof end, "\n$End%s", name + 1);
@@ -686,6 +739,27 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   }
   g->nbq = nq;
   free(bt);
+  /* $Periodic: the pairs between element vertices (mid-nodes of hex27 and
+   * nodes off the hexahedra follow from them) */
+  if (r->have_per) {
+    HX_CALL(HX_ALLOC(&g->per, 2 * r->nper + 2));
+    int64_t w = 0;
+    for (int64_t i = 0; i < r->nper; i++) {
+      const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64),
+                    *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+      if (a && b) g->per[2 * w] = a - g->vtag, g->per[2 * w + 1] = b - g->vtag, w++;
+    }
+    g->nper = w;
+    if (w == 0 && r->nper > 0) {
+      c->pos = c->len;
+      return CUR_ERR(
+          c,
+          "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
+          "periodicity cannot be applied (and will not be ignored); remove the section or mesh the "
+          "periodic surfaces of the volume",
+          (long long)r->nper);
+    }
+  }
   if (off)
     mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
@@ -773,6 +847,10 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
         if (bin) c->pos++, c->binary = 1;
         HX_CALL(read_elements41(c, r));
       }
+    } else if (!strcmp(name, "$Periodic")) {
+      if (r->have_per) return CUR_ERR(c, "a second $Periodic section");
+      if (bin) c->pos++, c->binary = 1;
+      HX_CALL(read_periodic(c, r, v41));
     } else if (!strcmp(name, "$PartitionedEntities")) {
       return CUR_ERR(c, "partitioned Gmsh files are not supported: save the mesh unpartitioned");
     } else {

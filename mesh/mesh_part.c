@@ -98,8 +98,12 @@ static int part_metis(hx_gmesh *g, int nparts) {
     idx_t k = 0;
     for (int64_t e = 0; e < g->ne; e++) {
       xadj[e] = k;
-      for (int f = 0; f < 6; f++)
-        if (g->nbr[e * 6 + f] >= 0) adj[k++] = (idx_t)g->nbr[e * 6 + f];
+      for (int f = 0; f < 6; f++) {
+        const int64_t nb = g->nbr[e * 6 + f];
+        int dup = nb < 0; /* a periodic mesh with 2 elements across has two faces to one neighbour */
+        for (idx_t j = xadj[e]; j < k && !dup; j++) dup = adj[j] == (idx_t)nb;
+        if (!dup) adj[k++] = (idx_t)nb;
+      }
     }
     xadj[g->ne] = k;
     idx_t opt[METIS_NOPTIONS];

@@ -120,7 +120,7 @@ static void sort4(int64_t *v) {
 /* Orientation of face f1 of element e1 relative to face f2 of e2 (see
  * hx_mesh.h). Returns 0..7, -1 if the corner cycles differ (not the same
  * quadrilateral), -2 if both elements lie on the same side. */
-static int face_orient(const hx_gmesh *g, int64_t e1, int f1, int64_t e2, int f2) {
+int hx_gmesh_face_orient(const hx_gmesh *g, int64_t e1, int f1, int64_t e2, int f2) {
   int64_t g1[4], g2[4];
   int pos[4];
   for (int c = 0; c < 4; c++) g1[c] = g->vid[e1 * 8 + hx_hex_face_vert[f1][c]];
@@ -628,7 +628,8 @@ static int number_faces(hx_gmesh *g) {
                        d2);
         goto done;
       }
-      int o12 = face_orient(g, e1, (int)f1, e2, (int)f2), o21 = face_orient(g, e2, (int)f2, e1, (int)f1);
+      int o12 = hx_gmesh_face_orient(g, e1, (int)f1, e2, (int)f2),
+          o21 = hx_gmesh_face_orient(g, e2, (int)f2, e1, (int)f1);
       if (o12 < 0 || o21 < 0) {
         hx_gmesh_describe(g, e1, d1, sizeof d1);
         hx_gmesh_describe(g, e2, d2, sizeof d2);
@@ -764,5 +765,7 @@ void hx_gmesh_free(hx_gmesh *g) {
   hx_free_host(&g->etag);
   hx_free_host(&g->vtag);
   hx_free_host(&g->part);
+  hx_free_host(&g->per);
+  hx_free_host(&g->tag_per);
   g->nmat = g->ntags = 0;
 }

@@ -32,6 +32,13 @@ typedef struct {
   /* optional file numbering for messages (NULL: print 0-based ids) */
   int64_t *etag; /* ne: file element tags */
   int64_t *vtag; /* nv: file node tags of the vertices */
+  /* periodic vertex correspondences (slave, master), from the generator, the
+   * file's $Periodic section or the case's tag pairs; resolved by
+   * hx_gmesh_periodic after the topology */
+  int64_t nper;
+  int64_t *per;       /* nper*2 vertex ids */
+  int64_t nper_faces; /* face pairs identified */
+  int32_t *tag_per;   /* ntags or NULL: 1 = every face of the tag became periodic */
   /* partition */
   int32_t *part; /* ne */
   char src[512]; /* "box 8x8x8" or the file name, for messages */
@@ -55,6 +62,8 @@ struct hx_mesh_s {
   int32_t *nbr_rank; /* ne*6 */
   int nmat, ntags;
   char **mat_names, **tag_names;
+  int32_t *tag_per;   /* ntags: 1 = the tag's faces are all periodic (no longer boundary) */
+  int64_t nper_faces; /* periodic face pairs (global) */
   hx_mesh_times times;
 };
 
@@ -67,6 +76,15 @@ int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g);
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g);
 /* corner Jacobians, edges, faces, neighbours, conformity, boundary quads */
 int hx_gmesh_topology(hx_gmesh *g);
+/* orientation of face f1 of e1 against face f2 of e2 (hx_mesh.h), -1 if
+ * not the same quadrilateral, -2 if both elements lie on the same side */
+int hx_gmesh_face_orient(const hx_gmesh *g, int64_t e1, int f1, int64_t e2, int f2);
+/* merge the faces paired by g->per (mesh_periodic.c); no-op without pairs */
+int hx_gmesh_periodic(hx_gmesh *g);
+/* box: the periodic correspondences of opts->periodic (mesh_box.c) */
+int hx_gmesh_box_periodic(const hx_mesh_box_opts *o, hx_gmesh *g);
+/* gmsh: the correspondences of the case's tag pairs, matched by translation */
+int hx_gmesh_tag_pairs(hx_gmesh *g, int npairs, const char *const (*pairs)[2]);
 int hx_gmesh_partition(hx_gmesh *g, int nparts, hx_partitioner part);
 /* collective: rank 0 sends g's elements (g ignored elsewhere) */
 int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *m);
