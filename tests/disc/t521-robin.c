@@ -15,6 +15,8 @@
  *    1.(A 1) is 6 too; the FP32 operator (hx_disc_op_prec) gives A 1 within
  *    float rounding of FP64's (max 1e-6 of max|A 1|), and did round (the
  *    values differ from FP64 by > 0 somewhere, or are exactly float);
+ *  - the kernel alone (hx_array_diag_add_list_p, FP64 and FP32, its x.R.x
+ *    over the first mred entries appended to a slot that holds a partial);
  *  - alpha negative at a node (alpha = x - 1 on ymax): hx_disc_create
  *    refuses with HX_ERR_INPUT naming the tag and the node on every rank
  *    (the lowest failing rank's message). */
@@ -174,6 +176,63 @@ int main(int argc, char **argv) {
     free(h64), free(h32);
     hx_mem_free(b, (void **)&xf), hx_mem_free(b, (void **)&yf);
     (void)own;
+  }
+  /* the kernel alone (hx_array_diag_add_list_p): FP64 against a host loop
+   * (1e-15 relative), x.R.x over the first mred entries only, appended
+   * after a partial already in the slot; FP32 against FP64 (float rounding,
+   * 1e-6 relative, and it did round); m = 0 appends 0 */
+  {
+    const int64_t nn = 1000, m = 37, mred = 20;
+    int32_t hidx[37];
+    double hr[37], *hx = malloc(sizeof(double) * nn), *hy = malloc(sizeof(double) * nn);
+    for (int64_t j = 0; j < m; j++) hidx[j] = (int32_t)(7 + 26 * j), hr[j] = 0.5 + 0.01 * (double)j;
+    for (int64_t i = 0; i < nn; i++) hx[i] = sin(0.1 * (double)i) + 1.5, hy[i] = cos(0.3 * (double)i);
+    int32_t *didx;
+    double *dr, *dx, *dy;
+    float *fr, *fx, *fy;
+    HX_TCALL(hx_mem_alloc(b, sizeof(int32_t) * m, (void **)&didx));
+    HX_TCALL(hx_mem_alloc(b, sizeof(double) * m, (void **)&dr));
+    HX_TCALL(hx_mem_alloc(b, sizeof(double) * nn, (void **)&dx));
+    HX_TCALL(hx_mem_alloc(b, sizeof(double) * nn, (void **)&dy));
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * m, (void **)&fr));
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * nn, (void **)&fx));
+    HX_TCALL(hx_mem_alloc(b, sizeof(float) * nn, (void **)&fy));
+    HX_TCALL(hx_mem_to_device(b, didx, hidx, sizeof(int32_t) * m));
+    HX_TCALL(hx_mem_to_device(b, dr, hr, sizeof(double) * m));
+    HX_TCALL(hx_mem_to_device(b, dx, hx, sizeof(double) * nn));
+    HX_TCALL(hx_mem_to_device(b, dy, hy, sizeof(double) * nn));
+    HX_TCALL(hx_array_convert(b, m, HX_F32, fr, HX_F64, dr));
+    HX_TCALL(hx_array_convert(b, nn, HX_F32, fx, HX_F64, dx));
+    HX_TCALL(hx_array_convert(b, nn, HX_F32, fy, HX_F64, dy));
+    hx_red red;
+    HX_TCALL(hx_red_create(b, 2, nn, &red));
+    HX_TCALL(hx_array_dot_red(red, 1, nn, dx, dx)); /* a partial already in slot 1 */
+    HX_TCALL(hx_array_diag_add_list_p(b, HX_F64, m, mred, didx, dr, dx, dy, red, 1));
+    HX_TCALL(hx_array_diag_add_list_p(b, HX_F32, m, mred, didx, fr, fx, fy, red, 0));
+    double sl[2];
+    HX_TCALL(hx_red_fetch(red, 2, sl));
+    double xx = 0, xrx = 0;
+    for (int64_t i = 0; i < nn; i++) xx += hx[i] * hx[i];
+    for (int64_t j = 0; j < mred; j++) xrx += hr[j] * hx[hidx[j]] * hx[hidx[j]];
+    HX_ASSERT(fabs(sl[1] - (xx + xrx)) <= 1e-14 * (xx + xrx), "slot: %.17g, expected %.17g", sl[1], xx + xrx);
+    HX_ASSERT(fabs(sl[0] - xrx) <= 1e-6 * xrx && sl[0] != xrx, "FP32 x.R.x %.17g, FP64 %.17g", sl[0], xrx);
+    double *gy = malloc(sizeof(double) * nn), *gf = malloc(sizeof(double) * nn);
+    HX_TCALL(hx_mem_to_host(b, gy, dy, sizeof(double) * nn));
+    HX_TCALL(hx_array_convert(b, nn, HX_F64, dx, HX_F32, fy));
+    HX_TCALL(hx_mem_to_host(b, gf, dx, sizeof(double) * nn));
+    for (int64_t j = 0; j < m; j++) hy[hidx[j]] += hr[j] * hx[hidx[j]];
+    double e64 = 0, e32 = 0;
+    for (int64_t i = 0; i < nn; i++) e64 = fmax(e64, fabs(gy[i] - hy[i])), e32 = fmax(e32, fabs(gf[i] - hy[i]));
+    HX_ASSERT(e64 <= 1e-15 * 4 && e32 <= 1e-6 * 4 && e32 > 1e-10, "kernel: FP64 max diff %.3e, FP32 %.3e", e64,
+              e32);
+    HX_TCALL(hx_array_diag_add_list_p(b, HX_F64, 0, 0, NULL, NULL, NULL, NULL, red, 0));
+    HX_TCALL(hx_red_fetch(red, 1, sl));
+    HX_ASSERT(sl[0] == 0.0, "m = 0: slot %.3e", sl[0]);
+    hx_red_destroy(&red);
+    free(hx), free(hy), free(gy), free(gf);
+    hx_mem_free(b, (void **)&didx), hx_mem_free(b, (void **)&dr), hx_mem_free(b, (void **)&dx);
+    hx_mem_free(b, (void **)&dy), hx_mem_free(b, (void **)&fr), hx_mem_free(b, (void **)&fx);
+    hx_mem_free(b, (void **)&fy);
   }
   /* alpha < 0 at a node */
   {
