@@ -167,6 +167,25 @@ static int phase_mesh(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* An alpha < 0 at a node of some order (disc/robin.c names the tag and the
+ * node; the fine disc or a pmg level): the message with the case file and
+ * the entry's key; other errors unchanged. */
+static int robin_error(run_state *st, int ierr) {
+  if (ierr != HX_ERR_INPUT || !strstr(hx_error_message(), "Robin coefficient alpha on boundary tag '"))
+    return ierr;
+  char why[1024];
+  snprintf(why, sizeof why, "%s", hx_error_message());
+  hx_error_clear();
+  int entry = -1;
+  for (int t = 0; t < st->nt; t++) { /* the entry of the tag the message names */
+    char tq[256];
+    snprintf(tq, sizeof tq, "tag '%s'", hx_mesh_tag_name(st->m, t));
+    if (st->ralpha && st->ralpha[t].fn && strstr(why, tq)) entry = st->entry[t];
+  }
+  return HX_ERROR(HX_ERR_INPUT, "%s: problem.boundary.%d.alpha: %s; give an alpha >= 0 on the whole boundary",
+                  st->cs->path, entry, why);
+}
+
 /* Coefficients per material, Dirichlet tags, the discretisation. */
 static int phase_disc(run_state *st) {
   const hx_case *cs = st->cs;
@@ -184,7 +203,7 @@ static int phase_disc(run_state *st) {
              cs->path, hx_mesh_material_name(m, i));
   }
   HX_CALL(tag_entries(cs, m, st->entry));
-  int ndirichlet = 0, nrobin = 0, nrobin_pos = 0, robin_entry = -1;
+  int ndirichlet = 0, nrobin = 0, nrobin_pos = 0;
   for (int t = 0; t < nt; t++) {
     const hx_case_boundary *bc = st->entry[t] >= 0 ? &cs->problem.boundary[st->entry[t]] : NULL;
     st->dtag[t] = bc && bc->type == HX_BC_DIRICHLET;
@@ -193,7 +212,6 @@ static int phase_disc(run_state *st) {
       st->ralpha[t] = bc->alpha_expr ? (hx_field){expr_fn, bc->alpha_expr} : (hx_field){const_fn, &bc->alpha};
       nrobin++;
       nrobin_pos += bc->alpha_expr != NULL || bc->alpha > 0; /* an expression counts as alpha > 0 */
-      if (robin_entry < 0) robin_entry = st->entry[t];
     }
   }
 
@@ -207,20 +225,7 @@ static int phase_disc(run_state *st) {
   hx_timer_start(HX_T_SETUP);
   int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
-  if (ierr == HX_ERR_INPUT && nrobin) {
-    /* alpha < 0 at a node (disc/robin.c names the node): name the case and key */
-    char why[1024];
-    snprintf(why, sizeof why, "%s", hx_error_message());
-    hx_error_clear();
-    for (int t = 0; t < nt; t++) { /* the entry of the tag the message names */
-      char tq[256];
-      snprintf(tq, sizeof tq, "tag '%s'", hx_mesh_tag_name(m, t));
-      if (st->ralpha[t].fn && strstr(why, tq)) robin_entry = st->entry[t];
-    }
-    return HX_ERROR(HX_ERR_INPUT, "%s: problem.boundary.%d.alpha: %s; give an alpha >= 0 on the whole boundary",
-                    cs->path, robin_entry, why);
-  }
-  HX_CALL(ierr);
+  HX_CALL(robin_error(st, ierr));
   st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
   return HX_SUCCESS;
 }
@@ -305,8 +310,8 @@ static int phase_solve(run_state *st) {
                              &st->mon.prog));
   st->mon.t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
-  HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
-  HX_CALL(hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr));
+  HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
+  HX_CALL(robin_error(st, hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr)));
   char pcview[512];
   hx_pc_view(st->pc, pcview, sizeof pcview);
   hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);

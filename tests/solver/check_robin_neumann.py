@@ -23,7 +23,8 @@ faces, u = exp(x + y + z)):
    lc = 0.3 to 0.15; pmg within 1.5x of all-Dirichlet (skipped without
    /usr/bin/gmsh);
  - an alpha expression negative at a node: exit 2, the message names the
-   case, the key, the tag and the node, no output folder.
+   case, the key, the tag and the node, no output folder; the same when it
+   is negative only at a node of a lower pmg level (order 2).
 Neumann (configs/neumann_box.yaml, u = cos(pi x) cos(pi y) cos(pi z)):
  - jacobi (1 rank), asm (fp64, fp32) and pmg (fp32) on 1-3 ranks, pmg with
    every smoother, fp64, the FEM coarse operator, under pcg, fcg (ras) and
@@ -175,6 +176,25 @@ problem:
             fail.append(f"negative alpha: stderr {p.stderr!r} lacks {want!r}")
         if os.path.exists(out):
             fail.append(f"negative alpha: output folder {out} was created")
+    # >= 0 at the order-5 nodes, negative at y = 0.5, a node of the order-2 pmg level only
+    lv = os.path.join(work, "bad_alpha_level.yaml")
+    open(lv, "w").write("""mesh: {type: box, elements: [1, 1, 1]}
+order: 5
+problem:
+  rhs: "0"
+  boundary:
+    - {tags: [xmin], type: dirichlet, value: 0}
+    - {tags: [xmax], type: robin, alpha: "(y - 0.5)^2 - 1e-4", value: 1}
+preconditioner: {type: pmg, levels: [5, 2, 1]}
+""")
+    out, p = run(lv, [], 1, expect_rc=2)
+    if out is not None:
+        want = ("bad_alpha_level.yaml: problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is "
+                "-0.0001 at the node (1, 0.5, 0) (order 2)")
+        if want not in p.stderr:
+            fail.append(f"negative alpha on a pmg level: stderr {p.stderr!r} lacks {want!r}")
+        if os.path.exists(out):
+            fail.append(f"negative alpha on a pmg level: output folder {out} was created")
 
 
 def neumann():
