@@ -88,6 +88,7 @@ int hx_disc_robin_setup(hx_disc d) {
   }
   /* the assembled diagonal, consistent on every rank holding a node */
   const int64_t ng = hx_gs_num_local(d->gs);
+  HX_CHECK(ng < INT32_MAX, HX_ERR_NOT_IMPL, "G-vector of %lld entries", (long long)ng);
   double *d_l = NULL, *d_g = NULL, *h_g = NULL;
   int err = HX_ALLOC(&h_g, ng + 1);
   if (!err) err = hx_mem_alloc(d->b, sizeof(double) * (size_t)(d->nl + 1), (void **)&d_l);
@@ -103,7 +104,6 @@ int hx_disc_robin_setup(hx_disc d) {
     err = HX_ALLOC(&d->robin_idx, m + 1);
     if (!err) err = HX_ALLOC(&d->robin_r, m + 1);
     if (!err) {
-      HX_CHECK(ng < INT32_MAX, HX_ERR_NOT_IMPL, "G-vector of %lld entries", (long long)ng);
       for (int64_t g = 0; g < ng; g++)
         if (h_g[g] != 0.0) d->robin_idx[d->nrobin] = (int32_t)g, d->robin_r[d->nrobin++] = h_g[g];
     }
