@@ -3,7 +3,8 @@
  * local elements, their node coordinates, the gather-scatter with the
  * Dirichlet mask, the element operator, the assembled operator (hx_op), the
  * boundary data (Dirichlet face flags per element, Dirichlet values and
- * Neumann loads as L-vectors), the right-hand side with Dirichlet lifting,
+ * Neumann loads as L-vectors, the Robin face weights and the operator's
+ * boundary diagonal: disc/robin.c), the right-hand side with Dirichlet lifting,
  * the error norms, and interpolation between two discretisations of
  * different order on the same mesh. precond/ creates discretisations of
  * lower order from the same mesh and options (p-multigrid levels, the p = 1
