@@ -122,6 +122,8 @@ typedef struct {
   int nt, nmat;                                            /* mesh tags and materials */
   double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   int *entry, *dtag;
+  hx_field *ralpha; /* per mesh tag: the Robin coefficient (fn NULL: not Robin) */
+  int singular;     /* pure Neumann: no Dirichlet tag, lambda = 0, no Robin alpha > 0 */
   hx_solve_result dr;
   double t_start, t_setup, t_io;
   double time;  /* time-dependent runs: the time phase_data evaluates the data at */
@@ -188,6 +190,25 @@ static int phase_mesh(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* An alpha < 0 at a node of some order (disc/robin.c names the tag and the
+ * node; the fine disc or a pmg level): the message with the case file and
+ * the entry's key; other errors unchanged. */
+static int robin_error(run_state *st, int ierr) {
+  if (ierr != HX_ERR_INPUT || !strstr(hx_error_message(), "Robin coefficient alpha on boundary tag '"))
+    return ierr;
+  char why[1024];
+  snprintf(why, sizeof why, "%s", hx_error_message());
+  hx_error_clear();
+  int entry = -1;
+  for (int t = 0; t < st->nt; t++) { /* the entry of the tag the message names */
+    char tq[256];
+    snprintf(tq, sizeof tq, "tag '%s'", hx_mesh_tag_name(st->m, t));
+    if (st->ralpha && st->ralpha[t].fn && strstr(why, tq)) entry = st->entry[t];
+  }
+  return HX_ERROR(HX_ERR_INPUT, "%s: problem.boundary.%d.alpha: %s; give an alpha >= 0 on the whole boundary",
+                  st->cs->path, entry, why);
+}
+
 /* Coefficients per material, Dirichlet tags, the discretisation. */
 static int phase_disc(run_state *st) {
   const hx_case *cs = st->cs;
@@ -197,6 +218,7 @@ static int phase_disc(run_state *st) {
   HX_CALL(HX_ALLOC(&st->lambda, nmat + 1));
   HX_CALL(HX_ALLOC(&st->entry, nt + 1));
   HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
+  HX_CALL(HX_ALLOC(&st->ralpha, nt + 1));
   for (int i = 0; i < nmat; i++) {
     st->kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
     st->lambda[i] = cs->problem.lambda + st->shift;
@@ -204,23 +226,29 @@ static int phase_disc(run_state *st) {
              cs->path, hx_mesh_material_name(m, i));
   }
   HX_CALL(tag_entries(cs, m, st->entry));
-  int ndirichlet = 0;
+  int ndirichlet = 0, nrobin = 0, nrobin_pos = 0;
   for (int t = 0; t < nt; t++) {
-    st->dtag[t] = st->entry[t] >= 0 && cs->problem.boundary[st->entry[t]].type == HX_BC_DIRICHLET;
+    const hx_case_boundary *bc = st->entry[t] >= 0 ? &cs->problem.boundary[st->entry[t]] : NULL;
+    st->dtag[t] = bc && bc->type == HX_BC_DIRICHLET;
     ndirichlet += st->dtag[t];
+    if (bc && bc->type == HX_BC_ROBIN) {
+      st->ralpha[t] = bc->alpha_expr ? (hx_field){expr_fn, bc->alpha_expr} : (hx_field){const_fn, &bc->alpha};
+      nrobin++;
+      nrobin_pos += bc->alpha_expr != NULL || bc->alpha > 0; /* an expression counts as alpha > 0 */
+    }
   }
-  HX_CHECK(ndirichlet > 0 || cs->problem.lambda > 0, HX_ERR_INPUT,
-           "%s: pure Neumann problem (no Dirichlet boundary and lambda = 0): the operator is singular "
-           "and hexcg does not solve it; give a Dirichlet boundary in problem.boundary or lambda > 0",
-           cs->path);
 
   hx_disc_opts o = hx_disc_opts_default();
   o.p = cs->order, o.kappa = st->kappa, o.lambda = st->lambda, o.dirichlet_tag = st->dtag;
+  o.robin_alpha = nrobin ? st->ralpha : NULL;
+  /* pure Neumann: the constants are the null space (no Dirichlet tag,
+   * lambda = 0, no Robin alpha > 0); solved for the zero-mean solution */
+  st->singular = o.nullspace = ndirichlet == 0 && cs->problem.lambda == 0.0 && nrobin_pos == 0;
   o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
   hx_timer_start(HX_T_SETUP);
-  const int ierr = hx_disc_create(m, st->b, &o, &st->d);
+  int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
-  HX_CALL(ierr);
+  HX_CALL(robin_error(st, ierr));
   st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
   return HX_SUCCESS;
 }
@@ -267,8 +295,8 @@ static int phase_data(run_state *st) {
     if (st->entry[t] < 0 || st->dtag[t]) continue;
     const hx_case_boundary *bc = &cs->problem.boundary[st->entry[t]];
     HX_CHECK(bc->value_kind != HX_BCV_EXACT, HX_ERR_INPUT,
-             "%s: boundary on tag '%s': a Neumann condition needs the flux kappa du/dn as its value "
-             "(a number or an expression), not 'exact'",
+             "%s: boundary on tag '%s': a Neumann or Robin condition needs the data (kappa du/dn, or "
+             "kappa du/dn + alpha u) as its value (a number or an expression), not 'exact'",
              cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
     if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
@@ -308,8 +336,8 @@ static int phase_solve(run_state *st) {
                              &st->mon.prog));
   st->mon.t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
-  HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
-  HX_CALL(hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr));
+  HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
+  HX_CALL(robin_error(st, hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr)));
   char pcview[512];
   hx_pc_view(st->pc, pcview, sizeof pcview);
   hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);
@@ -328,6 +356,19 @@ static int phase_solve(run_state *st) {
   res->exact_known = dr->exact_known;
   res->error_l2 = dr->err_l2;
   res->error_max = dr->err_max;
+  res->nullspace = dr->nullspace;
+  res->nullspace_defect = dr->nullspace_defect, res->exact_mean = dr->exact_mean;
+  if (dr->nullspace) {
+    hx_log(HX_LOG_NORMAL,
+           "null space: pure Neumann, the constant projected out of the right-hand side and the "
+           "preconditioned residuals; data defect |1.b|/(sqrt(N) |b|) = %.3e; solution shifted to zero mean\n",
+           dr->nullspace_defect);
+    if (dr->nullspace_defect > HX_NULLSPACE_WARN && hx_log_rank() == 0)
+      hx_warn("the data of this pure Neumann problem are not compatible: the right-hand side has a part "
+              "%.3e of its norm along the constant (more than %g), which was removed; check that int f + "
+              "int_boundary g = 0 (docs/solver.md, \"Null space\")\n",
+              dr->nullspace_defect, HX_NULLSPACE_WARN);
+  }
   return HX_SUCCESS;
 }
 
@@ -487,7 +528,7 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
-  free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag);
+  free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag), free(st.ralpha);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
   hx_pc_destroy(&st.pc);
   hx_history_destroy(&st.mon.hist);

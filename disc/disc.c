@@ -31,6 +31,7 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   d->refs = 1;
   d->mesh = mesh, d->b = b, d->p = o->p;
   d->opts = *o;
+  d->opts.robin_alpha = NULL; /* copied below (hx_disc_robin_copy_opts) */
   const int n = o->p + 1, nmat = hx_mesh_num_materials(mesh), ntag = hx_mesh_num_tags(mesh);
   d->n3 = n * n * n;
   d->E = hx_mesh_num_elements(mesh);
@@ -38,6 +39,7 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   int err = copy_array(o->kappa, sizeof(double), nmat, (void **)&d->opts.kappa);
   if (!err) err = copy_array(o->lambda, sizeof(double), nmat, (void **)&d->opts.lambda);
   if (!err) err = copy_array(o->dirichlet_tag, sizeof(int), ntag, (void **)&d->opts.dirichlet_tag);
+  if (!err) err = hx_disc_robin_copy_opts(d, o);
   if (!err) err = HX_ALLOC(&d->gid, d->nl);
   if (!err) err = HX_ALLOC(&d->x, d->nl);
   if (!err) err = HX_ALLOC(&d->y, d->nl);
@@ -79,6 +81,7 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
       goto fail;
   }
   if ((err = hx_op_create(d->gs, d->ax, o->overlap, &d->op))) goto fail;
+  if ((err = hx_disc_robin_setup(d)) || (err = hx_disc_robin_attach(d, d->op))) goto fail;
   d->t_setup = hx_wtime() - t0;
   *out = d;
   return HX_SUCCESS;
@@ -116,6 +119,7 @@ int hx_disc_destroy(hx_disc *pd) {
   if ((err = hx_gs_destroy(&d->gs)) && !first) first = err;
   free(d->gid), free(d->x), free(d->y), free(d->z), free(d->dirichlet_l), free(d->dirichlet_face);
   free(d->kappa), free(d->lambda);
+  hx_disc_robin_free(d);
   free((void *)d->opts.kappa), free((void *)d->opts.lambda), free((void *)d->opts.dirichlet_tag);
   free(d);
   if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
@@ -145,6 +149,7 @@ int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op) {
       HX_CALL(hx_ax_create_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh), hx_mesh_element_nodes(d->mesh),
                                 d->kappa, d->lambda, d->opts.geo, HX_F32, &d->ax32));
     HX_CALL(hx_op_create(d->gs, d->ax32, d->opts.overlap, &d->op32));
+    HX_CALL(hx_disc_robin_attach(d, d->op32));
   }
   *op = d->op32;
   return HX_SUCCESS;
@@ -178,6 +183,7 @@ int hx_disc_op_exact(hx_disc d, hx_op *op) {
       HX_CALL(hx_ax_create_opts(d->b, d->p, d->E, npe, hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao,
                                 &d->ax_exact));
       HX_CALL(hx_op_create(d->gs, d->ax_exact, d->opts.overlap, &d->op_exact));
+      HX_CALL(hx_disc_robin_attach(d, d->op_exact));
     }
   }
   *op = d->op_exact;

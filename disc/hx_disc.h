@@ -3,7 +3,8 @@
  * local elements, their node coordinates, the gather-scatter with the
  * Dirichlet mask, the element operator, the assembled operator (hx_op), the
  * boundary data (Dirichlet face flags per element, Dirichlet values and
- * Neumann loads as L-vectors), the right-hand side with Dirichlet lifting,
+ * Neumann loads as L-vectors, the Robin face weights and the operator's
+ * boundary diagonal: disc/robin.c), the right-hand side with Dirichlet lifting,
  * the error norms, and interpolation between two discretisations of
  * different order on the same mesh. precond/ creates discretisations of
  * lower order from the same mesh and options (p-multigrid levels, the p = 1
@@ -61,6 +62,14 @@ hx_precision hx_op_precision(hx_op op);
  * operator, gather, exchange in that precision, with the boundary/interior
  * split overlapping the exchange as hx_op_apply. Collective. */
 int hx_op_apply_p(hx_op op, const void *d_x, void *d_y);
+/* An extra diagonal on m G entries (a Robin boundary term, disc/robin.c):
+ * every apply adds y[idx[j]] += r[j] x[idx[j]] after the exchange (before
+ * the mask), the fused x.y includes sum r_j x_j^2 over the owned listed
+ * entries, and hx_op_diagonal adds r. h_idx: host, strictly increasing local
+ * G indices; h_r: host, the assembled values (the same on every rank holding
+ * a node). Copied (to the backend, in the precision of op); replaces an
+ * earlier call's; m = 0 removes it. Not collective. */
+int hx_op_set_boundary_diag(hx_op op, int64_t m, const int32_t *h_idx, const double *h_r);
 /* Timers of the phases of applies so far: element kernel, exchange (s). */
 void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs);
 
@@ -96,6 +105,18 @@ typedef struct {
   const double *kappa;      /* per material index (hx_mesh_num_materials), NULL = 1 */
   const double *lambda;     /* per material index, NULL = 0 */
   const int *dirichlet_tag; /* per mesh tag index: 1 = Dirichlet; NULL = all tags Dirichlet */
+  /* Robin kappa du/dn + alpha u = g (disc/robin.c): per mesh tag index, the
+   * coefficient alpha(x) >= 0 of a Robin tag (fn NULL: not Robin; a tag
+   * that is also Dirichlet stays Dirichlet); NULL: no Robin tag. The array
+   * is copied, the fields' ctx are borrowed (they must outlive the disc and
+   * every disc made from it by hx_disc_create_order). g enters the load as
+   * a Neumann value (hx_disc_neumann_load). */
+  const hx_field *robin_alpha;
+  /* 1: the operator's null space is the constants (pure Neumann or fully
+   * periodic Poisson: no Dirichlet tag, lambda = 0, no Robin alpha > 0; the
+   * caller decides). Solvers and preconditioners read it (hx_disc_nullspace)
+   * and project the constant out (docs/solver.md "Null space"). */
+  int nullspace;
 } hx_disc_opts;
 
 /* Defaults: p = 1, precomputed geometry, overlap on, kappa 1, lambda 0, every tag Dirichlet. */
@@ -157,6 +178,16 @@ int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd);
  * carrying mesh tag `tag` to h_bn (host L-vector): at each face GLL node
  * w_a w_b |dx/da x dx/db| g(x) (GLL quadrature on the mapped face). */
 int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn);
+
+/* Robin (disc/robin.c). Every operator of d (hx_disc_op, hx_disc_op_prec,
+ * hx_disc_op_exact) adds the face term alpha w_a w_b |dx/da x dx/db| of the
+ * Robin faces at this order's nodes to its apply and its diagonal. Host
+ * L-vector of those per-element face weights (summed over the Robin faces
+ * of each element; the Q1 coarse matrix adds them element by element), or
+ * NULL when no tag is Robin. */
+const double *hx_disc_robin_l(hx_disc d);
+/* The options' nullspace flag (the same on every level made from d). */
+int hx_disc_nullspace(hx_disc d);
 
 /* The operator of d with FP64 geometric factors: hx_disc_op(d) itself unless
  * d was created with geometry split and some rank stores split elements;

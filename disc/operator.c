@@ -20,6 +20,14 @@ struct hx_op_s {
   double t_elem, t_exch, t_gs;
   hx_log_event ev_elem, ev_exch, ev_gs; /* log events of the phases */
   double elem_bytes, elem_flops;    /* model counts of one element-kernel pass */
+  /* extra boundary diagonal (Robin, hx_op_set_boundary_diag): nbd listed G
+   * entries (the first nbd_red owned), their values in op's precision, host
+   * copies for hx_op_diagonal, a one-slot reduction for hx_op_apply's x.y */
+  int64_t nbd, nbd_red;
+  int32_t *d_bd_idx, *h_bd_idx;
+  void *d_bd_r;
+  double *h_bd_r;
+  hx_red bd_red;
 };
 
 int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
@@ -91,10 +99,11 @@ int hx_op_destroy(hx_op *pop) {
   hx_op op = *pop;
   *pop = NULL;
   /* free everything, report the first error */
-  void **bufs[5] = {(void **)&op->d_ul, (void **)&op->d_wl, (void **)&op->d_bnd, (void **)&op->d_int,
-                    (void **)&op->d_map};
-  int first = HX_SUCCESS;
-  for (int i = 0; i < 5; i++) {
+  void **bufs[7] = {(void **)&op->d_ul,  (void **)&op->d_wl,     (void **)&op->d_bnd, (void **)&op->d_int,
+                    (void **)&op->d_map, (void **)&op->d_bd_idx, (void **)&op->d_bd_r};
+  int first = hx_red_destroy(&op->bd_red);
+  free(op->h_bd_idx), free(op->h_bd_r);
+  for (int i = 0; i < 7; i++) {
     const int e = hx_mem_free(op->b, bufs[i]);
     if (e && !first) first = e;
   }
@@ -138,7 +147,7 @@ static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const void
   return HX_SUCCESS;
 }
 
-static int hx_op_core(hx_op op, const void *d_x, void *d_y, double *uw, hx_red red, int rk) {
+static int hx_op_core_elem(hx_op op, const void *d_x, void *d_y, double *uw, hx_red red, int rk) {
   const hx_precision prec = op->prec;
   const int cuda = hx_backend_get_kind(op->b) == HX_BACKEND_CUDA;
   double t1 = hx_wtime();
@@ -182,6 +191,63 @@ static int hx_op_core(hx_op op, const void *d_x, void *d_y, double *uw, hx_red r
   hx_log_event_add(op->ev_elem, (t2 - t1) + (t4 - t3), op->elem_bytes, op->elem_flops);
   hx_log_event_add(op->ev_exch, (t3 - t2) + (t5 - t4), 0.0, 0.0);
   if (uw) *uw = uw1 + uw2;
+  return HX_SUCCESS;
+}
+
+/* the element core, then the boundary diagonal on the consistent sum: its
+ * x.R.x appended to red's slot rk, or (uw) fetched from the op's own slot
+ * and added to the local sum */
+static int hx_op_core(hx_op op, const void *d_x, void *d_y, double *uw, hx_red red, int rk) {
+  HX_CALL(hx_op_core_elem(op, d_x, d_y, uw, red, rk));
+  if (!op->bd_red) return HX_SUCCESS;
+  const double t1 = hx_wtime();
+  hx_red r = red ? red : uw ? op->bd_red : NULL;
+  HX_CALL(hx_array_diag_add_list_p(op->b, op->prec, op->nbd, op->nbd_red, op->d_bd_idx, op->d_bd_r, d_x, d_y, r,
+                                   red ? rk : 0));
+  if (uw && !red) {
+    double v;
+    HX_CALL(hx_red_fetch(op->bd_red, 1, &v));
+    *uw += v;
+  }
+  op->t_elem += hx_wtime() - t1;
+  return HX_SUCCESS;
+}
+
+int hx_op_set_boundary_diag(hx_op op, int64_t m, const int32_t *h_idx, const double *h_r) {
+  HX_CHECK(op && m >= 0 && (m == 0 || (h_idx && h_r)), HX_ERR_ARG, "boundary diagonal: bad arguments");
+  HX_CALL(hx_red_destroy(&op->bd_red));
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_bd_idx));
+  HX_CALL(hx_mem_free(op->b, (void **)&op->d_bd_r));
+  free(op->h_bd_idx), free(op->h_bd_r);
+  op->h_bd_idx = NULL, op->h_bd_r = NULL, op->nbd = op->nbd_red = 0;
+  if (m == 0) return HX_SUCCESS;
+  const int64_t owned = hx_gs_num_owned(op->gs);
+  for (int64_t j = 0; j < m; j++) {
+    HX_CHECK(h_idx[j] >= 0 && h_idx[j] < op->ng && (j == 0 || h_idx[j] > h_idx[j - 1]), HX_ERR_ARG,
+             "boundary diagonal: entry %lld (G index %d) not increasing within [0, %lld)", (long long)j,
+             (int)h_idx[j], (long long)op->ng);
+    op->nbd_red += h_idx[j] < owned;
+  }
+  op->nbd = m;
+  const size_t es = hx_precision_size(op->prec);
+  HX_CALL(HX_ALLOC(&op->h_bd_idx, m));
+  HX_CALL(HX_ALLOC(&op->h_bd_r, m));
+  memcpy(op->h_bd_idx, h_idx, sizeof(int32_t) * (size_t)m);
+  memcpy(op->h_bd_r, h_r, sizeof(double) * (size_t)m);
+  HX_CALL(hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)m, (void **)&op->d_bd_idx));
+  HX_CALL(hx_mem_alloc(op->b, es * (size_t)m, &op->d_bd_r));
+  HX_CALL(hx_mem_to_device(op->b, op->d_bd_idx, h_idx, sizeof(int32_t) * (size_t)m));
+  if (op->prec == HX_F64) {
+    HX_CALL(hx_mem_to_device(op->b, op->d_bd_r, h_r, sizeof(double) * (size_t)m));
+  } else {
+    float *hf;
+    HX_CALL(HX_ALLOC(&hf, m));
+    for (int64_t j = 0; j < m; j++) hf[j] = (float)h_r[j];
+    const int err = hx_mem_to_device(op->b, op->d_bd_r, hf, sizeof(float) * (size_t)m);
+    free(hf);
+    HX_CALL(err);
+  }
+  HX_CALL(hx_red_create(op->b, 1, 1, &op->bd_red));
   return HX_SUCCESS;
 }
 
@@ -234,6 +300,7 @@ int hx_op_diagonal(hx_op op, double *d_diag) {
   HX_CALL(hx_mem_to_device(op->b, op->d_wl, h_l, sizeof(double) * (size_t)op->nl));
   HX_CALL(hx_gs_assemble(op->gs, (const double *)op->d_wl, d_diag));
   HX_CALL(hx_mem_to_host(op->b, h_g, d_diag, sizeof(double) * (size_t)op->ng));
+  for (int64_t j = 0; j < op->nbd; j++) h_g[op->h_bd_idx[j]] += op->h_bd_r[j];
   const double *d_mask = hx_gs_mask(op->gs);
   if (d_mask) {
     double *h_mask;

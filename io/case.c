@@ -31,7 +31,7 @@ _Static_assert(sizeof(hx_case_mesh_type) == sizeof(int) && sizeof(hx_bc_type) ==
 static const char *const geometries[] = {"fp64", "split"}; /* hx_ax_geometry order */
 static const char *const mesh_types[] = {"box", "kershaw", "gmsh"};
 static const char *const partitioners[] = {"rcb", "metis"};
-static const char *const bc_types[] = {"dirichlet", "neumann"};
+static const char *const bc_types[] = {"dirichlet", "neumann", "robin"};
 static const char *const solver_types[] = {"pcg", "fcg", "pcg1"}; /* fcg: flexible CG, pcg1: single-reduction CG (solver/) */
 static const char *const backends[] = {"cpu", "cuda"};
 static const char *const time_schemes[] = {"bdf1", "bdf2", "bdf3"}; /* BDF order = index + 1 */
@@ -89,8 +89,10 @@ static const hx_opt_key bnd_rows[] = {
      .names = bc_types,
      .nnames = NELEM(bc_types),
      .flags = HX_OPT_REQUIRED,
-     .help = "u = value, or kappa du/dn = value"},
+     .help = "u = value, kappa du/dn = value, or (robin) kappa du/dn + alpha u = value"},
     OTHER_ROW("value", 0, "0", "a number, an expression or exact", "exact: problem.exact (dirichlet only)"),
+    OTHER_ROW("alpha", 0, NULL, "a number >= 0 or an expression in x, y, z (>= 0 at every node)",
+              "robin only (required there): the coefficient of u"),
 };
 static const hx_opt_group bnd_group = {"problem.boundary", "each list entry", bnd_rows, NELEM(bnd_rows)};
 
@@ -718,7 +720,6 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
   }
 
   hx_ynode *bl = hx_ynode_get(pr, "boundary", NULL);
-  int ndir = 0;
   if (bl) {
     if (bl->kind != HX_YN_SEQ)
       return hx_yerror(bl,
@@ -738,7 +739,26 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
       if (!(v = hx_ynode_get(e, "tags", NULL))) return missing(e, key);
       HX_CALL(load_tags(cs, v, key, bd));
       HX_CALL(read_key(e, &entry, "type", bd, NULL));
-      ndir += bd->type == HX_BC_DIRICHLET;
+      snprintf(key, sizeof key, "%s.alpha", sect);
+      if ((v = hx_ynode_get(e, "alpha", NULL))) {
+        if (bd->type != HX_BC_ROBIN)
+          return hx_yerror(v, "%s: alpha is only for robin boundaries (type: robin), this one is %s", key,
+                           bc_types[bd->type]);
+        HX_CALL(want_scalar(v, key, "a number >= 0 or an expression in x, y, z"));
+        if (hx_opt_is_number(v->value, &bd->alpha)) {
+          if (!(bd->alpha >= 0.0) || !isfinite(bd->alpha))
+            return hx_yerror(v, "%s: %s is negative; the Robin coefficient must be >= 0 (alpha = 0 is Neumann)",
+                             key, v->value);
+        } else {
+          HX_CALL(compile_expr(v, key, &bd->alpha_expr));
+          HX_CALL(check_finite(cs, v, key, bd->alpha_expr));
+        }
+      } else if (bd->type == HX_BC_ROBIN) {
+        return hx_yerror(e,
+                         "%s: a robin boundary needs alpha (kappa du/dn + alpha u = value): add "
+                         "'alpha: <number >= 0 or expression>' to the entry",
+                         key);
+      }
       snprintf(key, sizeof key, "%s.value", sect);
       bd->value_kind = HX_BCV_NUMBER;
       if ((v = hx_ynode_get(e, "value", NULL))) {
@@ -777,10 +797,8 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
       HX_CALL(hx_case_check_periodic_tags(cs, 2, (const char *const *)cs->mesh.periodic_pairs[i], one));
     }
   }
-  if (ndir == 0 && cs->problem.lambda == 0.0)
-    return hx_yerror(bl ? bl : pr,
-                     "problem: no dirichlet boundary and lambda = 0: the solution is not unique "
-                     "(add a dirichlet boundary or set lambda > 0)");
+  /* no dirichlet boundary and lambda = 0 (and no robin alpha > 0): pure
+   * Neumann, solved for the zero-mean solution (docs/solver.md, "Null space") */
   if (cs->mesh.type != HX_CASE_MESH_GMSH) {
     HX_CALL(hx_case_check_tags(cs, NELEM(box_tags), box_tags));
     HX_CALL(hx_case_check_materials(cs, NELEM(box_materials), box_materials));
@@ -988,6 +1006,7 @@ void hx_case_destroy(hx_case **csp) {
     for (int t = 0; t < bd->ntags; t++) free(bd->tags[t]);
     free(bd->tags);
     if (bd->value_kind == HX_BCV_EXPR) hx_expr_destroy(&bd->expr);
+    hx_expr_destroy(&bd->alpha_expr);
   }
   free(cs->problem.boundary);
   hx_expr_destroy(&cs->problem.rhs);
@@ -1286,6 +1305,16 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
         sb_printf(s, "%s", a);
       }
       sb_printf(s, "\n");
+      if (bd->type == HX_BC_ROBIN) {
+        sb_printf(s, "%*salpha: ", indent + 4, "");
+        if (bd->alpha_expr)
+          sb_quoted(s, hx_expr_text(bd->alpha_expr));
+        else {
+          hx_fmt_double(a, sizeof a, bd->alpha);
+          sb_printf(s, "%s", a);
+        }
+        sb_printf(s, "\n");
+      }
     }
   } else if (g == &solver_group && !strcmp(k->key, "initial_guess")) {
     sb_printf(s, " {file: ");
@@ -1394,6 +1423,10 @@ void hx_case_print(const hx_case *cs, FILE *out) {
     fprintf(out, "  boundary  ");
     for (int t = 0; t < bd->ntags; t++) fprintf(out, " %s", bd->tags[t]);
     fprintf(out, ": %s, ", hx_bc_type_name(bd->type));
+    if (bd->type == HX_BC_ROBIN) {
+      if (bd->alpha_expr) fprintf(out, "alpha %s, ", hx_expr_text(bd->alpha_expr));
+      else fprintf(out, "alpha %g, ", bd->alpha);
+    }
     if (bd->value_kind == HX_BCV_EXACT)
       fprintf(out, "exact\n");
     else if (bd->value_kind == HX_BCV_EXPR)

@@ -60,7 +60,7 @@ void hx_expr_eval_array_t(const hx_expr *e, size_t n, const double *x, const dou
 
 /* ================================================================ the case */
 typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
-typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1 } hx_bc_type;
+typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1, HX_BC_ROBIN = 2 } hx_bc_type;
 /* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
 typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
 /* solver.type: CG, flexible CG, single-reduction CG (hx_solver.h) */
@@ -80,10 +80,14 @@ typedef struct {
 typedef struct {
   int ntags;
   char **tags;     /* boundary tag names (box/kershaw: xmin xmax ymin ymax zmin zmax) */
-  hx_bc_type type; /* dirichlet: u = value; neumann: kappa du/dn = value */
+  hx_bc_type type; /* dirichlet: u = value; neumann: kappa du/dn = value;
+                      robin: kappa du/dn + alpha u = value */
   hx_bc_value_kind value_kind;
   double value;  /* HX_BCV_NUMBER */
   hx_expr *expr; /* HX_BCV_EXPR (owned); HX_BCV_EXACT: borrows problem.exact; else NULL */
+  double alpha;        /* robin: the coefficient when a number (>= 0) */
+  hx_expr *alpha_expr; /* robin: the coefficient when an expression (owned; >= 0 checked at the
+                          nodes by the run), else NULL */
 } hx_case_boundary;
 
 /* A validated case, after defaults and --set overrides. Plain data: read the
@@ -404,6 +408,13 @@ typedef struct {
   double rel_residual; /* residual / residual0 */
   int exact_known;     /* error_l2 / error_max are meaningful */
   double error_l2, error_max;
+  /* pure Neumann (docs/solver.md "Null space"): the constant was projected
+   * out; nullspace_defect: the removed part of the right-hand side relative
+   * to its norm; exact_mean: the mass-weighted mean subtracted from the
+   * exact solution for the error norms */
+  int nullspace;
+  double nullspace_defect, exact_mean;
+#define HX_NULLSPACE_WARN 1e-6 /* a defect above this is warned about */
   /* seconds per phase (max over ranks) */
   double t_setup, t_operator, t_precond, t_reduction, t_exchange, t_io, t_solve, t_total;
   double peak_mem_bytes; /* peak resident memory per rank, max over ranks */

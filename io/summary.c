@@ -69,6 +69,11 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     P("error: {l2: %s, max: %s}\n", f1, f2);
   else
     P("error: null  # no exact solution in the case\n");
+  if (st->nullspace) {
+    hx_io_fmt_double(f1, sizeof f1, st->nullspace_defect);
+    hx_io_fmt_double(f2, sizeof f2, st->exact_mean);
+    P("nullspace: {projected: true, defect: %s, exact_mean: %s}\n", f1, f2);
+  }
   const char *tn[] = {"setup",    "operator", "preconditioner", "reductions",
                       "exchange", "io",       "solve",          "total"};
   const double tv[] = {st->t_setup,    st->t_operator, st->t_precond, st->t_reduction,
@@ -139,6 +144,9 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
   fprintf(out, "  %-18s %.3e -> %.3e (relative %.3e)\n", "residual", st->residual0, st->residual,
           st->rel_residual);
   if (st->exact_known) fprintf(out, "  %-18s L2 %.3e, max %.3e\n", "error", st->error_l2, st->error_max);
+  if (st->nullspace)
+    fprintf(out, "  %-18s constant projected out, data defect %.3e%s\n", "null space", st->nullspace_defect,
+            st->nullspace_defect > HX_NULLSPACE_WARN ? " (LARGE: incompatible data)" : "");
   fprintf(out, "  %-18s %10s %7s\n", "time", "seconds", "%total");
   const char *names[] = {"setup",    "operator", "preconditioner", "reductions",
                          "exchange", "io",       "solve",          "total"};

@@ -66,6 +66,17 @@ int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const
 int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x,
                               const void *d_z);
 
+/* An extra diagonal on m listed entries (the Robin boundary term of the
+ * assembled operator, disc/operator.c): y[idx[j]] += r[j] * x[idx[j]] for
+ * j < m (d_idx: int32, distinct entries; d_r, d_x, d_y in prec; x and y must
+ * not alias). red != NULL: sum_{j<mred} r_j x_{idx_j}^2 (products and sum in
+ * double, a fixed order: one thread on the cpu, one block on cuda) appended
+ * as one partial to slot k of red (hx_red_fetch), computed from x before y
+ * is updated; red == NULL: no sum. m == 0 appends 0. Queued on b's default
+ * queue (no host wait). kernels/diag.c. */
+int hx_array_diag_add_list_p(hx_backend b, hx_precision prec, int64_t m, int64_t mred, const int32_t *d_idx,
+                             const void *d_r, const void *d_x, void *d_y, hx_red red, int k);
+
 /* ------------------------------------------------------------ operator
  * hx_ax_create with a precision. HX_F64 is hx_ax_create. HX_F32: the factors
  * are computed in double on the host exactly as for HX_F64 (same checks,

@@ -136,6 +136,24 @@ static void fem_element(const double X[8][3], double kappa, double lambda, doubl
       }
 }
 
+/* The Robin face term of the fine disc (o.robin_l) in each element matrix:
+ * K_e[u][v] += sum_i rl_i phi_u(i) phi_v(i), the Galerkin product of the
+ * fine boundary diagonal element by element (the FEM operator takes the
+ * same GLL face quadrature). */
+static void robin_add(hx_coarse c, double *K) {
+  if (!c->o.robin_l) return;
+  for (int32_t e = 0; e < c->E; e++) {
+    const double *rl = c->o.robin_l + (int64_t)e * c->n3;
+    double *Ke = K + 64 * (int64_t)e;
+    for (int i = 0; i < c->n3; i++) {
+      if (rl[i] == 0.0) continue;
+      const double *ph = c->phi + 8 * i;
+      for (int u = 0; u < 8; u++)
+        for (int v = 0; v < 8; v++) Ke[8 * u + v] += rl[i] * ph[u] * ph[v];
+    }
+  }
+}
+
 /* Element matrices of all local elements into K (E*64, row-major 8x8). */
 static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h_kappa,
                             const double *h_lambda, double *K) {
@@ -152,6 +170,7 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
       }
       fem_element(X, h_kappa[e], h_lambda ? h_lambda[e] : 0.0, K + 64 * (int64_t)e);
     }
+    robin_add(c, K);
     return HX_SUCCESS;
   }
   /* Galerkin: K_e[u][v] = phi_u . (A_e phi_v), A_e from the order-p operator
@@ -184,6 +203,7 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
       }
     }
   }
+  if (!err) robin_add(c, K);
   if (!err) /* symmetric up to rounding: make it exactly so */
     for (int32_t e = 0; e < E; e++)
       for (int u = 0; u < 8; u++)
@@ -380,6 +400,10 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
       const int corner = (v & 1) * p + n * (((v >> 1) & 1) * p + n * (((v >> 2) & 1) * p));
       cflag[8 * (int64_t)e + v] = h_dirichlet_l && h_dirichlet_l[(int64_t)e * n3 + corner] != 0;
     }
+  /* pure Neumann: pin the first vertex of rank 0's first element (a
+   * Dirichlet vertex of the coarse space only): A0 is then SPD, and the
+   * solver projects the constant out of the preconditioned residual */
+  if (c->o.nullspace && c->rank == 0 && E > 0) cflag[0] = 1;
   int err = hx_gs_create(c->cb, c->comm, (int64_t)E * 8, ids, &c->cgs);
   if (!err) err = hx_gs_set_mask(c->cgs, cflag); /* exchange MAX: Dirichlet on any rank */
   free(ids), free(cflag);

@@ -68,8 +68,10 @@ static int asm_setup(void *ctx) {
                           .prec = a->o.prec};
   HX_CALL(hx_fdm_create(&fo, &a->fine));
   if (a->o.coarse) {
+    hx_coarse_opts co = a->o.coarse_opts; /* the fine disc's Robin term and null space (coarse.c) */
+    co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);
     HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
-                             hx_disc_dirichlet_l(d), &a->o.coarse_opts, &a->coarse));
+                             hx_disc_dirichlet_l(d), &co, &a->coarse));
     const size_t n = (size_t)(a->ng > 0 ? a->ng : 1);
     HX_CALL(HX_ALLOC(&a->h_r, n));
     HX_CALL(HX_ALLOC(&a->h_zc, n));

@@ -230,8 +230,10 @@ static int pmg_setup(void *ctx) {
   if (g->o.coarse) {
     pmg_level *L = &g->lv[g->nl - 1];
     const double t0 = hx_wtime();
+    hx_coarse_opts co = g->o.coarse_opts; /* the level's Robin term and null space (coarse.c) */
+    co.robin_l = hx_disc_robin_l(L->d), co.nullspace = hx_disc_nullspace(L->d);
     HX_CALL(hx_coarse_create(hx_disc_mesh(L->d), hx_disc_gs(L->d), hx_disc_ax(L->d), hx_disc_kappa(L->d),
-                             hx_disc_lambda(L->d), hx_disc_dirichlet_l(L->d), &g->o.coarse_opts, &g->coarse));
+                             hx_disc_lambda(L->d), hx_disc_dirichlet_l(L->d), &co, &g->coarse));
     g->t_coarse_setup = hx_wtime() - t0;
     HX_CALL(HX_ALLOC(&g->h_r, L->n > 0 ? L->n : 1));
     HX_CALL(HX_ALLOC(&g->h_z, L->n > 0 ? L->n : 1));

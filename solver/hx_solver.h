@@ -200,6 +200,13 @@ typedef struct {
    * steps since). NULL (default): none. Not with single_reduction (ignored). */
   hx_op exact_op;
   double replace_drop; /* default 1e-3 */
+  /* 1: the operator's null space is the constant (pure Neumann; the mask
+   * must be empty): after each preconditioner apply z -= (1.z / N) 1 over
+   * the owned G entries (Euclidean, N the global G count), before r.z, so
+   * the directions stay orthogonal to the constant; costs one allreduce per
+   * iteration and turns off the preconditioner's fused CG update. b must
+   * already be orthogonal to 1 (hx_solve projects it). Default 0. */
+  int nullspace;
 } hx_pcg_opts;
 
 typedef struct {
@@ -247,6 +254,13 @@ typedef struct {
    * (1: none; a ||b|| outside [2^-300, 2^300]: scale-safe norms); the
    * reported norms are those of the unscaled problem */
   double rhs_scale;
+  /* pure Neumann (hx_disc_nullspace): the constant projected out of b, z
+   * (and so of the iterates); nullspace_defect = |1.b| / (sqrt(N) ||b||),
+   * the part of the data's right-hand side removed (0 for compatible data
+   * up to rounding); the solution is shifted to zero mass-weighted mean and
+   * the error norms compare with exact - (its mass-weighted mean) */
+  int nullspace;
+  double nullspace_defect, exact_mean;
 } hx_solve_result;
 
 /* Solve the problem of discretisation d with right-hand side h_f (host

@@ -16,12 +16,17 @@ void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->no_fuse = 0;
   o->exact_op = NULL;
   o->replace_drop = 1e-3;
+  o->nullspace = 0;
 }
 
 typedef struct {
   double *r, *z, *p, *w, *s; /* s: A p by recurrence (single reduction only) */
   hx_red red;                /* the iteration's local sums, read together */
   int fuse;                  /* use the preconditioner's fused CG update */
+  double *ones;              /* nullspace: the constant G-vector (else NULL) */
+  hx_backend b;
+  double nglob;              /* nullspace: global owned G entries */
+  MPI_Comm comm;
 } pcg_work;
 
 /* Run expr timed into the process timer id and the result field acc. */
@@ -63,6 +68,24 @@ static int pcg_allreduce(MPI_Comm comm, const double *loc, double *glob, int nlo
   return HX_SUCCESS;
 }
 
+/* nullspace: z -= (1.z / N) 1 (one blocking dot and allreduce) */
+static int project_const(hx_backend b, const pcg_work *v, int64_t n, int64_t nown, double *z) {
+  if (!v->ones) return HX_SUCCESS;
+  double s;
+  HX_CALL(hx_array_dot(b, nown, z, v->ones, &s));
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, v->comm));
+  HX_CALL(hx_array_axpby(b, n, z, -s / v->nglob, v->ones, 1.0));
+  return HX_SUCCESS;
+}
+
+/* z = M^{-1} r with the constant projected out (nullspace) */
+static int pc_apply_proj(hx_pcg_result *res, const pcg_work *v, hx_backend b, int64_t n, int64_t nown, hx_pc pc,
+                         const double *r, double *z) {
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, r, z));
+  PCG_TIMED(res->t_reduction, HX_T_REDUCTION, project_const(b, v, n, nown, z));
+  return HX_SUCCESS;
+}
+
 /* The step of pcg_step with the residual replaced: x += alpha p;
  * r = b - A_exact x; z = M^{-1} r and the same local sums (unfused). */
 static int pcg_step_replace(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64_t n, int64_t nown,
@@ -75,7 +98,7 @@ static int pcg_step_replace(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *
   HX_CALL(hx_array_dot_red(v->red, 0, nown, v->r, v->r));
   res->t_replace += hx_wtime() - t0;
   res->replacements++;
-  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
+  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
   if (o->flexible) PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 2, nown, v->z, w));
   return HX_SUCCESS;
@@ -103,7 +126,7 @@ static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64
   }
   PCG_TIMED(res->t_vector, HX_T_VECTOR,
             hx_array_cg_update_red(v->red, 0, n, nown, d_x, v->r, v->p, w, alpha)); /* BS5 */
-  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
+  HX_CALL(pc_apply_proj(res, v, v->b, n, nown, pc, v->r, v->z));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->z));
   /* flexible: z_{k+1}.r_k = z_{k+1}.r_{k+1} + alpha z_{k+1}.w, so the
    * Polak-Ribiere numerator z_{k+1}.(r_{k+1} - r_k) = -alpha z_{k+1}.w */
@@ -122,7 +145,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, v->z));
+  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, v->z));
   /* one host wait for the three sums (the blocking dots waited three times) */
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
@@ -201,7 +224,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
   PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_apply(pc, v->r, u));
+  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, u));
   HX_CALL(hx_op_apply(op, u, v->w, NULL));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
@@ -287,16 +310,16 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   }
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
-  const int fuse = !o.no_fuse && hx_pc_has_cg_update(pc);
+  const int fuse = !o.no_fuse && !o.nullspace && hx_pc_has_cg_update(pc);
   res->fused_pc_update = fuse;
   /* PCG: cg_update 6 (x,p,r,w read; x,r written) + preconditioner + r.z 2
    * (+ z.w 2 flexible), or the fused pass; then xpay 3. pcg1: the same
    * update, w.u 2, two xpays 6. */
   if (o.single_reduction) {
-    res->allreduces_per_iteration = 1;
+    res->allreduces_per_iteration = 1 + (o.nullspace != 0);
     res->vector_passes_per_iteration = (fuse ? hx_pc_cg_update_passes(pc) : 8 + hx_pc_passes(pc)) + 2 + 6;
   } else {
-    res->allreduces_per_iteration = 2;
+    res->allreduces_per_iteration = 2 + (o.nullspace != 0);
     res->vector_passes_per_iteration =
         (fuse ? hx_pc_cg_update_passes(pc) : 8 + (o.flexible ? 2 : 0) + hx_pc_passes(pc)) + 3;
   }
@@ -311,6 +334,17 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   hx_op_times(op, &t_op0, &t_ex0, &t_gs0);
   int ierr = hx_red_create(b, 4, hx_op_size(op), &v.red);
   for (int i = 0; i < nvec && !ierr; i++) ierr = hx_vec_create(b, hx_op_size(op), &vec[i]);
+  hx_vec ones = NULL;
+  v.comm = hx_gs_comm(hx_op_gs(op));
+  v.b = b;
+  if (!ierr && o.nullspace) {
+    double nl = (double)hx_op_owned(op);
+    ierr = hx_vec_create(b, hx_op_size(op), &ones);
+    if (!ierr) ierr = hx_vec_set_value(ones, 1.0);
+    if (!ierr && MPI_Allreduce(&nl, &v.nglob, 1, MPI_DOUBLE, MPI_SUM, v.comm) != MPI_SUCCESS)
+      ierr = HX_ERROR(HX_ERR_MPI, "MPI failed counting the G entries");
+    if (!ierr) v.ones = hx_vec_data(ones);
+  }
   if (!ierr) {
     v.r = hx_vec_data(vec[0]), v.z = hx_vec_data(vec[1]), v.p = hx_vec_data(vec[2]), v.w = hx_vec_data(vec[3]);
     v.s = o.single_reduction ? hx_vec_data(vec[4]) : NULL;
@@ -324,6 +358,8 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
     const int e = hx_vec_destroy(&vec[i]);
     if (!ierr) ierr = e;
   }
+  const int e1 = hx_vec_destroy(&ones);
+  if (!ierr) ierr = e1;
   const int e = hx_red_destroy(&v.red);
   if (!ierr) ierr = e;
   HX_CALL(ierr);

@@ -138,6 +138,57 @@ typedef struct {
   double inv; /* 1 / s */
 } scaled_monitor;
 
+/* ---- null space (pure Neumann, hx_disc_nullspace; docs/solver.md) ---- */
+/* b -= (1.b / N) 1 over the G-vector; *defect = |1.b| / (sqrt(N) ||b||)
+ * (0 when b = 0): the removed part relative to b */
+static int project_rhs(hx_disc d, double *d_b, double *defect) {
+  hx_op op = hx_disc_op(d);
+  hx_backend b = hx_disc_backend(d);
+  const int64_t ng = hx_op_size(op), nown = hx_op_owned(op);
+  hx_vec ones;
+  HX_CALL(hx_vec_create(b, ng, &ones));
+  double loc[3] = {0, 0, (double)nown}, glob[3];
+  int err = hx_vec_set_value(ones, 1.0);
+  if (!err) err = hx_array_dot(b, nown, d_b, hx_vec_data(ones), &loc[0]);
+  if (!err) err = hx_array_dot(b, nown, d_b, d_b, &loc[1]);
+  if (!err && MPI_Allreduce(loc, glob, 3, MPI_DOUBLE, MPI_SUM, hx_gs_comm(hx_op_gs(op))) != MPI_SUCCESS)
+    err = HX_ERROR(HX_ERR_MPI, "MPI failed in the null-space projection");
+  if (!err && glob[2] > 0) {
+    err = hx_array_axpby(b, ng, d_b, -glob[0] / glob[2], hx_vec_data(ones), 1.0);
+    *defect = glob[1] > 0 ? fabs(glob[0]) / (sqrt(glob[2]) * sqrt(glob[1])) : 0.0;
+  }
+  const int e2 = hx_vec_destroy(&ones);
+  HX_CALL(err ? err : e2);
+  return HX_SUCCESS;
+}
+
+/* sum_l mass_l v_l / sum_l mass_l over all ranks: the mass-weighted mean
+ * of a continuous field given as an L-vector (GLL quadrature); v NULL:
+ * the field f at the nodes */
+static int mass_mean(hx_disc d, const double *mass, const double *v, hx_field f, double *mean) {
+  const int64_t nl = hx_disc_num_l(d);
+  const double *X, *Y, *Z;
+  hx_disc_coords(d, &X, &Y, &Z);
+  double loc[2] = {0, 0}, glob[2];
+  for (int64_t i = 0; i < nl; i++) {
+    const double u = v ? v[i] : f.fn(f.ctx, X[i], Y[i], Z[i]);
+    loc[0] += mass[i] * u, loc[1] += mass[i];
+  }
+  HX_MPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, hx_mesh_comm(hx_disc_mesh(d))));
+  *mean = glob[1] > 0 ? glob[0] / glob[1] : 0.0;
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  hx_field f;
+  double shift;
+} shifted_field;
+
+static double shifted_fn(const void *ctx, double x, double y, double z) {
+  const shifted_field *s = ctx;
+  return s->f.fn(s->f.ctx, x, y, z) - s->shift;
+}
+
 static void scaled_monitor_cb(void *ctx, int it, double rnorm, double rel) {
   const scaled_monitor *m = ctx;
   m->o->monitor(m->o->monitor_ctx, it, rnorm * m->inv, rel);
@@ -158,6 +209,8 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
 
   double t0 = hx_wtime();
   HX_CALL(hx_disc_rhs(d, h_f, h_gd, h_bn, d_b, d_g));
+  res->nullspace = hx_disc_nullspace(d);
+  if (res->nullspace) HX_CALL(project_rhs(d, d_b, &res->nullspace_defect));
   /* initial guess of x = u0 - g on free nodes (masked), else 0 */
   HX_CALL(hx_mem_zero(b, d_x, gbytes));
   if (h_u0_l) HX_CALL(hx_disc_from_l_host(d, h_u0_l, 1, d_x));
@@ -183,6 +236,7 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
    * the FP64 one, then the check (and correction) of the final residual */
   hx_pcg_opts po = *opts;
   if (opx != op) po.exact_op = opx;
+  po.nullspace = res->nullspace;
   /* a right-hand side far from unit size is solved scaled (rhs_scale) */
   double s = 1.0;
   ierr = rhs_scale(b, hx_gs_comm(hx_op_gs(op)), ng, hx_op_owned(op), d_b, &s);
@@ -210,6 +264,20 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
   /* u = x + g */
   HX_CALL(hx_array_axpby(b, ng, d_x, 1.0, d_g, 1.0));
   HX_CALL(hx_op_to_l_host(op, d_x, h_l));
+  shifted_field sh = {exact, 0.0};
+  if (res->nullspace) {
+    /* the zero-mean solution; the exact one shifted the same way */
+    double *mass, mean = 0.0;
+    HX_CALL(HX_ALLOC(&mass, nl > 0 ? nl : 1));
+    int err = hx_ax_mass(hx_disc_ax(d), mass);
+    if (!err) err = mass_mean(d, mass, h_l, exact, &mean);
+    for (int64_t i = 0; !err && i < nl; i++) h_l[i] -= mean;
+    if (!err && exact.fn) err = mass_mean(d, mass, NULL, exact, &sh.shift);
+    free(mass);
+    HX_CALL(err);
+    res->exact_mean = sh.shift;
+    if (exact.fn) exact = (hx_field){shifted_fn, &sh};
+  }
   if (exact.fn) {
     HX_CALL(hx_disc_error(d, h_l, exact, &res->err_l2, &res->err_max));
     res->exact_known = 1;

@@ -39,7 +39,26 @@ struct hx_disc_s {
    * first use; op_exact is op itself when no rank stores split elements */
   hx_ax ax_exact;
   hx_op op_exact;
+  /* Robin (robin.c): host L-vector of the face weights alpha w_a w_b |.|
+   * at this order (NULL: no Robin tag) and its assembled G-list (strictly
+   * increasing local G indices, values) given to every operator of d */
+  double *robin_l;
+  int64_t nrobin;
+  int32_t *robin_idx;
+  double *robin_r;
 };
+
+/* robin.c: 1 if the options name a Robin tag */
+int hx_disc_has_robin(const hx_disc_opts *o, int ntags);
+/* copy o->robin_alpha into d->opts (d->mesh set) */
+int hx_disc_robin_copy_opts(hx_disc d, const hx_disc_opts *o);
+/* the face weights and G-list of d (after its gs); checks alpha >= 0 at the
+ * nodes (HX_ERR_INPUT naming the node, agreed over the ranks). Collective. */
+int hx_disc_robin_setup(hx_disc d);
+/* hx_op_set_boundary_diag(op, ...) with d's G-list (nothing without Robin) */
+int hx_disc_robin_attach(hx_disc d, hx_op op);
+/* frees the Robin arrays and the copied alpha table */
+void hx_disc_robin_free(hx_disc d);
 
 /* frees the transfer scratch and matrices of d (interp.c); first error */
 int hx_disc_transfer_free(hx_disc d);

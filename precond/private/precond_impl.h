@@ -106,6 +106,14 @@ typedef struct {
   int pmax;                /* HYPRE_BoomerAMGSetPMaxElmts */
   int max_levels;          /* HYPRE_BoomerAMGSetMaxLevels */
   int print_level;         /* HYPRE_BoomerAMGSetPrintLevel */
+  /* set by the caller from the fine disc, not options (docs/coarse.md):
+   * robin_l: host L-vector of the fine disc's Robin face weights
+   * (hx_disc_robin_l, NULL: none), added to each element matrix as
+   * sum_i robin_l[i] phi_u(i) phi_v(i) (P^T R P, FEM and Galerkin alike);
+   * nullspace: the problem is pure Neumann (hx_disc_nullspace): one vertex
+   * is pinned (its row removed, as a Dirichlet vertex) so A0 is SPD */
+  const double *robin_l;
+  int nullspace;
 } hx_coarse_opts;
 
 /* The documented defaults (docs/coarse.md). */
