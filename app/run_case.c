@@ -107,6 +107,8 @@ typedef struct {
   hx_pc pc;
   run_monitor mon;
   int nt, nmat;                                            /* mesh tags and materials */
+  hx_field *kfield, *lfield;           /* per material: expression coefficients (fn NULL: constant) */
+  const char **ksrc, **lsrc;           /* per material: case position of the value (borrowed from cs) */
   double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   int *entry, *dtag;
   hx_solve_result dr;
@@ -174,11 +176,34 @@ static int phase_disc(run_state *st) {
   HX_CALL(HX_ALLOC(&st->lambda, nmat + 1));
   HX_CALL(HX_ALLOC(&st->entry, nt + 1));
   HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
+  HX_CALL(HX_ALLOC(&st->kfield, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lfield, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->ksrc, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lsrc, nmat + 1));
+  int nfield = 0, lambda_any = 0;
   for (int i = 0; i < nmat; i++) {
-    st->kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
-    st->lambda[i] = cs->problem.lambda;
-    HX_CHECK(st->kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
-             cs->path, hx_mesh_material_name(m, i));
+    /* kappa and lambda of material i: a number, or an expression that the
+     * discretisation evaluates (and checks) at the GLL nodes of each level */
+    for (int c = 0; c < 2; c++) {
+      const char *mn = hx_mesh_material_name(m, i);
+      const hx_expr *e = NULL;
+      double *val = c ? &st->lambda[i] : &st->kappa[i];
+      const int found = hx_case_coef_get(cs, c, mn, val, &e, c ? &st->lsrc[i] : &st->ksrc[i]) == 0;
+      HX_CHECK(found, HX_ERR_INPUT, "%s: problem.%s gives no value for material '%s' of the mesh", cs->path,
+               c ? "lambda" : "kappa", mn);
+      if (e && hx_expr_is_constant(e)) *val = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
+      if (e) {
+        hx_field *f = c ? &st->lfield[i] : &st->kfield[i];
+        f->fn = expr_fn, f->ctx = e;
+        nfield++;
+      } else {
+        const char *src = c ? st->lsrc[i] : st->ksrc[i];
+        HX_CHECK(c ? *val >= 0.0 && isfinite(*val) : *val > 0.0 && isfinite(*val), HX_ERR_INPUT,
+                 "%s: %s = %g must be %s", src ? src : cs->path, c ? "lambda" : "kappa", *val,
+                 c ? "finite and >= 0" : "finite and > 0");
+      }
+      if (c) lambda_any |= e || *val > 0.0;
+    }
   }
   HX_CALL(tag_entries(cs, m, st->entry));
   int ndirichlet = 0;
@@ -186,7 +211,7 @@ static int phase_disc(run_state *st) {
     st->dtag[t] = st->entry[t] >= 0 && cs->problem.boundary[st->entry[t]].type == HX_BC_DIRICHLET;
     ndirichlet += st->dtag[t];
   }
-  HX_CHECK(ndirichlet > 0 || cs->problem.lambda > 0, HX_ERR_INPUT,
+  HX_CHECK(ndirichlet > 0 || lambda_any, HX_ERR_INPUT,
            "%s: pure Neumann problem (no Dirichlet boundary and lambda = 0): the operator is singular "
            "and hexcg does not solve it; give a Dirichlet boundary in problem.boundary or lambda > 0",
            cs->path);
@@ -194,6 +219,10 @@ static int phase_disc(run_state *st) {
   hx_disc_opts o = hx_disc_opts_default();
   o.p = cs->order, o.kappa = st->kappa, o.lambda = st->lambda, o.dirichlet_tag = st->dtag;
   o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
+  if (nfield) {
+    o.kappa_field = st->kfield, o.lambda_field = st->lfield;
+    o.kappa_src = st->ksrc, o.lambda_src = st->lsrc;
+  }
   hx_timer_start(HX_T_SETUP);
   const int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
@@ -415,6 +444,7 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
   free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag);
+  free(st.kfield), free(st.lfield), free(st.ksrc), free(st.lsrc);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
   hx_pc_destroy(&st.pc);
   hx_history_destroy(&st.mon.hist);

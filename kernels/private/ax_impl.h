@@ -21,6 +21,12 @@ struct hx_ax_s {
   /* host copies of the basis and the inputs */
   double t[HX_AX_NMAX], w[HX_AX_NMAX], D[HX_AX_NMAX * HX_AX_NMAX];
   double *h_nodes, *h_kappa, *h_lambda;
+  /* per-node coefficients (hx_ax_opts h_kappa_node / h_lambda_node, E n^3
+   * each, NULL when not given) and, per element, bit 0 / bit 1 set where
+   * kappa / lambda varies over its nodes (h_var NULL: nothing varies). A
+   * flagged element is stored per node (GEN or SPL, never AFF). */
+  double *h_kn, *h_ln;
+  unsigned char *h_var;
   /* backend memory */
   double *d_basis; /* [D (n*n, D[i*n+m] = l_m'(t_i)), t (n), w (n)] */
   double *d_geo;   /* PRECOMPUTED: E * ncomp * cs with cs = n^3 + HX_AX_PAD,
