@@ -97,8 +97,8 @@ static int cmp_i64(const void *a, const void *b) {
  * present[m-1]). Khat, w: reference stiffness (n*n) and GLL weights.
  * Out: S (m*m, row i = eigenvector i over the box points, zero rows for
  * i >= number of present points), lam (m; 1 on the padding rows). */
-static int fdm_1d(int p, const int *present, double h, double hl, double hr, const double *Khat,
-                  const double *w, double *S, double *lam) {
+static int fdm_1d(int p, const int *present, double h, double hl, double hr, double rl, double rr,
+                  const double *Khat, const double *w, double *S, double *lam) {
   const int n = p + 1, m = p + 3;
   double K[HX_FDM_MMAX * HX_FDM_MMAX], M[HX_FDM_MMAX];
   memset(K, 0, sizeof K), memset(M, 0, sizeof M);
@@ -106,22 +106,25 @@ static int fdm_1d(int p, const int *present, double h, double hl, double hr, con
     M[1 + a] += 0.5 * h * w[a];
     for (int c = 0; c < n; c++) K[(1 + a) * m + 1 + c] += 2.0 / h * Khat[a * n + c];
   }
+  /* the neighbour's segments carry its coefficient: K and M scaled by rl,
+   * rr = kappa_neighbour / kappa_own (the box is kappa_own times this 1D
+   * problem), so that across a jump the overlap is as stiff as it is */
   if (present[0])
     for (int x = 0; x < 2; x++) {
-      M[x] += 0.5 * hl * w[p - 1 + x];
-      for (int y = 0; y < 2; y++) K[x * m + y] += 2.0 / hl * Khat[(p - 1 + x) * n + p - 1 + y];
+      M[x] += rl * 0.5 * hl * w[p - 1 + x];
+      for (int y = 0; y < 2; y++) K[x * m + y] += rl * 2.0 / hl * Khat[(p - 1 + x) * n + p - 1 + y];
     }
   if (present[m - 1])
     for (int x = 0; x < 2; x++) {
-      M[p + 1 + x] += 0.5 * hr * w[x];
-      for (int y = 0; y < 2; y++) K[(p + 1 + x) * m + p + 1 + y] += 2.0 / hr * Khat[x * n + y];
+      M[p + 1 + x] += rr * 0.5 * hr * w[x];
+      for (int y = 0; y < 2; y++) K[(p + 1 + x) * m + p + 1 + y] += rr * 2.0 / hr * Khat[x * n + y];
     }
   /* p = 1: the extension point is the neighbour's far vertex, which it
    * shares with the element beyond; mirror the neighbour there so the box
    * keeps Dirichlet ends at -2 and p+2 (exact inside a uniform mesh, and
    * the box problem stays definite for lambda = 0) */
-  if (p == 1 && present[0]) K[0] += 2.0 / hl * Khat[0], M[0] += 0.5 * hl * w[0];
-  if (p == 1 && present[m - 1]) K[m * m - 1] += 2.0 / hr * Khat[3], M[m - 1] += 0.5 * hr * w[1];
+  if (p == 1 && present[0]) K[0] += rl * 2.0 / hl * Khat[0], M[0] += rl * 0.5 * hl * w[0];
+  if (p == 1 && present[m - 1]) K[m * m - 1] += rr * 2.0 / hr * Khat[3], M[m - 1] += rr * 0.5 * hr * w[1];
   int P[HX_FDM_MMAX], mp = 0;
   for (int a = 0; a < m; a++)
     if (present[a]) P[mp++] = a;
@@ -170,7 +173,7 @@ static void fdm_free(hx_fdm f) {
 /* Host work arrays of the setup, freed together. */
 typedef struct {
   int64_t *gid, *xid, *plane, *sendbuf, *recvbuf;
-  double *h, *hn;
+  double *h, *hn, *kn; /* box lengths (E*3), neighbour lengths and kappa (E*6) */
   rec_key *keys;
   int *sc, *rc, *sd, *rd, *present, *flag;
   int32_t *lb, *li, *in_idx, *out_idx;
@@ -181,7 +184,7 @@ typedef struct {
 
 static void work_free(fdm_work *w) {
   free(w->gid), free(w->xid), free(w->plane), free(w->sendbuf), free(w->recvbuf);
-  free(w->h), free(w->hn), free(w->keys);
+  free(w->h), free(w->hn), free(w->kn), free(w->keys);
   free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
   free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
@@ -310,7 +313,7 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&W->gid, (size_t)E * n3 + 1));
   HX_CALL(hx_mesh_gll_ids(o->mesh, p, W->gid));
 
-  const int R = 2 + n2;
+  const int R = 3 + n2;
   HX_CALL(HX_ALLOC(&W->sc, size));
   HX_CALL(HX_ALLOC(&W->rc, size));
   HX_CALL(HX_ALLOC(&W->sd, size + 1));
@@ -337,9 +340,10 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
         pos[nbr_rank[q]] += R;
         rec[0] = egid[e] * 6 + fc;
         memcpy(&rec[1], &W->h[3 * e + fc / 2], sizeof(double));
+        memcpy(&rec[2], &o->h_kappa[e], sizeof(double));
         for (int v = 0; v < n; v++)
           for (int u = 0; u < n; u++)
-            rec[2 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
+            rec[3 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
       }
     free(pos);
   }
@@ -366,6 +370,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
+  HX_CALL(HX_ALLOC(&W->kn, 6 * (size_t)E + 1));
   for (int32_t e = 0; e < E; e++)
     for (int fc = 0; fc < 6; fc++) {
       const int64_t q = 6 * (int64_t)e + fc;
@@ -384,6 +389,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
             tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
         src = tmp;
         W->hn[q] = W->h[3 * el + nf / 2];
+        W->kn[q] = o->h_kappa[el];
       } else {
         rec_key key = {nbr_elem[q] * 6 + nf, 0};
         const rec_key *hit = (const rec_key *)bsearch(&key, W->keys, (size_t)W->nrec, sizeof(rec_key), cmp_rec);
@@ -391,7 +397,8 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                  (long long)nbr_elem[q], nf, (int)nbr_rank[q]);
         const int64_t *rec = W->recvbuf + hit->off;
         memcpy(&W->hn[q], &rec[1], sizeof(double));
-        src = rec + 2;
+        memcpy(&W->kn[q], &rec[2], sizeof(double));
+        src = rec + 3;
       }
       for (int v = 0; v < n; v++)
         for (int u = 0; u < n; u++) {
@@ -437,7 +444,9 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       pr[m - 2] = !dr;
       pr[m - 1] = nbr_elem[qr] >= 0 && !dr;
       double *S = f->h_S + (3 * (int64_t)e + d) * m * m, *L = f->h_L + (3 * (int64_t)e + d) * m;
-      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], Khat, wq, S, L));
+      /* the neighbours' kappa relative to this element's (1 where absent) */
+      const double rl = pr[0] ? W->kn[ql] / kappa : 1.0, rr = pr[m - 1] ? W->kn[qr] / kappa : 1.0;
+      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], rl, rr, Khat, wq, S, L));
       for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
     }
   }
