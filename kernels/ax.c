@@ -25,6 +25,29 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
   const double *kn = ax->h_var && (ax->h_var[e] & 1) ? ax->h_kn + (size_t)e * n3 : NULL;
   const double *ln = ax->h_var && (ax->h_var[e] & 2) ? ax->h_ln + (size_t)e * n3 : NULL;
   double J0[9];
+  if ((kn || ln) && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
+    /* affine with a varying coefficient (the AFV record and kernel): the
+     * geometry's factors of the centre scaled per node by w_q kappa_q and
+     * w_q lambda_q (hx_geo_scaled_node) */
+    double g0[7];
+    const double det = hx_geo_factors(J0, 1.0, 1.0, g0, &g0[6]);
+    HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
+             "element %d (local index): non-positive Jacobian determinant %g (affine element of order %d: "
+             "inverted or degenerate)",
+             (int)e, det, ax->p);
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * (j + n * k);
+          const double wq = ax->w[i] * ax->w[j] * ax->w[k];
+          double gq[6], mq;
+          hx_geo_scaled_node(g0, wq, kn ? kn[q] : kappa, ln ? ln[q] : lambda, 7, gq, &mq);
+          for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = gq[cc];
+          g[6 * n3 + q] = mq;
+          if (mass) mass[q] = wq * det;
+        }
+    return HX_SUCCESS;
+  }
   if (!kn && !ln && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
     /* affine: the factors of the centre times the weights, as the affine
      * record and kernel compute them (hx_geo_affine_node), |J| constant */
@@ -204,6 +227,7 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
      * doubles, SPL HX_AX_MEANS doubles + ncomp blocks of cs32 floats */
     const size_t cs = (size_t)n3 + HX_AX_PAD, cs32 = (size_t)hx_ax_cs32(n3);
     const size_t len_gen = (size_t)ax->ncomp * cs, len_spl = HX_AX_MEANS + ((size_t)ax->ncomp * cs32 + 1) / 2;
+    const size_t len_afv = HX_AX_MEANS + (ax->ncomp == 7 ? 2 : 1) * cs;
     int64_t *eoff = NULL;
     double *h_geo = NULL, *g = NULL, *J0 = NULL;
     HX_CALL(HX_ALLOC(&eoff, (size_t)E + 1));
@@ -211,11 +235,14 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
     int64_t off = 0;
     for (int32_t e = 0; e < E && !ierr; e++) {
       int kind = ax->geometry == HX_AX_GEO_SPLIT ? HX_AXK_SPL : HX_AXK_GEN;
-      if (ax->affine && !(ax->h_var && ax->h_var[e]) && hx_ax_elem_affine(ax, e, J0 + 9 * (size_t)e))
-        kind = HX_AXK_AFF;
+      const int var = ax->h_var && ax->h_var[e];
+      if (ax->affine && hx_ax_elem_affine(ax, e, J0 + 9 * (size_t)e)) kind = var ? HX_AXK_AFV : HX_AXK_AFF;
       eoff[e] = off << 2 | kind;
       ax->nkind[kind]++;
-      off += kind == HX_AXK_AFF ? HX_AX_MEANS : kind == HX_AXK_SPL ? (int64_t)len_spl : (int64_t)len_gen;
+      off += kind == HX_AXK_AFF   ? HX_AX_MEANS
+             : kind == HX_AXK_AFV ? (int64_t)len_afv
+             : kind == HX_AXK_SPL ? (int64_t)len_spl
+                                  : (int64_t)len_gen;
     }
     ax->geo_len = off;
     if (!ierr) ierr = HX_ALLOC(&g, per);
@@ -231,6 +258,17 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
         double m0;
         hx_geo_factors(J0 + 9 * (size_t)e, ax->h_kappa[e], ax->h_lambda[e], rec, &m0);
         rec[6] = m0;
+      } else if (kind == HX_AXK_AFV) {
+        /* the geometry alone, then kappa (and lambda) per node */
+        double m0;
+        hx_geo_factors(J0 + 9 * (size_t)e, 1.0, 1.0, rec, &m0);
+        rec[6] = m0;
+        const double *kn = ax->h_var[e] & 1 ? ax->h_kn + (size_t)e * n3 : NULL;
+        const double *ln = ax->h_var[e] & 2 ? ax->h_ln + (size_t)e * n3 : NULL;
+        for (int q = 0; q < n3; q++) {
+          rec[HX_AX_MEANS + q] = kn ? kn[q] : ax->h_kappa[e];
+          if (ax->ncomp == 7) rec[HX_AX_MEANS + cs + q] = ln ? ln[q] : ax->h_lambda[e];
+        }
       } else {
         /* G_q / w_q: the geometric part, smooth over a curved element (G_q
          * itself varies with the weights by 3 orders of magnitude at p = 7) */
@@ -345,7 +383,7 @@ hx_backend hx_ax_backend(hx_ax ax) { return ax->b; }
 hx_ax_geometry hx_ax_geometry_of(hx_ax ax) { return ax->geometry; }
 const char *hx_ax_geometry_name(hx_ax_geometry g) { return g == HX_AX_GEO_SPLIT ? "split" : "fp64"; }
 void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t *n_general) {
-  if (n_affine) *n_affine = ax->nkind[HX_AXK_AFF];
+  if (n_affine) *n_affine = ax->nkind[HX_AXK_AFF] + ax->nkind[HX_AXK_AFV];
   if (n_split) *n_split = ax->nkind[HX_AXK_SPL];
   if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
 }
@@ -500,8 +538,12 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
      * per node: the conversion's add and the w_q multiply) */
     const double E = ax->E > 0 ? ax->E : 1;
     const double fa = ax->nkind[HX_AXK_AFF] / E, fs = ax->nkind[HX_AXK_SPL] / E, fg = ax->nkind[HX_AXK_GEN] / E;
-    bytes += fg * 8.0 * ax->ncomp * n3 + fa * 8.0 * HX_AX_MEANS + fs * (8.0 * HX_AX_MEANS + 4.0 * ax->ncomp * n3);
-    flops += (fa * ax->ncomp + fs * 2.0 * ax->ncomp) * n3;
+    /* AFV: 8 * 8 + 8 (kappa, and lambda when ncomp = 7) per node; the
+     * affine multiplies plus one (w_q kappa_q) or two per node */
+    const double fv = ax->nkind[HX_AXK_AFV] / E, nv = ax->ncomp == 7 ? 2.0 : 1.0;
+    bytes += fg * 8.0 * ax->ncomp * n3 + fa * 8.0 * HX_AX_MEANS + fs * (8.0 * HX_AX_MEANS + 4.0 * ax->ncomp * n3) +
+             fv * (8.0 * HX_AX_MEANS + 8.0 * nv * n3);
+    flops += (fa * ax->ncomp + fs * 2.0 * ax->ncomp + fv * (ax->ncomp + nv)) * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else {
     bytes += ws * HX_AX_OTF_STRIDE;

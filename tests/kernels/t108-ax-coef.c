@@ -116,10 +116,20 @@ static int check_order(hx_backend b, int p) {
       HX_TCALL(hx_ax_create_opts(b, p, Es, npe, v, NULL, NULL, &o, &ax));
       int32_t na, ns, ng;
       hx_ax_storage_counts(ax, &na, &ns, &ng);
-      /* the constant element 2 is affine: its record; the varying affine element 0 is not */
-      const int32_t want_aff = var == 1 ? 0 : 1;
+      /* the affine elements 0 (varying: the scaled record, AFV) and 2
+       * (constant node values: the plain affine record) */
+      const int32_t want_aff = var == 1 ? 0 : 2;
       HX_ASSERT(na == want_aff, "p=%d set %d variant %d: %d affine records, expected %d", p, set, var, na,
                 want_aff);
+      if (var == 0) {
+        /* storage: the scaled affine record costs 8 doubles + kappa and lambda per node */
+        double bytes, flops;
+        hx_ax_cost(ax, &bytes, &flops);
+        const double gen = 8.0 * 7 * n3, afv = 8.0 * 8 + 8.0 * 2 * n3, aff = 8.0 * 8;
+        const double want = 16.0 * n3 + (set ? (3 * gen + afv + aff) / 5 : (gen + afv + aff + gen) / 4);
+        HX_ASSERT(fabs(bytes - want) < 1e-9 * want, "p=%d set %d: %.1f bytes per element, expected %.1f", p, set,
+                  bytes, want);
+      }
       double uw;
       if (axt_apply(ax, nls, u, w, &uw)) return 1;
       /* split: FP32 deviations of the per-node factors, relative to the
