@@ -108,6 +108,16 @@ static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, 
   return 0.0;
 }
 
+/* a lambda expression plus a constant (the BDF shift beta0 / dt) */
+typedef struct {
+  const hx_expr *e;
+  double shift;
+} expr_shift_ctx;
+static double expr_shift_fn(const void *ctx, double x, double y, double z) {
+  const expr_shift_ctx *c = (const expr_shift_ctx *)ctx;
+  return hx_expr_eval(c->e, x, y, z) + c->shift;
+}
+
 /* The objects and host arrays of one run, freed by run_case on every path,
  * and what the phases below hand each other. */
 typedef struct {
@@ -120,6 +130,9 @@ typedef struct {
   hx_pc pc;
   run_monitor mon;
   int nt, nmat;                                            /* mesh tags and materials */
+  hx_field *kfield, *lfield;           /* per material: expression coefficients (fn NULL: constant) */
+  const char **ksrc, **lsrc;           /* per material: case position of the value (borrowed from cs) */
+  expr_shift_ctx *lshift;              /* per material: a lambda expression plus the time shift */
   double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   int *entry, *dtag;
   hx_field *ralpha; /* per mesh tag: the Robin coefficient (fn NULL: not Robin) */
@@ -209,6 +222,14 @@ static int robin_error(run_state *st, int ierr) {
                   st->cs->path, entry, why);
 }
 
+/* The host arrays phase_disc allocates (again at each time_reshift). */
+static void disc_arrays_free(run_state *st) {
+  free(st->kappa), free(st->lambda), free(st->entry), free(st->dtag), free(st->ralpha);
+  free(st->kfield), free(st->lfield), free(st->ksrc), free(st->lsrc), free(st->lshift);
+  st->kappa = st->lambda = NULL, st->entry = st->dtag = NULL, st->ralpha = NULL;
+  st->kfield = st->lfield = NULL, st->ksrc = st->lsrc = NULL, st->lshift = NULL;
+}
+
 /* Coefficients per material, Dirichlet tags, the discretisation. */
 static int phase_disc(run_state *st) {
   const hx_case *cs = st->cs;
@@ -219,11 +240,40 @@ static int phase_disc(run_state *st) {
   HX_CALL(HX_ALLOC(&st->entry, nt + 1));
   HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
   HX_CALL(HX_ALLOC(&st->ralpha, nt + 1));
+  HX_CALL(HX_ALLOC(&st->kfield, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lfield, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->ksrc, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lsrc, nmat + 1));
+  HX_CALL(HX_ALLOC(&st->lshift, nmat + 1));
+  int nfield = 0, lambda_any = 0;
   for (int i = 0; i < nmat; i++) {
-    st->kappa[i] = hx_case_kappa(cs, hx_mesh_material_name(m, i));
-    st->lambda[i] = cs->problem.lambda + st->shift;
-    HX_CHECK(st->kappa[i] > 0, HX_ERR_INPUT, "%s: problem.kappa gives no value for material '%s' of the mesh",
-             cs->path, hx_mesh_material_name(m, i));
+    /* kappa and lambda of material i: a number, or an expression that the
+     * discretisation evaluates (and checks) at the GLL nodes of each level */
+    for (int c = 0; c < 2; c++) {
+      const char *mn = hx_mesh_material_name(m, i);
+      const hx_expr *e = NULL;
+      double *val = c ? &st->lambda[i] : &st->kappa[i];
+      const int found = hx_case_coef_get(cs, c, mn, val, &e, c ? &st->lsrc[i] : &st->ksrc[i]) == 0;
+      HX_CHECK(found, HX_ERR_INPUT, "%s: problem.%s gives no value for material '%s' of the mesh", cs->path,
+               c ? "lambda" : "kappa", mn);
+      if (e && hx_expr_is_constant(e)) *val = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
+      if (e && c && st->shift != 0.0) { /* time runs: lambda + beta0/dt at the nodes */
+        st->lshift[i] = (expr_shift_ctx){e, st->shift};
+        st->lfield[i] = (hx_field){expr_shift_fn, &st->lshift[i]};
+        nfield++;
+      } else if (e) {
+        hx_field *f = c ? &st->lfield[i] : &st->kfield[i];
+        f->fn = expr_fn, f->ctx = e;
+        nfield++;
+      } else {
+        const char *src = c ? st->lsrc[i] : st->ksrc[i];
+        HX_CHECK(c ? *val >= 0.0 && isfinite(*val) : *val > 0.0 && isfinite(*val), HX_ERR_INPUT,
+                 "%s: %s = %g must be %s", src ? src : cs->path, c ? "lambda" : "kappa", *val,
+                 c ? "finite and >= 0" : "finite and > 0");
+      }
+      if (c) lambda_any |= e || *val > 0.0;
+    }
+    st->lambda[i] += st->shift; /* a constant lambda (an expression's is added at the nodes) */
   }
   HX_CALL(tag_entries(cs, m, st->entry));
   int ndirichlet = 0, nrobin = 0, nrobin_pos = 0;
@@ -243,8 +293,12 @@ static int phase_disc(run_state *st) {
   o.robin_alpha = nrobin ? st->ralpha : NULL;
   /* pure Neumann: the constants are the null space (no Dirichlet tag,
    * lambda = 0, no Robin alpha > 0); solved for the zero-mean solution */
-  st->singular = o.nullspace = ndirichlet == 0 && cs->problem.lambda == 0.0 && nrobin_pos == 0;
+  st->singular = o.nullspace = ndirichlet == 0 && !lambda_any && nrobin_pos == 0 && st->shift == 0.0;
   o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
+  if (nfield) {
+    o.kappa_field = st->kfield, o.lambda_field = st->lfield;
+    o.kappa_src = st->ksrc, o.lambda_src = st->lsrc;
+  }
   hx_timer_start(HX_T_SETUP);
   int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
@@ -472,8 +526,7 @@ static int time_reshift(void *arg, double shift) {
   run_state *st = (run_state *)arg;
   hx_pc_destroy(&st->pc);
   hx_disc_destroy(&st->d);
-  free(st->kappa), free(st->lambda), free(st->entry), free(st->dtag);
-  st->kappa = st->lambda = NULL, st->entry = st->dtag = NULL;
+  disc_arrays_free(st);
   st->shift = shift;
   HX_CALL(phase_disc(st));
   HX_CALL(hx_pc_create_from_options(st->d, st->cs->preconditioner.opts, &st->pc));
@@ -528,7 +581,7 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
-  free(st.kappa), free(st.lambda), free(st.entry), free(st.dtag), free(st.ralpha);
+  disc_arrays_free(&st);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
   hx_pc_destroy(&st.pc);
   hx_history_destroy(&st.mon.hist);

@@ -21,6 +21,61 @@ static int copy_array(const void *src, size_t size, int n, void **dst) {
   return HX_SUCCESS;
 }
 
+/* a field of the options for material mt of coefficient c (0 kappa, 1 lambda), or NULL */
+static const hx_field *coef_field(const hx_disc_opts *o, int c, int32_t mt) {
+  const hx_field *f = c ? o->lambda_field : o->kappa_field;
+  return f && f[mt].fn ? &f[mt] : NULL;
+}
+
+/* Coefficients at the GLL nodes (d->kn, d->ln) where a material has a
+ * field: evaluated and checked at every node (kappa > 0, lambda >= 0,
+ * finite), then the per-element GLL-weighted means (d->kappa, d->lambda). */
+static int eval_coefficients(hx_disc d) {
+  const hx_disc_opts *o = &d->opts;
+  const int n = d->p + 1, n3 = d->n3, nmat = hx_mesh_num_materials(d->mesh);
+  const int32_t *mat = hx_mesh_element_material(d->mesh);
+  double t[HX_ORDER_MAX + 1], w[HX_ORDER_MAX + 1];
+  HX_CALL(hx_gll(n, t, w));
+  double **dst[2] = {&d->kn, &d->ln}, *per[2] = {d->kappa, d->lambda};
+  for (int c = 0; c < 2; c++) {
+    int any = 0;
+    for (int mt = 0; mt < nmat; mt++) any |= coef_field(o, c, mt) != NULL;
+    if (!any) continue;
+    HX_CALL(HX_ALLOC(dst[c], d->nl + 1));
+    double *v = *dst[c];
+    int64_t bad = -1; /* first refused node (L index) */
+    for (int32_t e = 0; e < d->E; e++) {
+      const hx_field *f = coef_field(o, c, mat[e]);
+      double sum = 0.0, wsum = 0.0;
+      for (int q = 0; q < n3; q++) {
+        const int64_t l = (int64_t)e * n3 + q;
+        v[l] = f ? f->fn(f->ctx, d->x[l], d->y[l], d->z[l]) : per[c][e];
+        const int ok = c ? v[l] >= 0.0 && isfinite(v[l]) : v[l] > 0.0 && isfinite(v[l]);
+        if (!ok && bad < 0) bad = l;
+        const double wq = w[q % n] * w[(q / n) % n] * w[q / (n * n)];
+        sum += wq * v[l], wsum += wq;
+      }
+      per[c][e] = sum / wsum;
+    }
+    /* every rank returns the error (the setup is collective) */
+    int nbad = bad >= 0;
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, hx_mesh_comm(d->mesh)));
+    if (bad >= 0) {
+      const int32_t e = (int32_t)(bad / n3);
+      const char *const *src = c ? o->lambda_src : o->kappa_src;
+      const char *where = src && src[mat[e]] ? src[mat[e]] : NULL;
+      HX_CHECK(0, HX_ERR_INPUT,
+               "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s must be "
+               "%s at every node of the mesh",
+               where ? where : "", where ? ": " : "", c ? "lambda" : "kappa", v[bad], d->x[bad], d->y[bad], d->z[bad],
+               (long long)hx_mesh_element_global_ids(d->mesh)[e], hx_mesh_material_name(d->mesh, mat[e]), d->p,
+               c ? "lambda" : "kappa", c ? "finite and >= 0" : "finite and > 0");
+    }
+    HX_CHECK(nbad == 0, HX_ERR_INPUT, "%s: invalid at a GLL node of another rank", c ? "lambda" : "kappa");
+  }
+  return HX_SUCCESS;
+}
+
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *out) {
   *out = NULL;
   HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "order %d out of range %d..%d", o->p,
@@ -40,6 +95,10 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   if (!err) err = copy_array(o->lambda, sizeof(double), nmat, (void **)&d->opts.lambda);
   if (!err) err = copy_array(o->dirichlet_tag, sizeof(int), ntag, (void **)&d->opts.dirichlet_tag);
   if (!err) err = hx_disc_robin_copy_opts(d, o);
+  if (!err) err = copy_array(o->kappa_field, sizeof(hx_field), nmat, (void **)&d->opts.kappa_field);
+  if (!err) err = copy_array(o->lambda_field, sizeof(hx_field), nmat, (void **)&d->opts.lambda_field);
+  if (!err) err = copy_array(o->kappa_src, sizeof(char *), nmat, (void **)&d->opts.kappa_src);
+  if (!err) err = copy_array(o->lambda_src, sizeof(char *), nmat, (void **)&d->opts.lambda_src);
   if (!err) err = HX_ALLOC(&d->gid, d->nl);
   if (!err) err = HX_ALLOC(&d->x, d->nl);
   if (!err) err = HX_ALLOC(&d->y, d->nl);
@@ -70,12 +129,15 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
     d->kappa[e] = o->kappa ? o->kappa[mat[e]] : 1.0;
     d->lambda[e] = o->lambda ? o->lambda[mat[e]] : 0.0;
   }
+  if ((err = eval_coefficients(d))) goto fail;
   if ((err = hx_gs_create(b, hx_mesh_comm(mesh), d->nl, d->gid, &d->gs))) goto fail;
   if ((err = hx_gs_set_mask(d->gs, d->dirichlet_l))) goto fail;
   {
     hx_ax_opts ao = hx_ax_opts_default();
     ao.mode = o->geo;
     ao.geometry = o->geometry;
+    ao.h_kappa_node = d->kn;
+    ao.h_lambda_node = d->ln;
     if ((err = hx_ax_create_opts(b, o->p, d->E, hx_mesh_nodes_per_element(mesh), hx_mesh_element_nodes(mesh),
                                  d->kappa, d->lambda, &ao, &d->ax)))
       goto fail;
@@ -118,9 +180,11 @@ int hx_disc_destroy(hx_disc *pd) {
   if ((err = hx_ax_destroy(&d->ax)) && !first) first = err;
   if ((err = hx_gs_destroy(&d->gs)) && !first) first = err;
   free(d->gid), free(d->x), free(d->y), free(d->z), free(d->dirichlet_l), free(d->dirichlet_face);
-  free(d->kappa), free(d->lambda);
+  free(d->kappa), free(d->lambda), free(d->kn), free(d->ln);
   hx_disc_robin_free(d);
   free((void *)d->opts.kappa), free((void *)d->opts.lambda), free((void *)d->opts.dirichlet_tag);
+  free((void *)d->opts.kappa_field), free((void *)d->opts.lambda_field);
+  free((void *)d->opts.kappa_src), free((void *)d->opts.lambda_src);
   free(d);
   if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
   return HX_SUCCESS;
@@ -145,9 +209,14 @@ int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op) {
   }
   HX_CHECK(prec == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)prec);
   if (!d->op32) {
-    if (!d->ax32)
-      HX_CALL(hx_ax_create_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh), hx_mesh_element_nodes(d->mesh),
-                                d->kappa, d->lambda, d->opts.geo, HX_F32, &d->ax32));
+    if (!d->ax32) {
+      hx_ax_opts ao = hx_ax_opts_default();
+      ao.mode = d->opts.geo;
+      ao.h_kappa_node = d->kn;
+      ao.h_lambda_node = d->ln;
+      HX_CALL(hx_ax_create_opts_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh),
+                                     hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao, HX_F32, &d->ax32));
+    }
     HX_CALL(hx_op_create(d->gs, d->ax32, d->opts.overlap, &d->op32));
     HX_CALL(hx_disc_robin_attach(d, d->op32));
   }
@@ -164,6 +233,8 @@ const int *hx_disc_dirichlet_l(hx_disc d) { return d->dirichlet_l; }
 const int *hx_disc_dirichlet_faces(hx_disc d) { return d->dirichlet_face; }
 const double *hx_disc_kappa(hx_disc d) { return d->kappa; }
 const double *hx_disc_lambda(hx_disc d) { return d->lambda; }
+const double *hx_disc_kappa_nodes(hx_disc d) { return d->kn; }
+const double *hx_disc_lambda_nodes(hx_disc d) { return d->ln; }
 
 int hx_disc_op_exact(hx_disc d, hx_op *op) {
   *op = NULL;
@@ -178,8 +249,12 @@ int hx_disc_op_exact(hx_disc d, hx_op *op) {
     } else {
       const int npe = hx_mesh_nodes_per_element(d->mesh);
       hx_ax_opts ao = hx_ax_opts_default();
-      ao.mode = npe == 8 ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED;
+      /* on the fly takes per-element coefficients only: with node values,
+       * FP64 factors stored per node */
+      ao.mode = npe == 8 && !d->kn && !d->ln ? HX_GEO_ONTHEFLY : HX_GEO_PRECOMPUTED;
       ao.geometry = HX_AX_GEO_FP64;
+      ao.h_kappa_node = d->kn;
+      ao.h_lambda_node = d->ln;
       HX_CALL(hx_ax_create_opts(d->b, d->p, d->E, npe, hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao,
                                 &d->ax_exact));
       HX_CALL(hx_op_create(d->gs, d->ax_exact, d->opts.overlap, &d->op_exact));

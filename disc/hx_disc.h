@@ -117,6 +117,25 @@ typedef struct {
    * caller decides). Solvers and preconditioners read it (hx_disc_nullspace)
    * and project the constant out (docs/solver.md "Null space"). */
   int nullspace;
+  /* --- variable coefficients (issue 29) ---
+   * Per material index (hx_mesh_num_materials entries): a field evaluated
+   * at the GLL nodes of every discretisation made from these options (so
+   * each pmg level and the p = 1 coarse space sees the coefficient at its
+   * own nodes); an entry with fn == NULL, or a NULL array, is the
+   * material's constant kappa[] / lambda[] above. kappa must be > 0 and
+   * finite, lambda >= 0 and finite at every node: a violation is
+   * HX_ERR_INPUT naming *_src[material] (when given: where the value came
+   * from, e.g. "case.yaml:5:10: problem.kappa \"1 - x\""), the value, the
+   * node's coordinates and element. The field contexts and the src strings
+   * are borrowed: they must outlive every disc made from these options
+   * (the arrays themselves are copied). Per element, hx_disc_kappa /
+   * hx_disc_lambda then give the GLL-weighted mean over the reference
+   * element, sum_q w_q c_q / sum_q w_q (the FDM boxes, the FEM coarse
+   * matrix; docs/fdm.md, docs/coarse.md). */
+  const hx_field *kappa_field;
+  const hx_field *lambda_field;
+  const char *const *kappa_src;
+  const char *const *lambda_src;
 } hx_disc_opts;
 
 /* Defaults: p = 1, precomputed geometry, overlap on, kappa 1, lambda 0, every tag Dirichlet. */
@@ -163,9 +182,15 @@ void hx_disc_coords(hx_disc d, const double **x, const double **y, const double 
 const int *hx_disc_dirichlet_l(hx_disc d);
 /* host, E*6: 1 on faces carrying a Dirichlet tag */
 const int *hx_disc_dirichlet_faces(hx_disc d);
-/* host, E each: kappa and lambda per local element */
+/* host, E each: kappa and lambda per local element (with a field: the
+ * element's GLL-weighted mean, see hx_disc_opts) */
 const double *hx_disc_kappa(hx_disc d);
 const double *hx_disc_lambda(hx_disc d);
+/* host L-vectors of kappa and lambda at the GLL nodes, given to the element
+ * operator; NULL when the coefficient is a constant per material (no field
+ * in the options). */
+const double *hx_disc_kappa_nodes(hx_disc d);
+const double *hx_disc_lambda_nodes(hx_disc d);
 
 /* host L-vector of a field at the GLL nodes. Not collective. */
 int hx_disc_eval(hx_disc d, hx_field f, double *h_l);

@@ -97,8 +97,12 @@ static const hx_opt_key bnd_rows[] = {
 static const hx_opt_group bnd_group = {"problem.boundary", "each list entry", bnd_rows, NELEM(bnd_rows)};
 
 static const hx_opt_key problem_rows[] = {
-    OTHER_ROW("kappa", 0, "1.0", "number > 0, or a mapping material -> number > 0", "diffusion coefficient"),
-    DBL_ROW("lambda", problem.lambda, 0, INF, 0, "0.0", "the Helmholtz term"),
+    OTHER_ROW("kappa", 0, "1.0",
+              "number > 0, an expression in x, y, z, or a mapping material -> number or expression",
+              "diffusion coefficient; > 0 at every GLL node"),
+    OTHER_ROW("lambda", 0, "0.0",
+              "number >= 0, an expression in x, y, z, or a mapping material -> number or expression",
+              "the Helmholtz term; >= 0 at every GLL node"),
     OTHER_ROW("rhs", HX_OPT_REQUIRED, NULL, "an expression in x, y, z", "f(x, y, z)"),
     OTHER_ROW("exact", 0, NULL, "an expression in x, y, z", "the exact solution, if known"),
     {.key = "boundary",
@@ -252,6 +256,7 @@ static const hx_opt_key elements_item = {.key = "elements", .type = HX_OT_INT, .
 static const hx_opt_key extent_item = {.key = "extent", .type = HX_OT_DOUBLE, .min = -INF, .max = INF};
 static const hx_opt_key kappa_value = {
     .key = "kappa", .type = HX_OT_DOUBLE, .min = 0, .max = INF, .flags = HX_OPT_MIN_OPEN};
+static const hx_opt_key lambda_value = {.key = "lambda", .type = HX_OT_DOUBLE, .min = 0, .max = INF};
 
 static int want_map(const hx_ynode *v, const char *key) {
   if (v->kind != HX_YN_MAP)
@@ -659,21 +664,25 @@ int hx_case_check_finite(const hx_case *cs, const char *key, const hx_expr *e, s
 
 int hx_case_check_materials(const hx_case *cs, int nmat, const char *const *names) {
   const case_impl *im = cs->impl;
-  const hx_ynode *kv = hx_ynode_get(hx_ynode_get(im->doc.root, "problem", NULL), "kappa", NULL);
-  for (int m = 0; m < cs->problem.nmaterials; m++) {
-    const char *nm = cs->problem.materials[m].name;
-    int ok = 0;
-    for (int i = 0; i < nmat && !ok; i++) ok = !strcmp(nm, names[i]);
-    if (ok) continue;
-    const hx_ynode *at = kv;
-    if (kv && kv->kind == HX_YN_MAP && m < kv->n) at = kv->keys[m];
-    char list[1024];
-    join_names(list, sizeof list, names, nmat);
-    const char *near = hx_closest(nm, names, nmat);
-    if (near)
-      return hx_yerror(at, "problem.kappa: unknown material '%s' (did you mean '%s'?); the mesh has: %s", nm,
-                       near, list);
-    return hx_yerror(at, "problem.kappa: unknown material '%s'; the mesh has: %s", nm, list);
+  for (int c = 0; c < 2; c++) {
+    const char *key = c ? "lambda" : "kappa";
+    const hx_ynode *kv = hx_ynode_get(hx_ynode_get(im->doc.root, "problem", NULL), key, NULL);
+    const int nm_ = c ? cs->problem.nlambda : cs->problem.nmaterials;
+    for (int m = 0; m < nm_; m++) {
+      const char *nm = c ? cs->problem.lambda_materials[m].name : cs->problem.materials[m].name;
+      int ok = 0;
+      for (int i = 0; i < nmat && !ok; i++) ok = !strcmp(nm, names[i]);
+      if (ok) continue;
+      const hx_ynode *at = kv;
+      if (kv && kv->kind == HX_YN_MAP && m < kv->n) at = kv->keys[m];
+      char list[1024];
+      join_names(list, sizeof list, names, nmat);
+      const char *near = hx_closest(nm, names, nmat);
+      if (near)
+        return hx_yerror(at, "problem.%s: unknown material '%s' (did you mean '%s'?); the mesh has: %s", key, nm,
+                         near, list);
+      return hx_yerror(at, "problem.%s: unknown material '%s'; the mesh has: %s", key, nm, list);
+    }
   }
   return HX_SUCCESS;
 }
@@ -685,32 +694,114 @@ double hx_case_kappa(const hx_case *cs, const char *material) {
   return -1.0;
 }
 
+/* A coefficient value (c = 0 kappa, 1 lambda): a number (range checked
+ * here), or an expression in x, y, z (finite in the domain; the sign is
+ * checked at every GLL node when the discretisation evaluates it, naming
+ * *where). */
+static int parse_coef(const hx_case *cs, const hx_ynode *v, const char *key, int c, double *value, hx_expr **expr,
+                      char **where) {
+  double num;
+  HX_CALL(want_scalar(v, key, "a number or an expression in x, y, z"));
+  *expr = NULL;
+  if (!v->quoted && hx_opt_is_number(v->value, &num)) {
+    HX_CALL(parse_node(c ? &lambda_value : &kappa_value, key, v, value));
+  } else {
+    HX_CALL(compile_expr(v, key, expr));
+    HX_CALL(check_finite(cs, v, key, *expr));
+    *value = 0.0;
+  }
+  char pos[1024], buf[1536];
+  hx_ynode_where(v, pos, sizeof pos);
+  if (*expr)
+    snprintf(buf, sizeof buf, "%s: %s '%.200s'", pos, key, hx_expr_text(*expr));
+  else
+    snprintf(buf, sizeof buf, "%s: %s", pos, key);
+  *where = hx_io_strdup(buf);
+  HX_CHECK(*where, HX_ERR_MEM, "out of memory");
+  return HX_SUCCESS;
+}
+
+static const hx_case_coef *lambda_entry(const hx_case *cs, const char *material) {
+  for (int m = 0; m < cs->problem.nlambda; m++)
+    if (material && !strcmp(material, cs->problem.lambda_materials[m].name)) return &cs->problem.lambda_materials[m];
+  return NULL;
+}
+
+int hx_case_coef_get(const hx_case *cs, int c, const char *material, double *value, const hx_expr **expr,
+                     const char **where) {
+  double v = 0.0;
+  const hx_expr *e = NULL;
+  const char *w = NULL;
+  if (c == 0 && cs->problem.nmaterials == 0) {
+    v = cs->problem.kappa, e = cs->problem.kappa_expr, w = cs->problem.kappa_where;
+  } else if (c == 0) {
+    int found = 0;
+    for (int m = 0; m < cs->problem.nmaterials && !found; m++)
+      if (material && !strcmp(material, cs->problem.materials[m].name)) {
+        const hx_case_material *mm = &cs->problem.materials[m];
+        v = mm->kappa, e = mm->expr, w = mm->where, found = 1;
+      }
+    if (!found) return -1;
+  } else if (cs->problem.nlambda == 0) {
+    v = cs->problem.lambda, e = cs->problem.lambda_expr, w = cs->problem.lambda_where;
+  } else {
+    const hx_case_coef *mm = lambda_entry(cs, material);
+    if (!mm) return -1;
+    v = mm->value, e = mm->expr, w = mm->where;
+  }
+  if (value) *value = v;
+  if (expr) *expr = e;
+  if (where) *where = w;
+  return 0;
+}
+
 static int load_problem(hx_case *cs, const hx_ynode *root) {
   hx_ynode *pr = hx_ynode_get(root, "problem", NULL), *v;
   if (!pr) return missing(root, "problem");
   HX_CALL(want_map(pr, "problem"));
   HX_CALL(check_keys(pr, &problem_group));
   cs->problem.kappa = 1.0;
-  if ((v = hx_ynode_get(pr, "kappa", NULL))) {
+  cs->problem.lambda = 0.0;
+  for (int c = 0; c < 2; c++) {
+    const char *name = c ? "lambda" : "kappa";
+    if (!(v = hx_ynode_get(pr, name, NULL))) continue;
+    char key[320];
+    snprintf(key, sizeof key, "problem.%s", name);
     if (v->kind == HX_YN_MAP) {
-      if (v->n == 0) return hx_yerror(v, "problem.kappa: the material map is empty");
-      HX_CALL(hx_calloc((size_t)v->n, sizeof(hx_case_material), &cs->problem.materials));
-      cs->problem.nmaterials = v->n;
+      if (v->n == 0) return hx_yerror(v, "%s: the material map is empty", key);
+      if (c) {
+        HX_CALL(hx_calloc((size_t)v->n, sizeof(hx_case_coef), &cs->problem.lambda_materials));
+      } else {
+        HX_CALL(hx_calloc((size_t)v->n, sizeof(hx_case_material), &cs->problem.materials));
+      }
       for (int i = 0; i < v->n; i++) {
-        hx_case_material *m = &cs->problem.materials[i];
-        m->name = hx_io_strdup(v->keys[i]->value);
-        HX_CHECK(m->name, HX_ERR_MEM, "out of memory");
-        char key[256];
-        snprintf(key, sizeof key, "problem.kappa.%s", m->name);
-        HX_CALL(parse_node(&kappa_value, key, v->vals[i], &m->kappa));
+        char *nm = hx_io_strdup(v->keys[i]->value);
+        HX_CHECK(nm, HX_ERR_MEM, "out of memory");
+        snprintf(key, sizeof key, "problem.%s.%s", name, nm);
+        if (c) {
+          hx_case_coef *m = &cs->problem.lambda_materials[i];
+          cs->problem.nlambda = i + 1;
+          m->name = nm;
+          HX_CALL(parse_coef(cs, v->vals[i], key, c, &m->value, &m->expr, &m->where));
+        } else {
+          hx_case_material *m = &cs->problem.materials[i];
+          cs->problem.nmaterials = i + 1;
+          m->name = nm;
+          HX_CALL(parse_coef(cs, v->vals[i], key, c, &m->kappa, &m->expr, &m->where));
+        }
       }
     } else {
       if (v->kind != HX_YN_SCALAR)
-        return hx_yerror(v, "problem.kappa: expected a number or a map from material name to number");
-      HX_CALL(parse_node(&kappa_value, "problem.kappa", v, &cs->problem.kappa));
+        return hx_yerror(v, "%s: expected a number, an expression in x, y, z, or a map from material name to "
+                         "number or expression",
+                         key);
+      if (c) {
+        HX_CALL(parse_coef(cs, v, key, c, &cs->problem.lambda, &cs->problem.lambda_expr, &cs->problem.lambda_where));
+      } else {
+        HX_CALL(parse_coef(cs, v, key, c, &cs->problem.kappa, &cs->problem.kappa_expr, &cs->problem.kappa_where));
+      }
     }
   }
-  HX_CALL(read_key(pr, &problem_group, "lambda", cs, NULL));
   if (!(v = hx_ynode_get(pr, "rhs", NULL))) return missing(pr, "problem.rhs");
   HX_CALL(compile_expr(v, "problem.rhs", &cs->problem.rhs));
   HX_CALL(check_finite(cs, v, "problem.rhs", cs->problem.rhs));
@@ -999,8 +1090,18 @@ void hx_case_destroy(hx_case **csp) {
   for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
     free(cs->mesh.periodic_pairs[i][0]), free(cs->mesh.periodic_pairs[i][1]);
   free(cs->mesh.periodic_pairs);
-  for (int m = 0; m < cs->problem.nmaterials; m++) free(cs->problem.materials[m].name);
+  for (int m = 0; m < cs->problem.nmaterials; m++) {
+    free(cs->problem.materials[m].name), free(cs->problem.materials[m].where);
+    hx_expr_destroy(&cs->problem.materials[m].expr);
+  }
   free(cs->problem.materials);
+  for (int m = 0; m < cs->problem.nlambda; m++) {
+    free(cs->problem.lambda_materials[m].name), free(cs->problem.lambda_materials[m].where);
+    hx_expr_destroy(&cs->problem.lambda_materials[m].expr);
+  }
+  free(cs->problem.lambda_materials);
+  hx_expr_destroy(&cs->problem.kappa_expr), hx_expr_destroy(&cs->problem.lambda_expr);
+  free(cs->problem.kappa_where), free(cs->problem.lambda_where);
   for (int b = 0; b < cs->problem.nboundary; b++) {
     hx_case_boundary *bd = &cs->problem.boundary[b];
     for (int t = 0; t < bd->ntags; t++) free(bd->tags[t]);
@@ -1269,17 +1370,34 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
     sb_printf(s, " ");
     sb_quoted(s, cs->mesh.file);
     sb_printf(s, "\n");
-  } else if (g == &problem_group && !strcmp(k->key, "kappa")) {
-    if (!cs->problem.nmaterials) {
-      hx_fmt_double(a, sizeof a, cs->problem.kappa);
-      sb_printf(s, " %s\n", a);
+  } else if (g == &problem_group && (!strcmp(k->key, "kappa") || !strcmp(k->key, "lambda"))) {
+    const int c = !strcmp(k->key, "lambda");
+    const int nm = c ? cs->problem.nlambda : cs->problem.nmaterials;
+    if (!nm) {
+      const hx_expr *e = c ? cs->problem.lambda_expr : cs->problem.kappa_expr;
+      if (e) {
+        sb_printf(s, " ");
+        sb_quoted(s, hx_expr_text(e));
+        sb_printf(s, "\n");
+      } else {
+        hx_fmt_double(a, sizeof a, c ? cs->problem.lambda : cs->problem.kappa);
+        sb_printf(s, " %s\n", a);
+      }
     } else {
       sb_printf(s, "\n");
-      for (int m = 0; m < cs->problem.nmaterials; m++) {
-        hx_fmt_double(a, sizeof a, cs->problem.materials[m].kappa);
+      for (int m = 0; m < nm; m++) {
+        const char *name = c ? cs->problem.lambda_materials[m].name : cs->problem.materials[m].name;
+        const hx_expr *e = c ? cs->problem.lambda_materials[m].expr : cs->problem.materials[m].expr;
         sb_printf(s, "%*s", indent + 2, "");
-        sb_quoted(s, cs->problem.materials[m].name);
-        sb_printf(s, ": %s\n", a);
+        sb_quoted(s, name);
+        sb_printf(s, ": ");
+        if (e) {
+          sb_quoted(s, hx_expr_text(e));
+        } else {
+          hx_fmt_double(a, sizeof a, c ? cs->problem.lambda_materials[m].value : cs->problem.materials[m].kappa);
+          sb_printf(s, "%s", a);
+        }
+        sb_printf(s, "\n");
       }
     }
   } else if (g == &problem_group && (!strcmp(k->key, "rhs") || !strcmp(k->key, "exact"))) {
@@ -1408,14 +1526,29 @@ void hx_case_print(const hx_case *cs, FILE *out) {
     fprintf(out, ", partitioner %s\n", hx_case_partitioner_name(cs->mesh.partitioner));
   }
   fprintf(out, "order        %d\n", cs->order);
-  if (cs->problem.nmaterials) {
-    fprintf(out, "problem      kappa per material:");
-    for (int m = 0; m < cs->problem.nmaterials; m++)
-      fprintf(out, " %s=%g", cs->problem.materials[m].name, cs->problem.materials[m].kappa);
-    fprintf(out, ", lambda %g\n", cs->problem.lambda);
-  } else {
-    fprintf(out, "problem      kappa %g, lambda %g\n", cs->problem.kappa, cs->problem.lambda);
+  fprintf(out, "problem     ");
+  for (int c = 0; c < 2; c++) {
+    const char *name = c ? "lambda" : "kappa";
+    const int nm = c ? cs->problem.nlambda : cs->problem.nmaterials;
+    if (nm) {
+      fprintf(out, "%s %s per material:", c ? "," : "", name);
+      for (int m = 0; m < nm; m++) {
+        const hx_expr *e = c ? cs->problem.lambda_materials[m].expr : cs->problem.materials[m].expr;
+        const char *mn = c ? cs->problem.lambda_materials[m].name : cs->problem.materials[m].name;
+        if (e)
+          fprintf(out, " %s='%s'", mn, hx_expr_text(e));
+        else
+          fprintf(out, " %s=%g", mn, c ? cs->problem.lambda_materials[m].value : cs->problem.materials[m].kappa);
+      }
+    } else {
+      const hx_expr *e = c ? cs->problem.lambda_expr : cs->problem.kappa_expr;
+      if (e)
+        fprintf(out, "%s %s '%s'", c ? "," : "", name, hx_expr_text(e));
+      else
+        fprintf(out, "%s %s %g", c ? "," : "", name, c ? cs->problem.lambda : cs->problem.kappa);
+    }
   }
+  fprintf(out, "\n");
   fprintf(out, "  rhs        %s\n", hx_expr_text(cs->problem.rhs));
   if (cs->problem.exact) fprintf(out, "  exact      %s\n", hx_expr_text(cs->problem.exact));
   for (int i = 0; i < cs->problem.nboundary; i++) {

@@ -72,11 +72,22 @@ static void ident(const hx_case *cs, uint64_t mesh_hash, ck_ident id[CK_NID]) {
   size_t n = 0, cap = sizeof id[3].val;
   char *b = id[3].val;
 #define P(...) n += (size_t)snprintf(b + n, n < cap ? cap - n : 0, __VA_ARGS__)
+  /* the coefficients as given: numbers, expressions, material maps */
   P("kappa %.17g", cs->problem.kappa);
-  for (int m = 0; m < cs->problem.nmaterials; m++)
-    P(" %s=%.17g", cs->problem.materials[m].name, cs->problem.materials[m].kappa);
-  P("; lambda %.17g; rhs %s; exact %s", cs->problem.lambda, hx_expr_text(cs->problem.rhs),
-    cs->problem.exact ? hx_expr_text(cs->problem.exact) : "-");
+  if (cs->problem.kappa_expr) P(" %s", hx_expr_text(cs->problem.kappa_expr));
+  for (int m = 0; m < cs->problem.nmaterials; m++) {
+    const hx_case_material *mm = &cs->problem.materials[m];
+    if (mm->expr) P(" %s=%s", mm->name, hx_expr_text(mm->expr));
+    else P(" %s=%.17g", mm->name, mm->kappa);
+  }
+  P("; lambda %.17g", cs->problem.lambda);
+  if (cs->problem.lambda_expr) P(" %s", hx_expr_text(cs->problem.lambda_expr));
+  for (int m = 0; m < cs->problem.nlambda; m++) {
+    const hx_case_coef *mm = &cs->problem.lambda_materials[m];
+    if (mm->expr) P(" %s=%s", mm->name, hx_expr_text(mm->expr));
+    else P(" %s=%.17g", mm->name, mm->value);
+  }
+  P("; rhs %s; exact %s", hx_expr_text(cs->problem.rhs), cs->problem.exact ? hx_expr_text(cs->problem.exact) : "-");
   for (int i = 0; i < cs->problem.nboundary; i++) {
     const hx_case_boundary *bd = &cs->problem.boundary[i];
     P("; %s", hx_bc_type_name(bd->type));
@@ -84,6 +95,10 @@ static void ident(const hx_case *cs, uint64_t mesh_hash, ck_ident id[CK_NID]) {
     if (bd->value_kind == HX_BCV_EXACT) P(" = exact");
     else if (bd->value_kind == HX_BCV_EXPR) P(" = %s", hx_expr_text(bd->expr));
     else P(" = %.17g", bd->value);
+    if (bd->type == HX_BC_ROBIN) {
+      if (bd->alpha_expr) P(" alpha %s", hx_expr_text(bd->alpha_expr));
+      else P(" alpha %.17g", bd->alpha);
+    }
   }
 #undef P
   for (char *c = b; *c; c++)

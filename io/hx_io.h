@@ -74,8 +74,18 @@ typedef enum { HX_BCV_NUMBER = 0, HX_BCV_EXPR = 1, HX_BCV_EXACT = 2 } hx_bc_valu
 
 typedef struct {
   char *name;   /* material name (Gmsh volume physical group; "box" for box/kershaw) */
-  double kappa; /* > 0 */
+  double kappa; /* > 0 (when expr == NULL) */
+  hx_expr *expr; /* kappa as an expression in x, y, z (owned), or NULL */
+  char *where;   /* "case.yaml:LINE:COL: problem.kappa.NAME 'EXPR'" for messages (owned) */
 } hx_case_material;
+
+/* A lambda value of a material map (problem.lambda: {name: value}). */
+typedef struct {
+  char *name;
+  double value;  /* >= 0 (when expr == NULL) */
+  hx_expr *expr; /* or an expression (owned) */
+  char *where;   /* as hx_case_material.where */
+} hx_case_coef;
 
 typedef struct {
   int ntags;
@@ -109,10 +119,16 @@ typedef struct hx_case_s {
   } mesh;
   int order; /* 1..15 */
   struct {
-    double kappa;   /* constant kappa (> 0) when nmaterials == 0 */
+    double kappa;   /* constant kappa (> 0) when nmaterials == 0 and kappa_expr == NULL */
+    hx_expr *kappa_expr; /* problem.kappa as one expression (owned), or NULL */
+    char *kappa_where;   /* "case.yaml:L:C: problem.kappa 'EXPR'" (owned; NULL: not given) */
     int nmaterials; /* > 0: kappa given per material */
     hx_case_material *materials;
-    double lambda;  /* >= 0 */
+    double lambda;  /* >= 0 (when nlambda == 0 and lambda_expr == NULL) */
+    hx_expr *lambda_expr; /* problem.lambda as one expression (owned), or NULL */
+    char *lambda_where;
+    int nlambda;    /* > 0: lambda given per material */
+    hx_case_coef *lambda_materials;
     hx_expr *rhs;   /* always set (problem.rhs is required) */
     hx_expr *exact; /* NULL when the case gives no exact solution */
     int nboundary;
@@ -220,6 +236,13 @@ int hx_io_agree_error(MPI_Comm comm, int code);
 /* kappa of material name (problem.kappa when no map is given); < 0 if the
  * map does not name it. */
 double hx_case_kappa(const hx_case *cs, const char *material);
+/* Coefficient c (0: kappa, 1: lambda) of a material: *value, *expr (NULL
+ * when it is the number *value) and *where (case position and expression
+ * for messages; NULL when the key is not given: the default). Returns 0, or
+ * -1 when a material map of that key does not name the material. Any
+ * output pointer may be NULL. */
+int hx_case_coef_get(const hx_case *cs, int c, const char *material, double *value, const hx_expr **expr,
+                     const char **where);
 /* Names of enum values ("box", "dirichlet", "rcb", "pcg", "cpu"). */
 const char *hx_case_mesh_type_name(hx_case_mesh_type t);
 const char *hx_bc_type_name(hx_bc_type t);

@@ -21,8 +21,34 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
   const int n = ax->n, n3 = n * n * n;
   const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
   const double kappa = ax->h_kappa[e], lambda = ax->h_lambda[e];
+  /* per-node coefficients (variable within the element): node values */
+  const double *kn = ax->h_var && (ax->h_var[e] & 1) ? ax->h_kn + (size_t)e * n3 : NULL;
+  const double *ln = ax->h_var && (ax->h_var[e] & 2) ? ax->h_ln + (size_t)e * n3 : NULL;
   double J0[9];
-  if (ax->affine && hx_ax_elem_affine(ax, e, J0)) {
+  if ((kn || ln) && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
+    /* affine with a varying coefficient (the AFV record and kernel): the
+     * geometry's factors of the centre scaled per node by w_q kappa_q and
+     * w_q lambda_q (hx_geo_scaled_node) */
+    double g0[7];
+    const double det = hx_geo_factors(J0, 1.0, 1.0, g0, &g0[6]);
+    HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
+             "element %d (local index): non-positive Jacobian determinant %g (affine element of order %d: "
+             "inverted or degenerate)",
+             (int)e, det, ax->p);
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * (j + n * k);
+          const double wq = ax->w[i] * ax->w[j] * ax->w[k];
+          double gq[6], mq;
+          hx_geo_scaled_node(g0, wq, kn ? kn[q] : kappa, ln ? ln[q] : lambda, 7, gq, &mq);
+          for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = gq[cc];
+          g[6 * n3 + q] = mq;
+          if (mass) mass[q] = wq * det;
+        }
+    return HX_SUCCESS;
+  }
+  if (!kn && !ln && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
     /* affine: the factors of the centre times the weights, as the affine
      * record and kernel compute them (hx_geo_affine_node), |J| constant */
     double g0[6], m0;
@@ -54,7 +80,8 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
         else
           hx_hex27_jacobian(v, ax->t[i], ax->t[j], ax->t[k], J);
         const double wq = ax->w[i] * ax->w[j] * ax->w[k];
-        const double det = hx_geo_factors(J, kappa * wq, lambda * wq, gq, &m);
+        const double kq = kn ? kn[q] : kappa, lq = ln ? ln[q] : lambda;
+        const double det = hx_geo_factors(J, kq * wq, lq * wq, gq, &m);
         HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
                  "element %d (local index): non-positive Jacobian determinant %g at GLL node "
                  "(%d,%d,%d) of order %d (inverted or degenerate element)",
@@ -106,11 +133,51 @@ static void hx_ax_free_all(struct hx_ax_s *ax) {
   free(ax->h_nodes);
   free(ax->h_kappa);
   free(ax->h_lambda);
+  free(ax->h_kn);
+  free(ax->h_ln);
+  free(ax->h_var);
   free(ax);
 }
 
+/* Per-node coefficients (hx_ax_opts h_kappa_node / h_lambda_node): checked
+ * and copied; an element whose node values are all equal keeps the
+ * per-element path (h_kappa[e] = that value: affine compression and the
+ * on-the-fly record unchanged), the others are flagged in h_var (bit 0
+ * kappa, bit 1 lambda) and stored per node. */
+static int hx_ax_node_coefs(struct hx_ax_s *ax, const double *kn, const double *ln) {
+  const int n3 = ax->n * ax->n * ax->n;
+  const int32_t E = ax->E;
+  if (!kn && !ln) return HX_SUCCESS;
+  const double *src[2] = {kn, ln};
+  double **dst[2] = {&ax->h_kn, &ax->h_ln}, *per[2] = {ax->h_kappa, ax->h_lambda};
+  HX_CALL(HX_ALLOC(&ax->h_var, (size_t)E + 1));
+  for (int c = 0; c < 2; c++) {
+    if (!src[c]) continue;
+    HX_CALL(HX_ALLOC(dst[c], (size_t)E * n3 + 1));
+    if (E > 0) memcpy(*dst[c], src[c], (size_t)E * n3 * sizeof(double));
+    for (int32_t e = 0; e < E; e++) {
+      const double *v = src[c] + (size_t)e * n3;
+      int same = 1;
+      for (int q = 0; q < n3; q++) {
+        HX_CHECK(c ? v[q] >= 0.0 && isfinite(v[q]) : v[q] > 0.0 && isfinite(v[q]), HX_ERR_INPUT,
+                 "element %d (local index), GLL node %d: %s = %g must be %s", (int)e, q, c ? "lambda" : "kappa",
+                 v[q], c ? "non-negative" : "positive");
+        same &= v[q] == v[0];
+      }
+      per[c][e] = v[0];
+      if (!same) ax->h_var[e] |= (unsigned char)(1 << c);
+    }
+  }
+  for (int32_t e = 0; e < E; e++)
+    HX_CHECK(!(ax->h_var[e] && ax->mode == HX_GEO_ONTHEFLY), HX_ERR_INPUT,
+             "element %d (local index): kappa or lambda varies within the element, and on-the-fly geometry "
+             "(operator.geo: onthefly) takes one value per element; use precomputed factors",
+             (int)e);
+  return HX_SUCCESS;
+}
+
 static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *h_kappa,
-                       const double *h_lambda) {
+                       const double *h_lambda, const double *h_kappa_node, const double *h_lambda_node) {
   const int n = ax->n, n3 = n * n * n;
   const int32_t E = ax->E;
   HX_CALL(hx_gll(n, ax->t, ax->w));
@@ -121,9 +188,12 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
   HX_CALL(HX_ALLOC(&ax->h_lambda, (size_t)E + 1));
   if (E > 0) {
     memcpy(ax->h_nodes, h_nodes, (size_t)E * ax->npe * 3 * sizeof(double));
-    memcpy(ax->h_kappa, h_kappa, (size_t)E * sizeof(double));
+    if (h_kappa) memcpy(ax->h_kappa, h_kappa, (size_t)E * sizeof(double));
+    else
+      for (int32_t e = 0; e < E; e++) ax->h_kappa[e] = 1.0; /* replaced by the node values */
     if (h_lambda) memcpy(ax->h_lambda, h_lambda, (size_t)E * sizeof(double));
   }
+  HX_CALL(hx_ax_node_coefs(ax, h_kappa_node, h_lambda_node));
   for (int32_t e = 0; e < E; e++) {
     HX_CHECK(ax->h_kappa[e] > 0.0 && isfinite(ax->h_kappa[e]), HX_ERR_INPUT,
              "element %d (local index): kappa = %g must be positive", (int)e, ax->h_kappa[e]);
@@ -150,13 +220,14 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
   const size_t per = 7 * (size_t)n3;
   ax->ncomp = 6;
   for (int32_t e = 0; e < E; e++)
-    if (ax->h_lambda[e] != 0.0) ax->ncomp = 7;
+    if (ax->h_lambda[e] != 0.0 || (ax->h_var && (ax->h_var[e] & 2))) ax->ncomp = 7;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
     /* kinds and record offsets, then the records (docs/operator.md):
      * GEN ncomp blocks of cs doubles (padding zeroed), AFF HX_AX_MEANS
      * doubles, SPL HX_AX_MEANS doubles + ncomp blocks of cs32 floats */
     const size_t cs = (size_t)n3 + HX_AX_PAD, cs32 = (size_t)hx_ax_cs32(n3);
     const size_t len_gen = (size_t)ax->ncomp * cs, len_spl = HX_AX_MEANS + ((size_t)ax->ncomp * cs32 + 1) / 2;
+    const size_t len_afv = HX_AX_MEANS + (ax->ncomp == 7 ? 2 : 1) * cs;
     int64_t *eoff = NULL;
     double *h_geo = NULL, *g = NULL, *J0 = NULL;
     HX_CALL(HX_ALLOC(&eoff, (size_t)E + 1));
@@ -164,10 +235,14 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
     int64_t off = 0;
     for (int32_t e = 0; e < E && !ierr; e++) {
       int kind = ax->geometry == HX_AX_GEO_SPLIT ? HX_AXK_SPL : HX_AXK_GEN;
-      if (ax->affine && hx_ax_elem_affine(ax, e, J0 + 9 * (size_t)e)) kind = HX_AXK_AFF;
+      const int var = ax->h_var && ax->h_var[e];
+      if (ax->affine && hx_ax_elem_affine(ax, e, J0 + 9 * (size_t)e)) kind = var ? HX_AXK_AFV : HX_AXK_AFF;
       eoff[e] = off << 2 | kind;
       ax->nkind[kind]++;
-      off += kind == HX_AXK_AFF ? HX_AX_MEANS : kind == HX_AXK_SPL ? (int64_t)len_spl : (int64_t)len_gen;
+      off += kind == HX_AXK_AFF   ? HX_AX_MEANS
+             : kind == HX_AXK_AFV ? (int64_t)len_afv
+             : kind == HX_AXK_SPL ? (int64_t)len_spl
+                                  : (int64_t)len_gen;
     }
     ax->geo_len = off;
     if (!ierr) ierr = HX_ALLOC(&g, per);
@@ -183,6 +258,17 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
         double m0;
         hx_geo_factors(J0 + 9 * (size_t)e, ax->h_kappa[e], ax->h_lambda[e], rec, &m0);
         rec[6] = m0;
+      } else if (kind == HX_AXK_AFV) {
+        /* the geometry alone, then kappa (and lambda) per node */
+        double m0;
+        hx_geo_factors(J0 + 9 * (size_t)e, 1.0, 1.0, rec, &m0);
+        rec[6] = m0;
+        const double *kn = ax->h_var[e] & 1 ? ax->h_kn + (size_t)e * n3 : NULL;
+        const double *ln = ax->h_var[e] & 2 ? ax->h_ln + (size_t)e * n3 : NULL;
+        for (int q = 0; q < n3; q++) {
+          rec[HX_AX_MEANS + q] = kn ? kn[q] : ax->h_kappa[e];
+          if (ax->ncomp == 7) rec[HX_AX_MEANS + cs + q] = ln ? ln[q] : ax->h_lambda[e];
+        }
       } else {
         /* G_q / w_q: the geometric part, smooth over a curved element (G_q
          * itself varies with the weights by 3 orders of magnitude at p = 7) */
@@ -227,7 +313,9 @@ static int hx_ax_setup(struct hx_ax_s *ax, const double *h_nodes, const double *
   return HX_SUCCESS;
 }
 
-hx_ax_opts hx_ax_opts_default(void) { return (hx_ax_opts){HX_GEO_PRECOMPUTED, HX_AX_GEO_FP64, 1}; }
+hx_ax_opts hx_ax_opts_default(void) {
+  return (hx_ax_opts){.mode = HX_GEO_PRECOMPUTED, .geometry = HX_AX_GEO_FP64, .affine = 1};
+}
 
 int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
                  const double *h_lambda, hx_geo_mode mode, hx_ax *out) {
@@ -256,7 +344,7 @@ int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_n
            (int)mode);
   HX_CHECK(!(mode == HX_GEO_ONTHEFLY && npe == 27), HX_ERR_ARG,
            "on-the-fly geometry needs trilinear (hex8) elements; hex27 needs HX_GEO_PRECOMPUTED");
-  HX_CHECK(E == 0 || (h_nodes && h_kappa), HX_ERR_ARG, "node coordinates or kappa are NULL");
+  HX_CHECK(E == 0 || (h_nodes && (h_kappa || o.h_kappa_node)), HX_ERR_ARG, "node coordinates or kappa are NULL");
   const int n = p + 1;
   HX_CHECK((int64_t)E * n * n * n < ((int64_t)1 << 31), HX_ERR_ARG,
            "E*(p+1)^3 = %lld L-vector entries exceed the int32 local index range", (long long)E * n * n * n);
@@ -271,7 +359,7 @@ int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_n
   ax->geometry = o.geometry;
   ax->affine = o.affine != 0;
   ax->isa = hx_ax_cpu_isa();
-  int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda);
+  int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda, o.h_kappa_node, o.h_lambda_node);
   if (ierr) {
     hx_ax_free_all(ax);
     return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
@@ -295,7 +383,7 @@ hx_backend hx_ax_backend(hx_ax ax) { return ax->b; }
 hx_ax_geometry hx_ax_geometry_of(hx_ax ax) { return ax->geometry; }
 const char *hx_ax_geometry_name(hx_ax_geometry g) { return g == HX_AX_GEO_SPLIT ? "split" : "fp64"; }
 void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t *n_general) {
-  if (n_affine) *n_affine = ax->nkind[HX_AXK_AFF];
+  if (n_affine) *n_affine = ax->nkind[HX_AXK_AFF] + ax->nkind[HX_AXK_AFV];
   if (n_split) *n_split = ax->nkind[HX_AXK_SPL];
   if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
 }
@@ -450,8 +538,12 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
      * per node: the conversion's add and the w_q multiply) */
     const double E = ax->E > 0 ? ax->E : 1;
     const double fa = ax->nkind[HX_AXK_AFF] / E, fs = ax->nkind[HX_AXK_SPL] / E, fg = ax->nkind[HX_AXK_GEN] / E;
-    bytes += fg * 8.0 * ax->ncomp * n3 + fa * 8.0 * HX_AX_MEANS + fs * (8.0 * HX_AX_MEANS + 4.0 * ax->ncomp * n3);
-    flops += (fa * ax->ncomp + fs * 2.0 * ax->ncomp) * n3;
+    /* AFV: 8 * 8 + 8 (kappa, and lambda when ncomp = 7) per node; the
+     * affine multiplies plus one (w_q kappa_q) or two per node */
+    const double fv = ax->nkind[HX_AXK_AFV] / E, nv = ax->ncomp == 7 ? 2.0 : 1.0;
+    bytes += fg * 8.0 * ax->ncomp * n3 + fa * 8.0 * HX_AX_MEANS + fs * (8.0 * HX_AX_MEANS + 4.0 * ax->ncomp * n3) +
+             fv * (8.0 * HX_AX_MEANS + 8.0 * nv * n3);
+    flops += (fa * ax->ncomp + fs * 2.0 * ax->ncomp + fv * (ax->ncomp + nv)) * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else {
     bytes += ws * HX_AX_OTF_STRIDE;

@@ -40,7 +40,7 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   int64_t *eoff = NULL;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
     /* the FP64 records' kinds (same affine detection); affine records keep
-     * their 7 constants, general and split ones become ncomp blocks of
+     * their 7 constants, general, split and scaled affine (AFV) ones become ncomp blocks of
      * n^3 + HX_AX_PAD floats of the FP64 per-node factors */
     const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
     double *g = NULL, *geo64 = NULL;
@@ -100,8 +100,8 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   HX_CALL(ierr);
   if (ax->mode != HX_GEO_PRECOMPUTED) HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_eoff));
   /* split elements are general in FP32 */
-  ax->nkind[HX_AXK_GEN] += ax->nkind[HX_AXK_SPL];
-  ax->nkind[HX_AXK_SPL] = 0;
+  ax->nkind[HX_AXK_GEN] += ax->nkind[HX_AXK_SPL] + ax->nkind[HX_AXK_AFV];
+  ax->nkind[HX_AXK_SPL] = ax->nkind[HX_AXK_AFV] = 0;
   ax->geo_len = (int64_t)len;
   ax->prec = HX_F32;
   return HX_SUCCESS;

@@ -48,6 +48,17 @@ static inline HX_HD void hx_geo_split_node(const double *HX_RESTRICT m, const fl
   *mm = ncomp == 7 ? wq * (m[6] + (double)dev[6 * cs32]) : 0.0;
 }
 
+/* Factors of one node of an affine element whose coefficient varies (record
+ * kind AFV, ax_impl.h): m[0..6] the affine record of the geometry alone
+ * (kappa = lambda = 1), kq and lq the node's kappa and lambda:
+ * g = (wq kq) m, *mm = (wq lq) m[6] (0 when ncomp = 6). */
+static inline HX_HD void hx_geo_scaled_node(const double *HX_RESTRICT m, double wq, double kq, double lq, int ncomp,
+                                            double *HX_RESTRICT g, double *HX_RESTRICT mm) {
+  const double wk = wq * kq;
+  for (int c = 0; c < 6; c++) g[c] = wk * m[c];
+  *mm = ncomp == 7 ? (wq * lq) * m[6] : 0.0;
+}
+
 /* Flops of the model counts (docs/operator.md), per element of n^3 nodes:
  * gradient 6n^4, G 15n^3, transposed gradient 6n^4 + 2n^3 (sum of the three
  * directions), mass term 2n^3. On the fly adds, per node, the trilinear

@@ -280,6 +280,16 @@ typedef struct {
   int affine;              /* default 1: detect affine elements (parallelepipeds)
                               and store 7 constants for them; 0: every element
                               stored per node (the reference for the tests) */
+  /* Coefficients at the GLL nodes (issue 29): host L-vectors (E (p+1)^3,
+   * node order of the L-vector) of kappa (> 0) and lambda (>= 0) replacing
+   * h_kappa / h_lambda; NULL: the per-element values. An element whose
+   * nodes all carry the same value is handled as with that per-element
+   * value (affine record, same bits); one whose value varies is stored per
+   * node (geometry fp64 or split), with kappa folded into G and lambda
+   * into the mass weight at each node. On-the-fly geometry refuses
+   * varying values (HX_ERR_INPUT). Copied. */
+  const double *h_kappa_node;
+  const double *h_lambda_node;
 } hx_ax_opts;
 hx_ax_opts hx_ax_opts_default(void);
 

@@ -97,8 +97,8 @@ static int cmp_i64(const void *a, const void *b) {
  * present[m-1]). Khat, w: reference stiffness (n*n) and GLL weights.
  * Out: S (m*m, row i = eigenvector i over the box points, zero rows for
  * i >= number of present points), lam (m; 1 on the padding rows). */
-static int fdm_1d(int p, const int *present, double h, double hl, double hr, const double *Khat,
-                  const double *w, double *S, double *lam) {
+static int fdm_1d(int p, const int *present, double h, double hl, double hr, double rl, double rr,
+                  const double *Khat, const double *w, double *S, double *lam) {
   const int n = p + 1, m = p + 3;
   double K[HX_FDM_MMAX * HX_FDM_MMAX], M[HX_FDM_MMAX];
   memset(K, 0, sizeof K), memset(M, 0, sizeof M);
@@ -106,22 +106,25 @@ static int fdm_1d(int p, const int *present, double h, double hl, double hr, con
     M[1 + a] += 0.5 * h * w[a];
     for (int c = 0; c < n; c++) K[(1 + a) * m + 1 + c] += 2.0 / h * Khat[a * n + c];
   }
+  /* the neighbour's segments carry its coefficient: K and M scaled by rl,
+   * rr = kappa_neighbour / kappa_own (the box is kappa_own times this 1D
+   * problem), so that across a jump the overlap is as stiff as it is */
   if (present[0])
     for (int x = 0; x < 2; x++) {
-      M[x] += 0.5 * hl * w[p - 1 + x];
-      for (int y = 0; y < 2; y++) K[x * m + y] += 2.0 / hl * Khat[(p - 1 + x) * n + p - 1 + y];
+      M[x] += rl * 0.5 * hl * w[p - 1 + x];
+      for (int y = 0; y < 2; y++) K[x * m + y] += rl * 2.0 / hl * Khat[(p - 1 + x) * n + p - 1 + y];
     }
   if (present[m - 1])
     for (int x = 0; x < 2; x++) {
-      M[p + 1 + x] += 0.5 * hr * w[x];
-      for (int y = 0; y < 2; y++) K[(p + 1 + x) * m + p + 1 + y] += 2.0 / hr * Khat[x * n + y];
+      M[p + 1 + x] += rr * 0.5 * hr * w[x];
+      for (int y = 0; y < 2; y++) K[(p + 1 + x) * m + p + 1 + y] += rr * 2.0 / hr * Khat[x * n + y];
     }
   /* p = 1: the extension point is the neighbour's far vertex, which it
    * shares with the element beyond; mirror the neighbour there so the box
    * keeps Dirichlet ends at -2 and p+2 (exact inside a uniform mesh, and
    * the box problem stays definite for lambda = 0) */
-  if (p == 1 && present[0]) K[0] += 2.0 / hl * Khat[0], M[0] += 0.5 * hl * w[0];
-  if (p == 1 && present[m - 1]) K[m * m - 1] += 2.0 / hr * Khat[3], M[m - 1] += 0.5 * hr * w[1];
+  if (p == 1 && present[0]) K[0] += rl * 2.0 / hl * Khat[0], M[0] += rl * 0.5 * hl * w[0];
+  if (p == 1 && present[m - 1]) K[m * m - 1] += rr * 2.0 / hr * Khat[3], M[m - 1] += rr * 0.5 * hr * w[1];
   int P[HX_FDM_MMAX], mp = 0;
   for (int a = 0; a < m; a++)
     if (present[a]) P[mp++] = a;
@@ -170,7 +173,9 @@ static void fdm_free(hx_fdm f) {
 /* Host work arrays of the setup, freed together. */
 typedef struct {
   int64_t *gid, *xid, *plane, *sendbuf, *recvbuf;
-  double *h, *hn;
+  double *h, *hn, *kn; /* box lengths (E*3), neighbour lengths and box kappa (E*6) */
+  double *kbox, *lbox;  /* box kappa and lambda per element (E) */
+  double *dg;           /* node scale D per fine G entry (ng), NULL: none */
   rec_key *keys;
   int *sc, *rc, *sd, *rd, *present, *flag;
   int32_t *lb, *li, *in_idx, *out_idx;
@@ -181,7 +186,7 @@ typedef struct {
 
 static void work_free(fdm_work *w) {
   free(w->gid), free(w->xid), free(w->plane), free(w->sendbuf), free(w->recvbuf);
-  free(w->h), free(w->hn), free(w->keys);
+  free(w->h), free(w->hn), free(w->kn), free(w->kbox), free(w->lbox), free(w->dg), free(w->keys);
   free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
   free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
@@ -273,6 +278,79 @@ done:
   return HX_SUCCESS;
 }
 
+/* phase 0: the box coefficients (docs/fdm.md, "Coefficients"). Without node
+ * values: kappa and lambda per element as given. With kappa at the nodes: a
+ * continuous node scale D (per fine G entry, W->dg) carries the variation
+ * inside each material, D_q = the geometric mean over the copies of node q
+ * of kappa_q / c_m (c_m the GLL-weighted mean of kappa over material m, all
+ * ranks); the preconditioner is then D^{-1/2} (sum_s R_s^T A_s^{-1} R_s)
+ * D^{-1/2} with the box A_s built from the element constant
+ * kb_e = mean_e(kappa / D) (the jumps between materials, across which the
+ * neighbour's segments carry the neighbour's kb) and lambda_e / mean_e(D). */
+static int fdm_box_coefficients(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const int n = f->p + 1, n3 = n * n * n;
+  const int32_t E = f->E;
+  HX_CALL(HX_ALLOC(&W->kbox, (size_t)E + 1));
+  HX_CALL(HX_ALLOC(&W->lbox, (size_t)E + 1));
+  for (int32_t e = 0; e < E; e++) W->kbox[e] = o->h_kappa[e], W->lbox[e] = o->h_lambda ? o->h_lambda[e] : 0.0;
+  int any = o->h_kappa_node != NULL, all = 0;
+  HX_MPI(MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, f->comm));
+  if (!all) return HX_SUCCESS;
+  HX_CHECK(any, HX_ERR_ARG, "kappa at the nodes on some ranks only");
+  const int nmat = hx_mesh_num_materials(o->mesh);
+  const int32_t *mat = hx_mesh_element_material(o->mesh);
+  const double *kn = o->h_kappa_node;
+  const int64_t nl = (int64_t)E * n3;
+  double t[HX_FDM_PMAX + 1], w[HX_FDM_PMAX + 1];
+  HX_CALL(hx_gll(n, t, w));
+  double *cm = NULL, *lg = NULL, *d_l = NULL, *d_g = NULL;
+  int err = HX_ALLOC(&cm, 2 * (size_t)nmat + 1);
+  if (!err) err = HX_ALLOC(&lg, (size_t)nl + 1);
+  if (!err) err = HX_ALLOC(&W->dg, (size_t)f->ng + 1);
+  if (err) goto done;
+  for (int32_t e = 0; e < E; e++)
+    for (int q = 0; q < n3; q++) {
+      const double wq = w[q % n] * w[(q / n) % n] * w[q / (n * n)];
+      cm[2 * mat[e]] += wq * kn[(int64_t)e * n3 + q], cm[2 * mat[e] + 1] += wq;
+    }
+  if ((err = MPI_Allreduce(MPI_IN_PLACE, cm, 2 * nmat, MPI_DOUBLE, MPI_SUM, f->comm)) != MPI_SUCCESS) {
+    err = HX_ERROR(HX_ERR_MPI, "MPI_Allreduce failed");
+    goto done;
+  }
+  for (int32_t e = 0; e < E; e++) {
+    const double c = cm[2 * mat[e]] / cm[2 * mat[e] + 1];
+    for (int q = 0; q < n3; q++) lg[(int64_t)e * n3 + q] = log(kn[(int64_t)e * n3 + q] / c);
+  }
+  /* the mean of the logs over the copies of each node (consistent across ranks) */
+  if ((err = hx_mem_alloc(f->b, sizeof(double) * (size_t)(nl + 1), (void **)&d_l))) goto done;
+  if ((err = hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->ng + 1), (void **)&d_g))) goto done;
+  if ((err = hx_mem_to_device(f->b, d_l, lg, sizeof(double) * (size_t)nl))) goto done;
+  if ((err = hx_gs_assemble(f->gs, d_l, d_g))) goto done;
+  if ((err = hx_array_pointwise_mult(f->b, f->ng, d_g, d_g, hx_gs_inv_multiplicity(f->gs)))) goto done;
+  if ((err = hx_mem_to_host(f->b, W->dg, d_g, sizeof(double) * (size_t)f->ng))) goto done;
+  for (int64_t i = 0; i < f->ng; i++) W->dg[i] = exp(W->dg[i]);
+  {
+    const int32_t *fmap = hx_gs_map_host(f->gs);
+    for (int32_t e = 0; e < E; e++) {
+      double sk = 0.0, sd = 0.0, sw = 0.0;
+      for (int q = 0; q < n3; q++) {
+        const int64_t l = (int64_t)e * n3 + q;
+        const double wq = w[q % n] * w[(q / n) % n] * w[q / (n * n)];
+        const double D = fmap[l] >= 0 ? W->dg[fmap[l]] : exp(lg[l]);
+        sk += wq * kn[l] / D, sd += wq * D, sw += wq;
+      }
+      W->kbox[e] = sk / sw;
+      W->lbox[e] /= sd / sw;
+    }
+  }
+done:
+  free(cm), free(lg);
+  hx_mem_free(f->b, (void **)&d_l);
+  hx_mem_free(f->b, (void **)&d_g);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  return HX_SUCCESS;
+}
+
 /* phase 1: box lengths, the distance between the centres of opposite faces (W->h) */
 static int fdm_box_lengths(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int32_t E = f->E;
@@ -310,7 +388,7 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&W->gid, (size_t)E * n3 + 1));
   HX_CALL(hx_mesh_gll_ids(o->mesh, p, W->gid));
 
-  const int R = 2 + n2;
+  const int R = 3 + n2;
   HX_CALL(HX_ALLOC(&W->sc, size));
   HX_CALL(HX_ALLOC(&W->rc, size));
   HX_CALL(HX_ALLOC(&W->sd, size + 1));
@@ -337,9 +415,10 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
         pos[nbr_rank[q]] += R;
         rec[0] = egid[e] * 6 + fc;
         memcpy(&rec[1], &W->h[3 * e + fc / 2], sizeof(double));
+        memcpy(&rec[2], &W->kbox[e], sizeof(double));
         for (int v = 0; v < n; v++)
           for (int u = 0; u < n; u++)
-            rec[2 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
+            rec[3 + u + n * v] = W->gid[(int64_t)e * n3 + face_depth_node(p, fc, 1, u, v)];
       }
     free(pos);
   }
@@ -366,6 +445,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
+  HX_CALL(HX_ALLOC(&W->kn, 6 * (size_t)E + 1));
   for (int32_t e = 0; e < E; e++)
     for (int fc = 0; fc < 6; fc++) {
       const int64_t q = 6 * (int64_t)e + fc;
@@ -384,6 +464,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
             tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
         src = tmp;
         W->hn[q] = W->h[3 * el + nf / 2];
+        W->kn[q] = W->kbox[el];
       } else {
         rec_key key = {nbr_elem[q] * 6 + nf, 0};
         const rec_key *hit = (const rec_key *)bsearch(&key, W->keys, (size_t)W->nrec, sizeof(rec_key), cmp_rec);
@@ -391,7 +472,8 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                  (long long)nbr_elem[q], nf, (int)nbr_rank[q]);
         const int64_t *rec = W->recvbuf + hit->off;
         memcpy(&W->hn[q], &rec[1], sizeof(double));
-        src = rec + 2;
+        memcpy(&W->kn[q], &rec[2], sizeof(double));
+        src = rec + 3;
       }
       for (int v = 0; v < n; v++)
         for (int u = 0; u < n; u++) {
@@ -426,7 +508,7 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&f->h_S, 3 * (size_t)E * m * m + 1));
   HX_CALL(HX_ALLOC(&f->h_L, 3 * (size_t)E * m + 1));
   for (int32_t e = 0; e < E; e++) {
-    const double kappa = o->h_kappa[e], lambda = o->h_lambda ? o->h_lambda[e] : 0.0;
+    const double kappa = W->kbox[e], lambda = W->lbox[e];
     for (int d = 0; d < 3; d++) {
       const int64_t ql = 6 * (int64_t)e + 2 * d, qr = ql + 1;
       const int dl = o->h_dirichlet_face[ql] != 0, dr = o->h_dirichlet_face[qr] != 0;
@@ -437,7 +519,9 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       pr[m - 2] = !dr;
       pr[m - 1] = nbr_elem[qr] >= 0 && !dr;
       double *S = f->h_S + (3 * (int64_t)e + d) * m * m, *L = f->h_L + (3 * (int64_t)e + d) * m;
-      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], Khat, wq, S, L));
+      /* the neighbours' kappa relative to this element's (1 where absent) */
+      const double rl = pr[0] ? W->kn[ql] / kappa : 1.0, rr = pr[m - 1] ? W->kn[qr] / kappa : 1.0;
+      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], rl, rr, Khat, wq, S, L));
       for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
     }
   }
@@ -521,6 +605,12 @@ static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
     W->in_w[i] = W->in_idx[i] < 0                   ? 0.0
                  : f->weight == HX_FDM_WEIGHT_RAS ? W->mask[W->in_idx[i]]
                                                     : W->wt[W->in_idx[i]];
+  /* the node scale D^{-1/2} on both sides (phase 0) */
+  if (W->dg) {
+    for (int64_t i = 0; i < f->xng; i++)
+      if (W->in_idx[i] >= 0) W->in_w[i] /= sqrt(W->dg[W->in_idx[i]]);
+    for (int64_t i = 0; i < f->ng; i++) W->wt[i] /= sqrt(W->dg[i]);
+  }
   return HX_SUCCESS;
 }
 
@@ -614,6 +704,7 @@ static int fdm_cost_model(hx_fdm f) {
 static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_MPI(MPI_Comm_rank(f->comm, &W->rank));
   HX_MPI(MPI_Comm_size(f->comm, &W->size));
+  HX_CALL(fdm_box_coefficients(f, o, W));
   HX_CALL(fdm_box_lengths(f, o, W));
   HX_CALL(fdm_exchange_planes(f, o, W));
   HX_CALL(fdm_extension_planes(f, o, W));

@@ -61,6 +61,7 @@ static int asm_setup(void *ctx) {
                           .gs = hx_disc_gs(d),
                           .p = hx_disc_order(d),
                           .h_kappa = hx_disc_kappa(d),
+                          .h_kappa_node = hx_disc_kappa_nodes(d),
                           .h_lambda = hx_disc_lambda(d),
                           .h_dirichlet_face = hx_disc_dirichlet_faces(d),
                           .weight = a->o.weight,

@@ -201,6 +201,7 @@ static int level_setup(pmg *g, int l) {
                             .gs = hx_disc_gs(L->d),
                             .p = L->order,
                             .h_kappa = hx_disc_kappa(L->d),
+                            .h_kappa_node = hx_disc_kappa_nodes(L->d),
                             .h_lambda = hx_disc_lambda(L->d),
                             .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
                             .weight = g->o.inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,

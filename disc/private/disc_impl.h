@@ -16,7 +16,8 @@ struct hx_disc_s {
   double *x, *y, *z;  /* host L: node coordinates */
   int *dirichlet_l;   /* host L: 1 on nodes of Dirichlet faces */
   int *dirichlet_face;/* host E*6: 1 on Dirichlet faces */
-  double *kappa, *lambda; /* host E: coefficients per element */
+  double *kappa, *lambda; /* host E: coefficients per element (fields: the GLL-weighted mean) */
+  double *kn, *ln;        /* host L: coefficients at the nodes, NULL without a field */
   hx_gs gs;
   hx_ax ax;
   hx_op op;

@@ -24,7 +24,7 @@
 
 /* Geometry kinds of the element kernels: the three precomputed records and
  * on the fly. */
-#define HX_AXG_OTF 3
+#define HX_AXG_OTF 4
 
 /* Elements per dynamically scheduled chunk (~2048 nodes): balances threads
  * that the OS deschedules on a shared machine; results do not depend on it. */
@@ -46,6 +46,8 @@
         HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFF, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
       else if (HX_AXT_SPLIT && (eo & 3) == HX_AXK_SPL)                                                           \
         HX_FN(hx_ax_cpu_elem)((N), HX_AXK_SPL, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
+      else if (HX_AXT_SPLIT && (eo & 3) == HX_AXK_AFV)                                                           \
+        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFV, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
       else                                                                                                       \
         HX_FN(hx_ax_cpu_elem)((N), HX_AXK_GEN, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
     }                                                                                                            \
@@ -296,7 +298,9 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
       /* affine / split: G = w_q (mean + dev); w_q is folded into the
        * gradient (three products instead of six) */
       const __m256d wv = _mm256_loadu_pd(w3 + 64 * k + q);
-      const __m256d wr = _mm256_mul_pd(wv, vr), ws = _mm256_mul_pd(wv, vs), wt = _mm256_mul_pd(wv, vt);
+      /* AFV: the node's kappa scales w_q (hx_geo_scaled_node: (w_q kappa_q) m) */
+      const __m256d wk = gk == HX_AXK_AFV ? _mm256_mul_pd(wv, _mm256_loadu_pd(geo + HX_AX_MEANS + 64 * k + q)) : wv;
+      const __m256d wr = _mm256_mul_pd(wk, vr), ws = _mm256_mul_pd(wk, vs), wt = _mm256_mul_pd(wk, vt);
       __m256d m[7];
       for (int cc = 0; cc < 7; cc++) {
         m[cc] = gk == HX_AXK_SPL ? _mm256_load_pd(mb[cc]) : _mm256_broadcast_sd(geo + cc);
@@ -306,7 +310,13 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
       _mm256_store_pd(ur + q, _mm256_fmadd_pd(m[2], wt, _mm256_fmadd_pd(m[1], ws, _mm256_mul_pd(m[0], wr))));
       _mm256_store_pd(us + q, _mm256_fmadd_pd(m[4], wt, _mm256_fmadd_pd(m[3], ws, _mm256_mul_pd(m[1], wr))));
       _mm256_storeu_pd(tk + q, _mm256_fmadd_pd(m[5], wt, _mm256_fmadd_pd(m[4], ws, _mm256_mul_pd(m[2], wr))));
-      if (ncomp == 7) _mm256_storeu_pd(ok + q, _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))));
+      if (ncomp == 7 && gk == HX_AXK_AFV) /* (w_q lambda_q) |J| u */
+        _mm256_storeu_pd(ok + q, _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(wv, _mm256_loadu_pd(geo + HX_AX_MEANS + cs +
+                                                                                                 64 * k + q)),
+                                                             m[6]),
+                                               _mm256_loadu_pd(uk + q)));
+      else if (ncomp == 7)
+        _mm256_storeu_pd(ok + q, _mm256_mul_pd(m[6], _mm256_mul_pd(wv, _mm256_loadu_pd(uk + q))));
     }
   }
   hx_ax_avx2_left8eo(tb + 128, tb + 192, ft, 64, 16, out, out, 1);
@@ -341,10 +351,12 @@ HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
       if (a->ncomp == 6) {
         if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 6);
         else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 6);
+        else if (kind == HX_AXK_AFV) HX_AX_AVX2_ELEM(HX_AXK_AFV, 6);
         else HX_AX_AVX2_ELEM(HX_AXK_GEN, 6);
       } else {
         if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 7);
         else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 7);
+        else if (kind == HX_AXK_AFV) HX_AX_AVX2_ELEM(HX_AXK_AFV, 7);
         else HX_AX_AVX2_ELEM(HX_AXK_GEN, 7);
       }
 #undef HX_AX_AVX2_ELEM

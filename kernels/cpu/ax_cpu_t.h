@@ -39,7 +39,7 @@ typedef struct {
  *  2a. out += D^T contraction of ft, over the (i,j) plane;
  *  2b. out += D^T contractions of fr and fs, vectorised over i.
  * f selects fused multiply-adds in the contractions; gk the geometry
- * (HX_AXK_GEN, _AFF, _SPL, HX_AXG_OTF). */
+ * (HX_AXK_GEN, _AFF, _SPL, _AFV, HX_AXG_OTF). */
 HX_AX_INLINE void HX_FN(hx_ax_cpu_elem)(const int n, const int gk, const int f, const HX_FN(hx_ax_cpu_args) * a,
                                         const HX_REAL *HX_RESTRICT geo, const HX_REAL *HX_RESTRICT u,
                                         HX_REAL *HX_RESTRICT out, HX_REAL *HX_RESTRICT fr,
@@ -86,6 +86,12 @@ HX_AX_INLINE void HX_FN(hx_ax_cpu_elem)(const int n, const int gk, const int f, 
           mm = a->ncomp == 7 ? geo[6 * cs + q] : HX_R(0.0);
         } else if (gk == HX_AXK_AFF) {
           HX_FN(hx_geo_affine_node)(geo, a->w3[q], a->ncomp, g, &mm);
+        } else if (gk == HX_AXK_AFV) {
+#if HX_AXT_SPLIT
+          const int cs = n3 + HX_AX_PAD;
+          const double *kq = geo + HX_AX_MEANS;
+          hx_geo_scaled_node(geo, a->w3[q], kq[q], a->ncomp == 7 ? kq[cs + q] : 0.0, a->ncomp, g, &mm);
+#endif
         } else {
 #if HX_AXT_SPLIT
           hx_geo_split_node(geo, (const float *)(geo + HX_AX_MEANS) + q, hx_ax_cs32(n3), a->w3[q], a->ncomp, g,

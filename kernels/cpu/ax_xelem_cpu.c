@@ -324,18 +324,20 @@ int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *li
   if (!pos) return 0; /* the one-element kernel needs no memory */
   int32_t cnt[4] = {0, 0, 0, 0};
   for (int32_t k = 0; k < nlist; k++) cnt[ax->d_eoff[list ? list[k] : k] & 3]++;
-  int32_t at[3] = {0, cnt[HX_AXK_GEN], cnt[HX_AXK_GEN] + cnt[HX_AXK_AFF]};
+  int32_t at[4] = {0, cnt[HX_AXK_GEN], cnt[HX_AXK_GEN] + cnt[HX_AXK_AFF],
+                   cnt[HX_AXK_GEN] + cnt[HX_AXK_AFF] + cnt[HX_AXK_SPL]};
   for (int32_t k = 0; k < nlist; k++) pos[at[ax->d_eoff[list ? list[k] : k] & 3]++] = k;
   /* split records stay with the one-element kernel, which reads the float
    * deviations directly (expanding them here ran 0.5x its speed at p = 3) */
-  const int32_t nx = nlist - cnt[HX_AXK_SPL];
-  if (cnt[HX_AXK_SPL] > 0) {
-    if (!(*rest = malloc(sizeof(int32_t) * (size_t)cnt[HX_AXK_SPL]))) {
+  /* so do the scaled affine records (AFV: kappa and lambda per node) */
+  const int32_t nr = cnt[HX_AXK_SPL] + cnt[HX_AXK_AFV], nx = nlist - nr;
+  if (nr > 0) {
+    if (!(*rest = malloc(sizeof(int32_t) * (size_t)nr))) {
       free(pos);
       return 0;
     }
-    memcpy(*rest, pos + nx, sizeof(int32_t) * (size_t)cnt[HX_AXK_SPL]);
-    *nrest = cnt[HX_AXK_SPL];
+    memcpy(*rest, pos + nx, sizeof(int32_t) * (size_t)nr);
+    *nrest = nr;
   }
   if (nx == 0) {
     free(pos);

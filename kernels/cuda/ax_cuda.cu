@@ -121,6 +121,10 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
       const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];  // the CPU's w3 order
       if (kind == HX_AXK_AFF) {
         hx_geo_affine_node(ge, wq, ncomp, g, &mm);
+      } else if (kind == HX_AXK_AFV) {
+        if constexpr (F64)
+          hx_geo_scaled_node(ge, wq, ge[HX_AX_MEANS + q], ncomp == 7 ? ge[HX_AX_MEANS + CS + q] : 0.0, ncomp, g,
+                             &mm);
       } else {
         if constexpr (F64)
           hx_geo_split_node(ge, reinterpret_cast<const float *>(ge + HX_AX_MEANS) + q, hx_ax_cs32(N3), wq, ncomp,

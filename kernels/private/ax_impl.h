@@ -21,6 +21,12 @@ struct hx_ax_s {
   /* host copies of the basis and the inputs */
   double t[HX_AX_NMAX], w[HX_AX_NMAX], D[HX_AX_NMAX * HX_AX_NMAX];
   double *h_nodes, *h_kappa, *h_lambda;
+  /* per-node coefficients (hx_ax_opts h_kappa_node / h_lambda_node, E n^3
+   * each, NULL when not given) and, per element, bit 0 / bit 1 set where
+   * kappa / lambda varies over its nodes (h_var NULL: nothing varies). A
+   * flagged element is stored per node (GEN or SPL, never AFF). */
+  double *h_kn, *h_ln;
+  unsigned char *h_var;
   /* backend memory */
   double *d_basis; /* [D (n*n, D[i*n+m] = l_m'(t_i)), t (n), w (n)] */
   double *d_geo;   /* PRECOMPUTED: E * ncomp * cs with cs = n^3 + HX_AX_PAD,
@@ -40,7 +46,7 @@ struct hx_ax_s {
    * d_geo) << 2 | kind (HX_AXK_*). */
   hx_ax_geometry geometry; /* fp64 or split for the curved elements */
   int affine;              /* affine elements detected (1) or stored general (0) */
-  int32_t nkind[3];        /* elements of each kind */
+  int32_t nkind[4];        /* elements of each kind */
   int64_t geo_len;         /* doubles in d_geo */
   int64_t *d_eoff;         /* E (+1) */
 };
@@ -55,6 +61,14 @@ struct hx_ax_s {
 #define HX_AXK_GEN 0
 #define HX_AXK_AFF 1
 #define HX_AXK_SPL 2
+/*  AFV: an affine element with a coefficient that varies over its nodes:
+ *       HX_AX_MEANS doubles, the affine record of the geometry alone
+ *       (kappa = lambda = 1: G/w_q and |J|), then cs = n^3 + HX_AX_PAD
+ *       doubles of kappa per node and, when ncomp = 7, cs of lambda per node
+ *       (hx_geo_scaled_node: g = (w_q kappa_q) mean, mass (w_q lambda_q) |J|):
+ *       one or two doubles per node instead of the general ncomp. FP64
+ *       only (the FP32 operator stores such elements general). */
+#define HX_AXK_AFV 3
 #define HX_AX_MEANS 8
 /* float stride of a deviation block: n^3 + 16 rounded up to 8 floats (32 B) */
 static inline HX_HD int hx_ax_cs32(int n3) { return (n3 + 16 + 7) / 8 * 8; }

@@ -46,6 +46,8 @@ typedef struct {
                                    the extended vectors, their exchange and the box solves in
                                    float (the weights stay double; the residual is rounded to
                                    float once on entry, the correction widened on exit) */
+  const double *h_kappa_node;   /* host L, E (p+1)^3: kappa at the GLL nodes (hx_disc_kappa_nodes),
+                                   or NULL: h_kappa alone (docs/fdm.md, "Coefficients") */
 } hx_fdm_opts;
 
 typedef struct hx_fdm_s *hx_fdm;

@@ -89,7 +89,7 @@ static int ctx_create(MPI_Comm comm, const char *backend, const cfg *c, ctx *x) 
     kap[e] = c->kappa, lam[e] = c->lambda;
     for (int f = 0; f < 6; f++) dface[6 * e + f] = !c->neumann && ftag[6 * e + f] >= 0;
   }
-  hx_fdm_opts fo = {x->m, hx_disc_gs(x->d), c->p, kap, lam, dface, c->weight, c->overlap, c->prec};
+  hx_fdm_opts fo = {x->m, hx_disc_gs(x->d), c->p, kap, lam, dface, c->weight, c->overlap, c->prec, NULL};
   int ierr = hx_fdm_create(&fo, &x->f);
   free(dface), free(kap), free(lam);
   HX_TCALL(ierr);
