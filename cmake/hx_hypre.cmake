@@ -110,7 +110,7 @@ foreach(_f SINGLE LONG_DOUBLE COMPLEX SEQUENTIAL)
   if(_f IN_LIST _hx_hypre_flags)
     message(FATAL_ERROR "hexcg: hypre at ${_hx_hypre_how} is built with HYPRE_${_f}; hexcg needs real double "
                         "precision and MPI (configure hypre without --enable-single/--enable-longdouble/"
-                        "--enable-complex/--without-MPI; Spack: hypre~complex precision=double).")
+                        "--enable-complex/--without-MPI; Spack: hypre+mpi~complex).")
   endif()
 endforeach()
 foreach(_f BIGINT MIXEDINT)
