@@ -7,7 +7,25 @@
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_precond.h"
+#include "hx_build_info.h"
 #include "hx_version_gen.h"
+
+/* The MPI the code was compiled against, from the macros of its mpi.h (the
+ * library found at run time can differ: an ABI-compatible MPICH, Intel MPI or
+ * Cray MPICH swapped in through LD_LIBRARY_PATH or a module). */
+static void mpi_built_with(char *buf, size_t len) {
+#if defined(I_MPI_VERSION)
+  snprintf(buf, len, "Intel MPI %s", I_MPI_VERSION);
+#elif defined(MVAPICH2_VERSION)
+  snprintf(buf, len, "MVAPICH2 %s", MVAPICH2_VERSION);
+#elif defined(MPICH_VERSION)
+  snprintf(buf, len, "MPICH %s", MPICH_VERSION);
+#elif defined(OMPI_MAJOR_VERSION)
+  snprintf(buf, len, "Open MPI %d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
+#else
+  snprintf(buf, len, "%s", HX_BUILD_MPI);
+#endif
+}
 
 static const char *thread_level_name(int l) {
   return l == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
@@ -44,12 +62,18 @@ void hx_print_version(const hx_app_ctx *ctx) {
   char *nl = strchr(buf, '\n');
   if (nl) *nl = '\0';
   printf("MPI:       %s\n", buf);
+  char built[128];
+  mpi_built_with(built, sizeof built);
+  printf("           built with %s (MPI %d.%d, %s)\n", built, MPI_VERSION, MPI_SUBVERSION, HX_BUILD_MPI_COMPILER);
   printf("MPI threads: %s (requested MPI_THREAD_MULTIPLE)%s\n", thread_level_name(ctx->thread_level),
          ctx->thread_level == MPI_THREAD_MULTIPLE ? "" : " - coarse/fine overlap will be serialised");
   hx_precond_hypre_version(buf, sizeof buf);
-  printf("hypre:     %s\n", buf);
+  printf("hypre:     %s (built with %s)\n", buf, HX_BUILD_HYPRE);
   hx_io_library_versions(buf, sizeof buf);
   printf("io:        %s\n", buf);
+  printf("           built with HDF5 %s, libyaml %s, libmatheval %s\n", HX_BUILD_HDF5, HX_BUILD_YAML,
+         HX_BUILD_MATHEVAL);
   hx_mesh_metis_version(buf, sizeof buf);
   printf("mesh:      %s\n", buf);
+  printf("build:     %s, %s, %s\n", HX_BUILD_TYPE, HX_BUILD_COMPILER, HX_BUILD_CUDA);
 }

@@ -7,6 +7,18 @@
 # no OpenMP, static) into a cache prefix outside the clone. A second run finds
 # the cached install and returns in seconds.
 #
+#   scripts/bootstrap.sh            the MPICH stack (the default build)
+#   scripts/bootstrap.sh --openmpi  also Debian's Open MPI stack for the second
+#                                   build (scripts/build.sh with HEXCG_MPI=openmpi,
+#                                   scripts/test.sh --mpi openmpi): openmpi-bin,
+#                                   libopenmpi-dev, libhdf5-openmpi-dev and
+#                                   libhypre-dev (Debian's hypre, built on Open
+#                                   MPI); no hypre is built for it. Prints
+#                                   "HYPRE_ROOT=" (empty: found by CMake).
+# Debian ranks Open MPI above MPICH in its alternatives (mpicc, mpiexec,
+# h5pcc, the mpi include folder, hdf5.pc): whenever MPICH is installed they are
+# set back to MPICH, so that plain mpicc/mpiexec stay the default build's.
+#
 # Environment:
 #   HEXCG_CACHE   cache root (default: ${XDG_CACHE_HOME:-$HOME/.cache}/hexcg)
 #   HEXCG_JOBS    parallel build jobs for hypre (default: nproc)
@@ -22,6 +34,13 @@ HYPRE_VERSION=2.26.0
 CACHE=${HEXCG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hexcg}
 JOBS=${HEXCG_JOBS:-$(nproc)}
 
+OPENMPI=0
+case ${1:-} in
+  --openmpi) OPENMPI=1 ;;
+  "") ;;
+  *) die "unknown option $1 (scripts/bootstrap.sh [--openmpi])" ;;
+esac
+
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates dpkg-dev ccache
   mpich libmpich-dev
@@ -36,6 +55,10 @@ PACKAGES=(
   strace
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
 )
+
+# the second MPI stack (CI's Open MPI pass, docs/cluster.md)
+OPENMPI_PACKAGES=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libhypre-dev)
+((OPENMPI)) && PACKAGES+=("${OPENMPI_PACKAGES[@]}")
 
 # ---------------------------------------------------------------- packages
 missing=()
@@ -55,6 +78,26 @@ else
 fi
 
 [[ -x /usr/bin/mpicc.mpich ]] || die "/usr/bin/mpicc.mpich not found after installing mpich"
+
+# ---------------------------------------------------------------- alternatives: MPICH
+ARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+for group in mpi mpirun "mpi-$ARCH" h5pcc hdf5.pc; do
+  cur=$(update-alternatives --query "$group" 2>/dev/null | awk '/^Value:/{print $2}') || true
+  [[ -n $cur ]] || continue
+  [[ $cur == *mpich* || $(readlink -f "$cur") == *mpich* ]] && continue
+  want=$(update-alternatives --list "$group" 2>/dev/null | grep mpich | head -1) || true
+  [[ -n $want ]] || continue
+  [[ $(id -u) == 0 ]] || die "the '$group' alternative points to $cur, not MPICH; as root: update-alternatives --set $group $want"
+  say "alternative $group: $cur -> $want (the default build is MPICH's)"
+  update-alternatives --set "$group" "$want" >/dev/null
+done
+if ((OPENMPI)); then
+  [[ -x /usr/bin/mpicc.openmpi && -f /usr/include/hypre/HYPRE.h ]] \
+    || die "Open MPI stack incomplete after installing: ${OPENMPI_PACKAGES[*]}"
+  say "Open MPI stack present (Debian's hypre in /usr/include/hypre)"
+  echo "HYPRE_ROOT="
+  exit 0
+fi
 MPICH_VERSION=$(/usr/bin/mpichversion 2>/dev/null | awk '/MPICH Version/{print $3}')
 [[ -n $MPICH_VERSION ]] || MPICH_VERSION=$(dpkg-query -W -f='${Version}' libmpich-dev)
 

@@ -39,7 +39,10 @@ if ((BUILD_IT)); then
   source "$ROOT/scripts/ccache_env.sh"
   mkdir -p "$BUILD"
   echo "[fuzz] configuring $BUILD" >&2
+  # MPICH's wrappers by name (the top-level CMakeLists no longer assumes MPICH)
   cmake -S "$ROOT" -B "$BUILD" -DHYPRE_ROOT="${boot#HYPRE_ROOT=}" -DCMAKE_C_COMPILER=clang "${CCACHE_LAUNCH[@]}" \
+    -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
+    -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.mpich \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXCG_FUZZ=ON -DHEXCG_CUDA=OFF >"$BUILD/configure.log" 2>&1 \
     || { cat "$BUILD/configure.log" >&2; exit 1; }
   echo "[fuzz] compiling" >&2
