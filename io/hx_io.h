@@ -474,6 +474,7 @@ typedef struct {
     int64_t iterations;        /* over every step of this run */
     double iterations_mean;    /* per step */
     double gain_mean;          /* mean projection gain ||b - A x0|| / ||b|| */
+    double saved;              /* iterations the projection saved over the steps, estimated (docs/time.md) */
     double t_step_first;       /* seconds of the first step (its preconditioner setup included) */
     double t_step_mean;        /* mean seconds of the steps after the first */
     int setups;                /* operator + preconditioner setups (BDF start-up order changes add them) */

@@ -137,6 +137,19 @@ if a.mode == "rates":
             errs.append(float(rows[-1]["error_l2"]))
             st = summary_time(out)
             check(st.get("setups") == "1", f"bdf{k} dt {dt}: exact start-up needs one setup, got {st.get('setups')}")
+            # the estimated iterations saved: log(gain) / log(rho), rho the step's mean contraction
+            total = 0.0
+            for r in rows:
+                its, g = int(r["iterations"]), float(r["projection_gain"])
+                r0, r1, sv = float(r["initial_residual"]), float(r["final_residual"]), float(r["iterations_saved"])
+                want = 0.0
+                if 0 < g < 1 and its > 0 and r0 > 0 and r1 > 0 and (r1 / r0) ** (1 / its) < 1:
+                    want = math.log(g) / math.log((r1 / r0) ** (1 / its))
+                check(abs(sv - want) <= 1e-3 + 1e-9 * want, f"bdf{k} dt {dt} step {r['step']}: iterations_saved {sv}, "
+                                                           f"want {want:.4f}")
+                total += sv
+            check(abs(float(st.get("iterations_saved", "nan")) - total) <= 1e-3 * len(rows) + 1e-9,
+                  f"bdf{k} dt {dt}: summary iterations_saved {st.get('iterations_saved')} vs the steps' sum {total}")
         if len(errs) == 3:
             rates = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
             print(f"BDF{k}: errors at t = 1 {errs}, rates {rates}")
