@@ -479,20 +479,24 @@ static int phase_report(run_state *st) {
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, comm));
     res->op_t_exact = te;
   }
-  double loc[9] = {st->t_setup,
-                   dr->pcg.t_operator,
-                   dr->pcg.t_precond + dr->t_pc_setup,
-                   dr->pcg.t_reduction,
-                   op_exch,
-                   st->t_io,
-                   dr->t_solve,
-                   hx_wtime() - st->t_start,
-                   (double)hx_peak_rss_bytes()},
-         glob[9];
-  HX_MPI(MPI_Allreduce(loc, glob, 9, MPI_DOUBLE, MPI_MAX, comm));
-  res->t_setup = glob[0], res->t_operator = glob[1], res->t_precond = glob[2], res->t_reduction = glob[3];
-  res->t_exchange = glob[4], res->t_io = glob[5], res->t_solve = glob[6], res->t_total = glob[7];
-  res->peak_mem_bytes = glob[8];
+  /* the phases of the rank whose run took longest: one rank's times add up
+   * (maxima over ranks of each phase need not); the peak memory is the
+   * maximum over ranks */
+  double loc[9] = {st->t_setup,        dr->pcg.t_operator, dr->pcg.t_precond, dr->pcg.t_vector, dr->pcg.t_reduction,
+                   dr->pcg.t_exchange, st->t_io,           dr->t_solve,       hx_wtime() - st->t_start};
+  struct {
+    double t;
+    int rank;
+  } mine = {loc[8], 0}, slowest;
+  MPI_Comm_rank(comm, &mine.rank);
+  HX_MPI(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  HX_MPI(MPI_Bcast(loc, 9, MPI_DOUBLE, slowest.rank, comm));
+  res->t_setup = loc[0], res->t_operator = loc[1], res->t_precond = loc[2], res->t_vector = loc[3];
+  res->t_reduction = loc[4], res->t_exchange = loc[5], res->t_io = loc[6], res->t_solve = loc[7];
+  res->t_total = loc[8];
+  double peak = (double)hx_peak_rss_bytes();
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, comm));
+  res->peak_mem_bytes = peak;
 
   const char *pct = hx_case_pc_type(st->cs);
   hx_log(HX_LOG_NORMAL,

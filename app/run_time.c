@@ -317,6 +317,7 @@ static int loop(tloop *L) {
     tot->pcg.iterations += dr.pcg.iterations;
     tot->pcg.t_operator += dr.pcg.t_operator, tot->pcg.t_precond += dr.pcg.t_precond;
     tot->pcg.t_vector += dr.pcg.t_vector, tot->pcg.t_reduction += dr.pcg.t_reduction;
+    tot->pcg.t_exchange += dr.pcg.t_exchange;
     tot->pcg.replacements += dr.pcg.replacements, tot->pcg.t_replace += dr.pcg.t_replace;
     tot->t_rhs += dr.t_rhs, tot->t_pc_setup += dr.t_pc_setup, tot->t_solve += dr.t_solve;
     tot->refinements += dr.refinements, tot->exact_residuals += dr.exact_residuals, tot->t_refine += dr.t_refine;

@@ -438,8 +438,13 @@ typedef struct {
   int nullspace;
   double nullspace_defect, exact_mean;
 #define HX_NULLSPACE_WARN 1e-6 /* a defect above this is warned about */
-  /* seconds per phase (max over ranks) */
-  double t_setup, t_operator, t_precond, t_reduction, t_exchange, t_io, t_solve, t_total;
+  /* seconds per phase, all from the rank with the largest total (so they
+   * add up): setup (mesh, discretisation, right-hand side, preconditioner
+   * setup), solve, io and the rest of the run (other = total - setup - solve
+   * - io: start-up, reading the case, writing the effective case) partition
+   * total; operator, precond (its applies), vector and reduction partition
+   * solve with what is left of it; exchange is a part of operator */
+  double t_setup, t_operator, t_precond, t_vector, t_reduction, t_exchange, t_io, t_solve, t_total;
   double peak_mem_bytes; /* peak resident memory per rank, max over ranks */
   /* the preconditioner (seconds: max over ranks) */
   char pc_view[256];       /* its tree, e.g. "asm(fdm, ...) + coarse(...)" */

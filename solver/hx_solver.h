@@ -218,6 +218,7 @@ typedef struct {
   int vector_passes_per_iteration; /* G-vector passes outside the operator */
   int fused_pc_update;             /* 1: the preconditioner's fused CG update was used */
   double t_operator, t_precond, t_vector, t_reduction; /* seconds */
+  double t_exchange;  /* seconds of the operator's halo exchange in these iterations (a part of t_operator) */
   int replacements;   /* residuals recomputed with opts.exact_op */
   double t_replace;   /* seconds in them (exact_op applies and the update) */
 } hx_pcg_result;

@@ -354,6 +354,7 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   double t_op1, t_ex1, t_gs1;
   hx_op_times(op, &t_op1, &t_ex1, &t_gs1);
   res->t_operator = (t_op1 - t_op0) + (t_ex1 - t_ex0) + (t_gs1 - t_gs0);
+  res->t_exchange = t_ex1 - t_ex0;
   for (int i = 0; i < nvec; i++) {
     const int e = hx_vec_destroy(&vec[i]);
     if (!ierr) ierr = e;

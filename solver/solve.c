@@ -82,7 +82,7 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
     HX_CALL(hx_pcg_solve(op, pc, d_r, d_d, &o, &c));
     R->iterations += c.iterations;
     R->t_operator += c.t_operator, R->t_precond += c.t_precond;
-    R->t_vector += c.t_vector, R->t_reduction += c.t_reduction;
+    R->t_vector += c.t_vector, R->t_reduction += c.t_reduction, R->t_exchange += c.t_exchange;
     R->replacements += c.replacements, R->t_replace += c.t_replace;
     res->refinements++;
     if (c.reason < 0 && c.reason != HX_DIVERGED_MAX_IT) {

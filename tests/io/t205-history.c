@@ -2,6 +2,7 @@
  * lines (when they print, rate and iterations left, quiet and non-zero
  * ranks silent) and summary.yaml (checked further by t205_check.py).
  * argv[1]: configs/poisson_box.yaml, argv[2]: scratch folder. */
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,7 +73,7 @@ int main(int argc, char **argv) {
   hx_history_destroy(&h);
 
   /* progress: every 10 iterations, rate 0.8 per iteration */
-  char lines[16][256];
+  char lines[40][256];
   FILE *out = tmpfile();
   hx_log_init(0, HX_LOG_NORMAL);
   hx_progress pr = NULL;
@@ -125,17 +126,36 @@ int main(int argc, char **argv) {
   snprintf(st.reason, sizeof st.reason, "rel_residual < tol");
   st.residual0 = 12.5, st.residual = 1.25e-7, st.rel_residual = 1e-8;
   st.exact_known = 1, st.error_l2 = 3.5e-9, st.error_max = 7.25e-9;
-  st.t_setup = 0.5, st.t_operator = 1.25, st.t_precond = 0.125, st.t_reduction = 0.0625,
+  st.t_setup = 0.5, st.t_operator = 1.25, st.t_precond = 0.125, st.t_vector = 0.25, st.t_reduction = 0.0625,
   st.t_exchange = 0.03125;
   st.t_io = 0.25, st.t_solve = 2.0, st.t_total = 3.0, st.peak_mem_bytes = 256.0 * 1048576;
   HX_TCALL(hx_summary_write(dir, cs, &st, "9.8.7", "abcdef123456"));
   out = tmpfile();
   hx_summary_print(cs, &st, out);
-  n = count_lines(out, lines, 16);
+  n = count_lines(out, lines, 40);
   HX_ASSERT(n >= 12, "summary table lines: %d", n);
   int seen = 0;
   for (int i = 0; i < n; i++) seen += strstr(lines[i], "123 (converged") != NULL;
   HX_ASSERT(seen == 1, "iterations line in the table");
+  /* the time table: the unindented rows (4 spaces) add up to 100 % of the
+   * total, the indented ones (6 spaces, "(exchange)" excluded: a part of
+   * operator) to the solve's share; each printed to 0.1 % */
+  double top = 0, sub = 0, solve = -1;
+  int rows = 0, in_table = 0;
+  for (int i = 0; i < n; i++) {
+    char label[64];
+    double sec, pc;
+    if (strstr(lines[i], "%total")) in_table = 1;
+    else if (in_table && sscanf(lines[i], " %63s %lf %lf%%", label, &sec, &pc) == 3) {
+      if (!strcmp(label, "total")) break;
+      const int indented = !strncmp(lines[i], "      ", 6);
+      if (!indented) top += pc, rows++;
+      else if (strcmp(label, "(exchange)")) sub += pc;
+      if (!strcmp(label, "solve")) solve = pc;
+    }
+  }
+  HX_ASSERT(rows == 4 && fabs(top - 100.0) <= 0.05 * rows + 1e-9, "time table: %d rows add up to %.2f %%", rows, top);
+  HX_ASSERT(solve > 0 && fabs(sub - solve) <= 0.05 * 5 + 1e-9, "solve %.2f %% against its parts %.2f %%", solve, sub);
   fclose(out);
 
   /* per-rank devices (cuda runs): a devices: list that hx_summary_read accepts */
