@@ -217,6 +217,10 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   /* precond/ validates its own options (positions in the case file) and
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
+  /* a non-symmetric preconditioner under a CG that needs a symmetric one */
+  if (!err)
+    err = hx_pc_options_check_solver(cs->preconditioner.opts, cs->solver.type == HX_CASE_SOLVER_FCG,
+                                     hx_case_solver_name(cs->solver.type));
   /* sizes that cannot fit in memory are refused before anything is built */
   double pc_node = 0.0;
   if (!err) err = hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &pc_node);

@@ -38,6 +38,14 @@ int hx_pc_options_check(hx_opt *opts);
  * Options as completed by hx_pc_options_check. Host only. */
 int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes);
 
+/* The check hx_pcg_solve makes on the built preconditioner, made on the
+ * options before anything is built (the run and --dry-run): a restricted
+ * Schwarz smoother (pmg smoother ras, cheby-ras) is not symmetric, so a
+ * solver that is not flexible (flexible == 0; solver: its name for the
+ * message) refuses it: HX_ERR_INPUT at the smoother's case position.
+ * Options as completed by hx_pc_options_check. Host only. */
+int hx_pc_options_check_solver(const hx_opt *opts, int flexible, const char *solver);
+
 /* Print the preconditioner's keys from its option tables (hexcg keys):
  * names_only, the dotted keys one per line, else with type, default, the
  * types they belong to and help. */

@@ -360,6 +360,22 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   return HX_SUCCESS;
 }
 
+int hx_pc_options_check_solver(const hx_opt *opts, int flexible, const char *solver) {
+  if (flexible) return HX_SUCCESS;
+  pc_vals v;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  HX_CALL(pc_read(opts, &v, &a, &g));
+  if (v.type != PC_PMG || g.inner != HX_SMOOTH_RAS) return HX_SUCCESS;
+  /* the node that chose the smoother (the defaults are symmetric) */
+  const hx_opt *sm = hx_opt_get(opts, "smoother"), *t = sm ? hx_opt_get(sm, "type") : NULL;
+  return hx_opt_error(t ? t : opts,
+                      "preconditioner.smoother.type: %s (restricted Schwarz) is not symmetric, and solver.type %s "
+                      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
+                      "(asm, cheby-asm, jacobi, cheby-jacobi)",
+                      smoother_types[v.sm_type], solver);
+}
+
 void hx_pc_options_print_keys(int names_only, FILE *out) {
   pc_vals v;
   for (int t = 0; t < NELEM(type_groups); t++) {
