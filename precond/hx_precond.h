@@ -24,7 +24,7 @@ extern const char *const hx_pc_type_names[];
 extern const int hx_pc_num_types;
 
 /* Validate the preconditioner options (the case's preconditioner: mapping;
- * NULL or empty = the default, jacobi) and make every default explicit in
+ * NULL or empty = the default, pmg) and make every default explicit in
  * the tree, so that the effective case lists all keys. Bad keys or values:
  * HX_ERR_INPUT "case.yaml:LINE:COL: preconditioner.KEY: ..." at the
  * offending node. Host only, not collective. */

@@ -87,7 +87,7 @@ static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pm
                                             NELEM(smoother_rows)};
 
 /* the default preconditioner is written here, and only here */
-#define TYPE_ROW ENUM_ROW("type", type, hx_pc_type_names, "jacobi", "the preconditioner")
+#define TYPE_ROW ENUM_ROW("type", type, hx_pc_type_names, "pmg", "the preconditioner")
 #define PREC_ROW(f_) ENUM_ROW("precision", f_, precision_names, NULL, "arithmetic of the preconditioner")
 
 static const hx_opt_key none_rows[] = {TYPE_ROW};

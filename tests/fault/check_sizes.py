@@ -39,6 +39,7 @@ problem:
   rhs: "1"
   boundary:
     - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: 0}
+preconditioner: {type: jacobi}
 """
 open(os.path.join(W, "a.yaml"), "w").write(CASE % ("[5000, 5000, 1]", 7))
 open(os.path.join(W, "b.yaml"), "w").write(CASE % ("[100000, 100000, 1]", 3))
@@ -90,7 +91,8 @@ $Elements
 1 5 2 1 1 1 2 3 4 5 6 7 8
 $EndElements
 """)
-open(os.path.join(W, "g.yaml"), "w").write("mesh: {type: gmsh, file: one.msh}\norder: 15\nproblem: {rhs: '1', lambda: 1}\n")
+open(os.path.join(W, "g.yaml"), "w").write("mesh: {type: gmsh, file: one.msh}\norder: 15\nproblem: {rhs: '1', lambda: 1}\n"
+                                         "preconditioner: {type: jacobi}\n")
 rc, so, se, dt = hexcg(["run", "g.yaml", "--output", "o-g", "--dry-run"], env={"HEXCG_MEM_AVAILABLE": "100K"})
 check(rc == 2 and se.startswith("g.yaml:1:26: mesh.file: 1 elements at order 15 need about 720 KiB of memory on "
                                 "the node of rank 0 (1 rank x 720 KiB), more than the 100 KiB available there")

@@ -395,7 +395,10 @@ for line in p.stdout:
     if os.environ.get("SLURM_RESTART_COUNT", "0") == "0" and line.startswith("step 5 "):
         for d in os.listdir("/proc"):
             try:
-                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg":
+                # only this job's ranks (their command line holds the case), not
+                # the hexcg runs of other tests running beside this one
+                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg" and \
+                        os.environ["HEXCG_CASE"].encode() in open("/proc/%s/cmdline" % d, "rb").read().split(b"\0"):
                     os.kill(int(d), signal.SIGUSR1)
             except OSError:
                 pass
