@@ -121,6 +121,17 @@ int hx_mesh_find_tag(hx_mesh m, const char *name);
 /* 1 if every face of tag i was identified periodically (the tag has no
  * boundary faces left: a boundary condition on it would act nowhere). */
 int hx_mesh_tag_is_periodic(hx_mesh m, int i);
+/* The pseudo tag of a Gmsh file's boundary faces that are in no surface
+ * physical group (docs/mesh.md "Untagged boundary faces"): the last tag,
+ * present only if there are such faces; a physical group of this name is
+ * refused when there are. */
+#define HX_MESH_UNTAGGED "untagged"
+/* Number of boundary faces (global) that form the tag HX_MESH_UNTAGGED, 0 if
+ * none (always 0 for a box mesh, whose boundary faces are all tagged). Faces
+ * made periodic are not boundary faces and never count. *nboundary (may be
+ * NULL): all boundary faces of a Gmsh mesh (0 for a box); *where (may be NULL):
+ * the first one, "face F of file element E, centre (x, y, z)" ("" if none). */
+int64_t hx_mesh_untagged_faces(hx_mesh m, int64_t *nboundary, const char **where);
 /* Number of periodic face pairs (global; 0 for a non-periodic mesh). Periodic
  * faces are interior faces: face neighbours and GLL ids cross them. */
 int64_t hx_mesh_num_periodic_faces(hx_mesh m);
