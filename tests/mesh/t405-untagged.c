@@ -18,7 +18,8 @@ static char dir[64];
  * z = 0, 5: z = 1) gets the physical group surf[s] (surfaces of the same
  * name share it) or, if NULL, no quadrilaterals at all. per: a $Periodic
  * section mapping the nodes of x = Lx onto those of x = 0. */
-static int write_box(const char *path, int nx, int ny, int nz, double Lx, const char *const surf[6], int per) {
+static int write_box(const char *path, int nx, int ny, int nz, double Lx, const char *const surf[6],
+                     int per) {
   FILE *f = fopen(path, "w");
   if (!f) return 1;
 #define NID(i, j, k) (2 * ((i) + (nx + 1) * ((j) + (ny + 1) * (k))) + 7)
@@ -68,7 +69,8 @@ static int write_box(const char *path, int nx, int ny, int nz, double Lx, const 
     for (int j = 0; j < ny; j++)
       for (int i = 0; i < nx; i++) {
         fprintf(f, "%d 5 2 %d 1", 100 + et++, nphys + 1);
-        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
         for (int q = 0; q < 8; q++) fprintf(f, " %d", NID(i + g[q][0], j + g[q][1], k + g[q][2]));
         fprintf(f, "\n");
       }
@@ -110,8 +112,8 @@ static int check_faces(hx_mesh m, double Lx, const char *const surf[6], int64_t 
   int64_t nb_got = 0;
   const char *where = NULL;
   const int64_t nu_got = hx_mesh_untagged_faces(m, &nb_got, &where);
-  HX_ASSERT(nu_got == nu && nb_got == nb, "%s: %lld untagged of %lld boundary faces, expected %lld of %lld", label,
-            (long long)nu_got, (long long)nb_got, (long long)nu, (long long)nb);
+  HX_ASSERT(nu_got == nu && nb_got == nb, "%s: %lld untagged of %lld boundary faces, expected %lld of %lld",
+            label, (long long)nu_got, (long long)nb_got, (long long)nu, (long long)nb);
   HX_ASSERT(where != NULL, "%s: no location", label);
   if (nu > 0) {
     HX_ASSERT(tu == nt - 1, "%s: tag '%s' at %d of %d (expected the last)", label, HX_MESH_UNTAGGED, tu, nt);
@@ -119,14 +121,17 @@ static int check_faces(hx_mesh m, double Lx, const char *const surf[6], int64_t 
     /* the first face's centre, from the location text, lies on an untagged surface */
     const char *c = where ? strstr(where, "centre (") : NULL;
     double x[3] = {-1, -1, -1};
-    HX_ASSERT(c && strstr(where, "of file element ") && sscanf(c, "centre (%lf, %lf, %lf)", &x[0], &x[1], &x[2]) == 3,
+    HX_ASSERT(c && strstr(where, "of file element ") &&
+                  sscanf(c, "centre (%lf, %lf, %lf)", &x[0], &x[1], &x[2]) == 3,
               "%s: location '%s'", label, where ? where : "(null)");
     const int s = surface_of(x, Lx);
-    HX_ASSERT(s >= 0 && !surf[s], "%s: the first untagged face '%s' is not on an untagged surface", label, where);
+    HX_ASSERT(s >= 0 && !surf[s], "%s: the first untagged face '%s' is not on an untagged surface", label,
+              where);
   } else {
     int named = 0; /* a physical group may carry the name (it is then an ordinary tag) */
     for (int k = 0; k < 6; k++) named |= surf[k] && !strcmp(surf[k], HX_MESH_UNTAGGED);
-    HX_ASSERT(where && !where[0], "%s: location '%s' without untagged faces", label, where ? where : "(null)");
+    HX_ASSERT(where && !where[0], "%s: location '%s' without untagged faces", label,
+              where ? where : "(null)");
     HX_ASSERT(tu < 0 || named, "%s: a tag '%s' without untagged faces", label, HX_MESH_UNTAGGED);
   }
   const int tp = nu > 0 ? tu : -1; /* the pseudo tag */
@@ -148,15 +153,16 @@ static int check_faces(hx_mesh m, double Lx, const char *const surf[6], int64_t 
       const int want = nbr[q] < 0 && s >= 0 && !surf[s], got = tp >= 0 && ft[q] == tp;
       cnt += got;
       if (want != got && bad++ < 3)
-        HX_ASSERT(0, "%s: element %lld face %d (centre %g %g %g, neighbour %lld): tag %d, untagged is %d", label,
-                  (long long)hx_mesh_element_global_ids(m)[e], f, c[0], c[1], c[2], (long long)nbr[q], ft[q], tp);
+        HX_ASSERT(0, "%s: element %lld face %d (centre %g %g %g, neighbour %lld): tag %d, untagged is %d",
+                  label, (long long)hx_mesh_element_global_ids(m)[e], f, c[0], c[1], c[2], (long long)nbr[q],
+                  ft[q], tp);
       if (nbr[q] < 0 && ft[q] < 0 && bad++ < 3)
         HX_ASSERT(0, "%s: element %lld face %d is a boundary face without a tag", label,
                   (long long)hx_mesh_element_global_ids(m)[e], f);
     }
   HX_ASSERT(global_sum(comm, bad) == 0, "%s: %lld wrong faces", label, (long long)global_sum(comm, bad));
   HX_ASSERT(global_sum(comm, cnt) == nu, "%s: %lld faces carry the tag, expected %lld", label,
-              (long long)global_sum(comm, cnt), (long long)nu);
+            (long long)global_sum(comm, cnt), (long long)nu);
   return 0;
 }
 
@@ -212,7 +218,8 @@ int main(int argc, char **argv) {
     hx_mesh m = NULL;
     int err = hx_mesh_create_gmsh(comm, path, HX_PART_RCB, &m);
     char want[200];
-    snprintf(want, sizeof want, "and %lld boundary face(s) are in none (the first: face ", (long long)(2 * fy));
+    snprintf(want, sizeof want, "and %lld boundary face(s) are in none (the first: face ",
+             (long long)(2 * fy));
     HX_ASSERT(err == HX_ERR_INPUT && m == NULL, "clash: expected HX_ERR_INPUT, got %d", err);
     HX_ASSERT(strstr(hx_error_message(), "a surface physical group is named 'untagged'") &&
                   strstr(hx_error_message(), want) && strstr(hx_error_message(), "rename the group") &&
