@@ -264,6 +264,15 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     printf("\n  boundary tags        ");
     for (int i = 0; i < nt; i++) printf(" %s (%lld faces)", hx_mesh_tag_name(m, i), (long long)gcnt[i]);
     if (nt == 0) printf(" none");
+    const char *where = "";
+    int64_t nbnd = 0;
+    const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
+    if (nun > 0)
+      printf(
+          "\n  note: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they form "
+          "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
+          "condition with tags: [%s] in problem.boundary, or they are put in a physical group",
+          (long long)nun, (long long)nbnd, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
     printf(
         "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
         "validate %.3f (create total %.3f)\n",

@@ -163,6 +163,24 @@ static int phase_backend(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* Boundary faces of a Gmsh file in no surface physical group (the mesh's
+ * tag HX_MESH_UNTAGGED): said once (rank 0) unless the case gives them a
+ * condition, so a forgotten physical group is not silent. */
+static void untagged_note(const hx_case *cs, hx_mesh m) {
+  int64_t nb = 0;
+  const char *where = "";
+  const int64_t nu = hx_mesh_untagged_faces(m, &nb, &where);
+  if (nu == 0) return;
+  for (int bi = 0; bi < cs->problem.nboundary; bi++)
+    for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
+      if (!strcmp(cs->problem.boundary[bi].tags[k], HX_MESH_UNTAGGED)) return;
+  hx_log(HX_LOG_NORMAL,
+         "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they get the "
+         "natural condition kappa du/dn = 0: give them a condition with tags: [%s] in problem.boundary, or "
+         "put them in a physical group\n",
+         cs->mesh.file, (long long)nu, (long long)nb, where, HX_MESH_UNTAGGED);
+}
+
 /* The mesh, built or read and partitioned, checked against the case: its
  * size (Gmsh), tags, materials and Jacobians. */
 static int phase_mesh(run_state *st) {
@@ -195,6 +213,7 @@ static int phase_mesh(run_state *st) {
   }
   free(names);
   HX_CALL(ierr);
+  untagged_note(cs, m);
 
   double jmin, jmax, hmin, hmax;
   HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));

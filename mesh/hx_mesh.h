@@ -69,8 +69,8 @@ int hx_partitioner_parse(const char *name, hx_partitioner *p);
 int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m);
 /* Collective over comm. Gmsh file (MSH 2.2 ASCII, 4.1 ASCII or binary;
  * elements hex8 and hex27), read on rank 0; path matters on rank 0 only.
- * Surface physical groups become boundary tags, volume physical groups
- * materials. Errors name the file and line (or byte offset). */
+ * Surface physical groups become boundary tags (boundary faces in none: the
+ * tag HX_MESH_UNTAGGED), volume physical groups materials. Errors name the file and line (or byte offset). */
 int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m);
 /* Collective. As hx_mesh_create_gmsh, plus npairs periodic pairs of surface
  * tag names {a, b} (matter on rank 0 only): the nodes of a are matched to
@@ -112,7 +112,8 @@ const int64_t *hx_mesh_element_vertex_ids(hx_mesh m);
 const int32_t *hx_mesh_element_material(hx_mesh m);
 int hx_mesh_num_materials(hx_mesh m);
 const char *hx_mesh_material_name(hx_mesh m, int i);
-/* E * 6 boundary tag index per face, -1 = not on a tagged boundary. */
+/* E * 6 boundary tag index per face, -1 = not on a tagged boundary (interior
+ * and periodic faces; every boundary face of a box or Gmsh mesh has a tag). */
 const int32_t *hx_mesh_face_tags(hx_mesh m);
 int hx_mesh_num_tags(hx_mesh m);
 const char *hx_mesh_tag_name(hx_mesh m, int i); /* box: xmin xmax ymin ymax zmin zmax */
@@ -121,6 +122,17 @@ int hx_mesh_find_tag(hx_mesh m, const char *name);
 /* 1 if every face of tag i was identified periodically (the tag has no
  * boundary faces left: a boundary condition on it would act nowhere). */
 int hx_mesh_tag_is_periodic(hx_mesh m, int i);
+/* The pseudo tag of a Gmsh file's boundary faces that are in no surface
+ * physical group (docs/mesh.md "Untagged boundary faces"): the last tag,
+ * present only if there are such faces; a physical group of this name is
+ * refused when there are. */
+#define HX_MESH_UNTAGGED "untagged"
+/* Number of boundary faces (global) that form the tag HX_MESH_UNTAGGED, 0 if
+ * none (always 0 for a box mesh, whose boundary faces are all tagged). Faces
+ * made periodic are not boundary faces and never count. *nboundary (may be
+ * NULL): all boundary faces of a Gmsh mesh (0 for a box); *where (may be NULL):
+ * the first one, "face F of file element E, centre (x, y, z)" ("" if none). */
+int64_t hx_mesh_untagged_faces(hx_mesh m, int64_t *nboundary, const char **where);
 /* Number of periodic face pairs (global; 0 for a non-periodic mesh). Periodic
  * faces are interior faces: face neighbours and GLL ids cross them. */
 int64_t hx_mesh_num_periodic_faces(hx_mesh m);

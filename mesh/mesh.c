@@ -167,6 +167,14 @@ int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *out) {
     }
     HX_MPI(MPI_Bcast(m->tag_per, m->ntags, MPI_INT32_T, 0, m->comm));
     HX_MPI(MPI_Bcast(&m->nper_faces, 1, MPI_INT64_T, 0, m->comm));
+    int64_t un[2] = {0, 0};
+    if (rank == 0) {
+      un[0] = g->nuntagged, un[1] = g->nboundary;
+      memcpy(m->untagged_where, g->untagged_where, sizeof m->untagged_where);
+    }
+    HX_MPI(MPI_Bcast(un, 2, MPI_INT64_T, 0, m->comm));
+    HX_MPI(MPI_Bcast(m->untagged_where, (int)sizeof m->untagged_where, MPI_CHAR, 0, m->comm));
+    m->nuntagged = un[0], m->nboundary = un[1];
   }
   if (rank == 0) {
     /* the mesh now owns the names */
@@ -274,6 +282,7 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
   HX_CALL(hx_gmesh_topology(g));
   if (npairs > 0) HX_CALL(hx_gmesh_tag_pairs(g, npairs, pairs));
   HX_CALL(hx_gmesh_periodic(g));
+  HX_CALL(hx_gmesh_untagged(g));
   t->topology = hx_wtime() - t0;
   t0 = hx_wtime();
   HX_CALL(hx_gmesh_partition(g, size, part));
@@ -374,6 +383,11 @@ int hx_mesh_tag_is_periodic(hx_mesh m, int i) {
   return i >= 0 && i < m->ntags && m->tag_per ? m->tag_per[i] : 0;
 }
 int64_t hx_mesh_num_periodic_faces(hx_mesh m) { return m->nper_faces; }
+int64_t hx_mesh_untagged_faces(hx_mesh m, int64_t *nboundary, const char **where) {
+  if (nboundary) *nboundary = m->nboundary;
+  if (where) *where = m->untagged_where;
+  return m->nuntagged;
+}
 int hx_mesh_face_neighbors(hx_mesh m, const int64_t **nbr_elem, const int8_t **nbr_face,
                            const int8_t **orient) {
   HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");

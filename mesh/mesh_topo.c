@@ -716,26 +716,45 @@ static int number_faces(hx_gmesh *g) {
     hx_log(HX_LOG_NORMAL,
            "note: %s: %lld tagged boundary quadrilateral(s) match no element face and are ignored\n", g->src,
            (long long)unmatched);
-  /* boundary faces of a file without a surface physical group: say how many and where */
-  if (g->etag) {
-    int64_t untagged = 0, first = -1;
-    for (int64_t i = 0; i < n; i++)
-      if (g->nbr[i] < 0 && g->ftag[i] < 0 && !untagged++) first = i;
-    if (untagged) {
-      double nrm[3], c[3], h;
-      face_normal(g, first / 6, (int)(first % 6), nrm, c, &h);
-      hx_log(HX_LOG_NORMAL,
-             "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: face %d of file "
-             "element %lld, centre (%g, %g, %g)); they get the natural condition kappa du/dn = 0: put them "
-             "in a physical group to give them another\n",
-             g->src, (long long)untagged, (long long)nbnd, (int)(first % 6), (long long)g->etag[first / 6], c[0],
-             c[1], c[2]);
-    }
-  }
 done:
   hx_free_host(&r);
   hx_free_host(&be);
   return err;
+}
+
+int hx_gmesh_untagged(hx_gmesh *g) {
+  g->nuntagged = 0, g->untagged_where[0] = '\0';
+  if (!g->etag) return HX_SUCCESS; /* generated meshes tag every boundary face */
+  int64_t n = 0, nb = 0, first = -1;
+  for (int64_t i = 0; i < g->ne * 6; i++) {
+    if (g->nbr[i] >= 0) continue; /* interior, periodic faces included */
+    nb++;
+    if (g->ftag[i] < 0 && !n++) first = i;
+  }
+  g->nboundary = nb;
+  if (!n) return HX_SUCCESS;
+  double nrm[3], c[3], h;
+  face_normal(g, first / 6, (int)(first % 6), nrm, c, &h);
+  snprintf(g->untagged_where, sizeof g->untagged_where, "face %d of file element %lld, centre (%g, %g, %g)",
+           (int)(first % 6), (long long)g->etag[first / 6], c[0], c[1], c[2]);
+  for (int t = 0; t < g->ntags; t++)
+    HX_CHECK(strcmp(g->tag_names[t], HX_MESH_UNTAGGED), HX_ERR_INPUT,
+             "%s: a surface physical group is named '%s', the name hexcg gives the boundary faces in no "
+             "physical group, and %lld boundary face(s) are in none (the first: %s): rename the group, or "
+             "put those faces in a physical group too",
+             g->src, HX_MESH_UNTAGGED, (long long)n, g->untagged_where);
+  HX_CALL(hx_realloc((size_t)g->ntags + 1, sizeof *g->tag_names, &g->tag_names));
+  g->tag_names[g->ntags] = NULL;
+  HX_CALL(hx_strdup(HX_MESH_UNTAGGED, &g->tag_names[g->ntags]));
+  if (g->tag_per) {
+    HX_CALL(hx_realloc((size_t)g->ntags + 2, sizeof *g->tag_per, &g->tag_per));
+    g->tag_per[g->ntags] = 0;
+  }
+  for (int64_t i = 0; i < g->ne * 6; i++)
+    if (g->nbr[i] < 0 && g->ftag[i] < 0) g->ftag[i] = g->ntags;
+  g->ntags++;
+  g->nuntagged = n;
+  return HX_SUCCESS;
 }
 
 int hx_gmesh_topology(hx_gmesh *g) {

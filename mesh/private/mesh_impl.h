@@ -39,6 +39,10 @@ typedef struct {
   int64_t *per;       /* nper*2 vertex ids */
   int64_t nper_faces; /* face pairs identified */
   int32_t *tag_per;   /* ntags or NULL: 1 = every face of the tag became periodic */
+  /* boundary faces of a Gmsh file in no surface physical group (hx_gmesh_untagged,
+   * after the periodicity): the pseudo tag HX_MESH_UNTAGGED */
+  int64_t nuntagged, nboundary;
+  char untagged_where[256]; /* the first one, for the note */
   /* partition */
   int32_t *part; /* ne */
   char src[512]; /* "box 8x8x8" or the file name, for messages */
@@ -64,6 +68,8 @@ struct hx_mesh_s {
   char **mat_names, **tag_names;
   int32_t *tag_per;   /* ntags: 1 = the tag's faces are all periodic (no longer boundary) */
   int64_t nper_faces; /* periodic face pairs (global) */
+  int64_t nuntagged, nboundary; /* hx_mesh_untagged_faces */
+  char untagged_where[256];
   hx_mesh_times times;
 };
 
@@ -81,6 +87,10 @@ int hx_gmesh_topology(hx_gmesh *g);
 int hx_gmesh_face_orient(const hx_gmesh *g, int64_t e1, int f1, int64_t e2, int f2);
 /* merge the faces paired by g->per (mesh_periodic.c); no-op without pairs */
 int hx_gmesh_periodic(hx_gmesh *g);
+/* after hx_gmesh_periodic: the boundary faces of a Gmsh file in no surface
+ * physical group become the last tag, HX_MESH_UNTAGGED (none: no tag);
+ * refuses a physical group of that name when there are such faces */
+int hx_gmesh_untagged(hx_gmesh *g);
 /* box: the periodic correspondences of opts->periodic (mesh_box.c) */
 int hx_gmesh_box_periodic(const hx_mesh_box_opts *o, hx_gmesh *g);
 /* gmsh: the correspondences of the case's tag pairs, matched by translation */
