@@ -527,10 +527,14 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
   double flops = 12.0 * n4 + 19.0 * n3;
   if (ax->mode == HX_GEO_PRECOMPUTED && ax->prec == HX_F32) {
     /* FP32 records (prec_impl.h): affine elements a record of constants,
-     * every other kind (split included) per-node floats */
-    const double E = ax->E > 0 ? ax->E : 1, fa = ax->nkind[HX_AXK_AFF] / E;
-    bytes += fa * ws * HX_AX_MEANS + (1.0 - fa) * ws * ax->ncomp * n3;
-    flops += fa * ax->ncomp * n3;
+     * scaled affine ones (AFV) the constants plus kappa (and lambda when
+     * ncomp = 7) per node, every other kind (split included) per-node
+     * floats; the multiplies as in FP64 below */
+    const double E = ax->E > 0 ? ax->E : 1, fa = ax->nkind[HX_AXK_AFF] / E, fv = ax->nkind[HX_AXK_AFV] / E;
+    const double nv = ax->ncomp == 7 ? 2.0 : 1.0;
+    bytes +=
+        fa * ws * HX_AX_MEANS + (1.0 - fa - fv) * ws * ax->ncomp * n3 + fv * ws * (HX_AX_MEANS + nv * n3);
+    flops += (fa * ax->ncomp + fv * (ax->ncomp + nv)) * n3;
     if (ax->ncomp == 6) flops -= 2.0 * n3; /* no mass term */
   } else if (ax->mode == HX_GEO_PRECOMPUTED) {
     /* the mean over the elements of the storage: GEN 8 ncomp n^3, AFF 8 * 8

@@ -39,33 +39,39 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   double *h = NULL;
   int64_t *eoff = NULL;
   if (ax->mode == HX_GEO_PRECOMPUTED) {
-    /* the FP64 records' kinds (same affine detection); affine records keep
-     * their 7 constants, general, split and scaled affine (AFV) ones become ncomp blocks of
-     * n^3 + HX_AX_PAD floats of the FP64 per-node factors */
+    /* the FP64 records' kinds (same affine detection); affine (AFF) and
+     * scaled affine (AFV) records are the FP64 ones rounded to float (the 7
+     * constants; AFV then kappa and lambda per node, the same layout in
+     * floats), general and split ones become ncomp blocks of n^3 + HX_AX_PAD
+     * floats of the FP64 per-node factors */
     const size_t cs = (size_t)n3 + HX_AX_PAD, pk = (size_t)ax->ncomp * cs;
+    const size_t len_afv = HX_AX_MEANS + (ax->ncomp == 7 ? 2 : 1) * cs;
     double *g = NULL, *geo64 = NULL;
     int64_t *eoff64 = NULL;
     HX_CALL(HX_ALLOC(&eoff, E + 1));
     int ierr = HX_ALLOC(&eoff64, E + 1);
     if (!ierr && E > 0) ierr = hx_mem_to_host(ax->b, eoff64, ax->d_eoff, E * sizeof(int64_t));
-    if (!ierr && ax->nkind[HX_AXK_AFF] > 0) {
+    if (!ierr && ax->nkind[HX_AXK_AFF] + ax->nkind[HX_AXK_AFV] > 0) {
       ierr = HX_ALLOC(&geo64, (size_t)ax->geo_len + 1);
       if (!ierr) ierr = hx_mem_to_host(ax->b, geo64, ax->d_geo, (size_t)ax->geo_len * sizeof(double));
     }
     size_t off = 0;
     for (size_t e = 0; e < E && !ierr; e++) {
-      const int kind = (eoff64[e] & 3) == HX_AXK_AFF ? HX_AXK_AFF : HX_AXK_GEN;
+      const int k64 = (int)(eoff64[e] & 3);
+      const int kind = k64 == HX_AXK_AFF || k64 == HX_AXK_AFV ? k64 : HX_AXK_GEN;
       eoff[e] = (int64_t)off << 2 | kind;
-      off += kind == HX_AXK_AFF ? HX_AX_MEANS : pk;
+      off += kind == HX_AXK_AFF ? HX_AX_MEANS : kind == HX_AXK_AFV ? len_afv : pk;
     }
     len = off;
     if (!ierr) ierr = HX_ALLOC(&h, len + 1);
     if (!ierr) ierr = HX_ALLOC(&g, 7 * (size_t)n3);
     for (size_t e = 0; e < E && !ierr; e++) {
       double *rec = h + (eoff[e] >> 2);
-      if ((eoff[e] & 3) == HX_AXK_AFF) {
+      const int kind = (int)(eoff[e] & 3);
+      if (kind == HX_AXK_AFF || kind == HX_AXK_AFV) {
         const double *r64 = geo64 + (eoff64[e] >> 2);
-        for (int c = 0; c < HX_AX_MEANS; c++) rec[c] = r64[c];
+        const size_t rl = kind == HX_AXK_AFF ? HX_AX_MEANS : len_afv;
+        for (size_t c = 0; c < rl; c++) rec[c] = r64[c];
       } else {
         ierr = hx_ax_elem_factors(ax, (int32_t)e, g, NULL);
         for (int c = 0; c < ax->ncomp && !ierr; c++)
@@ -100,8 +106,8 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   HX_CALL(ierr);
   if (ax->mode != HX_GEO_PRECOMPUTED) HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_eoff));
   /* split elements are general in FP32 */
-  ax->nkind[HX_AXK_GEN] += ax->nkind[HX_AXK_SPL] + ax->nkind[HX_AXK_AFV];
-  ax->nkind[HX_AXK_SPL] = ax->nkind[HX_AXK_AFV] = 0;
+  ax->nkind[HX_AXK_GEN] += ax->nkind[HX_AXK_SPL];
+  ax->nkind[HX_AXK_SPL] = 0;
   ax->geo_len = (int64_t)len;
   ax->prec = HX_F32;
   return HX_SUCCESS;

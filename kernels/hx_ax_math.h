@@ -31,7 +31,8 @@
 /* The functions below are written once for a value type HX_REAL in
  * hx_ax_math_t.h and instantiated for double (hx_hex8_coeffs,
  * hx_hex8_jacobian, hx_quad_basis, hx_hex27_jacobian, hx_geo_factors,
- * hx_apply_g, hx_geo_affine_node: the FP64 operator and the host setup) and for float (the same
+ * hx_apply_g, hx_geo_affine_node, hx_geo_scaled_node: the FP64 operator and
+ * the host setup) and for float (the same
  * names with _f32: the FP32 operator). Under C++ (the CUDA kernels, templated
  * on the type) the float instantiation also exists under the plain names, as
  * overloads. */
@@ -46,17 +47,6 @@ static inline HX_HD void hx_geo_split_node(const double *HX_RESTRICT m, const fl
                                            double wq, int ncomp, double *HX_RESTRICT g, double *HX_RESTRICT mm) {
   for (int c = 0; c < 6; c++) g[c] = wq * (m[c] + (double)dev[c * cs32]);
   *mm = ncomp == 7 ? wq * (m[6] + (double)dev[6 * cs32]) : 0.0;
-}
-
-/* Factors of one node of an affine element whose coefficient varies (record
- * kind AFV, ax_impl.h): m[0..6] the affine record of the geometry alone
- * (kappa = lambda = 1), kq and lq the node's kappa and lambda:
- * g = (wq kq) m, *mm = (wq lq) m[6] (0 when ncomp = 6). */
-static inline HX_HD void hx_geo_scaled_node(const double *HX_RESTRICT m, double wq, double kq, double lq, int ncomp,
-                                            double *HX_RESTRICT g, double *HX_RESTRICT mm) {
-  const double wk = wq * kq;
-  for (int c = 0; c < 6; c++) g[c] = wk * m[c];
-  *mm = ncomp == 7 ? (wq * lq) * m[6] : 0.0;
 }
 
 /* Flops of the model counts (docs/operator.md), per element of n^3 nodes:

@@ -118,3 +118,16 @@ static inline HX_HD void HX_FN(hx_geo_affine_node)(const HX_REAL *HX_RESTRICT m,
   for (int c = 0; c < 6; c++) g[c] = wq * m[c];
   *mm = ncomp == 7 ? wq * m[6] : HX_R(0.0);
 }
+
+/* Factors of one node of an affine element whose coefficient varies (record
+ * kind AFV, ax_impl.h): m[0..6] the affine record of the geometry alone
+ * (kappa = lambda = 1), kq and lq the node's kappa and lambda:
+ * g = (wq kq) m, *mm = (wq lq) m[6] (0 when ncomp = 6). The FP32 operator's
+ * AFV record is the FP64 one rounded to float, so it runs the same math. */
+static inline HX_HD void HX_FN(hx_geo_scaled_node)(const HX_REAL *HX_RESTRICT m, HX_REAL wq, HX_REAL kq,
+                                                   HX_REAL lq, int ncomp, HX_REAL *HX_RESTRICT g,
+                                                   HX_REAL *HX_RESTRICT mm) {
+  const HX_REAL wk = wq * kq;
+  for (int c = 0; c < 6; c++) g[c] = wk * m[c];
+  *mm = ncomp == 7 ? (wq * lq) * m[6] : HX_R(0.0);
+}

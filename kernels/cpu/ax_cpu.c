@@ -8,9 +8,10 @@
  * (FP64 n = 8 below, FP32 n = 8 and n = 4 in ax_f32_avx2_8.h,
  * ax_f32_avx2_4.h) take the place of their generic loops behind the same
  * tables. Per-node math: hx_ax_math.h. FP32: the record kinds of ax_prec.c
- * (affine: 7 constants, g = w_q m; general: per-node floats; on the fly: the
- * 24 map coefficients formed in double at setup), element partials u.w
- * accumulating the float products in double. */
+ * (affine: 7 constants, g = w_q m; scaled affine: the same plus kappa (and
+ * lambda) per node, g = (w_q kappa_q) m; general: per-node floats; on the
+ * fly: the 24 map coefficients formed in double at setup), element partials
+ * u.w accumulating the float products in double. */
 #include "prec_impl.h"
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 #define HX_AX_INLINE static inline
 #endif
 
-/* Geometry kinds of the element kernels: the three precomputed records and
+/* Geometry kinds of the element kernels: the four precomputed records and
  * on the fly. */
 #define HX_AXG_OTF 4
 
@@ -36,22 +37,22 @@
 
 /* One element of the loops below: the record kind dispatched to a
  * specialised copy of the kernel. */
-#define HX_AX_CPU_ELEM(N, OTF, F, UE)                                                                            \
-  do {                                                                                                           \
-    if (OTF) {                                                                                                   \
-      HX_FN(hx_ax_cpu_elem)((N), HX_AXG_OTF, (F), a, a->geo + HX_AX_OTF_STRIDE * e, UE, oe, fr, fs, ft);         \
-    } else {                                                                                                     \
-      const int64_t eo = a->eoff[e];                                                                             \
-      if ((eo & 3) == HX_AXK_AFF)                                                                                \
-        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFF, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
-      else if (HX_AXT_SPLIT && (eo & 3) == HX_AXK_SPL)                                                           \
-        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_SPL, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
-      else if (HX_AXT_SPLIT && (eo & 3) == HX_AXK_AFV)                                                           \
-        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFV, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
-      else                                                                                                       \
-        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_GEN, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);                  \
-    }                                                                                                            \
-    if (a->part) a->part[k] = HX_FN(hx_ax_cpu_dot)((int)n3, UE, oe);                                             \
+#define HX_AX_CPU_ELEM(N, OTF, F, UE)                                                                    \
+  do {                                                                                                   \
+    if (OTF) {                                                                                           \
+      HX_FN(hx_ax_cpu_elem)((N), HX_AXG_OTF, (F), a, a->geo + HX_AX_OTF_STRIDE * e, UE, oe, fr, fs, ft); \
+    } else {                                                                                             \
+      const int64_t eo = a->eoff[e];                                                                     \
+      if ((eo & 3) == HX_AXK_AFF)                                                                        \
+        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFF, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);          \
+      else if (HX_AXT_SPLIT && (eo & 3) == HX_AXK_SPL)                                                   \
+        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_SPL, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);          \
+      else if ((eo & 3) == HX_AXK_AFV)                                                                   \
+        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_AFV, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);          \
+      else                                                                                               \
+        HX_FN(hx_ax_cpu_elem)((N), HX_AXK_GEN, (F), a, a->geo + (eo >> 2), UE, oe, fr, fs, ft);          \
+    }                                                                                                    \
+    if (a->part) a->part[k] = HX_FN(hx_ax_cpu_dot)((int)n3, UE, oe);                                     \
   } while (0)
 
 /* The per-order, per-mode loops: N is a literal in each, so the scratch

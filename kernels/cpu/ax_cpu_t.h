@@ -2,7 +2,8 @@
  * cpu/ax_cpu.c once per precision, no include guard): HX_REAL the type,
  * HX_FN(name) the instantiation's names (plain for double, _f32 for float),
  * HX_R(x) every literal, HX_AXT_FMA(a, b, c) the type's fused multiply-add,
- * HX_AXT_SPLIT whether split records exist (FP64 only) and HX_AXT_OTF_VERTS
+ * HX_AXT_SPLIT whether split records exist (FP64 only; the scaled affine
+ * records, AFV, exist in both) and HX_AXT_OTF_VERTS
  * whether an on-the-fly record holds the 8 vertices (FP64: the map
  * coefficients are formed per element) or the 24 coefficients already
  * formed in double at setup (FP32), HX_AXT_HAND4 whether a hand-written
@@ -87,11 +88,10 @@ HX_AX_INLINE void HX_FN(hx_ax_cpu_elem)(const int n, const int gk, const int f, 
         } else if (gk == HX_AXK_AFF) {
           HX_FN(hx_geo_affine_node)(geo, a->w3[q], a->ncomp, g, &mm);
         } else if (gk == HX_AXK_AFV) {
-#if HX_AXT_SPLIT
           const int cs = n3 + HX_AX_PAD;
-          const double *kq = geo + HX_AX_MEANS;
-          hx_geo_scaled_node(geo, a->w3[q], kq[q], a->ncomp == 7 ? kq[cs + q] : 0.0, a->ncomp, g, &mm);
-#endif
+          const HX_REAL *kq = geo + HX_AX_MEANS;
+          const HX_REAL lq = a->ncomp == 7 ? kq[cs + q] : HX_R(0.0);
+          HX_FN(hx_geo_scaled_node)(geo, a->w3[q], kq[q], lq, a->ncomp, g, &mm);
         } else {
 #if HX_AXT_SPLIT
           hx_geo_split_node(geo, (const float *)(geo + HX_AX_MEANS) + q, hx_ax_cs32(n3), a->w3[q], a->ncomp, g,

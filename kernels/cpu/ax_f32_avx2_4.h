@@ -9,8 +9,8 @@
  *  - s (across rows): row m of the plane broadcast to both lanes
  *    (vbroadcastf128) times the table D[j][m] of the vector's two rows;
  *  - t (across planes): the vector of plane m times the scalar D[k][m];
- * and the same with D^T for the transposed ones. Records: general and
- * affine, as the generic loop (same per-node float math, sums in another
+ * and the same with D^T for the transposed ones. Records: general, affine
+ * and scaled affine, as the generic loop (same per-node float math, sums in another
  * order: within float round-off of it). */
 #ifndef HX_AX_F32_AVX2_4_H
 #define HX_AX_F32_AVX2_4_H
@@ -44,7 +44,7 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre4_elem(const int gk, const int ncomp, const h
   const int cs = 64 + HX_AX_PAD;
   __attribute__((aligned(32))) float fr[64], fs[64], ft[64];
   __m256 mc[7];
-  if (gk == HX_AXK_AFF)
+  if (gk != HX_AXK_GEN)
     for (int cc = 0; cc < 7; cc++) mc[cc] = _mm256_broadcast_ss(geo + cc);
   for (int v = 0; v < 8; v++) {
     const int k = v >> 1, h = v & 1;
@@ -69,10 +69,15 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre4_elem(const int gk, const int ncomp, const h
       g3 = _mm256_loadu_ps(gq + 3 * cs), g4 = _mm256_loadu_ps(gq + 4 * cs), g5 = _mm256_loadu_ps(gq + 5 * cs);
       if (ncomp == 7) gm = _mm256_loadu_ps(gq + 6 * cs);
     } else {
+      /* AFF: g = w_q m; AFV: g = (w_q kappa_q) m, mass (w_q lambda_q) m_6
+       * (hx_geo_scaled_node_f32's products) */
       const __m256 wv = _mm256_loadu_ps(w3 + 8 * v);
-      g0 = _mm256_mul_ps(wv, mc[0]), g1 = _mm256_mul_ps(wv, mc[1]), g2 = _mm256_mul_ps(wv, mc[2]);
-      g3 = _mm256_mul_ps(wv, mc[3]), g4 = _mm256_mul_ps(wv, mc[4]), g5 = _mm256_mul_ps(wv, mc[5]);
-      if (ncomp == 7) gm = _mm256_mul_ps(wv, mc[6]);
+      const float *kq = geo + HX_AX_MEANS + 8 * v;
+      const __m256 wk = gk == HX_AXK_AFV ? _mm256_mul_ps(wv, _mm256_loadu_ps(kq)) : wv;
+      g0 = _mm256_mul_ps(wk, mc[0]), g1 = _mm256_mul_ps(wk, mc[1]), g2 = _mm256_mul_ps(wk, mc[2]);
+      g3 = _mm256_mul_ps(wk, mc[3]), g4 = _mm256_mul_ps(wk, mc[4]), g5 = _mm256_mul_ps(wk, mc[5]);
+      if (ncomp == 7)
+        gm = _mm256_mul_ps(gk == HX_AXK_AFV ? _mm256_mul_ps(wv, _mm256_loadu_ps(kq + cs)) : wv, mc[6]);
     }
     _mm256_store_ps(fr + 8 * v, _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(g0, ur), _mm256_mul_ps(g1, us)),
                                               _mm256_mul_ps(g2, ut)));
@@ -122,18 +127,23 @@ HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_4_f32(const hx_ax_cpu_args_f32 *a
         const size_t en = (size_t)(a->list ? a->list[k + HX_AXF4_PF_DIST] : k + HX_AXF4_PF_DIST);
         const int64_t eon = a->eoff[en];
         const char *pg = (const char *)(a->geo + (eon >> 2));
-        const int nb = (eon & 3) == HX_AXK_AFF ? 1 : a->ncomp * (64 + HX_AX_PAD) * 4 / 64;
+        const int nb = (eon & 3) == HX_AXK_AFF ? 1
+                       : (eon & 3) == HX_AXK_AFV
+                           ? (HX_AX_MEANS + (a->ncomp == 7 ? 2 : 1) * (64 + HX_AX_PAD)) * 4 / 64
+                           : a->ncomp * (64 + HX_AX_PAD) * 4 / 64;
         for (int l = 0; l < nb; l++) _mm_prefetch(pg + 64 * l, HX_AXF_PF_HINT);
         const char *pu = a->map ? (const char *)(a->map + n3 * en) : (const char *)(a->u + n3 * en);
         for (int l = 0; l < 4; l++) _mm_prefetch(pu + 64 * l, HX_AXF_PF_HINT);
       }
-#define HX_AXF4_ELEM(UE)                                                        \
-  do {                                                                          \
-    if ((eo & 3) == HX_AXK_AFF)                                                 \
-      hx_axf_avx2_pre4_elem(HX_AXK_AFF, a->ncomp, &tb, a->w3, ge, UE, oe);      \
-    else                                                                        \
-      hx_axf_avx2_pre4_elem(HX_AXK_GEN, a->ncomp, &tb, a->w3, ge, UE, oe);      \
-    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);                      \
+#define HX_AXF4_ELEM(UE)                                                   \
+  do {                                                                     \
+    if ((eo & 3) == HX_AXK_AFF)                                            \
+      hx_axf_avx2_pre4_elem(HX_AXK_AFF, a->ncomp, &tb, a->w3, ge, UE, oe); \
+    else if ((eo & 3) == HX_AXK_AFV)                                       \
+      hx_axf_avx2_pre4_elem(HX_AXK_AFV, a->ncomp, &tb, a->w3, ge, UE, oe); \
+    else                                                                   \
+      hx_axf_avx2_pre4_elem(HX_AXK_GEN, a->ncomp, &tb, a->w3, ge, UE, oe); \
+    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);          \
   } while (0)
       if (a->map) {
         const float *ue = hx_ax_cpu_u_f32(n3, a, e, ub);

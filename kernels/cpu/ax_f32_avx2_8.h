@@ -14,8 +14,11 @@
  *    of plane k-1 and the fluxes of plane k (software pipeline, fr and fs
  *    double-buffered plane scratch), the next element's factors, u (or map)
  *    prefetched into L2 one plane per plane.
- * Records: general (ncomp blocks of 520 floats) and affine (7 constants,
- * g = w_q m in float: hx_geo_affine_node_f32's products). Fluxes in
+ * Records: general (ncomp blocks of 520 floats), affine (7 constants,
+ * g = w_q m in float: hx_geo_affine_node_f32's products) and scaled affine
+ * (the 7 constants, then kappa and, with ncomp = 7, lambda per node in
+ * blocks of 520: hx_geo_scaled_node_f32's products (w_q kappa_q) m,
+ * (w_q lambda_q) m_6). Fluxes in
  * hx_apply_g's order (products, then two adds, not fused). Not bitwise equal
  * to the generic loop (even-odd sums in another order); within float
  * round-off of it. */
@@ -84,8 +87,8 @@ HX_AXF_AVX2_FN void hx_axf_avx2_right8(const float *HX_RESTRICT Bt, const float 
 #define HX_AXF_PF_DIST 1
 #define HX_AXF_PF_HINT _MM_HINT_T1
 
-/* One n = 8 element, precomputed factors, record kind gk (HX_AXK_GEN or
- * HX_AXK_AFF): ut of the whole element into ft (even-odd), then per plane
+/* One n = 8 element, precomputed factors, record kind gk (HX_AXK_GEN,
+ * HX_AXK_AFF or HX_AXK_AFV): ut of the whole element into ft (even-odd), then per plane
  * ur, us, the fluxes and out = M u, the transposed r, s contractions one
  * plane behind, finally out += D^T contraction of ft (even-odd). */
 HX_AXF_AVX2_FN void hx_axf_avx2_pre8_elem(const int gk, const int ncomp, const float *HX_RESTRICT D,
@@ -98,7 +101,7 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre8_elem(const int gk, const int ncomp, const f
   __attribute__((aligned(32))) float fr[2][64], fs[2][64];
   hx_axf_avx2_left8eo(eo, eo + 16, u, 64, 8, ft, ft, 0);
   __m256 m[7];
-  if (gk == HX_AXK_AFF)
+  if (gk != HX_AXK_GEN)
     for (int cc = 0; cc < 7; cc++) m[cc] = _mm256_broadcast_ss(geo + cc);
 #pragma GCC unroll 1
   for (int k = 0; k <= 8; k++) {
@@ -122,6 +125,10 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre8_elem(const int gk, const int ncomp, const f
         if (kind_next == HX_AXK_GEN) {
           const float *pg = geo_next + 64 * k + q;
           for (int cc = 0; cc < ncomp; cc++) _mm_prefetch((const char *)(pg + cc * cs), HX_AXF_PF_HINT);
+        } else if (kind_next == HX_AXK_AFV) {
+          const float *pg = geo_next + HX_AX_MEANS + 64 * k + q;
+          _mm_prefetch((const char *)pg, HX_AXF_PF_HINT);
+          if (ncomp == 7) _mm_prefetch((const char *)(pg + cs), HX_AXF_PF_HINT);
         }
         if (u_next) _mm_prefetch((const char *)(u_next + 64 * k + q), HX_AXF_PF_HINT);
         if (map_next) _mm_prefetch((const char *)(map_next + 64 * k + q), HX_AXF_PF_HINT);
@@ -134,10 +141,14 @@ HX_AXF_AVX2_FN void hx_axf_avx2_pre8_elem(const int gk, const int ncomp, const f
         g4 = _mm256_loadu_ps(gk0 + 4 * cs + q), g5 = _mm256_loadu_ps(gk0 + 5 * cs + q);
         if (ncomp == 7) gm = _mm256_loadu_ps(gk0 + 6 * cs + q);
       } else {
+        /* AFF: g = w_q m; AFV: g = (w_q kappa_q) m, mass (w_q lambda_q) m_6 */
         const __m256 wv = _mm256_loadu_ps(w3 + 64 * k + q);
-        g0 = _mm256_mul_ps(wv, m[0]), g1 = _mm256_mul_ps(wv, m[1]), g2 = _mm256_mul_ps(wv, m[2]);
-        g3 = _mm256_mul_ps(wv, m[3]), g4 = _mm256_mul_ps(wv, m[4]), g5 = _mm256_mul_ps(wv, m[5]);
-        if (ncomp == 7) gm = _mm256_mul_ps(wv, m[6]);
+        const float *kq = geo + HX_AX_MEANS + 64 * k + q;
+        const __m256 wk = gk == HX_AXK_AFV ? _mm256_mul_ps(wv, _mm256_loadu_ps(kq)) : wv;
+        g0 = _mm256_mul_ps(wk, m[0]), g1 = _mm256_mul_ps(wk, m[1]), g2 = _mm256_mul_ps(wk, m[2]);
+        g3 = _mm256_mul_ps(wk, m[3]), g4 = _mm256_mul_ps(wk, m[4]), g5 = _mm256_mul_ps(wk, m[5]);
+        if (ncomp == 7)
+          gm = _mm256_mul_ps(gk == HX_AXK_AFV ? _mm256_mul_ps(wv, _mm256_loadu_ps(kq + cs)) : wv, m[6]);
       }
       _mm256_store_ps(ur + q, _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(g0, vr), _mm256_mul_ps(g1, vs)),
                                             _mm256_mul_ps(g2, vt)));
@@ -174,13 +185,15 @@ HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8_f32(const hx_ax_cpu_args_f32 *a
       float *oe = a->out + n3 * e;
       const int kn = (int)(eon & 3);
       /* the fused and the plain input in separate copies (see HX_AX_CPU_LOOP) */
-#define HX_AXF8_ELEM(UE, UN, MN)                                                                             \
-  do {                                                                                                       \
-    if ((eo & 3) == HX_AXK_AFF)                                                                              \
-      hx_axf_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
-    else                                                                                                     \
-      hx_axf_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN);        \
-    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);                                                   \
+#define HX_AXF8_ELEM(UE, UN, MN)                                                                      \
+  do {                                                                                                \
+    if ((eo & 3) == HX_AXK_AFF)                                                                       \
+      hx_axf_avx2_pre8_elem(HX_AXK_AFF, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN); \
+    else if ((eo & 3) == HX_AXK_AFV)                                                                  \
+      hx_axf_avx2_pre8_elem(HX_AXK_AFV, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN); \
+    else                                                                                              \
+      hx_axf_avx2_pre8_elem(HX_AXK_GEN, a->ncomp, D, Dt, eo8, a->w3, ge, UE, oe, ft, kn, gn, UN, MN); \
+    if (a->part) a->part[k] = hx_ax_cpu_dot_f32((int)n3, UE, oe);                                     \
   } while (0)
       if (a->map) {
         const float *ue = hx_ax_cpu_u_f32(n3, a, e, ub);

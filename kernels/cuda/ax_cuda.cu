@@ -5,8 +5,10 @@
 // in registers. Small orders pack NE elements per block (blockDim.z) so a
 // block has ~256 threads. Per-node math: ../hx_ax_math.h (shared with cpu/;
 // its plain names are overloaded on the type under C++). FP32 records as
-// ax_prec.c: general (per-node floats) and affine (7 constants, g = w_q m
-// with w_q the float products (w_i w_j) w_k, as the CPU's table).
+// ax_prec.c: general (per-node floats), affine (7 constants, g = w_q m with
+// w_q the float products (w_i w_j) w_k, as the CPU's table) and scaled
+// affine (the same plus kappa, lambda per node: hx_geo_scaled_node for both
+// types); split records exist in FP64 only.
 #include "prec_impl.h"
 #include "../hx_gs_math.h"
 #include "hx_cuda_check.h"
@@ -113,7 +115,7 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
       hx_hex8_jacobian(s_c[z], s_tw[i], s_tw[j], s_tw[k], J);
       const T wq = s_tw[N + i] * s_tw[N + j] * s_tw[N + k];
       hx_geo_factors(J, s_c[z][24] * wq, s_c[z][25] * wq, g, &mm);
-    } else if (kind == HX_AXK_GEN || (!F64 && kind != HX_AXK_AFF)) {
+    } else if (kind == HX_AXK_GEN || (!F64 && kind == HX_AXK_SPL)) {  // FP32 has no split records
 #pragma unroll
       for (int c = 0; c < 6; c++) g[c] = ge[c * CS + q];
       mm = ncomp == 7 ? ge[6 * CS + q] : (T)0;
@@ -122,9 +124,8 @@ __global__ void __launch_bounds__(hx_ax_threads(N), hx_ax_minblocks(N))
       if (kind == HX_AXK_AFF) {
         hx_geo_affine_node(ge, wq, ncomp, g, &mm);
       } else if (kind == HX_AXK_AFV) {
-        if constexpr (F64)
-          hx_geo_scaled_node(ge, wq, ge[HX_AX_MEANS + q], ncomp == 7 ? ge[HX_AX_MEANS + CS + q] : 0.0, ncomp, g,
-                             &mm);
+        const T lq = ncomp == 7 ? ge[HX_AX_MEANS + CS + q] : (T)0;
+        hx_geo_scaled_node(ge, wq, ge[HX_AX_MEANS + q], lq, ncomp, g, &mm);
       } else {
         if constexpr (F64)
           hx_geo_split_node(ge, reinterpret_cast<const float *>(ge + HX_AX_MEANS) + q, hx_ax_cs32(N3), wq, ncomp,

@@ -66,8 +66,8 @@ struct hx_ax_s {
  *       (kappa = lambda = 1: G/w_q and |J|), then cs = n^3 + HX_AX_PAD
  *       doubles of kappa per node and, when ncomp = 7, cs of lambda per node
  *       (hx_geo_scaled_node: g = (w_q kappa_q) mean, mass (w_q lambda_q) |J|):
- *       one or two doubles per node instead of the general ncomp. FP64
- *       only (the FP32 operator stores such elements general). */
+ *       one or two doubles per node instead of the general ncomp. The
+ *       FP32 operator stores the same record in floats (ax_prec.c). */
 #define HX_AXK_AFV 3
 #define HX_AX_MEANS 8
 /* float stride of a deviation block: n^3 + 16 rounded up to 8 floats (32 B) */

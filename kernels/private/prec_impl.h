@@ -34,7 +34,10 @@ int hx_cpu_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result);
  *  HX_AXK_GEN: ncomp blocks of n^3 + HX_AX_PAD floats (the FP64 factors G_q,
  *              lambda-mass, rounded to float);
  *  HX_AXK_AFF: HX_AX_MEANS floats: the 7 constants of the FP64 affine record
- *              (G/w_q, lambda |J|) rounded to float, the 8th zero.
+ *              (G/w_q, lambda |J|) rounded to float, the 8th zero;
+ *  HX_AXK_AFV: the FP64 scaled affine record rounded to float: HX_AX_MEANS
+ *              floats (the geometry alone), then n^3 + HX_AX_PAD floats of
+ *              kappa per node and, when ncomp = 7, as many of lambda.
  * ONTHEFLY: HX_AX_OTF_STRIDE floats per element (map coefficients, kappa,
  * lambda). */
 static inline int hx_ax_off_w3_f32(int n) { return n * n + 2 * n; }
