@@ -25,6 +25,21 @@
  * writer can read it. */
 typedef hx_run_stats hx_run_result;
 
+/* What the steady run and the time loop share: the solver's monitor (the
+ * residual history and the progress lines; hx_pcg_opts.monitor with this as
+ * its context) and an expression evaluated at a time t as a field. */
+typedef struct {
+  hx_history hist;
+  hx_progress prog;
+  double t0;
+} hx_run_monitor;
+void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel);
+typedef struct {
+  const hx_expr *e;
+  double t;
+} hx_run_texpr;
+double hx_run_texpr_fn(const void *ctx, double x, double y, double z); /* ctx: an hx_run_texpr */
+
 /* Collective over ctx->comm. Solve the validated case cs: mesh -> operator ->
  * PCG (progress lines through hx_progress, history through hx_history) ->
  * solution/history files in cs->output.dir (already created; its case.yaml

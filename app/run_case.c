@@ -16,14 +16,8 @@ static double pc_node_bytes(const hx_case *cs) {
   return b;
 }
 
-typedef struct {
-  hx_history hist;
-  hx_progress prog;
-  double t0;
-} run_monitor;
-
-static void monitor_cb(void *ctx, int it, double rnorm, double rel) {
-  run_monitor *m = (run_monitor *)ctx;
+void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel) {
+  hx_run_monitor *m = (hx_run_monitor *)ctx;
   if (m->hist) hx_history_append(m->hist, it, rnorm, rel, hx_wtime() - m->t0);
   if (m->prog) hx_progress_update(m->prog, it, rnorm, rel);
 }
@@ -33,12 +27,8 @@ static double expr_fn(const void *ctx, double x, double y, double z) {
 }
 
 /* an expression at a time t (time-dependent runs) */
-typedef struct {
-  const hx_expr *e;
-  double t;
-} expr_t_ctx;
-static double expr_t_fn(const void *ctx, double x, double y, double z) {
-  const expr_t_ctx *c = (const expr_t_ctx *)ctx;
+double hx_run_texpr_fn(const void *ctx, double x, double y, double z) {
+  const hx_run_texpr *c = (const hx_run_texpr *)ctx;
   return hx_expr_eval_t(c->e, x, y, z, c->t);
 }
 
@@ -128,7 +118,7 @@ typedef struct {
   hx_mesh m;
   hx_disc d;
   hx_pc pc;
-  run_monitor mon;
+  hx_run_monitor mon;
   int nt, nmat;                                            /* mesh tags and materials */
   hx_field *kfield, *lfield;           /* per material: expression coefficients (fn NULL: constant) */
   const char **ksrc, **lsrc;           /* per material: case position of the value (borrowed from cs) */
@@ -373,8 +363,8 @@ static int phase_data(run_state *st) {
              cs->path, hx_mesh_tag_name(m, t));
     if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
     if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
-    expr_t_ctx ec = {bc->expr, st->time};
-    hx_field g = {bc->value_kind == HX_BCV_EXPR ? expr_t_fn : const_fn,
+    hx_run_texpr ec = {bc->expr, st->time};
+    hx_field g = {bc->value_kind == HX_BCV_EXPR ? hx_run_texpr_fn : const_fn,
                   bc->value_kind == HX_BCV_EXPR ? (const void *)&ec : (const void *)&bc->value};
     HX_CALL(hx_disc_neumann_load(d, t, g, st->hbn));
     snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
@@ -402,7 +392,7 @@ static int phase_solve(run_state *st) {
   po.max_iterations = cs->solver.max_iterations;
   po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
   po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
-  po.monitor = monitor_cb;
+  po.monitor = hx_run_monitor_cb;
   po.monitor_ctx = &st->mon;
   HX_CALL(hx_history_create(&st->mon.hist));
   HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,

@@ -23,26 +23,6 @@ static const double bdf_alpha[HX_BDF_MAX][HX_BDF_MAX] = {{1.0, 0, 0}, {2.0, -0.5
 
 double hx_run_bdf_shift(int q, double dt) { return bdf_beta0[q - 1] / dt; }
 
-typedef struct {
-  const hx_expr *e;
-  double t;
-} texpr;
-static double texpr_fn(const void *ctx, double x, double y, double z) {
-  const texpr *c = (const texpr *)ctx;
-  return hx_expr_eval_t(c->e, x, y, z, c->t);
-}
-
-typedef struct {
-  hx_history hist;
-  hx_progress prog;
-  double t0;
-} step_monitor;
-
-static void monitor_cb(void *ctx, int it, double rnorm, double rel) {
-  step_monitor *m = (step_monitor *)ctx;
-  if (m->hist) hx_history_append(m->hist, it, rnorm, rel, hx_wtime() - m->t0);
-  if (m->prog) hx_progress_update(m->prog, it, rnorm, rel);
-}
 
 /* The iterations the projected guess saved on a step, estimated: the solve
  * reduced its residual by rnorm / r0norm in `iterations` steps, a mean
@@ -91,7 +71,7 @@ typedef struct {
   double *unew, *feff, *pbuf[64]; /* pbuf: allocated at the first checkpoint */
   int nlev;                     /* levels held */
   hx_proj pj;
-  step_monitor mon;
+  hx_run_monitor mon;
   tbuf steps;
   char **files;                 /* the temporal collection: series/ file names and times */
   double *times;
@@ -247,7 +227,7 @@ static int loop(tloop *L) {
   po.max_iterations = cs->solver.max_iterations;
   po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
   po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
-  po.monitor = monitor_cb;
+  po.monitor = hx_run_monitor_cb;
   po.monitor_ctx = &L->mon;
   HX_CALL(hx_history_create(&L->mon.hist));
   HX_CALL(hx_progress_create(0, 0, cs->solver.tol, stdout, &L->mon.prog)); /* one line per step instead */
@@ -288,8 +268,8 @@ static int loop(tloop *L) {
      * and at the last */
     const int out_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N;
     const int err_due = (cs->time.error_every > 0 && n % cs->time.error_every == 0) || out_due;
-    texpr ex = {cs->problem.exact, t};
-    hx_field exact = {cs->problem.exact && err_due ? texpr_fn : NULL, &ex};
+    hx_run_texpr ex = {cs->problem.exact, t};
+    hx_field exact = {cs->problem.exact && err_due ? hx_run_texpr_fn : NULL, &ex};
     const int np_before = hx_proj_size(L->pj);
     HX_CALL(hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr));
     if (dr.pcg.reason == HX_INTERRUPTED) { /* a signal: the step is dropped, the last one is checkpointed */

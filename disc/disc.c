@@ -316,26 +316,16 @@ int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn) {
   HX_CALL(hx_gll(n, t, w));
   HX_CALL(hx_lagrange_deriv(n, t, D));
   const int32_t *ftag = hx_mesh_face_tags(d->mesh);
-  const double *X[3] = {d->x, d->y, d->z};
   int fidx[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
+  double fw[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
   for (int32_t e = 0; e < d->E; e++)
     for (int f = 0; f < 6; f++) {
       if (ftag[6 * e + f] != tag) continue;
-      int sa, sb;
-      hx_mesh_face_nodes(p, f, fidx, &sa, &sb);
-      for (int b = 0; b < n; b++)
-        for (int a = 0; a < n; a++) {
-          const int64_t l = (int64_t)e * d->n3 + fidx[a + n * b];
-          /* tangents dx/da, dx/db from the nodes on the face's lines through l */
-          double tu[3] = {0, 0, 0}, tv[3] = {0, 0, 0};
-          for (int q = 0; q < n; q++) {
-            const int64_t lu = l + (int64_t)(q - a) * sa, lv = l + (int64_t)(q - b) * sb;
-            for (int r = 0; r < 3; r++) tu[r] += D[a * n + q] * X[r][lu], tv[r] += D[b * n + q] * X[r][lv];
-          }
-          const double cx = tu[1] * tv[2] - tu[2] * tv[1], cy = tu[2] * tv[0] - tu[0] * tv[2],
-                       cz = tu[0] * tv[1] - tu[1] * tv[0];
-          h_bn[l] += w[a] * w[b] * sqrt(cx * cx + cy * cy + cz * cz) * g.fn(g.ctx, d->x[l], d->y[l], d->z[l]);
-        }
+      hx_disc_face_weights(d, e, f, w, D, fidx, fw);
+      for (int q = 0; q < n * n; q++) {
+        const int64_t l = (int64_t)e * d->n3 + fidx[q];
+        h_bn[l] += fw[q] * g.fn(g.ctx, d->x[l], d->y[l], d->z[l]);
+      }
     }
   return HX_SUCCESS;
 }

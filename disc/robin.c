@@ -19,9 +19,8 @@ int hx_disc_has_robin(const hx_disc_opts *o, int ntags) {
   return 0;
 }
 
-/* w_a w_b |dx/da x dx/db| at the n*n nodes of face f of element e (in the
- * order of hx_mesh_face_nodes); fidx gets the element-local node indices */
-static void face_weights(hx_disc d, int32_t e, int f, const double *w, const double *D, int *fidx, double *fw) {
+/* (disc_impl.h) the face quadrature weights of the Robin term and the Neumann load */
+void hx_disc_face_weights(hx_disc d, int32_t e, int f, const double *w, const double *D, int *fidx, double *fw) {
   const int p = d->p, n = p + 1;
   const double *X[3] = {d->x, d->y, d->z};
   int sa, sb;
@@ -60,7 +59,7 @@ int hx_disc_robin_setup(hx_disc d) {
       if (tg < 0 || !d->opts.robin_alpha[tg].fn) continue;
       if (d->opts.dirichlet_tag ? d->opts.dirichlet_tag[tg] : 1) continue; /* Dirichlet wins */
       const hx_field al = d->opts.robin_alpha[tg];
-      face_weights(d, e, f, w, D, fidx, fw);
+      hx_disc_face_weights(d, e, f, w, D, fidx, fw);
       for (int q = 0; q < n * n; q++) {
         const int64_t l = (int64_t)e * d->n3 + fidx[q];
         const double a = al.fn(al.ctx, d->x[l], d->y[l], d->z[l]);

@@ -64,4 +64,10 @@ void hx_disc_robin_free(hx_disc d);
 /* frees the transfer scratch and matrices of d (interp.c); first error */
 int hx_disc_transfer_free(hx_disc d);
 
+/* w_a w_b |dx/da x dx/db| at the n*n GLL nodes of face f of element e (in
+ * the order of hx_mesh_face_nodes; the tangents from the nodes on the face's
+ * lines through each node), with w, D the GLL weights and derivative matrix
+ * of order d->p; fidx gets the element-local node indices (disc/robin.c). */
+void hx_disc_face_weights(hx_disc d, int32_t e, int f, const double *w, const double *D, int *fidx, double *fw);
+
 #endif

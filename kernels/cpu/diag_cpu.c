@@ -3,13 +3,6 @@
 #include "diag_impl.h"
 #include "hx_diag_math.h"
 
-#define HX_REAL double
-#define HX_FN(name) name
-#include "diag_cpu_t.h"
-#undef HX_FN
-#undef HX_REAL
-#define HX_REAL float
-#define HX_FN(name) name##_f32
-#include "diag_cpu_t.h"
-#undef HX_FN
-#undef HX_REAL
+/* the template's path is relative to hx_instantiate.h (kernels/) */
+#define HX_TEMPLATE "cpu/diag_cpu_t.h"
+#include "hx_instantiate.h"

@@ -397,8 +397,8 @@ for line in p.stdout:
             try:
                 # only this job's ranks (their command line holds the case), not
                 # the hexcg runs of other tests running beside this one
-                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg" and \
-                        os.environ["HEXCG_CASE"].encode() in open("/proc/%s/cmdline" % d, "rb").read().split(b"\0"):
+                mine = os.environ["HEXCG_CASE"] in open("/proc/%s/cmdline" % d, errors="replace").read().split(chr(0))
+                if d.isdigit() and open("/proc/%s/comm" % d).read().strip() == "hexcg" and mine:
                     os.kill(int(d), signal.SIGUSR1)
             except OSError:
                 pass
