@@ -232,7 +232,9 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
 
   /* every file goes to a staging folder and the complete set replaces the
    * old one at the end: a failed or killed run loses no earlier result */
-  err = hx_outdir_open(ctx->comm, cs->output.dir, o.force, &od);
+  /* a dry run writes nothing into a folder holding results (below), so it
+   * does not need --force there: it says that the run will */
+  err = hx_outdir_open(ctx->comm, cs->output.dir, o.force || o.dry_run, &od);
   if (agree_fail(ctx, err, &status)) goto done;
   final_dir = strdup(cs->output.dir);
   if (!final_dir) err = HX_ERROR(HX_ERR_MEM, "out of memory");
@@ -257,7 +259,8 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     err = hx_run_check(ctx, cs);
     if (agree_fail(ctx, err, &status)) goto done;
     if (hx_outdir_had_results(od)) { /* keep the earlier results with their own case.yaml */
-      hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are)\n", final_dir);
+      hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are%s)\n", final_dir,
+             o.force ? "" : "; the run needs --force to replace them");
     } else {
       err = hx_outdir_commit(od);
       if (agree_fail(ctx, err, &status)) goto done;

@@ -58,13 +58,19 @@ rc, out, err = run([box, "--dry-run", "--output", d, "--set", "order=6"])
 check(rc == 0 and "order: 6" in open(eff).read(), f"dry-run folder reused: rc {rc} {err!r}")
 rc, out, err = run([box, "--dry-run", "--output", d])
 first = open(eff).read()
-# a folder with results is refused without --force, and left alone
+# a folder with results: a dry run validates, writes nothing into it and says
+# that the run needs --force (which refuses it without, and leaves it alone)
 open(os.path.join(d, "summary.yaml"), "w").write("# results of an earlier run\n")
 rc, out, err = run([box, "--dry-run", "--output", d, "--set", "order=5"])
+check(rc == 0 and "kept as they are; the run needs --force" in out and err == "",
+      f"dry run into a folder with results: rc {rc} {out!r} {err!r}")
+check(open(eff).read() == first and sorted(os.listdir(d)) == ["case.yaml", "keep.txt", "summary.yaml"],
+      f"dry run wrote nothing: {sorted(os.listdir(d))}")
+rc, out, err = run([box, "--output", d, "--set", "order=2", "--set", "mesh.elements=[2,2,2]"])
 check(rc == 2 and err == f"output directory '{d}' exists; use --force to overwrite it\n",
       f"existing folder: rc {rc} {err!r}")
 check(open(eff).read() == first, "case.yaml unchanged without --force")
-rc, out, err = run([box, "--dry-run", "--output", d], ranks=2)
+rc, out, err = run([box, "--output", d, "--set", "order=2", "--set", "mesh.elements=[2,2,2]"], ranks=2)
 check(rc == 2 and err.count("exists; use --force") == 1, f"np2 existing folder: one message, rc {rc} {err!r}")
 # a dry run with --force validates but keeps the earlier results with their case.yaml
 rc, out, err = run([box, "--dry-run", "--output", d, "--force", "--set", "order=5"])
