@@ -12,6 +12,11 @@ foreach(_mode missing-hypre hypre-other-mpi hypre-too-old)
   set_tests_properties(build.configure-${_mode} PROPERTIES LABELS build TIMEOUT 180
                        PASS_REGULAR_EXPRESSION "configure check ${_mode}: ok")
 endforeach()
+# METIS optional: configure with -DHEXCG_METIS=OFF and build the mesh module
+add_test(NAME build.no-metis
+         COMMAND ${CMAKE_COMMAND} -DMODE=no-metis -DWORK=${CMAKE_BINARY_DIR}/build-checks/no-metis
+                 -DHYPRE_REAL=${HYPRE_ROOT} ${_hx_cc_args} -P ${CMAKE_SOURCE_DIR}/cmake/hx_configure_check.cmake)
+set_tests_properties(build.no-metis PROPERTIES LABELS build TIMEOUT 300 PASS_REGULAR_EXPRESSION "configure check no-metis: ok")
 # cmake --install into a scratch prefix: the layout, and the installed hexcg runs
 add_test(NAME build.install
          COMMAND ${CMAKE_COMMAND} -DMODE=install -DWORK=${CMAKE_BINARY_DIR}/build-checks/install

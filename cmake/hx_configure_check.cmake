@@ -6,6 +6,9 @@
 #                    (a stand-in libmpi built here with another soname than
 #                    this build's MPI): refused, naming both
 #   hypre-too-old    HYPRE_config.h says 2.20.0: refused, naming the range
+#   no-metis         -DHEXCG_METIS=OFF configures (saying so) and the mesh
+#                    module builds without metis.h (HYPRE_REAL: this build's
+#                    HYPRE_ROOT, empty when CMake found hypre itself)
 #   install          cmake --install BUILD into WORK: bin/hexcg runs
 #                    --version, the configs, job scripts, plot scripts, docs
 file(REMOVE_RECURSE "${WORK}")
@@ -47,7 +50,36 @@ function(fake_hypre prefix version mpilib)
   endif()
 endfunction()
 
-if(MODE STREQUAL "missing-hypre")
+if(MODE STREQUAL "no-metis")
+  # METIS optional: a configure with -DHEXCG_METIS=OFF succeeds, says so, and
+  # the mesh module (the partitioners) compiles without metis.h
+  set(hypre_arg "")
+  if(HYPRE_REAL)
+    set(hypre_arg -DHYPRE_ROOT=${HYPRE_REAL})
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${WORK}/build -DHEXCG_CUDA=OFF -DBUILD_TESTING=OFF
+                          -DHEXCG_METIS=OFF -DCMAKE_C_COMPILER=${C_COMPILER} -DMPI_C_COMPILER=${MPI_C_COMPILER}
+                          -DMPIEXEC_EXECUTABLE=${MPIEXEC} -DHDF5_C_COMPILER_EXECUTABLE=${HDF5_H5PCC} ${hypre_arg}
+                  OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE r)
+  message("${o}${e}")
+  if(NOT r EQUAL 0)
+    message(FATAL_ERROR "configure check no-metis: the configure without METIS failed")
+  endif()
+  expect("${o}" "hexcg: METIS off \\(HEXCG_METIS=OFF\\): mesh.partitioner rcb only")
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/build --target hx_mesh -j 2 RESULT_VARIABLE r
+                  OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  if(NOT r EQUAL 0)
+    message("${o}${e}")
+    message(FATAL_ERROR "configure check no-metis: the mesh module does not build without METIS")
+  endif()
+  file(GLOB_RECURSE flags ${WORK}/build/mesh/*flags.make)
+  foreach(f IN LISTS flags)
+    file(READ ${f} t)
+    if(t MATCHES "HEXCG_HAVE_METIS")
+      message(FATAL_ERROR "configure check no-metis: ${f} defines HEXCG_HAVE_METIS")
+    endif()
+  endforeach()
+elseif(MODE STREQUAL "missing-hypre")
   configure_with(${WORK}/no-such-prefix msg)
   expect("${msg}" "hypre not found under HYPRE_ROOT=${WORK}/no-such-prefix")
   expect("${msg}" "hypre 2\\.26\\.0 or later \\(before 3\\.0\\)")

@@ -150,15 +150,30 @@ hx_find_pc(MATHEVAL libmatheval matheval.h matheval MATHEVAL_ROOT)
 # ---------------------------------------------------------------- LAPACK, OpenMP, METIS
 find_package(LAPACK REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS C)
-find_path(METIS_INCLUDE_DIR metis.h HINTS ${METIS_ROOT} $ENV{METIS_ROOT} PATH_SUFFIXES include)
-find_library(METIS_LIBRARY metis HINTS ${METIS_ROOT} $ENV{METIS_ROOT} PATH_SUFFIXES lib lib64)
-if(NOT METIS_INCLUDE_DIR OR NOT METIS_LIBRARY)
-  message(FATAL_ERROR "hexcg: METIS 5 not found (metis.h, libmetis): -DMETIS_ROOT=<prefix> or add it to "
-                      "CMAKE_PREFIX_PATH (Spack: metis; Debian: libmetis-dev).")
-endif()
+# METIS is optional (the mesh.partitioner metis; rcb, the default, needs
+# nothing): AUTO uses it when found, ON requires it, OFF leaves it out.
+set(HEXCG_METIS AUTO CACHE STRING "METIS k-way partitioner: AUTO (when found), ON (required), OFF")
+set_property(CACHE HEXCG_METIS PROPERTY STRINGS AUTO ON OFF)
 add_library(hx_metis INTERFACE)
-target_include_directories(hx_metis INTERFACE ${METIS_INCLUDE_DIR})
-target_link_libraries(hx_metis INTERFACE ${METIS_LIBRARY})
+set(HX_HAVE_METIS 0)
+if(NOT HEXCG_METIS STREQUAL "OFF")
+  find_path(METIS_INCLUDE_DIR metis.h HINTS ${METIS_ROOT} $ENV{METIS_ROOT} PATH_SUFFIXES include)
+  find_library(METIS_LIBRARY metis HINTS ${METIS_ROOT} $ENV{METIS_ROOT} PATH_SUFFIXES lib lib64)
+  if(METIS_INCLUDE_DIR AND METIS_LIBRARY)
+    set(HX_HAVE_METIS 1)
+    target_include_directories(hx_metis INTERFACE ${METIS_INCLUDE_DIR})
+    target_link_libraries(hx_metis INTERFACE ${METIS_LIBRARY})
+    target_compile_definitions(hx_metis INTERFACE HEXCG_HAVE_METIS=1)
+    message(STATUS "hexcg: METIS ${METIS_LIBRARY} (mesh.partitioner metis)")
+  elseif(HEXCG_METIS STREQUAL "ON")
+    message(FATAL_ERROR "hexcg: METIS 5 not found (metis.h, libmetis): -DMETIS_ROOT=<prefix> or add it to "
+                        "CMAKE_PREFIX_PATH (Spack: metis; Debian: libmetis-dev), or -DHEXCG_METIS=OFF "
+                        "(the rcb partitioner only).")
+  endif()
+endif()
+if(NOT HX_HAVE_METIS)
+  message(STATUS "hexcg: METIS off (HEXCG_METIS=${HEXCG_METIS}): mesh.partitioner rcb only")
+endif()
 
 # ---------------------------------------------------------------- what hexcg --version reports as "built with"
 if(HEXCG_HAVE_CUDA)

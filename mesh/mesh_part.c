@@ -1,6 +1,8 @@
 /* Partitioners on rank 0: recursive coordinate bisection of the element
  * centroids (default) and METIS k-way on the element dual graph (faces). */
+#ifdef HEXCG_HAVE_METIS
 #include <metis.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +87,16 @@ static int part_rcb(hx_gmesh *g, int nparts) {
   return err;
 }
 
+#ifndef HEXCG_HAVE_METIS
+static int part_metis(hx_gmesh *g, int nparts) {
+  (void)nparts;
+  return HX_ERROR(HX_ERR_INPUT,
+                  "%s: mesh.partitioner metis: this hexcg was built without METIS (HEXCG_METIS=OFF, or METIS not "
+                  "found at configure time); use mesh.partitioner: rcb (the default), or rebuild with METIS "
+                  "(-DMETIS_ROOT=<prefix>, docs/cluster.md)",
+                  g->src);
+}
+#else
 static int part_metis(hx_gmesh *g, int nparts) {
   HX_CHECK(g->ne < (int64_t)INT32_MAX / 6, HX_ERR_INPUT,
            "%s: %lld elements are too many for METIS with 32-bit indices; use the rcb partitioner", g->src,
@@ -124,6 +136,7 @@ static int part_metis(hx_gmesh *g, int nparts) {
   hx_free_host(&part);
   return err;
 }
+#endif
 
 int hx_gmesh_partition(hx_gmesh *g, int nparts, hx_partitioner p) {
   HX_CHECK(nparts >= 1, HX_ERR_ARG, "number of parts must be >= 1, got %d", nparts);
