@@ -34,6 +34,9 @@ typedef struct {
   double t0;
 } hx_run_monitor;
 void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel);
+/* The solver options of the case (tolerance, iteration limit, pcg / fcg /
+ * pcg1) with mon as the monitor, for the steady run and every time step. */
+void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po);
 typedef struct {
   const hx_expr *e;
   double t;

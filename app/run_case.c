@@ -26,6 +26,16 @@ static double expr_fn(const void *ctx, double x, double y, double z) {
   return hx_expr_eval((const hx_expr *)ctx, x, y, z);
 }
 
+void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po) {
+  hx_pcg_opts_default(po);
+  po->rtol = cs->solver.tol;
+  po->max_iterations = cs->solver.max_iterations;
+  po->flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
+  po->single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
+  po->monitor = hx_run_monitor_cb;
+  po->monitor_ctx = mon;
+}
+
 /* an expression at a time t (time-dependent runs) */
 double hx_run_texpr_fn(const void *ctx, double x, double y, double z) {
   const hx_run_texpr *c = (const hx_run_texpr *)ctx;
@@ -387,13 +397,7 @@ static int phase_data(run_state *st) {
 static int phase_solve(run_state *st) {
   const hx_case *cs = st->cs;
   hx_pcg_opts po;
-  hx_pcg_opts_default(&po);
-  po.rtol = cs->solver.tol;
-  po.max_iterations = cs->solver.max_iterations;
-  po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
-  po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
-  po.monitor = hx_run_monitor_cb;
-  po.monitor_ctx = &st->mon;
+  hx_run_pcg_opts(cs, &st->mon, &po);
   HX_CALL(hx_history_create(&st->mon.hist));
   HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,
                              &st->mon.prog));

@@ -222,13 +222,7 @@ static int loop(tloop *L) {
   HX_CALL(initial_levels(L, &n0));
 
   hx_pcg_opts po;
-  hx_pcg_opts_default(&po);
-  po.rtol = cs->solver.tol;
-  po.max_iterations = cs->solver.max_iterations;
-  po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
-  po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
-  po.monitor = hx_run_monitor_cb;
-  po.monitor_ctx = &L->mon;
+  hx_run_pcg_opts(cs, &L->mon, &po);
   HX_CALL(hx_history_create(&L->mon.hist));
   HX_CALL(hx_progress_create(0, 0, cs->solver.tol, stdout, &L->mon.prog)); /* one line per step instead */
   L->mon.t0 = hx_wtime();
