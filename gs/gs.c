@@ -410,10 +410,39 @@ static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
         t->rkey[k] = (uint64_t)t->rbuf[2 * k];
         t->rkey_val[k] = k * (int64_t)size + r; /* record index and source rank */
       }
+    /* stable sort by id: records of one id end up in increasing source
+     * rank. Each source's records arrive in increasing id (it sends its
+     * sorted unique ids in order), so with few ranks a merge of the runs
+     * (ties to the lower rank: the same order as the stable sort) replaces
+     * the radix passes */
+    if (size <= 8 && size > 1) {
+      int64_t head[8], end[8];
+      for (int r = 0, o = 0; r < size; r++) head[r] = o, o += rc[r] / 2, end[r] = o;
+      uint64_t *mk = NULL;
+      int64_t *mv = NULL;
+      int e = HX_ALLOC(&mk, nrec + 1);
+      if (!e) e = HX_ALLOC(&mv, nrec + 1);
+      for (int64_t j = 0; j < nrec && !e; j++) {
+        int best = -1;
+        for (int r = 0; r < size; r++)
+          if (head[r] < end[r] && (best < 0 || t->rkey[head[r]] < t->rkey[head[best]])) best = r;
+        mk[j] = t->rkey[head[best]], mv[j] = t->rkey_val[head[best]++];
+      }
+      if (e) {
+        free(mk), free(mv), free(rc);
+        return hx_error_trace(__FILE__, __LINE__, __func__, e);
+      }
+      free(t->rkey), free(t->rkey_val);
+      t->rkey = mk, t->rkey_val = mv;
+    } else {
+      int e = hx_gs_radix_sort(nrec, t->rkey, t->rkey_val);
+      if (e) {
+        free(rc);
+        return hx_error_trace(__FILE__, __LINE__, __func__, e);
+      }
+    }
     free(rc);
   }
-  /* stable sort by id: records of one id end up in increasing source rank */
-  HX_CALL(hx_gs_radix_sort(nrec, t->rkey, t->rkey_val));
   t->nrec = nrec;
   return HX_SUCCESS;
 }
@@ -530,21 +559,19 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
   {
     /* within a group, in order of first appearance in the L-vector: G then
      * follows the element order, which keeps gather and scatter streaming */
-    uint64_t *key = NULL;
-    int64_t *val = NULL;
-    int e = HX_ALLOC(&key, nu + 1);
-    if (!e) e = HX_ALLOC(&val, nu + 1);
-    if (!e) {
-      for (int64_t u = 0; u < nu; u++) {
-        key[u] = ((uint64_t)t->gof[u] << 40) | (uint64_t)t->pval[t->ustart[u]];
-        val[u] = u;
-      }
-      e = hx_gs_radix_sort(nu, key, val);
+    /* the first L entries of the ids are distinct: place each id at its
+     * first L entry and walk the L-vector once (O(nl), no sort), counting
+     * per group from the group's start */
+    int32_t *at = NULL;
+    HX_CALL(HX_ALLOC(&at, gs->nl + 1));
+    for (int64_t i = 0; i < gs->nl; i++) at[i] = -1;
+    for (int64_t u = 0; u < nu; u++) at[t->pval[t->ustart[u]]] = (int32_t)u;
+    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
+    for (int64_t i = 0; i < gs->nl; i++) {
+      const int32_t u = at[i];
+      if (u >= 0) t->gof[u] = next[t->gof[u]]++;
     }
-    if (!e)
-      for (int64_t k = 0; k < nu; k++) t->gof[val[k]] = k;
-    free(key), free(val);
-    HX_CALL(e);
+    free(at);
   }
   const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
