@@ -32,7 +32,8 @@ typedef struct {
 static int64_t make_ids(const cfg_t *c, int rank, int size, int64_t **out) {
   const int64_t nel = (int64_t)c->nx * c->ny * c->nz, npe = (int64_t)(c->p + 1) * (c->p + 1) * (c->p + 1);
   const int64_t e0 = nel * rank / size, e1 = nel * (rank + 1) / size, ne = e1 - e0;
-  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1)), *ids = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1));
+  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1)),
+          *ids = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1));
   hx_gs_box_ids(c->nx, c->ny, c->nz, c->p, e0, ne, tmp);
   for (int64_t a = 0; a < ne; a++)
     for (int64_t q = 0; q < npe; q++) {
@@ -60,7 +61,8 @@ static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t
   for (int r = 0; r < size; r++) displ[r + 1] = displ[r] + cnts[r];
   int64_t *all = malloc(sizeof(int64_t) * (size_t)(displ[size] + 1));
   MPI_Allgatherv(ids, cnt, MPI_INT64_T, all, cnts, displ, MPI_INT64_T, MPI_COMM_WORLD);
-  const int64_t nmax = ((int64_t)c->nx * c->p + 1) * ((int64_t)c->ny * c->p + 1) * ((int64_t)c->nz * c->p + 1) + 1;
+  const int64_t nmax =
+      ((int64_t)c->nx * c->p + 1) * ((int64_t)c->ny * c->p + 1) * ((int64_t)c->nz * c->p + 1) + 1;
   int *lowest = malloc(sizeof(int) * (size_t)nmax), *nhold = calloc((size_t)nmax, sizeof(int));
   int *mult = calloc((size_t)nmax, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nmax);
   for (int64_t q = 0; q < nmax; q++) lowest[q] = -1, last[q] = -1;
@@ -116,8 +118,10 @@ static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what) {
                 hx_gs_num_shared(a) == hx_gs_num_shared(b),
             "%s: sizes differ", what);
   if (nl != hx_gs_num_l(b) || ng != hx_gs_num_local(b)) return 0;
-  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl), "%s: maps differ", what);
-  HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng), "%s: ids differ", what);
+  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl), "%s: maps differ",
+            what);
+  HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng), "%s: ids differ",
+            what);
   double *ma = host(bk, hx_gs_inv_multiplicity(a), ng), *mb = host(bk, hx_gs_inv_multiplicity(b), ng);
   HX_ASSERT(!memcmp(ma, mb, sizeof(double) * (size_t)ng), "%s: multiplicities differ", what);
   free(ma), free(mb);
@@ -134,8 +138,10 @@ static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what) {
     HX_TCALL(hx_gs_scatter(h[k], dg[k], dz[k]));
     out[k][0] = host(bk, dg[k], ng), out[k][1] = host(bk, dz[k], nl);
   }
-  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng), "%s: assembled G-vectors differ", what);
-  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl), "%s: scattered L-vectors differ", what);
+  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng), "%s: assembled G-vectors differ",
+            what);
+  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl), "%s: scattered L-vectors differ",
+            what);
   for (int k = 0; k < 2; k++) {
     free(out[k][0]), free(out[k][1]);
     hx_mem_free(bk, (void **)&dg[k]), hx_mem_free(bk, (void **)&dz[k]);
@@ -179,7 +185,8 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
     HX_TCALL(hx_gs_relayout(x, nl2, old, renumber ? nx : NULL));
     HX_TCALL(hx_gs_relayout(y, nl2, old, renumber ? ny : NULL));
     if (renumber)
-      HX_ASSERT(!memcmp(nx, ny, sizeof(int32_t) * (size_t)hx_gs_num_local(a)), "p = %d: renumberings differ", c->p);
+      HX_ASSERT(!memcmp(nx, ny, sizeof(int32_t) * (size_t)hx_gs_num_local(a)), "p = %d: renumberings differ",
+                c->p);
     if (check_same(bk, x, y, renumber ? "relayout + renumber" : "relayout")) return 1;
     HX_TCALL(hx_gs_destroy(&x));
     HX_TCALL(hx_gs_destroy(&y));
