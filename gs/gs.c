@@ -282,6 +282,15 @@ int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_n
   gs->nl = nl;
   if (h_new_of_old) HX_CALL(hx_gs_permute_interior(gs, h_new_of_old));
   HX_CALL(hx_gs_build_l(gs));
+  gs->l_pending = 0;
+  return HX_SUCCESS;
+}
+
+int hx_gs_finish_l(hx_gs gs) {
+  HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: handle is NULL");
+  if (!gs->l_pending) return HX_SUCCESS;
+  HX_CALL(hx_gs_build_l(gs));
+  gs->l_pending = 0;
   return HX_SUCCESS;
 }
 
@@ -293,6 +302,7 @@ int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
   HX_CALL(hx_gs_permute_interior(gs, h_new_of_old));
   HX_CALL(hx_gs_free_l(gs));
   HX_CALL(hx_gs_build_l(gs));
+  gs->l_pending = 0;
   return HX_SUCCESS;
 }
 
@@ -400,10 +410,39 @@ static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
         t->rkey[k] = (uint64_t)t->rbuf[2 * k];
         t->rkey_val[k] = k * (int64_t)size + r; /* record index and source rank */
       }
+    /* stable sort by id: records of one id end up in increasing source
+     * rank. Each source's records arrive in increasing id (it sends its
+     * sorted unique ids in order), so with few ranks a merge of the runs
+     * (ties to the lower rank: the same order as the stable sort) replaces
+     * the radix passes */
+    if (size <= 8 && size > 1) {
+      int64_t head[8], end[8];
+      for (int r = 0, o = 0; r < size; r++) head[r] = o, o += rc[r] / 2, end[r] = o;
+      uint64_t *mk = NULL;
+      int64_t *mv = NULL;
+      int e = HX_ALLOC(&mk, nrec + 1);
+      if (!e) e = HX_ALLOC(&mv, nrec + 1);
+      for (int64_t j = 0; j < nrec && !e; j++) {
+        int best = -1;
+        for (int r = 0; r < size; r++)
+          if (head[r] < end[r] && (best < 0 || t->rkey[head[r]] < t->rkey[head[best]])) best = r;
+        mk[j] = t->rkey[head[best]], mv[j] = t->rkey_val[head[best]++];
+      }
+      if (e) {
+        free(mk), free(mv), free(rc);
+        return hx_error_trace(__FILE__, __LINE__, __func__, e);
+      }
+      free(t->rkey), free(t->rkey_val);
+      t->rkey = mk, t->rkey_val = mv;
+    } else {
+      int e = hx_gs_radix_sort(nrec, t->rkey, t->rkey_val);
+      if (e) {
+        free(rc);
+        return hx_error_trace(__FILE__, __LINE__, __func__, e);
+      }
+    }
     free(rc);
   }
-  /* stable sort by id: records of one id end up in increasing source rank */
-  HX_CALL(hx_gs_radix_sort(nrec, t->rkey, t->rkey_val));
   t->nrec = nrec;
   return HX_SUCCESS;
 }
@@ -520,21 +559,19 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
   {
     /* within a group, in order of first appearance in the L-vector: G then
      * follows the element order, which keeps gather and scatter streaming */
-    uint64_t *key = NULL;
-    int64_t *val = NULL;
-    int e = HX_ALLOC(&key, nu + 1);
-    if (!e) e = HX_ALLOC(&val, nu + 1);
-    if (!e) {
-      for (int64_t u = 0; u < nu; u++) {
-        key[u] = ((uint64_t)t->gof[u] << 40) | (uint64_t)t->pval[t->ustart[u]];
-        val[u] = u;
-      }
-      e = hx_gs_radix_sort(nu, key, val);
+    /* the first L entries of the ids are distinct: place each id at its
+     * first L entry and walk the L-vector once (O(nl), no sort), counting
+     * per group from the group's start */
+    int32_t *at = NULL;
+    HX_CALL(HX_ALLOC(&at, gs->nl + 1));
+    for (int64_t i = 0; i < gs->nl; i++) at[i] = -1;
+    for (int64_t u = 0; u < nu; u++) at[t->pval[t->ustart[u]]] = (int32_t)u;
+    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
+    for (int64_t i = 0; i < gs->nl; i++) {
+      const int32_t u = at[i];
+      if (u >= 0) t->gof[u] = next[t->gof[u]]++;
     }
-    if (!e)
-      for (int64_t k = 0; k < nu; k++) t->gof[val[k]] = k;
-    free(key), free(val);
-    HX_CALL(e);
+    free(at);
   }
   const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
@@ -557,7 +594,7 @@ static int hx_gs_map(hx_gs gs, hx_gs_tmp *t) {
   for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
   for (int64_t u = 0; u < nu; u++)
     for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
-  int ierr = hx_gs_build_l(gs);
+  int ierr = gs->l_pending ? HX_SUCCESS : hx_gs_build_l(gs);
   if (!ierr) ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_mult);
   if (!ierr) {
     for (int64_t r = 0; r < ng; r++) t->mult[r] = 1.0 / t->mult[r];
@@ -656,18 +693,31 @@ static int hx_gs_buffers(hx_gs gs) {
 }
 
 static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
-  HX_CALL(hx_gs_local_ids(gs, ids, t));
-  HX_CALL(hx_gs_rendezvous(gs, t));
-  HX_CALL(hx_gs_answer(gs, t));
-  HX_CALL(hx_gs_match_answers(t));
-  HX_CALL(hx_gs_number(gs, t));
-  HX_CALL(hx_gs_map(gs, t));
-  HX_CALL(hx_gs_pattern(gs, t));
-  HX_CALL(hx_gs_buffers(gs));
+  /* one log event per phase (hexcg run --log-view), summed over all handles */
+  static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer",
+                                "gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
+  hx_log_event ev[6];
+  for (int k = 0; k < 6; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
+#define GS_PHASE(k, call)              \
+  do {                                 \
+    hx_log_event_begin(ev[k]);         \
+    HX_CALL(call);                     \
+    hx_log_event_end(ev[k], 0.0, 0.0); \
+  } while (0)
+  GS_PHASE(0, hx_gs_local_ids(gs, ids, t));
+  GS_PHASE(1, hx_gs_rendezvous(gs, t));
+  GS_PHASE(2, hx_gs_answer(gs, t));
+  GS_PHASE(2, hx_gs_match_answers(t));
+  GS_PHASE(3, hx_gs_number(gs, t));
+  GS_PHASE(4, hx_gs_map(gs, t));
+  GS_PHASE(5, hx_gs_pattern(gs, t));
+  GS_PHASE(5, hx_gs_buffers(gs));
+#undef GS_PHASE
   return HX_SUCCESS;
 }
 
-int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
+static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, int defer,
+                             hx_gs *out) {
   HX_CHECK(out, HX_ERR_ARG, "gather-scatter: output handle is NULL");
   *out = NULL;
   HX_CHECK(b, HX_ERR_ARG, "gather-scatter: backend is NULL");
@@ -678,6 +728,7 @@ int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx
   HX_CALL(HX_ALLOC(&gs, 1));
   gs->b = b;
   gs->nl = nl;
+  gs->l_pending = defer;
   gs->comm = MPI_COMM_NULL;
   int ierr = MPI_Comm_dup(comm, &gs->comm);
   if (ierr != MPI_SUCCESS) {
@@ -688,8 +739,12 @@ int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx
   MPI_Comm_size(gs->comm, &gs->size);
   hx_gs_tmp t;
   memset(&t, 0, sizeof t);
-  ierr = hx_gs_setup(gs, ids, &t);
+  hx_log_event ev_all = -1;
+  ierr = hx_log_event_register("gs.setup", &ev_all);
+  hx_log_event_begin(ev_all);
+  if (!ierr) ierr = hx_gs_setup(gs, ids, &t);
   hx_gs_tmp_free(&t);
+  hx_log_event_end(ev_all, 0.0, 0.0);
   if (ierr) {
     /* errors in setup are collective in practice (bad ids on one rank make
      * the others wait); report and clean up what exists */
@@ -698,6 +753,16 @@ int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx
     return e2;
   }
   *out = gs;
+  return HX_SUCCESS;
+}
+
+int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, 0, out));
+  return HX_SUCCESS;
+}
+
+int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, 1, out));
   return HX_SUCCESS;
 }
 
@@ -766,6 +831,7 @@ int hx_gs_get_info(hx_gs gs, hx_gs_info *info) {
 
 /* ------------------------------------------------------------ Z, Z^T */
 int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
   if (gs->nl == 0) return HX_SUCCESS;
   HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs scatter: G-vector");
@@ -776,6 +842,7 @@ int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
 }
 
 int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g) {
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: gather before the L side was built (hx_gs_finish_l)");
   HX_CHECK(part == HX_GS_ALL || part == HX_GS_SHARED || part == HX_GS_INTERIOR, HX_ERR_ARG,
            "gather-scatter: unknown part %d", (int)part);
   const int64_t s0 = gs->ng - gs->n_shared;

@@ -9,6 +9,7 @@
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
 
 int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
   HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
   HX_PREC_OK(prec);
@@ -24,6 +25,7 @@ int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
 }
 
 int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void *d_l, void *d_g) {
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: gather before the L side was built (hx_gs_finish_l)");
   HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
   HX_PREC_OK(prec);

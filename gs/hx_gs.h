@@ -51,6 +51,17 @@ typedef enum { HX_GS_ALL = 0, HX_GS_SHARED = 1, HX_GS_INTERIOR = 2 } hx_gs_part;
  * (id goes to rank id % nranks): no array of global size anywhere. The
  * handle borrows b (b must outlive it). nl < 2^31. */
 int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, hx_gs *gs);
+/* As hx_gs_create, but the L side (the backend map, the gather's CSR and
+ * CPU plan) is not built: for a caller that lays the L-vector out anew
+ * (hx_gs_relayout builds it once, in the new order) after reading what the
+ * setup found. Until hx_gs_relayout, hx_gs_renumber_interior or
+ * hx_gs_finish_l, the sizes, ids, hx_gs_map_host, multiplicities, the
+ * exchange, masks and the owner/shared flags work; scatter and gather are
+ * refused. Collective over comm. */
+int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, hx_gs *gs);
+/* Builds the L side of a handle from hx_gs_create_deferred in its current
+ * layout (no-op when built). Local. */
+int hx_gs_finish_l(hx_gs gs);
 /* Call on all ranks of comm (frees the duplicated communicator, which MPI
  * defines as collective). Accepts NULL / *gs == NULL; nulls *gs. */
 int hx_gs_destroy(hx_gs *gs);

@@ -150,6 +150,32 @@ static int fdm_1d(int p, const int *present, double h, double hl, double hr, dou
   return HX_SUCCESS;
 }
 
+/* The inputs fdm_1d reads (its output is a function of them): the present
+ * flags, h, and the neighbour's length and kappa ratio on each side where
+ * that point is present (0 where it is not, as fdm_1d ignores them there).
+ * Compared by their bits (memcmp): zero padding from memset. */
+typedef struct {
+  double h, hl, hr, rl, rr;
+  uint32_t present; /* bit a: present[a] */
+  uint32_t pad;
+} eig_key;
+
+static void eig_key_make(eig_key *k, int m, const int *pr, double h, double hl, double hr, double rl, double rr) {
+  memset(k, 0, sizeof *k);
+  for (int a = 0; a < m; a++) k->present |= (uint32_t)(pr[a] != 0) << a;
+  k->h = h;
+  if (pr[0]) k->hl = hl, k->rl = rl;
+  if (pr[m - 1]) k->hr = hr, k->rr = rr;
+}
+
+/* FNV-1a over the key's bytes */
+static uint64_t eig_key_hash(const eig_key *k) {
+  const unsigned char *c = (const unsigned char *)k;
+  uint64_t x = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < sizeof *k; i++) x = (x ^ c[i]) * 0x100000001b3ull;
+  return x ^ (x >> 29);
+}
+
 static void fdm_free(hx_fdm f) {
   if (!f) return;
   hx_gs_destroy(&f->xgs);
@@ -507,7 +533,32 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&W->present, 3 * (size_t)E * m + 1));
   HX_CALL(HX_ALLOC(&f->h_S, 3 * (size_t)E * m * m + 1));
   HX_CALL(HX_ALLOC(&f->h_L, 3 * (size_t)E * m + 1));
-  for (int32_t e = 0; e < E; e++) {
+  /* the 1D problems of (element, direction) pairs repeat (every box
+   * element has the same ones up to its boundary faces, a Kershaw mesh few
+   * shapes): a hash table on their exact inputs (eig_key) finds a pair
+   * solved before, whose eigenpairs (the same LAPACK call on the same bits:
+   * the same bits out) are copied. HEXCG_FDM_SHARE=0 solves every pair
+   * (the reference of the test precond.t320-fdm-share). */
+  const char *share_env = getenv("HEXCG_FDM_SHARE");
+  const int share = !(share_env && !strcmp(share_env, "0"));
+  const int64_t npair = 3 * (int64_t)E;
+  int64_t cap = 16;
+  while (cap < 2 * npair) cap *= 2;
+  int64_t *slot = NULL; /* hash slot -> pair that solved it, -1 empty */
+  eig_key *keys = NULL; /* per pair */
+  double *lraw = NULL;  /* per pair: eigenvalues before the kappa scaling and lambda */
+  int err = HX_SUCCESS;
+  if (share) {
+    err = HX_ALLOC(&slot, cap);
+    if (!err) err = HX_ALLOC(&keys, npair + 1);
+    if (!err) err = HX_ALLOC(&lraw, npair * m + 1);
+    if (err) {
+      free(slot), free(keys), free(lraw);
+      return hx_error_trace(__FILE__, __LINE__, __func__, err);
+    }
+    for (int64_t k = 0; k < cap; k++) slot[k] = -1;
+  }
+  for (int32_t e = 0; e < E && !err; e++) {
     const double kappa = W->kbox[e], lambda = W->lbox[e];
     for (int d = 0; d < 3; d++) {
       const int64_t ql = 6 * (int64_t)e + 2 * d, qr = ql + 1;
@@ -521,10 +572,31 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       double *S = f->h_S + (3 * (int64_t)e + d) * m * m, *L = f->h_L + (3 * (int64_t)e + d) * m;
       /* the neighbours' kappa relative to this element's (1 where absent) */
       const double rl = pr[0] ? W->kn[ql] / kappa : 1.0, rr = pr[m - 1] ? W->kn[qr] / kappa : 1.0;
-      HX_CALL(fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], rl, rr, Khat, wq, S, L));
+      const int64_t pair = 3 * (int64_t)e + d;
+      int64_t hit = -1;
+      if (share) {
+        eig_key *k = &keys[pair];
+        eig_key_make(k, m, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], rl, rr);
+        uint64_t hs = eig_key_hash(k) & (uint64_t)(cap - 1);
+        while (slot[hs] >= 0 && memcmp(&keys[slot[hs]], k, sizeof *k)) hs = (hs + 1) & (uint64_t)(cap - 1);
+        if (slot[hs] >= 0)
+          hit = slot[hs];
+        else
+          slot[hs] = pair;
+      }
+      if (hit >= 0) {
+        memcpy(S, f->h_S + hit * m * m, sizeof(double) * (size_t)m * m);
+        memcpy(L, lraw + hit * m, sizeof(double) * (size_t)m);
+      } else {
+        err = fdm_1d(p, pr, W->h[3 * e + d], W->hn[ql], W->hn[qr], rl, rr, Khat, wq, S, L);
+        if (err) break;
+      }
+      if (share) memcpy(lraw + pair * m, L, sizeof(double) * (size_t)m);
       for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
     }
   }
+  free(slot), free(keys), free(lraw);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
   return HX_SUCCESS;
 }
 
@@ -554,7 +626,13 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
           W->xid[(int64_t)e * m3 + A + m * (B + m * C)] = id;
         }
   }
-  HX_CALL(hx_gs_create(f->b, f->comm, (int64_t)E * m3, W->xid, &f->xgs));
+  /* the setup's peak: what the ids were made from goes first */
+  free(W->gid), free(W->plane), free(W->sendbuf), free(W->recvbuf), free(W->keys);
+  W->gid = W->plane = W->sendbuf = W->recvbuf = NULL, W->keys = NULL;
+  /* the L side is built once, in its final layout (fdm_setup: the grouped
+   * relayout or hx_gs_finish_l) */
+  HX_CALL(hx_gs_create_deferred(f->b, f->comm, (int64_t)E * m3, W->xid, &f->xgs));
+  free(W->xid), W->xid = NULL;
   f->xnl = (int64_t)E * m3;
   f->xng = hx_gs_num_local(f->xgs);
   return HX_SUCCESS;
@@ -704,16 +782,33 @@ static int fdm_cost_model(hx_fdm f) {
 static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_MPI(MPI_Comm_rank(f->comm, &W->rank));
   HX_MPI(MPI_Comm_size(f->comm, &W->size));
-  HX_CALL(fdm_box_coefficients(f, o, W));
-  HX_CALL(fdm_box_lengths(f, o, W));
-  HX_CALL(fdm_exchange_planes(f, o, W));
-  HX_CALL(fdm_extension_planes(f, o, W));
-  HX_CALL(fdm_box_eigenpairs(f, o, W));
-  HX_CALL(fdm_extended_numbering(f, W));
-  HX_CALL(fdm_weighted_copies(f, W));
-  HX_CALL(fdm_upload(f, W));
-  HX_CALL(fdm_overlap_lists(f, o, W));
-  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) HX_CALL(grouped_setup(f, W));
+  /* one log event per phase (hexcg run --log-view: where the setup goes) */
+  static const char *names[] = {"fdm.setup.coefficients", "fdm.setup.planes", "fdm.setup.eigenpairs",
+                                "fdm.setup.extended-gs", "fdm.setup.copies", "fdm.setup.upload",
+                                "fdm.setup.grouped"};
+  hx_log_event ev[7];
+  for (int k = 0; k < 7; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
+#define FDM_PHASE(k, call)   \
+  do {                       \
+    hx_log_event_begin(ev[k]); \
+    HX_CALL(call);           \
+    hx_log_event_end(ev[k], 0.0, 0.0); \
+  } while (0)
+  FDM_PHASE(0, fdm_box_coefficients(f, o, W));
+  FDM_PHASE(1, fdm_box_lengths(f, o, W));
+  FDM_PHASE(1, fdm_exchange_planes(f, o, W));
+  FDM_PHASE(1, fdm_extension_planes(f, o, W));
+  FDM_PHASE(2, fdm_box_eigenpairs(f, o, W));
+  FDM_PHASE(3, fdm_extended_numbering(f, W));
+  FDM_PHASE(4, fdm_weighted_copies(f, W));
+  FDM_PHASE(5, fdm_upload(f, W));
+  FDM_PHASE(5, fdm_overlap_lists(f, o, W));
+  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) FDM_PHASE(6, grouped_setup(f, W));
+  FDM_PHASE(3, hx_gs_finish_l(f->xgs)); /* the element layout (no-op after a relayout) */
+#undef FDM_PHASE
+  /* the host copies of S and L served the uploads only */
+  free(f->h_S), free(f->h_L);
+  f->h_S = f->h_L = NULL;
   HX_CALL(fdm_cost_model(f));
   return HX_SUCCESS;
 }
@@ -760,8 +855,12 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   f->es = hx_precision_size(o->prec);
   fdm_work W;
   memset(&W, 0, sizeof W);
-  int ierr = fdm_setup(f, o, &W);
+  hx_log_event ev_all = -1;
+  int ierr = hx_log_event_register("fdm.setup", &ev_all);
+  hx_log_event_begin(ev_all);
+  if (!ierr) ierr = fdm_setup(f, o, &W);
   work_free(&W);
+  hx_log_event_end(ev_all, 0.0, 0.0);
   /* every rank must agree (setup failures on one rank would hang the others
    * in the next collective) */
   int any = ierr != 0, any_all = 0;

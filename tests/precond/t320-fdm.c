@@ -21,6 +21,10 @@
  *            exactly where the kernel has it (not with
  *            HEXCG_FDM_GROUPED=0); with --backend cuda the CUDA FP32 apply
  *            agrees with the CPU FP32 apply (1e-5)
+ *   share    the 1D eigenpairs shared between elements with identical 1D
+ *            problems give the same bits as one solve per element (box
+ *            inverse of every element, whole apply); box, Kershaw, p = 1..5,
+ *            kappa jumps, Neumann, lambda > 0
  *   bench    time of hx_fdm_apply (FP64 and FP32, the same run) vs one
  *            operator apply, best of REPS: bench [NX] [P] [REPS] (ctest runs
  *            a tiny smoke case)
@@ -44,7 +48,7 @@ static int g_rank = 0, g_size = 1, g_verbose = 0;
 static const char *g_backend = "cpu";
 
 typedef struct {
-  int nx, ny, nz, p, neumann, overlap, geom_order;
+  int nx, ny, nz, p, neumann, overlap, geom_order, kjump; /* kjump: kappa * (1 + gid % 3) per element */
   double eps, kappa, lambda, ext[3][2];
   hx_fdm_weight weight;
   hx_precision prec;
@@ -86,7 +90,8 @@ static int ctx_create(MPI_Comm comm, const char *backend, const cfg *c, ctx *x) 
   int *dface = calloc(6 * (size_t)E + 1, sizeof(int));
   double *kap = calloc((size_t)E + 1, sizeof(double)), *lam = calloc((size_t)E + 1, sizeof(double));
   for (int32_t e = 0; e < E; e++) {
-    kap[e] = c->kappa, lam[e] = c->lambda;
+    kap[e] = c->kappa * (c->kjump ? 1.0 + (double)(hx_mesh_element_global_ids(x->m)[e] % 3) : 1.0);
+    lam[e] = c->lambda;
     for (int f = 0; f < 6; f++) dface[6 * e + f] = !c->neumann && ftag[6 * e + f] >= 0;
   }
   hx_fdm_opts fo = {x->m, hx_disc_gs(x->d), c->p, kap, lam, dface, c->weight, c->overlap, c->prec, NULL};
@@ -643,6 +648,66 @@ static int mode_bench(int nel, int p, int reps) {
   return ctx_destroy(&x);
 }
 
+/* ---------------------------------------------------------------- share
+ * The 1D eigenpairs shared between (element, direction) pairs with the
+ * same inputs (precond/fdm.c, fdm_box_eigenpairs) against one LAPACK solve
+ * per pair (HEXCG_FDM_SHARE=0): the box inverse of every element and the
+ * whole apply give the same bits. Boxes with unequal extents, Kershaw, p = 1
+ * (its own 1D matrices), kappa jumps between elements (the neighbour
+ * ratios), Neumann and lambda > 0. */
+static int share_case(const cfg *c) {
+  ctx x[2];
+  for (int k = 0; k < 2; k++) {
+    if (k == 0) setenv("HEXCG_FDM_SHARE", "0", 1);
+    else unsetenv("HEXCG_FDM_SHARE");
+    if (ctx_create(MPI_COMM_WORLD, g_backend, c, &x[k])) return 1;
+  }
+  const int m = c->p + 3;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int32_t E = hx_disc_num_elements(x[0].d);
+  const int64_t *egid = hx_mesh_element_global_ids(x[0].m);
+  double *u = malloc(sizeof(double) * (size_t)m3), *w[2];
+  w[0] = malloc(sizeof(double) * (size_t)m3), w[1] = malloc(sizeof(double) * (size_t)m3);
+  int bad = -1;
+  for (int32_t e = 0; e < E && bad < 0; e++) {
+    hx_test_rng r = {(uint64_t)egid[e] * 977 + 5};
+    for (int64_t i = 0; i < m3; i++) u[i] = hx_test_rand(&r);
+    for (int k = 0; k < 2; k++) HX_TCALL(hx_fdm_box_solve(x[k].f, e, u, w[k]));
+    if (memcmp(w[0], w[1], sizeof(double) * (size_t)m3)) bad = e;
+  }
+  HX_ASSERT(bad < 0, "%s p = %d: box inverse of element %d differs with shared eigenpairs",
+            c->eps < 1 ? "kershaw" : "box", c->p, bad);
+  const int64_t ng = hx_gs_num_local(hx_disc_gs(x[0].d));
+  double *hr = malloc(sizeof(double) * (size_t)(ng + 1)), *hz[2];
+  hz[0] = malloc(sizeof(double) * (size_t)(ng + 1)), hz[1] = malloc(sizeof(double) * (size_t)(ng + 1));
+  for (int k = 0; k < 2; k++) {
+    g_random(hx_disc_gs(x[k].d), 11, hr);
+    if (fdm_apply_host(&x[k], hr, hz[k])) return 1;
+  }
+  HX_ASSERT(!memcmp(hz[0], hz[1], sizeof(double) * (size_t)ng), "%s p = %d: apply differs with shared eigenpairs",
+            c->eps < 1 ? "kershaw" : "box", c->p);
+  free(u), free(w[0]), free(w[1]), free(hr), free(hz[0]), free(hz[1]);
+  for (int k = 0; k < 2; k++) HX_TCALL(ctx_destroy(&x[k]));
+  return 0;
+}
+
+static int mode_share(void) {
+  cfg c;
+  for (int v = 0; v < 6; v++) {
+    cfg_default(&c);
+    c.weight = HX_FDM_WEIGHT_SQRT;
+    c.overlap = 1;
+    if (v == 0) c.nx = 4, c.ny = 3, c.nz = 5, c.p = 3, c.ext[1][1] = 2.0, c.ext[2][1] = 0.5;
+    if (v == 1) c.nx = c.ny = c.nz = 4, c.p = 4, c.neumann = 1, c.lambda = 1.5, c.kjump = 1;
+    if (v == 2) c.nx = c.ny = c.nz = 6, c.p = 3, c.eps = 0.3, c.kjump = 1;
+    if (v == 3) c.nx = c.ny = c.nz = 6, c.p = 5, c.eps = 0.3, c.lambda = 0.7;
+    if (v == 4) c.nx = c.ny = c.nz = 5, c.p = 1, c.kjump = 1;
+    if (v == 5) c.nx = 6, c.ny = 4, c.nz = 2, c.p = 2, c.eps = 0.3, c.neumann = 1, c.weight = HX_FDM_WEIGHT_NONE;
+    if (share_case(&c)) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -663,6 +728,8 @@ int main(int argc, char **argv) {
     rc = mode_iters();
   else if (!strcmp(mode, "fp32"))
     rc = mode_fp32();
+  else if (!strcmp(mode, "share"))
+    rc = mode_share();
   else if (!strcmp(mode, "bench")) {
     int nel = 12, p = 7;
     if (argc > 2 && argv[2][0] != '-') nel = atoi(argv[2]);

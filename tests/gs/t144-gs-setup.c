@@ -1,0 +1,215 @@
+/* Gather-scatter setup variants (gs/gs.c; docs/gather-scatter.md "Setup"):
+ *  - the G numbering of hx_gs_create against an independent reference
+ *    computed here from the rendezvous' definition: groups (interior owned,
+ *    shared owned, not owned, the owner being the lowest holding rank, the
+ *    holders found by an MPI_Allgather of every rank's ids), within a group
+ *    in increasing first L entry; multiplicities against the global count;
+ *  - hx_gs_create_deferred + hx_gs_finish_l gives the same handle as
+ *    hx_gs_create (map, ids, multiplicities, and the same bits from gather,
+ *    exchange and scatter of random vectors); before hx_gs_finish_l the
+ *    gather and scatter are refused;
+ *  - hx_gs_create_deferred + hx_gs_relayout gives the same handle and bits
+ *    as hx_gs_create + hx_gs_relayout (the FDM's grouped layout path), with
+ *    and without the interior renumbering.
+ * Boxes of order 1..4, elements in z-slabs with the local order reversed
+ * (first appearance differs from id order), some ids 0. 1-4 ranks, cpu. */
+#include "hx_gs.h"
+#include "hx_kernels.h"
+#include "hx_test.h"
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+typedef struct {
+  int nx, ny, nz, p;
+} cfg_t;
+
+/* this rank's ids: elements of its z-slab, local order reversed, every 11th entry 0 */
+static int64_t make_ids(const cfg_t *c, int rank, int size, int64_t **out) {
+  const int64_t nel = (int64_t)c->nx * c->ny * c->nz, npe = (int64_t)(c->p + 1) * (c->p + 1) * (c->p + 1);
+  const int64_t e0 = nel * rank / size, e1 = nel * (rank + 1) / size, ne = e1 - e0;
+  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1)),
+          *ids = malloc(sizeof(int64_t) * (size_t)(ne * npe + 1));
+  hx_gs_box_ids(c->nx, c->ny, c->nz, c->p, e0, ne, tmp);
+  for (int64_t a = 0; a < ne; a++)
+    for (int64_t q = 0; q < npe; q++) {
+      const int64_t i = a * npe + q;
+      ids[i] = tmp[(ne - 1 - a) * npe + q];
+      if (mix64((uint64_t)ids[i] * 3 + (uint64_t)i) % 11 == 0) ids[i] = 0;
+    }
+  free(tmp);
+  *out = ids;
+  return ne * npe;
+}
+
+/* host copy of a backend G- or L-vector */
+static double *host(hx_backend b, const double *d, int64_t n) {
+  double *h = malloc(sizeof(double) * (size_t)(n + 1));
+  if (n > 0) hx_mem_to_host(b, h, d, sizeof(double) * (size_t)n);
+  return h;
+}
+
+static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t nl, int rank, int size) {
+  /* every rank's ids, for the holders of each id */
+  int cnt = (int)nl, *cnts = malloc(sizeof(int) * size), *displ = malloc(sizeof(int) * (size + 1));
+  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, MPI_COMM_WORLD);
+  displ[0] = 0;
+  for (int r = 0; r < size; r++) displ[r + 1] = displ[r] + cnts[r];
+  int64_t *all = malloc(sizeof(int64_t) * (size_t)(displ[size] + 1));
+  MPI_Allgatherv(ids, cnt, MPI_INT64_T, all, cnts, displ, MPI_INT64_T, MPI_COMM_WORLD);
+  const int64_t nmax =
+      ((int64_t)c->nx * c->p + 1) * ((int64_t)c->ny * c->p + 1) * ((int64_t)c->nz * c->p + 1) + 1;
+  int *lowest = malloc(sizeof(int) * (size_t)nmax), *nhold = calloc((size_t)nmax, sizeof(int));
+  int *mult = calloc((size_t)nmax, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nmax);
+  for (int64_t q = 0; q < nmax; q++) lowest[q] = -1, last[q] = -1;
+  for (int r = 0; r < size; r++)
+    for (int i = displ[r]; i < displ[r + 1]; i++) {
+      const int64_t q = all[i];
+      if (!q) continue;
+      mult[q]++;
+      if (last[q] != r) nhold[q]++, last[q] = r;
+      if (lowest[q] < 0) lowest[q] = r;
+    }
+  /* reference G index: per group by first L entry */
+  const int32_t *map = hx_gs_map_host(gs);
+  const int64_t *gid = hx_gs_global_ids(gs);
+  int64_t ng = hx_gs_num_local(gs), no = hx_gs_num_owned(gs), ns = hx_gs_num_shared(gs);
+  int64_t next[3] = {0, ng - ns, no}, ngrp[3] = {0, 0, 0};
+  int64_t *ref = malloc(sizeof(int64_t) * (size_t)nmax);
+  for (int64_t q = 0; q < nmax; q++) ref[q] = -1;
+  for (int64_t i = 0; i < nl; i++) {
+    const int64_t q = ids[i];
+    if (q && ref[q] == -1) {
+      const int g = nhold[q] == 1 ? 0 : lowest[q] == rank ? 1 : 2;
+      ref[q] = -2 - g, ngrp[g]++;
+    }
+  }
+  HX_ASSERT(ngrp[0] == ng - ns && ngrp[0] + ngrp[1] == no && ngrp[0] + ngrp[1] + ngrp[2] == ng,
+            "p = %d: group sizes %lld %lld %lld vs ng %lld owned %lld shared %lld", c->p, (long long)ngrp[0],
+            (long long)ngrp[1], (long long)ngrp[2], (long long)ng, (long long)no, (long long)ns);
+  for (int64_t i = 0; i < nl; i++) {
+    const int64_t q = ids[i];
+    if (q && ref[q] < -1) ref[q] = next[-2 - ref[q]]++;
+  }
+  double *m = host(hx_gs_backend(gs), hx_gs_multiplicity(gs), ng);
+  int bad = 0;
+  for (int64_t i = 0; i < nl && !bad; i++) {
+    const int64_t q = ids[i];
+    if (!q) {
+      bad = map[i] != -1;
+      continue;
+    }
+    bad = map[i] != ref[q] || gid[map[i]] != q || m[map[i]] != (double)mult[q];
+  }
+  HX_ASSERT(!bad, "p = %d rank %d: G numbering or multiplicity differs from the reference", c->p, rank);
+  free(m), free(ref), free(lowest), free(nhold), free(mult), free(last), free(all), free(cnts), free(displ);
+  return 0;
+}
+
+/* a and b equal: sizes, map, ids, multiplicities; gather + exchange and
+ * scatter of the same random vectors give the same bits */
+static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what) {
+  const int64_t nl = hx_gs_num_l(a), ng = hx_gs_num_local(a);
+  HX_ASSERT(nl == hx_gs_num_l(b) && ng == hx_gs_num_local(b) && hx_gs_num_owned(a) == hx_gs_num_owned(b) &&
+                hx_gs_num_shared(a) == hx_gs_num_shared(b),
+            "%s: sizes differ", what);
+  if (nl != hx_gs_num_l(b) || ng != hx_gs_num_local(b)) return 0;
+  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl), "%s: maps differ",
+            what);
+  HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng), "%s: ids differ",
+            what);
+  double *ma = host(bk, hx_gs_inv_multiplicity(a), ng), *mb = host(bk, hx_gs_inv_multiplicity(b), ng);
+  HX_ASSERT(!memcmp(ma, mb, sizeof(double) * (size_t)ng), "%s: multiplicities differ", what);
+  free(ma), free(mb);
+  double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg[2], *dz[2];
+  for (int64_t i = 0; i < nl; i++) hl[i] = (double)(mix64((uint64_t)i * 7 + 1) >> 11) * 0x1p-53 - 0.5;
+  HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
+  HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
+  hx_gs h[2] = {a, b};
+  double *out[2][2];
+  for (int k = 0; k < 2; k++) {
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg[k]));
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dz[k]));
+    HX_TCALL(hx_gs_assemble(h[k], dl, dg[k]));
+    HX_TCALL(hx_gs_scatter(h[k], dg[k], dz[k]));
+    out[k][0] = host(bk, dg[k], ng), out[k][1] = host(bk, dz[k], nl);
+  }
+  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng), "%s: assembled G-vectors differ",
+            what);
+  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl), "%s: scattered L-vectors differ",
+            what);
+  for (int k = 0; k < 2; k++) {
+    free(out[k][0]), free(out[k][1]);
+    hx_mem_free(bk, (void **)&dg[k]), hx_mem_free(bk, (void **)&dz[k]);
+  }
+  hx_mem_free(bk, (void **)&dl);
+  free(hl);
+  return 0;
+}
+
+static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
+  int64_t *ids;
+  const int64_t nl = make_ids(c, rank, size, &ids);
+  hx_gs a = NULL, b = NULL;
+  HX_TCALL(hx_gs_create(bk, MPI_COMM_WORLD, nl, ids, &a));
+  if (check_numbering(c, a, ids, nl, rank, size)) return 1;
+  /* deferred: scatter and gather refused until finish_l, then the same handle */
+  HX_TCALL(hx_gs_create_deferred(bk, MPI_COMM_WORLD, nl, ids, &b));
+  {
+    double *dl = NULL, *dg = NULL;
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(hx_gs_num_local(b) + 1), (void **)&dg));
+    HX_ASSERT(hx_gs_gather(b, dl, dg) != HX_SUCCESS, "p = %d: gather accepted before hx_gs_finish_l", c->p);
+    HX_ASSERT(hx_gs_scatter(b, dg, dl) != HX_SUCCESS, "p = %d: scatter accepted before hx_gs_finish_l", c->p);
+    hx_error_clear();
+    hx_mem_free(bk, (void **)&dl), hx_mem_free(bk, (void **)&dg);
+  }
+  HX_TCALL(hx_gs_finish_l(b));
+  HX_TCALL(hx_gs_finish_l(b)); /* a no-op the second time */
+  if (check_same(bk, a, b, "deferred + finish_l")) return 1;
+  HX_TCALL(hx_gs_destroy(&b));
+  /* relayout (reversed L order with some empty entries) after create and after create_deferred */
+  const int64_t nl2 = nl + nl / 5;
+  int64_t *old = malloc(sizeof(int64_t) * (size_t)(nl2 + 1));
+  for (int64_t i = 0, k = nl - 1; i < nl2; i++) old[i] = (i % 6 == 5 || k < 0) ? -1 : k--;
+  for (int renumber = 0; renumber < 2; renumber++) {
+    hx_gs x = NULL, y = NULL;
+    int32_t *nx = malloc(sizeof(int32_t) * (size_t)(hx_gs_num_local(a) + 1));
+    int32_t *ny = malloc(sizeof(int32_t) * (size_t)(hx_gs_num_local(a) + 1));
+    HX_TCALL(hx_gs_create(bk, MPI_COMM_WORLD, nl, ids, &x));
+    HX_TCALL(hx_gs_create_deferred(bk, MPI_COMM_WORLD, nl, ids, &y));
+    HX_TCALL(hx_gs_relayout(x, nl2, old, renumber ? nx : NULL));
+    HX_TCALL(hx_gs_relayout(y, nl2, old, renumber ? ny : NULL));
+    if (renumber)
+      HX_ASSERT(!memcmp(nx, ny, sizeof(int32_t) * (size_t)hx_gs_num_local(a)), "p = %d: renumberings differ",
+                c->p);
+    if (check_same(bk, x, y, renumber ? "relayout + renumber" : "relayout")) return 1;
+    HX_TCALL(hx_gs_destroy(&x));
+    HX_TCALL(hx_gs_destroy(&y));
+    free(nx), free(ny);
+  }
+  free(old);
+  HX_TCALL(hx_gs_destroy(&a));
+  free(ids);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_backend bk = NULL;
+  int rc = hx_backend_create(hx_test_backend_arg(argc, argv), &bk);
+  const cfg_t cases[] = {{3, 2, 4, 1}, {2, 3, 5, 2}, {3, 3, 4, 3}, {2, 2, 6, 4}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0] && !rc; k++) rc = run_case(bk, &cases[k], rank, size);
+  hx_backend_destroy(&bk);
+  int fail = rc || hx_test_result(), anyfail = 0;
+  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return anyfail;
+}
