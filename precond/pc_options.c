@@ -11,12 +11,17 @@
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof *(a)))
 
-const char *const hx_pc_type_names[] = {"none", "jacobi", "asm", "pmg"};
+const char *const hx_pc_type_names[] = {"none", "jacobi", "asm", "pmg", "auto"};
 const int hx_pc_num_types = NELEM(hx_pc_type_names);
-enum { PC_NONE = 0, PC_JACOBI = 1, PC_ASM = 2, PC_PMG = 3 };
+enum { PC_NONE = 0, PC_JACOBI = 1, PC_ASM = 2, PC_PMG = 3, PC_AUTO = 4 };
 
 /* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
-static const char *const smoother_types[] = {"jacobi", "asm", "ras", "cheby-jacobi", "cheby-asm", "cheby-ras"};
+static const char *const smoother_types[] = {"jacobi",       "asm",       "ras",
+                                             "cheby-jacobi", "cheby-asm", "cheby-ras"};
+/* smoother.type_below: "same" (as the fine level), then smoother_types */
+static const char *const smoother_types_below[] = {"same",         "jacobi",    "asm",      "ras",
+                                                   "cheby-jacobi", "cheby-asm", "cheby-ras"};
+static const char *const sides_names[] = {"both", "pre", "post"};          /* hx_pmg_sides */
 static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
 static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
 static const char *const weight_names[] = {"none", "sqrt"};                /* hx_fdm_weight */
@@ -36,10 +41,13 @@ typedef struct {
   int coarse;        /* coarse.solver: 0 none, 1 boomeramg */
   hx_coarse_opts co; /* coarse.* */
   int sm_type, sm_kind;
+  int sm_type_below; /* 0: same, else smoother_types index + 1 */
   int jacobi_prec;
+  hx_pmg_auto_opts au; /* type auto (its base: g) */
 } pc_vals;
 _Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_fdm_weight) == sizeof(int) &&
-                   sizeof(hx_pmg_cycle) == sizeof(int) && sizeof(hx_coarse_operator) == sizeof(int),
+                   sizeof(hx_pmg_cycle) == sizeof(int) && sizeof(hx_coarse_operator) == sizeof(int) &&
+                   sizeof(hx_pmg_sides) == sizeof(int),
                "option enums are int-sized");
 
 #define AT(f) offsetof(pc_vals, f)
@@ -80,6 +88,10 @@ static const hx_opt_key smoother_rows[] = {
     INT_ROW("degree", g.degree, 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
     ENUM_ROW("kind", sm_kind, cheb_kinds, NULL, "Chebyshev kind"),
     DBL_ROW("lower", g.lower, 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
+    ENUM_ROW("type_below", sm_type_below, smoother_types_below, NULL,
+             "the levels below the fine one: same, or their own smoother type"),
+    INT_ROW("degree_below", g.degree_below, 0, HX_CHEB_DEGREE_MAX,
+            "polynomial degree of the levels below the fine one (0: degree)"),
     INT_ROW("eig_steps", g.eig_steps, 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
     DBL_ROW("eig_safety", g.eig_safety, 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
 };
@@ -117,6 +129,9 @@ static const hx_opt_key pmg_rows[] = {
      .what = "auto or a list of decreasing orders ending in 1",
      .help = "the orders of the levels, e.g. [7, 3, 1]"},
     ENUM_ROW("cycle", g.cycle, cycle_names, NULL, "V-cycle, or every level's correction summed"),
+    ENUM_ROW(
+        "sides", g.sides, sides_names, NULL,
+        "V-cycle: smooth down and up (symmetric), or down (pre) or up (post) only (needs solver.type fcg)"),
     {.key = "smoother",
      .type = HX_OT_GROUP,
      .offset = HX_OPT_NOWHERE,
@@ -133,12 +148,31 @@ static const hx_opt_key pmg_rows[] = {
      .help = "additive cycle: BoomerAMG in a host thread while the levels smooth"},
     PREC_ROW(g.prec),
 };
+static const hx_opt_key auto_rows[] = {
+    TYPE_ROW,
+    {.key = "levels",
+     .type = HX_OT_OTHER,
+     .offset = HX_OPT_NOWHERE,
+     .def = "auto",
+     .what = "auto or a list of decreasing orders ending in 1",
+     .help = "the orders of every candidate's levels"},
+    INT_ROW("trial_iterations", au.trial_iterations, 2, 50, "PCG iterations timed per candidate at setup"),
+    INT_ROW("schwarz_above", au.schwarz_above, 0, 100000,
+            "try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    {.key = "coarse",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &coarse_group,
+     .help = "the Q1 coarse level (BoomerAMG) of every candidate"},
+    PREC_ROW(g.prec),
+};
 /* one group per type, in hx_pc_type_names order */
 static const hx_opt_group type_groups[] = {
     {"preconditioner", NULL, none_rows, NELEM(none_rows)},
     {"preconditioner", "type: jacobi", jacobi_rows, NELEM(jacobi_rows)},
     {"preconditioner", "type: asm", asm_rows, NELEM(asm_rows)},
     {"preconditioner", "type: pmg", pmg_rows, NELEM(pmg_rows)},
+    {"preconditioner", "type: auto", auto_rows, NELEM(auto_rows)},
 };
 
 /* the defaults of type t (the types' own hx_*_opts_default) */
@@ -147,8 +181,10 @@ static void vals_default(int t, pc_vals *v) {
   v->type = t;
   hx_asm_opts_default(&v->a);
   hx_pmg_opts_default(&v->g);
-  v->coarse = t == PC_PMG ? v->g.coarse : v->a.coarse;
-  v->co = t == PC_PMG ? v->g.coarse_opts : v->a.coarse_opts;
+  hx_pmg_auto_opts_default(&v->au);
+  v->coarse = t == PC_PMG || t == PC_AUTO ? v->g.coarse : v->a.coarse;
+  v->co = t == PC_PMG || t == PC_AUTO ? v->g.coarse_opts : v->a.coarse_opts;
+  v->sm_type_below = 0;
   v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : 3);
   v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
   v->jacobi_prec = HX_F64;
@@ -250,6 +286,30 @@ static int pc_read(const hx_opt *o, pc_vals *v, hx_asm_opts *a, hx_pmg_opts *g) 
           "%s.degree: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
           "kind: fourth or first for higher degrees)",
           smoother_group.path, pg->degree, HX_CHEB_OPT_DEGREE_MAX);
+    pg->inner_below = v->sm_type_below ? (v->sm_type_below - 1) % 3 : -1;
+    pg->kind_below = v->sm_type_below
+                         ? (v->sm_type_below - 1 < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1))
+                         : pg->kind;
+    const int deg_below = pg->degree_below > 0 ? pg->degree_below : pg->degree;
+    if (pg->kind_below == HX_CHEB_OPT_FOURTH && deg_below > HX_CHEB_OPT_DEGREE_MAX)
+      return hx_opt_error(
+          hx_opt_get(sm, "degree_below") ? hx_opt_get(sm, "degree_below") : sm,
+          "%s.degree_below: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
+          "kind: fourth or first for higher degrees)",
+          smoother_group.path, deg_below, HX_CHEB_OPT_DEGREE_MAX);
+    if (pg->cycle == HX_PMG_ADDITIVE && pg->sides != HX_PMG_SIDES_BOTH)
+      return hx_opt_error(
+          hx_opt_get(o, "sides"),
+          "preconditioner.sides: %s applies to the multiplicative cycle (V-cycle); the additive "
+          "cycle smooths each level once; remove the key or use cycle: multiplicative",
+          sides_names[pg->sides]);
+    *g = v->g;
+  }
+  if (t == PC_AUTO) {
+    HX_CALL(levels_read(hx_opt_get(o, "levels"), &v->g));
+    HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
+    v->g.coarse = v->coarse, v->g.coarse_opts = v->co;
+    v->au.base = v->g;
     *g = v->g;
   }
   return HX_SUCCESS;
@@ -278,7 +338,8 @@ int hx_pc_options_check(hx_opt *opts) {
       snprintf(dropped + off, sizeof dropped - off, "%s%s", off ? ", " : "", k);
     }
   if (dropped[0] && hx_log_rank() == 0)
-    hx_warn("preconditioner: type %s ignores %s (options of another type)\n", hx_pc_type_names[type], dropped);
+    hx_warn("preconditioner: type %s ignores %s (options of another type)\n", hx_pc_type_names[type],
+            dropped);
   pc_vals v;
   hx_asm_opts a;
   hx_pmg_opts g;
@@ -286,6 +347,7 @@ int hx_pc_options_check(hx_opt *opts) {
   if (type == PC_NONE || type == PC_JACOBI) return HX_SUCCESS;
   /* the effective case lists every key */
   HX_CALL(hx_opt_write_group(opts, &type_groups[type], &v));
+  if (type == PC_AUTO && g.nlevels == 0) HX_CALL(hx_opt_set(opts, "levels", "auto"));
   if (type == PC_PMG) {
     if (g.nlevels == 0) HX_CALL(hx_opt_set(opts, "levels", "auto"));
     hx_opt *sm;
@@ -310,6 +372,7 @@ int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc) {
     case PC_JACOBI: HX_CALL(hx_pc_create_jacobi(op, pc)); break;
     case PC_ASM: HX_CALL(hx_pc_create_asm(d, &a, pc)); break;
     case PC_PMG: HX_CALL(hx_pc_create_pmg(d, &g, pc)); break;
+    case PC_AUTO: HX_CALL(hx_pc_create_pmg_auto(d, &v.au, pc)); break;
     default: return HX_ERROR(HX_ERR_INPUT, "unknown preconditioner type %d", v.type);
   }
   return HX_SUCCESS;
@@ -340,22 +403,29 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   hx_pmg_opts g;
   HX_CALL(pc_read(opts, &v, &a, &g));
   if (v.type == PC_ASM) *bytes = PC_MEM_ASM_NODE;
-  if (v.type != PC_PMG) return HX_SUCCESS;
-  int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
-  if (n)
-    memcpy(levels, g.levels, sizeof(int) * (size_t)n);
-  else
-    n = hx_pmg_default_levels(p, levels);
-  const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
-  for (int l = 0; l < n; l++) {
-    const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
-    double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
-    if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
-      node = PC_MEM_PMG_Q1_NODE;
+  if (v.type != PC_PMG && v.type != PC_AUTO) return HX_SUCCESS;
+  /* auto: both candidates exist at once during the trial (Jacobi, then Schwarz) */
+  const int nsm = v.type == PC_AUTO ? 2 : 1;
+  for (int k = 0; k < nsm; k++) {
+    if (v.type == PC_AUTO) g.inner = k ? HX_SMOOTH_ASM : HX_SMOOTH_JACOBI, g.inner_below = -1;
+    int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
+    if (n)
+      memcpy(levels, g.levels, sizeof(int) * (size_t)n);
     else
-      node +=
-          g.inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
-    *bytes += node * share;
+      n = hx_pmg_default_levels(p, levels);
+    const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
+    for (int l = 0; l < n; l++) {
+      const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
+      double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
+      if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
+        node = PC_MEM_PMG_Q1_NODE;
+      else {
+        const int inner = l > 0 && g.inner_below >= 0 ? g.inner_below : (int)g.inner;
+        node +=
+            inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
+      }
+      *bytes += node * share;
+    }
   }
   return HX_SUCCESS;
 }
@@ -366,14 +436,35 @@ int hx_pc_options_check_solver(const hx_opt *opts, int flexible, const char *sol
   hx_asm_opts a;
   hx_pmg_opts g;
   HX_CALL(pc_read(opts, &v, &a, &g));
-  if (v.type != PC_PMG || g.inner != HX_SMOOTH_RAS) return HX_SUCCESS;
+  if (v.type != PC_PMG) return HX_SUCCESS;
+  const hx_opt *sm = hx_opt_get(opts, "smoother");
+  if (g.cycle == HX_PMG_MULTIPLICATIVE && g.sides != HX_PMG_SIDES_BOTH) {
+    const hx_opt *sd = hx_opt_get(opts, "sides");
+    return hx_opt_error(
+        sd ? sd : opts,
+        "preconditioner.sides: %s (smoothing on one side of the V-cycle only) is not symmetric, "
+        "and solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) "
+        "or sides: both",
+        sides_names[g.sides], solver);
+  }
+  if (g.inner_below == HX_SMOOTH_RAS && g.inner != HX_SMOOTH_RAS) {
+    const hx_opt *t = sm ? hx_opt_get(sm, "type_below") : NULL;
+    return hx_opt_error(
+        t ? t : opts,
+        "preconditioner.smoother.type_below: %s (restricted Schwarz) is not symmetric, and "
+        "solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a "
+        "symmetric smoother (asm, cheby-asm, jacobi, cheby-jacobi)",
+        smoother_types_below[v.sm_type_below], solver);
+  }
+  if (g.inner != HX_SMOOTH_RAS) return HX_SUCCESS;
   /* the node that chose the smoother (the defaults are symmetric) */
-  const hx_opt *sm = hx_opt_get(opts, "smoother"), *t = sm ? hx_opt_get(sm, "type") : NULL;
-  return hx_opt_error(t ? t : opts,
-                      "preconditioner.smoother.type: %s (restricted Schwarz) is not symmetric, and solver.type %s "
-                      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
-                      "(asm, cheby-asm, jacobi, cheby-jacobi)",
-                      smoother_types[v.sm_type], solver);
+  const hx_opt *t = sm ? hx_opt_get(sm, "type") : NULL;
+  return hx_opt_error(
+      t ? t : opts,
+      "preconditioner.smoother.type: %s (restricted Schwarz) is not symmetric, and solver.type %s "
+      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
+      "(asm, cheby-asm, jacobi, cheby-jacobi)",
+      smoother_types[v.sm_type], solver);
 }
 
 void hx_pc_options_print_keys(int names_only, FILE *out) {

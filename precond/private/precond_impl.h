@@ -263,6 +263,10 @@ int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown
  * (pc_pmg.c) docs/preconditioner.md. */
 typedef enum { HX_SMOOTH_JACOBI = 0, HX_SMOOTH_ASM = 1, HX_SMOOTH_RAS = 2 } hx_smooth_inner;
 typedef enum { HX_PMG_MULTIPLICATIVE = 0, HX_PMG_ADDITIVE = 1 } hx_pmg_cycle;
+/* where the V-cycle smooths: both ways (symmetric with a symmetric
+ * smoother), or only on the way down (pre) or up (post): half the smoothing,
+ * not symmetric (flexible CG) */
+typedef enum { HX_PMG_SIDES_BOTH = 0, HX_PMG_SIDES_PRE = 1, HX_PMG_SIDES_POST = 2 } hx_pmg_sides;
 #define HX_PMG_MAX_LEVELS 16
 
 typedef struct {
@@ -272,6 +276,13 @@ typedef struct {
   hx_smooth_inner inner;          /* inner preconditioner S of the smoother */
   hx_cheb_kind kind;              /* HX_CHEB_NONE: plain (damped) smoother */
   int degree;
+  /* the levels below the fine one: inner_below < 0 (the default) smooths
+   * them as the fine level, else with S = inner_below in kind_below;
+   * degree_below 0: degree */
+  int inner_below;
+  hx_cheb_kind kind_below;
+  int degree_below;
+  hx_pmg_sides sides;             /* multiplicative cycle: pre and post, pre or post only */
   double lower;                   /* first kind: lambda_min / rho */
   int eig_steps;                  /* Lanczos (CG) steps of the estimate */
   double eig_safety;              /* rho = eig_safety * estimate */
@@ -291,6 +302,27 @@ void hx_pmg_opts_default(hx_pmg_opts *o);
 int hx_pmg_default_levels(int p, int *levels);
 /* d is referenced. Setup builds every level. Collective. */
 int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc);
+
+/* ================================================================ auto
+ * (pc_pmg.c) type auto: at setup, pmg candidates (cheby-jacobi, then,
+ * unless the Jacobi candidate already converges fast, cheby-asm) built on
+ * d with base's levels, precision and coarse level, each timed over
+ * trial_iterations PCG iterations on a pseudo-random right-hand side; the
+ * one of least estimated solve time (seconds per iteration x iterations
+ * for a 1e-8 reduction from the measured rate) is kept, the others freed.
+ * schwarz_above: the Schwarz candidate is built only when the best Jacobi
+ * candidate's estimate exceeds this many iterations (0: always). The
+ * environment variable HEXCG_AUTO_TIMINGS ("name=seconds,name=seconds",
+ * names as in the report: cheby-jacobi-3, cheby-asm-3, ...) replaces the
+ * measured seconds per iteration of the named candidates (tests: a
+ * reproducible choice). docs/preconditioner.md. */
+typedef struct {
+  hx_pmg_opts base;    /* levels, precision, coarse level of every candidate */
+  int trial_iterations;
+  int schwarz_above;
+} hx_pmg_auto_opts;
+void hx_pmg_auto_opts_default(hx_pmg_auto_opts *o);
+int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc);
 
 #ifdef __cplusplus
 }
