@@ -1,7 +1,7 @@
 /* Precision basics, conversions and the precision-parametrised streaming ops
  * (hx_kernels_prec.h): argument checks and dispatch. HX_F64 goes to the
- * existing double functions (same bits); HX_F32 to cpu/prec_cpu.c or
- * cuda/prec_cuda.cu. */
+ * existing double functions (same bits); HX_F32 to the float instantiations
+ * in cpu/stream_cpu.c (cpu/stream_cpu_t.h) and cuda/stream_cuda.cu. */
 #include "prec_impl.h"
 
 #include <string.h>
@@ -50,14 +50,14 @@ int hx_array_convert(hx_backend b, int64_t n, hx_precision dp, void *d_dst, hx_p
     HX_CALL(hx_mem_copy(b, d_dst, d_src, (size_t)n * hx_precision_size(dp)));
     return HX_SUCCESS;
   }
-  HX_CUDA_DISPATCH(b, dp == HX_F32 ? hx_cuda_f64_to_f32(b, n, (float *)d_dst, (const double *)d_src)
-                                    : hx_cuda_f32_to_f64(b, n, (double *)d_dst, (const float *)d_src));
+  HX_CUDA_DISPATCH(b, dp == HX_F32 ? hx_cuda_convert_f32(b->q0, n, (float *)d_dst, (const double *)d_src)
+                                    : hx_cuda_convert(b->q0, n, (double *)d_dst, (const float *)d_src));
   HX_MC_DEV_P(b, d_dst, n, dp, "convert: dst");
   HX_MC_DEV_P(b, d_src, n, sp, "convert: src");
   if (dp == HX_F32)
-    hx_cpu_f64_to_f32(n, (float *)d_dst, (const double *)d_src);
+    HX_CALL(hx_cpu_convert_f32(n, (float *)d_dst, (const double *)d_src));
   else
-    hx_cpu_f32_to_f64(n, (double *)d_dst, (const float *)d_src);
+    HX_CALL(hx_cpu_convert(n, (double *)d_dst, (const float *)d_src));
   return HX_SUCCESS;
 }
 
@@ -67,7 +67,7 @@ int hx_array_axpy_f32_to_f64(hx_backend b, int64_t n, double *d_y, double a, con
   HX_LEN_OK(n);
   if (n == 0) return HX_SUCCESS;
   HX_CHECK(d_y && d_x, HX_ERR_ARG, "NULL vector");
-  HX_CUDA_DISPATCH(b, hx_cuda_axpy_f32_to_f64(b, n, d_y, a, d_x));
+  HX_CUDA_DISPATCH(b, hx_cuda_axpy_f32_to_f64(b->q0, n, d_y, a, d_x));
   HX_MC_DEV_P(b, d_y, n, HX_F64, "axpy_f32_to_f64: y");
   HX_MC_DEV_P(b, d_x, n, HX_F32, "axpy_f32_to_f64: x");
   hx_cpu_axpy_f32_to_f64(n, d_y, a, d_x);
@@ -84,10 +84,10 @@ int hx_array_copy_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_copy_f32(b, n, (float *)d_y, (const float *)d_x));
+  HX_CUDA_DISPATCH(b, hx_cuda_copy_f32(b->q0, n, (float *)d_y, (const float *)d_x));
   HX_MC_DEV_P(b, d_y, n, prec, "copy: y");
   HX_MC_DEV_P(b, d_x, n, prec, "copy: x");
-  hx_cpu_copy_f32(n, (float *)d_y, (const float *)d_x);
+  HX_CALL(hx_cpu_copy_f32(n, (float *)d_y, (const float *)d_x));
   return HX_SUCCESS;
 }
 
@@ -102,10 +102,10 @@ int hx_array_axpby_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, doub
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_axpby_f32(b, n, (float *)d_y, (float)a, (const float *)d_x, (float)bb));
+  HX_CUDA_DISPATCH(b, hx_cuda_axpby_f32(b->q0, n, (float *)d_y, (float)a, (const float *)d_x, (float)bb));
   HX_MC_DEV_P(b, d_y, n, prec, "axpby: y");
   HX_MC_DEV_P(b, d_x, n, prec, "axpby: x");
-  hx_cpu_axpby_f32(n, (float *)d_y, (float)a, (const float *)d_x, (float)bb);
+  HX_CALL(hx_cpu_axpby_f32(n, (float *)d_y, (float)a, (const float *)d_x, (float)bb));
   return HX_SUCCESS;
 }
 
@@ -121,10 +121,11 @@ int hx_array_dot_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, 
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
+  HX_CUDA_DISPATCH(b, hx_cuda_dot_f32(b->q0, n, (const float *)d_x, (const float *)d_y, result));
   HX_MC_DEV_P(b, d_x, n, prec, "dot: x");
   HX_MC_DEV_P(b, d_y, n, prec, "dot: y");
-  HX_CALL(hx_cpu_dot_f32(b, n, (const float *)d_x, (const float *)d_y, result));
+  HX_CALL(hx_cpu_dot_f32(b->q0, n, (const float *)d_x, (const float *)d_y, result));
+  if (b->memcheck) HX_CALL(hx_mc_flush(b->q0, UINT64_MAX)); /* a reduction waits for its queue, as FP64 */
   return HX_SUCCESS;
 }
 
@@ -139,9 +140,10 @@ int hx_array_norm2sq_p(hx_backend b, hx_precision prec, int64_t n, const void *d
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_norm2sq_f32(b, n, (const float *)d_x, result));
+  HX_CUDA_DISPATCH(b, hx_cuda_norm2sq_f32(b->q0, n, (const float *)d_x, result));
   HX_MC_DEV_P(b, d_x, n, prec, "norm2sq: x");
-  HX_CALL(hx_cpu_norm2sq_f32(b, n, (const float *)d_x, result));
+  HX_CALL(hx_cpu_norm2sq_f32(b->q0, n, (const float *)d_x, result));
+  if (b->memcheck) HX_CALL(hx_mc_flush(b->q0, UINT64_MAX)); /* a reduction waits for its queue, as FP64 */
   return HX_SUCCESS;
 }
 
@@ -155,10 +157,10 @@ int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_xpay_f32(b, n, (float *)d_p, (const float *)d_z, (float)beta));
+  HX_CUDA_DISPATCH(b, hx_cuda_xpay_f32(b->q0, n, (float *)d_p, (const float *)d_z, (float)beta));
   HX_MC_DEV_P(b, d_p, n, prec, "xpay: p");
   HX_MC_DEV_P(b, d_z, n, prec, "xpay: z");
-  hx_cpu_xpay_f32(n, (float *)d_p, (const float *)d_z, (float)beta);
+  HX_CALL(hx_cpu_xpay_f32(n, (float *)d_p, (const float *)d_z, (float)beta));
   return HX_SUCCESS;
 }
 
@@ -173,10 +175,10 @@ int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *
     return HX_SUCCESS;
   }
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(b, hx_cuda_pointwise_mult_f32(b, n, (float *)d_y, (const float *)d_x, (const float *)d_z));
+  HX_CUDA_DISPATCH(b, hx_cuda_pointwise_mult_f32(b->q0, n, (float *)d_y, (const float *)d_x, (const float *)d_z));
   HX_MC_DEV_P(b, d_y, n, prec, "pointwise_mult: y");
   HX_MC_DEV_P(b, d_x, n, prec, "pointwise_mult: x");
   HX_MC_DEV_P(b, d_z, n, prec, "pointwise_mult: z");
-  hx_cpu_pointwise_mult_f32(n, (float *)d_y, (const float *)d_x, (const float *)d_z);
+  HX_CALL(hx_cpu_pointwise_mult_f32(n, (float *)d_y, (const float *)d_x, (const float *)d_z));
   return HX_SUCCESS;
 }

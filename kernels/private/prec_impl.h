@@ -1,6 +1,6 @@
 /* Private to kernels/: per-backend entry points of the precision-parametrised
  * kernels (hx_kernels_prec.h): the FP32 streaming ops and conversions
- * (stream_prec.c -> cpu/prec_cpu.c, cuda/prec_cuda.cu) and the FP32
+ * (stream_prec.c -> cpu/stream_cpu.c, cuda/stream_cuda.cu) and the FP32
  * element operator (ax_prec.c -> cpu/ax_cpu.c, cuda/ax_cuda.cu); the FP32
  * gather-scatter loops are gs/'s (gs_impl.h). No CUDA headers here. Sizes are checked by the
  * callers (n >= 1 unless said otherwise). */
@@ -14,16 +14,19 @@
 extern "C" {
 #endif
 
-/* ---- streaming, CPU (cpu/prec_cpu.c) ---- */
-void hx_cpu_f64_to_f32(int64_t n, float *y, const double *x);
-void hx_cpu_f32_to_f64(int64_t n, double *y, const float *x);
+/* ---- streaming, CPU (cpu/stream_cpu.c: the float instantiation of
+ * cpu/stream_cpu_t.h; the double one is declared in backend_impl.h and
+ * stream_impl.h). hx_cpu_convert: f32 -> f64, hx_cpu_convert_f32: f64 -> f32
+ * (round to nearest). ---- */
+int hx_cpu_convert(int64_t n, double *y, const float *x);
+int hx_cpu_convert_f32(int64_t n, float *y, const double *x);
 void hx_cpu_axpy_f32_to_f64(int64_t n, double *y, double a, const float *x);
-void hx_cpu_copy_f32(int64_t n, float *y, const float *x);
-void hx_cpu_axpby_f32(int64_t n, float *y, float a, const float *x, float bb);
-void hx_cpu_xpay_f32(int64_t n, float *p, const float *z, float beta);
-void hx_cpu_pointwise_mult_f32(int64_t n, float *y, const float *x, const float *z);
-int hx_cpu_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result);
-int hx_cpu_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result);
+int hx_cpu_copy_f32(int64_t n, float *y, const float *x);
+int hx_cpu_axpby_f32(int64_t n, float *y, float a, const float *x, float bb);
+int hx_cpu_xpay_f32(int64_t n, float *p, const float *z, float beta);
+int hx_cpu_pointwise_mult_f32(int64_t n, float *y, const float *x, const float *z);
+int hx_cpu_dot_f32(hx_queue q, int64_t n, const float *x, const float *y, double *result);
+int hx_cpu_norm2sq_f32(hx_queue q, int64_t n, const float *x, double *result);
 
 /* ---- operator, FP32 storage (ax_prec.c) ----
  * ax->d_basis32: [D (n*n), t (n), w (n), w3 (n^3)] as float, w3[q] = w_i w_j
@@ -48,17 +51,18 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                         const float *u, float *w, double *part);
 
 #ifdef HEXCG_HAVE_CUDA
-/* ---- CUDA (cuda/prec_cuda.cu, ax_cuda.cu), queued on
- * the backend stream; the reductions wait and return the host value ---- */
-int hx_cuda_f64_to_f32(hx_backend b, int64_t n, float *y, const double *x);
-int hx_cuda_f32_to_f64(hx_backend b, int64_t n, double *y, const float *x);
-int hx_cuda_axpy_f32_to_f64(hx_backend b, int64_t n, double *y, double a, const float *x);
-int hx_cuda_copy_f32(hx_backend b, int64_t n, float *y, const float *x);
-int hx_cuda_axpby_f32(hx_backend b, int64_t n, float *y, float a, const float *x, float bb);
-int hx_cuda_xpay_f32(hx_backend b, int64_t n, float *p, const float *z, float beta);
-int hx_cuda_pointwise_mult_f32(hx_backend b, int64_t n, float *y, const float *x, const float *z);
-int hx_cuda_dot_f32(hx_backend b, int64_t n, const float *x, const float *y, double *result);
-int hx_cuda_norm2sq_f32(hx_backend b, int64_t n, const float *x, double *result);
+/* ---- CUDA (cuda/stream_cuda.cu: the float launchers of its templated
+ * kernels; ax_cuda.cu), queued on q; the reductions wait and return the host
+ * value ---- */
+int hx_cuda_convert(hx_queue q, int64_t n, double *y, const float *x);
+int hx_cuda_convert_f32(hx_queue q, int64_t n, float *y, const double *x);
+int hx_cuda_axpy_f32_to_f64(hx_queue q, int64_t n, double *y, double a, const float *x);
+int hx_cuda_copy_f32(hx_queue q, int64_t n, float *y, const float *x);
+int hx_cuda_axpby_f32(hx_queue q, int64_t n, float *y, float a, const float *x, float bb);
+int hx_cuda_xpay_f32(hx_queue q, int64_t n, float *p, const float *z, float beta);
+int hx_cuda_pointwise_mult_f32(hx_queue q, int64_t n, float *y, const float *x, const float *z);
+int hx_cuda_dot_f32(hx_queue q, int64_t n, const float *x, const float *y, double *result);
+int hx_cuda_norm2sq_f32(hx_queue q, int64_t n, const float *x, double *result);
 
 int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                          const float *u, float *w, double *part);

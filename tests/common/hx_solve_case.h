@@ -109,5 +109,28 @@ static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
   return 0;
 }
 
+/* The preconditioner of s0 does not depend on the partition: the iteration
+ * count on all ranks with RCB and with METIS partitions within 1 of the
+ * count on one rank. label names the preconditioner in the line printed. */
+static int check_ranks(const setup *s0, const char *label) {
+  MPI_Comm self;
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank, 0, &self);
+  setup s = *s0;
+  int i1 = -1, in, im;
+  if (g_rank == 0) HX_TCALL(count(self, &s, &i1, NULL));
+  MPI_Bcast(&i1, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &in, NULL));
+  s.metis = 1;
+  HX_TCALL(count(MPI_COMM_WORLD, &s, &im, NULL));
+  if (g_rank == 0)
+    printf("%d^3 p=%d %s: 1 rank %d, %d ranks RCB %d, METIS %d iterations\n", s.n, s.p, label, i1, size, in, im);
+  HX_ASSERT(abs(in - i1) <= 1 && abs(im - i1) <= 1, "iterations: 1 rank %d, %d ranks %d (RCB) %d (METIS)", i1, size,
+            in, im);
+  MPI_Comm_free(&self);
+  return 0;
+}
+
 
 #endif

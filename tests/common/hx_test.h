@@ -60,6 +60,15 @@ static inline double hx_test_rand(hx_test_rng *r) {
   return (double)(v >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
+/* The start of an MPI test's main: MPI_Init, this rank and the number of
+ * ranks of MPI_COMM_WORLD, the log quiet. */
+static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  hx_log_init(*rank, HX_LOG_QUIET);
+}
+
 /* Parse --backend NAME (default "cpu"). */
 static inline const char *hx_test_backend_arg(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i++)

@@ -397,13 +397,9 @@ static int test_rotated(MPI_Comm comm, int rank) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  (void)argc, (void)argv;
   int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  hx_log_init(rank, HX_LOG_QUIET);
   int rc = 0;
   snprintf(dir, sizeof dir, "t401-np%d.d", size);
   if (rank == 0) {

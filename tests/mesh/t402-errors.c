@@ -123,13 +123,9 @@ static int expect_fail(MPI_Comm comm, int err, const char *label, const char *pa
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  (void)argc, (void)argv;
   int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  hx_log_init(rank, HX_LOG_QUIET);
   snprintf(dir, sizeof dir, "t402-np%d", size);
   const int nc = (int)(sizeof cases / sizeof cases[0]);
   char path[512];

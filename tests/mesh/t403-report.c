@@ -82,13 +82,9 @@ static int check_report(MPI_Comm comm, hx_mesh m, int p, const char *label) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  (void)argc, (void)argv;
   int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  hx_log_init(rank, HX_LOG_QUIET);
   hx_mesh_box_opts o;
   hx_mesh_box_opts_default(&o);
   o.nx = 5, o.ny = 4, o.nz = 3;

@@ -184,12 +184,9 @@ static int run_file(MPI_Comm comm, int rank, const char *name, int nx, int ny, i
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  hx_log_init(rank, HX_LOG_QUIET);
   snprintf(dir, sizeof dir, "t405-np%d.d", size);
   if (rank == 0) {
     char cmd[200];

@@ -46,24 +46,7 @@ static int mode_scaling(void) {
   return 0;
 }
 
-static int mode_ranks(void) {
-  MPI_Comm self;
-  int size;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_split(MPI_COMM_WORLD, g_rank, 0, &self);
-  setup s = base;
-  int i1 = -1, in, im;
-  if (g_rank == 0) HX_TCALL(count(self, &s, &i1, NULL));
-  MPI_Bcast(&i1, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  HX_TCALL(count(MPI_COMM_WORLD, &s, &in, NULL));
-  s.metis = 1;
-  HX_TCALL(count(MPI_COMM_WORLD, &s, &im, NULL));
-  if (g_rank == 0) printf("8^3 p=4 asm: 1 rank %d, %d ranks RCB %d, METIS %d iterations\n", i1, size, in, im);
-  HX_ASSERT(abs(in - i1) <= 1 && abs(im - i1) <= 1, "iterations: 1 rank %d, %d ranks %d (RCB) %d (METIS)", i1, size,
-            in, im);
-  MPI_Comm_free(&self);
-  return 0;
-}
+static int mode_ranks(void) { return check_ranks(&base, "asm"); }
 
 static int mode_jacobi(void) {
   for (int c = 0; c < 2; c++) {
