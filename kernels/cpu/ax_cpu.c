@@ -476,8 +476,8 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
 
 int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                         const float *u, float *w, double *part) {
-  /* p = 1..6 AVX2, precomputed: 8 elements at once, except the general
-   * records at p = 3 and 5 */
+  /* p = 1, 2, 4, 5, 6 AVX2, precomputed: 8 elements at once (the same
+   * bits), except the general records at p = 4 and 5 */
   int32_t nrest = 0, *rest = NULL, *sub = NULL;
   double *subpart = NULL;
   if (hx_ax_xelem_apply_f32(ax, nlist, list, map, u, w, part, &nrest, &rest)) {

@@ -1,31 +1,33 @@
 /* Cross-element vectorised FP32 operator (issue 34 item 1; docs/operator.md,
- * "Cross-element vectorisation"): the FP32 twin of ax_xelem_cpu.c, eight
- * elements at once, one per float lane of an AVX2 register. At p = 3 the
- * one-element kernels (generic, or the hand-written n = 4 one) spend most of
- * their time in shuffles and short rows; a p-multigrid level of p = 2..5
- * cost several times the fine level's time per DOF.
+ * "Low orders per DOF"): the FP32 twin of ax_xelem_cpu.c, eight elements at
+ * once, one per float lane of an AVX2 register, for p = 1, 2, 4, 5, 6 (p = 3
+ * keeps its hand-written kernel, p = 7 too). The one-element generic loop
+ * at those orders ran 4-6x the p = 7 kernel's time per DOF.
  *
  * Per group of 8 elements (interleaved scratch: x[q] holds node q of the 8
  * elements):
  *  1. gather u (L-vector: 8 x 8 transposes of 8 consecutive nodes of each
  *     element; fused scatter: through the map, 0 where it is negative);
- *  2. ur, us, ut by line contractions, even-odd split (the FP64 path's
- *     tables, from the FP64 D rounded once);
+ *  2. ur, us, ut: the generic loop's sums (from 0, m increasing, fused);
  *  3. fluxes: general records transposed 8 nodes at a time into an
  *     interleaved factor block; affine (AFF) and scaled affine (AFV) records
  *     as w_q kappa_q times the lane's constants (kappa_q = lambda_q = 1 for
  *     AFF, so the products are those of hx_geo_affine_node_f32 and
  *     hx_geo_scaled_node_f32); a group that mixes general with other records
- *     fills its factor block lane by lane with those functions;
- *  4. out = M u + D^T contractions, de-interleaved into each element's
- *     L slots; the per-element partials u.w (double, exact float products)
- *     are the lanes of one sum.
+ *     fills its factor block lane by lane with those functions; the fluxes
+ *     as hx_apply_g_f32 (not fused);
+ *  4. out = M u + D^T contractions in the generic loop's order (t, then r,
+ *     then s), de-interleaved into each element's L slots; the per-element
+ *     partials u.w as hx_ax_cpu_dot_f32 (8 fixed accumulators per lane).
+ * Each lane thus performs the one-element kernel's operations in its order:
+ * results bit for bit those of the generic loop (t117), so the histories of
+ * FP32-preconditioned runs do not move (the regression baselines of p = 4
+ * cases compare them to 1e-6). No even-odd split: it would change the bits.
  * The list is reordered by record kind (stable: general, then affine and
  * scaled affine) before grouping, so at most one group mixes kinds; a short
  * last group repeats its last element in the spare lanes (computed, not
- * stored). Every lane does the same operations, so an element's result does
- * not depend on its group or lane; it differs from the one-element kernels
- * by float round-off (another summation order). FP32 storage: ax_prec.c. */
+ * stored). At p = 4 and 5 the general records go back to the one-element
+ * loop (as fast there). FP32 storage: ax_prec.c. */
 #include "prec_impl.h"
 
 #include <stdlib.h>
@@ -50,57 +52,11 @@ typedef struct {
   float *out;
   double *part;
   const float *geo, *w3;
-  const double *D; /* the FP64 D: tables rounded once */
+  const double *D; /* the FP64 D (unused: the float D below) */
+  const float *Df; /* the float D of d_basis32, Df[i*n + m] = l_m'(t_i) */
   const int64_t *eoff;
   int ncomp;
 } hx_xf_args;
-
-/* Even-odd tables of D or D^T (ax_xelem_cpu.c's hx_xe_eo_table, in float). */
-static void hx_xf_eo_table(const int n, const double *D, const int trans, float *T) {
-  const int h = n / 2;
-#define HX_XF_A(i, m) (trans ? D[(m) * n + (i)] : D[(i) * n + (m)])
-  for (int i = 0; i < h; i++)
-    for (int m = 0; m < h; m++) {
-      T[i * h + m] = (float)(0.5 * (HX_XF_A(i, m) + HX_XF_A(i, n - 1 - m)));
-      T[h * h + i * h + m] = (float)(0.5 * (HX_XF_A(i, m) - HX_XF_A(i, n - 1 - m)));
-    }
-  if (n & 1)
-    for (int i = 0; i < h; i++) {
-      T[2 * h * h + i] = (float)HX_XF_A(i, h);
-      T[2 * h * h + h + i] = (float)HX_XF_A(h, i);
-    }
-#undef HX_XF_A
-}
-
-/* y[i*sy] (+)= sum_m A[i][m] x[m*sx], i < n, 8 elements per vector, by the
- * even-odd split (ax_xelem_cpu.c's hx_xe_line). */
-HX_XF_INLINE void hx_xf_line(const int n, const hx_v8 *HX_RESTRICT T, const hx_v8 *HX_RESTRICT x, const int sx,
-                             hx_v8 *HX_RESTRICT y, const int sy, const int acc) {
-  const int h = n / 2;
-  const hx_v8 *pe = T, *po = T + h * h, *ac = T + 2 * h * h, *am = ac + h;
-  hx_v8 E[HX_XF_NMAX / 2 + 1], O[HX_XF_NMAX / 2 + 1], xh = _mm256_setzero_ps();
-  for (int m = 0; m < h; m++) {
-    const hx_v8 a = x[m * sx], b = x[(n - 1 - m) * sx];
-    E[m] = _mm256_add_ps(a, b), O[m] = _mm256_sub_ps(a, b);
-  }
-  if (n & 1) xh = x[h * sx];
-  for (int i = 0; i < h; i++) {
-    hx_v8 P = _mm256_mul_ps(pe[i * h], E[0]), Q = _mm256_mul_ps(po[i * h], O[0]);
-    for (int m = 1; m < h; m++) {
-      P = _mm256_fmadd_ps(pe[i * h + m], E[m], P);
-      Q = _mm256_fmadd_ps(po[i * h + m], O[m], Q);
-    }
-    if (n & 1) P = _mm256_fmadd_ps(ac[i], xh, P);
-    hx_v8 lo = _mm256_add_ps(P, Q), hi = _mm256_sub_ps(Q, P);
-    if (acc) lo = _mm256_add_ps(y[i * sy], lo), hi = _mm256_add_ps(y[(n - 1 - i) * sy], hi);
-    y[i * sy] = lo, y[(n - 1 - i) * sy] = hi;
-  }
-  if (n & 1) {
-    hx_v8 s = _mm256_mul_ps(am[0], O[0]);
-    for (int m = 1; m < h; m++) s = _mm256_fmadd_ps(am[m], O[m], s);
-    y[h * sy] = acc ? _mm256_add_ps(y[h * sy], s) : s;
-  }
-}
 
 /* r[j] = (row_0[j], ..., row_7[j]) for the 8 rows r[0..7] (8 x 8 transpose;
  * it is its own inverse). */
@@ -131,12 +87,18 @@ HX_XF_INLINE void hx_xf_load(const int n3, const float *const *p, hx_v8 *HX_REST
     X[q] = _mm256_setr_ps(p[0][q], p[1][q], p[2][q], p[3][q], p[4][q], p[5][q], p[6][q], p[7][q]);
 }
 
+/* hx_apply_g_f32's products and sums (not fused), into R, S, T at q */
+#define HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q)                                                     \
+  R[q] = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(g0, ur), _mm256_mul_ps(g1, us)), _mm256_mul_ps(g2, ut)); \
+  S[q] = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(g1, ur), _mm256_mul_ps(g3, us)), _mm256_mul_ps(g4, ut)); \
+  T[q] = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(g2, ur), _mm256_mul_ps(g4, us)), _mm256_mul_ps(g5, ut))
+
 /* Per-thread scratch of one group (n3 rounded up to 8 vectors). */
 typedef struct {
   __attribute__((aligned(32))) hx_v8 U[HX_XF_N3MAX + 8], R[HX_XF_N3MAX + 8], S[HX_XF_N3MAX + 8],
       T[HX_XF_N3MAX + 8], O[HX_XF_N3MAX + 8];
   __attribute__((aligned(32))) hx_v8 G[7 * (HX_XF_N3MAX + 8)]; /* factors, c * n38 + q */
-  __attribute__((aligned(32))) hx_v8 Dv[HX_XF_NMAX * HX_XF_NMAX], Dtv[HX_XF_NMAX * HX_XF_NMAX];
+  __attribute__((aligned(32))) hx_v8 Dv[HX_XF_NMAX * HX_XF_NMAX];
   __attribute__((aligned(32))) float ones[HX_XF_N3MAX + 8];
 } hx_xf_scr;
 
@@ -160,10 +122,28 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
     hx_xf_load(n3, p, U);
   }
   /* 2. gradients */
-  for (int ij = 0; ij < n2; ij++) hx_xf_line(n, W->Dv, U + ij, n2, T + ij, n2, 0);
+  /* the one-element kernels' sums: from 0, m increasing, fused (ax_cpu_t.h
+   * steps 1a, 1b; the n = 4 kernel sums the same way), so each lane's
+   * result is bit for bit theirs */
+  const hx_v8 *HX_RESTRICT Dv = W->Dv; /* Dv[i*n + m] = D[i][m] broadcast */
+  const hx_v8 z = _mm256_setzero_ps();
   for (int k = 0; k < n; k++)
-    for (int i = 0; i < n; i++) hx_xf_line(n, W->Dv, U + i + n2 * k, n, S + i + n2 * k, n, 0);
-  for (int jk = 0; jk < n2; jk++) hx_xf_line(n, W->Dv, U + n * jk, 1, R + n * jk, 1, 0);
+    for (int ij = 0; ij < n2; ij++) {
+      hx_v8 t = z;
+      for (int m = 0; m < n; m++) t = _mm256_fmadd_ps(Dv[k * n + m], U[ij + n2 * m], t);
+      T[ij + n2 * k] = t;
+    }
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        const int q = i + n * j + n2 * k;
+        hx_v8 r = z, sv = z;
+        for (int m = 0; m < n; m++) {
+          r = _mm256_fmadd_ps(Dv[i * n + m], U[m + n * j + n2 * k], r);
+          sv = _mm256_fmadd_ps(Dv[j * n + m], U[i + n * m + n2 * k], sv);
+        }
+        R[q] = r, S[q] = sv;
+      }
   /* 3. fluxes and mass term */
   int kind[8], ngen = 0, nafv = 0;
   const float *rec[8];
@@ -196,14 +176,12 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
       const hx_v8 g0 = _mm256_mul_ps(wk, M[0]), g1 = _mm256_mul_ps(wk, M[1]), g2 = _mm256_mul_ps(wk, M[2]);
       const hx_v8 g3 = _mm256_mul_ps(wk, M[3]), g4 = _mm256_mul_ps(wk, M[4]), g5 = _mm256_mul_ps(wk, M[5]);
       const hx_v8 ur = R[q], us = S[q], ut = T[q];
-      R[q] = _mm256_fmadd_ps(g2, ut, _mm256_fmadd_ps(g1, us, _mm256_mul_ps(g0, ur)));
-      S[q] = _mm256_fmadd_ps(g4, ut, _mm256_fmadd_ps(g3, us, _mm256_mul_ps(g1, ur)));
-      T[q] = _mm256_fmadd_ps(g5, ut, _mm256_fmadd_ps(g4, us, _mm256_mul_ps(g2, ur)));
+      HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
       if (ncomp == 7) {
         const hx_v8 wl = nafv ? _mm256_mul_ps(wq, Lm[q]) : wq;
         O[q] = _mm256_mul_ps(_mm256_mul_ps(wl, M[6]), U[q]);
       } else {
-        O[q] = _mm256_setzero_ps();
+        O[q] = n == 4 ? z : _mm256_mul_ps(z, U[q]); /* as the one-element kernels */
       }
     }
   } else {
@@ -236,28 +214,65 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
       const hx_v8 ur = R[q], us = S[q], ut = T[q];
       const hx_v8 g0 = G[q], g1 = G[n38 + q], g2 = G[2 * n38 + q], g3 = G[3 * n38 + q], g4 = G[4 * n38 + q],
                   g5 = G[5 * n38 + q];
-      R[q] = _mm256_fmadd_ps(g2, ut, _mm256_fmadd_ps(g1, us, _mm256_mul_ps(g0, ur)));
-      S[q] = _mm256_fmadd_ps(g4, ut, _mm256_fmadd_ps(g3, us, _mm256_mul_ps(g1, ur)));
-      T[q] = _mm256_fmadd_ps(g5, ut, _mm256_fmadd_ps(g4, us, _mm256_mul_ps(g2, ur)));
-      O[q] = ncomp == 7 ? _mm256_mul_ps(G[6 * n38 + q], U[q]) : _mm256_setzero_ps();
+      HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
+      O[q] = ncomp == 7 ? _mm256_mul_ps(G[6 * n38 + q], U[q]) : n == 4 ? z : _mm256_mul_ps(z, U[q]);
     }
   }
   /* 4. transposed gradients */
-  for (int ij = 0; ij < n2; ij++) hx_xf_line(n, W->Dtv, T + ij, n2, O + ij, n2, 1);
-  for (int k = 0; k < n; k++)
-    for (int i = 0; i < n; i++) hx_xf_line(n, W->Dtv, S + i + n2 * k, n, O + i + n2 * k, n, 1);
-  for (int jk = 0; jk < n2; jk++) hx_xf_line(n, W->Dtv, R + n * jk, 1, O + n * jk, 1, 1);
+  /* the one-element kernels' order: the generic loop adds the t, then the
+   * r and the s contractions (ax_cpu_t.h 2a, 2b); the n = 4 kernel adds
+   * r, s, t for each m in turn */
+  if (n == 4) {
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * j + n2 * k;
+          hx_v8 acc = O[q];
+          for (int m = 0; m < n; m++) {
+            acc = _mm256_fmadd_ps(Dv[m * n + i], R[m + n * j + n2 * k], acc);
+            acc = _mm256_fmadd_ps(Dv[m * n + j], S[i + n * m + n2 * k], acc);
+            acc = _mm256_fmadd_ps(Dv[m * n + k], T[i + n * j + n2 * m], acc);
+          }
+          O[q] = acc;
+        }
+  } else {
+    for (int k = 0; k < n; k++)
+      for (int ij = 0; ij < n2; ij++) {
+        hx_v8 acc = O[ij + n2 * k];
+        for (int m = 0; m < n; m++) acc = _mm256_fmadd_ps(Dv[m * n + k], T[ij + n2 * m], acc);
+        O[ij + n2 * k] = acc;
+      }
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int q = i + n * j + n2 * k;
+          hx_v8 acc = O[q];
+          for (int m = 0; m < n; m++) acc = _mm256_fmadd_ps(Dv[m * n + i], R[m + n * j + n2 * k], acc);
+          for (int m = 0; m < n; m++) acc = _mm256_fmadd_ps(Dv[m * n + j], S[i + n * m + n2 * k], acc);
+          O[q] = acc;
+        }
+  }
   /* partials (before the transposes below reorder O) */
   if (a->part) {
-    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    /* hx_ax_cpu_dot_f32 per lane: accumulator j takes the nodes q = j mod 8
+     * (then the tail q - nb), in increasing q, the exact products of floats
+     * added in double; then its fixed tree */
+    __m256d s0[8], s1[8];
+    for (int j = 0; j < 8; j++) s0[j] = _mm256_setzero_pd(), s1[j] = _mm256_setzero_pd();
+    const int nb8 = n3 / 8 * 8;
     for (int q = 0; q < n3; q++) {
+      const int j = q < nb8 ? q & 7 : q - nb8;
       const __m128 u0 = _mm256_castps256_ps128(U[q]), u1 = _mm256_extractf128_ps(U[q], 1);
       const __m128 o0 = _mm256_castps256_ps128(O[q]), o1 = _mm256_extractf128_ps(O[q], 1);
-      s0 = _mm256_fmadd_pd(_mm256_cvtps_pd(u0), _mm256_cvtps_pd(o0), s0);
-      s1 = _mm256_fmadd_pd(_mm256_cvtps_pd(u1), _mm256_cvtps_pd(o1), s1);
+      s0[j] = _mm256_add_pd(s0[j], _mm256_mul_pd(_mm256_cvtps_pd(u0), _mm256_cvtps_pd(o0)));
+      s1[j] = _mm256_add_pd(s1[j], _mm256_mul_pd(_mm256_cvtps_pd(u1), _mm256_cvtps_pd(o1)));
     }
+    const __m256d t0 = _mm256_add_pd(_mm256_add_pd(s0[0], s0[1]), _mm256_add_pd(s0[2], s0[3]));
+    const __m256d t1 = _mm256_add_pd(_mm256_add_pd(s0[4], s0[5]), _mm256_add_pd(s0[6], s0[7]));
+    const __m256d t2 = _mm256_add_pd(_mm256_add_pd(s1[0], s1[1]), _mm256_add_pd(s1[2], s1[3]));
+    const __m256d t3 = _mm256_add_pd(_mm256_add_pd(s1[4], s1[5]), _mm256_add_pd(s1[6], s1[7]));
     double sd[8];
-    _mm256_storeu_pd(sd, s0), _mm256_storeu_pd(sd + 4, s1);
+    _mm256_storeu_pd(sd, _mm256_add_pd(t0, t1)), _mm256_storeu_pd(sd + 4, _mm256_add_pd(t2, t3));
     for (int l = 0; l < nv; l++) a->part[pk[l]] = sd[l];
   }
   /* de-interleave into the valid lanes' L slots */
@@ -285,11 +300,7 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
       if (!W) {                                                                              \
         err = 1;                                                                             \
       } else {                                                                               \
-        float Tb[HX_XF_NMAX * HX_XF_NMAX] = {0.0f}; /* 2 h^2 (+ 2h for odd n) used */          \
-        hx_xf_eo_table((N), a->D, 0, Tb);                                                    \
-        for (int i = 0; i < (N) * (N); i++) W->Dv[i] = _mm256_set1_ps(Tb[i]);                \
-        hx_xf_eo_table((N), a->D, 1, Tb);                                                    \
-        for (int i = 0; i < (N) * (N); i++) W->Dtv[i] = _mm256_set1_ps(Tb[i]);               \
+        for (int i = 0; i < (N) * (N); i++) W->Dv[i] = _mm256_set1_ps(a->Df[i]);             \
         for (int q = 0; q < HX_XF_N3MAX + 8; q++) W->ones[q] = 1.0f;                         \
         /* the tails of the rounded-up scratch stay finite */                                \
         memset(W->U, 0, sizeof W->U), memset(W->O, 0, sizeof W->O);                          \
@@ -312,7 +323,6 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
 
 HX_XF_DEFINE(2)
 HX_XF_DEFINE(3)
-HX_XF_DEFINE(4)
 HX_XF_DEFINE(5)
 HX_XF_DEFINE(6)
 HX_XF_DEFINE(7)
@@ -323,7 +333,6 @@ static int hx_xf_fn(int p, int (**fn)(const hx_xf_args *)) {
   switch (p) {
     case 1: *fn = hx_xf_apply_2; return 1;
     case 2: *fn = hx_xf_apply_3; return 1;
-    case 3: *fn = hx_xf_apply_4; return 1;
     case 4: *fn = hx_xf_apply_5; return 1;
     case 5: *fn = hx_xf_apply_6; return 1;
     case 6: *fn = hx_xf_apply_7; return 1;
@@ -337,11 +346,12 @@ int hx_ax_xelem_serves_f32(int p) {
 }
 
 /* 1 if the general records of order p go to the one-element kernels: at
- * p = 3 (the hand-written n = 4 kernel) and p = 5 they were faster there
- * (general records, 16^3 elements, one thread, CPU time per apply: p = 3
- * 0.30 ms one-element, 0.47 cross-element; p = 5 3.4 against 3.8; p = 2
- * 0.44 against 0.20, p = 4 1.90 against 1.82, p = 6 8.1 against 4.4). */
-static int hx_xf_gen_rest(int p) { return p == 3 || p == 5; }
+ * p = 4 and 5 those were as fast or faster (general records, 16^3
+ * elements, one thread, CPU time per apply, one-element against
+ * cross-element: p = 2 0.35 against 0.18 ms, p = 4 1.56 against 1.70,
+ * p = 5 2.98 against 2.80, p = 6 6.9 against 5.2). p = 3 is not served:
+ * the hand-written n = 4 kernel was faster (affine 0.21 against 0.29). */
+static int hx_xf_gen_rest(int p) { return p == 4 || p == 5; }
 
 int hx_ax_xelem_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                           const float *u, float *w, double *part, int32_t *nrest, int32_t **rest) {
@@ -374,6 +384,7 @@ int hx_ax_xelem_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t
                   .geo = ax->d_geo32,
                   .w3 = ax->d_basis32 + hx_ax_off_w3_f32(ax->n),
                   .D = ax->D,
+                  .Df = ax->d_basis32,
                   .eoff = ax->d_eoff,
                   .ncomp = ax->ncomp};
   if (fn(&a)) { /* no scratch: the one-element kernel does it all */

@@ -51,7 +51,8 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
  * (order, mode, ISA, HEXCG_AX_XELEM=0, or no scratch memory), to be done by
  * the one-element kernels. With 1, *nrest > 0 list positions (*rest,
  * malloc'd, the caller frees) hold general records it left to the
- * one-element kernels (p = 3 and 5, where those were faster). */
+ * one-element kernels (p = 4 and 5, where those were as fast). Results are
+ * bit for bit those of the one-element generic loop. */
 int hx_ax_xelem_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                           const float *u, float *w, double *part, int32_t *nrest, int32_t **rest);
 /* 1 if it serves order p with the ISA that hx_ax_cpu_isa() selects
