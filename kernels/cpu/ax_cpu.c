@@ -476,6 +476,20 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
 
 int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                         const float *u, float *w, double *part) {
+  /* p = 1, 2, 4, 5, 6 AVX2, precomputed: 8 elements at once (the same
+   * bits), except the general records at p = 4 and 5 */
+  int32_t nrest = 0, *rest = NULL, *sub = NULL;
+  double *subpart = NULL;
+  if (hx_ax_xelem_apply_f32(ax, nlist, list, map, u, w, part, &nrest, &rest)) {
+    if (nrest == 0) return HX_SUCCESS;
+    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
+        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
+      free(rest), free(sub);
+      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d general elements", (int)nrest);
+    }
+    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
+    nlist = nrest, list = sub;
+  }
   const int n = ax->n;
   const float *basis = ax->d_basis32;
   float Dt[HX_AX_NMAX * HX_AX_NMAX], eo[64];
@@ -504,8 +518,11 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                    .map = map,
                    .u = u,
                    .out = w,
-                   .part = part};
+                   .part = sub ? subpart : part};
   hx_ax_cpu_table_f32[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
+  if (sub && part)
+    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
+  free(rest), free(sub), free(subpart);
   return HX_SUCCESS;
 }
 

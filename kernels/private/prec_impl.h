@@ -49,6 +49,18 @@ static inline int hx_ax_off_w3_f32(int n) { return n * n + 2 * n; }
  * hx_ax_cpu_apply). ---- */
 int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                         const float *u, float *w, double *part);
+/* The cross-element FP32 kernel (cpu/ax_xelem_f32_cpu.c): same contract;
+ * returns 1 when it applied the list, 0 when it does not serve this operator
+ * (order, mode, ISA, HEXCG_AX_XELEM=0, or no scratch memory), to be done by
+ * the one-element kernels. With 1, *nrest > 0 list positions (*rest,
+ * malloc'd, the caller frees) hold general records it left to the
+ * one-element kernels (p = 4 and 5, where those were as fast). Results are
+ * bit for bit those of the one-element generic loop. */
+int hx_ax_xelem_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+                          const float *u, float *w, double *part, int32_t *nrest, int32_t **rest);
+/* 1 if it serves order p with the ISA that hx_ax_cpu_isa() selects
+ * (precomputed geometry, HEXCG_AX_XELEM unset or not 0) */
+int hx_ax_xelem_serves_f32(int p);
 
 #ifdef HEXCG_HAVE_CUDA
 /* ---- CUDA (cuda/stream_cuda.cu: the float launchers of its templated

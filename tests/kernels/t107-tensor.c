@@ -10,6 +10,11 @@
  *    precisions), |err| <= 4 (a+2) FLT_EPSILON mag, the bound above with the
  *    float unit roundoff (the three float dot products round in float);
  *    an unknown precision is refused;
+ *  - the cross-element CPU path (kernels/cpu/tensor_cpu.c: 8 FP32 or 4 FP64
+ *    elements per vector for a, c <= 8) against the one-element loop
+ *    (HEXCG_TENSOR_XELEM=0), bit for bit in both precisions (each lane does
+ *    the loop's operations in its order), a = 2..8, c = 1..8, element counts
+ *    1, 3, 4, 7, 8, 9, 21 (short last groups), 1,000 elements for 8 -> 4;
  *  - argument errors (sizes outside 1..16, aliasing, NULL arrays);
  *  - with --backend cuda, the device result against the CPU backend's
  *    (same sums in the same order: within the same bound, FMA contraction
@@ -19,6 +24,7 @@
 #include "hx_test.h"
 
 #include <float.h>
+#include <string.h>
 
 static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t seed) {
   hx_test_rng r = {seed};
@@ -108,6 +114,33 @@ static int check(hx_backend b, hx_backend cpu, int a, int c, int32_t E, uint64_t
   return bad;
 }
 
+/* Cross-element vs one-element CPU path, bit for bit, FP64 and FP32. */
+static int check_xelem(hx_backend cpu, int a, int c, int32_t E, uint64_t seed) {
+  hx_test_rng r = {seed};
+  const int64_t na = (int64_t)E * a * a * a, nc = (int64_t)E * c * c * c;
+  double *A = malloc(sizeof(double) * c * a), *in = malloc(sizeof(double) * na);
+  double *o[2] = {malloc(sizeof(double) * nc), malloc(sizeof(double) * nc)};
+  float *Af = malloc(sizeof(float) * c * a), *inf = malloc(sizeof(float) * na);
+  float *of[2] = {malloc(sizeof(float) * nc), malloc(sizeof(float) * nc)};
+  for (int i = 0; i < c * a; i++) A[i] = 2.0 * hx_test_rand(&r) - 1.0, Af[i] = (float)A[i];
+  for (int64_t i = 0; i < na; i++) in[i] = 2.0 * hx_test_rand(&r) - 1.0, inf[i] = (float)in[i];
+  for (int on = 0; on < 2; on++) {
+    setenv("HEXCG_TENSOR_XELEM", on ? "1" : "0", 1);
+    for (int64_t i = 0; i < nc; i++) o[on][i] = -7.0, of[on][i] = -7.0f;
+    HX_TCALL(hx_tensor3_apply(cpu, a, c, E, A, in, o[on]));
+    HX_TCALL(hx_tensor3_apply_p(cpu, HX_F32, a, c, E, Af, inf, of[on]));
+  }
+  setenv("HEXCG_TENSOR_XELEM", "1", 1);
+  int bad = 0;
+  for (int64_t i = 0; i < nc && !bad; i++) {
+    if (memcmp(&o[0][i], &o[1][i], sizeof(double)) || memcmp(&of[0][i], &of[1][i], sizeof(float))) bad = 1;
+    HX_ASSERT(!bad, "%d -> %d, %d elements, entry %lld: cross-element %.17g / %.9g, one-element %.17g / %.9g", a, c,
+              (int)E, (long long)i, o[1][i], (double)of[1][i], o[0][i], (double)of[0][i]);
+  }
+  free(A), free(in), free(o[0]), free(o[1]), free(Af), free(inf), free(of[0]), free(of[1]);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   hx_backend b, cpu;
@@ -118,6 +151,14 @@ int main(int argc, char **argv) {
     for (int j = 0; j < 3; j++) check(b, cpu, as[i], cs[j], 5, 100 + 10 * i + j);
   check(b, cpu, 16, 16, 2, 7);
   check(b, cpu, 8, 4, 0, 8); /* no elements: nothing to do */
+  if (!strcmp(hx_backend_name(cpu), "cpu")) { /* host arrays: not under memcheck */
+    static const int32_t Es[] = {1, 3, 4, 7, 8, 9, 21};
+    for (int a = 2; a <= 8; a++)
+      for (int c = 1; c <= 8; c++)
+        for (int k = 0; k < 7; k++) check_xelem(cpu, a, c, Es[k], 1000 + 100 * a + 10 * c + k);
+    check_xelem(cpu, 8, 4, 1000, 5);
+    check_xelem(cpu, 4, 8, 1000, 6);
+  }
 
   double *d = NULL;
   HX_TCALL(hx_mem_alloc(b, sizeof(double) * 64, (void **)&d));
