@@ -142,6 +142,7 @@ typedef struct {
   double time;  /* time-dependent runs: the time phase_data evaluates the data at */
   double shift; /* ... and what the Helmholtz coefficient gets added (beta0 / dt) */
   const char *restart, *final_dir; /* hx_run_case_time */
+  int pc_reported;                 /* report_pc done */
 } run_state;
 
 /* The backend (cuda: each rank takes the device of its node-local rank). */
@@ -337,7 +338,7 @@ static int phase_data(run_state *st) {
   hx_mesh m = st->m;
   const int64_t nl = hx_disc_num_l(d);
   const double *X, *Y, *Z;
-  hx_disc_coords(d, &X, &Y, &Z);
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
   /* a time-dependent run calls this once per step (st->time): the arrays stay */
   if (!st->hf) HX_CALL(HX_ALLOC(&st->hf, nl));
   if (!st->hg) HX_CALL(HX_ALLOC(&st->hg, nl));
@@ -346,10 +347,12 @@ static int phase_data(run_state *st) {
   hx_expr_eval_array_t(cs->problem.rhs, (size_t)nl, X, Y, Z, st->time, st->hf);
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
   if (cs->problem.exact && !cs->time.enabled) { /* a time loop evaluates it where it writes it */
-    if (!st->hex) HX_CALL(HX_ALLOC(&st->hex, nl));
-    hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
+    /* checked here, before the solve, in the solution's array (written only
+     * by the solve); kept only for the output, evaluated there (phase_output),
+     * when the solve's vectors are gone */
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hu);
     if (!ferr)
-      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hex);
+      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hu);
   }
   HX_CALL(hx_io_agree_error(comm, ferr));
   char key[64];
@@ -390,6 +393,9 @@ static int phase_data(run_state *st) {
     HX_CALL(hx_io_agree_error(
         comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, st->hu0)));
   }
+  /* a steady run needs the coordinates again only for its output (computed
+   * again there); a time loop evaluates its data at every step */
+  if (!cs->time.enabled) hx_disc_coords_release(d);
   return HX_SUCCESS;
 }
 
@@ -404,7 +410,10 @@ static int phase_solve(run_state *st) {
   st->mon.t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
   HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
-  HX_CALL(robin_error(st, hx_solve(st->d, st->pc, st->hf, st->hg, st->hbn, exact, &po, st->hu0, st->hu, &st->dr)));
+  /* the data arrays are freed once the right-hand side is formed: the
+   * preconditioner's setup and PCG, where the peak is, run without them */
+  HX_CALL(robin_error(st, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, st->hu,
+                                        &st->dr)));
   char pcview[512];
   hx_pc_view(st->pc, pcview, sizeof pcview);
   hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);
@@ -446,7 +455,12 @@ static int phase_output(run_state *st) {
   if (cs->output.history) HX_CALL(hx_history_write(st->mon.hist, st->ctx->comm, cs->output.dir));
   if (cs->output.solution) {
     const double *X, *Y, *Z;
-    hx_disc_coords(st->d, &X, &Y, &Z);
+    HX_CALL(hx_disc_coords(st->d, &X, &Y, &Z));
+    if (cs->problem.exact && !st->hex) { /* the exact solution beside it (checked finite in phase_data) */
+      const int64_t nl = hx_disc_num_l(st->d);
+      HX_CALL(HX_ALLOC(&st->hex, nl > 0 ? nl : 1));
+      hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
+    }
     HX_CALL(hx_io_write_solution(st->ctx->comm, cs->output.dir, cs->order, hx_disc_num_elements(st->d),
                                  hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu, st->hex));
   }
@@ -454,16 +468,14 @@ static int phase_output(run_state *st) {
   return HX_SUCCESS;
 }
 
-/* The figures of summary.yaml (max over ranks where they are times) and the
- * closing log lines. */
-static int phase_report(run_state *st) {
+/* The preconditioner's figures of summary.yaml (final once the solve is
+ * done: a steady run takes them and frees the preconditioner before its
+ * output, which then does not add its buffers to the preconditioner's
+ * memory). */
+static int report_pc(run_state *st) {
+  if (st->pc_reported) return HX_SUCCESS;
   MPI_Comm comm = st->ctx->comm;
   hx_run_result *res = st->res;
-  const hx_solve_result *dr = &st->dr;
-  hx_disc d = st->d;
-  const int32_t E = hx_disc_num_elements(d);
-  double op_elem, op_exch, op_gs;
-  hx_op_times(hx_disc_op(d), &op_elem, &op_exch, &op_gs);
   hx_pc_stats pst;
   hx_pc_get_stats(st->pc, &pst);
   hx_asm_stats ast;
@@ -477,6 +489,21 @@ static int phase_report(run_state *st) {
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
   HX_CALL(hx_pc_report(st->pc, comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
+  st->pc_reported = 1;
+  return HX_SUCCESS;
+}
+
+/* The figures of summary.yaml (max over ranks where they are times) and the
+ * closing log lines. */
+static int phase_report(run_state *st) {
+  MPI_Comm comm = st->ctx->comm;
+  hx_run_result *res = st->res;
+  const hx_solve_result *dr = &st->dr;
+  hx_disc d = st->d;
+  const int32_t E = hx_disc_num_elements(d);
+  double op_elem, op_exch, op_gs;
+  hx_op_times(hx_disc_op(d), &op_elem, &op_exch, &op_gs);
+  HX_CALL(report_pc(st));
   {
     int32_t na, ns, ng;
     double bpe;
@@ -510,6 +537,11 @@ static int phase_report(run_state *st) {
   double peak = (double)hx_peak_rss_bytes();
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, comm));
   res->peak_mem_bytes = peak;
+  { /* the case check's estimate for the rank with the most elements, beside it */
+    double el = (double)E;
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &el, 1, MPI_DOUBLE, MPI_MAX, comm));
+    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st->cs));
+  }
 
   const char *pct = hx_case_pc_type(st->cs);
   hx_log(HX_LOG_NORMAL,
@@ -586,6 +618,8 @@ static int run(run_state *st, int check_only) {
   HX_CALL(phase_disc(st));
   HX_CALL(phase_data(st));
   HX_CALL(phase_solve(st));
+  HX_CALL(report_pc(st));
+  HX_CALL(hx_pc_destroy(&st->pc));
   HX_CALL(phase_output(st));
   HX_CALL(phase_report(st));
   return HX_SUCCESS;

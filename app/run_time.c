@@ -91,7 +91,7 @@ static int ensure_proj(tloop *L) {
 static int write_checkpoint(tloop *L, int step) {
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
-  hx_disc_coords(d, &X, &Y, &Z);
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
   const int np = hx_proj_size(L->pj);
   for (int i = 0; i < np; i++) {
     if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
@@ -114,7 +114,7 @@ static int write_output(tloop *L, int step) {
   if (!cs->output.solution || L->last_out == step) return HX_SUCCESS;
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
-  hx_disc_coords(d, &X, &Y, &Z);
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
   char sdir[4200], name[64];
   snprintf(sdir, sizeof sdir, "%s/series", cs->output.dir);
   int err = HX_SUCCESS;
@@ -149,7 +149,7 @@ static int initial_levels(tloop *L, int *n0) {
   const hx_case *cs = L->cs;
   hx_disc d = *env->d;
   const double *X, *Y, *Z;
-  hx_disc_coords(d, &X, &Y, &Z);
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
   *n0 = 0;
   if (env->restart) {
     char dir[4300];
@@ -213,7 +213,7 @@ static int loop(tloop *L) {
   /* L->pbuf (host copies of the projection vectors) only when a checkpoint is read or written */
   {
     const double *X, *Y, *Z;
-    hx_disc_coords(d, &X, &Y, &Z);
+    HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
     HX_CALL(hx_checkpoint_mesh_hash(L->comm, cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(env->m),
                                     X, Y, Z, &L->mesh_hash));
   }

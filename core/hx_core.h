@@ -374,6 +374,21 @@ size_t hx_peak_rss_bytes(void);
 #define HX_MEM_RUN_NODE 180.0
 #define HX_MEM_MESHCMD_NODE 6.0
 
+/* The estimate of hexcg run's peak per rank (hx_mem_run_bytes), measured
+ * (the largest ru_maxrss of the ranks, docs/performance.md "Memory") rather
+ * than rounded down: a fixed part per rank (MPI, hypre, HDF5, the program)
+ * and, in core/memory.c, bytes per L entry, per G entry and per time-loop
+ * array. */
+#define HX_MEM_RUN_BASE (30.0 * 1048576.0)
+
+/* The estimated peak of one rank of hexcg run holding El elements of order
+ * p (a balanced part of a compact mesh: its G entries El p^3 plus the
+ * part's surface), with pc_node_bytes the preconditioner's bytes per L
+ * entry (hx_pc_options_mem_per_node); a time loop (levels > 0: BDF levels,
+ * proj: projection vectors) adds its arrays. Without the mesh (that is
+ * HX_MEM_MESH_*). */
+double hx_mem_run_bytes(double El, int p, double pc_node_bytes, int levels, int proj);
+
 /* "1.9 TiB", "512 MiB" (binary units) into buf. */
 void hx_mem_format(double bytes, char *buf, size_t len);
 /* Not collective. Bytes this node can still give: HEXCG_MEM_AVAILABLE when

@@ -23,6 +23,29 @@ void hx_mem_format(double bytes, char *buf, size_t len) {
     snprintf(buf, len, "%.*f %s", u == 0 ? 0 : bytes < 10 ? 1 : 0, bytes, unit[u]);
 }
 
+/* hx_mem_run_bytes's figures, fitted to the peaks (ru_maxrss) of Jacobi-PCG
+ * runs on 2 ranks of 1.5-2M L entries each (box p = 3 and 7; the peak is
+ * the gather-scatter's setup there, its rendezvous temporaries;
+ * docs/performance.md "Memory"): bytes per L entry, per G entry, and the
+ * time loop's arrays (hf, hg, the coordinates, u_new, f_eff per L entry; a
+ * BDF level per L entry; a projection vector per G entry). */
+#define MEM_RUN_L 78.0
+#define MEM_RUN_G 116.0
+#define MEM_TIME_L 56.0
+#define MEM_TIME_LEVEL_L 8.0
+#define MEM_TIME_PROJ_G 8.0
+
+double hx_mem_run_bytes(double El, int p, double pc_node_bytes, int levels, int proj) {
+  if (!(El > 0)) return HX_MEM_RUN_BASE;
+  const double n = p + 1.0, L = El * n * n * n;
+  /* distinct nodes of a compact part: El p^3 inside, and about the surface
+   * of a cube of El elements (3 faces' worth of p^2 per surface element) */
+  const double G = El * p * p * p + 3.0 * pow(El, 2.0 / 3.0) * p * p + 1.0;
+  double b = HX_MEM_RUN_BASE + MEM_RUN_L * L + MEM_RUN_G * G + (pc_node_bytes > 0 ? pc_node_bytes : 0.0) * L;
+  if (levels > 0) b += (MEM_TIME_L + MEM_TIME_LEVEL_L * levels) * L + MEM_TIME_PROJ_G * (proj + 2.0) * G;
+  return b;
+}
+
 /* "123", "4G", "1.5GiB", "512M": bytes; -1 if not a size */
 static double parse_size(const char *s) {
   char *end;

@@ -99,7 +99,14 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   if (!err) err = copy_array(o->lambda_field, sizeof(hx_field), nmat, (void **)&d->opts.lambda_field);
   if (!err) err = copy_array(o->kappa_src, sizeof(char *), nmat, (void **)&d->opts.kappa_src);
   if (!err) err = copy_array(o->lambda_src, sizeof(char *), nmat, (void **)&d->opts.lambda_src);
+  /* the gather-scatter first, from the ids alone: its setup (the
+   * rendezvous) has the largest temporaries of the discretisation, so
+   * nothing else of the L side is allocated yet; the ids go once it has
+   * what it needs of them (hx_gs_global_ids) */
   if (!err) err = HX_ALLOC(&d->gid, d->nl);
+  if (!err) err = hx_mesh_gll_ids(mesh, o->p, d->gid);
+  if (!err) err = hx_gs_create(b, hx_mesh_comm(mesh), d->nl, d->gid, &d->gs);
+  free(d->gid), d->gid = NULL;
   if (!err) err = HX_ALLOC(&d->x, d->nl);
   if (!err) err = HX_ALLOC(&d->y, d->nl);
   if (!err) err = HX_ALLOC(&d->z, d->nl);
@@ -108,7 +115,6 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   if (!err) err = HX_ALLOC(&d->kappa, d->E);
   if (!err) err = HX_ALLOC(&d->lambda, d->E);
   if (err) goto fail;
-  if ((err = hx_mesh_gll_ids(mesh, o->p, d->gid))) goto fail;
   if ((err = hx_mesh_gll_coords(mesh, o->p, d->x, d->y, d->z))) goto fail;
 
   /* Dirichlet flags: every node of a face carrying a Dirichlet tag */
@@ -130,7 +136,6 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
     d->lambda[e] = o->lambda ? o->lambda[mat[e]] : 0.0;
   }
   if ((err = eval_coefficients(d))) goto fail;
-  if ((err = hx_gs_create(b, hx_mesh_comm(mesh), d->nl, d->gid, &d->gs))) goto fail;
   if ((err = hx_gs_set_mask(d->gs, d->dirichlet_l))) goto fail;
   {
     hx_ax_opts ao = hx_ax_opts_default();
@@ -144,6 +149,9 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   }
   if ((err = hx_op_create(d->gs, d->ax, o->overlap, &d->op))) goto fail;
   if ((err = hx_disc_robin_setup(d)) || (err = hx_disc_robin_attach(d, d->op))) goto fail;
+  /* the coordinates (24 bytes per L entry) are recomputed from the mesh
+   * when asked for again (hx_disc_coords): most discs (pmg's levels) never do */
+  hx_disc_coords_release(d);
   d->t_setup = hx_wtime() - t0;
   *out = d;
   return HX_SUCCESS;
@@ -217,17 +225,39 @@ int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op) {
       HX_CALL(hx_ax_create_opts_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh),
                                      hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao, HX_F32, &d->ax32));
     }
-    HX_CALL(hx_op_create(d->gs, d->ax32, d->opts.overlap, &d->op32));
+    HX_CALL(hx_op_create_shared(d->gs, d->ax32, d->opts.overlap, d->op, &d->op32));
     HX_CALL(hx_disc_robin_attach(d, d->op32));
   }
   *op = d->op32;
   return HX_SUCCESS;
 }
 double hx_disc_setup_time(hx_disc d) { return d->t_setup; }
-void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z) {
+/* the coordinates, computed again from the mesh if released (bit for bit
+ * the same: the same map at the same points) */
+static int coords_ensure(hx_disc d) {
+  if (d->x) return HX_SUCCESS;
+  int err = HX_ALLOC(&d->x, d->nl > 0 ? d->nl : 1);
+  if (!err) err = HX_ALLOC(&d->y, d->nl > 0 ? d->nl : 1);
+  if (!err) err = HX_ALLOC(&d->z, d->nl > 0 ? d->nl : 1);
+  if (!err) err = hx_mesh_gll_coords(d->mesh, d->p, d->x, d->y, d->z);
+  if (err) hx_disc_coords_release(d);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+int hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z) {
+  const int err = coords_ensure(d);
   if (x) *x = d->x;
   if (y) *y = d->y;
   if (z) *z = d->z;
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+void hx_disc_coords_release(hx_disc d) {
+  if (!d) return;
+  free(d->x), free(d->y), free(d->z);
+  d->x = d->y = d->z = NULL;
 }
 const int *hx_disc_dirichlet_l(hx_disc d) { return d->dirichlet_l; }
 const int *hx_disc_dirichlet_faces(hx_disc d) { return d->dirichlet_face; }
@@ -257,7 +287,7 @@ int hx_disc_op_exact(hx_disc d, hx_op *op) {
       ao.h_lambda_node = d->ln;
       HX_CALL(hx_ax_create_opts(d->b, d->p, d->E, npe, hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao,
                                 &d->ax_exact));
-      HX_CALL(hx_op_create(d->gs, d->ax_exact, d->opts.overlap, &d->op_exact));
+      HX_CALL(hx_op_create_shared(d->gs, d->ax_exact, d->opts.overlap, d->op, &d->op_exact));
       HX_CALL(hx_disc_robin_attach(d, d->op_exact));
     }
   }
@@ -289,12 +319,14 @@ int hx_disc_from_l_host(hx_disc d, const double *h_l, int mask, double *d_x) {
 
 int hx_disc_eval(hx_disc d, hx_field f, double *h_l) {
   HX_CHECK(f.fn, HX_ERR_ARG, "field has no function");
+  HX_CALL(coords_ensure(d));
   for (int64_t i = 0; i < d->nl; i++) h_l[i] = f.fn(f.ctx, d->x[i], d->y[i], d->z[i]);
   return HX_SUCCESS;
 }
 
 int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd) {
   HX_CHECK(g.fn, HX_ERR_ARG, "field has no function");
+  HX_CALL(coords_ensure(d));
   const int n = d->p + 1;
   const int32_t *ftag = hx_mesh_face_tags(d->mesh);
   int fidx[(HX_ORDER_MAX + 1) * (HX_ORDER_MAX + 1)];
@@ -313,6 +345,7 @@ int hx_disc_dirichlet_values(hx_disc d, int tag, hx_field g, double *h_gd) {
 int hx_disc_neumann_load(hx_disc d, int tag, hx_field g, double *h_bn) {
   const int p = d->p, n = p + 1;
   double t[16], w[16], D[16 * 16];
+  HX_CALL(coords_ensure(d));
   HX_CALL(hx_gll(n, t, w));
   HX_CALL(hx_lagrange_deriv(n, t, D));
   const int32_t *ftag = hx_mesh_face_tags(d->mesh);
@@ -338,15 +371,18 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
   HX_CALL(hx_gll(m, tm, wm));
   HX_CALL(hx_lagrange_interp(n, tn, m, tm, I)); /* I[a*n + i] = l_i(tm_a) */
   HX_CALL(hx_lagrange_deriv(m, tm, Dm));
+  /* the order-q points of a chunk of elements at a time (whole arrays of
+   * them were 24 (q+1)^3 bytes per element, at p = 7 more than all the
+   * solver's vectors together: this was the peak of a Jacobi run) */
+  enum { CHUNK = 64 };
   double *X, *Y, *Z, *t1, *t2, *uq;
-  const int64_t nq = (int64_t)d->E * m3;
+  const int64_t nq = (int64_t)CHUNK * m3;
   HX_CALL(HX_ALLOC(&X, nq));
   HX_CALL(HX_ALLOC(&Y, nq));
   HX_CALL(HX_ALLOC(&Z, nq));
   HX_CALL(HX_ALLOC(&t1, m * n * n));
   HX_CALL(HX_ALLOC(&t2, m * m * n));
   HX_CALL(HX_ALLOC(&uq, m3));
-  HX_CALL(hx_mesh_gll_coords(d->mesh, q, X, Y, Z));
   /* scale-safe: when the sum of squares under- or overflows (a problem
    * scaled by 1e-200 had an L2 error of 0.0 while its error was 100 %), a
    * second pass sums (err * sc)^2 with sc a power of two that brings the
@@ -356,6 +392,15 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
   for (int pass = 0; pass < 2; pass++) {
     double loc[2] = {0.0, 0.0};
     for (int32_t e = 0; e < d->E; e++) {
+      const int32_t ec = e % CHUNK; /* e's place in the chunk of coordinates */
+      if (ec == 0) {
+        const int32_t e1 = e + CHUNK < d->E ? e + CHUNK : d->E;
+        const int cerr = hx_mesh_gll_coords_range(d->mesh, q, e, e1, X, Y, Z);
+        if (cerr) {
+          free(X), free(Y), free(Z), free(t1), free(t2), free(uq);
+          HX_CALL(cerr);
+        }
+      }
       const double *ue = h_u + (int64_t)e * d->n3;
       /* u at the order-q points: three 1D interpolations */
       for (int k = 0; k < n; k++)
@@ -379,7 +424,7 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
             for (int k = 0; k < n; k++) s += I[c * n + k] * t2[a + m * (b + m * k)];
             uq[a + m * (b + m * c)] = s;
           }
-      const double *xe[3] = {X + (int64_t)e * m3, Y + (int64_t)e * m3, Z + (int64_t)e * m3};
+      const double *xe[3] = {X + (int64_t)ec * m3, Y + (int64_t)ec * m3, Z + (int64_t)ec * m3};
       for (int c = 0; c < m; c++)
         for (int b = 0; b < m; b++)
           for (int a = 0; a < m; a++) {

@@ -34,6 +34,12 @@ typedef struct hx_op_s *hx_op;
  * ranks first, start the exchange, interior elements, finish (needs the
  * handle's element flags; with 1 rank it changes nothing). Collective. */
 int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *op);
+/* The same, sharing the L-vector work space of share (an operator on the
+ * same gs; NULL: a work space of its own): operators that are never applied
+ * at the same time (those of one disc: FP64, FP32, FP64 geometry) need one
+ * work space between them. The space lives until its last operator is
+ * destroyed, in any order. Collective. */
+int hx_op_create_shared(hx_gs gs, hx_ax ax, int overlap, hx_op share, hx_op *op);
 int hx_op_destroy(hx_op *op);
 int64_t hx_op_size(hx_op op);   /* ng: local G-vector length */
 int64_t hx_op_owned(hx_op op);  /* G entries counted in reductions */
@@ -176,8 +182,15 @@ hx_op hx_disc_op(hx_disc d);
  * at the first call for HX_F32 (every rank must ask). */
 int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op);
 double hx_disc_setup_time(hx_disc d);      /* seconds hx_disc_create took */
-/* host L-vectors of the node coordinates */
-void hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z);
+/* host L-vectors of the node coordinates (owned by d). They are not kept
+ * after hx_disc_create: the first call computes them from the mesh (bit for
+ * bit those of hx_mesh_gll_coords), and they stay until
+ * hx_disc_coords_release or the disc's end; HX_ERR_MEM (the pointers NULL)
+ * if they cannot be allocated. hx_disc_eval, hx_disc_dirichlet_values and
+ * hx_disc_neumann_load compute them the same way. */
+int hx_disc_coords(hx_disc d, const double **x, const double **y, const double **z);
+/* frees the coordinates (24 bytes per L entry) until they are asked for again */
+void hx_disc_coords_release(hx_disc d);
 /* host, L-vector: 1 on nodes of Dirichlet faces */
 const int *hx_disc_dirichlet_l(hx_disc d);
 /* host, E*6: 1 on faces carrying a Dirichlet tag */

@@ -18,12 +18,25 @@
 
 #include "disc_impl.h"
 
-/* backend scratch L- and G-vectors of d */
-static int scratch(hx_disc d) {
-  if (d->d_xl) return HX_SUCCESS;
+/* backend scratch L- and G-vectors of d with room for entries of prec (a
+ * disc that only the FP32 cycle transfers holds floats, half the bytes; an
+ * FP64 transfer later makes them larger) */
+static int scratch(hx_disc d, hx_precision prec) {
+  const size_t es = hx_precision_size(prec);
   const int64_t ng = hx_gs_num_local(d->gs);
-  HX_CALL(hx_mem_alloc(d->b, sizeof(double) * (size_t)(d->nl > 0 ? d->nl : 1), (void **)&d->d_xl));
-  HX_CALL(hx_mem_alloc(d->b, sizeof(double) * (size_t)(ng > 0 ? ng : 1), (void **)&d->d_xg));
+  const size_t bl = es * (size_t)(d->nl > 0 ? d->nl : 1), bg = es * (size_t)(ng > 0 ? ng : 1);
+  if (d->xl_bytes < bl) {
+    HX_CALL(hx_mem_free(d->b, (void **)&d->d_xl));
+    d->xl_bytes = 0;
+    HX_CALL(hx_mem_alloc(d->b, bl, (void **)&d->d_xl));
+    d->xl_bytes = bl;
+  }
+  if (d->xg_bytes < bg) {
+    HX_CALL(hx_mem_free(d->b, (void **)&d->d_xg));
+    d->xg_bytes = 0;
+    HX_CALL(hx_mem_alloc(d->b, bg, (void **)&d->d_xg));
+    d->xg_bytes = bg;
+  }
   return HX_SUCCESS;
 }
 
@@ -68,6 +81,7 @@ static int invm(hx_disc d, hx_precision prec, const void **d_w) {
 int hx_disc_transfer_free(hx_disc d) {
   int first = hx_mem_free(d->b, (void **)&d->d_xl), err;
   if ((err = hx_mem_free(d->b, (void **)&d->d_xg)) && !first) first = err;
+  d->xl_bytes = d->xg_bytes = 0;
   if ((err = hx_mem_free(d->b, (void **)&d->d_invm32)) && !first) first = err;
   for (int q = 0; q <= HX_ORDER_MAX; q++)
     for (int t = 0; t < 2; t++) {
@@ -88,14 +102,13 @@ static int transfer_prep(hx_disc from, hx_disc to, int transpose, hx_precision p
                          const void **d_w) {
   HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "interpolation: unknown precision %d", (int)prec);
   HX_CALL(check_pair(from, to));
-  HX_CALL(scratch(from));
-  HX_CALL(scratch(to));
+  HX_CALL(scratch(from, prec));
+  HX_CALL(scratch(to, prec));
   HX_CALL(matrix(from, to, transpose, prec, d_A));
   HX_CALL(invm(to, prec, d_w));
   return HX_SUCCESS;
 }
 
-/* The scratch vectors hold nl (ng) doubles: room for as many floats. */
 int hx_disc_interpolate_p(hx_disc from, hx_disc to, hx_precision prec, const void *d_x, void *d_y) {
   const void *d_A = NULL, *d_w = NULL;
   HX_CALL(transfer_prep(from, to, 0, prec, &d_A, &d_w));

@@ -5,6 +5,26 @@
 
 #include "hx_disc.h"
 
+/* The L-vector work space of the operators of one gather-scatter
+ * (hx_op_create_shared): an apply uses it only while it runs, and the
+ * operators of a disc (FP64, FP32, the FP64-geometry one) never run at the
+ * same time, so they share it (at p = 7 each operator had 20 bytes per L
+ * entry of its own). wl: nl doubles (the element output; hx_op_diagonal's
+ * FP64 staging); ul: the scatter's L-vector of the FP32 operators (nl
+ * floats; the FP64 kernel fuses the scatter, no ul); map: the L->G map of
+ * the fused FP64 scatter, the gather-scatter's host map itself on the plain
+ * cpu backend (the same memory there), else a backend copy. */
+typedef struct {
+  int refs;
+  hx_backend b;
+  int64_t nl;
+  double *d_wl;
+  void *d_ul;
+  size_t ul_bytes;
+  int32_t *d_map;
+  int map_owned; /* 0: d_map is the gs's host map (plain cpu) */
+} op_work;
+
 struct hx_op_s {
   hx_gs gs;
   hx_ax ax;
@@ -12,8 +32,7 @@ struct hx_op_s {
   MPI_Comm comm;
   int64_t ng, nl;
   hx_precision prec;       /* that of the element operator: of d_x, d_y and the work space */
-  void *d_ul, *d_wl;       /* L-vector work space (room for nl doubles) */
-  int32_t *d_map;          /* L->G map (backend copy): the scatter fused into the element kernel */
+  op_work *w;              /* L-vector work space, shared (see op_work) */
   int overlap;             /* split boundary/interior elements */
   int32_t nbnd, nint;      /* element counts of the two lists */
   int32_t *d_bnd, *d_int;  /* element lists (backend memory) */
@@ -30,9 +49,55 @@ struct hx_op_s {
   hx_red bd_red;
 };
 
+/* drops a reference; frees at the last (first error) */
+static int work_release(op_work **pw) {
+  op_work *w = *pw;
+  *pw = NULL;
+  if (!w || --w->refs > 0) return HX_SUCCESS;
+  int first = hx_mem_free(w->b, (void **)&w->d_wl), err;
+  if ((err = hx_mem_free(w->b, &w->d_ul)) && !first) first = err;
+  if (w->map_owned && (err = hx_mem_free(w->b, (void **)&w->d_map)) && !first) first = err;
+  free(w);
+  return first;
+}
+
+/* what an operator of precision prec needs of w, allocated if missing */
+static int work_ensure(op_work *w, hx_gs gs, hx_precision prec) {
+  const size_t nl = (size_t)w->nl;
+  if (!w->d_wl) {
+    HX_CALL(hx_mem_alloc(w->b, sizeof(double) * (nl > 0 ? nl : 1), (void **)&w->d_wl));
+    HX_CALL(hx_mem_zero(w->b, w->d_wl, sizeof(double) * nl));
+  }
+  if (prec != HX_F64) {
+    const size_t need = hx_precision_size(prec) * (nl > 0 ? nl : 1);
+    if (w->ul_bytes < need) {
+      HX_CALL(hx_mem_free(w->b, &w->d_ul));
+      w->ul_bytes = 0;
+      HX_CALL(hx_mem_alloc(w->b, need, &w->d_ul));
+      w->ul_bytes = need;
+    }
+  } else if (!w->d_map) {
+    if (!strcmp(hx_backend_name(w->b), "cpu") && nl > 0) {
+      w->d_map = (int32_t *)hx_gs_map_host(gs);
+      w->map_owned = 0;
+    } else {
+      HX_CALL(hx_mem_alloc(w->b, sizeof(int32_t) * (nl + 1), (void **)&w->d_map));
+      w->map_owned = 1;
+      if (nl > 0) HX_CALL(hx_mem_to_device(w->b, w->d_map, hx_gs_map_host(gs), sizeof(int32_t) * nl));
+    }
+  }
+  return HX_SUCCESS;
+}
+
 int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
+  HX_CALL(hx_op_create_shared(gs, ax, overlap, NULL, out));
+  return HX_SUCCESS;
+}
+
+int hx_op_create_shared(hx_gs gs, hx_ax ax, int overlap, hx_op share, hx_op *out) {
   *out = NULL;
   HX_CHECK(gs && ax, HX_ERR_ARG, "gather-scatter or element operator is NULL");
+  HX_CHECK(!share || share->gs == gs, HX_ERR_ARG, "an operator shares the work space of one on the same gather-scatter only");
   const int n = hx_ax_order(ax) + 1;
   const int32_t E = hx_ax_num_elements(ax);
   HX_CHECK(hx_gs_num_l(gs) == hx_ax_num_nodes(ax), HX_ERR_ARG,
@@ -55,13 +120,19 @@ int hx_op_create(hx_gs gs, hx_ax ax, int overlap, hx_op *out) {
     hx_ax_cost(ax, &bpe, &fpe);
     op->elem_bytes = bpe * E, op->elem_flops = fpe * E;
   }
-  if ((err = hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_ul)) ||
-      (err = hx_mem_alloc(op->b, sizeof(double) * (size_t)op->nl, (void **)&op->d_wl)) ||
-      (err = hx_mem_zero(op->b, op->d_wl, sizeof(double) * (size_t)op->nl)) ||
-      (err = hx_mem_alloc(op->b, sizeof(int32_t) * (size_t)(op->nl + 1), (void **)&op->d_map)) ||
-      (op->nl > 0 &&
-       (err = hx_mem_to_device(op->b, op->d_map, hx_gs_map_host(gs), sizeof(int32_t) * (size_t)op->nl))))
-    goto fail;
+  if (share) {
+    op->w = share->w;
+    op->w->refs++;
+  } else {
+    op_work *w = calloc(1, sizeof *w);
+    if (!w) {
+      err = HX_ERROR(HX_ERR_MEM, "out of memory");
+      goto fail;
+    }
+    w->refs = 1, w->b = op->b, w->nl = op->nl;
+    op->w = w;
+  }
+  if ((err = work_ensure(op->w, gs, op->prec))) goto fail;
 
   int size;
   int64_t nshared_any = 0, nshared = hx_gs_num_shared(gs);
@@ -99,11 +170,12 @@ int hx_op_destroy(hx_op *pop) {
   hx_op op = *pop;
   *pop = NULL;
   /* free everything, report the first error */
-  void **bufs[7] = {(void **)&op->d_ul,  (void **)&op->d_wl,     (void **)&op->d_bnd, (void **)&op->d_int,
-                    (void **)&op->d_map, (void **)&op->d_bd_idx, (void **)&op->d_bd_r};
+  void **bufs[4] = {(void **)&op->d_bnd, (void **)&op->d_int, (void **)&op->d_bd_idx, (void **)&op->d_bd_r};
   int first = hx_red_destroy(&op->bd_red);
   free(op->h_bd_idx), free(op->h_bd_r);
-  for (int i = 0; i < 7; i++) {
+  const int ew = work_release(&op->w);
+  if (ew && !first) first = ew;
+  for (int i = 0; i < 4; i++) {
     const int e = hx_mem_free(op->b, bufs[i]);
     if (e && !first) first = e;
   }
@@ -136,13 +208,13 @@ void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
 static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const void *d_x, double *uw, hx_red red,
                       int rk) {
   if (op->prec != HX_F64) {
-    if (d_list) HX_CALL(hx_ax_apply_list_p(op->ax, nlist, d_list, op->d_ul, op->d_wl, uw));
-    else HX_CALL(hx_ax_apply_p(op->ax, op->d_ul, op->d_wl, uw));
+    if (d_list) HX_CALL(hx_ax_apply_list_p(op->ax, nlist, d_list, op->w->d_ul, op->w->d_wl, uw));
+    else HX_CALL(hx_ax_apply_p(op->ax, op->w->d_ul, op->w->d_wl, uw));
   } else if (red) {
-    HX_CALL(hx_ax_apply_list_g_red(op->ax, nlist, d_list, op->d_map, (const double *)d_x, (double *)op->d_wl, red,
+    HX_CALL(hx_ax_apply_list_g_red(op->ax, nlist, d_list, op->w->d_map, (const double *)d_x, (double *)op->w->d_wl, red,
                                    rk));
   } else {
-    HX_CALL(hx_ax_apply_list_g(op->ax, nlist, d_list, op->d_map, (const double *)d_x, (double *)op->d_wl, uw));
+    HX_CALL(hx_ax_apply_list_g(op->ax, nlist, d_list, op->w->d_map, (const double *)d_x, (double *)op->w->d_wl, uw));
   }
   return HX_SUCCESS;
 }
@@ -151,13 +223,13 @@ static int hx_op_core_elem(hx_op op, const void *d_x, void *d_y, double *uw, hx_
   const hx_precision prec = op->prec;
   const int cuda = hx_backend_get_kind(op->b) == HX_BACKEND_CUDA;
   double t1 = hx_wtime();
-  if (prec != HX_F64) HX_CALL(hx_gs_scatter_p(op->gs, prec, d_x, op->d_ul));
+  if (prec != HX_F64) HX_CALL(hx_gs_scatter_p(op->gs, prec, d_x, op->w->d_ul));
   if (!op->overlap) {
     HX_CALL(hx_op_elem(op, hx_ax_num_elements(op->ax), NULL, d_x, uw, red, rk));
     /* cuda: no wait here (the phases' times are host times, docs/gather-scatter.md) */
     if (!cuda) HX_CALL(hx_backend_sync(op->b));
     double t2 = hx_wtime();
-    HX_CALL(hx_gs_gather_p(op->gs, prec, op->d_wl, d_y));
+    HX_CALL(hx_gs_gather_p(op->gs, prec, op->w->d_wl, d_y));
     double t3 = hx_wtime();
     HX_CALL(hx_gs_exchange_p(op->gs, prec, d_y, HX_GS_ADD));
     double t4 = hx_wtime();
@@ -171,7 +243,7 @@ static int hx_op_core_elem(hx_op op, const void *d_x, void *d_y, double *uw, hx_
    * interior elements and rows meanwhile, then finish */
   double uw1 = 0.0, uw2 = 0.0;
   HX_CALL(hx_op_elem(op, op->nbnd, op->d_bnd, d_x, uw ? &uw1 : NULL, red, rk));
-  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_SHARED, op->d_wl, d_y));
+  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_SHARED, op->w->d_wl, d_y));
   double t2 = hx_wtime();
   HX_CALL(hx_gs_exchange_start_p(op->gs, prec, d_y, HX_GS_ADD));
   /* cuda: the interior's u.w below waits for the device (the element pass
@@ -180,7 +252,7 @@ static int hx_op_core_elem(hx_op op, const void *d_x, void *d_y, double *uw, hx_
   if (uw) HX_CALL(hx_gs_exchange_post(op->gs));
   double t3 = hx_wtime();
   HX_CALL(hx_op_elem(op, op->nint, op->d_int, d_x, uw ? &uw2 : NULL, red, rk));
-  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_INTERIOR, op->d_wl, d_y));
+  HX_CALL(hx_gs_gather_part_p(op->gs, prec, HX_GS_INTERIOR, op->w->d_wl, d_y));
   /* cuda: no wait; finish's combine runs on the exchange's queue beside the
    * interior (disjoint rows) and the default queue waits for it */
   if (!cuda) HX_CALL(hx_backend_sync(op->b));
@@ -297,8 +369,8 @@ int hx_op_diagonal(hx_op op, double *d_diag) {
   HX_CALL(HX_ALLOC(&h_l, op->nl));
   HX_CALL(HX_ALLOC(&h_g, op->ng));
   HX_CALL(hx_ax_diagonal(op->ax, h_l));
-  HX_CALL(hx_mem_to_device(op->b, op->d_wl, h_l, sizeof(double) * (size_t)op->nl));
-  HX_CALL(hx_gs_assemble(op->gs, (const double *)op->d_wl, d_diag));
+  HX_CALL(hx_mem_to_device(op->b, op->w->d_wl, h_l, sizeof(double) * (size_t)op->nl));
+  HX_CALL(hx_gs_assemble(op->gs, (const double *)op->w->d_wl, d_diag));
   HX_CALL(hx_mem_to_host(op->b, h_g, d_diag, sizeof(double) * (size_t)op->ng));
   for (int64_t j = 0; j < op->nbd; j++) h_g[op->h_bd_idx[j]] += op->h_bd_r[j];
   const double *d_mask = hx_gs_mask(op->gs);

@@ -615,6 +615,15 @@ static const hx_ynode *node_at(const hx_case *cs, const char *path) {
   return n;
 }
 
+double hx_case_mem_estimate(const hx_case *cs, double El, double pc_node_bytes) {
+  const int levels = cs->time.enabled ? cs->time.scheme + 1 : 0;
+  /* elements that are not affine store geometric factors per node: about
+   * 20 bytes per L entry more at the peak (Kershaw p = 3 and 7, 2 ranks) */
+  const int curved = cs->mesh.type != HX_CASE_MESH_BOX || cs->mesh.deform > 0;
+  const double node = (pc_node_bytes > 0 ? pc_node_bytes : 0.0) + (curved ? 20.0 : 0.0);
+  return El * HX_MEM_MESH_LOCAL_ELEM + hx_mem_run_bytes(El, cs->order, node, levels, cs->solver.projection);
+}
+
 int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use,
                          double pc_node_bytes) {
   int rank = 0, size = 1;
@@ -629,17 +638,22 @@ int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_
   /* this rank's share of a balanced partition, the global mesh on rank 0
    * while it is built (not once it exists) */
   const double El = floor(E / size) + (rank < fmod(E, size) ? 1 : 0), n = cs->order + 1.0;
-  double node = HX_MEM_MESHCMD_NODE;
-  if (use == HX_CASE_MEM_RUN) node = HX_MEM_RUN_NODE + (pc_node_bytes > 0 ? pc_node_bytes : 0.0);
   const double rank0 = built ? 0.0 : E * HX_MEM_MESH_GLOBAL_ELEM;
-  const double per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n);
+  /* a rank of El elements: its part of the mesh (in use already once built) and its data */
+  double per, per_max;
+  if (use == HX_CASE_MEM_RUN) {
+    per = hx_case_mem_estimate(cs, El, pc_node_bytes) - (built ? El * HX_MEM_MESH_LOCAL_ELEM : 0.0);
+    per_max = hx_case_mem_estimate(cs, ceil(E / size), pc_node_bytes) -
+              (built ? ceil(E / size) * HX_MEM_MESH_LOCAL_ELEM : 0.0);
+  } else {
+    per = El * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + HX_MEM_MESHCMD_NODE * n * n * n);
+    per_max = ceil(E / size) * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + HX_MEM_MESHCMD_NODE * n * n * n);
+  }
   hx_mem_fit_info fi;
   HX_CALL(hx_mem_fit(comm, rank0, per, &fi));
   if (fi.fits) return HX_SUCCESS;
   char why[512];
-  hx_mem_fit_describe(&fi, rank0,
-                      ceil(E / size) * ((built ? 0.0 : HX_MEM_MESH_LOCAL_ELEM) + node * n * n * n), why,
-                      sizeof why);
+  hx_mem_fit_describe(&fi, rank0, per_max, why, sizeof why);
   const hx_ynode *at = node_at(cs, gmsh ? "mesh.file" : "mesh.elements");
   return hx_yerror(at, "%s: %.0f elements at order %d %s; see \"Memory\" in docs/case-format.md",
                    gmsh ? "mesh.file" : "mesh.elements", E, cs->order, why);

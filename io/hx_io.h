@@ -230,6 +230,11 @@ typedef enum { HX_CASE_MEM_RUN = 0, HX_CASE_MEM_MESH = 1 } hx_case_mem_use;
  * hx_pc_options_mem_per_node; ignored for HX_CASE_MEM_MESH). */
 int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_case_mem_use use,
                          double pc_node_bytes);
+/* The peak memory hexcg run is estimated to need on a rank holding El
+ * elements of cs's mesh (its part of the mesh, its data, pc_node_bytes per
+ * GLL node for the preconditioner, a time loop's arrays): the figure
+ * hx_case_check_memory compares, summary.yaml's memory.estimate_per_rank_bytes. */
+double hx_case_mem_estimate(const hx_case *cs, double El, double pc_node_bytes);
 /* Collective: if any rank has code != 0, every rank returns the error (code
  * and message) of the lowest such rank. */
 int hx_io_agree_error(MPI_Comm comm, int code);
@@ -446,6 +451,7 @@ typedef struct {
    * solve with what is left of it; exchange is a part of operator */
   double t_setup, t_operator, t_precond, t_vector, t_reduction, t_exchange, t_io, t_solve, t_total;
   double peak_mem_bytes; /* peak resident memory per rank, max over ranks */
+  double mem_estimate_bytes; /* hx_case_mem_estimate of the rank with the most elements (0: not given) */
   /* the preconditioner (seconds: max over ranks) */
   char pc_view[256];       /* its tree, e.g. "asm(fdm, ...) + coarse(...)" */
   double pc_setup;         /* setup seconds */

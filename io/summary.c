@@ -139,8 +139,15 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     cs->op.geometry ? "split" : "fp64", (long long)st->op_affine, (long long)st->op_split,
     (long long)st->op_general, f1, st->op_fp64_residuals, st->op_refinements, f2);
   if (st->devices[0]) P("devices:\n%s", st->devices);
-  P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
-    st->peak_mem_bytes / 1048576.0);
+  if (st->mem_estimate_bytes > 0) /* the case check's estimate beside the measured peak */
+    P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f, bytes_per_dof: %.1f, "
+      "estimate_per_rank_bytes: %.0f, estimate_per_rank_mib: %.1f}\n",
+      st->peak_mem_bytes, st->peak_mem_bytes / 1048576.0,
+      st->dofs > 0 ? st->peak_mem_bytes * st->ranks / (double)st->dofs : 0.0, st->mem_estimate_bytes,
+      st->mem_estimate_bytes / 1048576.0);
+  else
+    P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
+      st->peak_mem_bytes / 1048576.0);
   if (st->time.enabled) { /* docs/time.md */
     char f4[40], f5[40], f6[40];
     hx_io_fmt_double(f1, sizeof f1, st->time.t_end);
@@ -204,7 +211,11 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
       fprintf(out, "  %-18s fine %.3e s, coarse %.3e s per apply, %s, efficiency %.3f\n", "", st->pc_fine,
               st->pc_coarse, st->pc_overlap ? "overlapped" : "sequential", st->pc_overlap_efficiency);
   }
-  fprintf(out, "  %-18s %.1f MiB peak per rank (max)\n", "memory", st->peak_mem_bytes / 1048576.0);
+  if (st->mem_estimate_bytes > 0)
+    fprintf(out, "  %-18s %.1f MiB peak per rank (max; estimated %.1f MiB)\n", "memory",
+            st->peak_mem_bytes / 1048576.0, st->mem_estimate_bytes / 1048576.0);
+  else
+    fprintf(out, "  %-18s %.1f MiB peak per rank (max)\n", "memory", st->peak_mem_bytes / 1048576.0);
   if (st->time.enabled)
     fprintf(out, "  %-18s steps %d..%d to t = %g: %lld iterations (%.1f per step), %.4f s first step, %.4f s "
                  "per step after it, projection gain %.2e (~%.0f iterations saved), %d setup%s\n",

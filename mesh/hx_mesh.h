@@ -158,6 +158,10 @@ int64_t hx_mesh_num_global_gll(hx_mesh m, int p);
 /* Collective. Mapped GLL points (trilinear / triquadratic element map at the
  * GLL nodes of order p) into caller-allocated x, y, z of E*(p+1)^3 each. */
 int hx_mesh_gll_coords(hx_mesh m, int p, double *x, double *y, double *z);
+/* The same for the local elements [e0, e1) only, into arrays of
+ * (e1-e0)*(p+1)^3 entries (bit for bit the entries of hx_mesh_gll_coords):
+ * for callers that do not keep whole coordinate arrays. Not collective. */
+int hx_mesh_gll_coords_range(hx_mesh m, int p, int32_t e0, int32_t e1, double *x, double *y, double *z);
 /* Collective. Jacobian determinant of the element map at every GLL node of
  * order p; fails (HX_ERR_INPUT, same message on every rank) if one is <= 0,
  * naming the element and its vertices. Global min/max of det J, and of the

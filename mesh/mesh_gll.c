@@ -97,6 +97,14 @@ static int map_setup(hx_mesh m, int p, map_ctx *c) {
 
 int hx_mesh_gll_coords(hx_mesh m, int p, double *x, double *y, double *z) {
   HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  HX_CALL(hx_mesh_gll_coords_range(m, p, 0, m->ne, x, y, z));
+  return HX_SUCCESS;
+}
+
+int hx_mesh_gll_coords_range(hx_mesh m, int p, int32_t e0, int32_t e1, double *x, double *y, double *z) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  HX_CHECK(e0 >= 0 && e0 <= e1 && e1 <= m->ne, HX_ERR_ARG, "element range [%d, %d) outside [0, %d)", (int)e0,
+           (int)e1, (int)m->ne);
   HX_CHECK(p >= 1 && p <= HX_MESH_MAX_P, HX_ERR_INPUT, "polynomial order must be in 1..%d, got %d",
            HX_MESH_MAX_P, p);
   map_ctx c;
@@ -112,9 +120,9 @@ int hx_mesh_gll_coords(hx_mesh m, int p, double *x, double *y, double *z) {
     } else {
       double *xyz = work + hx_map_work_size(c.n);
 #pragma omp for schedule(static)
-      for (int32_t e = 0; e < m->ne; e++) {
+      for (int32_t e = e0; e < e1; e++) {
         hx_map_eval(c.q, &m->nodes[(size_t)e * m->npe * 3], c.n, c.B, c.D, xyz, NULL, work);
-        size_t o = (size_t)e * n3;
+        size_t o = (size_t)(e - e0) * n3;
         for (int l = 0; l < n3; l++)
           x[o + l] = xyz[3 * l], y[o + l] = xyz[3 * l + 1], z[o + l] = xyz[3 * l + 2];
       }

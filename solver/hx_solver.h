@@ -278,6 +278,13 @@ typedef struct {
  * those of the FP64 residual (docs/solver.md). Collective. */
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res);
+/* As hx_solve, taking the data: *h_f, *h_gd and *h_bn (malloc'ed, each may
+ * be NULL) are freed and set to NULL as soon as the right-hand side is
+ * formed, so they are not held through the preconditioner's setup and PCG
+ * (24 bytes per L entry: a steady run needs them no longer). Freed on every
+ * path, also on an error. Collective. */
+int hx_solve_take(hx_disc d, hx_pc pc, double **h_f, double **h_gd, double **h_bn, hx_field exact,
+                  const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res);
 
 /* ------------------------------------------------------------ projection */
 /* Projection of the initial guess onto earlier solutions (Fischer 1998,

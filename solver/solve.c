@@ -167,8 +167,8 @@ static int project_rhs(hx_disc d, double *d_b, double *defect) {
  * the field f at the nodes */
 static int mass_mean(hx_disc d, const double *mass, const double *v, hx_field f, double *mean) {
   const int64_t nl = hx_disc_num_l(d);
-  const double *X, *Y, *Z;
-  hx_disc_coords(d, &X, &Y, &Z);
+  const double *X = NULL, *Y = NULL, *Z = NULL;
+  if (!v) HX_CALL(hx_disc_coords(d, &X, &Y, &Z)); /* the field at the nodes */
   double loc[2] = {0, 0}, glob[2];
   for (int64_t i = 0; i < nl; i++) {
     const double u = v ? v[i] : f.fn(f.ctx, X[i], Y[i], Z[i]);
@@ -194,23 +194,50 @@ static void scaled_monitor_cb(void *ctx, int it, double rnorm, double rel) {
   m->o->monitor(m->o->monitor_ctx, it, rnorm * m->inv, rel);
 }
 
+/* frees the taken data (hx_solve_take; own NULL: nothing) */
+static void data_free(double **own[3]) {
+  if (!own) return;
+  for (int i = 0; i < 3; i++)
+    if (own[i]) free(*own[i]), *own[i] = NULL;
+}
+
 /* The steps of hx_solve on buffers the caller frees on every path; opx is
  * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
- * hx_disc_op(d)). */
+ * hx_disc_op(d)). h_l: the solution's host L-vector (the caller's h_u_l
+ * when it gave one, so no second L-vector is held). */
 static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
-                       hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
-                       hx_solve_result *res, hx_op opx, double *h_l, double *d_b, double *d_g, double *d_x,
-                       double *d_r, double *d_d, double *d_x0) {
+                       double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l,
+                       hx_solve_result *res, hx_op opx, double *h_l, double *d_b, double *d_g, double **pd_x,
+                       double **pd_r, double **pd_d, double **pd_x0) {
   hx_backend b = hx_disc_backend(d);
   hx_op op = hx_disc_op(d);
   const int64_t nl = hx_disc_num_l(d);
   const int64_t ng = hx_op_size(op);
-  const size_t gbytes = sizeof(double) * (size_t)ng;
+  const size_t gbytes = sizeof(double) * (size_t)(ng > 0 ? ng : 1);
 
   double t0 = hx_wtime();
   HX_CALL(hx_disc_rhs(d, h_f, h_gd, h_bn, d_b, d_g));
+  data_free(own); /* what the right-hand side was formed from */
   res->nullspace = hx_disc_nullspace(d);
   if (res->nullspace) HX_CALL(project_rhs(d, d_b, &res->nullspace_defect));
+  double t_rhs = hx_wtime() - t0;
+
+  /* the preconditioner's setup before the iterate and the refinement's and
+   * projection's vectors exist: its temporaries (the Schwarz levels' own
+   * gather-scatter setup) were the peak of a pmg run */
+  t0 = hx_wtime();
+  hx_timer_start(HX_T_PRECOND);
+  int ierr = hx_pc_setup(pc);
+  hx_timer_stop(HX_T_PRECOND);
+  HX_CALL(ierr);
+  res->t_pc_setup = hx_wtime() - t0;
+
+  t0 = hx_wtime();
+  HX_CALL(hx_mem_alloc(b, gbytes, (void **)pd_x));
+  if (opx != op) HX_CALL(hx_mem_alloc(b, gbytes, (void **)pd_r)); /* the split geometry's refinement: */
+  if (opx != op) HX_CALL(hx_mem_alloc(b, gbytes, (void **)pd_d)); /* residual and correction */
+  if (pj) HX_CALL(hx_mem_alloc(b, gbytes, (void **)pd_x0));       /* the guess, for hx_proj_update */
+  double *d_x = *pd_x, *d_r = *pd_r, *d_d = *pd_d, *d_x0 = *pd_x0;
   /* initial guess of x = u0 - g on free nodes (masked), else 0 */
   HX_CALL(hx_mem_zero(b, d_x, gbytes));
   if (h_u0_l) HX_CALL(hx_disc_from_l_host(d, h_u0_l, 1, d_x));
@@ -221,14 +248,7 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
    * leave it out of the span) */
   if (pj && hx_proj_size(pj) > 0) HX_CALL(hx_array_copy(b, ng, d_x0, d_x));
   if (pj && hx_proj_size(pj) == 0) HX_CALL(hx_mem_zero(b, d_x0, gbytes));
-  res->t_rhs = hx_wtime() - t0;
-
-  t0 = hx_wtime();
-  hx_timer_start(HX_T_PRECOND);
-  int ierr = hx_pc_setup(pc);
-  hx_timer_stop(HX_T_PRECOND);
-  HX_CALL(ierr);
-  res->t_pc_setup = hx_wtime() - t0;
+  res->t_rhs = t_rhs + (hx_wtime() - t0);
 
   t0 = hx_wtime();
   hx_timer_start(HX_T_SOLVE);
@@ -282,9 +302,12 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
     HX_CALL(hx_disc_error(d, h_l, exact, &res->err_l2, &res->err_max));
     res->exact_known = 1;
   }
-  if (h_u_l) memcpy(h_u_l, h_l, sizeof(double) * (size_t)nl);
   return HX_SUCCESS;
 }
+
+static int solve_all(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
+                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                     hx_solve_result *res);
 
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
              const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res) {
@@ -292,36 +315,48 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
   return HX_SUCCESS;
 }
 
+int hx_solve_take(hx_disc d, hx_pc pc, double **h_f, double **h_gd, double **h_bn, hx_field exact,
+                  const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res) {
+  double **own[3] = {h_f, h_gd, h_bn};
+  HX_CALL(solve_all(d, pc, NULL, h_f ? *h_f : NULL, h_gd ? *h_gd : NULL, h_bn ? *h_bn : NULL, own, exact, opts,
+                    h_u0_l, h_u_l, res));
+  return HX_SUCCESS;
+}
+
 int hx_solve_proj(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
                   hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
                   hx_solve_result *res) {
+  HX_CALL(solve_all(d, pc, pj, h_f, h_gd, h_bn, NULL, exact, opts, h_u0_l, h_u_l, res));
+  return HX_SUCCESS;
+}
+
+static int solve_all(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
+                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                     hx_solve_result *res) {
   memset(res, 0, sizeof *res);
   res->rhs_scale = 1.0;
   hx_backend b = hx_disc_backend(d);
   const int64_t nl = hx_disc_num_l(d);
   const size_t gbytes = sizeof(double) * (size_t)(hx_op_size(hx_disc_op(d)) > 0 ? hx_op_size(hx_disc_op(d)) : 1);
   res->dofs = hx_disc_num_dofs(d);
-  double *h_l = NULL, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL, *d_x0 = NULL;
-  int err = HX_ALLOC(&h_l, nl > 0 ? nl : 1);
+  double *h_l = h_u_l, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL, *d_x0 = NULL;
+  int err = h_l ? HX_SUCCESS : HX_ALLOC(&h_l, nl > 0 ? nl : 1);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_b);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_g);
-  if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_x);
-  /* the split geometry's refinement: residual and correction */
-  hx_op opx = NULL;
+  hx_op opx = NULL; /* not op: the split geometry's FP64 operator */
   if (!err) err = hx_disc_op_exact(d, &opx);
-  if (!err && opx != hx_disc_op(d)) err = hx_mem_alloc(b, gbytes, (void **)&d_r);
-  if (!err && d_r) err = hx_mem_alloc(b, gbytes, (void **)&d_d);
-  if (!err && pj) err = hx_mem_alloc(b, gbytes, (void **)&d_x0); /* the guess, for hx_proj_update */
+  /* d_x, d_r, d_d, d_x0: allocated after the preconditioner's setup */
   if (!err)
-    err = solve_steps(d, pc, pj, h_f, h_gd, h_bn, exact, opts, h_u0_l, h_u_l, res, opx, h_l, d_b, d_g, d_x, d_r,
-                      d_d, d_x0);
+    err = solve_steps(d, pc, pj, h_f, h_gd, h_bn, own, exact, opts, h_u0_l, res, opx, h_l, d_b, d_g, &d_x, &d_r,
+                      &d_d, &d_x0);
+  data_free(own); /* on the paths that did not get to the right-hand side */
   /* free everything on every path, keep the first error */
   double **bufs[6] = {&d_b, &d_g, &d_x, &d_r, &d_d, &d_x0};
   for (int i = 0; i < 6; i++) {
     const int e = hx_mem_free(b, (void **)bufs[i]);
     if (!err) err = e;
   }
-  free(h_l);
+  if (h_l != h_u_l) free(h_l);
   HX_CALL(err);
   return HX_SUCCESS;
 }

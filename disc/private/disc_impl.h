@@ -23,10 +23,12 @@ struct hx_disc_s {
   hx_op op;
   double t_setup;     /* seconds to build all of the above */
   /* transfers between orders (interp.c), allocated at first use, freed with
-   * the disc: backend scratch L- and G-vectors of this order, and per target
+   * the disc: backend scratch L- and G-vectors of this order (room for nl, ng
+ * entries of the widest precision transferred so far), and per target
    * order q the 1D interpolation matrix from this order to q and its
    * transpose ([q][0]: (q+1) x (p+1), [q][1]: (p+1) x (q+1), row-major) */
   double *d_xl, *d_xg;
+  size_t xl_bytes, xg_bytes; /* their sizes (entries of the widest precision asked for) */
   double *d_tr[HX_ORDER_MAX + 1][2];
   /* FP32 (hx_disc_op_prec, hx_disc_interpolate_p): the element operator and
    * the assembled operator built at first use, the float interpolation

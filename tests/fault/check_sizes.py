@@ -61,12 +61,12 @@ for case, pos, E, p in (("a.yaml", "3:13", 25000000, 7), ("b.yaml", "3:13", 1000
 rc, so, se, dt = hexcg(["run", "c.yaml", "--set", "mesh.elements=[64,64,128]", "--output", "o-c"],
                        env={"HEXCG_MEM_AVAILABLE": "8G"})
 check(rc == 2 and se == "--set mesh.elements=[64,64,128]: mesh.elements: 524288 elements at order 7 need about "
-      "46 GiB of memory on the node of rank 0 (the global mesh on rank 0: 500 MiB, 1 rank x 45 GiB), more than "
+      "40 GiB of memory on the node of rank 0 (the global mesh on rank 0: 500 MiB, 1 rank x 39 GiB), more than "
       "the 8.0 GiB available there (HEXCG_MEM_AVAILABLE); see \"Memory\" in docs/case-format.md\n",
       f"run with HEXCG_MEM_AVAILABLE: rc {rc} {se!r}")
 rc, so, se, dt = hexcg(["run", "c.yaml", "--set", "preconditioner.type=asm", "--output", "o-c"],
                        env={"HEXCG_MEM_AVAILABLE": "30G"})
-check(rc == 2 and "1 rank x 43 GiB" in se, f"asm adds its share: rc {rc} {se!r}")
+check(rc == 2 and "1 rank x 40 GiB" in se, f"asm adds its share: rc {rc} {se!r}")
 rc, so, se, dt = hexcg(["run", "c.yaml", "--output", "o-c", "--dry-run", "--quiet"],
                        env={"HEXCG_MEM_AVAILABLE": "30G"})
 check(rc == 0, f"a size that fits: rc {rc} {se!r}")
@@ -94,8 +94,8 @@ $EndElements
 open(os.path.join(W, "g.yaml"), "w").write("mesh: {type: gmsh, file: one.msh}\norder: 15\nproblem: {rhs: '1', lambda: 1}\n"
                                          "preconditioner: {type: jacobi}\n")
 rc, so, se, dt = hexcg(["run", "g.yaml", "--output", "o-g", "--dry-run"], env={"HEXCG_MEM_AVAILABLE": "100K"})
-check(rc == 2 and se.startswith("g.yaml:1:26: mesh.file: 1 elements at order 15 need about 720 KiB of memory on "
-                                "the node of rank 0 (1 rank x 720 KiB), more than the 100 KiB available there")
+check(rc == 2 and se.startswith("g.yaml:1:26: mesh.file: 1 elements at order 15 need about 31 MiB of memory on "
+                                "the node of rank 0 (1 rank x 31 MiB), more than the 100 KiB available there")
       and not os.path.exists(os.path.join(W, "o-g")), f"gmsh: rc {rc} {se!r}")
 
 # hexcg mesh: a case and --elements
