@@ -287,6 +287,13 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
   }
 }
 
+/* D broadcast into the scratch; a helper of its own as in ax_xelem_cpu.c
+ * (hx_xe_eo_table): clang outlines the OpenMP region into a function without
+ * the target attribute and refuses AVX values built directly inside it. */
+HX_XF_INLINE void hx_xf_broadcast(const int nn, const float *Df, hx_v8 *Dv) {
+  for (int i = 0; i < nn; i++) Dv[i] = _mm256_set1_ps(Df[i]);
+}
+
 /* Groups per dynamically scheduled chunk (~2048 nodes, as ax_cpu.c). */
 #define HX_XF_CHUNK(N) ((N) * (N) * (N) * 8 >= 2048 ? 1 : 2048 / ((N) * (N) * (N) * 8))
 
@@ -300,7 +307,7 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
       if (!W) {                                                                              \
         err = 1;                                                                             \
       } else {                                                                               \
-        for (int i = 0; i < (N) * (N); i++) W->Dv[i] = _mm256_set1_ps(a->Df[i]);             \
+        hx_xf_broadcast((N) * (N), a->Df, W->Dv);                                            \
         for (int q = 0; q < HX_XF_N3MAX + 8; q++) W->ones[q] = 1.0f;                         \
         /* the tails of the rounded-up scratch stay finite */                                \
         memset(W->U, 0, sizeof W->U), memset(W->O, 0, sizeof W->O);                          \

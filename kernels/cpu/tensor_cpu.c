@@ -126,6 +126,12 @@ HX_TX_INLINE void hx_tx_tr4(__m256d *r) {
     for (int q = cb; q < c3; q++)                                                                         \
       for (int l = 0; l < nv; l++) oe[l][q] = ((const T *)(X + q))[l];                                    \
   }                                                                                                       \
+  /* A broadcast, in a helper: clang outlines the OpenMP region into a       \
+   * function without the target attribute and refuses AVX values built     \
+   * directly inside it */                                                   \
+  HX_TX_INLINE void hx_tx_bcast##SFX(const int nn, const T *A, V *Av) {      \
+    for (int i = 0; i < nn; i++) Av[i] = VSET1(A[i]);                        \
+  }                                                                          \
   /* every group; the switch inside the parallel region, so that each case's \
    * inlined group sees a literal a (the region is outlined before inlining) */ \
   HX_TX_ATTR static void hx_tx_apply##SFX(int a, int c, int32_t E, const T *A, const T *in, T *out) {     \
@@ -135,7 +141,7 @@ HX_TX_INLINE void hx_tx_tr4(__m256d *r) {
       __attribute__((aligned(32))) V X[HX_TX_NMAX * HX_TX_NMAX * HX_TX_NMAX];                             \
       __attribute__((aligned(32))) V T1[HX_TX_NMAX * HX_TX_NMAX * HX_TX_NMAX];                            \
       __attribute__((aligned(32))) V T2[HX_TX_NMAX * HX_TX_NMAX * HX_TX_NMAX];                            \
-      for (int i = 0; i < c * a; i++) Av[i] = VSET1(A[i]);                                                \
+      hx_tx_bcast##SFX(c * a, A, Av);                                                                     \
       _Pragma("omp for schedule(static)") for (int32_t g = 0; g < ng; g++) {                              \
         const int64_t e0 = (int64_t)g * (L);                                                              \
         const int nv = E - e0 < (L) ? (int)(E - e0) : (L);                                                \

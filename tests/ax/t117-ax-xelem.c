@@ -258,7 +258,10 @@ static int check_order_f32(hx_backend b, int p) {
           HX_ASSERT(cs == 0, "p=%d FP32: %d split elements", p, (int)cs);
           if (mk == MESH_KERSHAW) HX_ASSERT(ca > 0 && cg > 0, "p=%d kershaw FP32: %d affine, %d general", p, (int)ca, (int)cg);
           if (mk == MESH_BOX && !node) HX_ASSERT(ca == E, "p=%d box FP32: %d of %d affine", p, (int)ca, E);
-          for (int e = 0; e < E; e++) nafv += (ax->d_eoff[e] & 3) == HX_AXK_AFV;
+          {
+            HX_MC_SCOPE(b); /* the record offsets are backend memory: read like a kernel */
+            for (int e = 0; e < E; e++) nafv += (ax->d_eoff[e] & 3) == HX_AXK_AFV;
+          }
           for (int fused = 0; fused < 2; fused++) {
             const float *in = fused ? x : u;
             const int32_t *mp = fused ? map : NULL;
