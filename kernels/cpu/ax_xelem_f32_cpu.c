@@ -35,6 +35,7 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
+#include "hx_avx2_tr.h"
 
 #define HX_XF_ATTR __attribute__((target("avx2,fma")))
 #define HX_XF_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
@@ -58,22 +59,6 @@ typedef struct {
   int ncomp;
 } hx_xf_args;
 
-/* r[j] = (row_0[j], ..., row_7[j]) for the 8 rows r[0..7] (8 x 8 transpose;
- * it is its own inverse). */
-HX_XF_INLINE void hx_xf_tr8(hx_v8 *r) {
-  const hx_v8 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const hx_v8 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const hx_v8 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const hx_v8 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const hx_v8 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const hx_v8 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const hx_v8 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const hx_v8 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 
 /* X[q] = (p[0][q], ..., p[7][q]) for q < n3: the interleaved copy of 8
  * arrays of n3 floats. */
@@ -81,7 +66,7 @@ HX_XF_INLINE void hx_xf_load(const int n3, const float *const *p, hx_v8 *HX_REST
   const int nb = n3 & ~7;
   for (int q = 0; q < nb; q += 8) {
     for (int l = 0; l < 8; l++) X[q + l] = _mm256_loadu_ps(p[l] + q);
-    hx_xf_tr8(X + q);
+    hx_avx2_tr8_ps(X + q);
   }
   for (int q = nb; q < n3; q++)
     X[q] = _mm256_setr_ps(p[0][q], p[1][q], p[2][q], p[3][q], p[4][q], p[5][q], p[6][q], p[7][q]);
@@ -278,7 +263,7 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
   /* de-interleave into the valid lanes' L slots */
   const int nb = n3 & ~7;
   for (int q = 0; q < nb; q += 8) {
-    hx_xf_tr8(O + q);
+    hx_avx2_tr8_ps(O + q);
     for (int l = 0; l < nv; l++) _mm256_storeu_ps(a->out + (size_t)n3 * e[l] + q, O[q + l]);
   }
   for (int q = nb; q < n3; q++) {

@@ -16,6 +16,7 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
+#include "hx_avx2_tr.h"
 #define HX_FDM_XELEM_MMAX 13
 #define XINL static inline __attribute__((always_inline, target("avx2,fma")))
 
@@ -35,7 +36,7 @@
 #define XLOADU(p) _mm256_loadu_ps(p)
 #define XSTOREU(p, v) _mm256_storeu_ps(p, v)
 #define XGATHER(x, idx) hx_fdm_xelem_gather8(x, idx)
-#define XTRANS(r) hx_fdm_xelem_tr8(r)
+#define XTRANS(r) hx_avx2_tr8_ps(r)
 
 /* x[idx[0..8)], 0 where idx < 0 (masked off: x is not read there) */
 XINL __m256 hx_fdm_xelem_gather8(const float *x, const int32_t *idx) {
@@ -53,25 +54,6 @@ XINL __m256 hx_fdm_xelem_gather8(const float *x, const int32_t *idx) {
 #endif
 }
 
-/* r[0..8) as an 8 x 8 matrix of floats, transposed in place */
-XINL void hx_fdm_xelem_tr8(__m256 *r) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 #include "fdm_xelem_t.h"
 
 static int hx_fdm_xelem_on(int m) {

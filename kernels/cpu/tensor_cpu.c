@@ -51,36 +51,14 @@ static int hx_tensor3_generic_f32(int a, int c, int32_t E, const float *A, const
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
+#include "hx_avx2_tr.h"
 #define HX_TX_HAVE 1
 #define HX_TX_ATTR __attribute__((target("avx2,fma")))
 #define HX_TX_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
 /* largest a and c of the cross-element path; scratch of 512 vectors each */
 #define HX_TX_NMAX 8
 
-/* v[j] = (p_0[j], ..., p_7[j]), j < 8: an 8 x 8 transpose of 8 floats of 8
- * elements (and the inverse, which is the same transpose). */
-HX_TX_INLINE void hx_tx_tr8(__m256 *r) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 
-/* The same for 4 doubles of 4 elements. */
-HX_TX_INLINE void hx_tx_tr4(__m256d *r) {
-  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
-  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
-  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20), r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
-  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31), r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
-}
 
 /* The kernel for one value type: V the vector, L its lanes, VZ/VSET1/VADD/
  * VMUL its operations, TR the L x L transpose, SFX the names' suffix. */
@@ -163,9 +141,9 @@ HX_TX_INLINE void hx_tx_storeu_ps(float *p, __m256 v) { _mm256_storeu_ps(p, v); 
 HX_TX_INLINE __m256d hx_tx_loadu_pd(const double *p) { return _mm256_loadu_pd(p); }
 HX_TX_INLINE void hx_tx_storeu_pd(double *p, __m256d v) { _mm256_storeu_pd(p, v); }
 HX_TX_DEFINE(float, __m256, 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_mul_ps, hx_tx_loadu_ps,
-             hx_tx_storeu_ps, hx_tx_tr8, _f32)
+             hx_tx_storeu_ps, hx_avx2_tr8_ps, _f32)
 HX_TX_DEFINE(double, __m256d, 4, _mm256_setzero_pd, _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd,
-             hx_tx_loadu_pd, hx_tx_storeu_pd, hx_tx_tr4, _f64)
+             hx_tx_loadu_pd, hx_tx_storeu_pd, hx_avx2_tr4_pd, _f64)
 
 /* 1 if the cross-element path takes a -> c (AVX2+FMA CPU, 2 <= a <= 8,
  * 1 <= c <= 8, HEXCG_TENSOR_XELEM not 0) */
