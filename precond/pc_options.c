@@ -101,6 +101,15 @@ static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pm
 /* the default preconditioner is written here, and only here */
 #define TYPE_ROW ENUM_ROW("type", type, hx_pc_type_names, "pmg", "the preconditioner")
 #define PREC_ROW(f_) ENUM_ROW("precision", f_, precision_names, NULL, "arithmetic of the preconditioner")
+#define COARSE_ROW(help_) \
+  {.key = "coarse", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &coarse_group, .help = (help_)}
+#define LEVELS_ROW(help_)                                                       \
+  {.key = "levels",                                                             \
+   .type = HX_OT_OTHER,                                                         \
+   .offset = HX_OPT_NOWHERE,                                                    \
+   .def = "auto",                                                               \
+   .what = "auto or a list of decreasing orders ending in 1",                   \
+   .help = (help_)}
 
 static const hx_opt_key none_rows[] = {TYPE_ROW};
 static const hx_opt_key jacobi_rows[] = {TYPE_ROW, PREC_ROW(jacobi_prec)};
@@ -113,21 +122,12 @@ static const hx_opt_key asm_rows[] = {
      .auto_value = HX_ASM_OVERLAP_AUTO,
      .help = "coarse level in a host thread beside the fine level"},
     ENUM_ROW("weight", a.weight, weight_names, NULL, "overlap weights of the fine level"),
-    {.key = "coarse",
-     .type = HX_OT_GROUP,
-     .offset = HX_OPT_NOWHERE,
-     .sub = &coarse_group,
-     .help = "the Q1 coarse level (BoomerAMG)"},
+    COARSE_ROW("the Q1 coarse level (BoomerAMG)"),
     PREC_ROW(a.prec),
 };
 static const hx_opt_key pmg_rows[] = {
     TYPE_ROW,
-    {.key = "levels",
-     .type = HX_OT_OTHER,
-     .offset = HX_OPT_NOWHERE,
-     .def = "auto",
-     .what = "auto or a list of decreasing orders ending in 1",
-     .help = "the orders of the levels, e.g. [7, 3, 1]"},
+    LEVELS_ROW("the orders of the levels, e.g. [7, 3, 1]"),
     ENUM_ROW("cycle", g.cycle, cycle_names, NULL, "V-cycle, or every level's correction summed"),
     ENUM_ROW(
         "sides", g.sides, sides_names, NULL,
@@ -137,11 +137,7 @@ static const hx_opt_key pmg_rows[] = {
      .offset = HX_OPT_NOWHERE,
      .sub = &smoother_group,
      .help = "the smoother of every level"},
-    {.key = "coarse",
-     .type = HX_OT_GROUP,
-     .offset = HX_OPT_NOWHERE,
-     .sub = &coarse_group,
-     .help = "the Q1 coarse level (BoomerAMG)"},
+    COARSE_ROW("the Q1 coarse level (BoomerAMG)"),
     {.key = "overlap",
      .type = HX_OT_BOOL,
      .offset = AT(g.overlap),
@@ -150,20 +146,11 @@ static const hx_opt_key pmg_rows[] = {
 };
 static const hx_opt_key auto_rows[] = {
     TYPE_ROW,
-    {.key = "levels",
-     .type = HX_OT_OTHER,
-     .offset = HX_OPT_NOWHERE,
-     .def = "auto",
-     .what = "auto or a list of decreasing orders ending in 1",
-     .help = "the orders of every candidate's levels"},
+    LEVELS_ROW("the orders of every candidate's levels"),
     INT_ROW("trial_iterations", au.trial_iterations, 2, 50, "PCG iterations timed per candidate at setup"),
     INT_ROW("schwarz_above", au.schwarz_above, 0, 100000,
             "try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
-    {.key = "coarse",
-     .type = HX_OT_GROUP,
-     .offset = HX_OPT_NOWHERE,
-     .sub = &coarse_group,
-     .help = "the Q1 coarse level (BoomerAMG) of every candidate"},
+    COARSE_ROW("the Q1 coarse level (BoomerAMG) of every candidate"),
     PREC_ROW(g.prec),
 };
 /* one group per type, in hx_pc_type_names order */
