@@ -234,7 +234,7 @@ typedef struct {
   int64_t nper, capper;
   int64_t *per;
   /* links that list no node pairs (Gmsh 4.8 writes these for transfinite
-   * surfaces in MSH 2.2): resolved from the surfaces' quads or refused */
+   * surfaces, MSH 2.2 and 4.1): resolved from the surfaces' quads or refused */
   int nempty;
   struct {
     int dim, translation; /* translation: no affine, or an affine that only translates */
@@ -674,8 +674,8 @@ static int surface_group(const rd *r, const int64_t *bt, int ng, int64_t ent) {
 }
 
 /* $Periodic links that list no node pairs (Gmsh 4.8 writes them for
- * transfinite surfaces in MSH 2.2, with the affine map but without the
- * nodes): a surface link whose two surfaces are each exactly one physical
+ * transfinite surfaces, in MSH 2.2 and 4.1, with the affine map but
+ * without the nodes): a surface link whose two surfaces are each exactly one physical
  * surface, and whose map is a translation, becomes a tag pair matched by
  * translation (hx_gmesh_tag_pairs, like mesh.periodic: [[a, b]]); curve and
  * point links lie on the linked surfaces, whose matching takes all their
