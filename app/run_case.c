@@ -340,9 +340,10 @@ static int phase_disc(run_state *st) {
     for (int64_t i = 0; rl && i < nl; i++) loc = fmax(loc, rl[i]);
     HX_MPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE, MPI_MAX, st->ctx->comm));
     if (glob == 0.0) {
-      hx_log(HX_LOG_NORMAL, "note: %s: lambda%s 0 at every node and no tag is Dirichlet: the constants are the "
-               "operator's null space (pure Neumann), solved for the zero-mean solution\n",
-               cs->path, nrobin ? " and every Robin alpha are" : " is");
+      hx_log(HX_LOG_NORMAL,
+             "note: %s: lambda%s 0 at every node and no tag is Dirichlet: the constants are the "
+             "operator's null space (pure Neumann), solved for the zero-mean solution\n",
+             cs->path, nrobin ? " and every Robin alpha are" : " is");
       HX_CALL(hx_disc_destroy(&st->d));
       st->singular = o.nullspace = 1;
       hx_timer_start(HX_T_SETUP);

@@ -235,12 +235,12 @@ typedef struct {
   int64_t *per;
   /* links that list no node pairs (Gmsh 4.8 writes these for transfinite
    * surfaces, MSH 2.2 and 4.1): resolved from the surfaces' quads or refused */
-  int nempty;
-  struct {
+  int64_t nempty, capempty;
+  struct empty_link {
     int dim, translation; /* translation: no affine, or an affine that only translates */
     int64_t st, mt;
     size_t pos;
-  } empty[64];
+  } * empty;
   int64_t nlinks2; /* surface links, empty or not */
 } rd;
 
@@ -250,7 +250,7 @@ static void rd_free(rd *r) {
   for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
   free(r->phys);
   for (int d = 0; d < 4; d++) free(r->ent[d]);
-  free(r->per);
+  free(r->per), free(r->empty);
 }
 
 static int read_physnames(cur *c, rd *r) {
@@ -533,10 +533,7 @@ static int read_periodic(cur *c, rd *r, int v41) {
     HX_CALL(count_check(c, nn, c->binary ? 2 * c->dsize : 4, "periodic node pair"));
     if (dim == 2) r->nlinks2++;
     if (nn == 0) {
-      if (r->nempty == (int)(sizeof r->empty / sizeof r->empty[0])) {
-        c->pos = lpos;
-        return CUR_ERR(c, "more than %d periodic links without node pairs", r->nempty);
-      }
+      HX_CALL(grow(r->nempty + 1, &r->capempty, sizeof *r->empty, &r->empty));
       /* a translation: the 3x3 block is the identity (Gmsh writes the matrix row by row) */
       int tr = 1;
       for (int i = 0; i < 3 && have_aff; i++)
@@ -683,7 +680,7 @@ static int surface_group(const rd *r, const int64_t *bt, int ng, int64_t ent) {
 static int resolve_empty_links(cur *c, rd *r, hx_gmesh *g, const int64_t *bt) {
   if (r->nempty == 0) return HX_SUCCESS;
   HX_CALL(hx_calloc((size_t)(2 * r->nempty), sizeof(char *), &g->file_pairs));
-  for (int l = 0; l < r->nempty; l++) {
+  for (int64_t l = 0; l < r->nempty; l++) {
     const long line = line_of(c, r->empty[l].pos);
     const int64_t st = r->empty[l].st, mt = r->empty[l].mt;
     char why[384] = "";
@@ -719,9 +716,10 @@ static int resolve_empty_links(cur *c, rd *r, hx_gmesh *g, const int64_t *bt) {
     const int k = g->nfile_pairs++;
     HX_CALL(hx_strdup(g->tag_names[gm], &g->file_pairs[2 * k]));
     HX_CALL(hx_strdup(g->tag_names[gs], &g->file_pairs[2 * k + 1]));
-    mesh_note("note: %s:%ld: the $Periodic link of surface %lld to %lld lists no node pairs: matching "
-              "the nodes of '%s' and '%s' by translation\n",
-              c->path, line, (long long)st, (long long)mt, g->tag_names[gm], g->tag_names[gs]);
+    mesh_note(
+        "note: %s:%ld: the $Periodic link of surface %lld to %lld lists no node pairs: matching "
+        "the nodes of '%s' and '%s' by translation\n",
+        c->path, line, (long long)st, (long long)mt, g->tag_names[gm], g->tag_names[gs]);
   }
   return HX_SUCCESS;
 }

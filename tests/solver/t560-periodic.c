@@ -60,7 +60,7 @@ typedef struct {
 } result;
 
 static double g_eps = 1.0; /* Kershaw eps of the meshes (1: box) */
-static int g_null = 0;      /* hx_disc_opts.nullspace of the solves */
+static int g_null = 0;     /* hx_disc_opts.nullspace of the solves */
 static const char *g_backend = "cpu";
 
 static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, const char *pcs, result *out) {
@@ -98,7 +98,8 @@ static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, c
   HX_TCALL(hx_solve(d, pc, hf, hg, NULL, ex, &po, NULL, u, &r));
   HX_ASSERT(r.pcg.reason > 0, "%s n=%d p=%d: %s after %d iterations", pcs, n, p, hx_reason_name(r.pcg.reason),
             r.pcg.iterations);
-  HX_ASSERT(r.nullspace == g_null, "%s n=%d p=%d: null space %d, expected %d", pcs, n, p, r.nullspace, g_null);
+  HX_ASSERT(r.nullspace == g_null, "%s n=%d p=%d: null space %d, expected %d", pcs, n, p, r.nullspace,
+            g_null);
   out->its = r.pcg.iterations, out->err = r.err_l2, out->dofs = hx_disc_num_dofs(d);
   free(hf), free(hg), free(u);
   HX_TCALL(hx_pc_destroy(&pc));
