@@ -323,6 +323,35 @@ static int phase_disc(run_state *st) {
   int ierr = hx_disc_create(m, st->b, &o, &st->d);
   hx_timer_stop(HX_T_SETUP);
   HX_CALL(robin_error(st, ierr));
+  /* The test above counts a lambda or alpha expression as > 0; one that is
+   * 0 at every node ("0*x", or alpha "x" on the face x = 0) leaves the
+   * constants in the null space all the same, and a solve without the
+   * projection then breaks down (pmg: an indefinite preconditioner). The
+   * disc checked lambda >= 0 and alpha >= 0 at every node and the weights
+   * are positive, so the per-element means of lambda and the Robin face
+   * weights are all 0 exactly when the coefficients are 0 at every node:
+   * then the discretisation is made again with the null space. */
+  if (!st->singular && ndirichlet == 0 && st->shift == 0.0) {
+    const double *lam = hx_disc_lambda(st->d), *rl = hx_disc_robin_l(st->d);
+    const int32_t ne = hx_disc_num_elements(st->d);
+    const int64_t nl = hx_disc_num_l(st->d);
+    double loc = 0.0, glob = 0.0;
+    for (int32_t e = 0; e < ne; e++) loc = fmax(loc, lam[e]);
+    for (int64_t i = 0; rl && i < nl; i++) loc = fmax(loc, rl[i]);
+    HX_MPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE, MPI_MAX, st->ctx->comm));
+    if (glob == 0.0) {
+      hx_log(HX_LOG_NORMAL,
+             "note: %s: lambda%s 0 at every node and no tag is Dirichlet: the constants are the "
+             "operator's null space (pure Neumann), solved for the zero-mean solution\n",
+             cs->path, nrobin ? " and every Robin alpha are" : " is");
+      HX_CALL(hx_disc_destroy(&st->d));
+      st->singular = o.nullspace = 1;
+      hx_timer_start(HX_T_SETUP);
+      ierr = hx_disc_create(m, st->b, &o, &st->d);
+      hx_timer_stop(HX_T_SETUP);
+      HX_CALL(robin_error(st, ierr));
+    }
+  }
   st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
   return HX_SUCCESS;
 }

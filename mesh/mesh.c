@@ -281,6 +281,19 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
   double t0 = hx_wtime();
   HX_CALL(hx_gmesh_topology(g));
   if (npairs > 0) HX_CALL(hx_gmesh_tag_pairs(g, npairs, pairs));
+  /* a $Periodic link without node pairs that the reader could not resolve:
+   * refused, unless the case names the pairs itself */
+  if (g->per_unresolved[0] && npairs == 0) return HX_ERROR(HX_ERR_INPUT, "%s", g->per_unresolved);
+  if (g->per_unresolved[0] && hx_log_get_level() >= HX_LOG_NORMAL)
+    fprintf(stderr, "note: %s\n  (the case's mesh.periodic pairs are used instead)\n", g->per_unresolved);
+  for (int k = 0; k < g->nfile_pairs; k++) {
+    const char *const fp[1][2] = {{g->file_pairs[2 * k], g->file_pairs[2 * k + 1]}};
+    int dup = 0; /* the case names the same pair: matched already */
+    for (int p = 0; p < npairs; p++)
+      dup |= (!strcmp(pairs[p][0], fp[0][0]) && !strcmp(pairs[p][1], fp[0][1])) ||
+             (!strcmp(pairs[p][0], fp[0][1]) && !strcmp(pairs[p][1], fp[0][0]));
+    if (!dup) HX_CALL(hx_gmesh_tag_pairs(g, 1, fp));
+  }
   HX_CALL(hx_gmesh_periodic(g));
   HX_CALL(hx_gmesh_untagged(g));
   t->topology = hx_wtime() - t0;

@@ -222,7 +222,7 @@ typedef struct {
   size_t *hpos;
   /* quads */
   int64_t nq, capq;
-  int64_t *qnodes, *qphys;
+  int64_t *qnodes, *qphys, *qent; /* qent: the quad's geometric (elementary) surface */
   int64_t ignored[128];
   /* names, entities */
   int nphys;
@@ -233,15 +233,24 @@ typedef struct {
   int have_per;
   int64_t nper, capper;
   int64_t *per;
+  /* links that list no node pairs (Gmsh 4.8 writes these for transfinite
+   * surfaces, MSH 2.2 and 4.1): resolved from the surfaces' quads or refused */
+  int64_t nempty, capempty;
+  struct empty_link {
+    int dim, translation; /* translation: no affine, or an affine that only translates */
+    int64_t st, mt;
+    size_t pos;
+  } * empty;
+  int64_t nlinks2; /* surface links, empty or not */
 } rd;
 
 static void rd_free(rd *r) {
   free(r->ntag), free(r->nxyz), free(r->hnodes), free(r->htag), free(r->hphys), free(r->hpos);
-  free(r->qnodes), free(r->qphys);
+  free(r->qnodes), free(r->qphys), free(r->qent);
   for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
   free(r->phys);
   for (int d = 0; d < 4; d++) free(r->ent[d]);
-  free(r->per);
+  free(r->per), free(r->empty);
 }
 
 static int read_physnames(cur *c, rd *r) {
@@ -378,7 +387,7 @@ static int grow(int64_t need, int64_t *cap, size_t sz, void *pp) {
 
 /* one element: type, its node tags, physical tag */
 static int add_element(cur *c, rd *r, int64_t etag, int64_t type, const int64_t *nodes, int64_t phys,
-                       size_t pos) {
+                       int64_t ent, size_t pos) {
   if (type == 5 || type == 12) {
     int npe = type == 5 ? 8 : 27;
     if (r->npe && r->npe != npe) {
@@ -403,8 +412,11 @@ static int add_element(cur *c, rd *r, int64_t etag, int64_t type, const int64_t 
     HX_CALL(grow(r->nq + 1, &cap, sizeof(int64_t) * 4, &r->qnodes));
     cap = r->capq;
     HX_CALL(grow(r->nq + 1, &cap, sizeof(int64_t), &r->qphys));
+    cap = r->capq;
+    HX_CALL(grow(r->nq + 1, &cap, sizeof(int64_t), &r->qent));
     r->capq = cap;
     memcpy(&r->qnodes[r->nq * 4], nodes, sizeof(int64_t) * 4);
+    r->qent[r->nq] = ent;
     r->qphys[r->nq++] = phys;
   } else if (type != 3 && type != 10 && type != 16) {
     r->ignored[type < 128 ? type : 0]++;
@@ -417,7 +429,7 @@ static int read_elements22(cur *c, rd *r) {
   HX_CALL(get_i64(c, &n, "number of elements"));
   HX_CALL(count_check(c, n, 8, "element"));
   for (int64_t k = 0; k < n; k++) {
-    int64_t tag, type, nt, phys = 0, x;
+    int64_t tag, type, nt, phys = 0, ent = 0, x;
     skip_ws(c);
     size_t pos = c->pos;
     HX_CALL(get_i64(c, &tag, "element tag"));
@@ -428,6 +440,7 @@ static int read_elements22(cur *c, rd *r) {
     for (int64_t i = 0; i < nt; i++) {
       HX_CALL(get_i64(c, &x, "element tag value"));
       if (i == 0) phys = x;
+      if (i == 1) ent = x;
     }
     int nn = type_nodes(type);
     if (nn == 0) {
@@ -435,7 +448,7 @@ static int read_elements22(cur *c, rd *r) {
       return CUR_ERR(c, "element %lld has unknown Gmsh element type %lld", (long long)tag, (long long)type);
     }
     for (int i = 0; i < nn; i++) HX_CALL(get_i64(c, &nodes[i], "element node tag"));
-    HX_CALL(add_element(c, r, tag, type, nodes, phys, pos));
+    HX_CALL(add_element(c, r, tag, type, nodes, phys, ent, pos));
   }
   return expect(c, "$EndElements");
 }
@@ -469,7 +482,7 @@ static int read_elements41(cur *c, rd *r) {
       size_t pos = c->pos;
       HX_CALL(get_size(c, &tag, "element tag"));
       for (int j = 0; j < nn; j++) HX_CALL(get_size(c, &nodes[j], "element node tag"));
-      HX_CALL(add_element(c, r, tag, type, nodes, phys, pos));
+      HX_CALL(add_element(c, r, tag, type, nodes, phys, etag, pos));
     }
     k += m;
   }
@@ -489,6 +502,10 @@ static int read_periodic(cur *c, rd *r, int v41) {
   HX_CALL(count_check(c, nl, c->binary ? 28 : 8, "periodic link"));
   for (int64_t l = 0; l < nl; l++) {
     int64_t dim, st, mt, na = 0, nn;
+    double aff[16];
+    int have_aff = 0;
+    if (!c->binary) skip_ws(c);
+    const size_t lpos = c->pos;
     HX_CALL(get_int(c, &dim, "periodic entity dimension"));
     HX_CALL(get_int(c, &st, "periodic entity tag"));
     HX_CALL(get_int(c, &mt, "periodic master entity tag"));
@@ -500,20 +517,32 @@ static int read_periodic(cur *c, rd *r, int v41) {
       for (int64_t i = 0; i < na; i++) {
         double a;
         HX_CALL(get_dbl(c, &a, "affine value"));
+        if (na == 16) aff[i] = a;
       }
+      have_aff = na == 16;
     } else {
       char tok[32];
       HX_CALL(next_tok(c, tok, sizeof tok, "the number of periodic nodes or 'Affine'"));
       if (!strcmp(tok, "Affine")) {
         HX_CALL(expect(c, "Affine"));
-        for (int i = 0; i < 16; i++) {
-          double a;
-          HX_CALL(get_f64(c, &a, "affine value"));
-        }
+        for (int i = 0; i < 16; i++) HX_CALL(get_f64(c, &aff[i], "affine value"));
+        have_aff = 1;
       }
     }
     HX_CALL(get_size(c, &nn, "number of periodic nodes"));
     HX_CALL(count_check(c, nn, c->binary ? 2 * c->dsize : 4, "periodic node pair"));
+    if (dim == 2) r->nlinks2++;
+    if (nn == 0) {
+      HX_CALL(grow(r->nempty + 1, &r->capempty, sizeof *r->empty, &r->empty));
+      /* a translation: the 3x3 block is the identity (Gmsh writes the matrix row by row) */
+      int tr = 1;
+      for (int i = 0; i < 3 && have_aff; i++)
+        for (int j = 0; j < 3; j++)
+          if (fabs(aff[4 * i + j] - (i == j)) > 1e-12) tr = 0;
+      r->empty[r->nempty].dim = (int)dim, r->empty[r->nempty].translation = tr;
+      r->empty[r->nempty].st = st, r->empty[r->nempty].mt = mt, r->empty[r->nempty].pos = lpos;
+      r->nempty++;
+    }
     HX_CALL(grow(r->nper + nn, &r->capper, 2 * sizeof(int64_t), &r->per));
     for (int64_t i = 0; i < nn; i++) {
       int64_t a, b;
@@ -623,6 +652,76 @@ static const char *solid_name(int t) {
 static int cmp_i64v(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* The physical surface (index into the groups bt) that consists of exactly
+ * the quads of geometric surface ent; -1 if its quads are untagged or
+ * missing, or if their group holds other surfaces too. */
+static int surface_group(const rd *r, const int64_t *bt, int ng, int64_t ent) {
+  int64_t phys = 0;
+  for (int64_t i = 0; i < r->nq; i++)
+    if (r->qent[i] == ent) {
+      if (phys && r->qphys[i] != phys) return -1;
+      phys = r->qphys[i];
+    }
+  if (!phys) return -1;
+  for (int64_t i = 0; i < r->nq; i++)
+    if (r->qphys[i] == phys && r->qent[i] != ent) return -1;
+  return group_index(bt, ng, phys);
+}
+
+/* $Periodic links that list no node pairs (Gmsh 4.8 writes them for
+ * transfinite surfaces, in MSH 2.2 and 4.1, with the affine map but
+ * without the nodes): a surface link whose two surfaces are each exactly one physical
+ * surface, and whose map is a translation, becomes a tag pair matched by
+ * translation (hx_gmesh_tag_pairs, like mesh.periodic: [[a, b]]); curve and
+ * point links lie on the linked surfaces, whose matching takes all their
+ * nodes. Anything else is recorded in g->per_unresolved, never ignored. */
+static int resolve_empty_links(cur *c, rd *r, hx_gmesh *g, const int64_t *bt) {
+  if (r->nempty == 0) return HX_SUCCESS;
+  HX_CALL(hx_calloc((size_t)(2 * r->nempty), sizeof(char *), &g->file_pairs));
+  for (int64_t l = 0; l < r->nempty; l++) {
+    const long line = line_of(c, r->empty[l].pos);
+    const int64_t st = r->empty[l].st, mt = r->empty[l].mt;
+    char why[384] = "";
+    int gs = -1, gm = -1;
+    if (r->empty[l].dim != 2) {
+      if (r->nlinks2 > 0) continue;
+      snprintf(why, sizeof why, "it links %s %lld to %lld and the file has no surface link to take it from",
+               r->empty[l].dim == 1 ? "curve" : "point", (long long)st, (long long)mt);
+    } else if (!r->empty[l].translation) {
+      snprintf(why, sizeof why,
+               "its affine map is not a translation (only translational periodicity is supported)");
+    } else {
+      gs = surface_group(r, bt, g->ntags, st), gm = surface_group(r, bt, g->ntags, mt);
+      if (gs < 0 || gm < 0)
+        snprintf(why, sizeof why,
+                 "geometric surface %lld is not exactly one physical surface of the file, so its nodes "
+                 "cannot be found (give each periodic surface its own Physical Surface)",
+                 (long long)(gs < 0 ? st : mt));
+      else if (gs == gm)
+        snprintf(why, sizeof why, "surfaces %lld and %lld are in the same physical surface", (long long)st,
+                 (long long)mt);
+    }
+    if (why[0]) {
+      if (!g->per_unresolved[0])
+        snprintf(g->per_unresolved, sizeof g->per_unresolved,
+                 "%s:%ld: the $Periodic link of surface %lld to %lld lists no node pairs and %s: the "
+                 "periodicity cannot be taken from the file (and will not be ignored); name the two "
+                 "surfaces in the case, mesh.periodic: [[a, b]], to match their nodes by translation, or "
+                 "remove the section",
+                 c->path, line, (long long)st, (long long)mt, why);
+      continue;
+    }
+    const int k = g->nfile_pairs++;
+    HX_CALL(hx_strdup(g->tag_names[gm], &g->file_pairs[2 * k]));
+    HX_CALL(hx_strdup(g->tag_names[gs], &g->file_pairs[2 * k + 1]));
+    mesh_note(
+        "note: %s:%ld: the $Periodic link of surface %lld to %lld lists no node pairs: matching "
+        "the nodes of '%s' and '%s' by translation\n",
+        c->path, line, (long long)st, (long long)mt, g->tag_names[gm], g->tag_names[gs]);
+  }
+  return HX_SUCCESS;
 }
 
 static int build(cur *c, rd *r, hx_gmesh *g) {
@@ -738,7 +837,6 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
   }
   g->nbq = nq;
-  free(bt);
   /* $Periodic: the pairs between element vertices (mid-nodes of hex27 and
    * nodes off the hexahedra follow from them) */
   if (r->have_per) {
@@ -760,6 +858,8 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
           (long long)r->nper);
     }
   }
+  HX_CALL(resolve_empty_links(c, r, g, bt));
+  free(bt);
   if (off)
     mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);

@@ -38,6 +38,13 @@ typedef struct {
   int64_t nper;
   int64_t *per;       /* nper*2 vertex ids */
   int64_t nper_faces; /* face pairs identified */
+  /* $Periodic links without node pairs, resolved to surface tag pairs
+   * (2*nfile_pairs names: the master's tag, then the slave's) that
+   * build_rank0 matches by translation like the case's pairs; a link that
+   * cannot be resolved leaves its reason (file:line: ...) in per_unresolved */
+  int nfile_pairs;
+  char **file_pairs;
+  char per_unresolved[1024];
   int32_t *tag_per;   /* ntags or NULL: 1 = every face of the tag became periodic */
   /* boundary faces of a Gmsh file in no surface physical group (hx_gmesh_untagged,
    * after the periodicity): the pseudo tag HX_MESH_UNTAGGED */

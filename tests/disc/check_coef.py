@@ -12,6 +12,14 @@ MODE conv: the manufactured solution u = exp(x y z) with
     theory: p + 1 = 3);
   - 1, 2 and 3 ranks (p = 5, 4^3, split geometry on 3 ranks): the same L2
     error to 1e-6 relative and iteration counts within 1.
+  - the Q1 coarse level with the coefficients: pmg with coarse.operator
+    galerkin and fem (fp64 and fp32) on the same case gives the 1-rank
+    error to 1e-6 relative (every solve reaches 1e-12, the discretisation
+    error is ~3e-9: a coarse level that missed kappa would only cost
+    iterations, so the counts are also held within 1.5x of galerkin's);
+  - lambda varying without kappa (kappa = 1, lambda = 1 + 10 x^2 y, the
+    same u): exponential convergence in p (p = 2..6, 4x per order), so the
+    mass term sees lambda at every node.
 MODE pmg: iteration counts of pmg with a smooth kappa of contrast 1e2 and
   1e4 (kappa = 1 + (C - 1) x^2 y^2) against the count with kappa = 1 on the
   same mesh (6^3, p = 5), with fp64 and fp32 preconditioning: within 1.5x
@@ -112,6 +120,30 @@ if mode == "conv":
                 fail.append(f"{ranks} ranks: L2 error {e:.9e} vs {ref[0]:.9e} on 1 rank")
             if abs(it - ref[1]) > 1:
                 fail.append(f"{ranks} ranks: {it} iterations vs {ref[1]} on 1 rank")
+    gal = None
+    for co, prec in (("galerkin", "fp64"), ("fem", "fp64"), ("fem", "fp32")):
+        s = run(case(f"coarse_{co}_{prec}", 4, 5, '"1 + 100*x^2*y^2"', '"1 + x^2"', RHS, "exp(x*y*z)", deform=0.05,
+                     pc=f"{{type: pmg, precision: {prec}, coarse: {{operator: {co}}}}}"))
+        if not s or ref is None:
+            continue
+        e, it = s["error"]["l2"], s["solver"]["iterations"]
+        print(f"coarse {co} {prec}: L2 error {e:.6e}, {it} iterations")
+        gal = it if gal is None else gal
+        if abs(e - ref[0]) > 1e-6 * ref[0]:
+            fail.append(f"coarse {co} {prec}: L2 error {e:.9e} vs {ref[0]:.9e}")
+        if it > 1.5 * gal:
+            fail.append(f"coarse {co} {prec}: {it} iterations, more than 1.5 x {gal} (galerkin fp64)")
+    # lambda without kappa: -lap u + lambda u, u = exp(x y z)
+    lrhs = "-(y^2*z^2 + x^2*z^2 + x^2*y^2)*exp(x*y*z) + (1 + 10*x^2*y)*exp(x*y*z)"
+    lerrs = []
+    for p in range(2, 7):
+        s = run(case(f"lam_p{p}", 3, p, "1", '"1 + 10*x^2*y"', lrhs, "exp(x*y*z)"))
+        if s:
+            lerrs.append(s["error"]["l2"])
+    print("lambda alone, p = 2..6: L2 " + " ".join(f"{e:.3e}" for e in lerrs))
+    for i in range(len(lerrs) - 1):
+        if not lerrs[i + 1] < lerrs[i] / 4:
+            fail.append(f"lambda alone: error {lerrs[i + 1]:.3e} at p = {i + 3} not 4x below {lerrs[i]:.3e}")
 elif mode == "pmg":
     for prec in ("fp64", "fp32"):
         base = None
