@@ -67,6 +67,7 @@ typedef struct {
   int nsets;
   const char **sets;
   char file_buf[1024];
+  hx_case *cs; /* the case file's, kept for its mesh.periodic pairs */
 } mesh_args;
 
 static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
@@ -184,7 +185,9 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   HX_CALL(check_memory(ctx, a));
   double t0 = hx_wtime();
   if (a->type == 2)
-    HX_CALL(hx_mesh_create_gmsh(ctx->comm, a->file, a->part, &m));
+    HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
+                                         a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL,
+                                         &m));
   else
     HX_CALL(hx_mesh_create_box(ctx->comm, &a->box, &m));
   double t_create = hx_wtime() - t0;
@@ -316,17 +319,18 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     a->box.partitioner = a->part;
     memcpy(a->box.periodic, cs->mesh.periodic, sizeof a->box.periodic);
   }
-  hx_case_destroy(&cs);
+  a->cs = cs; /* hx_cmd_mesh destroys it */
   return err;
 }
 
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv) {
-  mesh_args a;
+  mesh_args a = {0};
   const char **sets = calloc((size_t)argc + 1, sizeof *sets);
   int err = sets ? parse_args(argc, argv, &a, sets) : HX_ERROR(HX_ERR_MEM, "out of memory");
   if (!err && !a.help && a.case_path) err = from_case(ctx, &a);
   if (err) {
     free(sets);
+    hx_case_destroy(&a.cs);
     return hx_app_fail(ctx, err, 1);
   }
   if (a.help) {
@@ -336,6 +340,7 @@ int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv) {
   }
   err = run(ctx, &a);
   free(sets);
+  hx_case_destroy(&a.cs);
   if (err) return hx_app_fail(ctx, err, 1);
   return 0;
 }
