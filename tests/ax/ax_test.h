@@ -26,6 +26,15 @@ static inline int axt_open_backend(int argc, char **argv, hx_backend *b) {
   return 0;
 }
 
+/* MPI_Init and the backend of the command line (axt_open_backend); on
+ * failure or skip MPI is finalised and the test's exit status returned. */
+static inline int axt_init(int *argc, char ***argv, hx_backend *b) {
+  MPI_Init(argc, argv);
+  const int rc = axt_open_backend(*argc, *argv, b);
+  if (rc) MPI_Finalize();
+  return rc;
+}
+
 /* Trilinear element: the box [x0, x0+h]^3 with each vertex moved by up to
  * amp*h in each coordinate (amp <= 0.2 keeps the Jacobian positive). */
 static inline void axt_random_hex8(hx_test_rng *r, double h, double amp, double *v) {

@@ -303,13 +303,9 @@ static int check_order(hx_backend b, int p) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   const int orders[] = {1, 2, 3, 4, 5, 7, 9, 12};
   for (size_t i = 0; i < sizeof orders / sizeof orders[0] && !rc; i++) rc = check_order(b, orders[i]);
   hx_backend_destroy(&b);
