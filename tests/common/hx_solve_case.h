@@ -132,7 +132,6 @@ static int check_ranks(const setup *s0, const char *label) {
   return 0;
 }
 
-
 /* The overlapped and the sequential variant of one preconditioner (pc_on,
  * pc_off: YAML options) must give the same iterations and solutions to
  * 1e-12 (only the order of independent work differs); *its: the count. */

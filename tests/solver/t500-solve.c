@@ -610,6 +610,15 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  static const hx_test_mode modes[] = {{"sym", mode_sym}, {"poly", mode_poly}, {"hconv", mode_hconv}, {"pconv", mode_pconv}, {"ranks", mode_ranks}, {"kershaw", mode_kershaw}, {"helmholtz", mode_helmholtz}, {"neumann", mode_neumann}, {"breakdown", mode_breakdown}, {"split", mode_split}};
+  static const hx_test_mode modes[] = {{"sym", mode_sym},
+                                       {"poly", mode_poly},
+                                       {"hconv", mode_hconv},
+                                       {"pconv", mode_pconv},
+                                       {"ranks", mode_ranks},
+                                       {"kershaw", mode_kershaw},
+                                       {"helmholtz", mode_helmholtz},
+                                       {"neumann", mode_neumann},
+                                       {"breakdown", mode_breakdown},
+                                       {"split", mode_split}};
   return hx_test_run_modes(argc, argv, "t500-solve", modes, (int)(sizeof modes / sizeof modes[0]));
 }

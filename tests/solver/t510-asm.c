@@ -87,8 +87,8 @@ static int mode_variants(void) {
   s.pc = "{type: asm, coarse: {operator: fem}}";
   HX_TCALL(count(MPI_COMM_WORLD, &s, &fem, NULL));
   if (g_rank == 0)
-    printf("6^3 p=4: two-level %d (galerkin), %d (fem); one-level %d; weight none %d iterations\n",
-           two, fem, one, none_w);
+    printf("6^3 p=4: two-level %d (galerkin), %d (fem); one-level %d; weight none %d iterations\n", two, fem,
+           one, none_w);
   HX_ASSERT(one > two, "one-level %d should need more than two-level %d", one, two);
   return 0;
 }

@@ -391,6 +391,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  static const hx_test_mode modes[] = {{"fused", mode_fused}, {"pcg1", mode_pcg1}, {"breakdown", mode_breakdown}, {"twin", mode_twin}};
+  static const hx_test_mode modes[] = {
+      {"fused", mode_fused}, {"pcg1", mode_pcg1}, {"breakdown", mode_breakdown}, {"twin", mode_twin}};
   return hx_test_run_modes(argc, argv, "t540-cg", modes, (int)(sizeof modes / sizeof modes[0]));
 }
