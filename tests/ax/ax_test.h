@@ -26,6 +26,15 @@ static inline int axt_open_backend(int argc, char **argv, hx_backend *b) {
   return 0;
 }
 
+/* MPI_Init and the backend of the command line (axt_open_backend); on
+ * failure or skip MPI is finalised and the test's exit status returned. */
+static inline int axt_init(int *argc, char ***argv, hx_backend *b) {
+  MPI_Init(argc, argv);
+  const int rc = axt_open_backend(*argc, *argv, b);
+  if (rc) MPI_Finalize();
+  return rc;
+}
+
 /* Trilinear element: the box [x0, x0+h]^3 with each vertex moved by up to
  * amp*h in each coordinate (amp <= 0.2 keeps the Jacobian positive). */
 static inline void axt_random_hex8(hx_test_rng *r, double h, double amp, double *v) {
@@ -135,9 +144,11 @@ static inline double axt_inverse(double A[3][3], double X[3][3]) {
 /* Reference operator on one element, node by node: at each GLL node the
  * reference gradient of u (direct sums with D), the physical metric from
  * the test's own Jacobian and inverse, and the scatter of D^T back. O(n^4)
- * but with none of the library's code paths. Also the lumped mass. */
-static inline void axt_ref_apply(int p, int npe, const double *v, double kappa, double lambda,
-                                 const double *u, double *w, double *mass) {
+ * but with none of the library's code paths. Also the lumped mass. kn, ln:
+ * kappa and lambda at the element's n^3 nodes (NULL: the constants). */
+static inline void axt_ref_apply_node(int p, int npe, const double *v, double kappa, double lambda,
+                                      const double *kn, const double *ln, const double *u, double *w,
+                                      double *mass) {
   const int n = p + 1, n3 = n * n * n;
   double t[AXT_NMAX], wt[AXT_NMAX], D[AXT_NMAX * AXT_NMAX];
   hx_gll(n, t, wt);
@@ -146,6 +157,7 @@ static inline void axt_ref_apply(int p, int npe, const double *v, double kappa, 
   for (int k = 0; k < n; k++)
     for (int j = 0; j < n; j++)
       for (int i = 0; i < n; i++) {
+        const int q = i + n * (j + n * k);
         double J[3][3], X[3][3];
         axt_jacobian(npe, v, t[i], t[j], t[k], J);
         const double det = axt_inverse(J, X); /* X[r][d] = d xi_r / d x_d */
@@ -155,7 +167,7 @@ static inline void axt_ref_apply(int p, int npe, const double *v, double kappa, 
           for (int b = 0; b < 3; b++) {
             double s = 0.0;
             for (int d = 0; d < 3; d++) s += X[a][d] * X[b][d];
-            G[a][b] = kappa * wq * det * s;
+            G[a][b] = (kn ? kn[q] : kappa) * wq * det * s;
           }
         double gr[3] = {0.0, 0.0, 0.0};
         for (int m = 0; m < n; m++) {
@@ -170,10 +182,14 @@ static inline void axt_ref_apply(int p, int npe, const double *v, double kappa, 
           w[i + n * (m + n * k)] += D[j * n + m] * f[1];
           w[i + n * (j + n * m)] += D[k * n + m] * f[2];
         }
-        const int q = i + n * (j + n * k);
-        w[q] += lambda * wq * det * u[q];
+        w[q] += (ln ? ln[q] : lambda) * wq * det * u[q];
         if (mass) mass[q] = wq * det;
       }
+}
+
+static inline void axt_ref_apply(int p, int npe, const double *v, double kappa, double lambda,
+                                 const double *u, double *w, double *mass) {
+  axt_ref_apply_node(p, npe, v, kappa, lambda, NULL, NULL, u, w, mass);
 }
 
 /* w = A u through the library on backend memory, from and to host arrays

@@ -153,13 +153,9 @@ static int check_order(hx_backend b, hx_backend bcpu, int p) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL, bcpu = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   if (hx_backend_get_kind(b) == HX_BACKEND_CUDA && hx_backend_create("cpu", &bcpu)) return 1;
   for (int p = 1; p <= 15; p++)
     if (check_order(b, bcpu, p)) break;

@@ -122,13 +122,9 @@ static int check(hx_backend b, int p, int npe, hx_geo_mode mode, int with_lambda
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   const int ps[] = {1, 2, 3, 5, 7, 10, 15};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
     for (int lam = 0; lam < 2; lam++) {

@@ -5,13 +5,9 @@
 #include "ax_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   hx_test_rng rng = {0xabcdef12345ull};
   for (int p = 1; p <= 15; p++) {
     const int n = p + 1, n3 = n * n * n;

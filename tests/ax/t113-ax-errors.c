@@ -4,13 +4,9 @@
 #include "ax_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   hx_test_rng rng = {42};
   double v[3 * 24], v27[81], kap[3] = {1, 1, 1}, lam[3] = {0, 0, 0};
   for (int e = 0; e < 3; e++) axt_random_hex8(&rng, 1.0, 0.1, v + 24 * e);

@@ -45,13 +45,9 @@ static int apply32(hx_ax ax, int64_t nl, const double *hu, double *hw, double *u
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL, cpu = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   const int is_cuda = hx_backend_get_kind(b) == HX_BACKEND_CUDA;
   if (is_cuda) HX_TCALL(hx_backend_create("cpu", &cpu));
   const int verbose = getenv("HX_TEST_VERBOSE") != NULL;

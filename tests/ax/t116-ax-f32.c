@@ -260,13 +260,9 @@ static int run(hx_backend b, hx_backend cpu, int p, int kershaw, int verbose) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL, cpu = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   if (hx_backend_get_kind(b) == HX_BACKEND_CUDA && hx_backend_create("cpu", &cpu)) {
     hx_error_print(stderr, 0, 1);
     return 1;

@@ -325,13 +325,9 @@ static int check_order_f32(hx_backend b, int p) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b = NULL;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  const int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   printf("ISA %s; orders served:", hx_ax_cpu_isa_name(hx_ax_cpu_isa()));
   for (int p = 1; p <= 15; p++)
     if (hx_ax_xelem_serves(p)) printf(" %d", p);

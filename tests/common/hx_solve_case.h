@@ -132,5 +132,25 @@ static int check_ranks(const setup *s0, const char *label) {
   return 0;
 }
 
+/* The overlapped and the sequential variant of one preconditioner (pc_on,
+ * pc_off: YAML options) must give the same iterations and solutions to
+ * 1e-12 (only the order of independent work differs); *its: the count. */
+static int check_overlap_same(const setup *s0, const char *pc_on, const char *pc_off, int *its) {
+  setup s = *s0;
+  outcome ov, sq;
+  s.pc = pc_on;
+  HX_TCALL(solve(MPI_COMM_WORLD, &s, &ov));
+  s.pc = pc_off;
+  HX_TCALL(solve(MPI_COMM_WORLD, &s, &sq));
+  double dmax = 0;
+  for (int64_t i = 0; i < ov.nl; i++) dmax = fmax(dmax, fabs(ov.u[i] - sq.u[i]));
+  MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  HX_ASSERT(ov.r.pcg.iterations == sq.r.pcg.iterations && dmax <= 1e-12,
+            "%s: %d iterations, %s: %d, solutions differ by %.3e", pc_on, ov.r.pcg.iterations, pc_off,
+            sq.r.pcg.iterations, dmax);
+  if (its) *its = ov.r.pcg.iterations;
+  free(ov.u), free(sq.u);
+  return 0;
+}
 
 #endif

@@ -122,7 +122,7 @@ static inline int hx_test_backends(int argc, char **argv, hx_backend *b, hx_back
  * Called after MPI_Init: prints the usage and returns 2 without a known
  * mode, skips without the device of a device backend, runs the mode,
  * finalises MPI and returns the exit status (a mode's nonzero return, else
- * the assertions' verdict). */
+ * the assertions' verdict over all ranks). */
 typedef struct {
   const char *name;
   int (*fn)(void);
@@ -140,8 +140,12 @@ static inline int hx_test_run_modes(int argc, char **argv, const char *prog, con
   }
   hx_test_skip_without_device(hx_test_backend_arg(argc, argv));
   const int rc = modes[k].fn();
+  /* every rank leaves with the verdict of all: a failed assertion on one
+   * rank fails the test on each */
+  int fail = rc == HX_TEST_SKIP ? 0 : (rc || hx_test_result()), anyfail = 0;
+  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
-  return rc ? rc : hx_test_result();
+  return rc ? rc : anyfail;
 }
 #endif
 

@@ -12,46 +12,6 @@
  * kernels and with HEXCG_CPU_ISA=generic for the portable CPU twin. */
 #include "../ax/ax_test.h"
 
-/* reference with per-node coefficients (kn, ln: n^3 values of the element) */
-static void ref_apply(int p, int npe, const double *v, const double *kn, const double *ln, const double *u,
-                      double *w) {
-  const int n = p + 1, n3 = n * n * n;
-  double t[AXT_NMAX], wt[AXT_NMAX], D[AXT_NMAX * AXT_NMAX];
-  hx_gll(n, t, wt);
-  hx_lagrange_deriv(n, t, D);
-  for (int q = 0; q < n3; q++) w[q] = 0.0;
-  for (int k = 0; k < n; k++)
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < n; i++) {
-        const int q = i + n * (j + n * k);
-        double J[3][3], X[3][3];
-        axt_jacobian(npe, v, t[i], t[j], t[k], J);
-        const double det = axt_inverse(J, X);
-        const double wq = wt[i] * wt[j] * wt[k];
-        double G[3][3];
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++) {
-            double s = 0.0;
-            for (int d = 0; d < 3; d++) s += X[a][d] * X[b][d];
-            G[a][b] = kn[q] * wq * det * s;
-          }
-        double gr[3] = {0.0, 0.0, 0.0};
-        for (int m = 0; m < n; m++) {
-          gr[0] += D[i * n + m] * u[m + n * (j + n * k)];
-          gr[1] += D[j * n + m] * u[i + n * (m + n * k)];
-          gr[2] += D[k * n + m] * u[i + n * (j + n * m)];
-        }
-        double f[3];
-        for (int a = 0; a < 3; a++) f[a] = G[a][0] * gr[0] + G[a][1] * gr[1] + G[a][2] * gr[2];
-        for (int m = 0; m < n; m++) {
-          w[m + n * (j + n * k)] += D[i * n + m] * f[0];
-          w[i + n * (m + n * k)] += D[j * n + m] * f[1];
-          w[i + n * (j + n * m)] += D[k * n + m] * f[2];
-        }
-        w[q] += ln[q] * wq * det * u[q];
-      }
-}
-
 static void *upload(hx_backend b, size_t bytes, const void *h) {
   void *d = NULL;
   if (hx_mem_alloc(b, bytes + 8, &d)) return NULL;
@@ -104,8 +64,8 @@ static int check_order(hx_backend b, int p) {
     const int64_t nls = (int64_t)Es * n3;
     const double *v = set ? v27 : v8;
     for (int32_t e = 0; e < Es; e++)
-      ref_apply(p, npe, v + (size_t)e * npe * 3, kn + (int64_t)e * n3, ln + (int64_t)e * n3, u + (int64_t)e * n3,
-                wref + (int64_t)e * n3);
+      axt_ref_apply_node(p, npe, v + (size_t)e * npe * 3, 0.0, 0.0, kn + (int64_t)e * n3,
+                         ln + (int64_t)e * n3, u + (int64_t)e * n3, wref + (int64_t)e * n3, NULL);
     const double wmax = axt_maxabs(nls, wref);
     /* variants: 0 default (affine detection), 1 affine off, 2 split */
     for (int var = 0; var < 3; var++) {
@@ -158,7 +118,8 @@ static int check_order(hx_backend b, int p) {
           for (int32_t e = 0; e < Es; e++)
             for (int q = 0; q < n3; q++) {
               for (int r = 0; r < n3; r++) ei[r] = r == q;
-              ref_apply(p, npe, v + (size_t)e * npe * 3, kn + (int64_t)e * n3, ln + (int64_t)e * n3, ei, wi);
+              axt_ref_apply_node(p, npe, v + (size_t)e * npe * 3, 0.0, 0.0, kn + (int64_t)e * n3,
+                                 ln + (int64_t)e * n3, ei, wi, NULL);
               dmax = fmax(dmax, fabs(wi[q]));
               derr = fmax(derr, fabs(wi[q] - diag[(int64_t)e * n3 + q]));
             }
@@ -303,13 +264,9 @@ static int check_order(hx_backend b, int p) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   hx_backend b;
-  int rc = axt_open_backend(argc, argv, &b);
-  if (rc) {
-    MPI_Finalize();
-    return rc;
-  }
+  int rc = axt_init(&argc, &argv, &b);
+  if (rc) return rc;
   const int orders[] = {1, 2, 3, 4, 5, 7, 9, 12};
   for (size_t i = 0; i < sizeof orders / sizeof orders[0] && !rc; i++) rc = check_order(b, orders[i]);
   hx_backend_destroy(&b);

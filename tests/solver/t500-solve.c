@@ -22,6 +22,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_indef.h"
 
 static int g_rank = 0;
 static const char *g_backend = "cpu";
@@ -404,13 +405,6 @@ static int mode_neumann(void) {
   return 0;
 }
 
-static int neg_apply(void *ctx, const double *d_r, double *d_z) {
-  hx_op op = (hx_op)ctx; /* z = -r: r.z < 0, an indefinite preconditioner */
-  HX_CALL(hx_array_copy(hx_op_backend(op), hx_op_size(op), d_z, d_r));
-  HX_CALL(hx_array_axpby(hx_op_backend(op), hx_op_size(op), d_z, 0.0, d_r, -1.0));
-  return HX_SUCCESS;
-}
-
 /* Breakdowns and limits stop with a reason, not an error, and keep the
  * history: NaN in the right-hand side, an indefinite preconditioner, the
  * iteration limit; a zero right-hand side converges at iteration 0. */
@@ -455,25 +449,15 @@ static int mode_breakdown(void) {
   HX_ASSERT(r.pcg.reason > 0 && r.pcg.iterations == 0, "b = 0: %s in %d iterations", hx_reason_name(r.pcg.reason),
             r.pcg.iterations);
   /* indefinite preconditioner, straight through hx_pcg_solve */
-  const int64_t ng = hx_op_size(hx_disc_op(d));
-  double *db, *dx, *hb = malloc(sizeof(double) * ng);
-  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&db));
-  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&dx));
-  for (int64_t i = 0; i < ng; i++) hb[i] = 1.0;
-  HX_TCALL(hx_mem_to_device(b, db, hb, sizeof(double) * ng));
-  HX_TCALL(hx_gs_apply_mask(hx_disc_gs(d), db));
-  HX_TCALL(hx_mem_zero(b, dx, sizeof(double) * ng));
-  const hx_pc_ops neg_ops = {.type = "negative", .apply = neg_apply, .passes = 2};
-  hx_pc neg;
-  HX_TCALL(hx_pc_create_shell(hx_disc_op(d), &neg_ops, hx_disc_op(d), 0, NULL, &neg));
+  hxt_indef t;
+  HX_TCALL(hxt_indef_create(d, &t));
   hx_pcg_result pr;
   h.n = 0;
-  HX_TCALL(hx_pcg_solve(hx_disc_op(d), neg, db, dx, &po, &pr));
-  HX_TCALL(hx_pc_destroy(&neg));
+  HX_TCALL(hx_pcg_solve(hx_disc_op(d), t.neg, t.db, t.dx, &po, &pr));
+  HX_TCALL(hxt_indef_destroy(&t));
   HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && h.n == 1, "indefinite pc: %s, %d rows", hx_reason_name(pr.reason),
             h.n);
-  hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dx);
-  free(hb), free(hf);
+  free(hf);
   HX_TCALL(hx_disc_destroy(&d));
   HX_TCALL(hx_backend_destroy(&b));
   HX_TCALL(hx_mesh_destroy(&m));
@@ -626,25 +610,15 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  hx_test_skip_without_device(g_backend);
-  const char *mode = argc > 1 ? argv[1] : "";
-  int rc = 0;
-  if (!strcmp(mode, "sym")) rc = mode_sym();
-  else if (!strcmp(mode, "poly")) rc = mode_poly();
-  else if (!strcmp(mode, "hconv")) rc = mode_hconv();
-  else if (!strcmp(mode, "pconv")) rc = mode_pconv();
-  else if (!strcmp(mode, "ranks")) rc = mode_ranks();
-  else if (!strcmp(mode, "kershaw")) rc = mode_kershaw();
-  else if (!strcmp(mode, "helmholtz")) rc = mode_helmholtz();
-  else if (!strcmp(mode, "neumann")) rc = mode_neumann();
-  else if (!strcmp(mode, "breakdown")) rc = mode_breakdown();
-  else if (!strcmp(mode, "split")) rc = mode_split();
-  else {
-    fprintf(stderr, "unknown mode '%s'\n", mode);
-    rc = 2;
-  }
-  int fail = rc == HX_TEST_SKIP ? 0 : (rc || hx_test_result()), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc == HX_TEST_SKIP ? HX_TEST_SKIP : anyfail;
+  static const hx_test_mode modes[] = {{"sym", mode_sym},
+                                       {"poly", mode_poly},
+                                       {"hconv", mode_hconv},
+                                       {"pconv", mode_pconv},
+                                       {"ranks", mode_ranks},
+                                       {"kershaw", mode_kershaw},
+                                       {"helmholtz", mode_helmholtz},
+                                       {"neumann", mode_neumann},
+                                       {"breakdown", mode_breakdown},
+                                       {"split", mode_split}};
+  return hx_test_run_modes(argc, argv, "t500-solve", modes, (int)(sizeof modes / sizeof modes[0]));
 }

@@ -18,6 +18,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_indef.h"
 
 static int g_rank = 0;
 static const char *g_backend = "cpu";
@@ -287,12 +288,6 @@ static int mode_pcg1(void) {
 }
 
 /* ------------------------------------------------------------ breakdown */
-static int neg_apply(void *ctx, const double *d_r, double *d_z) {
-  hx_op op = (hx_op)ctx;
-  HX_CALL(hx_array_axpby(hx_op_backend(op), hx_op_size(op), d_z, -1.0, d_r, 0.0));
-  return HX_SUCCESS;
-}
-
 static int mode_breakdown(void) {
   static outcome o;
   spec s = {.n = 2, .p = 3, .pc = "{type: jacobi}", .type = T_PCG1, .rhs_nan = 1};
@@ -333,32 +328,21 @@ static int mode_breakdown(void) {
   dopt.p = 3;
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &dopt, &d));
-  const int64_t ng = hx_op_size(hx_disc_op(d));
-  double *db, *dx, *hb = malloc(sizeof(double) * ng);
-  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&db));
-  HX_TCALL(hx_mem_alloc(b, sizeof(double) * ng, (void **)&dx));
-  for (int64_t i = 0; i < ng; i++) hb[i] = 1.0;
-  HX_TCALL(hx_mem_to_device(b, db, hb, sizeof(double) * ng));
-  HX_TCALL(hx_gs_apply_mask(hx_disc_gs(d), db));
-  HX_TCALL(hx_mem_zero(b, dx, sizeof(double) * ng));
-  const hx_pc_ops neg_ops = {.type = "negative", .apply = neg_apply, .passes = 2};
-  hx_pc neg;
-  HX_TCALL(hx_pc_create_shell(hx_disc_op(d), &neg_ops, hx_disc_op(d), 0, NULL, &neg));
+  hxt_indef t;
+  HX_TCALL(hxt_indef_create(d, &t));
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.single_reduction = 1;
   hx_pcg_result pr;
-  HX_TCALL(hx_pcg_solve(hx_disc_op(d), neg, db, dx, &po, &pr));
+  HX_TCALL(hx_pcg_solve(hx_disc_op(d), t.neg, t.db, t.dx, &po, &pr));
   HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && pr.iterations == 0, "indefinite pc: %s after %d",
             hx_reason_name(pr.reason), pr.iterations);
   po.flexible = 1;
-  const int e = hx_pcg_solve(hx_disc_op(d), neg, db, dx, &po, &pr);
+  const int e = hx_pcg_solve(hx_disc_op(d), t.neg, t.db, t.dx, &po, &pr);
   HX_ASSERT(e == HX_ERR_ARG && strstr(hx_error_message(), "single_reduction"), "flexible + pcg1: %d %s", e,
             hx_error_message());
   hx_error_clear();
-  HX_TCALL(hx_pc_destroy(&neg));
-  hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dx);
-  free(hb);
+  HX_TCALL(hxt_indef_destroy(&t));
   HX_TCALL(hx_disc_destroy(&d));
   HX_TCALL(hx_backend_destroy(&b));
   HX_TCALL(hx_mesh_destroy(&m));
@@ -407,23 +391,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   g_backend = hx_test_backend_arg(argc, argv);
-  hx_test_skip_without_device(g_backend);
-  const char *mode = argc > 1 ? argv[1] : "";
-  int rc = 0;
-  if (!strcmp(mode, "fused"))
-    rc = mode_fused();
-  else if (!strcmp(mode, "pcg1"))
-    rc = mode_pcg1();
-  else if (!strcmp(mode, "breakdown"))
-    rc = mode_breakdown();
-  else if (!strcmp(mode, "twin"))
-    rc = mode_twin();
-  else {
-    fprintf(stderr, "unknown mode '%s'\n", mode);
-    rc = 2;
-  }
-  int fail = rc == HX_TEST_SKIP ? 0 : (rc || hx_test_result()), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return rc == HX_TEST_SKIP ? HX_TEST_SKIP : anyfail;
+  static const hx_test_mode modes[] = {
+      {"fused", mode_fused}, {"pcg1", mode_pcg1}, {"breakdown", mode_breakdown}, {"twin", mode_twin}};
+  return hx_test_run_modes(argc, argv, "t540-cg", modes, (int)(sizeof modes / sizeof modes[0]));
 }
