@@ -302,6 +302,19 @@ if a.mode == "restart":
         check(ca["step"] == cb["step"] == "12", "both checkpoints at step 12")
         check(ca["u_0"] == cb["u_0"] and ca["u_1"] == cb["u_1"] and ca["u_2"] == cb["u_2"],
               f"the final solution bit for bit (checksums {ca['u_0']} {cb['u_0']})")
+    # killed between the renames of a checkpoint write: checkpoint/ gone, checkpoint.old complete,
+    # checkpoint.new half written; the restart takes checkpoint.old, to the same bits
+    cont3 = os.path.join(W, "cont3")
+    shutil.copytree(half, cont3)
+    os.rename(os.path.join(cont3, "checkpoint"), os.path.join(cont3, "checkpoint.old"))
+    os.makedirs(os.path.join(cont3, "checkpoint.new"))
+    open(os.path.join(cont3, "checkpoint.new", "checkpoint.yaml"), "w").write("format: hexcg-checkpoint-1\nstep: 9\n")
+    rc, so, se = run([c12, "--output", cont3, "--restart", cont3])
+    check(rc == 0 and "checkpoint.old" in so and "restart: step 6" in so, f"from checkpoint.old: exit {rc} {so[-800:]}")
+    if rc == 0:
+        check(yaml_kv(os.path.join(cont3, "checkpoint", "checkpoint.yaml"))["u_0"] ==
+              yaml_kv(os.path.join(full, "checkpoint", "checkpoint.yaml"))["u_0"],
+              "continued from checkpoint.old: the uninterrupted run's bits")
     # the 1-rank checkpoint continued on 2 ranks: within the tolerance
     shutil.copytree(half, cont2)
     rc, so, se = run([c12, "--output", cont2, "--restart", cont2], ranks=2)
