@@ -19,7 +19,7 @@ OUT=${HEAT_COST_OUT:-/tmp/hexcg-heat-cost}
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=1
 key() { sed -n "s/^  $1: //p" "$2/summary.yaml" | head -1; }
-: >"$OUT/cold" >"$OUT/p8" >"$OUT/p0"
+rm -f "$OUT/cold" "$OUT/p8" "$OUT/p0"
 for ((i = 0; i < RUNS; i++)); do
   for K in 8 0; do
     "$BIN" run "$ROOT/configs/heat_cost.yaml" --output "$OUT/heat$K" --force --quiet --set solver.projection=$K
