@@ -276,6 +276,7 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   memset(&res, 0, sizeof res);
   err = cs->time.enabled ? hx_run_case_time(ctx, cs, o.restart, final_dir, &res) : hx_run_case(ctx, cs, &res);
   if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
+  if (res.time.complete) goto done; /* --restart of a finished run: its results stay as they are (status 0) */
   if (res.ranks == 0) res.ranks = ctx->size;
   if (res.threads == 0) {
     int nc;
@@ -300,11 +301,15 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     /* a time-dependent run: the last completed step is checkpointed */
     int sig = hx_signal_pending();
     MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
+      /* the command that continues in the same folder with the same case */
       fprintf(stderr,
               "hexcg run: interrupted by %s after step %d (t = %g); checkpoint in %s/checkpoint, the outputs so far in "
-              "%s; continue with: hexcg run %s --restart %s\n",
-              hx_signal_name(sig), res.time.last_step, res.time.t_end, final_dir, final_dir, o.case_path, final_dir);
+              "%s; continue with: hexcg run %s",
+              hx_signal_name(sig), res.time.last_step, res.time.t_end, final_dir, final_dir, o.case_path);
+      for (int i = 0; i < o.nsets; i++) fprintf(stderr, " --set '%s'", o.sets[i]);
+      fprintf(stderr, " --output %s --restart %s\n", final_dir, final_dir);
+    }
     status = HX_EXIT_CHECKPOINTED;
   } else if (!strcmp(res.reason, "interrupted")) {
     /* a signal: the solve stopped at the same iteration on every rank, the outputs are written;

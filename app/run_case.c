@@ -630,6 +630,7 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
   env.setups = 1;
   HX_CALL(hx_run_time(&env));
+  if (st->res->time.complete) return HX_SUCCESS; /* --restart of a finished run: nothing to report */
   st->t_setup += st->dr.t_pc_setup;
   HX_CALL(phase_report(st));
   return HX_SUCCESS;

@@ -4,12 +4,16 @@
  * lambda + beta0/dt by run_case.c) with the initial guess projected on the
  * earlier solutions; steps.csv, the per-step history, the temporal
  * collection, checkpoints, signals and --restart. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hx_app.h"
 #include "hx_precond.h"
@@ -79,7 +83,251 @@ typedef struct {
   uint64_t mesh_hash;
   const char *ckdir;            /* where checkpoints go */
   int checkpoints;
+  char prev[4300];              /* --restart: the folder of the earlier segments' outputs ("" none) */
+  /* the steps in steps.csv (rank 0: the earlier segments' rows too), for summary.yaml */
+  int rows, first_step;
+  long long its;
+  double gain_sum, saved_sum, proj_sum, first_s, after_s;
+  /* the run's PCG monitor, and the test hook around it (HEXCG_TEST_SIGNAL) */
+  void (*mon_fn)(void *ctx, int iteration, double rnorm, double rel);
+  void *mon_ctx;
+  int step_now, hook_step, hook_iter, hook_rank, hook_count;
+  /* where each step's rows start in the history (to drop an interrupted solve's) */
+  int *hs_row, *hs_step, nhs, caphs;
+  double *hs_t;
 } tloop;
+
+/* the history rows appended from now on belong to step `step` at time t */
+static int hist_step(tloop *L, int step, double t) {
+  if (L->nhs == L->caphs) {
+    int cap = L->caphs ? 2 * L->caphs : 256;
+    HX_CALL(hx_realloc((size_t)cap, sizeof(int), &L->hs_row));
+    HX_CALL(hx_realloc((size_t)cap, sizeof(int), &L->hs_step));
+    HX_CALL(hx_realloc((size_t)cap, sizeof(double), &L->hs_t));
+    L->caphs = cap;
+  }
+  L->hs_row[L->nhs] = hx_history_size(L->mon.hist), L->hs_step[L->nhs] = step, L->hs_t[L->nhs++] = t;
+  hx_history_set_step(L->mon.hist, step, t);
+  return HX_SUCCESS;
+}
+
+/* the history without its rows from `keep` on (an interrupted solve's) */
+static int hist_truncate(tloop *L, int keep) {
+  hx_history h = NULL;
+  HX_CALL(hx_history_create(&h));
+  int err = HX_SUCCESS, seg = 0;
+  for (int i = 0; !err && i < keep; i++) {
+    while (seg < L->nhs && L->hs_row[seg] <= i) {
+      hx_history_set_step(h, L->hs_step[seg], L->hs_t[seg]);
+      seg++;
+    }
+    int it;
+    double r, rel, ts;
+    err = hx_history_get(L->mon.hist, i, &it, &r, &rel, &ts);
+    if (!err) err = hx_history_append(h, it, r, rel, ts);
+  }
+  if (err) {
+    hx_history_destroy(&h);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  hx_history_destroy(&L->mon.hist);
+  L->mon.hist = h;
+  while (L->nhs > 0 && L->hs_row[L->nhs - 1] >= keep) L->nhs--;
+  return HX_SUCCESS;
+}
+
+#define STEPS_HEADER                                                                                              \
+  "step,time,order,iterations,initial_residual,final_residual,rel_residual,error_l2,error_max,projection_vectors," \
+  "projection_gain,iterations_saved,seconds,projection_s"
+#define HISTORY_HEADER "step,time,iteration,residual,rel_residual,time_s"
+
+/* one row of steps.csv into the totals of summary.yaml */
+static void account(tloop *L, int step, long long its, double gain, double saved, double proj, double sec) {
+  if (L->rows == 0) L->first_step = step, L->first_s = sec;
+  else L->after_s += sec;
+  L->rows++, L->its += its, L->gain_sum += gain, L->saved_sum += saved, L->proj_sum += proj;
+}
+
+/* The test hook HEXCG_TEST_SIGNAL=STEP:ITERATION:RANK[:COUNT] raises SIGTERM
+ * on that rank after that PCG iteration of that step, COUNT times (default
+ * 1): a signal that lands mid-solve at a known place (tests/time); 2 makes
+ * the second one land in the finishing solve, which ends the process. */
+static void hook_monitor(void *ctx, int iteration, double rnorm, double rel) {
+  tloop *L = ctx;
+  if (L->mon_fn) L->mon_fn(L->mon_ctx, iteration, rnorm, rel);
+  if (L->hook_count > 0 && L->step_now == L->hook_step && iteration == L->hook_iter &&
+      L->env->ctx->rank == L->hook_rank) {
+    L->hook_count--;
+    raise(SIGTERM);
+  }
+}
+
+/* split a CSV line (no quoting: hexcg's own files) in place; returns the field count */
+static int csv_split(char *line, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  while (n < max) {
+    f[n++] = p;
+    char *c = strchr(p, ',');
+    if (!c) break;
+    *c = '\0', p = c + 1;
+  }
+  return n;
+}
+
+static int read_text(const char *path, char **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return errno == ENOENT ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+  int err = HX_SUCCESS;
+  size_t cap = 65536, n = 0;
+  char *b = malloc(cap + 1);
+  while (b) {
+    n += fread(b + n, 1, cap - n, f);
+    if (n < cap) break;
+    char *nb = realloc(b, 2 * cap + 1);
+    if (!nb) free(b);
+    b = nb, cap *= 2;
+  }
+  if (!b) err = HX_ERROR(HX_ERR_MEM, "out of memory");
+  else if (ferror(f)) err = HX_ERROR(HX_ERR_IO, "cannot read '%s'", path), free(b), b = NULL;
+  fclose(f);
+  if (b) b[n] = '\0';
+  *out = b;
+  return err;
+}
+
+static int copy_file(const char *from, const char *to) {
+  if (link(from, to) == 0) return HX_SUCCESS; /* the same file system: no copy */
+  FILE *a = fopen(from, "rb"), *b = a ? fopen(to, "wb") : NULL;
+  int err = a && b ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot copy '%s' to '%s': %s", from, to, strerror(errno));
+  char buf[1 << 16];
+  size_t k;
+  while (!err && (k = fread(buf, 1, sizeof buf, a)) > 0)
+    if (fwrite(buf, 1, k, b) != k) err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s", to, strerror(errno));
+  if (!err && ferror(a)) err = HX_ERROR(HX_ERR_IO, "cannot read '%s'", from);
+  if (a) fclose(a);
+  if (b && fclose(b) != 0 && !err) err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s", to, strerror(errno));
+  return err;
+}
+
+static int add_output(tloop *L, const char *name, double t) {
+  if (L->nout == L->capout) {
+    int cap = L->capout ? 2 * L->capout : 64;
+    HX_CALL(hx_realloc((size_t)cap, sizeof(char *), &L->files));
+    HX_CALL(hx_realloc((size_t)cap, sizeof(double), &L->times));
+    L->capout = cap;
+  }
+  size_t n = strlen(name) + 8;
+  HX_CHECK(L->files[L->nout] = malloc(n), HX_ERR_MEM, "out of memory");
+  snprintf(L->files[L->nout], n, "series/%s", name);
+  L->times[L->nout++] = t;
+  return HX_SUCCESS;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* rank 0: the earlier steps.csv and history.csv rows of steps <= ck */
+static int carry_rows(tloop *L, int ck) {
+  char p[4400], *text = NULL;
+  snprintf(p, sizeof p, "%s/steps.csv", L->prev);
+  HX_CALL(read_text(p, &text));
+  int carried = 0;
+  if (text) {
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
+    char *hdr[32], *f[32];
+    const int nh = line ? csv_split(line, hdr, 32) : 0;
+    static const char *want[] = {"step", "time", "order", "iterations", "initial_residual", "final_residual",
+                                 "rel_residual", "error_l2", "error_max", "projection_vectors", "projection_gain",
+                                 "iterations_saved", "seconds", "projection_s"};
+    enum { NW = (int)(sizeof want / sizeof want[0]) };
+    int col[NW];
+    for (int w = 0; w < NW; w++) {
+      col[w] = -1;
+      for (int h = 0; h < nh; h++)
+        if (!strcmp(hdr[h], want[w])) col[w] = h;
+    }
+    int err = col[0] < 0 ? HX_ERROR(HX_ERR_INPUT, "--restart: %s has no 'step' column: not a hexcg steps.csv", p)
+                         : HX_SUCCESS;
+    while (!err && (line = strtok_r(NULL, "\n", &save))) {
+      const int nf = csv_split(line, f, 32);
+      if (nf != nh) continue; /* a torn line: not a row */
+      const int step = atoi(f[col[0]]);
+      if (step > ck) continue;
+      for (int w = 0; !err && w < NW; w++)
+        err = tb_printf(&L->steps, "%s%s", col[w] >= 0 ? f[col[w]] : "", w + 1 < NW ? "," : "\n");
+#define COL(w) (col[w] >= 0 ? atof(f[col[w]]) : 0.0)
+      account(L, step, (long long)COL(3), COL(10), COL(11), COL(13), COL(12));
+#undef COL
+      carried++;
+    }
+    free(text);
+    HX_CALL(err);
+  }
+  snprintf(p, sizeof p, "%s/history.csv", L->prev);
+  HX_CALL(read_text(p, &text));
+  if (text) {
+    char *save = NULL, *line = strtok_r(text, "\n", &save), *f[8];
+    int err = HX_SUCCESS, last_step = -1;
+    if (line && !strcmp(line, HISTORY_HEADER))
+      while (!err && (line = strtok_r(NULL, "\n", &save))) {
+        if (csv_split(line, f, 8) != 6) continue;
+        const int step = atoi(f[0]);
+        if (step > ck) continue;
+        if (step != last_step) err = hist_step(L, step, strtod(f[1], NULL)), last_step = step;
+        if (!err) err = hx_history_append(L->mon.hist, atoi(f[2]), strtod(f[3], NULL), strtod(f[4], NULL), strtod(f[5], NULL));
+      }
+    free(text);
+    HX_CALL(err);
+  }
+  if (carried)
+    hx_log(HX_LOG_NORMAL, "restart: %d earlier step%s of %s carried into steps.csv and the history\n", carried,
+           carried == 1 ? "" : "s", L->prev);
+  else /* a segment killed without a signal (SIGKILL) left no outputs, only its checkpoint */
+    hx_log(HX_LOG_NORMAL, "restart: no earlier steps in %s/steps.csv: the outputs start at step %d\n", L->prev,
+           ck + 1);
+  return HX_SUCCESS;
+}
+
+/* The earlier segments' series files of output steps <= ck, into this
+ * run's series/ (hard links where possible) and its temporal collection. */
+static int carry_series(tloop *L, int ck) {
+  if (!L->cs->output.solution) return HX_SUCCESS;
+  char sdir[4400];
+  snprintf(sdir, sizeof sdir, "%s/series", L->prev);
+  int *steps = NULL, n = 0, cap = 0, err = HX_SUCCESS;
+  DIR *dd = opendir(sdir);
+  for (struct dirent *e; dd && !err && (e = readdir(dd));) {
+    int st, len = 0;
+    /* the files of the output schedule only: a segment's last step (written
+     * when it stopped) is not an output of the uninterrupted run */
+    if (sscanf(e->d_name, "solution_%d.h5%n", &st, &len) != 1 || len != (int)strlen(e->d_name) || st > ck ||
+        st < 1 || L->cs->time.output_every <= 0 || st % L->cs->time.output_every != 0)
+      continue;
+    if (n == cap) err = hx_realloc((size_t)(cap = cap ? 2 * cap : 64), sizeof(int), &steps);
+    if (!err) steps[n++] = st;
+  }
+  if (dd) closedir(dd);
+  if (!err) qsort(steps, (size_t)n, sizeof(int), cmp_int);
+  char odir[4200];
+  snprintf(odir, sizeof odir, "%s/series", L->cs->output.dir);
+  if (!err && n > 0 && L->env->ctx->rank == 0 && mkdir(odir, 0777) != 0 && errno != EEXIST)
+    err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", odir, strerror(errno));
+  for (int i = 0; !err && i < n; i++) {
+    char name[64], a[4500], b[4500];
+    snprintf(name, sizeof name, "solution_%06d.h5", steps[i]);
+    snprintf(a, sizeof a, "%s/%s", sdir, name), snprintf(b, sizeof b, "%s/%s", odir, name);
+    if (L->env->ctx->rank == 0) err = copy_file(a, b);
+    if (!err) err = add_output(L, name, steps[i] * L->cs->time.dt);
+    if (!err) L->last_out = steps[i];
+  }
+  free(steps);
+  HX_CALL(hx_io_agree_error(L->comm, err));
+  return HX_SUCCESS;
+}
 
 static int ensure_proj(tloop *L) {
   if (!L->K) return HX_SUCCESS;
@@ -92,7 +340,10 @@ static int write_checkpoint(tloop *L, int step) {
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-  const int np = hx_proj_size(L->pj);
+  /* the basis belongs to the operator of the current shift: when the next
+   * step's order rises (BDF start-up) the run drops it, so must a restart */
+  const int qn = L->nlev < L->k ? L->nlev : L->k;
+  const int np = hx_run_bdf_shift(qn, L->cs->time.dt) == L->env->shift ? hx_proj_size(L->pj) : 0;
   for (int i = 0; i < np; i++) {
     if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
                               "out of memory");
@@ -118,7 +369,7 @@ static int write_output(tloop *L, int step) {
   char sdir[4200], name[64];
   snprintf(sdir, sizeof sdir, "%s/series", cs->output.dir);
   int err = HX_SUCCESS;
-  if (L->env->ctx->rank == 0 && L->nout == 0 && mkdir(sdir, 0777) != 0 && errno != EEXIST)
+  if (L->env->ctx->rank == 0 && mkdir(sdir, 0777) != 0 && errno != EEXIST)
     err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", sdir, strerror(errno));
   HX_CALL(hx_io_agree_error(L->comm, err));
   snprintf(name, sizeof name, "solution_%06d.h5", step);
@@ -129,16 +380,7 @@ static int write_output(tloop *L, int step) {
                                     hx_mesh_element_global_ids(L->env->m), X, Y, Z, L->lev[0],
                                     cs->problem.exact ? L->feff : NULL));
   *L->env->t_io += hx_wtime() - t0;
-  if (L->nout == L->capout) {
-    int cap = L->capout ? 2 * L->capout : 64;
-    HX_CALL(hx_realloc((size_t)cap, sizeof(char *), &L->files));
-    HX_CALL(hx_realloc((size_t)cap, sizeof(double), &L->times));
-    L->capout = cap;
-  }
-  size_t n = strlen(name) + 8;
-  HX_CHECK(L->files[L->nout] = malloc(n), HX_ERR_MEM, "out of memory");
-  snprintf(L->files[L->nout], n, "series/%s", name);
-  L->times[L->nout++] = step * cs->time.dt;
+  HX_CALL(add_output(L, name, step * cs->time.dt));
   L->last_out = step;
   return HX_SUCCESS;
 }
@@ -165,6 +407,11 @@ static int initial_levels(tloop *L, int *n0) {
                                &nlev, &np));
     *env->t_io += hx_wtime() - t0;
     L->nlev = nlev, *n0 = step;
+    /* the earlier outputs are in the folder the checkpoint is in */
+    snprintf(L->prev, sizeof L->prev, "%s", dir);
+    char *slash = strrchr(L->prev, '/');
+    if (slash) *slash = '\0';
+    else snprintf(L->prev, sizeof L->prev, ".");
     if (np > 0 && L->pj) HX_CALL(hx_proj_set(L->pj, np, (const double *const *)L->pbuf));
     hx_log(HX_LOG_NORMAL, "restart: step %d (t = %g) from %s, %d level%s, %d projection vector%s\n", step, t, dir,
            nlev, nlev > 1 ? "s" : "", np, np == 1 ? "" : "s");
@@ -220,15 +467,38 @@ static int loop(tloop *L) {
   HX_CALL(ensure_proj(L));
   int n0 = 0;
   HX_CALL(initial_levels(L, &n0));
+  if (env->restart && n0 >= N) {
+    /* the run is complete: a requeued or repeated job must not replace its results */
+    hx_log(HX_LOG_NORMAL,
+           "restart: the checkpoint is at step %d, the case's last: the run is complete; nothing solved, nothing "
+           "written (the results in %s are kept)\n",
+           n0, L->prev);
+    res->time.enabled = 1, res->time.complete = 1;
+    res->time.first_step = res->time.last_step = n0, res->time.t_end = n0 * dt;
+    return HX_SUCCESS;
+  }
 
   hx_pcg_opts po;
   hx_run_pcg_opts(cs, &L->mon, &po);
+  L->mon_fn = po.monitor, L->mon_ctx = po.monitor_ctx;
+  {
+    const char *h = getenv("HEXCG_TEST_SIGNAL");
+    L->hook_count = 1;
+    if (h && sscanf(h, "%d:%d:%d:%d", &L->hook_step, &L->hook_iter, &L->hook_rank, &L->hook_count) >= 3)
+      po.monitor = hook_monitor, po.monitor_ctx = L;
+    else
+      L->hook_count = 0;
+  }
   HX_CALL(hx_history_create(&L->mon.hist));
   HX_CALL(hx_progress_create(0, 0, cs->solver.tol, stdout, &L->mon.prog)); /* one line per step instead */
   L->mon.t0 = hx_wtime();
-  HX_CALL(tb_printf(&L->steps,
-                    "step,time,order,iterations,initial_residual,final_residual,rel_residual,error_l2,error_max,"
-                    "projection_vectors,projection_gain,iterations_saved,seconds\n"));
+  HX_CALL(tb_printf(&L->steps, STEPS_HEADER "\n"));
+  /* a continued run holds the whole run: the earlier segments' rows and series files */
+  if (L->prev[0]) {
+    int err = env->ctx->rank == 0 ? carry_rows(L, n0) : HX_SUCCESS;
+    HX_CALL(hx_io_agree_error(L->comm, err));
+    HX_CALL(carry_series(L, n0));
+  }
 
   hx_solve_result *tot = env->dr, dr;
   memset(tot, 0, sizeof *tot);
@@ -237,7 +507,6 @@ static int loop(tloop *L) {
   res->time.last_step = n0;
   res->time.t_end = n0 * dt;
   int done = 0, interrupted = 0, failed = 0;
-  double gain_sum = 0, saved_sum = 0, t_after = 0;
   for (int n = n0 + 1; n <= N; n++) {
     const double ts = hx_wtime();
     const int q = L->nlev < L->k ? L->nlev : L->k;
@@ -256,7 +525,8 @@ static int loop(tloop *L) {
       for (int j = 0; j < q; j++) s += bdf_alpha[q - 1][j] * L->lev[j][i];
       L->feff[i] = hf[i] + s / dt;
     }
-    hx_history_set_step(L->mon.hist, n, t);
+    HX_CALL(hist_step(L, n, t));
+    const int hist0 = hx_history_size(L->mon.hist);
     /* the error norms (an over-integrated quadrature of the exact solution: a
      * large part of a cheap step) every error_every steps, at output steps
      * and at the last */
@@ -265,10 +535,23 @@ static int loop(tloop *L) {
     hx_run_texpr ex = {cs->problem.exact, t};
     hx_field exact = {cs->problem.exact && err_due ? hx_run_texpr_fn : NULL, &ex};
     const int np_before = hx_proj_size(L->pj);
+    L->step_now = n;
     HX_CALL(hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr));
-    if (dr.pcg.reason == HX_INTERRUPTED) { /* a signal: the step is dropped, the last one is checkpointed */
-      interrupted = 1;
-      break;
+    if (dr.pcg.reason == HX_INTERRUPTED) {
+      /* a signal stopped the solve on every rank at the same iteration. The
+       * step is finished: first a checkpoint of the state before it (the
+       * interrupted solve changed neither the levels nor the projection
+       * basis), so a kill while it finishes loses nothing; then the step
+       * again from its start with the signal deferred, which gives the bits
+       * of a run without the signal. A second signal ends the process. */
+      HX_CALL(write_checkpoint(L, n - 1));
+      hx_log(HX_LOG_NORMAL, "signal during step %d: checkpoint of step %d written; finishing step %d\n", n, n - 1, n);
+      HX_CALL(hist_truncate(L, hist0)); /* the interrupted solve's rows */
+      HX_CALL(hist_step(L, n, t));
+      hx_signals_defer(1);
+      int err = hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr);
+      hx_signals_defer(0);
+      HX_CALL(err);
     }
     /* the new level */
     double *old = L->lev[L->k - 1];
@@ -278,12 +561,15 @@ static int loop(tloop *L) {
     const double sec = hx_wtime() - ts;
     const double gain = dr.pcg.bnorm > 0 ? dr.pcg.r0norm / dr.pcg.bnorm : 0.0;
     const double saved = iterations_saved(&dr.pcg, gain);
-    double smax = sec;
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &smax, 1, MPI_DOUBLE, MPI_MAX, L->comm));
+    double mx[2] = {sec, dr.t_proj}; /* the step's and the projection's seconds: the slowest rank's */
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, L->comm));
+    const double smax = mx[0], pmax = mx[1];
     char e1[32] = "", e2[32] = "";
     if (dr.exact_known) snprintf(e1, sizeof e1, "%.17g", dr.err_l2), snprintf(e2, sizeof e2, "%.17g", dr.err_max);
-    HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g\n", n, t, q,
-                      dr.pcg.iterations, dr.pcg.r0norm, dr.pcg.rnorm, dr.pcg.rel, e1, e2, np_before, gain, saved, smax));
+    HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g,%.6g\n", n, t, q,
+                      dr.pcg.iterations, dr.pcg.r0norm, dr.pcg.rnorm, dr.pcg.rel, e1, e2, np_before, gain, saved, smax,
+                      pmax));
+    account(L, n, dr.pcg.iterations, gain, saved, pmax, smax);
     hx_log(HX_LOG_NORMAL, "step %d  t = %-10.6g BDF%d  %4d iterations  rel %.2e  gain %.2e (~%.1f saved)%s%s  %.3f s\n",
            n, t, q, dr.pcg.iterations, dr.pcg.rel, gain, saved, dr.exact_known ? "  error " : "",
            dr.exact_known ? e1 : "", smax);
@@ -301,9 +587,6 @@ static int loop(tloop *L) {
     tot->pcg.vector_passes_per_iteration = dr.pcg.vector_passes_per_iteration;
     if (dr.exact_known) tot->exact_known = 1, tot->err_l2 = dr.err_l2, tot->err_max = dr.err_max;
     tot->dofs = dr.dofs;
-    gain_sum += gain, saved_sum += saved;
-    if (done == 0) res->time.t_step_first = smax;
-    else t_after += smax;
     done++;
     res->time.last_step = n, res->time.t_end = t;
     if (dr.pcg.reason < 0) { /* not converged: stop, report */
@@ -351,17 +634,21 @@ static int loop(tloop *L) {
 
   /* summary.yaml: the last step's solve, the totals */
   res->dofs = hx_disc_num_dofs(*env->d);
-  res->iterations = done ? tot->pcg.iterations : 0;
+  /* the totals over the steps in steps.csv: after a restart the earlier segments' too */
+  res->iterations = (int)L->its;
   res->converged = !failed && !interrupted;
   snprintf(res->reason, sizeof res->reason, "%s",
            interrupted ? "interrupted" : failed ? hx_reason_name(tot->pcg.reason) : done ? hx_reason_name(tot->pcg.reason) : "converged_rtol");
   res->residual0 = tot->pcg.r0norm, res->residual = tot->pcg.rnorm, res->rel_residual = tot->pcg.rel;
   res->exact_known = tot->exact_known, res->error_l2 = tot->err_l2, res->error_max = tot->err_max;
-  res->time.iterations = tot->pcg.iterations;
-  res->time.iterations_mean = done ? (double)tot->pcg.iterations / done : 0.0;
-  res->time.gain_mean = done ? gain_sum / done : 0.0;
-  res->time.saved = saved_sum;
-  res->time.t_step_mean = done > 1 ? t_after / (done - 1) : 0.0;
+  if (L->rows > 0) res->time.first_step = L->first_step;
+  res->time.iterations = L->its;
+  res->time.iterations_mean = L->rows ? (double)L->its / L->rows : 0.0;
+  res->time.gain_mean = L->rows ? L->gain_sum / L->rows : 0.0;
+  res->time.saved = L->saved_sum;
+  res->time.t_proj = L->proj_sum;
+  res->time.t_step_first = L->first_s;
+  res->time.t_step_mean = L->rows > 1 ? L->after_s / (L->rows - 1) : 0.0;
   res->time.setups = env->setups;
   res->time.interrupted = interrupted;
   res->time.checkpoints = L->checkpoints;
@@ -383,6 +670,7 @@ int hx_run_time(hx_run_time_env *env) {
   free(L.unew), free(L.feff), free(L.steps.b);
   for (int i = 0; i < L.nout; i++) free(L.files[i]);
   free(L.files), free(L.times);
+  free(L.hs_row), free(L.hs_step), free(L.hs_t);
   hx_proj_destroy(&L.pj);
   hx_history_destroy(&L.mon.hist);
   hx_progress_destroy(&L.mon.prog);

@@ -444,6 +444,10 @@ void hx_warn(const char *fmt, ...)
  * reductions, so every rank stops at the same iteration (docs/reliability.md). */
 void hx_signals_install(void);
 int hx_signal_pending(void);
+/* 1: hx_signal_pending answers 0 (a signal that arrives is still recorded,
+ * a second one still ends the process); 0: as before. The time loop
+ * finishes an interrupted step this way (docs/time.md). */
+void hx_signals_defer(int on);
 const char *hx_signal_name(int sig); /* "SIGTERM", ... */
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include "hx_core.h"
 
 static volatile sig_atomic_t pending = 0;
+static volatile sig_atomic_t deferred = 0;
 
 static void on_signal(int sig) {
   if (!pending) {
@@ -32,7 +33,9 @@ void hx_signals_install(void) {
   signal(SIGPIPE, SIG_IGN);
 }
 
-int hx_signal_pending(void) { return (int)pending; }
+int hx_signal_pending(void) { return deferred ? 0 : (int)pending; }
+
+void hx_signals_defer(int on) { deferred = on ? 1 : 0; }
 
 const char *hx_signal_name(int sig) {
   switch (sig) {

@@ -708,6 +708,19 @@ double hx_case_kappa(const hx_case *cs, const char *material) {
   return -1.0;
 }
 
+/* Coefficients are fixed for the whole run: the operator and its
+ * preconditioner are built once and reused across the steps of a time:
+ * run (docs/time.md), so a kappa, lambda or Robin alpha in t would be
+ * evaluated at t = 0 without a word. */
+static int refuse_t_coef(const hx_ynode *v, const char *key, const hx_expr *e) {
+  if (!e || !hx_expr_uses_t(e)) return HX_SUCCESS;
+  return hx_yerror(v,
+                   "%s: the expression '%s' uses t, but a coefficient (kappa, lambda, robin alpha) may not depend "
+                   "on time: the operator and the preconditioner are built once per run (docs/time.md); give an "
+                   "expression in x, y, z",
+                   key, hx_expr_text(e));
+}
+
 /* A coefficient value (c = 0 kappa, 1 lambda): a number (range checked
  * here), or an expression in x, y, z (finite in the domain; the sign is
  * checked at every GLL node when the discretisation evaluates it, naming
@@ -721,6 +734,7 @@ static int parse_coef(const hx_case *cs, const hx_ynode *v, const char *key, int
     HX_CALL(parse_node(c ? &lambda_value : &kappa_value, key, v, value));
   } else {
     HX_CALL(compile_expr(v, key, expr));
+    HX_CALL(refuse_t_coef(v, key, *expr));
     HX_CALL(check_finite(cs, v, key, *expr));
     *value = 0.0;
   }
@@ -856,6 +870,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
                              key, v->value);
         } else {
           HX_CALL(compile_expr(v, key, &bd->alpha_expr));
+          HX_CALL(refuse_t_coef(v, key, bd->alpha_expr));
           HX_CALL(check_finite(cs, v, key, bd->alpha_expr));
         }
       } else if (bd->type == HX_BC_ROBIN) {

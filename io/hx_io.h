@@ -480,12 +480,14 @@ typedef struct {
    * residuals and errors above are those of the last step */
   struct {
     int enabled;
-    int first_step, last_step; /* steps solved by this run: first_step..last_step (restart: after its checkpoint) */
+    int first_step, last_step; /* the steps in steps.csv (a restart: the earlier segments' too) */
     double t_end;              /* the time reached */
     int64_t iterations;        /* over every step of this run */
     double iterations_mean;    /* per step */
     double gain_mean;          /* mean projection gain ||b - A x0|| / ||b|| */
     double saved;              /* iterations the projection saved over the steps, estimated (docs/time.md) */
+    double t_proj;             /* seconds in the projection over the steps (steps.csv projection_s summed) */
+    int complete;              /* --restart of a run already at its last step: nothing solved, nothing written */
     double t_step_first;       /* seconds of the first step (its preconditioner setup included) */
     double t_step_mean;        /* mean seconds of the steps after the first */
     int setups;                /* operator + preconditioner setups (BDF start-up order changes add them) */

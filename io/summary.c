@@ -149,19 +149,20 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     P("memory: {peak_per_rank_bytes: %.0f, peak_per_rank_mib: %.1f}\n", st->peak_mem_bytes,
       st->peak_mem_bytes / 1048576.0);
   if (st->time.enabled) { /* docs/time.md */
-    char f4[40], f5[40], f6[40];
+    char f4[40], f5[40], f6[40], f7[40];
     hx_io_fmt_double(f1, sizeof f1, st->time.t_end);
     hx_io_fmt_double(f2, sizeof f2, st->time.iterations_mean);
     hx_io_fmt_double(f3, sizeof f3, st->time.gain_mean);
     hx_io_fmt_double(f4, sizeof f4, st->time.t_step_first);
     hx_io_fmt_double(f5, sizeof f5, st->time.t_step_mean);
     hx_io_fmt_double(f6, sizeof f6, st->time.saved);
+    hx_io_fmt_double(f7, sizeof f7, st->time.t_proj);
     P("time:\n  scheme: bdf%d\n  dt: %.17g\n  first_step: %d\n  last_step: %d\n  t_end: %s\n"
       "  iterations: %lld\n  iterations_per_step: %s\n  projection: %d\n  projection_gain_mean: %s\n"
-      "  iterations_saved: %s\n"
+      "  iterations_saved: %s\n  projection_s: %s\n"
       "  first_step_s: %s\n  step_s: %s\n  setups: %d\n  outputs: %d\n  checkpoints: %d\n  interrupted: %s\n",
       cs->time.scheme + 1, cs->time.dt, st->time.first_step, st->time.last_step, f1,
-      (long long)st->time.iterations, f2, cs->solver.projection, f3, f6, f4, f5, st->time.setups, st->time.outputs,
+      (long long)st->time.iterations, f2, cs->solver.projection, f3, f6, f7, f4, f5, st->time.setups, st->time.outputs,
       st->time.checkpoints, st->time.interrupted ? "true" : "false");
   }
 #undef P

@@ -262,6 +262,9 @@ typedef struct {
    * the error norms compare with exact - (its mass-weighted mean) */
   int nullspace;
   double nullspace_defect, exact_mean;
+  /* hx_solve_proj: seconds in the projection (hx_proj_guess, a part of
+   * t_rhs, and hx_proj_update after the solve, in neither); 0 without pj */
+  double t_proj;
 } hx_solve_result;
 
 /* Solve the problem of discretisation d with right-hand side h_f (host

@@ -242,7 +242,9 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
   HX_CALL(hx_mem_zero(b, d_x, gbytes));
   if (h_u0_l) HX_CALL(hx_disc_from_l_host(d, h_u0_l, 1, d_x));
   /* projection onto the earlier solutions (hx_proj_guess) */
+  double tp = hx_wtime();
   if (pj && hx_proj_size(pj) > 0) HX_CALL(hx_proj_guess(pj, d_b, d_x));
+  res->t_proj = pj ? hx_wtime() - tp : 0.0;
   /* what hx_proj_update subtracts: the projected guess, or 0 for the first
    * vector (then x itself is appended: a guess from outside span(X) would
    * leave it out of the span) */
@@ -279,7 +281,9 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
   hx_timer_stop(HX_T_SOLVE);
   res->t_solve = hx_wtime() - t0;
   HX_CALL(ierr);
+  tp = hx_wtime();
   if (pj && res->pcg.reason > 0) HX_CALL(hx_proj_update(pj, d_x0, d_x));
+  if (pj) res->t_proj += hx_wtime() - tp;
 
   /* u = x + g */
   HX_CALL(hx_array_axpby(b, ng, d_x, 1.0, d_g, 1.0));
