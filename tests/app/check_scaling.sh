@@ -3,6 +3,9 @@
 # case: each series writes its summaries and a scaling.csv with one row per
 # rank count, the weak series doubles the elements, and bad input exits 2.
 set -euo pipefail
+# the job scripts run python3 from PATH unless told; the checks below want the plots,
+# so Debian's python with matplotlib (a PATH python3 may lack it: pyenv here)
+export HEXCG_PYTHON=${HEXCG_PYTHON:-/usr/bin/python3}
 HEXCG=$1; OUT=$2; ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$OUT"
 for mode in strong weak; do
