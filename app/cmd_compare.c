@@ -96,8 +96,9 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
     char *eq = strchr(name, '=');
     if (!strncmp(arg, "--", 2) && eq) *eq = '\0', val = arg + (eq - name) + 1;
     int takes = !strcmp(name, "--rtol") || !strcmp(name, "--floor") || !strcmp(name, "--iteration-slack") ||
-                !strcmp(name, "--error-rtol") || !strcmp(name, "--error-floor") || !strcmp(name, "--bounds") ||
-                !strcmp(name, "--plot") || !strcmp(name, "--plot-x") || !strcmp(name, "--consistent-error");
+                !strcmp(name, "--error-rtol") || !strcmp(name, "--error-floor") ||
+                !strcmp(name, "--bounds") || !strcmp(name, "--plot") || !strcmp(name, "--plot-x") ||
+                !strcmp(name, "--consistent-error");
     if (takes && !val) {
       if (i + 1 >= argc) return snprintf(err, len, "option %s needs a value", name), 2;
       val = argv[++i];
@@ -248,8 +249,10 @@ static int compare_main(const cmp_args *a) {
       printf("%sverdict: %s\n", out ? "\n" : "", v);
     }
     printf("%sresult: %s (%d of %d checks failed%s)\n", out && !a->base ? "\n" : "",
-           !res.failures ? "MATCH" : consistent ? "CONSISTENT" : "MISMATCH", res.failures, res.checks,
-           consistent ? "; within the partition allowances" : "");
+           !res.failures ? "MATCH"
+           : consistent  ? "CONSISTENT"
+                         : "MISMATCH",
+           res.failures, res.checks, consistent ? "; within the partition allowances" : "");
     fflush(stdout);
     if (a->plot) {
       err = draw_plot(a, &run, &base, &res);

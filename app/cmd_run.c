@@ -189,15 +189,18 @@ static int check_pmg_levels(const hx_case *cs) {
   if (!lv || !ty || ty->kind != HX_OPT_SCALAR || !ty->value) return HX_SUCCESS;
   if (strcmp(ty->value, "pmg") && strcmp(ty->value, "auto")) return HX_SUCCESS;
   const char *first = NULL;
-  if (lv->kind == HX_OPT_LIST && lv->n > 0 && lv->items[0]->kind == HX_OPT_SCALAR) first = lv->items[0]->value;
-  else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') first = lv->value + 1;
+  if (lv->kind == HX_OPT_LIST && lv->n > 0 && lv->items[0]->kind == HX_OPT_SCALAR)
+    first = lv->items[0]->value;
+  else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[')
+    first = lv->value + 1;
   if (!first) return HX_SUCCESS; /* auto */
   const long q = strtol(first, NULL, 10);
   if (q == cs->order) return HX_SUCCESS;
-  return hx_opt_error(lv->kind == HX_OPT_LIST ? lv->items[0] : lv,
-                      "preconditioner.levels: the first level is order %ld but the case's order is %d; start the "
-                      "list at the order (e.g. [%d, ..., 1]) or use levels: auto",
-                      q, cs->order, cs->order);
+  return hx_opt_error(
+      lv->kind == HX_OPT_LIST ? lv->items[0] : lv,
+      "preconditioner.levels: the first level is order %ld but the case's order is %d; start the "
+      "list at the order (e.g. [%d, ..., 1]) or use levels: auto",
+      q, cs->order, cs->order);
 }
 
 static void print_file(const char *path) {

@@ -163,7 +163,8 @@ static void int_row(FILE *out, const char *name, long long a, long long b, hx_cm
 static void consistent_check(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
                              hx_cmp_result *res) {
   const hx_run_stats *a = &run->sum.st, *b = &base->sum.st;
-  if (!(a->ranks > 0 && b->ranks > 0 && a->ranks != b->ranks)) return; /* the same partition: a real difference */
+  if (!(a->ranks > 0 && b->ranks > 0 && a->ranks != b->ranks))
+    return; /* the same partition: a real difference */
   if (!a->converged || !b->converged) return;
   if (strcmp(run->sum.preconditioner, base->sum.preconditioner) || run->sum.tol != base->sum.tol) return;
   const int na = hx_cmp_iterations(run), nb = hx_cmp_iterations(base), dn = na > nb ? na - nb : nb - na;
@@ -171,14 +172,17 @@ static void consistent_check(const hx_cmp_run *run, const hx_cmp_run *base, cons
   int slack = (int)ceil(HX_CMP_PART_SLACK_FRAC * nmax);
   if (slack < HX_CMP_PART_SLACK_MIN) slack = HX_CMP_PART_SLACK_MIN;
   char why[256];
-  int l = snprintf(why, sizeof why, "%d vs %d ranks, %s, tol %g; iterations %d vs %d within %d", a->ranks, b->ranks,
-                   run->sum.preconditioner[0] ? run->sum.preconditioner : "?", run->sum.tol, na, nb, slack);
+  int l = snprintf(why, sizeof why, "%d vs %d ranks, %s, tol %g; iterations %d vs %d within %d", a->ranks,
+                   b->ranks, run->sum.preconditioner[0] ? run->sum.preconditioner : "?", run->sum.tol, na, nb,
+                   slack);
   int ok = dn <= slack;
   if (out) {
     char va[40], vb[40], q[32];
     fprintf(out, "\n  partition allowances (%d vs %d ranks, %s):\n", a->ranks, b->ranks,
             run->sum.preconditioner[0] ? run->sum.preconditioner : "?");
-    snprintf(va, sizeof va, "%d", na), snprintf(vb, sizeof vb, "%d", nb), snprintf(q, sizeof q, "%d/%d", dn, slack);
+    snprintf(va, sizeof va, "%d", na);
+    snprintf(vb, sizeof vb, "%d", nb);
+    snprintf(q, sizeof q, "%d/%d", dn, slack);
     row(out, "iterations", "", va, vb, q, dn <= slack);
   }
   if (a->exact_known && b->exact_known) {
@@ -187,7 +191,8 @@ static void consistent_check(const hx_cmp_run *run, const hx_cmp_run *base, cons
     for (int k = 0; k < 2; k++) {
       const double m = fmax(fabs(ea[k]), fabs(eb[k]));
       const double allowed = fmax(o->consistent_error * m, o->error_floor);
-      const double r = !isfinite(ea[k]) || !isfinite(eb[k]) ? INFINITY : ratio_of(fabs(ea[k] - eb[k]), allowed);
+      const double r =
+          !isfinite(ea[k]) || !isfinite(eb[k]) ? INFINITY : ratio_of(fabs(ea[k] - eb[k]), allowed);
       ok = ok && r <= 1;
       if (out) {
         char va[40], vb[40], d[32], q[32];
@@ -282,8 +287,9 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
     int_row(out, "dofs", (long long)a->dofs, (long long)b->dofs, res);
     if (run->is_time != base->is_time) { /* a time loop's history is per step, not one solve */
       size_t l = strlen(res->problem_diff);
-      snprintf(res->problem_diff + l, sizeof res->problem_diff - l, "%s%s", l ? ", " : "",
-               run->is_time ? "a time-dependent run vs a steady one" : "a steady run vs a time-dependent one");
+      snprintf(
+          res->problem_diff + l, sizeof res->problem_diff - l, "%s%s", l ? ", " : "",
+          run->is_time ? "a time-dependent run vs a steady one" : "a steady run vs a time-dependent one");
       row(out, "time-dependent", "", btxt(run->is_time), btxt(base->is_time), "",
           note(res, "time-dependent", count(res, 0)));
     }

@@ -199,10 +199,11 @@ static int check_material_coefs(const hx_case *cs, hx_mesh m, int nmat) {
       snprintf(tail, sizeof tail, ": problem.%s", key);
       const char *cut = w ? strstr(w, tail) : NULL;
       snprintf(pos, sizeof pos, "%.*s", cut ? (int)(cut - w) : (int)strlen(cs->path), cut ? w : cs->path);
-      return HX_ERROR(HX_ERR_INPUT,
-                      "%s: problem.%s gives no value for material '%s' of the mesh; add '%s: VALUE' to the map "
-                      "(or give one %s for all materials)",
-                      pos, key, mn, mn, key);
+      return HX_ERROR(
+          HX_ERR_INPUT,
+          "%s: problem.%s gives no value for material '%s' of the mesh; add '%s: VALUE' to the map "
+          "(or give one %s for all materials)",
+          pos, key, mn, mn, key);
     }
   }
   return HX_SUCCESS;
@@ -653,12 +654,13 @@ static int check_coefs_order(run_state *st, int p) {
       for (int q = 0; q < n3 && !err; q++) {
         const double v = hx_expr_eval(ex, x[q], y[q], z[q]) + (c ? st->shift : 0.0);
         if (c ? v >= 0.0 && isfinite(v) : v > 0.0 && isfinite(v)) continue;
-        err = HX_ERROR(HX_ERR_INPUT,
-                       "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s "
-                       "must be %s at every node of the mesh",
-                       src ? src : "", src ? ": " : "", c ? "lambda" : "kappa", v, x[q], y[q], z[q],
-                       (long long)hx_mesh_element_global_ids(m)[e], mn, p, c ? "lambda" : "kappa",
-                       c ? "finite and >= 0" : "finite and > 0");
+        err = HX_ERROR(
+            HX_ERR_INPUT,
+            "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s "
+            "must be %s at every node of the mesh",
+            src ? src : "", src ? ": " : "", c ? "lambda" : "kappa", v, x[q], y[q], z[q],
+            (long long)hx_mesh_element_global_ids(m)[e], mn, p, c ? "lambda" : "kappa",
+            c ? "finite and >= 0" : "finite and > 0");
       }
     }
   free(xyz);
@@ -678,10 +680,12 @@ static int check_coefs_order(run_state *st, int p) {
 static int check_setup(run_state *st) {
   const hx_case *cs = st->cs;
   if (cs->time.enabled) /* lambda + beta0/dt of the first step */
-    st->shift = hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
+    st->shift =
+        hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
   HX_CALL(check_coefs_order(st, cs->order));
   const hx_opt *o = cs->preconditioner.opts, *ty = hx_opt_get(o, "type"), *lv = hx_opt_get(o, "levels");
-  const int pmg = ty && ty->kind == HX_OPT_SCALAR && ty->value && (!strcmp(ty->value, "pmg") || !strcmp(ty->value, "auto"));
+  const int pmg = ty && ty->kind == HX_OPT_SCALAR && ty->value &&
+                  (!strcmp(ty->value, "pmg") || !strcmp(ty->value, "auto"));
   if (!pmg) return HX_SUCCESS;
   if (lv && lv->kind == HX_OPT_LIST) {
     for (int i = 1; i < lv->n; i++)
