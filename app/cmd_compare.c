@@ -36,22 +36,29 @@ static void compare_usage(FILE *out) {
           "  --error-floor A      error norms also match within A absolutely (default %g:\n"
           "                       below it a norm measures the solver's tolerance and the\n"
           "                       rounding, not the discretisation)\n"
+          "  --strict             round-off or mismatch: no 'consistent' verdict\n"
+          "  --consistent-error C runs on other rank counts (a preconditioner that depends\n"
+          "                       on the partition, pmg) that fail the checks above are\n"
+          "                       CONSISTENT (exit 0) when both converged to the same tol,\n"
+          "                       their iteration counts are within max(%d, %g n) and their\n"
+          "                       error norms within C relatively (default %g)\n"
           "  --bounds FILE        also check RUN against the 'bounds:' of FILE\n"
           "                       (max_iterations, max_rel_residual, max_error_l2,\n"
           "                       max_error_max, converged)\n"
           "  --plot FILE.png      draw both curves (semilog) into FILE.png (needs python3\n"
           "                       with matplotlib: $HEXCG_PYTHON, default /usr/bin/python3),\n"
-          "                       labelled with each run's case name and the case keys that\n"
-          "                       differ between the two runs\n"
+          "                       labelled with each run's case name, the case keys that\n"
+          "                       differ between the two runs and its rank count\n"
           "  --plot-x iteration|time  the plot's x axis (default iteration; time: the\n"
           "                       history's time_s, seconds since the run started)\n"
           "  --quiet              print only the result line (and errors)\n"
           "  -h, --help           this help\n"
           "\n"
-          "exit status: 0 match, 1 mismatch, 2 unusable input (missing or malformed files,\n"
-          "bad options, a plot that cannot be written)\n",
+          "exit status: 0 match (or consistent), 1 mismatch, 2 unusable input (missing or\n"
+          "malformed files, bad options, a plot that cannot be written)\n",
           HX_CMP_RTOL_DEFAULT, HX_CMP_FLOOR_DEFAULT, HX_CMP_SLACK_DEFAULT, HX_CMP_ERROR_RTOL_DEFAULT,
-          HX_CMP_ERROR_FLOOR_DEFAULT);
+          HX_CMP_ERROR_FLOOR_DEFAULT, HX_CMP_PART_SLACK_MIN, HX_CMP_PART_SLACK_FRAC,
+          HX_CMP_CONSISTENT_ERROR_DEFAULT);
 }
 
 typedef struct {
@@ -81,6 +88,7 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
   a->o.error_rtol = HX_CMP_ERROR_RTOL_DEFAULT;
   a->o.error_floor = HX_CMP_ERROR_FLOOR_DEFAULT;
   a->o.slack = HX_CMP_SLACK_DEFAULT;
+  a->o.consistent_error = HX_CMP_CONSISTENT_ERROR_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     char name[64];
@@ -88,8 +96,9 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
     char *eq = strchr(name, '=');
     if (!strncmp(arg, "--", 2) && eq) *eq = '\0', val = arg + (eq - name) + 1;
     int takes = !strcmp(name, "--rtol") || !strcmp(name, "--floor") || !strcmp(name, "--iteration-slack") ||
-                !strcmp(name, "--error-rtol") || !strcmp(name, "--error-floor") || !strcmp(name, "--bounds") ||
-                !strcmp(name, "--plot") || !strcmp(name, "--plot-x");
+                !strcmp(name, "--error-rtol") || !strcmp(name, "--error-floor") ||
+                !strcmp(name, "--bounds") || !strcmp(name, "--plot") || !strcmp(name, "--plot-x") ||
+                !strcmp(name, "--consistent-error");
     if (takes && !val) {
       if (i + 1 >= argc) return snprintf(err, len, "option %s needs a value", name), 2;
       val = argv[++i];
@@ -105,6 +114,10 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
       if (parse_pos_double(name, val, 0, 1, 1e308, &a->o.error_rtol, err, len)) return 2;
     } else if (!strcmp(name, "--error-floor")) {
       if (parse_pos_double(name, val, 0, 0, 1e308, &a->o.error_floor, err, len)) return 2;
+    } else if (!strcmp(name, "--consistent-error")) {
+      if (parse_pos_double(name, val, 0, 1, 1e308, &a->o.consistent_error, err, len)) return 2;
+    } else if (!strcmp(name, "--strict")) {
+      a->o.strict = 1;
     } else if (!strcmp(name, "--plot-x")) {
       if (strcmp(val, "iteration") && strcmp(val, "time"))
         return snprintf(err, len, "--plot-x expects 'iteration' or 'time', got '%s'", val), 2;
@@ -219,20 +232,27 @@ static int compare_main(const cmp_args *a) {
   hx_cmp_result res;
   memset(&res, 0, sizeof res);
   if (!err && a->base) err = hx_compare_runs(&run, &base, &a->o, out, &res);
+  const int cmp_failures = res.failures; /* the bounds' failures are never "consistent" */
   if (!err && a->bounds) {
     if (out && !a->base) fprintf(out, "hexcg compare: bounds of %s\n", a->bounds);
     hx_check_bounds(&run, &b, out, &res);
   }
   int status = 0;
   if (!err) {
-    status = res.failures ? 1 : 0;
+    /* consistent (another partition of a partition-dependent preconditioner,
+     * within the allowances): not a mismatch unless a bound failed */
+    const int consistent = res.failures && res.consistent && res.failures == cmp_failures;
+    status = res.failures && !consistent ? 1 : 0;
     if (a->base && out) {
-      char v[256];
+      char v[512];
       hx_cmp_verdict(&res, v, sizeof v);
       printf("%sverdict: %s\n", out ? "\n" : "", v);
     }
-    printf("%sresult: %s (%d of %d checks failed)\n", out && !a->base ? "\n" : "",
-           res.failures ? "MISMATCH" : "MATCH", res.failures, res.checks);
+    printf("%sresult: %s (%d of %d checks failed%s)\n", out && !a->base ? "\n" : "",
+           !res.failures ? "MATCH"
+           : consistent  ? "CONSISTENT"
+                         : "MISMATCH",
+           res.failures, res.checks, consistent ? "; within the partition allowances" : "");
     fflush(stdout);
     if (a->plot) {
       err = draw_plot(a, &run, &base, &res);

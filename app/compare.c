@@ -155,11 +155,72 @@ static void int_row(FILE *out, const char *name, long long a, long long b, hx_cm
   row(out, name, "", va, vb, "", note(res, name, count(res, a == b)));
 }
 
+/* Failed checks between two runs of the same problem: are they what another
+ * partition does to a partition-dependent preconditioner (other rank counts,
+ * the same preconditioner and tolerance, both converged, iterations and
+ * error norms within the partition allowances)? Sets res->consistent and
+ * prints the allowances' rows. */
+static void consistent_check(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
+                             hx_cmp_result *res) {
+  const hx_run_stats *a = &run->sum.st, *b = &base->sum.st;
+  if (!(a->ranks > 0 && b->ranks > 0 && a->ranks != b->ranks))
+    return; /* the same partition: a real difference */
+  if (!a->converged || !b->converged) return;
+  if (strcmp(run->sum.preconditioner, base->sum.preconditioner) || run->sum.tol != base->sum.tol) return;
+  const int na = hx_cmp_iterations(run), nb = hx_cmp_iterations(base), dn = na > nb ? na - nb : nb - na;
+  const int nmax = na > nb ? na : nb;
+  int slack = (int)ceil(HX_CMP_PART_SLACK_FRAC * nmax);
+  if (slack < HX_CMP_PART_SLACK_MIN) slack = HX_CMP_PART_SLACK_MIN;
+  char why[256];
+  int l = snprintf(why, sizeof why, "%d vs %d ranks, %s, tol %g; iterations %d vs %d within %d", a->ranks,
+                   b->ranks, run->sum.preconditioner[0] ? run->sum.preconditioner : "?", run->sum.tol, na, nb,
+                   slack);
+  int ok = dn <= slack;
+  if (out) {
+    char va[40], vb[40], q[32];
+    fprintf(out, "\n  partition allowances (%d vs %d ranks, %s):\n", a->ranks, b->ranks,
+            run->sum.preconditioner[0] ? run->sum.preconditioner : "?");
+    snprintf(va, sizeof va, "%d", na);
+    snprintf(vb, sizeof vb, "%d", nb);
+    snprintf(q, sizeof q, "%d/%d", dn, slack);
+    row(out, "iterations", "", va, vb, q, dn <= slack);
+  }
+  if (a->exact_known && b->exact_known) {
+    const char *nm[2] = {"error_l2", "error_max"};
+    const double ea[2] = {a->error_l2, a->error_max}, eb[2] = {b->error_l2, b->error_max};
+    for (int k = 0; k < 2; k++) {
+      const double m = fmax(fabs(ea[k]), fabs(eb[k]));
+      const double allowed = fmax(o->consistent_error * m, o->error_floor);
+      const double r =
+          !isfinite(ea[k]) || !isfinite(eb[k]) ? INFINITY : ratio_of(fabs(ea[k] - eb[k]), allowed);
+      ok = ok && r <= 1;
+      if (out) {
+        char va[40], vb[40], d[32], q[32];
+        snprintf(va, sizeof va, "%.9e", ea[k]), snprintf(vb, sizeof vb, "%.9e", eb[k]);
+        fmt_diff(d, sizeof d, ea[k], eb[k]), fmt_ratio(q, sizeof q, r);
+        row5(out, nm[k], "", va, vb, d, q, r <= 1);
+      }
+      if (l > 0 && (size_t)l < sizeof why)
+        l += snprintf(why + l, sizeof why - (size_t)l, ", %s %.2g%% apart within %g%%", nm[k],
+                      m > 0 ? 100.0 * fabs(ea[k] - eb[k]) / m : 0.0, 100.0 * o->consistent_error);
+    }
+  }
+  if (!ok) return;
+  res->consistent = 1;
+  snprintf(res->consistent_why, sizeof res->consistent_why, "%s", why);
+}
+
 void hx_cmp_verdict(const hx_cmp_result *res, char *buf, size_t len) {
   if (res->problem_diff[0])
     snprintf(buf, len, "different problems (%s): their histories are not comparable", res->problem_diff);
   else if (!res->failures)
     snprintf(buf, len, "the same results within round-off (every check within its tolerance)");
+  else if (res->consistent)
+    snprintf(buf, len,
+             "consistent: the same problem, both converged to the tolerance (%s); not within round-off "
+             "(first failed check: %s) because the preconditioner depends on the partition (--strict: "
+             "round-off only)",
+             res->consistent_why, res->first_failure[0] ? res->first_failure : "?");
   else
     snprintf(buf, len, "different results for the same problem (first failed check: %s)",
              res->first_failure[0] ? res->first_failure : "?");
@@ -180,8 +241,14 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
             "  rule:     residuals |r - b| <= rtol * max(b, floor * b_0) with rtol %.3g, floor %.3g "
             "(b: baseline);\n"
             "            iteration counts within %d; error norms within %.3g (relative) or %.3g "
-            "(absolute); time_s not compared\n\n",
+            "(absolute); time_s not compared\n",
             o->rtol, o->floor, o->slack, o->error_rtol, o->error_floor);
+    if (!o->strict)
+      fprintf(out,
+              "            other rank counts: consistent when both converged to the same tol, the iterations "
+              "within max(%d, %g n), error norms within %.3g (relative)\n",
+              HX_CMP_PART_SLACK_MIN, HX_CMP_PART_SLACK_FRAC, o->consistent_error);
+    fprintf(out, "\n");
     fprintf(out, "  %-23s %9s  %-16s %-16s %9s %12s  %s\n", "check", "iteration", "run", "baseline", "|diff|",
             "diff/allowed", "result");
   }
@@ -218,6 +285,15 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
     int_row(out, "order", a->order, b->order, res);
     int_row(out, "elements", (long long)a->elements, (long long)b->elements, res);
     int_row(out, "dofs", (long long)a->dofs, (long long)b->dofs, res);
+    if (run->is_time != base->is_time) { /* a time loop's history is per step, not one solve */
+      size_t l = strlen(res->problem_diff);
+      snprintf(
+          res->problem_diff + l, sizeof res->problem_diff - l, "%s%s", l ? ", " : "",
+          run->is_time ? "a time-dependent run vs a steady one" : "a steady run vs a time-dependent one");
+      row(out, "time-dependent", "", btxt(run->is_time), btxt(base->is_time), "",
+          note(res, "time-dependent", count(res, 0)));
+    }
+    if (res->failures && !res->problem_diff[0] && !o->strict) consistent_check(run, base, o, out, res);
   } else if (out) {
     fprintf(out, "  %-23s %9s  not compared: %s has no summary.yaml\n", "summary", "",
             !run->has_summary && !base->has_summary ? "neither side"

@@ -196,6 +196,18 @@ static int read_h5(const char *path, hx_cmp_run *r) {
   return HX_SUCCESS;
 }
 
+/* 1 if the summary.yaml at path has a top-level time: section (written
+ * for time-dependent runs only; hx_summary_read does not report it). */
+static int has_time_section(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) found = !strncmp(line, "time:", 5);
+  fclose(f);
+  return found;
+}
+
 static int check_history(const hx_cmp_run *r) {
   const char *p = r->hist_path;
   HX_CHECK(r->n > 0, HX_ERR_INPUT, "%s: no rows (an empty residual history)", p);
@@ -262,6 +274,7 @@ int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r) {
   if (!err && r->summary_path) {
     err = hx_summary_read(r->summary_path, &r->sum);
     if (!err) r->has_summary = 1;
+    if (!err) r->is_time = has_time_section(r->summary_path);
   }
   if (!err && r->has_summary && r->sum.st.iterations != hx_cmp_iterations(r))
     err = HX_ERROR(HX_ERR_INPUT,

@@ -32,6 +32,12 @@ int hx_app_fail(const hx_app_ctx *ctx, int code, int collective);
 int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv);
+/* The MPI thread level hexcg requests: MPI_THREAD_MULTIPLE, or the level
+ * HEXCG_MPI_THREAD_LEVEL names (single, funneled, serialized, multiple: a
+ * test of the fallbacks without an MPI library that grants less); -1 when
+ * the variable holds anything else (main requests MPI_THREAD_MULTIPLE and
+ * says so). Before MPI_Init. */
+int hx_app_thread_request(void);
 void hx_print_version(const hx_app_ctx *ctx);
 
 #endif

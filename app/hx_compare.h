@@ -20,6 +20,7 @@ typedef struct {
   double *res, *rel; /* residual and relative residual per row */
   int has_summary;
   hx_summary_info sum;
+  int is_time; /* the summary has a time: section (a time-dependent run) */
 } hx_cmp_run;
 
 /* Load RUN or BASELINE (role names the side in messages). arg is
@@ -50,7 +51,18 @@ typedef struct {
   double rtol, floor, error_rtol, error_floor;
   int slack;
   const char *x_axis; /* --plot-x: "iteration" (NULL) or "time" */
+  int strict;         /* --strict: no "consistent" verdict, round-off or mismatch */
+  double consistent_error; /* --consistent-error: error norms of a consistent pair within this (relative) */
 } hx_cmp_opts;
+/* The "consistent" verdict (docs/regression.md): the same problem on other
+ * rank counts with a preconditioner that depends on the partition (pmg's
+ * FP32 Schwarz boxes, Chebyshev bounds from a partition-dependent Lanczos,
+ * BoomerAMG): both converged to the same tolerance, the iteration counts
+ * within max(HX_CMP_PART_SLACK_MIN, HX_CMP_PART_SLACK_FRAC * n), the error
+ * norms within consistent_error of each other (or both below error_floor). */
+#define HX_CMP_CONSISTENT_ERROR_DEFAULT 0.1
+#define HX_CMP_PART_SLACK_MIN 2
+#define HX_CMP_PART_SLACK_FRAC 0.1
 #define HX_CMP_RTOL_DEFAULT 1e-3
 #define HX_CMP_FLOOR_DEFAULT 1e-4
 #define HX_CMP_ERROR_RTOL_DEFAULT 1e-3
@@ -77,10 +89,15 @@ typedef struct {
    * what differs, for the verdict */
   char problem_diff[160];
   char first_failure[48]; /* the first failed check's name */
+  /* failed checks, yet the same problem solved to the same tolerance on
+   * another partition within the partition allowances (HX_CMP_PART_*):
+   * why, for the verdict; 0 with opts.strict */
+  int consistent;
+  char consistent_why[256];
 } hx_cmp_result;
 /* The verdict line for res: "the same results within round-off (...)",
- * "different problems (...)" or "different results for the same problem
- * (...)". */
+ * "different problems (...)", "consistent: the same problem ..." or
+ * "different results for the same problem (...)". */
 void hx_cmp_verdict(const hx_cmp_result *res, char *buf, size_t len);
 
 /* Compare run with base under o; print the table to out (NULL: print nothing).

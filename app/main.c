@@ -98,7 +98,8 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   int provided = MPI_THREAD_SINGLE;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+  const int request = hx_app_thread_request(); /* HEXCG_MPI_THREAD_LEVEL: the fallbacks' test */
+  if (MPI_Init_thread(&argc, &argv, request < 0 ? MPI_THREAD_MULTIPLE : request, &provided) != MPI_SUCCESS) {
     fprintf(stderr, "error: MPI_Init_thread failed\n");
     return 1;
   }
@@ -106,6 +107,10 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(ctx.comm, &ctx.rank);
   MPI_Comm_size(ctx.comm, &ctx.size);
   hx_log_init(ctx.rank, HX_LOG_NORMAL);
+  if (request < 0 && ctx.rank == 0)
+    hx_warn("HEXCG_MPI_THREAD_LEVEL='%s' is not single, funneled, serialized or multiple: requested "
+            "MPI_THREAD_MULTIPLE\n",
+            getenv("HEXCG_MPI_THREAD_LEVEL"));
   hx_default_threads(ctx.comm);
   /* a closed stdout (hexcg ... | head) gives EPIPE on write instead of killing the run */
   signal(SIGPIPE, SIG_IGN);

@@ -182,8 +182,35 @@ static void untagged_note(const hx_case *cs, hx_mesh m) {
          cs->mesh.file, (long long)nu, (long long)nb, where, HX_MESH_UNTAGGED);
 }
 
+/* Every material of the mesh has a kappa and a lambda (a map in the case
+ * may leave one out): refused here, with the map's position, before the
+ * discretisation (and so by a dry run). The position is that of the map's
+ * first value (parse_coef's "POS: problem.kappa.NAME"). */
+static int check_material_coefs(const hx_case *cs, hx_mesh m, int nmat) {
+  for (int c = 0; c < 2; c++) {
+    const int nmap = c ? cs->problem.nlambda : cs->problem.nmaterials;
+    if (nmap == 0) continue; /* one value for all */
+    const char *key = c ? "lambda" : "kappa";
+    for (int i = 0; i < nmat; i++) {
+      const char *mn = hx_mesh_material_name(m, i);
+      if (hx_case_coef_get(cs, c, mn, NULL, NULL, NULL) == 0) continue;
+      const char *w = c ? cs->problem.lambda_materials[0].where : cs->problem.materials[0].where;
+      char tail[64], pos[1024];
+      snprintf(tail, sizeof tail, ": problem.%s", key);
+      const char *cut = w ? strstr(w, tail) : NULL;
+      snprintf(pos, sizeof pos, "%.*s", cut ? (int)(cut - w) : (int)strlen(cs->path), cut ? w : cs->path);
+      return HX_ERROR(
+          HX_ERR_INPUT,
+          "%s: problem.%s gives no value for material '%s' of the mesh; add '%s: VALUE' to the map "
+          "(or give one %s for all materials)",
+          pos, key, mn, mn, key);
+    }
+  }
+  return HX_SUCCESS;
+}
+
 /* The mesh, built or read and partitioned, checked against the case: its
- * size (Gmsh), tags, materials and Jacobians. */
+ * size (Gmsh), tags, materials (and their coefficients) and Jacobians. */
 static int phase_mesh(run_state *st) {
   const hx_case *cs = st->cs;
   hx_timer_start(HX_T_MESH);
@@ -214,6 +241,7 @@ static int phase_mesh(run_state *st) {
   }
   free(names);
   HX_CALL(ierr);
+  HX_CALL(check_material_coefs(cs, m, nmat));
   untagged_note(cs, m);
 
   double jmin, jmax, hmin, hmax;
@@ -589,8 +617,6 @@ static int phase_report(run_state *st) {
   return HX_SUCCESS;
 }
 
-/* The phases in order; check_only: a dry run stops once the mesh is built
- * and valid. */
 /* The time loop's callbacks (hx_run_time_env): the data at time t, and the
  * operator and preconditioner rebuilt with another shift. */
 static int time_eval(void *arg, double t) {
@@ -636,6 +662,81 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   return HX_SUCCESS;
 }
 
+/* Kappa and lambda given as expressions, at the GLL nodes of order p,
+ * element by element (the coordinates of one element at a time), with the
+ * discretisation's message (disc/disc.c eval_coefficients), the lowest
+ * failing rank's on every rank. */
+static int check_coefs_order(run_state *st, int p) {
+  const hx_case *cs = st->cs;
+  hx_mesh m = st->m;
+  const int n3 = (p + 1) * (p + 1) * (p + 1);
+  const int32_t E = hx_mesh_num_elements(m), *mat = hx_mesh_element_material(m);
+  double *xyz = NULL;
+  int err = HX_ALLOC(&xyz, 3 * n3);
+  for (int c = 0; c < 2 && !err; c++)
+    for (int32_t e = 0; e < E && !err; e++) {
+      const char *mn = hx_mesh_material_name(m, mat[e]), *src = NULL;
+      const hx_expr *ex = NULL;
+      double val = 0.0;
+      if (hx_case_coef_get(cs, c, mn, &val, &ex, &src) || !ex || hx_expr_is_constant(ex)) continue;
+      double *x = xyz, *y = xyz + n3, *z = xyz + 2 * n3;
+      err = hx_mesh_gll_coords_range(m, p, e, e + 1, x, y, z);
+      for (int q = 0; q < n3 && !err; q++) {
+        const double v = hx_expr_eval(ex, x[q], y[q], z[q]) + (c ? st->shift : 0.0);
+        if (c ? v >= 0.0 && isfinite(v) : v > 0.0 && isfinite(v)) continue;
+        err = HX_ERROR(
+            HX_ERR_INPUT,
+            "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s "
+            "must be %s at every node of the mesh",
+            src ? src : "", src ? ": " : "", c ? "lambda" : "kappa", v, x[q], y[q], z[q],
+            (long long)hx_mesh_element_global_ids(m)[e], mn, p, c ? "lambda" : "kappa",
+            c ? "finite and >= 0" : "finite and > 0");
+      }
+    }
+  free(xyz);
+  HX_CALL(hx_io_agree_error(st->ctx->comm, err));
+  return HX_SUCCESS;
+}
+
+/* A dry run (hexcg run --dry-run) after the mesh: the checks the setup
+ * makes before the first iteration that the case alone does not show,
+ * made without building the discretisation (a dry run must stay cheap:
+ * on a login node, for a case sized for the job): kappa > 0 and lambda >=
+ * 0 at the GLL nodes of the order and of pmg's coarse order 1 and given
+ * levels (the orders the run evaluates them at; the middle orders of
+ * levels: auto only the run checks). The materials' coefficients and
+ * pmg's levels against the order are checked before (phase_mesh,
+ * app/cmd_run.c). */
+static int check_setup(run_state *st) {
+  const hx_case *cs = st->cs;
+  if (cs->time.enabled) /* lambda + beta0/dt of the first step */
+    st->shift =
+        hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
+  HX_CALL(check_coefs_order(st, cs->order));
+  const hx_opt *o = cs->preconditioner.opts, *ty = hx_opt_get(o, "type"), *lv = hx_opt_get(o, "levels");
+  const int pmg = ty && ty->kind == HX_OPT_SCALAR && ty->value &&
+                  (!strcmp(ty->value, "pmg") || !strcmp(ty->value, "auto"));
+  if (!pmg) return HX_SUCCESS;
+  if (lv && lv->kind == HX_OPT_LIST) {
+    for (int i = 1; i < lv->n; i++)
+      if (lv->items[i]->kind == HX_OPT_SCALAR && lv->items[i]->value)
+        HX_CALL(check_coefs_order(st, (int)strtol(lv->items[i]->value, NULL, 10)));
+  } else if (lv && lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') { /* --set levels=[7,3,1] */
+    const char *at = lv->value + 1;
+    for (char *end; *at && *at != ']'; at = end) {
+      const long q = strtol(at, &end, 10);
+      if (end == at) break;
+      if (q < cs->order) HX_CALL(check_coefs_order(st, (int)q));
+      while (*end == ',' || *end == ' ') end++;
+    }
+  } else if (cs->order > 1) {
+    HX_CALL(check_coefs_order(st, 1));
+  }
+  return HX_SUCCESS;
+}
+
+/* The phases in order; check_only: a dry run stops after the mesh and
+ * check_setup. */
 static int run(run_state *st, int check_only) {
   st->t_start = hx_wtime();
   st->res->ranks = st->ctx->size;
@@ -643,7 +744,7 @@ static int run(run_state *st, int check_only) {
   st->res->order = st->cs->order;
   HX_CALL(phase_backend(st));
   HX_CALL(phase_mesh(st));
-  if (check_only) return HX_SUCCESS;
+  if (check_only) return check_setup(st);
   if (st->cs->time.enabled) return run_time(st, st->restart, st->final_dir);
   HX_CALL(phase_disc(st));
   HX_CALL(phase_data(st));

@@ -1,5 +1,6 @@
 /* hexcg --version: versions of hexcg and of every library it links. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hx_app.h"
@@ -34,6 +35,15 @@ static const char *thread_level_name(int l) {
                                       : "MPI_THREAD_SINGLE";
 }
 
+int hx_app_thread_request(void) {
+  const char *e = getenv("HEXCG_MPI_THREAD_LEVEL");
+  if (!e || !e[0] || !strcmp(e, "multiple")) return MPI_THREAD_MULTIPLE;
+  if (!strcmp(e, "serialized")) return MPI_THREAD_SERIALIZED;
+  if (!strcmp(e, "funneled")) return MPI_THREAD_FUNNELED;
+  if (!strcmp(e, "single")) return MPI_THREAD_SINGLE;
+  return -1;
+}
+
 void hx_print_version(const hx_app_ctx *ctx) {
   if (ctx->rank != 0) return;
   char buf[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -44,7 +54,7 @@ void hx_print_version(const hx_app_ctx *ctx) {
   int nthreads = 1;
   if (hx_backend_create("cpu", &cpu) == HX_SUCCESS) nthreads = hx_backend_num_threads(cpu);
   hx_backend_destroy(&cpu);
-  printf("backends:  cpu (OpenMP, %d threads)", nthreads);
+  printf("backends:  cpu (OpenMP, %d thread%s)", nthreads, nthreads == 1 ? "" : "s");
   if (hx_cuda_compiled()) {
     int rv = hx_cuda_runtime_version();
     hx_device_info info;
@@ -65,7 +75,10 @@ void hx_print_version(const hx_app_ctx *ctx) {
   char built[128];
   mpi_built_with(built, sizeof built);
   printf("           built with %s (MPI %d.%d, %s)\n", built, MPI_VERSION, MPI_SUBVERSION, HX_BUILD_MPI_COMPILER);
-  printf("MPI threads: %s (requested MPI_THREAD_MULTIPLE)%s\n", thread_level_name(ctx->thread_level),
+  const int req = hx_app_thread_request();
+  printf("MPI threads: %s (requested %s%s)%s\n", thread_level_name(ctx->thread_level),
+         thread_level_name(req < 0 ? MPI_THREAD_MULTIPLE : req), req == MPI_THREAD_MULTIPLE || req < 0 ? "" :
+         ", HEXCG_MPI_THREAD_LEVEL",
          ctx->thread_level == MPI_THREAD_MULTIPLE ? "" : " - coarse/fine overlap will be serialised");
   hx_precond_hypre_version(buf, sizeof buf);
   printf("hypre:     %s (built with %s)\n", buf, HX_BUILD_HYPRE);

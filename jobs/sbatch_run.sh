@@ -18,8 +18,12 @@
 #   --out DIR          HEXCG_OUT       results (default out/scaling-$SLURM_JOB_ID)
 #   --hexcg PATH       HEXCG_BIN       executable (default build/hexcg)
 #   --set key=value    (repeatable)    any other case key
+#   --repeat N         HEXCG_REPEAT    run each rank count N times: median and minimum
+#                                      (default 1)
 #   --predict          HEXCG_PREDICT=1 measure the model's inputs first (bench stream
-#                                      + bench comm) and draw its prediction
+#                                      + bench comm) and draw its prediction (a
+#                                      Jacobi-PCG case only: --set preconditioner.type=jacobi)
+# Python: $HEXCG_PYTHON (default python3 from PATH) with PyYAML.
 # Launch (jobs/scaling.sh): srun --mpi=$HEXCG_SRUN_MPI (default pmi2)
 # --cpu-bind=$HEXCG_CPU_BIND (default cores) --cpus-per-task=$OMP_NUM_THREADS
 # $HEXCG_SRUN_OPTS. Relative paths are relative to the submit directory.
@@ -35,20 +39,23 @@ CASE=${HEXCG_CASE:-$ROOT/configs/scaling.yaml}
 BACKEND=${HEXCG_BACKEND:-}
 OUT=${HEXCG_OUT:-out/scaling-$SLURM_JOB_ID}
 BIN=${HEXCG_BIN:-$ROOT/build/hexcg}
+REPEAT=${HEXCG_REPEAT:-1}
+PY=${HEXCG_PYTHON:-python3}
 SETS=()
 EXTRA=()
 [[ ${HEXCG_PREDICT:-0} == 1 ]] && EXTRA+=(--predict)
 while (($#)); do
   case $1 in
-    --ranks|--elements|--order|--case|--backend|--out|--hexcg|--set)
+    --ranks|--elements|--order|--case|--backend|--out|--hexcg|--set|--repeat)
       (($# >= 2)) || die "option $1 needs a value"
       case $1 in
         --ranks) RANKS=$2 ;; --elements) ELEMENTS=$2 ;; --order) ORDER=$2 ;; --case) CASE=$2 ;;
         --backend) BACKEND=$2 ;; --out) OUT=$2 ;; --hexcg) BIN=$2 ;; --set) SETS+=(--set "$2") ;;
+        --repeat) REPEAT=$2 ;;
       esac
       shift 2 ;;
     --predict) EXTRA+=(--predict); shift ;;
-    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --predict; see jobs/sbatch_run.sh)" ;;
+    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --repeat --predict; see jobs/sbatch_run.sh)" ;;
   esac
 done
 NT=${SLURM_NTASKS:-1}
@@ -63,7 +70,12 @@ for np in "${nps[@]}"; do
   ((np <= NT)) || die "--ranks: $np ranks but the job has $NT tasks (sbatch --ntasks=$np or more)"
 done
 # generated meshes get the job file's default size; a Gmsh case has its own elements
-MTYPE=$(/usr/bin/python3 -c 'import sys, yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("mesh") or {}).get("type", ""))' "$CASE" 2>/dev/null || true)
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat: '$REPEAT' is not a positive integer"
+[[ -f $CASE ]] || die "case file '$CASE' not found"
+command -v "$PY" >/dev/null || die "no Python '$PY' (set HEXCG_PYTHON to a python3 with PyYAML)"
+# a failing probe stops the job: guessing 'box' would put --elements on a Gmsh case
+MTYPE=$("$PY" -c 'import sys, yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("mesh") or {}).get("type", ""))' "$CASE") \
+  || die "cannot read the mesh type of $CASE with $PY (needs PyYAML; set HEXCG_PYTHON)"
 if [[ $MTYPE == gmsh ]]; then
   [[ -z $ELEMENTS ]] || die "--elements is for generated meshes (box, kershaw); $CASE is a Gmsh case: its size is the file's, refine it with --order (weak scaling does)"
 elif [[ -z $ELEMENTS ]]; then
@@ -80,4 +92,4 @@ if [[ -n $ORDER ]]; then
 fi
 [[ -z $BACKEND ]] || SETS+=(--set "backend=$BACKEND")
 echo "hexcg $MODE scaling: job $SLURM_JOB_ID on $(hostname -s), $NT tasks, ranks $RANKS, out $OUT"
-exec "$ROOT/jobs/scaling.sh" "$MODE" --ranks "$RANKS" --case "$CASE" --hexcg "$BIN" --out "$OUT" "${EXTRA[@]}" "${SETS[@]}"
+exec "$ROOT/jobs/scaling.sh" "$MODE" --ranks "$RANKS" --case "$CASE" --hexcg "$BIN" --out "$OUT" --repeat "$REPEAT" "${EXTRA[@]}" "${SETS[@]}"

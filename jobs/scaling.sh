@@ -28,6 +28,10 @@
 # OMP_NUM_THREADS defaults to SLURM_CPUS_PER_TASK, else 1. A run whose
 # summary counts other ranks than asked (a launcher that started
 # singletons) stops the series. Extra --set options go to every run.
+# Python: $HEXCG_PYTHON (default python3 from PATH), with PyYAML (and
+# matplotlib for the plots). --predict needs a Jacobi-PCG case: the model
+# counts a Jacobi-PCG iteration (docs/scaling.md); with another
+# preconditioner it is refused before any run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "scaling.sh: $*" >&2; exit 2; }
@@ -42,6 +46,7 @@ OUT=out/scaling
 HEXCG=$ROOT/build/hexcg
 SETS=()
 PREDICT=0
+PY=${HEXCG_PYTHON:-python3}
 while (($#)); do
   case $1 in
     --ranks) RANKS=${2:?--ranks needs a list}; shift ;;
@@ -70,11 +75,18 @@ probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 "$HEXCG" run "$CASE" "${SETS[@]}" --dry-run --quiet --force --output "$probe/o" >/dev/null \
   || die "the case does not validate: $HEXCG run $CASE ${SETS[*]} --dry-run"
-read -r MTYPE P0 EX EY EZ < <(/usr/bin/python3 -c '
+command -v "$PY" >/dev/null || die "no Python '$PY' (set HEXCG_PYTHON to a python3 with PyYAML)"
+probe_out=$("$PY" -c '
 import sys, yaml
 c = yaml.safe_load(open(sys.argv[1]))
 m = c["mesh"]
-print(m["type"], c["order"], *(m.get("elements") or [0, 0, 0]))' "$probe/o/case.yaml")
+pc = (c.get("preconditioner") or {}).get("type", "pmg")
+print(m["type"], c["order"], *(m.get("elements") or [0, 0, 0]), pc)' "$probe/o/case.yaml") \
+  || die "cannot read $probe/o/case.yaml with $PY (needs PyYAML; set HEXCG_PYTHON)"
+read -r MTYPE P0 EX EY EZ PC <<<"$probe_out"
+if ((PREDICT)) && [[ $PC != jacobi ]]; then
+  die "--predict: jobs/model.py models a Jacobi-PCG iteration and this case runs preconditioner '$PC'; add --set preconditioner.type=jacobi for a modelled study, or drop --predict (docs/scaling.md, \"The model's inputs for pmg\")"
+fi
 
 IFS=, read -r -a NPS <<<"$RANKS"
 first=${NPS[0]}
@@ -95,7 +107,7 @@ for np in "${NPS[@]}"; do
     (( np % first == 0 )) || die "weak scaling: $np is not a multiple of $first"
     if [[ $MTYPE == gmsh ]]; then
       # a file's elements are fixed: refine by order, DOFs ~ E p^3
-      p=$(/usr/bin/python3 -c "import sys; print(min(15, max(1, round($P0 * ($np / $first) ** (1 / 3)))))")
+      p=$("$PY" -c "import sys; print(min(15, max(1, round($P0 * ($np / $first) ** (1 / 3)))))")
       extra=(--set "order=$p")
     else
       f=$(( np / first )); ex=$EX; ey=$EY; ez=$EZ; d=0
@@ -121,4 +133,4 @@ for np in "${NPS[@]}"; do
     [[ $got == "$np" ]] || die "np=$np: $dir/summary.yaml says ranks '${got}': the launcher '$LAUNCH' did not start one MPI job of $np ranks (wrong --mpi plugin? set HEXCG_SRUN_MPI or HEXCG_LAUNCH)"
   done
 done
-/usr/bin/python3 "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"
+"$PY" "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"

@@ -98,6 +98,9 @@ static int asm_setup(void *ctx) {
 static void *coarse_thread(void *arg) {
   asm_pc *a = (asm_pc *)arg;
 #ifdef _OPENMP
+  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
+   * every later parallel region of the run would get one thread */
+  const int nthreads = omp_get_max_threads();
   omp_set_num_threads(1); /* this thread's own team size: the fine level keeps the cores */
 #endif
   const double t0 = hx_wtime();
@@ -109,6 +112,9 @@ static void *coarse_thread(void *arg) {
     hx_error_clear();
   }
   a->thread_t = hx_wtime() - t0;
+#ifdef _OPENMP
+  omp_set_num_threads(nthreads);
+#endif
   return NULL;
 }
 

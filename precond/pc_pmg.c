@@ -295,6 +295,9 @@ static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
 static void *coarse_thread(void *arg) {
   pmg *g = (pmg *)arg;
 #ifdef _OPENMP
+  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
+   * every later parallel region of the run would get one thread */
+  const int nthreads = omp_get_max_threads();
   omp_set_num_threads(1); /* the smoothing keeps the cores */
 #endif
   const double t0 = hx_wtime();
@@ -306,6 +309,9 @@ static void *coarse_thread(void *arg) {
     hx_error_clear();
   }
   g->thread_t = hx_wtime() - t0;
+#ifdef _OPENMP
+  omp_set_num_threads(nthreads);
+#endif
   return NULL;
 }
 

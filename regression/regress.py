@@ -132,7 +132,8 @@ def cmd_run(a):
     if not os.path.isdir(base):
         say(f"FAIL: no baseline {base}; create it with scripts/refresh_baselines.sh {a.case}")
         return 1
-    cmd = [a.hexcg, "compare", out, base] + compare_opts(c["compare"]) + ["--bounds", c["path"]]
+    # --strict: a baseline is matched within its tolerances, never "consistent"
+    cmd = [a.hexcg, "compare", out, base, "--strict"] + compare_opts(c["compare"]) + ["--bounds", c["path"]]
     if a.plot:
         cmd += ["--plot", os.path.join(work, "compare.png")]
     rc = sh(cmd)
@@ -159,7 +160,7 @@ def cmd_ranks(a):
             say(f"FAIL: hexcg run on {r} rank(s) exited with status {rc}")
             return 1
         outs.append(out)
-    rc = sh([a.hexcg, "compare", outs[1], outs[0]] + compare_opts({**c["compare"], **cr}) +
+    rc = sh([a.hexcg, "compare", outs[1], outs[0], "--strict"] + compare_opts({**c["compare"], **cr}) +
             ["--bounds", c["path"]])
     if rc != 0:
         say(f"FAIL: {a.case} on {r2} ranks does not match the run on {r1} (hexcg compare: status {rc})")
@@ -184,7 +185,7 @@ def cmd_refresh(a):
         base = os.path.join(a.source, "regression", "baselines", n)
         if os.path.isdir(base):
             # bitwise-identical residuals and the same summary fields: nothing to do
-            same = subprocess.run([a.hexcg, "compare", out, base, "--rtol", "1e-300", "--floor", "0",
+            same = subprocess.run([a.hexcg, "compare", out, base, "--strict", "--rtol", "1e-300", "--floor", "0",
                                    "--error-rtol", "1e-300", "--quiet"], capture_output=True, text=True)
             if same.returncode == 0:
                 say(f"{n}: unchanged")

@@ -11,7 +11,8 @@ R * max(b_i, F * b_0) / b_0 of `hexcg compare`. --x time draws against the
 history's time_s (seconds since the run started) instead of the iteration.
 Each curve is labelled with its run's case name (summary.yaml beside the
 history) and the keys of the effective case (case.yaml beside it) whose
-values differ between the two runs, e.g. "poisson_box (order=5)"; the labels
+values differ between the two runs and its rank count, e.g.
+"poisson_box (order=5; 1 rank)"; the labels
 are printed as "labels: RUN | BASELINE".
 
 Needs numpy and matplotlib (Debian's /usr/bin/python3 has them)."""
@@ -67,10 +68,11 @@ def labels(run, base, run_label, base_label):
     info = []
     for path in (run, base):
         d = os.path.dirname(path) or "."
-        name, case = None, {}
+        name, case, ranks = None, {}, None
         try:
             with open(os.path.join(d, "summary.yaml")) as f:
-                name = (yaml.safe_load(f) or {}).get("case")
+                s = yaml.safe_load(f) or {}
+                name, ranks = s.get("case"), s.get("ranks")
         except (OSError, yaml.YAMLError, AttributeError):
             pass
         try:
@@ -78,16 +80,19 @@ def labels(run, base, run_label, base_label):
                 case = flat(yaml.safe_load(f) or {})
         except (OSError, yaml.YAMLError):
             pass
-        info.append((name, {k: v for k, v in case.items() if not k.startswith("output.")}))
+        info.append((name, {k: v for k, v in case.items() if not k.startswith("output.")}, ranks))
     keys = sorted(set(info[0][1]) | set(info[1][1]))
     diff = [k for k in keys if info[0][1].get(k) != info[1][1].get(k)] if info[0][1] and info[1][1] else []
     out = []
-    for (name, case), fallback in zip(info, (run_label, base_label)):
+    for (name, case, ranks), fallback in zip(info, (run_label, base_label)):
         if not name:
             out.append(fallback)
             continue
         changed = ", ".join(f"{k}={case.get(k, '-')}" for k in diff[:4]) + (", ..." if len(diff) > 4 else "")
-        out.append(f"{name} ({changed})" if changed else name)
+        # the rank count too: a 1 vs 2 rank comparison would read "pmg_box | pmg_box"
+        nr = f"{ranks} rank{'s' if ranks != 1 else ''}" if isinstance(ranks, int) else ""
+        extra = "; ".join(x for x in (changed, nr) if x)
+        out.append(f"{name} ({extra})" if extra else name)
     return out[0], out[1]
 
 

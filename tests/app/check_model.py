@@ -67,6 +67,31 @@ try:
         assert os.path.getsize(os.path.join(out, png)) > 1000, png
 except ImportError:
     pass
+# a pmg series: the Jacobi-PCG model is not drawn beside it (refused with a message, the CSV
+# still written without the predicted columns); an unstable fit is used with a warning
+pm = os.path.join(out, "pmg")
+for np_ in (1, 2):
+    d = os.path.join(pm, f"np{np_}")
+    os.makedirs(d)
+    with open(os.path.join(d, "summary.yaml"), "w") as f:
+        f.write(f"ranks: {np_}\nmesh: {{type: box, elements: 64}}\norder: 4\ndofs: 4913\n"
+                f"solver: {{iterations: 5, preconditioner: pmg}}\npreconditioner: {{setup_s: 0.2}}\n"
+                f"timers_s: {{setup: 0.3, operator: 0.1, preconditioner: 0.4, reductions: 0.01, exchange: 0.01, "
+                f"solve: 0.6}}\n")
+r = subprocess.run([sys.executable, os.path.join(root, "jobs", "collect.py"), "strong", pm, "--fit", fit,
+                    "--no-plots"], capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+assert "no prediction" in r.stderr and "ran preconditioner pmg" in r.stderr, r.stderr
+rows = list(csv.DictReader(open(os.path.join(pm, "scaling.csv"))))
+assert "predicted_t_per_iteration" not in rows[0], rows[0]
+assert abs(float(rows[0]["t_precond"]) - 0.4 / 5) < 1e-15, rows[0]     # the applies, no setup taken out
+assert abs(float(rows[0]["t_pc_setup"]) - 0.2) < 1e-15, rows[0]
+ufit = os.path.join(out, "unstable_fit.yaml")
+with open(ufit, "w") as f:
+    f.write("backend: cpu\nstable: false\nkernels:\n  BS1:\n    t0_seconds: 1.0e-06\n    wmax_gbps: 10.0\n")
+r = subprocess.run([sys.executable, os.path.join(root, "jobs", "collect.py"), "strong", out, "--fit", ufit,
+                    "--no-plots"], capture_output=True, text=True)
+assert r.returncode == 0 and "stable: false" in r.stderr, (r.returncode, r.stderr)
 r = subprocess.run([sys.executable, os.path.join(root, "jobs", "collect.py"), "strong", out, "--bogus"],
                    capture_output=True, text=True)
 assert r.returncode == 2, r.returncode

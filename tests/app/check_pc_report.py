@@ -27,7 +27,7 @@ CASES = {
     "pmg": ("pmg_box.yaml", 5, ["preconditioner.levels=[5,3,1]"]),
     "pmg-additive": ("pmg_box.yaml", 4, ["preconditioner.levels=auto", "preconditioner.cycle=additive"]),
     "asm": ("asm_box.yaml", 4, []),
-    "jacobi": ("poisson_box.yaml", 3, []),
+    "jacobi": ("poisson_box.yaml", 3, ["preconditioner.type=jacobi"]),
 }
 
 failures = []

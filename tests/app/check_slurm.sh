@@ -9,6 +9,9 @@
 # The daemons are always stopped (trap), also on failure or timeout.
 #   check_slurm.sh HEXCG OUT      exit 77 (skip) without Slurm's daemons or root
 set -euo pipefail
+# the job scripts run python3 from PATH unless told; the checks below want the plots,
+# so Debian's python with matplotlib (a PATH python3 may lack it: pyenv here)
+export HEXCG_PYTHON=${HEXCG_PYTHON:-/usr/bin/python3}
 HEXCG=$1; OUT=$2; ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH=$PATH:/usr/sbin
 for t in munged slurmctld slurmd sbatch scontrol; do
