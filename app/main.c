@@ -1,5 +1,6 @@
 /* hexcg: command-line entry point and subcommand dispatch. */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,17 +142,31 @@ int main(int argc, char **argv) {
     status = 2;
   }
   /* every file is closed before MPI is finalised; a file HDF5 could not
-   * close (its error already printed) would crash MPI_Finalize, whose
-   * MPI_COMM_SELF callback makes HDF5 close it again. The ranks agree, then
-   * all leave with _exit and without finalising: MPI_Abort kills the job
-   * while mpiexec may still hold the ranks' unforwarded stderr, and so
-   * lost the run's error message (1 run in 7 here with a 200-line message;
-   * fault.inject saw it in CI). Every command returns on every rank, so the
-   * reduction cannot hang. */
+   * close (its error already printed) crashes MPI_Finalize on that rank:
+   * the MPI_COMM_SELF callback HDF5 registers ends the library, which closes
+   * the file again (H5F__close_cb, a segfault). That rank marks HDF5 ended
+   * (H5_libinit_g, looked up at run time: not in HDF5's public headers) so
+   * that the callback does nothing, and every rank finalises: Hydra kills
+   * the ranks still running as soon as one leaves without finalising, and
+   * mpiexec then exits 9 instead of the status (5 runs in 8 on 3 ranks,
+   * issue 32), while MPI_Abort loses the ranks' unforwarded stderr (the
+   * error message). Where the symbol is missing, all ranks leave with
+   * _exit as before. Every command returns on every rank, so the
+   * reductions cannot hang. */
   int io_bad = hx_io_finalize() != 0, any_bad = io_bad;
   fflush(stdout), fflush(stderr);
   MPI_Allreduce(&io_bad, &any_bad, 1, MPI_INT, MPI_MAX, ctx.comm);
-  if (any_bad) _exit(status ? status : 1);
+  if (any_bad) {
+    int stuck = 0;
+    if (io_bad) {
+      unsigned char *libinit = (unsigned char *)dlsym(RTLD_DEFAULT, "H5_libinit_g");
+      if (libinit) *libinit = 0;
+      stuck = !libinit;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &stuck, 1, MPI_INT, MPI_MAX, ctx.comm);
+    if (stuck) _exit(status ? status : 1);
+    if (!status) status = 1;
+  }
   MPI_Finalize();
   return status;
 }

@@ -385,9 +385,12 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
   HX_CALL(HX_ALLOC(&uq, m3));
   /* scale-safe: when the sum of squares under- or overflows (a problem
    * scaled by 1e-200 had an L2 error of 0.0 while its error was 100 %), a
-   * second pass sums (err * sc)^2 with sc a power of two that brings the
-   * largest error near 1; the first pass alone decides every other case */
-  double sc = 1.0, glob[2];
+   * second pass sums (err 2^sx)^2 with 2^sx the power of two that brings the
+   * largest error near 1 (applied with ldexp: for a subnormal largest error,
+   * at a 1e-305 scale, 2^sx itself is not representable and the norms were
+   * NaN); the first pass alone decides every other case */
+  int sx = 0; /* the second pass's scale 2^sx (ldexp: 2^sx itself overflows for a subnormal largest error) */
+  double glob[2];
   MPI_Comm comm = hx_mesh_comm(d->mesh);
   for (int pass = 0; pass < 2; pass++) {
     double loc[2] = {0.0, 0.0};
@@ -442,7 +445,8 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
             const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
                                J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
                                J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
-            const double err = (uq[id] - exact.fn(exact.ctx, xe[0][id], xe[1][id], xe[2][id])) * sc;
+            double err = uq[id] - exact.fn(exact.ctx, xe[0][id], xe[1][id], xe[2][id]);
+            if (sx) err = ldexp(err, sx);
             loc[0] += wm[a] * wm[b] * wm[c] * fabs(det) * err * err;
             loc[1] = fmax(loc[1], fabs(err));
           }
@@ -450,10 +454,10 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
     HX_MPI(MPI_Allreduce(&loc[0], &glob[0], 1, MPI_DOUBLE, MPI_SUM, comm));
     HX_MPI(MPI_Allreduce(&loc[1], &glob[1], 1, MPI_DOUBLE, MPI_MAX, comm));
     if (pass || !(glob[1] > 0 && isfinite(glob[1])) || (glob[0] >= 0x1p-900 && glob[0] <= 0x1p900)) break;
-    sc = ldexp(1.0, -ilogb(glob[1]));
+    sx = -ilogb(glob[1]);
   }
-  *l2 = sqrt(glob[0]) / sc;
-  glob[1] /= sc;
+  *l2 = ldexp(sqrt(glob[0]), -sx);
+  glob[1] = ldexp(glob[1], -sx);
   *linf = isnan(glob[0]) ? NAN : glob[1]; /* fmax drops NaN; the sum keeps it */
   free(X), free(Y), free(Z), free(t1), free(t2), free(uq);
   return HX_SUCCESS;

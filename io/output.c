@@ -171,7 +171,8 @@ struct hx_outdir_s {
   char *made_top; /* the outermost folder this run created (NULL: none) */
   int fd;         /* rank 0: the locked file */
   int had_results;
-  int committed;
+  int committed; /* rank 0: the manifest is in place (the new set is the folder's) */
+  int complete;  /* rank 0: ... and every file of it is moved out of the stage */
 };
 
 /* "results": a file of a finished run (case.yaml alone is a dry run's) */
@@ -398,6 +399,17 @@ static int commit_stage(struct hx_outdir_s *od) {
     if (has[k] && sync_path(p, 0) != 0)
       return HX_ERROR(HX_ERR_IO, "cannot sync '%s': %s", p, strerror(errno));
   }
+  /* a name in the folder that the moves below cannot replace or remove (a
+   * folder called summary.yaml) is refused before the commit point, so the
+   * old set stays; any other failure of a move after it leaves the stage in
+   * place, committed, for the readers and the next run */
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", od->dir, commit_order[k]);
+    if (strcmp(commit_order[k], HX_SERIES_NAME) && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      return HX_ERROR(HX_ERR_IO, "cannot replace '%s': it is a directory (remove it; the folder's results are "
+                      "unchanged)", p);
+  }
   snprintf(p, sizeof p, "%s/" HX_MANIFEST_NAME, od->stage);
   snprintf(tmp, sizeof tmp, "%s.tmp", p);
   int bad = (f = fopen(tmp, "w")) == NULL;
@@ -415,7 +427,21 @@ static int commit_stage(struct hx_outdir_s *od) {
   }
   sync_path(od->stage, 1); /* the commit point */
   od->committed = 1;       /* from here on the new set is the folder's, even if a rename fails */
-  return roll_forward(od->dir, od->stage, has);
+  const int err = roll_forward(od->dir, od->stage, has);
+  if (!err) {
+    od->complete = 1;
+    return HX_SUCCESS;
+  }
+  /* the stage and its manifest stay (hx_outdir_close): hx_outdir_resolve
+   * gives readers the new set from there, and the next run's
+   * hx_outdir_open completes the moves before anything else */
+  char why[1024];
+  snprintf(why, sizeof why, "%s", hx_error_message());
+  return hx_error_set(__FILE__, __LINE__, __func__, HX_ERR_IO,
+                      "%s; the new results are committed but not all moved: compare, restart and "
+                      "initial_guess read them from '%s' (its " HX_MANIFEST_NAME "), and the next run into '%s' "
+                      "completes the move once the cause is fixed",
+                      why, od->stage, od->dir);
 }
 
 int hx_outdir_commit(hx_outdir od) {
@@ -462,7 +488,9 @@ void hx_outdir_close(hx_outdir *pod) {
   if (!pod || !*pod) return;
   struct hx_outdir_s *od = *pod;
   if (od->rank == 0) {
-    remove_tree_files(od->stage);
+    /* a committed set whose moves failed is kept whole (its stage holds the
+     * rest of it and the manifest that says so) */
+    if (!od->committed || od->complete) remove_tree_files(od->stage);
     if (od->fd >= 0) remove(od->lock), close(od->fd);
     if (!od->committed) remove_made(od->dir, od->made_top);
   }

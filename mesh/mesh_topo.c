@@ -20,7 +20,11 @@ static int corner_node(int q, int v) {
   return a * (q - 1) + q * (b * (q - 1) + q * c * (q - 1));
 }
 
-void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len) {
+void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len) { hx_gmesh_describe_face(g, e, -1, buf, len); }
+
+/* with face f >= 0, "with vertices" lists that face's 4 corners: the
+ * messages read "face F of element E ... with vertices ..." */
+void hx_gmesh_describe_face(const hx_gmesh *g, int64_t e, int f, char *buf, size_t len) {
   size_t off = 0;
   int q = g->npe == 8 ? 2 : 3;
   if (g->etag)
@@ -28,7 +32,8 @@ void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len) {
                             (long long)e, (long long)g->etag[e]);
   else
     off += (size_t)snprintf(buf + off, len - off, "element %lld with vertices", (long long)e);
-  for (int v = 0; v < 8 && off < len; v++) {
+  for (int c = 0; c < (f >= 0 ? 4 : 8) && off < len; c++) {
+    const int v = f >= 0 ? hx_hex_face_vert[f][(const int[]){0, 1, 3, 2}[c]] : c; /* around the face */
     int64_t id = g->vid[e * 8 + v];
     const double *x = &g->nodes[(e * g->npe + corner_node(q, v)) * 3];
     off += (size_t)snprintf(buf + off, len - off, " %lld (%g, %g, %g)",
@@ -285,8 +290,8 @@ static int check_facing(hx_gmesh *g, const edge_rec *be, int64_t m) {
          * larger face's size; faces touching along an edge are 1 size apart) */
         if (dot < -0.999 && off < 1e-6 * h && dc < 0.75 * H) {
           char d1[DESC_LEN], d2[DESC_LEN];
-          hx_gmesh_describe(g, ra / 6, d1, sizeof d1);
-          hx_gmesh_describe(g, rb / 6, d2, sizeof d2);
+          hx_gmesh_describe_face(g, ra / 6, (int)(ra % 6), d1, sizeof d1);
+          hx_gmesh_describe_face(g, rb / 6, (int)(rb % 6), d2, sizeof d2);
           err = HX_ERROR(HX_ERR_INPUT,
                          "%s: non-conforming faces: face %d of %s and face %d of %s touch face to face "
                          "(at vertex %lld) without sharing all four vertices: a hanging node or unmerged "
@@ -442,8 +447,8 @@ static int check_overlap(hx_gmesh *g) {
         if (gap > OVERLAP_GAP * h || !quads_overlap(A, B, OVERLAP_EPS * h)) continue;
         char d1[DESC_LEN], d2[DESC_LEN], how[64] = "";
         if (gap > 1e-6 * h) snprintf(how, sizeof how, " across a gap of %.3g", gap);
-        hx_gmesh_describe(g, A->ref / 6, d1, sizeof d1);
-        hx_gmesh_describe(g, B->ref / 6, d2, sizeof d2);
+        hx_gmesh_describe_face(g, A->ref / 6, (int)(A->ref % 6), d1, sizeof d1);
+        hx_gmesh_describe_face(g, B->ref / 6, (int)(B->ref % 6), d2, sizeof d2);
         err = HX_ERROR(HX_ERR_INPUT,
                        "%s: non-conforming faces: face %d of %s (centre (%g, %g, %g)) and face %d of %s "
                        "(centre (%g, %g, %g)) overlap face to face%s without sharing their vertices, so "
@@ -631,8 +636,8 @@ static int number_faces(hx_gmesh *g) {
       int o12 = hx_gmesh_face_orient(g, e1, (int)f1, e2, (int)f2),
           o21 = hx_gmesh_face_orient(g, e2, (int)f2, e1, (int)f1);
       if (o12 < 0 || o21 < 0) {
-        hx_gmesh_describe(g, e1, d1, sizeof d1);
-        hx_gmesh_describe(g, e2, d2, sizeof d2);
+        hx_gmesh_describe_face(g, e1, (int)f1, d1, sizeof d1);
+        hx_gmesh_describe_face(g, e2, (int)f2, d2, sizeof d2);
         if (o12 == -1 || o21 == -1)
           err = HX_ERROR(HX_ERR_INPUT,
                          "%s: non-conforming face: face %d of %s and face %d of %s have the same 4 "

@@ -111,6 +111,7 @@ int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *m);
 int hx_mesh_agree(MPI_Comm comm, int code);
 /* "element 12 (file tag 40) with vertices 3 (x,y,z) ..." into buf */
 void hx_gmesh_describe(const hx_gmesh *g, int64_t e, char *buf, size_t len);
+void hx_gmesh_describe_face(const hx_gmesh *g, int64_t e, int f, char *buf, size_t len);
 /* names */
 int hx_strdup(const char *s, char **out);
 void hx_free_names(int n, char ***names);

@@ -129,32 +129,104 @@ for ranks in (1, 2):
         recovers(folder, ranks, label)
 check(seen == {"old", "new"}, f"kill points: sets seen {seen} (expected both old and new)")
 
-# failed system calls on the output files, on each rank
-STAGE_FILES = ["case.yaml", "summary.yaml", "solution.h5", "solution.xdmf", "history.csv", "history.h5"]
+# failed system calls on the output files, on each rank, at every access of
+# each call (every open, including summary.yaml.tmp's, the issue's hang point,
+# and every rename of the commit, after its commit point too) but write, which
+# HDF5 makes often: its first, third, middle and last
+STAGE_FILES = ["case.yaml", "summary.yaml", "solution.h5", "solution.xdmf", "history.csv", "history.h5",
+               ".manifest"]
 CALLS = {"openat": "ENOSPC", "write,pwrite64": "EIO", "rename": "EACCES", "fsync": "EIO", "close": "EIO"}
-for ranks in (1, 2, 3):
-    for rank in range(ranks):
-        for calls, errno_name in CALLS.items():
-            if rank > 0 and ranks == 3 and (rank == 1 or calls != "write,pwrite64"):
-                continue  # ranks > 0 only touch solution.h5: their other calls are covered by np2
-            for k in (1, 3):
-                folder = f"err-np{ranks}-r{rank}-{calls.split(',')[0]}-{k}"
-                label = f"{calls}={errno_name} at access {k}, rank {rank} of {ranks}"
-                fresh_old(folder)
-                paths = []
-                for name in STAGE_FILES:
-                    for suffix in ("", ".tmp"):
-                        for base in (f"{folder}/.hexcg-new", folder):
-                            paths += ["-P", f"{base}/{name}{suffix}", "-P", os.path.join(W, base, name + suffix)]
-                rc, err = launch(ranks, 2, folder, paths + ["-e", f"trace={calls}",
-                                                           "-e", f"inject={calls}:error={errno_name}:when={k}"],
-                                 rank)
-                check(rc != "timeout", f"{label}: hung")
-                if rc != 0:
-                    check("error" in err, f"{label}: rc {rc} without an error message: {err!r}")
-                which = verdict(folder, label)
-                if which == "old":
-                    check(rc != 0, f"{label}: exit 0 but the folder holds the old set")
-                recovers(folder, ranks, label)
+
+
+def file_paths(folder):
+    paths = []
+    for name in STAGE_FILES:
+        for suffix in ("", ".tmp"):
+            for base in (f"{folder}/.hexcg-new", folder):
+                paths += ["-P", f"{base}/{name}{suffix}", "-P", os.path.join(W, base, name + suffix)]
+    return paths
+
+
+def accesses(ranks, rank):
+    """how often the new-set run on `ranks` ranks makes each call on `rank` to the output files"""
+    folder = f"acc-np{ranks}-r{rank}"
+    fresh_old(folder)
+    tr = os.path.join(W, f"{folder}.tr")
+    traced = ",".join(CALLS)
+    rc, err = launch(ranks, 2, folder, file_paths(folder) + ["-o", tr, "-e", f"trace={traced}"], rank)
+    check(rc == 0, f"counting accesses np{ranks} rank {rank}: rc {rc} {err!r}")
+    n = dict.fromkeys(CALLS, 0)
+    known = set()
+    probe = False
+    with open(tr) as f:
+        for line in f:
+            call = line.split(None, 1)[1].split("(", 1)[0] if " " in line else ""
+            for calls in CALLS:
+                if call in calls.split(","):
+                    n[calls] += 1
+                    if call == "close" and probe:
+                        known.add(("close", n[calls]))
+            if call == "openat":
+                # ROMIO's create probe in MPI_File_open: rank 0 creates the file and closes it
+                # again; a failed close there returns from MPI_File_open on rank 0 while the other
+                # ranks wait in its Bcast, a hang inside ROMIO (docs/reliability.md)
+                probe = "solution.h5.tmp" in line and "O_RDWR|O_CREAT," in line and ranks > 1
+            elif call == "close":
+                probe = False
+    return n, known
+
+
+# rank 0 writes every file; the others only solution.h5 (rank 1 of 3: the
+# close that exited 9 instead of 1)
+PLAN = [(1, 0, CALLS), (2, 0, CALLS), (2, 1, CALLS), (3, 0, ["openat", "rename"]),
+        (3, 1, ["write,pwrite64", "close", "openat"]), (3, 2, ["write,pwrite64"])]
+ncases = 0
+for ranks, rank, calls_here in PLAN:
+    n, known = accesses(ranks, rank)
+    print(f"np{ranks} rank {rank}: accesses {n}" + (f", known hang points {sorted(known)}" if known else ""))
+    for calls in calls_here:
+        errno_name = CALLS[calls]
+        # the writes of ranks > 0 at their 1st and 3rd access only: their later ones include HDF5's
+        # metadata writes inside H5Fflush, between its barriers, where a failure is a known hang
+        # inside HDF5 (docs/reliability.md)
+        ks = (sorted({1, 3, max(1, n[calls] // 2), n[calls]}) if rank == 0 else [1, 3]) \
+            if calls.startswith("write") else range(1, n[calls] + 1)
+        for k in ks:
+            if k < 1 or k > n[calls] or (calls, k) in known:
+                continue
+            ncases += 1
+            folder = f"err-np{ranks}-r{rank}-{calls.split(',')[0]}-{k}"
+            label = f"{calls}={errno_name} at access {k} of {n[calls]}, rank {rank} of {ranks}"
+            fresh_old(folder)
+            rc, err = launch(ranks, 2, folder, file_paths(folder) + ["-e", f"trace={calls}",
+                                                                    "-e", f"inject={calls}:error={errno_name}:when={k}"],
+                             rank)
+            check(rc != "timeout", f"{label}: hung")
+            # the documented status of an I/O error (docs/case-format.md, "Exit status"), on every rank count
+            if rc != 0:
+                check(rc == 1, f"{label}: exit {rc}, not 1: {err!r}")
+                check("error" in err, f"{label}: rc {rc} without an error message: {err!r}")
+            which = verdict(folder, label)
+            if which == "old":
+                check(rc != 0, f"{label}: exit 0 but the folder holds the old set")
+            recovers(folder, ranks, label)
+print(f"{ncases} injected failures")
+
+# a name of the set that is a directory in the folder cannot be replaced:
+# refused before the commit point (the folder keeps its files), then fine
+for name in ("summary.yaml", "history.csv"):
+    folder = f"dir-{name}"
+    fresh_old(folder)
+    os.remove(os.path.join(W, folder, name))
+    os.makedirs(os.path.join(W, folder, name))
+    with open(os.path.join(W, folder, "case.yaml")) as f:
+        before = f.read()
+    rc, err = launch(2, 2, folder)
+    check(rc == 1 and "is a directory" in err, f"{name} a directory: rc {rc} {err!r}")
+    with open(os.path.join(W, folder, "case.yaml")) as f:
+        check(f.read() == before, f"{name} a directory: case.yaml was replaced")
+    check(not os.path.exists(os.path.join(W, folder, ".hexcg-new")), f"{name} a directory: a stage is left")
+    os.rmdir(os.path.join(W, folder, name))
+    recovers(folder, 2, f"{name} a directory")
 
 finish("all injected output faults handled")

@@ -7,6 +7,7 @@ output written, on 1 and 2 ranks. Boundary faces without a surface physical
 group are reported (count and the first one's location)."""
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,12 @@ for ranks in (1, 2):
     check(rc == 2 and "non-conforming faces" in err and "overlap face to face" in err and
           "file element tag 2" in err and "(0.5, 0, 1)" in err, f"offset np{ranks}: rc {rc} {err!r}")
     check(not os.path.exists(os.path.join(W, f"o-offset-np{ranks}")), f"offset np{ranks}: output written")
+    # each face is named with its own 4 corners (the message listed the element's 8): hex 1's
+    # top face z = 1, hex 2's bottom face z = 1
+    faces = re.findall(r"with vertices ((?:\d+ \([^)]*\) ?)+)", err)
+    check(len(faces) == 2 and all(len(re.findall(r"\(", f)) == 4 and
+                                  all(c.endswith(", 1") for c in re.findall(r"\(([^)]*)\)", f)) for f in faces),
+          f"offset np{ranks}: the faces' vertices are not their 4 corners at z = 1: {faces!r}")
 
 # the same two hexes stacked conformingly: accepted, and the 8 untagged side faces reported
 NODES2 = ("$Nodes\n12\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"

@@ -102,4 +102,17 @@ p.stdout.close()  # like `| head -1`
 err = p.stderr.read().decode()
 rc = p.wait(timeout=120)
 check(rc == 0 and os.path.isfile(os.path.join(out, "summary.yaml")), f"closed stdout: exit {rc} {err!r}")
+
+# under mpiexec.mpich a closed stdout ends the job from outside hexcg: Hydra's mpiexec fails its
+# own write (it dies of SIGPIPE, or with SIGPIPE ignored reports "write error (Broken pipe)") and
+# SIGKILLs the ranks, so nothing of the solve can be kept (docs/reliability.md, "Signals"). The
+# documented way out, --quiet (rank 0 prints nothing on stdout), must keep the whole run
+out = os.path.join(W, "pipe-mpiexec")
+p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", a.case, "--output", out, "--quiet",
+                      "--set", "preconditioner.type=jacobi", "--set", "mesh.elements=[6,4,4]", "--set", "order=3"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, OMP_NUM_THREADS="1"))
+p.stdout.close()
+err = p.stderr.read().decode()
+rc = p.wait(timeout=120)
+check(rc == 0 and os.path.isfile(os.path.join(out, "summary.yaml")), f"closed stdout, mpiexec --quiet: exit {rc} {err!r}")
 finish("signal checks passed")
