@@ -389,6 +389,8 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   /* coarse gather-scatter on a private cpu backend (host memory) */
   HX_CALL(hx_backend_create("host", &c->cb)); /* coarse vectors live on the host */
   const int64_t *vid = hx_mesh_element_vertex_ids(mesh);
+  int pin_rank = E > 0 ? c->rank : c->size; /* pure Neumann: the rank of the pinned vertex (below) */
+  if (c->o.nullspace) HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &pin_rank, 1, MPI_INT, MPI_MIN, c->comm));
   int64_t *ids = NULL;
   int *cflag = NULL;
   HX_CALL(HX_ALLOC(&ids, (int64_t)E * 8 + 1));
@@ -400,10 +402,15 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
       const int corner = (v & 1) * p + n * (((v >> 1) & 1) * p + n * (((v >> 2) & 1) * p));
       cflag[8 * (int64_t)e + v] = h_dirichlet_l && h_dirichlet_l[(int64_t)e * n3 + corner] != 0;
     }
-  /* pure Neumann: pin the first vertex of rank 0's first element (a
-   * Dirichlet vertex of the coarse space only): A0 is then SPD, and the
-   * solver projects the constant out of the preconditioned residual */
-  if (c->o.nullspace && c->rank == 0 && E > 0) cflag[0] = 1;
+  /* pure Neumann: pin the first vertex of the first element of the lowest
+   * rank that has elements (a Dirichlet vertex of the coarse space only): A0
+   * is then SPD, and the solver projects the constant out of the
+   * preconditioned residual. Not rank 0 as such: a partitioner may leave it
+   * without elements (metis on 2 elements and 2 ranks can), and without the
+   * pin A0 is singular; BoomerAMG then amplifies the rounding defect of
+   * 1.(P^T r) (1e-8 from an FP32 cycle's residual) into a coarse correction
+   * of size 1e8 and the preconditioner is indefinite */
+  if (c->o.nullspace && c->rank == pin_rank) cflag[0] = 1;
   int err = hx_gs_create(c->cb, c->comm, (int64_t)E * 8, ids, &c->cgs);
   if (!err) err = hx_gs_set_mask(c->cgs, cflag); /* exchange MAX: Dirichlet on any rank */
   free(ids), free(cflag);
