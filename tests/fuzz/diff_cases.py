@@ -61,8 +61,6 @@ ap.add_argument("--rounds", type=int, default=0, help="rounds to run (0: until -
 ap.add_argument("--time", type=float, default=120.0, help="seconds to run when --rounds is 0")
 ap.add_argument("--configs", type=int, default=4, help="configurations per round besides the reference")
 ap.add_argument("--gmsh", default=shutil.which("gmsh") or "")
-ap.add_argument("--no-known-skips", action="store_true",
-                help="also draw the configurations of the known bug below (FP32 pmg/asm, pure Neumann, > 1 rank)")
 a = ap.parse_args()
 shutil.rmtree(a.work, ignore_errors=True)
 os.makedirs(a.work)
@@ -328,12 +326,6 @@ while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end)
         curved = case["mesh"]["type"] == "kershaw" or "deform" in case["mesh"] or desc.startswith("gmsh27")
         for c in range(a.configs):
             ranks, sets = draw_config(rng, nel, curved)
-            if pure and ranks > 1 and not a.no_known_skips:
-                # known bug, found by this fuzzer (seed 11, 2026-12-02): a pure-Neumann case on 2 ranks
-                # with an FP32 preconditioner stops with diverged_indefinite_preconditioner
-                # (tests/fuzz/known-fp32-neumann-np2.yaml: a 1 x 1 x 2 box, default pmg, mpiexec -n 2,
-                # 0 iterations; FP64 and 1 rank solve it); run with --no-known-skips to see it
-                sets = [x.replace("precision=fp32", "precision=fp64") for x in sets]
             why, got = solve(work, f"c{c}", ranks, sets)
             runs += 1
             why = why or differ(ref, got, pure)
