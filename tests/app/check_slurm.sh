@@ -6,35 +6,17 @@
 # checked: a scaling.csv with one row per rank count whose summaries count
 # the ranks asked for (srun started real MPI jobs), the plots, CPU binding
 # in the job log; a job given a wrong option fails with a clear message.
-# The daemons are always stopped (trap), also on failure or timeout.
+# The daemons are always stopped (tests/common/slurm_session.sh).
 #   check_slurm.sh HEXCG OUT      exit 77 (skip) without Slurm's daemons or root
 set -euo pipefail
 # the job scripts run python3 from PATH unless told; the checks below want the plots,
 # so Debian's python with matplotlib (a PATH python3 may lack it: pyenv here)
 export HEXCG_PYTHON=${HEXCG_PYTHON:-/usr/bin/python3}
 HEXCG=$1; OUT=$2; ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PATH=$PATH:/usr/sbin
-for t in munged slurmctld slurmd sbatch scontrol; do
-  command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/bootstrap.sh installs Slurm)"; exit 77; }
-done
-[[ $(id -u) == 0 ]] || { echo "SKIP: the local Slurm runs as root"; exit 77; }
-rm -rf "$OUT"; mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CL=$OUT/cluster
-# a watchdog in its own session stops the daemons after 150 s even if this
-# script is killed (ctest's timeout is 120 s); a normal exit stops both
-WD=
-cleanup() {
-  "$ROOT/scripts/slurm_local.sh" stop "$CL" || true
-  [[ -z $WD ]] || kill -- -"$WD" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-setsid bash -c "sleep 150; '$ROOT/scripts/slurm_local.sh' stop '$CL'" </dev/null >/dev/null 2>&1 &
-WD=$!
-"$ROOT/scripts/slurm_local.sh" start "$CL" --timeout 30
-eval "$("$ROOT/scripts/slurm_local.sh" env "$CL")"
-unset SLURM_JOB_ID SLURM_NTASKS HEXCG_LAUNCH OMP_NUM_THREADS
+# the watchdog stops the daemons after 150 s even if this script is killed (ctest: 120 s)
+source "$ROOT/tests/common/slurm_session.sh"
+slurm_session "$OUT" 150
+unset OMP_NUM_THREADS
 export HEXCG_CPU_BIND=verbose,cores # srun reports each task's mask in the job log
 
 fail() {

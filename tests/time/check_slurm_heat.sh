@@ -8,31 +8,13 @@
 # end. Checked: the job completes after one requeue, its log shows both
 # starts, and the output folder holds the uninterrupted run's steps.csv rows,
 # series files and final solution bits (an mpiexec run of the same case).
-# The daemons are always stopped (trap), also on failure or timeout.
+# The daemons are always stopped (tests/common/slurm_session.sh).
 #   check_slurm_heat.sh HEXCG MPIEXEC OUT      exit 77 (skip) without Slurm's daemons or root
 set -euo pipefail
 HEXCG=$1; MPIEXEC=$2; OUT=$3; ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PATH=$PATH:/usr/sbin
-for t in munged slurmctld slurmd sbatch scontrol scancel; do
-  command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/bootstrap.sh installs Slurm)"; exit 77; }
-done
-[[ $(id -u) == 0 ]] || { echo "SKIP: the local Slurm runs as root"; exit 77; }
-rm -rf "$OUT"; mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CL=$OUT/cluster
-WD=
-cleanup() {
-  "$ROOT/scripts/slurm_local.sh" stop "$CL" || true
-  [[ -z $WD ]] || kill -- -"$WD" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 # the watchdog stops the daemons after 170 s even if this script is killed (ctest: 150 s)
-setsid bash -c "sleep 170; '$ROOT/scripts/slurm_local.sh' stop '$CL'" </dev/null >/dev/null 2>&1 &
-WD=$!
-"$ROOT/scripts/slurm_local.sh" start "$CL" --timeout 30
-eval "$("$ROOT/scripts/slurm_local.sh" env "$CL")"
-unset SLURM_JOB_ID SLURM_NTASKS HEXCG_LAUNCH
+source "$ROOT/tests/common/slurm_session.sh"
+slurm_session "$OUT" 170 scancel
 
 fail() {
   echo "FAIL: $*"
