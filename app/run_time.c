@@ -311,7 +311,7 @@ static int carry_series(tloop *L, int ck) {
     if (!err) steps[n++] = st;
   }
   if (dd) closedir(dd);
-  if (!err) qsort(steps, (size_t)n, sizeof(int), cmp_int);
+  if (!err && n > 1) qsort(steps, (size_t)n, sizeof(int), cmp_int); /* steps is NULL when n = 0 */
   char odir[4200];
   snprintf(odir, sizeof odir, "%s/series", L->cs->output.dir);
   if (!err && n > 0 && L->env->ctx->rank == 0 && mkdir(odir, 0777) != 0 && errno != EEXIST)
