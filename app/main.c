@@ -64,7 +64,8 @@ static void hx_default_threads(MPI_Comm comm) {
                 "hexcg: warning: OMP_NUM_THREADS='%s' is not a positive integer: using %d OpenMP thread%s per "
                 "rank (the node's %d cores shared by its %d rank%s)\n",
                 env, share, share > 1 ? "s" : "", cores, local, local > 1 ? "s" : "");
-    } else if ((v * local > cores || v > mine) && !(keep && !strcmp(keep, "1"))) {
+    } else if (v > share && (v * local > cores || v > mine) && !(keep && !strcmp(keep, "1"))) {
+      /* (v <= share: no fewer threads would help, e.g. 1 per rank with more ranks than cores) */
       if (rank == 0)
         fprintf(stderr,
                 "hexcg: warning: OMP_NUM_THREADS=%ld with %d rank%s on a node of %d cores would run %ld threads "

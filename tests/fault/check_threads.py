@@ -53,6 +53,11 @@ for ranks in (1, 2):
         p, s = run(ranks, value)
         check(p.returncode == 0 and "warning" not in p.stderr and s and s["threads_per_rank"] == want,
               f"np{ranks} OMP_NUM_THREADS={value!r}: rc {p.returncode} {p.stderr!r} threads {s and s['threads_per_rank']}")
+# one thread per rank with more ranks than cores: no fewer threads would help, so no
+# thread warning (it said "using 1 per rank (HEXCG_OVERSUBSCRIBE=1 keeps 1)": nothing to change)
+p, s = run(cores + 1, "1")
+check(p.returncode == 0 and "warning: OMP_NUM_THREADS" not in p.stderr and s and s["threads_per_rank"] == 1,
+      f"np{cores + 1} OMP_NUM_THREADS=1: rc {p.returncode} {p.stderr!r}")
 # an explicit oversubscription on request
 p, s = run(1, str(cores + 1), {"HEXCG_OVERSUBSCRIBE": "1"})
 check(p.returncode == 0 and "warning" not in p.stderr and s and s["threads_per_rank"] == cores + 1,
