@@ -178,31 +178,6 @@ static int write_effective(const hx_app_ctx *ctx, const hx_case *cs, const char 
   return err;
 }
 
-/* pmg's levels given as a list must start at the case's order (precond/
- * checks the list itself, decreasing and down to 1, but not knowing the
- * order; its setup refused the mismatch without a position, after a dry
- * run had passed): refused here at preconditioner.levels, before anything
- * is built. levels: auto follows the order. */
-static int check_pmg_levels(const hx_case *cs) {
-  const hx_opt *o = cs->preconditioner.opts;
-  const hx_opt *ty = hx_opt_get(o, "type"), *lv = hx_opt_get(o, "levels");
-  if (!lv || !ty || ty->kind != HX_OPT_SCALAR || !ty->value) return HX_SUCCESS;
-  if (strcmp(ty->value, "pmg") && strcmp(ty->value, "auto")) return HX_SUCCESS;
-  const char *first = NULL;
-  if (lv->kind == HX_OPT_LIST && lv->n > 0 && lv->items[0]->kind == HX_OPT_SCALAR)
-    first = lv->items[0]->value;
-  else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[')
-    first = lv->value + 1;
-  if (!first) return HX_SUCCESS; /* auto */
-  const long q = strtol(first, NULL, 10);
-  if (q == cs->order) return HX_SUCCESS;
-  return hx_opt_error(
-      lv->kind == HX_OPT_LIST ? lv->items[0] : lv,
-      "preconditioner.levels: the first level is order %ld but the case's order is %d; start the "
-      "list at the order (e.g. [%d, ..., 1]) or use levels: auto",
-      q, cs->order, cs->order);
-}
-
 static void print_file(const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return;
@@ -242,7 +217,11 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   /* precond/ validates its own options (positions in the case file) and
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
-  if (!err) err = check_pmg_levels(cs);
+  /* pmg's levels given as a list must start at the case's order */
+  if (!err) {
+    int lv[HX_PC_LEVELS_MAX], n;
+    err = hx_pc_options_levels(cs->preconditioner.opts, cs->order, lv, &n);
+  }
   /* a non-symmetric preconditioner under a CG that needs a symmetric one */
   if (!err)
     err = hx_pc_options_check_solver(cs->preconditioner.opts, cs->solver.type == HX_CASE_SOLVER_FCG,

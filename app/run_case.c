@@ -683,14 +683,9 @@ static int check_coefs_order(run_state *st, int p) {
       err = hx_mesh_gll_coords_range(m, p, e, e + 1, x, y, z);
       for (int q = 0; q < n3 && !err; q++) {
         const double v = hx_expr_eval(ex, x[q], y[q], z[q]) + (c ? st->shift : 0.0);
-        if (c ? v >= 0.0 && isfinite(v) : v > 0.0 && isfinite(v)) continue;
-        err = HX_ERROR(
-            HX_ERR_INPUT,
-            "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s "
-            "must be %s at every node of the mesh",
-            src ? src : "", src ? ": " : "", c ? "lambda" : "kappa", v, x[q], y[q], z[q],
-            (long long)hx_mesh_element_global_ids(m)[e], mn, p, c ? "lambda" : "kappa",
-            c ? "finite and >= 0" : "finite and > 0");
+        if (!hx_disc_coef_valid(c, v))
+          err = hx_disc_coef_node_error(c, v, x[q], y[q], z[q], (long long)hx_mesh_element_global_ids(m)[e],
+                                        mn, p, src);
       }
     }
   free(xyz);
@@ -713,25 +708,9 @@ static int check_setup(run_state *st) {
     st->shift =
         hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
   HX_CALL(check_coefs_order(st, cs->order));
-  const hx_opt *o = cs->preconditioner.opts, *ty = hx_opt_get(o, "type"), *lv = hx_opt_get(o, "levels");
-  const int pmg = ty && ty->kind == HX_OPT_SCALAR && ty->value &&
-                  (!strcmp(ty->value, "pmg") || !strcmp(ty->value, "auto"));
-  if (!pmg) return HX_SUCCESS;
-  if (lv && lv->kind == HX_OPT_LIST) {
-    for (int i = 1; i < lv->n; i++)
-      if (lv->items[i]->kind == HX_OPT_SCALAR && lv->items[i]->value)
-        HX_CALL(check_coefs_order(st, (int)strtol(lv->items[i]->value, NULL, 10)));
-  } else if (lv && lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') { /* --set levels=[7,3,1] */
-    const char *at = lv->value + 1;
-    for (char *end; *at && *at != ']'; at = end) {
-      const long q = strtol(at, &end, 10);
-      if (end == at) break;
-      if (q < cs->order) HX_CALL(check_coefs_order(st, (int)q));
-      while (*end == ',' || *end == ' ') end++;
-    }
-  } else if (cs->order > 1) {
-    HX_CALL(check_coefs_order(st, 1));
-  }
+  int lv[HX_PC_LEVELS_MAX], n = 0;
+  HX_CALL(hx_pc_options_levels(cs->preconditioner.opts, cs->order, lv, &n));
+  for (int i = 1; i < n; i++) HX_CALL(check_coefs_order(st, lv[i]));
   return HX_SUCCESS;
 }
 

@@ -27,6 +27,19 @@ static const hx_field *coef_field(const hx_disc_opts *o, int c, int32_t mt) {
   return f && f[mt].fn ? &f[mt] : NULL;
 }
 
+int hx_disc_coef_valid(int c, double v) { return isfinite(v) && (c ? v >= 0.0 : v > 0.0); }
+
+int hx_disc_coef_node_error(int c, double v, double x, double y, double z, long long gid,
+                            const char *material, int p, const char *where) {
+  const char *name = c ? "lambda" : "kappa";
+  return HX_ERROR(
+      HX_ERR_INPUT,
+      "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s must "
+      "be %s at every node of the mesh",
+      where ? where : "", where ? ": " : "", name, v, x, y, z, gid, material, p, name,
+      c ? "finite and >= 0" : "finite and > 0");
+}
+
 /* Coefficients at the GLL nodes (d->kn, d->ln) where a material has a
  * field: evaluated and checked at every node (kappa > 0, lambda >= 0,
  * finite), then the per-element GLL-weighted means (d->kappa, d->lambda). */
@@ -50,8 +63,7 @@ static int eval_coefficients(hx_disc d) {
       for (int q = 0; q < n3; q++) {
         const int64_t l = (int64_t)e * n3 + q;
         v[l] = f ? f->fn(f->ctx, d->x[l], d->y[l], d->z[l]) : per[c][e];
-        const int ok = c ? v[l] >= 0.0 && isfinite(v[l]) : v[l] > 0.0 && isfinite(v[l]);
-        if (!ok && bad < 0) bad = l;
+        if (bad < 0 && !hx_disc_coef_valid(c, v[l])) bad = l;
         const double wq = w[q % n] * w[(q / n) % n] * w[q / (n * n)];
         sum += wq * v[l], wsum += wq;
       }
@@ -64,12 +76,9 @@ static int eval_coefficients(hx_disc d) {
       const int32_t e = (int32_t)(bad / n3);
       const char *const *src = c ? o->lambda_src : o->kappa_src;
       const char *where = src && src[mat[e]] ? src[mat[e]] : NULL;
-      HX_CHECK(0, HX_ERR_INPUT,
-               "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s must be "
-               "%s at every node of the mesh",
-               where ? where : "", where ? ": " : "", c ? "lambda" : "kappa", v[bad], d->x[bad], d->y[bad], d->z[bad],
-               (long long)hx_mesh_element_global_ids(d->mesh)[e], hx_mesh_material_name(d->mesh, mat[e]), d->p,
-               c ? "lambda" : "kappa", c ? "finite and >= 0" : "finite and > 0");
+      HX_CALL(hx_disc_coef_node_error(c, v[bad], d->x[bad], d->y[bad], d->z[bad],
+                                      (long long)hx_mesh_element_global_ids(d->mesh)[e],
+                                      hx_mesh_material_name(d->mesh, mat[e]), d->p, where));
     }
     HX_CHECK(nbad == 0, HX_ERR_INPUT, "%s: invalid at a GLL node of another rank", c ? "lambda" : "kappa");
   }

@@ -152,6 +152,16 @@ hx_disc_opts hx_disc_opts_default(void);
  * mesh and b: both must outlive it. */
 typedef struct hx_disc_s *hx_disc;
 
+/* A coefficient's value at a node: kappa (c = 0) must be finite and > 0,
+ * lambda (c = 1) finite and >= 0. hx_disc_coef_node_error: the input
+ * error that refuses value v at the GLL node (x, y, z) of element gid
+ * (global id) of the material at order p; where: the case position and
+ * expression (NULL: none). What hx_disc_create checks at every node, and
+ * what a dry run checks without building the discretisation. */
+int hx_disc_coef_valid(int c, double v);
+int hx_disc_coef_node_error(int c, double v, double x, double y, double z, long long gid,
+                            const char *material, int p, const char *where);
+
 /* Collective over the mesh's communicator. Copies the options (and the
  * arrays they point to). */
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *d);

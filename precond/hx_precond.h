@@ -38,6 +38,17 @@ int hx_pc_options_check(hx_opt *opts);
  * Options as completed by hx_pc_options_check. Host only. */
 int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes);
 
+/* The most levels a pmg cycle has. */
+#define HX_PC_LEVELS_MAX 16
+/* The orders of pmg's (and auto's) levels that are known before the setup,
+ * for a case of order `order`: the list given, or for levels: auto the
+ * first and last (order, then 1; the setup picks the middle ones); *n of
+ * them into levels[HX_PC_LEVELS_MAX], *n = 0 for the other types. A list
+ * that does not start at the order is HX_ERR_INPUT at
+ * preconditioner.levels (the run and --dry-run refuse it before anything
+ * is built). Options as completed by hx_pc_options_check. Host only. */
+int hx_pc_options_levels(const hx_opt *opts, int order, int *levels, int *n);
+
 /* The check hx_pcg_solve makes on the built preconditioner, made on the
  * options before anything is built (the run and --dry-run): a restricted
  * Schwarz smoother (pmg smoother ras, cheby-ras) is not symmetric, so a

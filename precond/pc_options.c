@@ -419,6 +419,32 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   return HX_SUCCESS;
 }
 
+int hx_pc_options_levels(const hx_opt *opts, int order, int *levels, int *n) {
+  *n = 0;
+  pc_vals v;
+  hx_asm_opts a;
+  hx_pmg_opts g;
+  HX_CALL(pc_read(opts, &v, &a, &g));
+  if (v.type != PC_PMG && v.type != PC_AUTO) return HX_SUCCESS;
+  if (g.nlevels == 0) { /* auto */
+    levels[(*n)++] = order;
+    if (order > 1) levels[(*n)++] = 1;
+    return HX_SUCCESS;
+  }
+  if (g.levels[0] != order) {
+    /* the setup refuses the mismatch too, but without a position */
+    const hx_opt *lv = hx_opt_get(opts, "levels");
+    return hx_opt_error(
+        lv && lv->kind == HX_OPT_LIST && lv->n > 0 ? lv->items[0] : lv,
+        "preconditioner.levels: the first level is order %d but the case's order is %d; start "
+        "the list at the order (e.g. [%d, ..., 1]) or use levels: auto",
+        g.levels[0], order, order);
+  }
+  for (int i = 0; i < g.nlevels; i++) levels[i] = g.levels[i];
+  *n = g.nlevels;
+  return HX_SUCCESS;
+}
+
 int hx_pc_options_check_solver(const hx_opt *opts, int flexible, const char *solver) {
   if (flexible) return HX_SUCCESS;
   pc_vals v;

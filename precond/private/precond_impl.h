@@ -267,7 +267,7 @@ typedef enum { HX_PMG_MULTIPLICATIVE = 0, HX_PMG_ADDITIVE = 1 } hx_pmg_cycle;
  * smoother), or only on the way down (pre) or up (post): half the smoothing,
  * not symmetric (flexible CG) */
 typedef enum { HX_PMG_SIDES_BOTH = 0, HX_PMG_SIDES_PRE = 1, HX_PMG_SIDES_POST = 2 } hx_pmg_sides;
-#define HX_PMG_MAX_LEVELS 16
+#define HX_PMG_MAX_LEVELS HX_PC_LEVELS_MAX
 
 typedef struct {
   int nlevels;                    /* orders levels[0] = p > ... > levels[nlevels-1] = 1 */
