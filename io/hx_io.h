@@ -345,8 +345,10 @@ int hx_history_read(const char *path, hx_history *h);
 #define HX_HISTORY_MAX_ITERATION 1000000000
 
 /* ================================================================ solution files */
-/* Collective. Write dir/solution.h5 with parallel HDF5 (every rank writes its
- * elements collectively; rank r's elements follow those of ranks < r) and
+/* Collective. Write dir/solution.h5 (rank 0 creates its structure with
+ * serial HDF5, then every rank pwrites its rows at the datasets' offsets;
+ * rank r's elements follow those of ranks < r; no collective call inside a
+ * library, so a failed system call on any rank cannot hang the others) and
  * dir/solution.xdmf (rank 0). Per rank: E_local elements with global ids
  * gid[E_local]; x, y, z, u and exact (NULL when unknown) hold E_local*(p+1)^3
  * values at the element-local GLL nodes, node (i,j,k) of element e at

@@ -1,50 +1,27 @@
-/* solution.h5 (parallel HDF5, collective) + solution.xdmf, and the restart
- * reader. Layout: see hx_io_write_solution in hx_io.h. */
+/* solution.h5 + solution.xdmf, and the restart reader. Layout: see
+ * hx_io_write_solution in hx_io.h.
+ *
+ * The writer keeps parallel HDF5 and MPI-IO out of every path on which a
+ * system call can fail: rank 0 alone creates the file's whole structure with
+ * serial HDF5 (contiguous datasets allocated at creation, no fill, the
+ * attributes) and closes it; every rank then writes its rows at the
+ * datasets' file offsets with plain pwrite, and the ranks agree on the
+ * errors. A failed call on any rank returns to hexcg, never to a barrier
+ * inside a library: with parallel HDF5 a failed metadata pwrite on one rank
+ * inside H5Fflush left the others in HDF5's sync-point barrier, and a failed
+ * close in ROMIO's create probe left them in its MPI_Bcast (both hangs,
+ * docs/reliability.md). */
+#include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5_impl.h"
 
 #define HX_SOLUTION_FORMAT "hexcg-solution-1"
-
-/* Write rows [off, off+nrows) of a [total][ncols] dataset collectively. */
-static int write_rows(MPI_Comm comm, const char *path, hid_t f, const char *name, hid_t ftype, hid_t mtype,
-                      hsize_t total, hsize_t ncols, hsize_t off, hsize_t nrows, const void *data) {
-  int rank = ncols > 1 ? 2 : 1;
-  hsize_t dims[2] = {total, ncols}, start[2] = {off, 0}, count[2] = {nrows, ncols};
-  hid_t fs = H5Screate_simple(rank, dims, NULL);
-  hid_t ds = H5Dcreate2(f, name, ftype, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t ms = H5Screate_simple(rank, count, NULL);
-  if (nrows > 0) {
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-  } else {
-    H5Sselect_none(fs);
-    H5Sselect_none(ms);
-  }
-  /* independent transfers: each rank writes one contiguous block of rows per
-   * dataset. A collective write whose pwrite fails on one rank returns early
-   * there and leaves the other ranks in HDF5's next collective MPI-IO call
-   * (MPI_File_set_view), a hang that no agreement after H5Dwrite can break
-   * (tests/fault/check_inject.py); the reads below are independent for the
-   * same reason */
-  hid_t dx = H5Pcreate(H5P_DATASET_XFER);
-  H5Pset_dxpl_mpio(dx, H5FD_MPIO_INDEPENDENT);
-  herr_t st = ds >= 0 ? H5Dwrite(ds, mtype, ms, fs, dx, data) : -1;
-  /* the reason now, before the closes below clear HDF5's error stack */
-  char what[128];
-  snprintf(what, sizeof what, "dataset %s", name);
-  int err = st >= 0 ? HX_SUCCESS : hx_h5_write_error(path, what);
-  H5Pclose(dx);
-  H5Sclose(ms);
-  if (ds >= 0) H5Dclose(ds);
-  H5Sclose(fs);
-  /* the failure may be seen by some ranks only (the ranks that wrote): agree
-   * before the next collective call */
-  HX_CALL(hx_io_agree_error(comm, err));
-  return HX_SUCCESS;
-}
 
 static int write_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v) {
   hid_t sp = H5Screate(H5S_SCALAR);
@@ -155,74 +132,162 @@ int hx_io_write_solution_series(const char *dir, int p, long long E, int has_exa
 }
 #undef P
 
-static int write_datasets(MPI_Comm comm, const char *path, hid_t f, int rank, int p, int32_t El, long long E, long long eoff,
-                          const int64_t *gid, const double *x, const double *y, const double *z,
-                          const double *u, const double *exact) {
+/* The datasets of a solution file, in file order. */
+enum { DS_COORD, DS_CONN, DS_GID, DS_U, DS_EXACT, DS_ERROR, DS_RANK, DS_N };
+static const char *const ds_name[DS_N] = {"/mesh/coordinates", "/mesh/connectivity", "/mesh/element_id",
+                                          "/fields/u",         "/fields/exact",      "/fields/error",
+                                          "/fields/rank"};
+
+typedef struct {
+  long long rows, cols; /* global shape; cols 1: a 1-d dataset */
+  size_t esize;         /* bytes per value */
+  hid_t type;           /* native: the file holds the bytes of memory, HDF5 converts for readers */
+} ds_shape;
+
+static void ds_shapes(int p, long long E, ds_shape s[DS_N]) {
   const long long n = p + 1, npe = n * n * n, cpe = (long long)p * p * p;
-  const size_t Nl = (size_t)El * (size_t)npe, Cl = (size_t)El * (size_t)cpe;
-  double *buf = NULL;
-  int64_t *conn = NULL;
-  int32_t *rk = NULL;
+  s[DS_COORD] = (ds_shape){E * npe, 3, sizeof(double), H5T_NATIVE_DOUBLE};
+  s[DS_CONN] = (ds_shape){E * cpe, 8, sizeof(int64_t), H5T_NATIVE_INT64};
+  s[DS_GID] = (ds_shape){E, 1, sizeof(int64_t), H5T_NATIVE_INT64};
+  s[DS_U] = s[DS_EXACT] = s[DS_ERROR] = (ds_shape){E * npe, 1, sizeof(double), H5T_NATIVE_DOUBLE};
+  s[DS_RANK] = (ds_shape){E * cpe, 1, sizeof(int32_t), H5T_NATIVE_INT32};
+}
+
+/* Rank 0, serial HDF5: tmp with every dataset allocated (contiguous, early,
+ * never filled) and the root attributes; off[d] the file offset of dataset
+ * d's first byte (-1: not written). Closed on every path. */
+static int create_structure(const char *path, const char *tmp, int p, long long E, int has_exact,
+                            long long off[DS_N]) {
+  ds_shape s[DS_N];
+  ds_shapes(p, E, s);
+  for (int d = 0; d < DS_N; d++) off[d] = -1;
+  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) {
+    char why[512];
+    hx_h5_reason(why, sizeof why);
+    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
+  }
   int err = HX_SUCCESS;
   hid_t g1 = H5Gcreate2(f, "mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hid_t g2 = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g1 < 0 || g2 < 0) err = HX_ERROR(HX_ERR_IO, "HDF5: cannot create groups");
+  if (g1 < 0 || g2 < 0) err = hx_h5_write_error(path, "creating the groups");
   if (g1 >= 0) H5Gclose(g1);
   if (g2 >= 0) H5Gclose(g2);
-  if (!err) err = hx_calloc(Nl * 3, sizeof(double), &buf);
-  if (!err) err = hx_calloc(Cl * 8, sizeof(int64_t), &conn);
-  if (!err) err = hx_calloc(Cl, sizeof(int32_t), &rk);
-  err = hx_io_agree_error(comm, err);
-  if (err) goto done;
-  for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
-  err = write_rows(comm, path, f, "/mesh/coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 3,
-                   (hsize_t)(eoff * npe), Nl, buf);
-  if (err) goto done;
-  /* sub-hex (a,b,c) of element e: VTK hexahedron corners */
-  for (long long e = 0; e < El; e++)
-    for (int c = 0; c < p; c++)
-      for (int bb = 0; bb < p; bb++)
-        for (int a = 0; a < p; a++) {
-          int64_t base = (eoff + e) * npe;
-          int64_t *h = conn + 8 * (e * cpe + a + p * (bb + (long long)p * c));
-#define NODE(i, j, k) (base + (i) + n * ((j) + n * (k)))
-          h[0] = NODE(a, bb, c), h[1] = NODE(a + 1, bb, c), h[2] = NODE(a + 1, bb + 1, c),
-          h[3] = NODE(a, bb + 1, c);
-          h[4] = NODE(a, bb, c + 1), h[5] = NODE(a + 1, bb, c + 1), h[6] = NODE(a + 1, bb + 1, c + 1),
-          h[7] = NODE(a, bb + 1, c + 1);
-#undef NODE
-        }
-  for (size_t i = 0; i < Cl; i++) rk[i] = rank;
-  err = write_rows(comm, path, f, "/mesh/connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)(E * cpe), 8,
-                   (hsize_t)(eoff * cpe), Cl, conn);
-  if (!err)
-    err = write_rows(comm, path, f, "/mesh/element_id", H5T_STD_I64LE, H5T_NATIVE_INT64, (hsize_t)E, 1, (hsize_t)eoff,
-                     (hsize_t)El, gid);
-  if (!err)
-    err = write_rows(comm, path, f, "/fields/u", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
-                     (hsize_t)(eoff * npe), Nl, u);
-  if (!err && exact) {
-    err = write_rows(comm, path, f, "/fields/exact", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
-                     (hsize_t)(eoff * npe), Nl, exact);
-    for (size_t i = 0; i < Nl; i++) buf[i] = u[i] - exact[i];
-    if (!err)
-      err = write_rows(comm, path, f, "/fields/error", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (hsize_t)(E * npe), 1,
-                       (hsize_t)(eoff * npe), Nl, buf);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  for (int d = 0; !err && d < DS_N; d++) {
+    if (!has_exact && (d == DS_EXACT || d == DS_ERROR)) continue;
+    hsize_t dims[2] = {(hsize_t)s[d].rows, (hsize_t)s[d].cols};
+    hid_t fs = H5Screate_simple(s[d].cols > 1 ? 2 : 1, dims, NULL);
+    hid_t ds = H5Dcreate2(f, ds_name[d], s[d].type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
+    char what[128];
+    snprintf(what, sizeof what, "dataset %s", ds_name[d]);
+    if (ds < 0)
+      err = hx_h5_write_error(path, what);
+    else if (a != HADDR_UNDEF)
+      off[d] = (long long)a;
+    else if (s[d].rows > 0)
+      err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (%s)", path, what);
+    if (ds >= 0) H5Dclose(ds);
+    H5Sclose(fs);
   }
-  if (!err)
-    err = write_rows(comm, path, f, "/fields/rank", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)(E * cpe), 1,
-                     (hsize_t)(eoff * cpe), Cl, rk);
+  H5Pclose(dcpl);
   if (!err) {
-    int has_exact = exact != NULL, npe_i = (int)npe;
+    int npe = (p + 1) * (p + 1) * (p + 1);
     int64_t E64 = E;
     err = write_attr(f, "order", H5T_STD_I32LE, H5T_NATIVE_INT, &p);
     if (!err) err = write_attr(f, "num_elements", H5T_STD_I64LE, H5T_NATIVE_INT64, &E64);
-    if (!err) err = write_attr(f, "nodes_per_element", H5T_STD_I32LE, H5T_NATIVE_INT, &npe_i);
+    if (!err) err = write_attr(f, "nodes_per_element", H5T_STD_I32LE, H5T_NATIVE_INT, &npe);
     if (!err) err = write_attr(f, "has_exact", H5T_STD_I32LE, H5T_NATIVE_INT, &has_exact);
     if (!err) err = write_attr_str(f, "format", HX_SOLUTION_FORMAT);
-    err = hx_io_agree_error(comm, err);
   }
-done:
+  HX_CALL(hx_h5_close(f, path, tmp, MPI_COMM_NULL, err));
+  return HX_SUCCESS;
+}
+
+/* pwrite all of buf at off (short writes continued, EINTR retried) */
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off) {
+  const char *b = (const char *)buf;
+  while (len > 0) {
+    ssize_t w = pwrite(fd, b, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30), off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return -1;
+    }
+    b += w, len -= (size_t)w, off += w;
+  }
+  return 0;
+}
+
+/* Not collective. This rank's rows of every dataset into tmp (created by rank
+ * 0) at the offsets off: rank r's elements follow those of ranks < r. */
+static int write_rows(const char *path, const char *tmp, const long long off[DS_N], int rank, int p,
+                      int32_t El, long long E, long long eoff, const int64_t *gid, const double *x,
+                      const double *y, const double *z, const double *u, const double *exact) {
+  const long long n = p + 1, npe = n * n * n, cpe = (long long)p * p * p;
+  const size_t Nl = (size_t)El * (size_t)npe, Cl = (size_t)El * (size_t)cpe;
+  ds_shape s[DS_N];
+  ds_shapes(p, E, s);
+  if (El == 0) return HX_SUCCESS;
+  double *buf = NULL;
+  int64_t *conn = NULL;
+  int32_t *rk = NULL;
+  HX_CALL(hx_calloc(Nl * 3, sizeof(double), &buf));
+  int err = hx_calloc(Cl * 8, sizeof(int64_t), &conn);
+  if (!err) err = hx_calloc(Cl, sizeof(int32_t), &rk);
+  int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
+  if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+    /* dataset d, starting at element row r0 of this rank (in units of the dataset's rows per element) */
+#define PUT(d, per_elem, data)                                                                              \
+  do {                                                                                                      \
+    if (!err && off[d] >= 0) {                                                                              \
+      const size_t rowb = (size_t)s[d].cols * s[d].esize;                                                   \
+      const off_t at = (off_t)off[d] + (off_t)(eoff * (per_elem)) * (off_t)rowb;                            \
+      if (pwrite_all(fd, (data), (size_t)El * (size_t)(per_elem)*rowb, at) != 0)                            \
+        err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds_name[d]); \
+    }                                                                                                       \
+  } while (0)
+  if (!err) {
+    for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
+    PUT(DS_COORD, npe, buf);
+  }
+  if (!err) {
+    /* sub-hex (a,b,c) of element e: VTK hexahedron corners */
+    for (long long e = 0; e < El; e++)
+      for (int c = 0; c < p; c++)
+        for (int bb = 0; bb < p; bb++)
+          for (int a = 0; a < p; a++) {
+            int64_t base = (eoff + e) * npe;
+            int64_t *h = conn + 8 * (e * cpe + a + p * (bb + (long long)p * c));
+#define NODE(i, j, k) (base + (i) + n * ((j) + n * (k)))
+            h[0] = NODE(a, bb, c), h[1] = NODE(a + 1, bb, c), h[2] = NODE(a + 1, bb + 1, c),
+            h[3] = NODE(a, bb + 1, c);
+            h[4] = NODE(a, bb, c + 1), h[5] = NODE(a + 1, bb, c + 1), h[6] = NODE(a + 1, bb + 1, c + 1),
+            h[7] = NODE(a, bb + 1, c + 1);
+#undef NODE
+          }
+    PUT(DS_CONN, cpe, conn);
+  }
+  PUT(DS_GID, 1, gid);
+  PUT(DS_U, npe, u);
+  if (exact) {
+    PUT(DS_EXACT, npe, exact);
+    for (size_t i = 0; i < Nl; i++) buf[i] = u[i] - exact[i];
+    PUT(DS_ERROR, npe, buf);
+  }
+  for (size_t i = 0; i < Cl && rk; i++) rk[i] = rank;
+  PUT(DS_RANK, cpe, rk);
+#undef PUT
+  /* each rank's own data reaches the disk (on a distributed file system
+   * rank 0's fsync at the commit covers its own writes only) */
+  if (!err && fd >= 0 && fdatasync(fd) != 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
+  if (fd >= 0 && close(fd) != 0 && !err)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
   free(buf), free(conn), free(rk);
   return err;
 }
@@ -253,40 +318,33 @@ int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, 
   char path[4200], tmp[4210];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  /* HDF5 does not recover from a full disk (a failed flush leaves the file
-   * half-closed): check the space first, with a margin for the metadata */
-  {
+  long long off[DS_N];
+  int err = HX_SUCCESS;
+  if (rank == 0) {
+    /* HDF5 does not recover from a full disk (a failed flush leaves the
+     * file half-closed): check the space first, with a margin for the
+     * metadata */
     const double n3 = (double)(p + 1) * (p + 1) * (p + 1), c3 = (double)p * p * p;
     double bytes = (double)E * (n3 * 8 * (exact ? 6 : 4) + c3 * (8 * 8 + 4) + 8);
     bytes += 65536 + 0.01 * bytes;
-    int rerr = rank == 0 ? hx_io_reserve_space(path, tmp, bytes) : HX_SUCCESS;
-    HX_CALL(hx_io_bcast_error(comm, 0, rerr));
+    err = hx_io_reserve_space(path, tmp, bytes);
+    /* our messages name the file and the reason; HDF5's own stack is not printed */
+    H5E_auto2_t efn;
+    void *ecd;
+    H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (!err) err = create_structure(path, tmp, p, E, has_exact, off);
+    H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   }
-  /* our messages name the file and the reason; HDF5's own stack is not printed */
-  H5E_auto2_t efn;
-  void *ecd;
-  H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  char mpio[4220];
-  hid_t f = hx_h5_mpio_name(tmp, mpio, sizeof mpio) ? H5Fcreate(mpio, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
-  H5Pclose(fapl);
-  char why[512] = "";
-  if (f < 0) hx_h5_reason(why, sizeof why);
-  int err = f >= 0 ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why);
-  err = hx_io_agree_error(comm, err);
-  if (!err) {
-    /* every collective call below is followed by an agreement on its error,
-     * so all ranks stop at the same call; the file is closed on every path */
-    err = write_datasets(comm, path, f, rank, p, E_local, E, eoff, gid, x, y, z, u, exact);
-    err = hx_h5_close(f, path, tmp, comm, err);
-  } else if (f >= 0) {
-    H5Fclose(f);
-  }
-  H5Eset_auto2(H5E_DEFAULT, efn, ecd);
+  err = hx_io_bcast_error(comm, 0, err);
+  if (!err) HX_MPI(MPI_Bcast(off, DS_N, MPI_LONG_LONG, 0, comm));
+  /* plain system calls only: every rank reaches the agreement */
+  if (!err)
+    err = hx_io_agree_error(comm,
+                            write_rows(path, tmp, off, rank, p, E_local, E, eoff, gid, x, y, z, u, exact));
   if (rank == 0) {
-    if (!err && rename(tmp, path) != 0) err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
+    if (!err && rename(tmp, path) != 0)
+      err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
     if (err) remove(tmp);
     if (!err && xdmf) err = write_xdmf(dir, p, E, exact != NULL);
   }
