@@ -57,6 +57,11 @@ static int asm_destroy(void *ctx) {
 static int asm_setup(void *ctx) {
   asm_pc *a = (asm_pc *)ctx;
   hx_disc d = a->d;
+  if (a->o.prec == HX_F32) {
+    int fits = 1;
+    HX_CALL(hx_pc_f32_fits(d, a->b, "asm", "Schwarz level", &fits));
+    if (!fits) a->o.prec = HX_F64;
+  }
   const hx_fdm_opts fo = {.mesh = hx_disc_mesh(d),
                           .gs = hx_disc_gs(d),
                           .p = hx_disc_order(d),

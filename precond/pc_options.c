@@ -493,3 +493,39 @@ void hx_pc_options_print_keys(int names_only, FILE *out) {
   vals_default(PC_PMG, &v);
   hx_opt_print_keys(&smoother_group, &v, 0, names_only, out);
 }
+
+/* ---------------------------------------------------------------- FP32 range */
+#define HX_PC_F32_RANGE 0x1p60
+int hx_pc_f32_fits(hx_disc d, hx_backend b, const char *who, const char *part, int *fits) {
+  hx_op op = hx_disc_op(d);
+  const int64_t n = hx_op_size(op), nown = hx_op_owned(op);
+  double *d_diag = NULL, *h = NULL;
+  *fits = 1;
+  HX_CALL(hx_mem_alloc(b, sizeof(double) * (size_t)(n > 0 ? n : 1), (void **)&d_diag));
+  int err = hx_op_diagonal(op, d_diag);
+  if (!err) err = HX_ALLOC(&h, n > 0 ? n : 1);
+  if (!err) err = hx_mem_to_host(b, h, d_diag, sizeof(double) * (size_t)n);
+  double mm[2] = {0.0, 0.0}; /* -min, max of the nonzero |diag| */
+  for (int64_t i = 0; !err && i < nown; i++) {
+    const double v = fabs(h[i]);
+    if (v > 0 && (mm[0] == 0.0 || -v > mm[0])) mm[0] = -v;
+    if (v > mm[1]) mm[1] = v;
+  }
+  free(h);
+  hx_mem_free(b, (void **)&d_diag);
+  HX_CALL(err);
+  const MPI_Comm comm = hx_gs_comm(hx_disc_gs(d));
+  for (int k = 0; k < 2; k++) /* a rank without entries has mm[k] = 0, below every other's */
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &mm[k], 1, MPI_DOUBLE, k ? MPI_MAX : MPI_MIN, comm));
+  const double lo = -mm[0], hi = mm[1];
+  if (hi == 0.0 || (lo >= 1.0 / HX_PC_F32_RANGE && hi <= HX_PC_F32_RANGE)) return HX_SUCCESS;
+  *fits = 0;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    fprintf(stderr,
+            "hexcg: warning: %s: the operator's diagonal spans [%.3g, %.3g], outside what its FP32 %s "
+            "holds ([%.2g, %.2g]): the %s runs in FP64 (preconditioner.precision: fp64 says so)\n",
+            who, lo, hi, part, 1.0 / HX_PC_F32_RANGE, HX_PC_F32_RANGE, part);
+  return HX_SUCCESS;
+}

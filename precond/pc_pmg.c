@@ -255,50 +255,13 @@ static int level_setup(pmg *g, int l) {
   return HX_SUCCESS;
 }
 
-/* The FP32 cycle holds the operator's entries and M^-1 r in float: with a
- * diagonal outside [2^-60, 2^60] (kappa <= ~1e-40 or >= ~1e40 on a unit
- * box) they under- or overflow, and the eigenvalue estimate failed with
- * "r.Sr = 0 (start vector zero?)" (issue 32). The residual is in range:
- * solver/solve.c scales b to ||b|| ~ 1 outside [2^-40, 2^40]. Such a
- * problem runs the cycle in FP64, with a warning (docs/reliability.md,
- * "Scaling"); every other one is untouched. */
-#define HX_PMG_F32_RANGE 0x1p60
-static int fp32_range_check(pmg *g) {
-  hx_op op = hx_disc_op(g->d);
-  const int64_t n = hx_op_size(op), nown = hx_op_owned(op);
-  double *d_diag = NULL, *h = NULL;
-  HX_CALL(hx_mem_alloc(g->b, sizeof(double) * (size_t)(n > 0 ? n : 1), (void **)&d_diag));
-  int err = hx_op_diagonal(op, d_diag);
-  if (!err) err = HX_ALLOC(&h, n > 0 ? n : 1);
-  if (!err) err = hx_mem_to_host(g->b, h, d_diag, sizeof(double) * (size_t)n);
-  double mm[2] = {0.0, 0.0}; /* -min, max of the nonzero |diag| */
-  for (int64_t i = 0; !err && i < nown; i++) {
-    const double v = fabs(h[i]);
-    if (v > 0 && (mm[0] == 0.0 || -v > mm[0])) mm[0] = -v;
-    if (v > mm[1]) mm[1] = v;
-  }
-  free(h);
-  hx_mem_free(g->b, (void **)&d_diag);
-  HX_CALL(err);
-  const MPI_Comm comm = hx_gs_comm(hx_disc_gs(g->d));
-  for (int k = 0; k < 2; k++) /* a rank without entries has mm[k] = 0, below every other's */
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &mm[k], 1, MPI_DOUBLE, k ? MPI_MAX : MPI_MIN, comm));
-  const double lo = -mm[0], hi = mm[1];
-  if (hi == 0.0 || (lo >= 1.0 / HX_PMG_F32_RANGE && hi <= HX_PMG_F32_RANGE)) return HX_SUCCESS;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0)
-    fprintf(stderr,
-            "hexcg: warning: pmg: the operator's diagonal spans [%.3g, %.3g], outside what its FP32 cycle "
-            "holds ([%.2g, %.2g]): the cycle runs in FP64 (preconditioner.precision: fp64 says so)\n",
-            lo, hi, 1.0 / HX_PMG_F32_RANGE, HX_PMG_F32_RANGE);
-  g->prec = g->o.prec = HX_F64;
-  return HX_SUCCESS;
-}
-
 static int pmg_setup(void *ctx) {
   pmg *g = (pmg *)ctx;
-  if (g->prec == HX_F32) HX_CALL(fp32_range_check(g));
+  if (g->prec == HX_F32) {
+    int fits = 1;
+    HX_CALL(hx_pc_f32_fits(g->d, g->b, "pmg", "cycle", &fits));
+    if (!fits) g->prec = g->o.prec = HX_F64;
+  }
   for (int l = 0; l < g->nl; l++) HX_CALL(level_setup(g, l));
   if (g->o.coarse) {
     pmg_level *L = &g->lv[g->nl - 1];

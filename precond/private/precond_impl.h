@@ -16,6 +16,14 @@
 extern "C" {
 #endif
 
+/* Collective over d's communicator. *fits = 1 when the operator's diagonal
+ * lies in what a level held in float can take ([2^-60, 2^60]: kappa between
+ * about 1e-40 and 1e40 on a unit box); else 0, and rank 0 warns that `who`'s
+ * `part` runs in FP64. The FP32 Schwarz and Chebyshev levels under- or
+ * overflow outside it ("r.Sr = 0" in the eigenvalue estimate, issue 32); the
+ * residual is in range anyway (solver/solve.c scales b). pc_options.c. */
+int hx_pc_f32_fits(hx_disc d, hx_backend b, const char *who, const char *part, int *fits);
+
 /* ================================================================ fine level
  * z = W^{1/2} sum_s R_s^T A_s^{-1} R_s W^{1/2} r over the local elements s:
  * subdomain s = element s extended by one GLL layer across each face that has
