@@ -310,6 +310,8 @@ typedef struct {
   int64_t nu;   /* distinct nonzero ids on this rank */
   int64_t nrec; /* rendezvous records (id, count) received, sorted by id */
   int64_t nans; /* words of rendezvous answers received */
+  int64_t npriv;  /* unique ids kept out of the rendezvous (hx_gs_create_deferred_private) */
+  uint8_t *upriv; /* per unique id: 1 = private (NULL: none is) */
   int64_t *uid, *ucnt, *ustart, *pval; /* unique ids, local counts, offsets into the sorted pairs */
   uint64_t *pkey;
   int64_t *ans;  /* rendezvous answers: per id [id, mult, nh, holders...] */
@@ -325,7 +327,7 @@ typedef struct {
 static void hx_gs_tmp_free(hx_gs_tmp *t) {
   free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
   free(t->uans), free(t->gof), free(t->mult), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
-  free(t->rkey_val), free(t->rkey);
+  free(t->rkey_val), free(t->rkey), free(t->upriv);
 }
 
 /* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
@@ -333,7 +335,7 @@ static void hx_gs_tmp_free(hx_gs_tmp *t) {
 
 /* Phase 1: the local pairs (id, L index), sorted by id then L index, and the
  * unique ids with their local counts. Collective only to agree on bad ids. */
-static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
   const int64_t nl = gs->nl;
   int64_t nnz = 0, bad = -1;
   for (int64_t i = 0; i < nl; i++) {
@@ -367,6 +369,15 @@ static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   }
   t->ustart[nu] = nnz;
   t->nu = nu;
+  if (priv) { /* private when every entry of the id says so */
+    HX_CALL(HX_ALLOC(&t->upriv, nu + 1));
+    for (int64_t u = 0; u < nu; u++) {
+      uint8_t all = 1;
+      for (int64_t k = t->ustart[u]; k < t->ustart[u + 1] && all; k++) all = priv[t->pval[k]] != 0;
+      t->upriv[u] = all;
+      t->npriv += all;
+    }
+  }
   return HX_SUCCESS;
 }
 
@@ -378,7 +389,9 @@ static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
   const int64_t nu = t->nu;
   HX_CALL(HX_ALLOC(&t->scnt, size));
   HX_CALL(HX_ALLOC(&t->hcnt, size + 1));
-  for (int64_t u = 0; u < nu; u++) t->scnt[t->uid[u] % size] += 2;
+  const uint8_t *up = t->upriv;
+  for (int64_t u = 0; u < nu; u++)
+    if (!up || !up[u]) t->scnt[t->uid[u] % size] += 2;
   {
     int64_t s = 0;
     for (int r = 0; r < size; r++) {
@@ -388,6 +401,7 @@ static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
     }
     HX_CALL(HX_ALLOC(&t->sbuf, s + 1));
     for (int64_t u = 0; u < nu; u++) {
+      if (up && up[u]) continue;
       int r = (int)(t->uid[u] % size);
       t->sbuf[t->hcnt[r]++] = t->uid[u];
       t->sbuf[t->hcnt[r]++] = t->ucnt[u];
@@ -497,13 +511,14 @@ static int hx_gs_answer(hx_gs gs, hx_gs_tmp *t) {
   }
   int64_t nans = 0;
   HX_CALL(hx_gs_alltoallv(gs->comm, size, t->sbuf, t->scnt, &t->ans, &nans));
+  ndistinct += t->npriv; /* each held here only, so counted here only */
   HX_MPI(MPI_Allreduce(&ndistinct, &gs->n_global, 1, MPI_INT64_T, MPI_SUM, gs->comm));
   t->nans = nans;
   return HX_SUCCESS;
 }
 
 /* Phase 4: each answer matched with the local unique id it is about. */
-static int hx_gs_match_answers(hx_gs_tmp *t) {
+static int hx_gs_match_answers(hx_gs_tmp *t, int rank) {
   const int64_t nu = t->nu, nans = t->nans;
   /* Each source rank answers in increasing id order, so the search gallops
    * forward from the last match (O(log gap) per answer: the gap is about the
@@ -531,6 +546,20 @@ static int hx_gs_match_answers(hx_gs_tmp *t) {
     t->uans[lo] = a;
     last = lo;
     a += 3 + t->ans[a + 2];
+  }
+  if (t->npriv > 0) {
+    /* the private ids' answers, as the rendezvous would give them: [id, local count, 1, this rank] */
+    int64_t *ans = realloc(t->ans, sizeof(int64_t) * (size_t)(nans + 4 * t->npriv + 1));
+    HX_CHECK(ans, HX_ERR_MEM, "gather-scatter: out of memory for %lld answers", (long long)t->npriv);
+    t->ans = ans;
+    int64_t a = nans;
+    for (int64_t u = 0; u < nu; u++) {
+      if (!t->upriv[u]) continue;
+      ans[a] = t->uid[u], ans[a + 1] = t->ucnt[u], ans[a + 2] = 1, ans[a + 3] = rank;
+      t->uans[u] = a;
+      a += 4;
+    }
+    t->nans = a;
   }
 
   return HX_SUCCESS;
@@ -692,7 +721,7 @@ static int hx_gs_buffers(hx_gs gs) {
   return HX_SUCCESS;
 }
 
-static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
+static int hx_gs_setup(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
   /* one log event per phase (hexcg run --log-view), summed over all handles */
   static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer",
                                 "gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
@@ -704,10 +733,10 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
     HX_CALL(call);                     \
     hx_log_event_end(ev[k], 0.0, 0.0); \
   } while (0)
-  GS_PHASE(0, hx_gs_local_ids(gs, ids, t));
+  GS_PHASE(0, hx_gs_local_ids(gs, ids, priv, t));
   GS_PHASE(1, hx_gs_rendezvous(gs, t));
   GS_PHASE(2, hx_gs_answer(gs, t));
-  GS_PHASE(2, hx_gs_match_answers(t));
+  GS_PHASE(2, hx_gs_match_answers(t, gs->rank));
   GS_PHASE(3, hx_gs_number(gs, t));
   GS_PHASE(4, hx_gs_map(gs, t));
   GS_PHASE(5, hx_gs_pattern(gs, t));
@@ -716,8 +745,8 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, hx_gs_tmp *t) {
   return HX_SUCCESS;
 }
 
-static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, int defer,
-                             hx_gs *out) {
+static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, const uint8_t *priv,
+                             int defer, hx_gs *out) {
   HX_CHECK(out, HX_ERR_ARG, "gather-scatter: output handle is NULL");
   *out = NULL;
   HX_CHECK(b, HX_ERR_ARG, "gather-scatter: backend is NULL");
@@ -742,7 +771,7 @@ static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int6
   hx_log_event ev_all = -1;
   ierr = hx_log_event_register("gs.setup", &ev_all);
   hx_log_event_begin(ev_all);
-  if (!ierr) ierr = hx_gs_setup(gs, ids, &t);
+  if (!ierr) ierr = hx_gs_setup(gs, ids, priv, &t);
   hx_gs_tmp_free(&t);
   hx_log_event_end(ev_all, 0.0, 0.0);
   if (ierr) {
@@ -757,12 +786,18 @@ static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int6
 }
 
 int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
-  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, 0, out));
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, NULL, 0, out));
   return HX_SUCCESS;
 }
 
 int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, hx_gs *out) {
-  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, 1, out));
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, NULL, 1, out));
+  return HX_SUCCESS;
+}
+
+int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids,
+                                  const uint8_t *priv, hx_gs *out) {
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, priv, 1, out));
   return HX_SUCCESS;
 }
 

@@ -59,6 +59,16 @@ int hx_gs_create(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, 
  * exchange, masks and the owner/shared flags work; scatter and gather are
  * refused. Collective over comm. */
 int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids, hx_gs *gs);
+/* As hx_gs_create_deferred, with h_private[nl] (host, or NULL: none): a
+ * nonzero h_private[i] promises that no other rank of comm passes the id
+ * h_ids[i]. An id all of whose entries on this rank carry the promise stays
+ * out of the rendezvous (its multiplicity is its local count, its holder
+ * this rank); every other id goes through it as before, so the handle is the
+ * one hx_gs_create_deferred builds. A false promise is not detected and gives
+ * a wrong handle: the caller must know (the FDM's extended boxes: ids of
+ * nodes no other rank's box reaches, precond/fdm.c). Collective over comm. */
+int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids,
+                                  const uint8_t *h_private, hx_gs *gs);
 /* Builds the L side of a handle from hx_gs_create_deferred in its current
  * layout (no-op when built). Local. */
 int hx_gs_finish_l(hx_gs gs);

@@ -206,6 +206,7 @@ typedef struct {
   int *sc, *rc, *sd, *rd, *present, *flag;
   int32_t *lb, *li, *in_idx, *out_idx;
   double *mask, *imult, *wt, *in_w;
+  uint8_t *fpriv, *plane_priv, *xpriv; /* held by this rank only: per fine G, plane entry, extended L */
   int rank, size;
   int64_t nrec; /* records received in recvbuf (keys: sorted by face key) */
 } fdm_work;
@@ -216,6 +217,7 @@ static void work_free(fdm_work *w) {
   free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
   free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
+  free(w->fpriv), free(w->plane_priv), free(w->xpriv);
 }
 
 /* After the interior extended G entries were renumbered in the grouped L
@@ -460,6 +462,46 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
 /* phase 3: the extension plane of every face in the element's own face
  * coordinates (W->plane) and the neighbour's width (W->hn): local
  * neighbours directly, remote ones from the received records */
+/* The fine nodes no other rank's extended box reaches (W->fpriv, per fine G
+ * entry; NULL with HEXCG_FDM_PRIVATE=0): held by this rank only in the fine
+ * gather-scatter and not in an element with a face on another rank. Another
+ * rank's box reaches a node of this rank only as its own node (then the
+ * fine gather-scatter shares it) or through a face extension into this
+ * rank's element across that face (then every node of that element is
+ * excluded here). The extended gather-scatter keeps the ids of these nodes
+ * out of its rendezvous (hx_gs_create_deferred_private): 85-90 % of them on
+ * a box cut into two slabs. */
+static int fdm_private_nodes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
+  const char *env = getenv("HEXCG_FDM_PRIVATE");
+  if (env && !strcmp(env, "0")) return HX_SUCCESS;
+  const int n = f->p + 1, n3 = n * n * n;
+  const int64_t ng = hx_gs_num_local(o->gs), s0 = ng - hx_gs_num_shared(o->gs);
+  const int32_t *fmap = hx_gs_map_host(o->gs);
+  const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(o->mesh);
+  const int64_t *nbr_elem;
+  const int8_t *nbr_face, *orient;
+  HX_CALL(hx_mesh_face_neighbors(o->mesh, &nbr_elem, &nbr_face, &orient));
+  HX_CHECK(fmap, HX_ERR_INTERNAL, "FDM: the fine gather-scatter has no host map");
+  HX_CALL(HX_ALLOC(&W->fpriv, ng + 1));
+  for (int64_t g = 0; g < ng; g++) W->fpriv[g] = g < s0;
+  for (int32_t e = 0; e < f->E; e++) {
+    int remote = 0;
+    for (int fc = 0; fc < 6; fc++)
+      remote |= nbr_elem[6 * (int64_t)e + fc] >= 0 && nbr_rank[6 * (int64_t)e + fc] != W->rank;
+    if (!remote) continue;
+    for (int k = 0; k < n3; k++) {
+      const int32_t g = fmap[(int64_t)e * n3 + k];
+      if (g >= 0) W->fpriv[g] = 0;
+    }
+  }
+  return HX_SUCCESS;
+}
+
+/* W->fpriv of fine L entry i (0 without the flags or for an entry without a G row) */
+static uint8_t fine_private(const fdm_work *W, const int32_t *fmap, int64_t i) {
+  return W->fpriv && fmap[i] >= 0 ? W->fpriv[fmap[i]] : 0;
+}
+
 static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int p = f->p, n = p + 1, n2 = n * n, n3 = n2 * n;
   const int32_t E = f->E;
@@ -469,7 +511,10 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(hx_mesh_face_neighbors(o->mesh, &nbr_elem, &nbr_face, &orient));
   const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(o->mesh);
   const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
+  const int32_t *fmap = hx_gs_map_host(o->gs);
+  HX_CALL(fdm_private_nodes(f, o, W));
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
+  if (W->fpriv) HX_CALL(HX_ALLOC(&W->plane_priv, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
   HX_CALL(HX_ALLOC(&W->kn, 6 * (size_t)E + 1));
   for (int32_t e = 0; e < E; e++)
@@ -479,6 +524,8 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       const int nf = nbr_face[q], ob = orient[q];
       const int64_t *src; /* neighbour's plane in its face coordinates */
       int64_t tmp[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
+      uint8_t tpriv[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)]; /* a remote neighbour's nodes: not private */
+      memset(tpriv, 0, sizeof tpriv);
       if (nbr_rank[q] == rank) {
         const int64_t *hit =
             (const int64_t *)bsearch(&nbr_elem[q], egid, (size_t)E, sizeof(int64_t), cmp_i64);
@@ -486,8 +533,11 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
                  (long long)nbr_elem[q]);
         const int32_t el = (int32_t)(hit - egid);
         for (int v = 0; v < n; v++)
-          for (int u = 0; u < n; u++)
-            tmp[u + n * v] = W->gid[(int64_t)el * n3 + face_depth_node(p, nf, 1, u, v)];
+          for (int u = 0; u < n; u++) {
+            const int64_t i = (int64_t)el * n3 + face_depth_node(p, nf, 1, u, v);
+            tmp[u + n * v] = W->gid[i];
+            tpriv[u + n * v] = fine_private(W, fmap, i);
+          }
         src = tmp;
         W->hn[q] = W->h[3 * el + nf / 2];
         W->kn[q] = W->kbox[el];
@@ -506,6 +556,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
           const int ii = (ob & 1) ? v : u, jj = (ob & 1) ? u : v;
           const int up = (ob & 2) ? p - ii : ii, vp = (ob & 4) ? p - jj : jj;
           W->plane[q * n2 + u + n * v] = src[up + n * vp];
+          if (W->plane_priv) W->plane_priv[q * n2 + u + n * v] = tpriv[up + n * vp];
         }
     }
   return HX_SUCCESS;
@@ -608,6 +659,8 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
   const int64_t m3 = (int64_t)m * m * m;
   const int32_t E = f->E;
   HX_CALL(HX_ALLOC(&W->xid, (size_t)E * m3 + 1));
+  const int32_t *fmap = hx_gs_map_host(f->gs);
+  if (W->fpriv) HX_CALL(HX_ALLOC(&W->xpriv, (size_t)E * m3 + 1));
   for (int32_t e = 0; e < E; e++) {
     const int *px = W->present + 3 * (int64_t)e * m, *py = px + m, *pz = py + m;
     for (int C = 0; C < m; C++)
@@ -616,14 +669,19 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
           if (!px[A] || !py[B] || !pz[C]) continue;
           const int oa = A == 0 || A == m - 1, ob = B == 0 || B == m - 1, oc = C == 0 || C == m - 1;
           int64_t id = 0;
+          uint8_t priv = 0;
           if (oa + ob + oc == 0) {
-            id = W->gid[(int64_t)e * n3 + (A - 1) + n * ((B - 1) + n * (C - 1))];
+            const int64_t i = (int64_t)e * n3 + (A - 1) + n * ((B - 1) + n * (C - 1));
+            id = W->gid[i];
+            priv = fine_private(W, fmap, i);
           } else if (oa + ob + oc == 1) {
             const int fc = oa ? (A == 0 ? 0 : 1) : ob ? (B == 0 ? 2 : 3) : (C == 0 ? 4 : 5);
             const int u = oa ? B - 1 : A - 1, v = oc ? B - 1 : C - 1;
             id = W->plane[(6 * (int64_t)e + fc) * n2 + u + n * v];
+            priv = W->plane_priv ? W->plane_priv[(6 * (int64_t)e + fc) * n2 + u + n * v] : 0;
           }
           W->xid[(int64_t)e * m3 + A + m * (B + m * C)] = id;
+          if (W->xpriv) W->xpriv[(int64_t)e * m3 + A + m * (B + m * C)] = priv;
         }
   }
   /* the setup's peak: what the ids were made from goes first */
@@ -631,8 +689,11 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
   W->gid = W->plane = W->sendbuf = W->recvbuf = NULL, W->keys = NULL;
   /* the L side is built once, in its final layout (fdm_setup: the grouped
    * relayout or hx_gs_finish_l) */
-  HX_CALL(hx_gs_create_deferred(f->b, f->comm, (int64_t)E * m3, W->xid, &f->xgs));
-  free(W->xid), W->xid = NULL;
+  free(W->fpriv), free(W->plane_priv);
+  W->fpriv = W->plane_priv = NULL;
+  HX_CALL(hx_gs_create_deferred_private(f->b, f->comm, (int64_t)E * m3, W->xid, W->xpriv, &f->xgs));
+  free(W->xid), free(W->xpriv);
+  W->xid = NULL, W->xpriv = NULL;
   f->xnl = (int64_t)E * m3;
   f->xng = hx_gs_num_local(f->xgs);
   return HX_SUCCESS;

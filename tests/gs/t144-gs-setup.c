@@ -8,6 +8,9 @@
  *    hx_gs_create (map, ids, multiplicities, and the same bits from gather,
  *    exchange and scatter of random vectors); before hx_gs_finish_l the
  *    gather and scatter are refused;
+ *  - hx_gs_create_deferred_private with the ids held by one rank promised
+ *    private (all their entries, or two in three) gives the same handle and
+ *    bits as hx_gs_create;
  *  - hx_gs_create_deferred + hx_gs_relayout gives the same handle and bits
  *    as hx_gs_create + hx_gs_relayout (the FDM's grouped layout path), with
  *    and without the interior renumbering.
@@ -53,8 +56,10 @@ static double *host(hx_backend b, const double *d, int64_t n) {
   return h;
 }
 
-static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t nl, int rank, int size) {
-  /* every rank's ids, for the holders of each id */
+/* from every rank's ids (MPI_Allgather): per id q < *nmax the lowest holding
+ * rank, the number of holding ranks and the global count */
+static void holders(const cfg_t *c, const int64_t *ids, int64_t nl, int size, int **lowest_out, int **nhold_out,
+                    int **mult_out, int64_t *nmax_out) {
   int cnt = (int)nl, *cnts = malloc(sizeof(int) * size), *displ = malloc(sizeof(int) * (size + 1));
   MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, MPI_COMM_WORLD);
   displ[0] = 0;
@@ -74,6 +79,14 @@ static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t
       if (last[q] != r) nhold[q]++, last[q] = r;
       if (lowest[q] < 0) lowest[q] = r;
     }
+  free(last), free(all), free(cnts), free(displ);
+  *lowest_out = lowest, *nhold_out = nhold, *mult_out = mult, *nmax_out = nmax;
+}
+
+static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t nl, int rank, int size) {
+  int *lowest, *nhold, *mult;
+  int64_t nmax;
+  holders(c, ids, nl, size, &lowest, &nhold, &mult, &nmax);
   /* reference G index: per group by first L entry */
   const int32_t *map = hx_gs_map_host(gs);
   const int64_t *gid = hx_gs_global_ids(gs);
@@ -106,7 +119,7 @@ static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t
     bad = map[i] != ref[q] || gid[map[i]] != q || m[map[i]] != (double)mult[q];
   }
   HX_ASSERT(!bad, "p = %d rank %d: G numbering or multiplicity differs from the reference", c->p, rank);
-  free(m), free(ref), free(lowest), free(nhold), free(mult), free(last), free(all), free(cnts), free(displ);
+  free(m), free(ref), free(lowest), free(nhold), free(mult);
   return 0;
 }
 
@@ -172,6 +185,33 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
   HX_TCALL(hx_gs_finish_l(b)); /* a no-op the second time */
   if (check_same(bk, a, b, "deferred + finish_l")) return 1;
   HX_TCALL(hx_gs_destroy(&b));
+  /* ids promised private (held by this rank only: all their entries, then
+   * two in three of them, the rest going through the rendezvous as usual):
+   * the same handle, the same global count */
+  {
+    int *lowest, *nhold, *mult;
+    int64_t nmax;
+    holders(c, ids, nl, size, &lowest, &nhold, &mult, &nmax);
+    uint8_t *priv = malloc((size_t)nl + 1);
+    for (int partial = 0; partial < 2; partial++) {
+      int64_t npriv = 0;
+      for (int64_t i = 0; i < nl; i++) {
+        priv[i] = ids[i] && nhold[ids[i]] == 1 && !(partial && i % 3 == 0);
+        npriv += priv[i];
+      }
+      hx_gs x = NULL;
+      HX_TCALL(hx_gs_create_deferred_private(bk, MPI_COMM_WORLD, nl, ids, priv, &x));
+      HX_TCALL(hx_gs_finish_l(x));
+      HX_ASSERT(hx_gs_num_global(x) == hx_gs_num_global(a), "p = %d: %lld distinct ids with private ones, %lld",
+                c->p, (long long)hx_gs_num_global(x), (long long)hx_gs_num_global(a));
+      if (check_same(bk, a, x, partial ? "private (two in three)" : "private")) return 1;
+      int64_t nall = 0; /* the test means something: some entries are private somewhere */
+      MPI_Allreduce(&npriv, &nall, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      HX_ASSERT(nall > 0, "p = %d: no entry private on any rank", c->p);
+      HX_TCALL(hx_gs_destroy(&x));
+    }
+    free(priv), free(lowest), free(nhold), free(mult);
+  }
   /* relayout (reversed L order with some empty entries) after create and after create_deferred */
   const int64_t nl2 = nl + nl / 5;
   int64_t *old = malloc(sizeof(int64_t) * (size_t)(nl2 + 1));

@@ -648,18 +648,20 @@ static int mode_bench(int nel, int p, int reps) {
   return ctx_destroy(&x);
 }
 
-/* ---------------------------------------------------------------- share
+/* ---------------------------------------------------------------- share, private
  * The 1D eigenpairs shared between (element, direction) pairs with the
  * same inputs (precond/fdm.c, fdm_box_eigenpairs) against one LAPACK solve
- * per pair (HEXCG_FDM_SHARE=0): the box inverse of every element and the
- * whole apply give the same bits. Boxes with unequal extents, Kershaw, p = 1
- * (its own 1D matrices), kappa jumps between elements (the neighbour
- * ratios), Neumann and lambda > 0. */
-static int share_case(const cfg *c) {
+ * per pair (HEXCG_FDM_SHARE=0), and the extended gather-scatter with the
+ * ids no other rank's box reaches kept out of its rendezvous (fdm_private_nodes)
+ * against all of them through it (HEXCG_FDM_PRIVATE=0): the box inverse of
+ * every element and the whole apply give the same bits. Boxes with unequal
+ * extents, Kershaw, p = 1 (its own 1D matrices), kappa jumps between
+ * elements (the neighbour ratios), Neumann and lambda > 0; on 1-3 ranks. */
+static int share_case(const cfg *c, const char *env) {
   ctx x[2];
   for (int k = 0; k < 2; k++) {
-    if (k == 0) setenv("HEXCG_FDM_SHARE", "0", 1);
-    else unsetenv("HEXCG_FDM_SHARE");
+    if (k == 0) setenv(env, "0", 1);
+    else unsetenv(env);
     if (ctx_create(MPI_COMM_WORLD, g_backend, c, &x[k])) return 1;
   }
   const int m = c->p + 3;
@@ -675,8 +677,8 @@ static int share_case(const cfg *c) {
     for (int k = 0; k < 2; k++) HX_TCALL(hx_fdm_box_solve(x[k].f, e, u, w[k]));
     if (memcmp(w[0], w[1], sizeof(double) * (size_t)m3)) bad = e;
   }
-  HX_ASSERT(bad < 0, "%s p = %d: box inverse of element %d differs with shared eigenpairs",
-            c->eps < 1 ? "kershaw" : "box", c->p, bad);
+  HX_ASSERT(bad < 0, "%s p = %d: box inverse of element %d differs without %s=0",
+            c->eps < 1 ? "kershaw" : "box", c->p, bad, env);
   const int64_t ng = hx_gs_num_local(hx_disc_gs(x[0].d));
   double *hr = malloc(sizeof(double) * (size_t)(ng + 1)), *hz[2];
   hz[0] = malloc(sizeof(double) * (size_t)(ng + 1)), hz[1] = malloc(sizeof(double) * (size_t)(ng + 1));
@@ -684,14 +686,14 @@ static int share_case(const cfg *c) {
     g_random(hx_disc_gs(x[k].d), 11, hr);
     if (fdm_apply_host(&x[k], hr, hz[k])) return 1;
   }
-  HX_ASSERT(!memcmp(hz[0], hz[1], sizeof(double) * (size_t)ng), "%s p = %d: apply differs with shared eigenpairs",
-            c->eps < 1 ? "kershaw" : "box", c->p);
+  HX_ASSERT(!memcmp(hz[0], hz[1], sizeof(double) * (size_t)ng), "%s p = %d: apply differs without %s=0",
+            c->eps < 1 ? "kershaw" : "box", c->p, env);
   free(u), free(w[0]), free(w[1]), free(hr), free(hz[0]), free(hz[1]);
   for (int k = 0; k < 2; k++) HX_TCALL(ctx_destroy(&x[k]));
   return 0;
 }
 
-static int mode_share(void) {
+static int mode_share(const char *env) {
   cfg c;
   for (int v = 0; v < 6; v++) {
     cfg_default(&c);
@@ -703,7 +705,7 @@ static int mode_share(void) {
     if (v == 3) c.nx = c.ny = c.nz = 6, c.p = 5, c.eps = 0.3, c.lambda = 0.7;
     if (v == 4) c.nx = c.ny = c.nz = 5, c.p = 1, c.kjump = 1;
     if (v == 5) c.nx = 6, c.ny = 4, c.nz = 2, c.p = 2, c.eps = 0.3, c.neumann = 1, c.weight = HX_FDM_WEIGHT_NONE;
-    if (share_case(&c)) return 1;
+    if (share_case(&c, env)) return 1;
   }
   return 0;
 }
@@ -729,7 +731,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "fp32"))
     rc = mode_fp32();
   else if (!strcmp(mode, "share"))
-    rc = mode_share();
+    rc = mode_share("HEXCG_FDM_SHARE");
+  else if (!strcmp(mode, "private"))
+    rc = mode_share("HEXCG_FDM_PRIVATE");
   else if (!strcmp(mode, "bench")) {
     int nel = 12, p = 7;
     if (argc > 2 && argv[2][0] != '-') nel = atoi(argv[2]);
