@@ -398,7 +398,7 @@ int hx_disc_error(hx_disc d, const double *h_u, hx_field exact, double *l2, doub
    * largest error near 1 (applied with ldexp: for a subnormal largest error,
    * at a 1e-305 scale, 2^sx itself is not representable and the norms were
    * NaN); the first pass alone decides every other case */
-  int sx = 0; /* the second pass's scale 2^sx (ldexp: 2^sx itself overflows for a subnormal largest error) */
+  int sx = 0; /* the second pass's scale is 2^sx */
   double glob[2];
   MPI_Comm comm = hx_mesh_comm(d->mesh);
   for (int pass = 0; pass < 2; pass++) {

@@ -78,19 +78,11 @@ int hx_io_finalize(void) {
   return 0;
 }
 
-static int agree(MPI_Comm comm, int err) { return comm == MPI_COMM_NULL ? err : hx_io_agree_error(comm, err); }
-
-int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int err) {
-  int rank = 0;
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+int hx_h5_close(hid_t f, const char *path, const char *tmp, int err) {
   if (!err && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) err = hx_h5_write_error(path, "flushing the file");
-  err = agree(comm, err);
-  if (err) {
-    /* the file is discarded: give its space back so that closing it (which
-     * writes HDF5's metadata) cannot fail on a full disk */
-    if (rank == 0 && truncate(tmp, 0) != 0) { /* nothing more to do: the close reports */
-    }
-    if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
+  /* the file is discarded: give its space back so that closing it (which
+   * writes HDF5's metadata) cannot fail on a full disk */
+  if (err && truncate(tmp, 0) != 0) { /* nothing more to do: the close reports */
   }
   char first[2048] = "";
   if (err) snprintf(first, sizeof first, "%s", hx_error_message());
@@ -99,5 +91,5 @@ int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int e
     if (!err) err = hx_h5_write_error(path, "closing the file");
     else hx_error_set(__FILE__, __LINE__, __func__, err, "%s", first); /* keep the first reason */
   }
-  return agree(comm, err);
+  return err;
 }

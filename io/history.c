@@ -122,7 +122,7 @@ static int write_h5(hx_history h, const char *path) {
   if (!err && h->has_step) err = h5_write_1d(f, path, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, n, it);
   if (!err && h->has_step) err = h5_write_1d(f, path, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, h->time);
   free(it);
-  err = hx_h5_close(f, path, tmp, MPI_COMM_NULL, err);
+  err = hx_h5_close(f, path, tmp, err);
   H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   if (!err && rename(tmp, path) != 0) err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
   if (err) remove(tmp);

@@ -204,7 +204,7 @@ static int create_structure(const char *path, const char *tmp, int p, long long 
     if (!err) err = write_attr(f, "has_exact", H5T_STD_I32LE, H5T_NATIVE_INT, &has_exact);
     if (!err) err = write_attr_str(f, "format", HX_SOLUTION_FORMAT);
   }
-  HX_CALL(hx_h5_close(f, path, tmp, MPI_COMM_NULL, err));
+  HX_CALL(hx_h5_close(f, path, tmp, err));
   return HX_SUCCESS;
 }
 

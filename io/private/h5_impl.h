@@ -12,16 +12,15 @@
 void hx_h5_reason(char *buf, size_t len);
 /* Record HX_ERR_IO "cannot write 'path': REASON (what)" from the HDF5 error stack. */
 int hx_h5_write_error(const char *path, const char *what);
-/* Collective over comm when comm != MPI_COMM_NULL (a file opened with the
- * MPI-IO driver), else serial. Flush and close f (the file path, being
- * written under the temporary name tmp), with err the error state so far (already agreed
- * across comm). A failed flush inside H5Fclose leaves a half-closed file in
- * HDF5's tables that crashes MPI_Finalize; so the file is flushed first, the
- * ranks agree on the outcome, and after any error tmp is truncated (which
- * frees the space a full disk needs for the metadata) before the close. The
- * file is always closed; tmp is left for the caller to rename or remove.
- * Returns the agreed error. */
-int hx_h5_close(hid_t f, const char *path, const char *tmp, MPI_Comm comm, int err);
+/* Not collective (every HDF5 file hexcg writes is made by one rank). Flush
+ * and close f (the file path, being written under the temporary name tmp),
+ * with err the error state so far. A failed flush inside H5Fclose leaves a
+ * half-closed file in HDF5's tables that crashes MPI_Finalize; so the file
+ * is flushed first, and after any error tmp is truncated (which frees the
+ * space a full disk needs for the metadata) before the close. The file is
+ * always closed; tmp is left for the caller to rename or remove. Returns
+ * the error. */
+int hx_h5_close(hid_t f, const char *path, const char *tmp, int err);
 /* The name under which the MPI-IO driver opens path. MPI-IO (ROMIO) reads
  * "PREFIX:" before a colon as a file-system type, so a path with a colon in
  * it ("out/run_2026-12-01T16:30:19/solution.h5") would be refused as an
