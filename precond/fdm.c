@@ -459,9 +459,6 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   return HX_SUCCESS;
 }
 
-/* phase 3: the extension plane of every face in the element's own face
- * coordinates (W->plane) and the neighbour's width (W->hn): local
- * neighbours directly, remote ones from the received records */
 /* The fine nodes no other rank's extended box reaches (W->fpriv, per fine G
  * entry; NULL with HEXCG_FDM_PRIVATE=0): held by this rank only in the fine
  * gather-scatter and not in an element with a face on another rank. Another
@@ -502,6 +499,10 @@ static uint8_t fine_private(const fdm_work *W, const int32_t *fmap, int64_t i) {
   return W->fpriv && fmap[i] >= 0 ? W->fpriv[fmap[i]] : 0;
 }
 
+/* phase 3: the extension plane of every face in the element's own face
+ * coordinates (W->plane, and W->plane_priv where W->fpriv is set) and the
+ * neighbour's width (W->hn): local neighbours directly, remote ones from
+ * the received records */
 static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int p = f->p, n = p + 1, n2 = n * n, n3 = n2 * n;
   const int32_t E = f->E;
@@ -512,7 +513,6 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int32_t *nbr_rank = hx_mesh_face_neighbor_ranks(o->mesh);
   const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
   const int32_t *fmap = hx_gs_map_host(o->gs);
-  HX_CALL(fdm_private_nodes(f, o, W));
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
   if (W->fpriv) HX_CALL(HX_ALLOC(&W->plane_priv, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
@@ -858,6 +858,7 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   FDM_PHASE(0, fdm_box_coefficients(f, o, W));
   FDM_PHASE(1, fdm_box_lengths(f, o, W));
   FDM_PHASE(1, fdm_exchange_planes(f, o, W));
+  FDM_PHASE(3, fdm_private_nodes(f, o, W));
   FDM_PHASE(1, fdm_extension_planes(f, o, W));
   FDM_PHASE(2, fdm_box_eigenpairs(f, o, W));
   FDM_PHASE(3, fdm_extended_numbering(f, W));
