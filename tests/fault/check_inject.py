@@ -129,10 +129,7 @@ for ranks in (1, 2):
         recovers(folder, ranks, label)
 check(seen == {"old", "new"}, f"kill points: sets seen {seen} (expected both old and new)")
 
-# failed system calls on the output files, on each rank, at every access of
-# each call (every open, including summary.yaml.tmp's, the issue's hang point,
-# and every rename of the commit, after its commit point too) but write, which
-# HDF5 makes often: its first, third, middle and last
+# failed system calls on the output files, on each rank (the plan below)
 STAGE_FILES = ["case.yaml", "summary.yaml", "solution.h5", "solution.xdmf", "history.csv", "history.h5",
                ".manifest"]
 CALLS = {"openat": "ENOSPC", "write,pwrite64": "EIO", "rename": "EACCES", "fsync,fdatasync": "EIO", "close": "EIO"}
@@ -166,8 +163,9 @@ def accesses(ranks, rank):
 
 
 # rank 0 writes every file; the others only their rows of solution.h5 (rank 1 of 3: the
-# close that exited 9 instead of 1). Every access of every call, but rank 0's writes, which
-# HDF5 makes often: its first, third, middle and last. The writes of ranks > 0 (their rows, with
+# close that exited 9 instead of 1). Every access of every call (every open, including
+# summary.yaml.tmp's, the issue's hang point, and every rename of the commit, after its commit
+# point too), but rank 0's writes, which HDF5 makes often: its first, third, middle and last. The writes of ranks > 0 (their rows, with
 # plain pwrite since solution.h5's structure is made by rank 0 alone) are all tried: with
 # parallel HDF5 a failed metadata write of rank 1 inside H5Fflush hung the run in HDF5's
 # barrier, and a failed close in ROMIO's create probe on rank 0 hung it in ROMIO's Bcast
