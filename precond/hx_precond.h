@@ -120,9 +120,10 @@ typedef struct {
 } hx_pmg_stats;
 void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s);
 
-/* The candidate a set-up preconditioner of type auto chose
- * ("cheby-jacobi-3", "cheby-jacobi-5", "cheby-asm-3"), or NULL (another
- * type, or before setup). Host, not collective. */
+/* What a preconditioner of type auto uses now: "jacobi" (before a
+ * switch), "pmg", or with trial: true the trial's candidate
+ * ("cheby-jacobi-3", "cheby-jacobi-5", "cheby-asm-3"); NULL for another
+ * type or before setup. Host, not collective. */
 const char *hx_pc_auto_choice(hx_pc pc);
 
 #ifdef __cplusplus

@@ -29,6 +29,7 @@ static const char *const coarse_solvers[] = {"none", "boomeramg"};
 static const char *const coarse_ops[] = {"fem", "galerkin"}; /* hx_coarse_operator */
 /* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
 static const char *const precision_names[] = {"fp64", "fp32"};
+static const char *const auto_starts[] = {"jacobi", "pmg"}; /* HX_AUTO_START_* */
 
 /* What the option tables read into: the types' own option structs (their
  * defaults from hx_*_opts_default), the coarse level shared by asm and pmg,
@@ -43,7 +44,7 @@ typedef struct {
   int sm_type, sm_kind;
   int sm_type_below; /* 0: same, else smoother_types index + 1 */
   int jacobi_prec;
-  hx_pmg_auto_opts au; /* type auto (its base: g) */
+  hx_auto_opts au; /* type auto (its pmg's base: g) */
 } pc_vals;
 _Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_fdm_weight) == sizeof(int) &&
                    sizeof(hx_pmg_cycle) == sizeof(int) && sizeof(hx_coarse_operator) == sizeof(int) &&
@@ -146,11 +147,25 @@ static const hx_opt_key pmg_rows[] = {
 };
 static const hx_opt_key auto_rows[] = {
     TYPE_ROW,
-    LEVELS_ROW("the orders of every candidate's levels"),
-    INT_ROW("trial_iterations", au.trial_iterations, 2, 50, "PCG iterations timed per candidate at setup"),
-    INT_ROW("schwarz_above", au.schwarz_above, 0, 100000,
-            "try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
-    COARSE_ROW("the Q1 coarse level (BoomerAMG) of every candidate"),
+    ENUM_ROW(
+        "start", au.start, auto_starts, NULL,
+        "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
+    DBL_ROW("setup_cost", au.setup_cost, 0.0, 1e9, 0, "the model: pmg's setup, in Jacobi-PCG iterations"),
+    DBL_ROW("cycle_cost", au.cycle_cost, 0.0, 1e6, 0,
+            "the model: one pmg iteration, in Jacobi-PCG iterations"),
+    DBL_ROW("pmg_iterations", au.pmg_iterations, 0.0, 1e6, 0, "the model: pmg iterations per 1e8 reduction"),
+    INT_ROW("min_iterations", au.min_iterations, 2, 1000000,
+            "Jacobi-PCG iterations before the first estimate"),
+    LEVELS_ROW("the orders of the pmg's levels"),
+    {.key = "trial",
+     .type = HX_OT_BOOL,
+     .offset = AT(au.trial),
+     .help = "the pmg's smoother chosen by timing candidates at its setup (trial_iterations, schwarz_above)"},
+    INT_ROW("trial_iterations", au.pmg.trial_iterations, 2, 50, "trial: PCG iterations timed per candidate"),
+    INT_ROW(
+        "schwarz_above", au.pmg.schwarz_above, 0, 100000,
+        "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    COARSE_ROW("the Q1 coarse level (BoomerAMG) of the pmg"),
     PREC_ROW(g.prec),
 };
 /* one group per type, in hx_pc_type_names order */
@@ -168,7 +183,7 @@ static void vals_default(int t, pc_vals *v) {
   v->type = t;
   hx_asm_opts_default(&v->a);
   hx_pmg_opts_default(&v->g);
-  hx_pmg_auto_opts_default(&v->au);
+  hx_auto_opts_default(&v->au);
   v->coarse = t == PC_PMG || t == PC_AUTO ? v->g.coarse : v->a.coarse;
   v->co = t == PC_PMG || t == PC_AUTO ? v->g.coarse_opts : v->a.coarse_opts;
   v->sm_type_below = 0;
@@ -296,7 +311,7 @@ static int pc_read(const hx_opt *o, pc_vals *v, hx_asm_opts *a, hx_pmg_opts *g) 
     HX_CALL(levels_read(hx_opt_get(o, "levels"), &v->g));
     HX_CALL(coarse_read(hx_opt_get(o, "coarse"), v));
     v->g.coarse = v->coarse, v->g.coarse_opts = v->co;
-    v->au.base = v->g;
+    v->au.pmg.base = v->g;
     *g = v->g;
   }
   return HX_SUCCESS;
@@ -359,7 +374,7 @@ int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc) {
     case PC_JACOBI: HX_CALL(hx_pc_create_jacobi(op, pc)); break;
     case PC_ASM: HX_CALL(hx_pc_create_asm(d, &a, pc)); break;
     case PC_PMG: HX_CALL(hx_pc_create_pmg(d, &g, pc)); break;
-    case PC_AUTO: HX_CALL(hx_pc_create_pmg_auto(d, &v.au, pc)); break;
+    case PC_AUTO: HX_CALL(hx_pc_create_auto(d, &v.au, pc)); break;
     default: return HX_ERROR(HX_ERR_INPUT, "unknown preconditioner type %d", v.type);
   }
   return HX_SUCCESS;
@@ -393,10 +408,11 @@ int hx_pc_options_mem_per_node(const hx_opt *opts, int p, double *bytes) {
   HX_CALL(pc_read(opts, &v, &a, &g));
   if (v.type == PC_ASM) *bytes = PC_MEM_ASM_NODE;
   if (v.type != PC_PMG && v.type != PC_AUTO) return HX_SUCCESS;
-  /* auto: both candidates exist at once during the trial (Jacobi, then Schwarz) */
-  const int nsm = v.type == PC_AUTO ? 2 : 1;
+  /* auto: its pmg (the Jacobi phase holds less); with the smoother trial
+   * both candidates exist at once (Jacobi, then Schwarz) */
+  const int trial = v.type == PC_AUTO && v.au.trial, nsm = trial ? 2 : 1;
   for (int k = 0; k < nsm; k++) {
-    if (v.type == PC_AUTO) g.inner = k ? HX_SMOOTH_ASM : HX_SMOOTH_JACOBI, g.inner_below = -1;
+    if (trial) g.inner = k ? HX_SMOOTH_ASM : HX_SMOOTH_JACOBI, g.inner_below = -1;
     int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
     if (n)
       memcpy(levels, g.levels, sizeof(int) * (size_t)n);

@@ -925,12 +925,12 @@ static int auto_apply(void *ctx, const double *d_r, double *d_z) {
 static void auto_describe(void *ctx, char *buf, size_t len) {
   pmg_auto *a = (pmg_auto *)ctx;
   if (a->chosen < 0) {
-    snprintf(buf, len, "auto(pmg: cheby-jacobi or cheby-asm, chosen at setup)");
+    snprintf(buf, len, "pmg-trial(cheby-jacobi or cheby-asm, chosen at setup)");
     return;
   }
   char in[400];
   pmg_describe(a->g, in, sizeof in);
-  snprintf(buf, len, "auto(%s: %s)", a->c[a->chosen].name, in);
+  snprintf(buf, len, "pmg-trial(%s: %s)", a->c[a->chosen].name, in);
 }
 
 /* the auto node: the choice, the trial and its candidates, and the chosen
@@ -996,7 +996,7 @@ int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc) {
   auto_add(a, AUTO_JACOBI, 3);
   auto_add(a, AUTO_JACOBI, 5);
   auto_add(a, AUTO_ASM, 3);
-  const hx_pc_ops ops = {.type = "auto",
+  const hx_pc_ops ops = {.type = "pmg-trial",
                          .setup = auto_setup,
                          .apply = auto_apply,
                          .describe = auto_describe,
@@ -1009,8 +1009,8 @@ int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc) {
   return HX_SUCCESS;
 }
 
-const char *hx_pc_auto_choice(hx_pc pc) {
-  if (!pc || strcmp(hx_pc_type(pc), "auto")) return NULL;
+const char *hx_pc_trial_choice(hx_pc pc) {
+  if (!pc || strcmp(hx_pc_type(pc), "pmg-trial")) return NULL;
   const pmg_auto *a = (const pmg_auto *)hx_pc_context(pc);
   return a->chosen >= 0 ? a->c[a->chosen].name : NULL;
 }

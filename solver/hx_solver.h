@@ -74,6 +74,18 @@ typedef struct {
   int slot_rr, slot_rz, slot_zw;
 } hx_pc_cg_step;
 
+/* What a Krylov method tells its preconditioner after each iteration
+ * (hx_pc_ops.observe): the CG coefficients of the step (global, the same
+ * on every rank), from which the Lanczos tridiagonal of M^{-1} A follows,
+ * and where the residual stands. k counts the iterations since this
+ * Krylov run (re)started: k = 1 begins a new Lanczos sequence. */
+typedef struct {
+  int k;
+  double alpha, beta; /* x += alpha p; p = z + beta p */
+  double rel;         /* ||r|| / ||b|| after the step */
+  double target;      /* the rel at which the run stops */
+} hx_pc_cg_info;
+
 typedef struct {
   const char *type; /* "jacobi", "asm", ... */
   /* the expensive part of creation (may be NULL) */
@@ -112,6 +124,13 @@ typedef struct {
    * HX_F32: d_r, d_z point to floats, cast back by the type; applied with
    * hx_pc_apply_p; cg_update is FP64 only) */
   hx_precision prec;
+  /* optional (NULL: none): called by PCG and pcg1 after each iteration that
+   * did not stop the run, on every rank with the same info (collective
+   * where the preconditioner's own work is). Setting *restart = 1 says the
+   * preconditioner has changed (type auto: Jacobi replaced by pmg): the
+   * Krylov method restarts from its iterate, r = b - A x recomputed, the
+   * iteration count and the monitor going on (hx_pcg_solve). */
+  int (*observe)(void *ctx, const hx_pc_cg_info *info, int *restart);
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -156,6 +175,13 @@ int hx_pc_is_symmetric(hx_pc pc);
  * ranks of comm. Collective over comm; every rank gets the same tree.
  * summary.yaml carries it as preconditioner.report (docs/case-format.md). */
 int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree);
+/* hx_pc_ops.observe of pc (nothing when it has none; *restart = 0 then). */
+int hx_pc_observe(hx_pc pc, const hx_pc_cg_info *info, int *restart);
+/* The report of pc (its node and its children, as in hx_pc_report's tree)
+ * into the map node, without the reduction over ranks: for a type whose
+ * parts are made after its creation (auto's pmg) to put them in its own
+ * report callback. Not collective unless pc's report callbacks are. */
+int hx_pc_report_node(hx_pc pc, hx_opt *node);
 /* Helpers for hx_pc_ops.report: add key to the map `map` with an integer, a
  * real (%.6e), a text value, or a new empty map or list (*sub; key NULL:
  * append to the list `map`). HX_ERR_MEM, or HX_ERR_ARG for a wrong node. */

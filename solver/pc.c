@@ -173,8 +173,15 @@ int hx_pc_report_list(hx_opt *map, const char *key, hx_opt **sub) {
   return HX_SUCCESS;
 }
 
+int hx_pc_observe(hx_pc pc, const hx_pc_cg_info *info, int *restart) {
+  *restart = 0;
+  if (!pc->ops.observe) return HX_SUCCESS;
+  HX_CALL(pc->ops.observe(pc->ctx, info, restart));
+  return HX_SUCCESS;
+}
+
 /* one node and, below it, its children */
-static int report_node(hx_pc pc, hx_opt *node) {
+int hx_pc_report_node(hx_pc pc, hx_opt *node) {
   char desc[512];
   desc[0] = '\0';
   if (pc->ops.describe) pc->ops.describe(pc->ctx, desc, sizeof desc);
@@ -191,7 +198,7 @@ static int report_node(hx_pc pc, hx_opt *node) {
     HX_CALL(hx_pc_report_list(node, "parts", &parts));
     for (int i = 0; i < pc->nchildren; i++) {
       HX_CALL(hx_pc_report_map(parts, NULL, &item));
-      HX_CALL(report_node(pc->children[i], item));
+      HX_CALL(hx_pc_report_node(pc->children[i], item));
     }
   }
   return HX_SUCCESS;
@@ -220,7 +227,7 @@ int hx_pc_report(hx_pc pc, MPI_Comm comm, hx_opt **tree) {
   HX_CHECK(t, HX_ERR_MEM, "out of memory");
   hx_opt **sec = NULL;
   double *v = NULL;
-  int err = report_node(pc, t), n = 0;
+  int err = hx_pc_report_node(pc, t), n = 0;
   /* the seconds: max over ranks (every rank builds the same tree); every
    * rank takes part in the first reduction, a failed one included */
   if (!err) report_seconds(t, NULL, 0, &n);

@@ -27,6 +27,8 @@ typedef struct {
   hx_backend b;
   double nglob;              /* nullspace: global owned G entries */
   MPI_Comm comm;
+  int k0;      /* iterations before this (re)start */
+  int restart; /* the preconditioner changed: restart from x */
 } pcg_work;
 
 /* Run expr timed into the process timer id and the result field acc. */
@@ -48,7 +50,16 @@ static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs)
   return HX_ITERATING;
 }
 
-/* local dots + MPI_Allreduce of nloc partial sums */
+/* After iteration k (of this run) with step alpha and next beta: tell pc
+ * (hx_pc_observe); 1 in *stop when it changed and the run must restart. */
+static int pcg_observe(hx_pcg_result *res, pcg_work *v, hx_pc pc, int k, double alpha, double beta,
+                       double target, int *stop) {
+  const hx_pc_cg_info in = {.k = k, .alpha = alpha, .beta = beta, .rel = res->rel, .target = target};
+  PCG_TIMED(res->t_precond, HX_T_PRECOND, hx_pc_observe(pc, &in, &v->restart));
+  *stop = v->restart;
+  return HX_SUCCESS;
+}
+
 /* The sums of nloc values over the ranks. With stop != NULL one more entry
  * carries whether a signal reached this rank (hx_signal_pending), so all
  * ranks learn of it at the same iteration for no extra message; the other
@@ -156,11 +167,12 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
 
   res->bnorm = sqrt(glob[0]);
   double rnorm = sqrt(glob[1]), rz = glob[2];
-  res->r0norm = res->rnorm = rnorm;
+  if (!v->k0) res->r0norm = rnorm; /* a restart keeps the first run's */
+  res->rnorm = rnorm;
   const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
   const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
   res->rel = rnorm / scale;
-  if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
+  if (o->monitor && !v->k0) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
   if ((res->reason = pcg_check(rnorm, rz, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
@@ -169,7 +181,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
    * is exact) and whether the next step replaces */
   double r_replaced = rnorm;
   int replace = 0;
-  for (int k = 1; k <= o->max_iterations; k++) {
+  for (int k = 1; v->k0 + k <= o->max_iterations; k++) {
     /* w = A p, p.w fused into the element kernel and left in slot 0 (free:
      * fetched last iteration); one host wait for it, allreduce 1 */
     double pw, pw_loc;
@@ -190,15 +202,17 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
     PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, nloc, &stop)); /* r.r, r.z (, z.w) */
     rnorm = sqrt(glob[0]);
     const double rz_new = glob[1];
-    res->iterations = k;
+    res->iterations = v->k0 + k;
     res->rnorm = rnorm;
     res->rel = rnorm / scale;
-    if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
+    if (o->monitor) o->monitor(o->monitor_ctx, v->k0 + k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, rz_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
     if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
     if (replace) r_replaced = rnorm;
     replace = o->exact_op && rnorm <= o->replace_drop * r_replaced;
     const double beta = o->flexible ? -alpha * glob[2] / rz : rz_new / rz;
+    HX_CALL(pcg_observe(res, v, pc, k, alpha, beta, tol / scale, &stop));
+    if (stop) return HX_SUCCESS;
     rz = rz_new;
     PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_xpay(b, n, v->p, v->z, beta)); /* p = z + beta p */
   }
@@ -236,11 +250,12 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
 
   res->bnorm = sqrt(glob[0]);
   double rnorm = sqrt(glob[1]), gamma = glob[2], delta = glob[3];
-  res->r0norm = res->rnorm = rnorm;
+  if (!v->k0) res->r0norm = rnorm; /* a restart keeps the first run's */
+  res->rnorm = rnorm;
   const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
   const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
   res->rel = rnorm / scale;
-  if (o->monitor) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
+  if (o->monitor && !v->k0) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
   if ((res->reason = pcg_check(rnorm, gamma, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   double alpha = gamma / delta; /* p = u: p.Ap = u.Au = delta */
@@ -251,7 +266,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   HX_CALL(hx_array_copy(b, n, v->p, u));
   HX_CALL(hx_array_copy(b, n, v->s, v->w));
 
-  for (int k = 1; k <= o->max_iterations; k++) {
+  for (int k = 1; v->k0 + k <= o->max_iterations; k++) {
     /* x += alpha p; r -= alpha s; u = M^{-1} r; r.r -> 0, r.u -> 1 */
     HX_CALL(pcg_step(o, res, v, n, nown, d_x, v->s, alpha, pc));
     HX_CALL(hx_op_apply(op, u, v->w, NULL)); /* w = A u: no reduction of its own */
@@ -261,13 +276,15 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
     rnorm = sqrt(glob[0]);
     const double gamma_new = glob[1];
     delta = glob[2];
-    res->iterations = k;
+    res->iterations = v->k0 + k;
     res->rnorm = rnorm;
     res->rel = rnorm / scale;
-    if (o->monitor) o->monitor(o->monitor_ctx, k, rnorm, res->rel);
+    if (o->monitor) o->monitor(o->monitor_ctx, v->k0 + k, rnorm, res->rel);
     if ((res->reason = pcg_check(rnorm, gamma_new, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
     if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
     const double beta = gamma_new / gamma;
+    HX_CALL(pcg_observe(res, v, pc, k, alpha, beta, tol / scale, &stop));
+    if (stop) return HX_SUCCESS;
     /* p_new = u + beta p: p_new.A p_new = u.Au + 2 beta u.Ap + beta^2 p.Ap
      * = delta - beta gamma_new / alpha (u.Ap = -gamma_new / alpha, from
      * r_new = r - alpha A p and the A-conjugacy of the directions) */
@@ -348,8 +365,14 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   if (!ierr) {
     v.r = hx_vec_data(vec[0]), v.z = hx_vec_data(vec[1]), v.p = hx_vec_data(vec[2]), v.w = hx_vec_data(vec[3]);
     v.s = o.single_reduction ? hx_vec_data(vec[4]) : NULL;
-    ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v)
-                              : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+    /* a preconditioner that changed (hx_pc_ops.observe) restarts the run
+     * from the iterate, the count going on */
+    do {
+      v.restart = 0;
+      v.k0 = res->iterations;
+      ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v)
+                                : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
+    } while (!ierr && v.restart);
   }
   double t_op1, t_ex1, t_gs1;
   hx_op_times(op, &t_op1, &t_ex1, &t_gs1);

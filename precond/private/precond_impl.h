@@ -311,8 +311,8 @@ int hx_pmg_default_levels(int p, int *levels);
 /* d is referenced. Setup builds every level. Collective. */
 int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc);
 
-/* ================================================================ auto
- * (pc_pmg.c) type auto: at setup, pmg candidates (cheby-jacobi, then,
+/* ================================================================ smoother trial
+ * (pc_pmg.c) type auto with trial: true: at setup, pmg candidates (cheby-jacobi, then,
  * unless the Jacobi candidate already converges fast, cheby-asm) built on
  * d with base's levels, precision and coarse level, each timed over
  * trial_iterations PCG iterations on a pseudo-random right-hand side; the
@@ -330,7 +330,47 @@ typedef struct {
   int schwarz_above;
 } hx_pmg_auto_opts;
 void hx_pmg_auto_opts_default(hx_pmg_auto_opts *o);
+/* The pmg of the trial's choice (type "pmg-trial"). */
 int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc);
+/* The candidate a set-up "pmg-trial" chose (cheby-jacobi-3, ...), or NULL. */
+const char *hx_pc_trial_choice(hx_pc pc);
+
+/* ================================================================ auto
+ * (pc_auto.c) type auto: Jacobi-PCG first; when the Jacobi iterations
+ * still needed, estimated from the condition number of the Lanczos
+ * tridiagonal of the CG coefficients so far and from the error's rate,
+ * exceed pmg's modelled cost,
+ * pmg (pmg.base, or with trial the smoother trial of pmg) is set up and
+ * the solve restarts from the iterate (hx_pc_ops.observe). Costs are in
+ * Jacobi-PCG iterations of the solve: setup_cost for pmg's setup,
+ * cycle_cost per pmg iteration, pmg_iterations per 1e8 reduction. The
+ * first check after min_iterations, then every 5 iterations (5 % of k
+ * beyond 100). start HX_AUTO_START_PMG: pmg from the setup (no Jacobi
+ * phase). docs/preconditioner.md. */
+enum { HX_AUTO_START_JACOBI = 0, HX_AUTO_START_PMG = 1 };
+typedef struct {
+  hx_pmg_auto_opts pmg; /* the pmg: its options (base) and the trial's */
+  int start;
+  int trial;
+  double setup_cost, cycle_cost, pmg_iterations;
+  int min_iterations;
+} hx_auto_opts;
+void hx_auto_opts_default(hx_auto_opts *o);
+int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc);
+/* The prediction from n CG steps (alpha, beta of each) at relative
+ * residual rel with the run's target: the extreme eigenvalues of the
+ * Lanczos tridiagonal (Sturm bisection), kappa = lmax / lmin, the Jacobi
+ * iterations for the reduction rel / target by the CG bound and by the
+ * A-norm error's rate so far (the lesser is the estimate), and pmg's cost
+ * in the model of o (same unit). Pure (tests call it). */
+typedef struct {
+  double lmin, lmax, kappa;
+  double jacobi_bound; /* the CG bound with kappa */
+  double jacobi_rate;  /* the A-norm error's rate so far, extrapolated */
+  double jacobi, pmg;  /* the lesser of the two; pmg's cost */
+} hx_auto_pred;
+int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, double target,
+                    const hx_auto_opts *o, hx_auto_pred *p);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* preconditioner auto (pc_pmg.c): the choice is reproducible given the
+/* type auto's smoother trial ({type: auto, start: pmg, trial: true};
+ * pc_pmg.c): the choice is reproducible given the
  * timings. HEXCG_AUTO_TIMINGS replaces the measured seconds per trial
  * iteration of the named candidates; the rates come from PCG on a fixed
  * pseudo-random right-hand side (the same on every run), so with injected
@@ -61,8 +62,12 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
     HX_ASSERT(!strncmp(choice, "cheby-jacobi-", 13), "%s: chose %s, expected a Jacobi candidate", pc_yaml,
               choice);
   /* the report: choice, candidates with their status */
-  hx_opt *tree = NULL;
-  HX_TCALL(hx_pc_report(pc, hx_gs_comm(hx_disc_gs(d)), &tree));
+  hx_opt *root = NULL;
+  HX_TCALL(hx_pc_report(pc, hx_gs_comm(hx_disc_gs(d)), &root));
+  /* auto's node holds the pmg it uses, the trial's node */
+  const hx_opt *tree = hx_opt_get(root, "pmg");
+  HX_ASSERT(tree && text(root, "choice") && !strcmp(text(root, "choice"), "pmg"),
+            "report: no pmg under auto");
   HX_ASSERT(text(tree, "choice") && !strcmp(text(tree, "choice"), choice), "report: choice %s",
             text(tree, "choice") ? text(tree, "choice") : "(missing)");
   const hx_opt *cands = hx_opt_get(tree, "candidates");
@@ -80,7 +85,7 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
             3 - expect_skip);
   HX_ASSERT(hx_opt_get(tree, "chosen") && hx_opt_get(hx_opt_get(tree, "chosen"), "levels"),
             "report: the chosen pmg's levels missing");
-  hx_opt_free(&tree);
+  hx_opt_free(&root);
   /* the chosen candidate is the pmg of the same options */
   char ref_yaml[160];
   const int jac = !strncmp(choice, "cheby-jacobi-", 13);
@@ -140,17 +145,23 @@ int main(int argc, char **argv) {
   hx_disc_opts o = hx_disc_opts_default();
   o.p = p;
   if (hx_disc_create(m, b, &o, &d)) return 1;
-  scenario(d, "{type: auto, schwarz_above: 0, trial_iterations: 3}",
+  scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0, trial_iterations: 3}",
            "cheby-jacobi-3=1.0,cheby-jacobi-5=1.0,cheby-asm-3=1.0e-3", "cheby-asm-3", 0);
-  scenario(d, "{type: auto, schwarz_above: 0}", "cheby-jacobi-3=1.0e-3,cheby-jacobi-5=1.0,cheby-asm-3=1.0",
-           "cheby-jacobi-3", 0);
-  scenario(d, "{type: auto, schwarz_above: 100000}",
+  scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0}",
+           "cheby-jacobi-3=1.0e-3,cheby-jacobi-5=1.0,cheby-asm-3=1.0", "cheby-jacobi-3", 0);
+  scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 100000}",
            "cheby-jacobi-3=1.0,cheby-jacobi-5=1.0,cheby-asm-3=1.0e-9", NULL, 1);
   /* the scalar form and the default options: any choice, reported */
   unsetenv("HEXCG_AUTO_TIMINGS");
   hx_pc pc = NULL;
-  if (!make_pc(d, "{type: auto}", &pc))
+  if (!make_pc(d, "{type: auto, start: pmg, trial: true}", &pc))
     HX_ASSERT(hx_pc_auto_choice(pc) != NULL && hx_pc_is_symmetric(pc), "auto: no choice, or not symmetric");
+  hx_pc_destroy(&pc);
+  /* Jacobi first: Jacobi until a solve shows that pmg pays */
+  if (!make_pc(d, "{type: auto}", &pc))
+    HX_ASSERT(hx_pc_auto_choice(pc) && !strcmp(hx_pc_auto_choice(pc), "jacobi") && hx_pc_is_symmetric(pc),
+              "auto: %s before any solve, expected jacobi",
+              hx_pc_auto_choice(pc) ? hx_pc_auto_choice(pc) : "NULL");
   hx_pc_destroy(&pc);
   hx_disc_destroy(&d);
   hx_mesh_destroy(&m);

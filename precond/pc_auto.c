@@ -1,0 +1,350 @@
+/* Type auto: Jacobi-PCG first, p-multigrid from the iterate once it pays.
+ *
+ * The solve starts with the Jacobi preconditioner (no setup to speak of,
+ * its fused CG update). After each iteration the Krylov method hands over
+ * the CG coefficients (hx_pc_ops.observe); from them the Lanczos
+ * tridiagonal T_k of D^{-1} A gives an estimate of its condition number,
+ * and the CG bound, or the rate the error has shown (the lesser), gives the
+ * Jacobi iterations still needed. pmg's cost is
+ * modelled in the same unit, a Jacobi-PCG iteration of this solve: its
+ * setup, and its cycles (its iterations per 1e8 reduction, scaled to the
+ * reduction still needed). When the Jacobi estimate exceeds pmg's, pmg is
+ * built and the solve restarts from the iterate. Everything the decision
+ * reads is global (CG coefficients, residual norms), so every rank decides
+ * the same at the same iteration without a message, and the same case
+ * decides the same on any machine. docs/preconditioner.md "type: auto".
+ *
+ * The estimate improves as the solve goes on: after k steps the Lanczos
+ * extreme eigenvalues lie inside the spectrum (lambda_min over-estimated),
+ * so kappa is under-estimated and the Jacobi estimate too low; it is
+ * checked again every few iterations (the decision is cheap), so a slowly
+ * converging solve still switches, later. A right-hand side that excites
+ * few modes (one eigenfunction) keeps the estimate, and the solve, short. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "precond_impl.h"
+
+void hx_auto_opts_default(hx_auto_opts *o) {
+  memset(o, 0, sizeof *o);
+  hx_pmg_auto_opts_default(&o->pmg);
+  o->start = HX_AUTO_START_JACOBI;
+  o->trial = 0;
+  o->setup_cost = 150.0;
+  o->cycle_cost = 17.0;
+  o->pmg_iterations = 20.0;
+  o->min_iterations = 20;
+}
+
+/* eigenvalues of T below x (Sturm count of the LDL^T pivots) */
+static int sturm_below(int n, const double *d, const double *e2, double x) {
+  int c = 0;
+  double q = 1.0;
+  for (int j = 0; j < n; j++) {
+    q = d[j] - x - (j ? e2[j - 1] / q : 0.0);
+    if (q == 0.0) q = -1e-300; /* x is an eigenvalue of the leading block: count it below */
+    c += q < 0.0;
+  }
+  return c;
+}
+
+/* the j-th smallest eigenvalue (0-based) of T in [lo, hi] by bisection */
+static double sturm_eig(int n, const double *d, const double *e2, int j, double lo, double hi) {
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * fabs(hi); it++) {
+    const double mid = 0.5 * (lo + hi);
+    if (sturm_below(n, d, e2, mid) > j)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, double target,
+                    const hx_auto_opts *o, hx_auto_pred *p) {
+  memset(p, 0, sizeof *p);
+  HX_CHECK(n >= 1 && alpha && beta && o, HX_ERR_ARG, "auto: a prediction needs at least one CG step");
+  double *d, *e2;
+  HX_CALL(HX_ALLOC(&d, n));
+  int err = HX_ALLOC(&e2, n);
+  if (err) {
+    free(d);
+    HX_CALL(err);
+  }
+  /* T_n of the preconditioned operator from the CG coefficients:
+   * T_jj = 1/alpha_j + beta_{j-1}/alpha_{j-1}, T_j,j+1 = sqrt(beta_j)/alpha_j */
+  double lo = INFINITY, hi = -INFINITY;
+  for (int j = 0; j < n && !err; j++) {
+    if (!(alpha[j] > 0) || !isfinite(alpha[j]) || !(beta[j] >= 0) || !isfinite(beta[j]))
+      err = HX_ERROR(HX_ERR_NUMERIC, "auto: CG step %d has alpha = %g, beta = %g", j + 1, alpha[j], beta[j]);
+    d[j] = 1.0 / alpha[j] + (j ? beta[j - 1] / alpha[j - 1] : 0.0);
+    if (j + 1 < n) e2[j] = beta[j] / (alpha[j] * alpha[j]);
+  }
+  for (int j = 0; j < n && !err; j++) { /* Gershgorin */
+    const double r = (j ? sqrt(e2[j - 1]) : 0.0) + (j + 1 < n ? sqrt(e2[j]) : 0.0);
+    lo = fmin(lo, d[j] - r), hi = fmax(hi, d[j] + r);
+  }
+  if (!err) {
+    lo = fmax(lo, 0.0);
+    p->lmax = sturm_eig(n, d, e2, n - 1, lo, hi);
+    p->lmin = sturm_eig(n, d, e2, 0, lo, p->lmax);
+  }
+  free(d), free(e2);
+  HX_CALL(err);
+  p->kappa = p->lmin > 0 ? p->lmax / p->lmin : INFINITY;
+  /* 1. the CG bound: the error shrinks by rho = (sqrt(kappa) - 1) /
+   * (sqrt(kappa) + 1) per iteration. It ignores how the right-hand side
+   * sits in the spectrum: for a smooth one (the box's eigenfunction) it
+   * says 800 iterations where 40 follow. */
+  const double drop = rel > target && target > 0 ? log(rel / target) : 0.0;
+  const double sk = sqrt(p->kappa);
+  p->jacobi_bound = drop > 0 ? (isfinite(sk) ? drop / -log1p(-2.0 / (sk + 1.0)) : INFINITY) : 0.0;
+  /* 2. the rate the A-norm error has shown: with rz_i = r_i.z_i, ||x_n -
+   * x_j||_A^2 = sum_{i=j}^{n-1} alpha_i rz_i (Hestenes-Stiefel; rz_i / rz_0
+   * the product of the betas before i, in logarithms), E_j its root, a
+   * lower estimate of the error at j; the mean reduction from E_0 to
+   * E_{n/2} extrapolated. On the box it follows the solve within 2-10x
+   * after 20 iterations, on Kershaw the CG bound within 1.5x. */
+  p->jacobi_rate = p->jacobi_bound;
+  if (n >= 4 && drop > 0) {
+    double lrz = 0.0, lmax = -INFINITY, e0 = 0.0, eh = 0.0;
+    const int h = n / 2;
+    for (int i = 0; i < n; i++) { /* the largest log(alpha_i rz_i), for scaling */
+      lmax = fmax(lmax, log(alpha[i]) + lrz);
+      lrz += log(fmax(beta[i], 1e-300));
+    }
+    lrz = 0.0;
+    for (int i = 0; i < n; i++) {
+      const double t = exp(log(alpha[i]) + lrz - lmax);
+      e0 += t;
+      if (i >= h) eh += t;
+      lrz += log(fmax(beta[i], 1e-300));
+    }
+    const double rate = eh > 0 && e0 > 0 ? 0.5 * log(eh / e0) / (double)h : 0.0; /* log of the mean factor */
+    p->jacobi_rate = rate < 0 ? drop / -rate : INFINITY;
+  }
+  /* the lesser: switching wrongly costs pmg's setup, staying a little
+   * longer a few Jacobi iterations (the check repeats) */
+  p->jacobi = fmin(p->jacobi_bound, p->jacobi_rate);
+  p->pmg = o->setup_cost + o->cycle_cost * o->pmg_iterations * drop / log(1e8);
+  return HX_SUCCESS;
+}
+
+typedef struct {
+  hx_disc d;
+  hx_auto_opts o;
+  hx_pc jac; /* until the switch */
+  hx_pc mg;  /* pmg (or the smoother trial's pmg) after it */
+  int64_t n;
+  /* the CG coefficients of the current Krylov run */
+  double *alpha, *beta;
+  int nk, cap;
+  int next_check;
+  double t_run; /* when its first step was observed */
+  /* what was decided */
+  int runs, observed, checks;
+  int switched, switch_run, switch_k, switch_iteration;
+  hx_auto_pred at; /* the prediction at the switch, or the last one */
+  double t_jacobi_it, t_switch;
+} pc_auto;
+
+static int auto_pmg_create(pc_auto *a) {
+  if (a->o.trial)
+    HX_CALL(hx_pc_create_pmg_auto(a->d, &a->o.pmg, &a->mg));
+  else
+    HX_CALL(hx_pc_create_pmg(a->d, &a->o.pmg.base, &a->mg));
+  HX_CALL(hx_pc_setup(a->mg));
+  return HX_SUCCESS;
+}
+
+static int auto_setup(void *ctx) {
+  pc_auto *a = ctx;
+  if (a->o.start == HX_AUTO_START_PMG) {
+    const double t0 = hx_wtime();
+    HX_CALL(auto_pmg_create(a));
+    a->t_switch = hx_wtime() - t0;
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_pc_create_jacobi(hx_disc_op(a->d), &a->jac));
+  HX_CALL(hx_pc_setup(a->jac));
+  return HX_SUCCESS;
+}
+
+static int auto_apply(void *ctx, const double *d_r, double *d_z) {
+  pc_auto *a = ctx;
+  HX_CALL(hx_pc_apply(a->mg ? a->mg : a->jac, d_r, d_z));
+  return HX_SUCCESS;
+}
+
+/* Jacobi's fused update; after the switch the three steps it stands for */
+static int auto_cg_update(void *ctx, const hx_pc_cg_step *u) {
+  pc_auto *a = ctx;
+  if (!a->mg) {
+    HX_CALL(hx_pc_cg_update(a->jac, u));
+    return HX_SUCCESS;
+  }
+  HX_CALL(hx_array_cg_update_red(u->red, u->slot_rr, a->n, u->nred, u->x, u->r, u->p, u->w, u->alpha));
+  HX_CALL(hx_pc_apply(a->mg, u->r, u->z));
+  HX_CALL(hx_array_dot_red(u->red, u->slot_rz, u->nred, u->r, u->z));
+  if (u->slot_zw >= 0) HX_CALL(hx_array_dot_red(u->red, u->slot_zw, u->nred, u->z, u->w));
+  return HX_SUCCESS;
+}
+
+static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
+  pc_auto *a = ctx;
+  *restart = 0;
+  if (a->mg) return HX_SUCCESS;
+  if (in->k == 1) {
+    a->nk = 0, a->runs++;
+    a->next_check = a->o.min_iterations;
+    a->t_run = hx_wtime();
+  }
+  a->observed++;
+  if (a->nk == a->cap) {
+    const int cap = a->cap ? 2 * a->cap : 256;
+    double *na = realloc(a->alpha, sizeof(double) * (size_t)cap);
+    if (na) a->alpha = na;
+    double *nb = na ? realloc(a->beta, sizeof(double) * (size_t)cap) : NULL;
+    if (nb) a->beta = nb;
+    HX_CHECK(na && nb, HX_ERR_MEM, "out of memory (auto: %d CG coefficients)", cap);
+    a->cap = cap;
+  }
+  a->alpha[a->nk] = in->alpha, a->beta[a->nk] = in->beta, a->nk++;
+  if (in->k < a->next_check || !(in->rel > in->target)) return HX_SUCCESS;
+  /* every 5 iterations to 100, then every 5 % (the Sturm counts cost k each) */
+  a->next_check = in->k + (in->k < 100 ? 5 : in->k / 20);
+  a->checks++;
+  HX_CALL(hx_auto_predict(a->nk, a->alpha, a->beta, in->rel, in->target, &a->o, &a->at));
+  hx_log(HX_LOG_VERBOSE,
+         "preconditioner auto: iteration %d: kappa(D^-1 A) >= %.3e, Jacobi-PCG about %.0f more iterations "
+         "(CG bound %.0f, error rate %.0f), pmg about %.0f Jacobi iterations' worth\n",
+         in->k, a->at.kappa, a->at.jacobi, a->at.jacobi_bound, a->at.jacobi_rate, a->at.pmg);
+  if (!(a->at.jacobi > a->at.pmg)) return HX_SUCCESS;
+  /* switch: pmg set up (collective: every rank is here at the same step) */
+  a->t_jacobi_it = in->k > 1 ? (hx_wtime() - a->t_run) / (double)(in->k - 1) : 0.0;
+  const double t0 = hx_wtime();
+  HX_CALL(auto_pmg_create(a));
+  a->t_switch = hx_wtime() - t0;
+  a->switched = 1, a->switch_run = a->runs, a->switch_k = in->k, a->switch_iteration = a->observed;
+  HX_CALL(hx_pc_destroy(&a->jac));
+  hx_log(HX_LOG_NORMAL,
+         "preconditioner auto: pmg from iteration %d (kappa(D^-1 A) >= %.3g: Jacobi-PCG about %.0f more "
+         "iterations against pmg's %.0f; its setup %.3f s)\n",
+         a->switch_iteration, a->at.kappa, a->at.jacobi, a->at.pmg, a->t_switch);
+  *restart = 1;
+  return HX_SUCCESS;
+}
+
+static void auto_describe(void *ctx, char *buf, size_t len) {
+  pc_auto *a = ctx;
+  if (!a->mg) {
+    snprintf(buf, len, "auto(jacobi-pcg, pmg when the estimate says it pays)");
+    return;
+  }
+  char in[400];
+  hx_pc_view(a->mg, in, sizeof in);
+  if (a->switched)
+    snprintf(buf, len, "auto(pmg from iteration %d: %s)", a->switch_iteration, in);
+  else
+    snprintf(buf, len, "auto(%s)", in);
+}
+
+/* the decision, the model, what the switch measured, and the part in use
+ * (jacobi, or the pmg) with its own figures */
+static int auto_report(void *ctx, hx_opt *node) {
+  pc_auto *a = ctx;
+  HX_CALL(hx_pc_report_text(node, "start", a->o.start == HX_AUTO_START_PMG ? "pmg" : "jacobi"));
+  HX_CALL(hx_pc_report_text(node, "choice", a->mg ? "pmg" : "jacobi"));
+  if (a->o.start == HX_AUTO_START_JACOBI) {
+    hx_opt *m;
+    HX_CALL(hx_pc_report_int(node, "switched", a->switched));
+    if (a->switched) {
+      HX_CALL(hx_pc_report_int(node, "switch_iteration", a->switch_iteration));
+      HX_CALL(hx_pc_report_int(node, "switch_solve", a->switch_run));
+    }
+    HX_CALL(hx_pc_report_int(node, "checks", a->checks));
+    HX_CALL(hx_pc_report_map(node, "estimate", &m));
+    HX_CALL(hx_pc_report_real(m, "lambda_min", a->at.lmin));
+    HX_CALL(hx_pc_report_real(m, "lambda_max", a->at.lmax));
+    HX_CALL(hx_pc_report_real(m, "kappa", a->at.kappa));
+    HX_CALL(hx_pc_report_real(m, "jacobi_iterations", a->at.jacobi));
+    HX_CALL(hx_pc_report_real(m, "jacobi_cg_bound", a->at.jacobi_bound));
+    HX_CALL(hx_pc_report_real(m, "jacobi_error_rate", a->at.jacobi_rate));
+    HX_CALL(hx_pc_report_real(m, "pmg_cost", a->at.pmg));
+    HX_CALL(hx_pc_report_map(node, "model", &m));
+    HX_CALL(hx_pc_report_real(m, "setup_cost", a->o.setup_cost));
+    HX_CALL(hx_pc_report_real(m, "cycle_cost", a->o.cycle_cost));
+    HX_CALL(hx_pc_report_real(m, "pmg_iterations", a->o.pmg_iterations));
+    HX_CALL(hx_pc_report_int(m, "min_iterations", a->o.min_iterations));
+    if (a->switched) {
+      /* the model's figures as measured here, for calibrating it */
+      hx_pc_stats s;
+      hx_pc_get_stats(a->mg, &s);
+      const double cyc = s.applies ? s.t_apply / (double)s.applies : 0.0;
+      HX_CALL(hx_pc_report_map(node, "measured", &m));
+      HX_CALL(hx_pc_report_real(m, "jacobi_iteration_s", a->t_jacobi_it));
+      HX_CALL(hx_pc_report_real(m, "pmg_setup_s", a->t_switch));
+      HX_CALL(hx_pc_report_real(m, "pmg_apply_s", cyc));
+    }
+  }
+  hx_opt *part;
+  HX_CALL(hx_pc_report_map(node, a->mg ? "pmg" : "jacobi", &part));
+  if (a->mg || a->jac) HX_CALL(hx_pc_report_node(a->mg ? a->mg : a->jac, part));
+  return HX_SUCCESS;
+}
+
+static int auto_destroy(void *ctx) {
+  pc_auto *a = ctx;
+  int first = hx_pc_destroy(&a->jac);
+  int err = hx_pc_destroy(&a->mg);
+  if (err && !first) first = err;
+  err = hx_disc_destroy(&a->d);
+  if (err && !first) first = err;
+  free(a->alpha), free(a->beta), free(a);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
+  *pc = NULL;
+  HX_CHECK(o->start == HX_AUTO_START_JACOBI || o->start == HX_AUTO_START_PMG, HX_ERR_ARG, "auto: start %d",
+           o->start);
+  HX_CHECK(o->setup_cost >= 0 && o->cycle_cost >= 0 && o->pmg_iterations >= 0 && o->min_iterations >= 2,
+           HX_ERR_INPUT, "preconditioner auto: negative costs, or min_iterations %d below 2",
+           o->min_iterations);
+  pc_auto *a;
+  HX_CALL(HX_ALLOC(&a, 1));
+  a->o = *o;
+  a->d = d;
+  a->n = hx_op_size(hx_disc_op(d));
+  int err = hx_disc_reference(d);
+  if (err) {
+    free(a);
+    HX_CALL(err);
+  }
+  /* Jacobi's fused update first (passes: x, p, r, w, diag read; x, r, z
+   * written), pmg's apply after the switch */
+  const hx_pc_ops ops = {.type = "auto",
+                         .setup = auto_setup,
+                         .apply = auto_apply,
+                         .describe = auto_describe,
+                         .report = auto_report,
+                         .destroy = auto_destroy,
+                         .passes = 3,
+                         .cg_update = auto_cg_update,
+                         .cg_update_passes = 8,
+                         .observe = auto_observe};
+  err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
+  if (err) auto_destroy(a);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+const char *hx_pc_auto_choice(hx_pc pc) {
+  if (!pc || strcmp(hx_pc_type(pc), "auto")) return NULL;
+  const pc_auto *a = hx_pc_context(pc);
+  if (!a->mg) return a->jac ? "jacobi" : NULL;
+  const char *trial = hx_pc_trial_choice(a->mg);
+  return trial ? trial : "pmg";
+}
