@@ -795,6 +795,12 @@ int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t
   return HX_SUCCESS;
 }
 
+int hx_gs_create_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, const uint8_t *priv,
+                         hx_gs *out) {
+  HX_CALL(hx_gs_create_impl(b, comm, nl, ids, priv, 0, out));
+  return HX_SUCCESS;
+}
+
 int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids,
                                   const uint8_t *priv, hx_gs *out) {
   HX_CALL(hx_gs_create_impl(b, comm, nl, ids, priv, 1, out));

@@ -69,6 +69,11 @@ int hx_gs_create_deferred(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t
  * nodes no other rank's box reaches, precond/fdm.c). Collective over comm. */
 int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids,
                                   const uint8_t *h_private, hx_gs *gs);
+/* As hx_gs_create, with h_private as for hx_gs_create_deferred_private (the
+ * same handle as hx_gs_create, built with a smaller rendezvous: the
+ * discretisation's, whose promise is hx_mesh_gll_private). Collective. */
+int hx_gs_create_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids,
+                         const uint8_t *h_private, hx_gs *gs);
 /* Builds the L side of a handle from hx_gs_create_deferred in its current
  * layout (no-op when built). Local. */
 int hx_gs_finish_l(hx_gs gs);

@@ -153,6 +153,12 @@ void hx_mesh_face_nodes(int p, int f, int *idx, int *stride_a, int *stride_b);
 /* Collective. Global GLL ids for order p (1..15) into caller-allocated
  * gid[E*(p+1)^3]; ids >= 1, identical for any rank count / partitioner. */
 int hx_mesh_gll_ids(hx_mesh m, int p, int64_t *gid);
+/* Not collective. priv[E*(p+1)^3], in the order of hx_mesh_gll_ids: 1 where
+ * no other rank holds the node's id (hx_gs_create_private), 0 where one may:
+ * an element's interior nodes and the inner nodes of a face whose neighbour
+ * is on this rank or that has none are 1; edge and vertex nodes are 0 (the
+ * elements around an edge or vertex are not all face neighbours). */
+int hx_mesh_gll_private(hx_mesh m, int p, uint8_t *priv);
 /* Number of unique global GLL nodes at order p (the largest id). */
 int64_t hx_mesh_num_global_gll(hx_mesh m, int p);
 /* Collective. Mapped GLL points (trilinear / triquadratic element map at the

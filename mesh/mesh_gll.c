@@ -81,6 +81,37 @@ int hx_mesh_gll_ids(hx_mesh m, int p, int64_t *gid) {
   return HX_SUCCESS;
 }
 
+int hx_mesh_gll_private(hx_mesh m, int p, uint8_t *priv) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  HX_CHECK(p >= 1 && p <= HX_MESH_MAX_P, HX_ERR_INPUT, "polynomial order must be in 1..%d, got %d",
+           HX_MESH_MAX_P, p);
+  HX_CHECK(priv != NULL || m->ne == 0, HX_ERR_ARG, "priv array is NULL");
+  const int n = p + 1;
+  const size_t n3 = (size_t)n * n * n;
+#pragma omp parallel for schedule(static)
+  for (int32_t e = 0; e < m->ne; e++) {
+    /* a face's inner nodes are held by its two elements only (or one, on the boundary) */
+    uint8_t face_local[6];
+    for (int f = 0; f < 6; f++)
+      face_local[f] = m->nbr[6 * (size_t)e + f] < 0 || m->nbr_rank[6 * (size_t)e + f] == m->rank;
+    uint8_t *out = priv + (size_t)e * n3;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const int bi = i == 0 || i == p, bj = j == 0 || j == p, bk = k == 0 || k == p;
+          uint8_t v;
+          if (bi + bj + bk == 0)
+            v = 1;
+          else if (bi + bj + bk == 1)
+            v = face_local[bi ? (i == p) : bj ? 2 + (j == p) : 4 + (k == p)];
+          else
+            v = 0;
+          out[i + n * (j + n * k)] = v;
+        }
+  }
+  return HX_SUCCESS;
+}
+
 typedef struct {
   int q, n;
   double B[16 * 3], D[16 * 3];

@@ -9,7 +9,11 @@
  *    at its point over all ranks; sum of n_owned = n_global;
  *  - assembled coordinates / multiplicity give back every L entry's point;
  *  - the distributed dot of the all-ones vector is n_global exactly and the
- *    dot of x and y equals the serial one over the distinct points. */
+ *    dot of x and y equals the serial one over the distinct points;
+ *  - hx_mesh_gll_private's promise holds (every point of a node it flags is
+ *    held by this rank alone) and hx_gs_create_private with its flags builds
+ *    the handle hx_gs_create builds (sizes, ids, map, multiplicities), also
+ *    on a periodic box, where the points cannot tell shared ids apart. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +32,45 @@ static int cmp_pkey(const void *a, const void *b) {
   for (int d = 0; d < 3; d++)
     if (x->k[d] != y->k[d]) return x->k[d] < y->k[d] ? -1 : 1;
   return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* hx_gs_create_private with hx_mesh_gll_private's flags against hx_gs_create:
+ * the same handle, and a smaller rendezvous (fewer ids through it) */
+static int check_private(hx_backend b, hx_mesh m, int p, const char *label, const int64_t *ids,
+                         const uint8_t *priv, hx_gs ref) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int n = p + 1;
+  const int64_t nl = (int64_t)hx_mesh_num_elements(m) * n * n * n;
+  hx_gs gs = NULL;
+  HX_TCALL(hx_gs_create_private(b, comm, nl, ids, priv, &gs));
+  const int64_t ng = hx_gs_num_local(ref);
+  HX_ASSERT(hx_gs_num_local(gs) == ng && hx_gs_num_owned(gs) == hx_gs_num_owned(ref) &&
+                hx_gs_num_shared(gs) == hx_gs_num_shared(ref) &&
+                hx_gs_num_global(gs) == hx_gs_num_global(ref),
+            "%s p=%d: private setup sizes %lld/%lld/%lld/%lld, plain %lld/%lld/%lld/%lld", label, p,
+            (long long)hx_gs_num_local(gs), (long long)hx_gs_num_owned(gs), (long long)hx_gs_num_shared(gs),
+            (long long)hx_gs_num_global(gs), (long long)ng, (long long)hx_gs_num_owned(ref),
+            (long long)hx_gs_num_shared(ref), (long long)hx_gs_num_global(ref));
+  if (hx_gs_num_local(gs) == ng) {
+    int64_t bad = 0;
+    for (int64_t r = 0; r < ng; r++) bad += hx_gs_global_ids(gs)[r] != hx_gs_global_ids(ref)[r];
+    for (int64_t i = 0; i < nl; i++) bad += hx_gs_map_host(gs)[i] != hx_gs_map_host(ref)[i];
+    double *ma = malloc(sizeof(double) * (size_t)(ng + 1)), *mb = malloc(sizeof(double) * (size_t)(ng + 1));
+    HX_TCALL(hx_mem_to_host(b, ma, hx_gs_multiplicity(gs), (size_t)ng * 8));
+    HX_TCALL(hx_mem_to_host(b, mb, hx_gs_multiplicity(ref), (size_t)ng * 8));
+    for (int64_t r = 0; r < ng; r++) bad += ma[r] != mb[r];
+    free(ma), free(mb);
+    HX_ASSERT(bad == 0, "%s p=%d: %lld ids, map entries or multiplicities differ with the private flags",
+              label, p, (long long)bad);
+  }
+  /* the flags must cover the element interiors at least (p >= 2) */
+  int64_t nflag = 0;
+  for (int64_t i = 0; i < nl; i++) nflag += priv[i] != 0;
+  const int64_t inner = (int64_t)hx_mesh_num_elements(m) * (p - 1) * (p - 1) * (p - 1);
+  HX_ASSERT(nflag >= inner, "%s p=%d: %lld L entries flagged private, fewer than the %lld interior ones",
+            label, p, (long long)nflag, (long long)inner);
+  HX_TCALL(hx_gs_destroy(&gs));
+  return 0;
 }
 
 static int check_mesh(hx_backend b, hx_mesh m, int p, const char *label) {
@@ -63,6 +106,28 @@ static int check_mesh(hx_backend b, hx_mesh m, int p, const char *label) {
     keys[i].idx = i;
   }
   qsort(keys, (size_t)tot, sizeof(pkey), cmp_pkey);
+  /* the private flags of all ranks: a flagged entry's point has entries of its rank only */
+  uint8_t *priv = malloc((size_t)(nl + 1)), *allpriv = malloc((size_t)(tot + 1));
+  HX_TCALL(hx_mesh_gll_private(m, p, priv));
+  MPI_Allgatherv(priv, cnt, MPI_UINT8_T, allpriv, cnts, displs, MPI_UINT8_T, comm);
+  int64_t broken = 0;
+  for (int64_t a = 0; a < tot;) {
+    int64_t e = a + 1;
+    while (e < tot && !memcmp(keys[e].k, keys[a].k, sizeof keys[a].k)) e++;
+    int rmin = size, rmax = -1, flagged = 0;
+    for (int64_t j = a; j < e; j++) {
+      int r = 0;
+      while (r + 1 < size && displs[r + 1] <= keys[j].idx) r++;
+      rmin = r < rmin ? r : rmin, rmax = r > rmax ? r : rmax;
+      flagged |= allpriv[keys[j].idx];
+    }
+    broken += flagged && rmin != rmax;
+    a = e;
+  }
+  HX_ASSERT(broken == 0, "%s p=%d: %lld points flagged private are held by more than one rank", label, p,
+            (long long)broken);
+  check_private(b, m, p, label, ids, priv, gs);
+  free(priv), free(allpriv);
   int *pmult = malloc(sizeof(int) * (size_t)(tot + 1)); /* per global L index */
   int64_t npts = 0;
   for (int64_t a = 0; a < tot;) {
@@ -174,6 +239,32 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int p = 1; p <= 5; p += 2) check_mesh(b, m, p, "deformed box");
+    hx_mesh_destroy(&m);
+  }
+  /* periodic box (x and z wrap): the private flags against the plain setup */
+  {
+    hx_mesh_box_opts o;
+    hx_mesh_box_opts_default(&o);
+    o.nx = 4, o.ny = 3, o.nz = 2;
+    o.periodic[0] = o.periodic[2] = 1;
+    hx_mesh m = NULL;
+    if (hx_mesh_create_box(MPI_COMM_WORLD, &o, &m)) {
+      hx_error_print(stderr, rank, 1);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int p = 1; p <= 4; p += 3) {
+      const int n = p + 1;
+      const int64_t nl = (int64_t)hx_mesh_num_elements(m) * n * n * n;
+      int64_t *ids = malloc(sizeof(int64_t) * (size_t)(nl + 1));
+      uint8_t *priv = malloc((size_t)(nl + 1));
+      hx_gs ref = NULL;
+      HX_TCALL(hx_mesh_gll_ids(m, p, ids));
+      HX_TCALL(hx_mesh_gll_private(m, p, priv));
+      HX_TCALL(hx_gs_create(b, MPI_COMM_WORLD, nl, ids, &ref));
+      check_private(b, m, p, "periodic box", ids, priv, ref);
+      HX_TCALL(hx_gs_destroy(&ref));
+      free(ids), free(priv);
+    }
     hx_mesh_destroy(&m);
   }
   /* gmsh cylinder (unstructured in the plane) */
