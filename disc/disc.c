@@ -125,15 +125,19 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   if (!err) err = hx_gs_create_private(b, hx_mesh_comm(mesh), d->nl, d->gid, priv, &d->gs);
   free(priv);
   free(d->gid), d->gid = NULL;
-  if (!err) err = HX_ALLOC(&d->x, d->nl);
-  if (!err) err = HX_ALLOC(&d->y, d->nl);
-  if (!err) err = HX_ALLOC(&d->z, d->nl);
   if (!err) err = HX_ALLOC(&d->dirichlet_l, d->nl);
   if (!err) err = HX_ALLOC(&d->dirichlet_face, 6 * (size_t)d->E);
   if (!err) err = HX_ALLOC(&d->kappa, d->E);
   if (!err) err = HX_ALLOC(&d->lambda, d->E);
   if (err) goto fail;
-  if ((err = hx_mesh_gll_coords(mesh, o->p, d->x, d->y, d->z))) goto fail;
+  {
+    /* the GLL coordinates only where a coefficient field or a Robin term
+     * is evaluated at the nodes (most discs, pmg's levels among them, need
+     * none: hx_disc_coords computes them when asked) */
+    int need_xyz = hx_disc_has_robin(o, ntag);
+    for (int mt = 0; mt < nmat; mt++) need_xyz |= coef_field(o, 0, mt) || coef_field(o, 1, mt);
+    if (need_xyz && (err = hx_disc_coords(d, NULL, NULL, NULL))) goto fail;
+  }
 
   /* Dirichlet flags: every node of a face carrying a Dirichlet tag */
   const int32_t *ftag = hx_mesh_face_tags(mesh);
