@@ -24,13 +24,13 @@ void hx_mem_format(double bytes, char *buf, size_t len) {
 }
 
 /* hx_mem_run_bytes's figures, fitted to the peaks (ru_maxrss) of Jacobi-PCG
- * runs on 2 ranks of 1.5-2M L entries each (box p = 3 and 7; the peak is
- * the gather-scatter's setup there, its rendezvous temporaries;
+ * runs on 2 ranks of 0.7-2M L entries each (box p = 3, 5 and 7, within 5 %
+ * since the fine gather-scatter's rendezvous holds the shared ids only;
  * docs/performance.md "Memory"): bytes per L entry, per G entry, and the
  * time loop's arrays (hf, hg, the coordinates, u_new, f_eff per L entry; a
  * BDF level per L entry; a projection vector per G entry). */
-#define MEM_RUN_L 78.0
-#define MEM_RUN_G 116.0
+#define MEM_RUN_L 97.0
+#define MEM_RUN_G 48.0
 #define MEM_TIME_L 56.0
 #define MEM_TIME_LEVEL_L 8.0
 #define MEM_TIME_PROJ_G 8.0

@@ -618,9 +618,9 @@ static const hx_ynode *node_at(const hx_case *cs, const char *path) {
 double hx_case_mem_estimate(const hx_case *cs, double El, double pc_node_bytes) {
   const int levels = cs->time.enabled ? cs->time.scheme + 1 : 0;
   /* elements that are not affine store geometric factors per node: about
-   * 20 bytes per L entry more at the peak (Kershaw p = 3 and 7, 2 ranks) */
+   * 36 bytes per L entry more at the peak (Kershaw p = 3, 2 ranks) */
   const int curved = cs->mesh.type != HX_CASE_MESH_BOX || cs->mesh.deform > 0;
-  const double node = (pc_node_bytes > 0 ? pc_node_bytes : 0.0) + (curved ? 20.0 : 0.0);
+  const double node = (pc_node_bytes > 0 ? pc_node_bytes : 0.0) + (curved ? 36.0 : 0.0);
   return El * HX_MEM_MESH_LOCAL_ELEM + hx_mem_run_bytes(El, cs->order, node, levels, cs->solver.projection);
 }
 
