@@ -42,6 +42,8 @@ typedef struct {
   double t;
 } hx_run_texpr;
 double hx_run_texpr_fn(const void *ctx, double x, double y, double z); /* ctx: an hx_run_texpr */
+void hx_run_texpr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z,
+                       double *out); /* the same at n points */
 
 /* Collective over ctx->comm. Solve the validated case cs: mesh -> operator ->
  * PCG (progress lines through hx_progress, history through hx_history) ->

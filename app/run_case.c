@@ -25,6 +25,10 @@ void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel) {
 static double expr_fn(const void *ctx, double x, double y, double z) {
   return hx_expr_eval((const hx_expr *)ctx, x, y, z);
 }
+static void expr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z,
+                      double *out) {
+  hx_expr_eval_array((const hx_expr *)ctx, n, x, y, z, out);
+}
 
 void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po) {
   hx_pcg_opts_default(po);
@@ -40,6 +44,11 @@ void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po) {
 double hx_run_texpr_fn(const void *ctx, double x, double y, double z) {
   const hx_run_texpr *c = (const hx_run_texpr *)ctx;
   return hx_expr_eval_t(c->e, x, y, z, c->t);
+}
+void hx_run_texpr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z,
+                       double *out) {
+  const hx_run_texpr *c = (const hx_run_texpr *)ctx;
+  hx_expr_eval_array_t(c->e, n, x, y, z, c->t, out);
 }
 
 static double const_fn(const void *ctx, double x, double y, double z) {
@@ -307,7 +316,7 @@ static int phase_disc(run_state *st) {
       if (e && hx_expr_is_constant(e)) *val = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
       if (e && c && st->shift != 0.0) { /* time runs: lambda + beta0/dt at the nodes */
         st->lshift[i] = (expr_shift_ctx){e, st->shift};
-        st->lfield[i] = (hx_field){expr_shift_fn, &st->lshift[i]};
+        st->lfield[i] = (hx_field){expr_shift_fn, &st->lshift[i], NULL};
         nfield++;
       } else if (e) {
         hx_field *f = c ? &st->lfield[i] : &st->kfield[i];
@@ -330,7 +339,8 @@ static int phase_disc(run_state *st) {
     st->dtag[t] = bc && bc->type == HX_BC_DIRICHLET;
     ndirichlet += st->dtag[t];
     if (bc && bc->type == HX_BC_ROBIN) {
-      st->ralpha[t] = bc->alpha_expr ? (hx_field){expr_fn, bc->alpha_expr} : (hx_field){const_fn, &bc->alpha};
+      st->ralpha[t] =
+          bc->alpha_expr ? (hx_field){expr_fn, bc->alpha_expr, NULL} : (hx_field){const_fn, &bc->alpha, NULL};
       nrobin++;
       nrobin_pos += bc->alpha_expr != NULL || bc->alpha > 0; /* an expression counts as alpha > 0 */
     }
@@ -417,7 +427,7 @@ static int phase_data(run_state *st) {
   for (int t = 0; t < st->nt; t++) {
     if (st->entry[t] < 0 || !st->dtag[t]) continue;
     bc_ctx c = {cs, &cs->problem.boundary[st->entry[t]], st->time};
-    hx_field g = {bc_fn, &c};
+    hx_field g = {bc_fn, &c, NULL};
     HX_CALL(hx_disc_dirichlet_values(d, t, g, st->hg));
     snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
     if (!ferr) ferr = hx_case_check_finite(cs, key, c.bc->expr, (size_t)nl, X, Y, Z, st->hg);
@@ -435,7 +445,7 @@ static int phase_data(run_state *st) {
     if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
     hx_run_texpr ec = {bc->expr, st->time};
     hx_field g = {bc->value_kind == HX_BCV_EXPR ? hx_run_texpr_fn : const_fn,
-                  bc->value_kind == HX_BCV_EXPR ? (const void *)&ec : (const void *)&bc->value};
+                  bc->value_kind == HX_BCV_EXPR ? (const void *)&ec : (const void *)&bc->value, NULL};
     HX_CALL(hx_disc_neumann_load(d, t, g, st->hbn));
     snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
     if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, st->hbn);
@@ -465,7 +475,8 @@ static int phase_solve(run_state *st) {
   HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,
                              &st->mon.prog));
   st->mon.t0 = hx_wtime();
-  hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact};
+  hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact,
+                    cs->problem.exact ? expr_fn_n : NULL};
   HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
   /* the data arrays are freed once the right-hand side is formed: the
    * preconditioner's setup and PCG, where the peak is, run without them */

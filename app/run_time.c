@@ -533,7 +533,8 @@ static int loop(tloop *L) {
     const int out_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N;
     const int err_due = (cs->time.error_every > 0 && n % cs->time.error_every == 0) || out_due;
     hx_run_texpr ex = {cs->problem.exact, t};
-    hx_field exact = {cs->problem.exact && err_due ? hx_run_texpr_fn : NULL, &ex};
+    hx_field exact = {cs->problem.exact && err_due ? hx_run_texpr_fn : NULL, &ex,
+                      cs->problem.exact && err_due ? hx_run_texpr_fn_n : NULL};
     const int np_before = hx_proj_size(L->pj);
     L->step_now = n;
     HX_CALL(hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr));

@@ -186,7 +186,7 @@ static int bench(hx_app_ctx *ctx, const char *backend, int N, int p, int K, int 
   po.single_reduction = pcg1;
   po.no_fuse = no_fuse;
   hx_solve_result dr;
-  hx_field none = {NULL, NULL};
+  hx_field none = {NULL, NULL, NULL};
   HX_CALL(hx_pc_create_jacobi(hx_disc_op(c.d), &c.pc));
   HX_CALL(hx_solve(c.d, c.pc, hf, NULL, NULL, none, &po, NULL, NULL, &dr));
   free(hf);

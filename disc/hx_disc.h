@@ -98,9 +98,13 @@ int hx_op_to_l_host(hx_op op, const double *d_g, double *h_l);
 /* ------------------------------------------------------------ discretisation */
 /* f(x, y, z) with a context (expressions, closures in tests) */
 typedef double (*hx_point_fn)(const void *ctx, double x, double y, double z);
+/* out[i] = fn(ctx, x[i], y[i], z[i]) for i < n, the same values */
+typedef void (*hx_points_fn)(const void *ctx, size_t n, const double *x, const double *y, const double *z,
+                             double *out);
 typedef struct {
   hx_point_fn fn;
   const void *ctx;
+  hx_points_fn fn_n; /* optional (NULL: fn per point): used where many points are at hand */
 } hx_field;
 
 typedef struct {

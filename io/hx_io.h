@@ -47,6 +47,11 @@ const char *hx_expr_text(const hx_expr *e);
 int hx_expr_is_constant(const hx_expr *e);
 /* 1 if the expression uses the time t. */
 int hx_expr_uses_t(const hx_expr *e);
+/* 1 if hexcg's own program gives the values (libmatheval parsed the text;
+ * io/expr.c), 0 if libmatheval evaluates them: a function outside exp log
+ * sqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf abs,
+ * or HEXCG_EXPR_MATHEVAL set. The values are libmatheval's either way. */
+int hx_expr_is_compiled(const hx_expr *e);
 /* e at (x, y, z) and t = 0. */
 double hx_expr_eval(const hx_expr *e, double x, double y, double z);
 /* e at (x, y, z) and time t. */

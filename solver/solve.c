@@ -302,7 +302,7 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
     free(mass);
     HX_CALL(err);
     res->exact_mean = sh.shift;
-    if (exact.fn) exact = (hx_field){shifted_fn, &sh};
+    if (exact.fn) exact = (hx_field){shifted_fn, &sh, NULL};
   }
   if (exact.fn) {
     HX_CALL(hx_disc_error(d, h_l, exact, &res->err_l2, &res->err_max));

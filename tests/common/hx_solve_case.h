@@ -69,7 +69,7 @@ static int solve(MPI_Comm comm, const setup *s, outcome *out) {
   HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
   hx_opt_free(&opts);
   prob pr = {s->lambda};
-  hx_field f = {f_exp, &pr}, ex = {u_exp, &pr};
+  hx_field f = {f_exp, &pr, NULL}, ex = {u_exp, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
   out->u = malloc(sizeof(double) * nl);

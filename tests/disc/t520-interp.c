@@ -29,7 +29,7 @@ static int max_err(hx_disc d, const double *d_g, double *err) {
   const int64_t nl = hx_disc_num_l(d);
   double *ul = malloc(sizeof(double) * (size_t)nl), *fl = malloc(sizeof(double) * (size_t)nl);
   HX_TCALL(hx_op_to_l_host(hx_disc_op(d), d_g, ul));
-  hx_field f = {cubic, NULL};
+  hx_field f = {cubic, NULL, NULL};
   HX_TCALL(hx_disc_eval(d, f, fl));
   double e = 0;
   for (int64_t i = 0; i < nl; i++) e = fmax(e, fabs(ul[i] - fl[i]));
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     HX_TCALL(hx_mem_alloc(b, sizeof(double) * (size_t)n5, (void **)&x5));
     if (pass == 0) {
       double *fl = malloc(sizeof(double) * (size_t)hx_disc_num_l(d3)), err;
-      hx_field f = {cubic, NULL};
+      hx_field f = {cubic, NULL, NULL};
       HX_TCALL(hx_disc_eval(d3, f, fl));
       HX_TCALL(hx_disc_from_l_host(d3, fl, 0, x3));
       HX_TCALL(hx_disc_interpolate(d3, d5, x3, x5));

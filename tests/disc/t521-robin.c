@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
   mo.extent[0][1] = 2.0, mo.extent[2][0] = -1.0, mo.extent[2][1] = 0.0;
   HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
   int none[6] = {0, 0, 0, 0, 0, 0};
-  hx_field ra[6] = {{two, NULL}, {NULL, NULL}, {NULL, NULL}, {one_plus_x, NULL}, {NULL, NULL}, {NULL, NULL}};
+  hx_field ra[6] = {{two, NULL, NULL},        {NULL, NULL, NULL}, {NULL, NULL, NULL},
+                    {one_plus_x, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}};
   hx_disc_opts o = hx_disc_opts_default();
   o.p = 4, o.dirichlet_tag = none, o.robin_alpha = ra;
   hx_disc d, d0, d2;
@@ -236,7 +237,8 @@ int main(int argc, char **argv) {
   }
   /* alpha < 0 at a node */
   {
-    hx_field bad[6] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {x_minus_1, NULL}, {NULL, NULL}, {NULL, NULL}};
+    hx_field bad[6] = {{NULL, NULL, NULL},      {NULL, NULL, NULL}, {NULL, NULL, NULL},
+                       {x_minus_1, NULL, NULL}, {NULL, NULL, NULL}, {NULL, NULL, NULL}};
     hx_disc_opts ob = o;
     ob.robin_alpha = bad;
     hx_disc db = NULL;

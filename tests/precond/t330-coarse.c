@@ -519,7 +519,7 @@ static int bench_one(const spec *s, int ranks_note) {
   /* right-hand side b = A u for a smooth u: the coarse correction of b
    * should approximate u */
   double *hl = malloc(sizeof(double) * hx_disc_num_l(f.d)), *hu = malloc(sizeof(double) * ng);
-  HX_TCALL(hx_disc_eval(f.d, (hx_field){u_smooth, NULL}, hl));
+  HX_TCALL(hx_disc_eval(f.d, (hx_field){u_smooth, NULL, NULL}, hl));
   const int32_t *map = hx_gs_map_host(hx_disc_gs(f.d));
   for (int64_t l = 0; l < hx_disc_num_l(f.d); l++)
     if (map[l] >= 0) hu[map[l]] = hl[l];

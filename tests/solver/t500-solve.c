@@ -117,7 +117,7 @@ static int solve(MPI_Comm comm, const setup *s, hx_solve_result *r, hist *h) {
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
   prob pr = {s->lambda, s->kappa, s->poly_deg};
-  hx_field f = {s->poly_deg ? f_poly : f_sin, &pr}, ex = {s->poly_deg ? u_poly : u_sin, &pr};
+  hx_field f = {s->poly_deg ? f_poly : f_sin, &pr, NULL}, ex = {s->poly_deg ? u_poly : u_sin, &pr, NULL};
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.rtol = s->tol;
@@ -380,7 +380,7 @@ static int mode_neumann(void) {
       HX_TCALL(hx_disc_create(m, b, &o, &d));
       prob pr = {lam, kap, 0};
       double kc[2] = {kap, wrong ? 1.25 : 1.0};
-      hx_field f = {f_sin, &pr}, ex = {u_sin, &pr}, g = {flux_xmin, kc};
+      hx_field f = {f_sin, &pr, NULL}, ex = {u_sin, &pr, NULL}, g = {flux_xmin, kc, NULL};
       double *hf = malloc(sizeof(double) * hx_disc_num_l(d)), *hg = malloc(sizeof(double) * hx_disc_num_l(d));
       double *hbn = calloc(hx_disc_num_l(d), sizeof(double));
       HX_TCALL(hx_disc_eval(d, f, hf));
@@ -424,7 +424,7 @@ static int mode_breakdown(void) {
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.monitor = monitor, po.monitor_ctx = &h;
-  hx_field none = {NULL, NULL};
+  hx_field none = {NULL, NULL, NULL};
   hx_solve_result r;
   /* NaN */
   /* an interior node of element 0 (a Dirichlet node would be masked away) */
@@ -518,7 +518,7 @@ static int split_case(int geom_order) {
             geom_order == 1 ? "on the fly" : "precomputed FP64");
   const int64_t nl = hx_disc_num_l(d64);
   prob pr = {0.0, 1.0, 0};
-  hx_field f = {f_sin, &pr}, ex = {u_sin, &pr};
+  hx_field f = {f_sin, &pr, NULL}, ex = {u_sin, &pr, NULL};
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl), *u = malloc(sizeof(double) * nl);
   HX_TCALL(hx_disc_eval(d64, f, hf));
   HX_TCALL(hx_disc_eval(d64, ex, hg));

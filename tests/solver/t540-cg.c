@@ -100,7 +100,7 @@ static int run(const spec *s, outcome *o) {
 
   const int64_t nl = hx_disc_num_l(d), ng = hx_op_size(op);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
-  hx_field f = {f_exp, NULL}, ex = {u_exp, NULL};
+  hx_field f = {f_exp, NULL, NULL}, ex = {u_exp, NULL, NULL};
   HX_TCALL(hx_disc_eval(d, f, hf));
   HX_TCALL(hx_disc_eval(d, ex, hg));
   if (s->rhs_zero)

@@ -63,13 +63,13 @@ int main(int argc, char **argv) {
   hx_pcg_opts po;
   hx_pcg_opts_default(&po);
   po.rtol = 1e-10, po.max_iterations = 2000;
-  hx_field none = {NULL, NULL};
+  hx_field none = {NULL, NULL, NULL};
   int it0 = 0, it1 = 0;
   double maxdiff = 0, umax = 0;
   for (int64_t i = 0; i < nl; i++) up[i] = 0;
   for (int n = 1; n <= NS; n++) {
     g_t = 0.05 * n;
-    hx_field f = {f_fn, NULL}, g = {u_fn, NULL};
+    hx_field f = {f_fn, NULL, NULL}, g = {u_fn, NULL, NULL};
     HX_TCALL(hx_disc_eval(d, f, hf));
     HX_TCALL(hx_disc_eval(d, g, hg));
     hx_solve_result r0, r1;

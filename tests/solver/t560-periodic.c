@@ -84,7 +84,7 @@ static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, c
   HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
   hx_opt_free(&opts);
   prob pr = {{per[0], per[1], per[2]}, lambda};
-  hx_field f = {f_ex, &pr}, ex = {u_ex, &pr};
+  hx_field f = {f_ex, &pr, NULL}, ex = {u_ex, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl),
          *u = malloc(sizeof(double) * nl);
