@@ -104,18 +104,23 @@ static void ps_emit(expr_parser *P, op_kind k, double c, double (*fn)(double)) {
 
 static void ps_sum(expr_parser *P);
 
+/* '(' sum ')', P->s at the '(' */
+static void ps_parens(expr_parser *P) {
+  P->s++;
+  ps_sum(P);
+  ps_skip(P);
+  if (*P->s != ')') {
+    P->bad = 1;
+    return;
+  }
+  P->s++;
+}
+
 static void ps_primary(expr_parser *P) {
   ps_skip(P);
   const char *s = P->s;
   if (*s == '(') {
-    P->s++;
-    ps_sum(P);
-    ps_skip(P);
-    if (*P->s != ')') {
-      P->bad = 1;
-      return;
-    }
-    P->s++;
+    ps_parens(P);
     return;
   }
   if ((*s >= '0' && *s <= '9') || *s == '.') { /* digits [. digits] [e[+-]digits], as libmatheval's lexer */
@@ -148,14 +153,7 @@ static void ps_primary(expr_parser *P) {
     if (*P->s == '(') {
       for (size_t k = 0; k < sizeof expr_fns / sizeof expr_fns[0]; k++)
         if (strlen(expr_fns[k].name) == len && !strncmp(expr_fns[k].name, s, len)) {
-          P->s++;
-          ps_sum(P);
-          ps_skip(P);
-          if (*P->s != ')') {
-            P->bad = 1;
-            return;
-          }
-          P->s++;
+          ps_parens(P);
           ps_emit(P, OP_FN, 0.0, expr_fns[k].fn);
           return;
         }
@@ -175,20 +173,10 @@ static void ps_primary(expr_parser *P) {
   P->bad = 1;
 }
 
+static void ps_neg(expr_parser *P);
+
 /* a ^ b ^ c = (a ^ b) ^ c; the exponent may carry unary minuses, which then
  * take the rest of the chain: 2^-3^2 = 2^(-(3^2)) */
-static void ps_pow_chain(expr_parser *P);
-static void ps_negpow(expr_parser *P) {
-  ps_skip(P);
-  if (*P->s == '-') {
-    P->s++;
-    ps_negpow(P);
-    ps_emit(P, OP_NEG, 0.0, NULL);
-    return;
-  }
-  ps_pow_chain(P);
-}
-
 static void ps_pow_chain(expr_parser *P) {
   ps_primary(P);
   for (;;) {
@@ -198,7 +186,7 @@ static void ps_pow_chain(expr_parser *P) {
     P->s++;
     ps_skip(P);
     if (*P->s == '-') {
-      ps_negpow(P);
+      ps_neg(P);
       ps_emit(P, OP_POW, 0.0, NULL);
       return;
     }
@@ -218,31 +206,23 @@ static void ps_neg(expr_parser *P) {
   ps_pow_chain(P);
 }
 
-static void ps_prod(expr_parser *P) {
-  ps_neg(P);
+/* a left-associative level: operand (c0|c1 operand)*, op0 for c0, op1 for c1 */
+static void ps_left(expr_parser *P, void (*operand)(expr_parser *), char c0, op_kind op0, char c1,
+                    op_kind op1) {
+  operand(P);
   for (;;) {
     if (P->bad) return;
     ps_skip(P);
     const char c = *P->s;
-    if (c != '*' && c != '/') return;
+    if (c != c0 && c != c1) return;
     P->s++;
-    ps_neg(P);
-    ps_emit(P, c == '*' ? OP_MUL : OP_DIV, 0.0, NULL);
+    operand(P);
+    ps_emit(P, c == c0 ? op0 : op1, 0.0, NULL);
   }
 }
 
-static void ps_sum(expr_parser *P) {
-  ps_prod(P);
-  for (;;) {
-    if (P->bad) return;
-    ps_skip(P);
-    const char c = *P->s;
-    if (c != '+' && c != '-') return;
-    P->s++;
-    ps_prod(P);
-    ps_emit(P, c == '+' ? OP_ADD : OP_SUB, 0.0, NULL);
-  }
-}
+static void ps_prod(expr_parser *P) { ps_left(P, ps_neg, '*', OP_MUL, '/', OP_DIV); }
+static void ps_sum(expr_parser *P) { ps_left(P, ps_prod, '+', OP_ADD, '-', OP_SUB); }
 
 /* points per block of the program's evaluation */
 enum { EXPR_BLOCK = 64 };
