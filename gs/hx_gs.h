@@ -74,6 +74,14 @@ int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const
  * discretisation's, whose promise is hx_mesh_gll_private). Collective. */
 int hx_gs_create_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids,
                          const uint8_t *h_private, hx_gs *gs);
+/* Frees what a caller with a map of its own no longer needs once set up:
+ * the G entries' ids, their multiplicities and the scatter map (host and
+ * backend copies; 8 bytes per L entry and 24 per G entry). Gather, the
+ * exchange, assembly, dot and an existing mask keep working; scatter, masks,
+ * relayout, renumbering and the owner and shared flags are refused after it,
+ * and hx_gs_global_ids, hx_gs_map_host and the multiplicities are NULL. The
+ * FDM's extended gather-scatter (precond/fdm.c). Local. */
+int hx_gs_drop_maps(hx_gs gs);
 /* Builds the L side of a handle from hx_gs_create_deferred in its current
  * layout (no-op when built). Local. */
 int hx_gs_finish_l(hx_gs gs);

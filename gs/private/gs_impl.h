@@ -84,6 +84,7 @@ struct hx_gs_s {
   /* Dirichlet mask */
   int has_mask;
   int l_pending; /* hx_gs_create_deferred: the L side (map, CSR, plan) not built yet */
+  int dropped;   /* hx_gs_drop_maps: ids, multiplicities and the scatter map freed */
   int64_t n_masked;
   double *d_mask;        /* ng */
   int32_t *d_masked_idx; /* n_masked */

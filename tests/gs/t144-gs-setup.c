@@ -13,7 +13,9 @@
  *    bits as hx_gs_create;
  *  - hx_gs_create_deferred + hx_gs_relayout gives the same handle and bits
  *    as hx_gs_create + hx_gs_relayout (the FDM's grouped layout path), with
- *    and without the interior renumbering.
+ *    and without the interior renumbering;
+ *  - after hx_gs_drop_maps the assembly (gather + exchange) gives the bits
+ *    it gave before, and scatter, masks, relayout and the flags are refused.
  * Boxes of order 1..4, elements in z-slabs with the local order reversed
  * (first appearance differs from id order), some ids 0. 1-4 ranks, cpu. */
 #include "hx_gs.h"
@@ -233,6 +235,31 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
     free(nx), free(ny);
   }
   free(old);
+  /* dropped maps: the assembly as before, bit for bit; what needs the map refused */
+  {
+    const int64_t ng = hx_gs_num_local(a);
+    double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg, *ref, *got;
+    for (int64_t i = 0; i < nl; i++) hl[i] = (double)(mix64((uint64_t)i * 11 + 3) >> 11) * 0x1p-53 - 0.5;
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
+    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg));
+    HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
+    HX_TCALL(hx_gs_assemble(a, dl, dg));
+    ref = host(bk, dg, ng);
+    HX_TCALL(hx_gs_drop_maps(a));
+    HX_ASSERT(!hx_gs_map_host(a) && !hx_gs_global_ids(a) && !hx_gs_multiplicity(a), "p = %d: maps kept",
+              c->p);
+    HX_TCALL(hx_gs_assemble(a, dl, dg));
+    got = host(bk, dg, ng);
+    HX_ASSERT(!memcmp(ref, got, sizeof(double) * (size_t)ng),
+              "p = %d: assembly differs after hx_gs_drop_maps", c->p);
+    int *flag = malloc(sizeof(int) * (size_t)(nl + 1));
+    HX_ASSERT(hx_gs_scatter(a, dg, dl) == HX_ERR_ARG, "p = %d: scatter accepted after hx_gs_drop_maps", c->p);
+    HX_ASSERT(hx_gs_l_owner_flags(a, flag) == HX_ERR_ARG, "p = %d: owner flags after hx_gs_drop_maps", c->p);
+    HX_ASSERT(hx_gs_set_mask(a, flag) == HX_ERR_ARG, "p = %d: mask accepted after hx_gs_drop_maps", c->p);
+    hx_error_clear();
+    free(flag), free(hl), free(ref), free(got);
+    hx_mem_free(bk, (void **)&dl), hx_mem_free(bk, (void **)&dg);
+  }
   HX_TCALL(hx_gs_destroy(&a));
   free(ids);
   return 0;
