@@ -141,6 +141,11 @@ double hx_legendre(int k, double t);
 /* Default iteration limit of the Krylov solvers and of a case file. */
 #define HX_MAX_ITERATIONS_DEFAULT 1000
 
+/* 1 if the environment variable name is set to "0": the switches that turn
+ * one optimisation off for comparisons (HEXCG_GS_PRIVATE, HEXCG_FDM_SHARE,
+ * HEXCG_AX_XELEM, ...; each documented where it acts). */
+int hx_env_off(const char *name);
+
 /* ------------------------------------------------------------ option trees */
 /* A YAML-like option subtree handed from io/ (which parses the case file) to
  * the module that owns those options and validates them (precond/ for the

@@ -517,3 +517,8 @@ const char *hx_closest(const char *s, const char *const *names, int n) {
   const int limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
   return bd <= limit ? best : NULL;
 }
+
+int hx_env_off(const char *name) {
+  const char *env = getenv(name);
+  return env && !strcmp(env, "0");
+}

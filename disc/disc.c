@@ -117,8 +117,7 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
   /* the ids no other rank holds (element interiors, faces with no remote
    * neighbour: 70-85 % of them) stay out of the rendezvous */
   uint8_t *priv = NULL;
-  const char *env = getenv("HEXCG_GS_PRIVATE");
-  if (!err && !(env && !strcmp(env, "0"))) {
+  if (!err && !hx_env_off("HEXCG_GS_PRIVATE")) {
     err = HX_ALLOC(&priv, d->nl + 1);
     if (!err) err = hx_mesh_gll_private(mesh, o->p, priv);
   }

@@ -247,8 +247,7 @@ static int hx_gs_permute_interior(hx_gs gs, int32_t *nof) {
 
 int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_new_of_old) {
   HX_CHECK(gs && (old_of_new || nl == 0), HX_ERR_ARG, "gather-scatter relayout: NULL argument");
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)",
-           "relayout");
+  HX_CALL(hx_gs_maps_kept(gs, "relayout"));
   HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter relayout: nl = %lld must be in [0, 2^31-1)",
            (long long)nl);
   HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter relayout: an exchange is in flight");
@@ -288,6 +287,11 @@ int hx_gs_relayout(hx_gs gs, int64_t nl, const int64_t *old_of_new, int32_t *h_n
   return HX_SUCCESS;
 }
 
+int hx_gs_maps_kept(hx_gs gs, const char *what) {
+  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)", what);
+  return HX_SUCCESS;
+}
+
 int hx_gs_drop_maps(hx_gs gs) {
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: handle is NULL");
   HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: hx_gs_drop_maps before the L side was built");
@@ -310,8 +314,7 @@ int hx_gs_finish_l(hx_gs gs) {
 
 int hx_gs_renumber_interior(hx_gs gs, int32_t *h_new_of_old) {
   HX_CHECK(gs && (h_new_of_old || gs->ng == 0), HX_ERR_ARG, "gather-scatter renumbering: NULL argument");
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)",
-           "renumbering");
+  HX_CALL(hx_gs_maps_kept(gs, "renumbering"));
   HX_CHECK(!gs->in_flight, HX_ERR_ARG, "gather-scatter renumbering: an exchange is in flight");
   HX_CHECK(!gs->has_mask, HX_ERR_ARG, "gather-scatter renumbering: the G-vector has a mask (renumber before "
                                       "setting it)");
@@ -888,7 +891,7 @@ int hx_gs_get_info(hx_gs gs, hx_gs_info *info) {
 
 /* ------------------------------------------------------------ Z, Z^T */
 int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)", "scatter");
+  HX_CALL(hx_gs_maps_kept(gs, "scatter"));
   HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
   if (gs->nl == 0) return HX_SUCCESS;
   HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
@@ -1081,7 +1084,7 @@ int hx_gs_dot(hx_gs gs, const double *d_x, const double *d_y, double *result) {
 /* ------------------------------------------------------------ masks */
 int hx_gs_set_mask(hx_gs gs, const int *h_lflag) {
   HX_CHECK(h_lflag || gs->nl == 0, HX_ERR_ARG, "gather-scatter: flags are NULL");
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)", "mask");
+  HX_CALL(hx_gs_maps_kept(gs, "mask"));
   const int64_t ng = gs->ng;
   double *h = NULL, *d = NULL;
   int32_t *idx = NULL;
@@ -1131,8 +1134,7 @@ int hx_gs_apply_mask(hx_gs gs, double *d_g) {
 }
 
 int hx_gs_element_shared_flags(hx_gs gs, int64_t npe, int *h_flag) {
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)",
-           "element shared flags");
+  HX_CALL(hx_gs_maps_kept(gs, "element shared flags"));
   HX_CHECK(npe > 0 && gs->nl % npe == 0, HX_ERR_ARG,
            "gather-scatter: nl = %lld is not a multiple of nodes_per_elem = %lld", (long long)gs->nl,
            (long long)npe);
@@ -1147,8 +1149,7 @@ int hx_gs_element_shared_flags(hx_gs gs, int64_t npe, int *h_flag) {
 
 int hx_gs_l_owner_flags(hx_gs gs, int *h_flag) {
   HX_CHECK(h_flag || gs->nl == 0, HX_ERR_ARG, "gather-scatter: flags are NULL");
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: %s after hx_gs_drop_maps (the map is gone)",
-           "owner flags");
+  HX_CALL(hx_gs_maps_kept(gs, "owner flags"));
   unsigned char *seen = NULL;
   HX_CALL(HX_ALLOC(&seen, gs->n_owned + 1));
   for (int64_t i = 0; i < gs->nl; i++) {

@@ -17,7 +17,7 @@ int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
     HX_CALL(hx_gs_scatter(gs, (const double *)d_g, (double *)d_l));
     return HX_SUCCESS;
   }
-  HX_CHECK(!gs->dropped, HX_ERR_ARG, "gather-scatter: scatter after hx_gs_drop_maps (the map is gone)");
+  HX_CALL(hx_gs_maps_kept(gs, "scatter"));
   if (gs->nl == 0) return HX_SUCCESS;
   HX_CUDA_DISPATCH(gs->b,
                    hx_cuda_gs_scatter_f32(gs->b, gs->nl, gs->d_map, (const float *)d_g, (float *)d_l));

@@ -47,12 +47,6 @@ struct hx_fdm_s {
 
 /* ---------------------------------------------------------------- setup helpers */
 
-/* 1 if the environment variable is "0" (the switches for comparisons) */
-static int fdm_env_off(const char *name) {
-  const char *env = getenv(name);
-  return env && !strcmp(env, "0");
-}
-
 /* Point of the element map at the centre of face f (hex8: mean of its 4
  * corners; hex27: its face-centre node). */
 static void face_centre(const double *v, int npe, int f, double c[3]) {
@@ -475,7 +469,7 @@ static int fdm_exchange_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
  * out of its rendezvous (hx_gs_create_deferred_private): 85-90 % of them on
  * a box cut into two slabs. */
 static int fdm_private_nodes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
-  if (fdm_env_off("HEXCG_FDM_PRIVATE")) return HX_SUCCESS;
+  if (hx_env_off("HEXCG_FDM_PRIVATE")) return HX_SUCCESS;
   const int n = f->p + 1, n3 = n * n * n;
   const int64_t ng = hx_gs_num_local(o->gs), s0 = ng - hx_gs_num_shared(o->gs);
   const int32_t *fmap = hx_gs_map_host(o->gs);
@@ -595,7 +589,7 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
    * solved before, whose eigenpairs (the same LAPACK call on the same bits:
    * the same bits out) are copied. HEXCG_FDM_SHARE=0 solves every pair
    * (the reference of the test precond.t320-fdm-share). */
-  const int share = !fdm_env_off("HEXCG_FDM_SHARE");
+  const int share = !hx_env_off("HEXCG_FDM_SHARE");
   const int64_t npair = 3 * (int64_t)E;
   int64_t cap = 16;
   while (cap < 2 * npair) cap *= 2;
@@ -878,7 +872,7 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   /* the apply scatters through d_xmap and needs of xgs its gather and
    * exchange only: its ids, multiplicities and maps go (24 bytes per
    * extended G entry, 8 per extended L entry) */
-  if (!fdm_env_off("HEXCG_FDM_DROP")) HX_CALL(hx_gs_drop_maps(f->xgs));
+  if (!hx_env_off("HEXCG_FDM_DROP")) HX_CALL(hx_gs_drop_maps(f->xgs));
   /* the host copies of S and L served the uploads only */
   free(f->h_S), free(f->h_L);
   f->h_S = f->h_L = NULL;

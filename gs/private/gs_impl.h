@@ -90,6 +90,9 @@ struct hx_gs_s {
   int32_t *d_masked_idx; /* n_masked */
 };
 
+/* HX_ERR_ARG (naming what) once hx_gs_drop_maps freed the maps what needs */
+int hx_gs_maps_kept(hx_gs gs, const char *what);
+
 /* the gather blocks [blk0, blk1) of the CUDA gather that cover part's rows */
 static inline int32_t hx_gs_blk0(const struct hx_gs_s *gs, hx_gs_part part) {
   return part == HX_GS_SHARED ? gs->nblk_int : 0;

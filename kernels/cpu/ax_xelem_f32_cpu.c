@@ -350,8 +350,7 @@ int hx_ax_xelem_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t
   int (*fn)(const hx_xf_args *) = NULL;
   *nrest = 0, *rest = NULL;
   if (!ax->isa || ax->mode != HX_GEO_PRECOMPUTED || !hx_xf_fn(ax->p, &fn)) return 0;
-  const char *env = getenv("HEXCG_AX_XELEM");
-  if (env && !strcmp(env, "0")) return 0;
+  if (hx_env_off("HEXCG_AX_XELEM")) return 0;
   if (nlist <= 0) return 1;
   /* list positions by record kind, stable: general, then affine and scaled
    * affine together (one vector path); FP32 has no split records */

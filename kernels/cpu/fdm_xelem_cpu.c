@@ -59,8 +59,7 @@ XINL __m256 hx_fdm_xelem_gather8(const float *x, const int32_t *idx) {
 static int hx_fdm_xelem_on(int m) {
   static int on = -1;
   if (on < 0) {
-    const char *env = getenv("HEXCG_FDM_XELEM");
-    on = hx_ax_cpu_isa() && !(env && !strcmp(env, "0"));
+    on = hx_ax_cpu_isa() && !hx_env_off("HEXCG_FDM_XELEM");
   }
   return on && m >= 4 && m <= HX_FDM_XELEM_MMAX;
 }

@@ -149,8 +149,7 @@ HX_TX_DEFINE(double, __m256d, 4, _mm256_setzero_pd, _mm256_set1_pd, _mm256_add_p
  * 1 <= c <= 8, HEXCG_TENSOR_XELEM not 0) */
 static int hx_tx_serves(int a, int c) {
   if (a < 2 || a > HX_TX_NMAX || c < 1 || c > HX_TX_NMAX) return 0;
-  const char *env = getenv("HEXCG_TENSOR_XELEM");
-  if (env && !strcmp(env, "0")) return 0;
+  if (hx_env_off("HEXCG_TENSOR_XELEM")) return 0;
   static int ok = -1;
   if (ok < 0) {
     __builtin_cpu_init();
