@@ -351,13 +351,24 @@ static void expr_compile(hx_expr *r) {
     prog_eval(P.ops, P.n, P.depth, 1, &pts[k][0], &pts[k][1], &pts[k][2], pts[k][3], &v);
     const double v1 = prog_eval1(P.ops, P.n, P.depth, pts[k][0], pts[k][1], pts[k][2], pts[k][3]);
     const double ref = matheval_at(r->ev, pts[k][0], pts[k][1], pts[k][2], pts[k][3]);
-    const int same = (isnan(v) && isnan(ref)) || v == ref || fabs(v - ref) <= 1e-13 * fabs(ref);
+    /* an infinite reference must be met exactly: inf <= 1e-13 * inf would
+     * accept any value (libmatheval folds 0^z to 0, so 0^z^-1 is inf for it
+     * everywhere while the program gives 1 where z = 0) */
+    const int same =
+        (isnan(v) && isnan(ref)) || v == ref || (isfinite(ref) && fabs(v - ref) <= 1e-13 * fabs(ref));
     if (!same || !((isnan(v) && isnan(v1)) || v == v1)) {
       free(P.ops);
       return;
     }
   }
   r->ops = P.ops, r->nops = P.n, r->depth = P.depth;
+  /* what the program reads decides what the expression depends on (the
+   * variables libmatheval reports are those of its simplified tree) */
+  r->constant = 1, r->uses_t = 0;
+  for (int i = 0; i < P.n; i++) {
+    if (P.ops[i].kind == OP_X || P.ops[i].kind == OP_Y || P.ops[i].kind == OP_Z) r->constant = 0;
+    if (P.ops[i].kind == OP_T) r->uses_t = 1;
+  }
 }
 
 static char *dupstr(const char *s) {

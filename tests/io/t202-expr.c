@@ -169,6 +169,25 @@ int main(void) {
       HX_ASSERT(!diff, "'%s': %d array entries differ from the scalar path", texts[k], diff);
       hx_expr_destroy(&fast), hx_expr_destroy(&ref);
     }
+    /* libmatheval folds 0^z to 0, so for it 0^z^y^-1 = ((0^z)^y)^-1 is inf
+     * everywhere, while the program gives 1 where y = 0: the sample check must
+     * not accept a value against an infinite reference by the relative
+     * tolerance (inf <= 1e-13 * inf), and whatever evaluates, the handle's
+     * constant flag must hold for it (a fuzz finding) */
+    HX_TCALL(hx_expr_create(" 0^\tz^\ty^-1", &e));
+    {
+      const double a = hx_expr_eval(e, 0.25, 0.5, 0.75), b = hx_expr_eval(e, -1.5, 0.0, 7.0);
+      HX_ASSERT(!hx_expr_is_constant(e) || a == b, "0^z^y^-1 says it is constant but gives %g and %g", a, b);
+      HX_ASSERT(!hx_expr_is_compiled(e), "0^z^y^-1: the program disagrees with libmatheval and is dropped");
+    }
+    hx_expr_destroy(&e);
+    /* a kept program decides the flags: 1 + 0*x reads x (libmatheval's
+     * simplified tree does not) */
+    HX_TCALL(hx_expr_create("1 + 0*x + 0*t", &e));
+    HX_ASSERT(hx_expr_is_compiled(e) && !hx_expr_is_constant(e) && hx_expr_uses_t(e),
+              "1 + 0*x + 0*t: compiled %d, constant %d, uses t %d", hx_expr_is_compiled(e),
+              hx_expr_is_constant(e), hx_expr_uses_t(e));
+    hx_expr_destroy(&e);
     /* a function outside the program's table: libmatheval evaluates */
     HX_TCALL(hx_expr_create("cot(x) + step(y)", &e));
     HX_ASSERT(!hx_expr_is_compiled(e), "cot/step are left to libmatheval");
