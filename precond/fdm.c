@@ -24,6 +24,7 @@ struct hx_fdm_s {
   int p, m;
   int32_t E;
   int64_t ng, xng, xnl;
+  int64_t xnl_layout; /* entries of d_xmap and d_xw: xnl, or the grouped layout's (padded lanes) */
   hx_fdm_weight weight;
   double *h_S, *h_L;             /* host copies (E*3*m*m, E*3*m) */
   void *d_S, *d_L;               /* backend copies, in prec */
@@ -222,28 +223,32 @@ static void work_free(fdm_work *w) {
 
 /* After the interior extended G entries were renumbered in the grouped L
  * order (nof: new index of each old one; hx_gs_relayout), the weighted
- * copies' index arrays and weights (W's host copies) follow. The box solves
- * then read the extended vector nearly in sequence, 8 lanes of new points
- * at consecutive entries. */
-static int remap_weighted_copies(hx_fdm f, fdm_work *W, const int32_t *nof) {
+ * copies' index arrays and weights (W's host copies, uploaded after this
+ * by fdm_upload_copies) follow. The box solves then read the extended
+ * vector nearly in sequence, 8 lanes of new points at consecutive entries.
+ * Each array is permuted in place along its cycles (nof is a permutation
+ * of 0..xng-1; a visited entry is marked by its index's sign bit in nof,
+ * restored at the end), so no second copy of them exists. */
+static void remap_weighted_copies(hx_fdm f, fdm_work *W, int32_t *nof) {
   const int64_t xng = f->xng;
-  int32_t *idx = NULL;
-  double *w = NULL;
-  int err = HX_ALLOC(&idx, xng + 1);
-  if (!err) err = HX_ALLOC(&w, xng + 1);
-  if (!err) {
-    for (int64_t x = 0; x < xng; x++) idx[nof[x]] = W->in_idx[x], w[nof[x]] = W->in_w[x];
-    memcpy(W->in_idx, idx, (size_t)xng * sizeof *idx);
-    memcpy(W->in_w, w, (size_t)xng * sizeof *w);
-    for (int64_t i = 0; i < f->ng; i++)
-      if (W->out_idx[i] >= 0) W->out_idx[i] = nof[W->out_idx[i]];
-    err = hx_mem_to_device(f->b, f->d_in_idx, W->in_idx, sizeof(int32_t) * (size_t)xng);
+  for (int64_t x0 = 0; x0 < xng; x0++) {
+    if (nof[x0] < 0) continue;
+    int32_t idx = W->in_idx[x0];
+    double w = W->in_w[x0];
+    int64_t x = x0;
+    while (nof[x] >= 0) { /* carry the entry at x to nof[x], take the one there along */
+      const int32_t to = nof[x];
+      const int32_t ti = W->in_idx[to];
+      const double tw = W->in_w[to];
+      W->in_idx[to] = idx, W->in_w[to] = w;
+      idx = ti, w = tw;
+      nof[x] = -1 - to;
+      x = to;
+    }
   }
-  if (!err) err = hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)xng);
-  if (!err) err = hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng);
-  free(idx), free(w);
-  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
-  return HX_SUCCESS;
+  for (int64_t x = 0; x < xng; x++) nof[x] = -1 - nof[x];
+  for (int64_t i = 0; i < f->ng; i++)
+    if (W->out_idx[i] >= 0) W->out_idx[i] = nof[W->out_idx[i]];
 }
 
 /* The grouped layout (docs/fdm.md "Grouped layout"): the elements in
@@ -288,13 +293,9 @@ static int grouped_setup(hx_fdm f, fdm_work *W) {
     }
   const int64_t nl = (int64_t)G * 8 * m3;
   err = hx_gs_relayout(f->xgs, nl, old, nof);
-  if (!err && renumber) err = remap_weighted_copies(f, W, nof);
-  if (!err) err = hx_mem_free(f->b, (void **)&f->d_xmap);
-  if (!err) err = hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap);
-  if (!err) err = hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl);
-  if (!err) err = hx_mem_free(f->b, (void **)&f->d_xw);
-  if (!err) err = hx_mem_alloc(f->b, sizeof(float) * (size_t)(nl + 1), (void **)&f->d_xw);
-  if (!err) err = hx_mem_zero(f->b, f->d_xw, sizeof(float) * (size_t)(nl + 1));
+  free(old), old = NULL;
+  if (!err && renumber) remap_weighted_copies(f, W, nof);
+  if (!err) f->xnl_layout = nl;
   if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m2 + 1), (void **)&f->d_Sg);
   if (!err) err = hx_mem_to_device(f->b, f->d_Sg, Sg, sizeof(float) * (size_t)G * 8 * 3 * m2);
   if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m + 1), (void **)&f->d_Lg);
@@ -754,11 +755,10 @@ static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
   return HX_SUCCESS;
 }
 
-/* phase 7: the backend copies (S and L in the box solves' precision) */
-static int fdm_upload(hx_fdm f, fdm_work *W) {
+/* phase 7: the backend copies of S and L (in the box solves' precision) */
+static int fdm_upload(hx_fdm f) {
   const int m = f->m;
   const int32_t E = f->E;
-  const int32_t *xmap = hx_gs_map_host(f->xgs);
   const size_t bS = f->es * 3 * (size_t)E * m * m, bL = f->es * 3 * (size_t)E * m;
   HX_CALL(hx_mem_alloc(f->b, bS + 8, (void **)&f->d_S));
   HX_CALL(hx_mem_alloc(f->b, bL + 8, (void **)&f->d_L));
@@ -778,19 +778,33 @@ static int fdm_upload(hx_fdm f, fdm_work *W) {
     free(tmp);
     HX_CALL(err);
   }
-  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xng + 1), (void **)&f->d_in_idx));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->xng + 1), (void **)&f->d_in_w));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->ng + 1), (void **)&f->d_out_idx));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(double) * (size_t)(f->ng + 1), (void **)&f->d_out_w));
-  HX_CALL(hx_mem_to_device(f->b, f->d_in_idx, W->in_idx, sizeof(int32_t) * (size_t)f->xng));
-  HX_CALL(hx_mem_to_device(f->b, f->d_in_w, W->in_w, sizeof(double) * (size_t)f->xng));
-  HX_CALL(hx_mem_to_device(f->b, f->d_out_idx, W->out_idx, sizeof(int32_t) * (size_t)f->ng));
-  HX_CALL(hx_mem_to_device(f->b, f->d_out_w, W->wt, sizeof(double) * (size_t)f->ng));
+  return HX_SUCCESS;
+}
+
+/* one host work array to a new backend array, the host copy freed at once */
+static int upload_freed(hx_fdm f, void **h, size_t bytes, void **d) {
+  HX_CALL(hx_mem_alloc(f->b, bytes + 8, d));
+  HX_CALL(hx_mem_to_device(f->b, *d, *h, bytes));
+  free(*h), *h = NULL;
+  return HX_SUCCESS;
+}
+
+/* phase 7, after the layout is final (grouped_setup, which renumbers the
+ * extended G entries, or the element layout): the weighted copies' index
+ * arrays and weights, the extended L -> G map and the vectors. Each host
+ * work array goes as soon as its copy is made, so the setup's peak (the
+ * relayout) sees neither these copies nor the element layout's map. */
+static int fdm_upload_copies(hx_fdm f, fdm_work *W) {
+  const int64_t nl = f->xnl_layout;
+  HX_CALL(upload_freed(f, (void **)&W->in_idx, sizeof(int32_t) * (size_t)f->xng, (void **)&f->d_in_idx));
+  HX_CALL(upload_freed(f, (void **)&W->in_w, sizeof(double) * (size_t)f->xng, (void **)&f->d_in_w));
+  HX_CALL(upload_freed(f, (void **)&W->out_idx, sizeof(int32_t) * (size_t)f->ng, (void **)&f->d_out_idx));
+  HX_CALL(upload_freed(f, (void **)&W->wt, sizeof(double) * (size_t)f->ng, (void **)&f->d_out_w));
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xng + 1), (void **)&f->d_xg));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(f->xnl + 1), (void **)&f->d_xmap));
-  HX_CALL(hx_mem_to_device(f->b, f->d_xmap, xmap, sizeof(int32_t) * (size_t)f->xnl));
-  HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xnl + 1), (void **)&f->d_xw));
-  HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(f->xnl + 1)));
+  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap));
+  HX_CALL(hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl));
+  HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(nl + 1), (void **)&f->d_xw));
+  HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(nl + 1)));
   return HX_SUCCESS;
 }
 
@@ -864,9 +878,11 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   FDM_PHASE(2, fdm_box_eigenpairs(f, o, W));
   FDM_PHASE(3, fdm_extended_numbering(f, W));
   FDM_PHASE(4, fdm_weighted_copies(f, W));
-  FDM_PHASE(5, fdm_upload(f, W));
+  FDM_PHASE(5, fdm_upload(f));
   FDM_PHASE(5, fdm_overlap_lists(f, o, W));
+  f->xnl_layout = f->xnl;
   if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) FDM_PHASE(6, grouped_setup(f, W));
+  FDM_PHASE(5, fdm_upload_copies(f, W));
   FDM_PHASE(3, hx_gs_finish_l(f->xgs)); /* the element layout (no-op after a relayout) */
 #undef FDM_PHASE
   /* the apply scatters through d_xmap and needs of xgs its gather and
