@@ -138,16 +138,13 @@ void hx_free_host(void *pptr) {
  * transport), hwloc, HDF5, libyaml, libmatheval (its parser leaks on syntax
  * errors), OpenMP and the CUDA runtime keep until exit by design are
  * suppressed; leaks in hexcg are not. protect_shadow_gap=0 lets the CUDA
- * runtime initialise under ASan; verify_asan_link_order=0 accepts the tests'
- * preloaded MPI shim ahead of the ASan runtime (tests/common/mpi_yield.c). */
+ * runtime initialise under ASan. */
 const char *__asan_default_options(void);
 const char *__lsan_default_suppressions(void);
 const char *__ubsan_default_options(void);
 const char *__lsan_default_options(void);
 const char *__lsan_default_options(void) { return "print_suppressions=0"; }
-const char *__asan_default_options(void) {
-  return "protect_shadow_gap=0:detect_leaks=1:abort_on_error=0:verify_asan_link_order=0";
-}
+const char *__asan_default_options(void) { return "protect_shadow_gap=0:detect_leaks=1:abort_on_error=0"; }
 const char *__lsan_default_suppressions(void) {
   return "leak:libmpich\nleak:libmpi\nleak:libucs\nleak:libuct\nleak:libhwloc\nleak:libhdf5\nleak:libcuda\n"
          "leak:libcudart\nleak:libgomp\nleak:libomp\nleak:libyaml\nleak:libmatheval\n";
