@@ -170,33 +170,39 @@ static int hx_gs_cpu_plan(hx_gs gs, const int32_t *row, const int32_t *col, int6
 static int hx_gs_build_l(hx_gs gs) {
   const int64_t nl = gs->nl, ng = gs->ng, nnz = gs->nnz, s0 = ng - gs->n_shared;
   hx_backend b = gs->b;
-  int32_t *row = NULL, *col = NULL, *fill = NULL, *bs = NULL;
+  const int32_t *map = gs->h_map;
+  int32_t *row = NULL, *col = NULL, *bs = NULL;
   int ierr = HX_ALLOC(&row, ng + 2);
   if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
-  if (!ierr) ierr = HX_ALLOC(&fill, ng + 1);
-  if (!ierr) ierr = HX_ALLOC(&bs, ng + 2);
   if (!ierr) {
+    /* counted one row ahead, so the fill's cursors row[r + 1] end as the
+     * row starts (no cursor array) */
     for (int64_t i = 0; i < nl; i++)
-      if (gs->h_map[i] >= 0) row[gs->h_map[i] + 1]++;
-    for (int64_t r = 0; r < ng; r++) row[r + 1] += row[r];
-    if (row[ng] != nnz)
-      ierr = HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: %lld mapped L entries, expected %lld", (long long)row[ng],
-                      (long long)nnz);
+      if (map[i] >= 0) row[map[i] + 2]++;
+    for (int64_t r = 1; r <= ng; r++) row[r + 1] += row[r];
+    if (row[ng + 1] != nnz)
+      ierr = HX_ERROR(HX_ERR_INTERNAL, "gather-scatter: %lld mapped L entries, expected %lld",
+                      (long long)row[ng + 1], (long long)nnz);
   }
   if (!ierr) {
-    memcpy(fill, row, (size_t)ng * sizeof *fill);
     for (int64_t i = 0; i < nl; i++)
-      if (gs->h_map[i] >= 0) col[fill[gs->h_map[i]]++] = (int32_t)i;
+      if (map[i] >= 0) col[row[map[i] + 1]++] = (int32_t)i;
+    ierr = HX_ALLOC(&bs, ng + 2);
+  }
+  if (!ierr) {
     gs->nblk_int = hx_gs_blocks(row, 0, s0, bs);
     gs->nblk = gs->nblk_int + hx_gs_blocks(row, s0, ng, bs + gs->nblk_int);
     bs[gs->nblk] = (int32_t)ng;
-    ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+    ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
+    free(bs), bs = NULL;
   }
+  /* each host array freed once its backend copy exists */
   if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
+  if (!ierr) ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+  free(row), row = NULL;
   if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
-  if (!ierr) ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
-  if (!ierr) ierr = hx_gs_upload(b, gs->h_map, nl, sizeof(int32_t), &gs->d_map);
-  free(row), free(col), free(fill), free(bs);
+  free(col), col = NULL;
+  if (!ierr) ierr = hx_gs_upload(b, map, nl, sizeof(int32_t), &gs->d_map);
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
 }
@@ -352,24 +358,17 @@ static void hx_gs_tmp_free(hx_gs_tmp *t) {
 /* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
  * to the next and is freed by the caller whatever happens. */
 
-/* Phase 1: the local pairs (id, L index), sorted by id then L index, and the
- * unique ids with their local counts. Collective only to agree on bad ids. */
-static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
-  const int64_t nl = gs->nl;
-  int64_t nnz = 0, bad = -1;
-  for (int64_t i = 0; i < nl; i++) {
-    if (ids[i] < 0 && bad < 0) bad = i;
-    nnz += ids[i] != 0;
-  }
-  /* agree on bad input before any other collective, so no rank hangs */
-  int lbad = bad >= 0, gbad = 0;
-  HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
-  HX_CHECK(!lbad, HX_ERR_ARG, "gather-scatter: negative global id %lld at L entry %lld",
-           (long long)(bad >= 0 ? ids[bad] : 0), (long long)bad);
-  HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter: another rank passed invalid global ids");
-  gs->nnz = nnz;
+/* HEXCG_GS_RADIX=1: the radix sort whatever the ids' range (a test compares
+ * the two sorts' handles) */
+static int hx_gs_radix_forced(void) {
+  const char *e = getenv("HEXCG_GS_RADIX");
+  return e && e[0] == '1';
+}
+
+/* The nnz pairs (id, L index) of the nonzero ids, sorted by id then L index
+ * (radix sort), and the unique ids with their counts and offsets. */
+static int hx_gs_sort_pairs(int64_t nl, const int64_t *ids, int64_t nnz, hx_gs_tmp *t) {
   HX_CALL(HX_ALLOC(&t->pkey, nnz + 1));
-  HX_CALL(HX_ALLOC(&t->pval, nnz + 1));
   for (int64_t i = 0, k = 0; i < nl; i++)
     if (ids[i]) t->pkey[k] = (uint64_t)ids[i], t->pval[k++] = i;
   HX_CALL(hx_gs_radix_sort(nnz, t->pkey, t->pval));
@@ -388,6 +387,70 @@ static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx
   }
   t->ustart[nu] = nnz;
   t->nu = nu;
+  free(t->pkey), t->pkey = NULL;
+  return HX_SUCCESS;
+}
+
+/* The same by counting, when the nonzero ids lie in [kmin, kmax], a range of
+ * at most about 4 nnz (the ids of a rank's elements are a few ranges of
+ * the global numbering): one count per id of the range and one stable pass
+ * over the L-vector instead of the radix sort's passes over 16-byte pairs. */
+static int hx_gs_count_sort(int64_t nl, const int64_t *ids, int64_t kmin, int64_t kmax, hx_gs_tmp *t) {
+  const int64_t nr = kmax - kmin + 1;
+  int32_t *pos = NULL;
+  HX_CALL(HX_ALLOC(&pos, nr));
+  for (int64_t i = 0; i < nl; i++)
+    if (ids[i]) pos[ids[i] - kmin]++;
+  int64_t nu = 0;
+  for (int64_t r = 0; r < nr; r++) nu += pos[r] != 0;
+  int ierr = HX_ALLOC(&t->uid, nu + 1);
+  if (!ierr) ierr = HX_ALLOC(&t->ucnt, nu + 1);
+  if (!ierr) ierr = HX_ALLOC(&t->ustart, nu + 1);
+  if (ierr) {
+    free(pos);
+    return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+  }
+  int64_t k = 0, u = 0;
+  for (int64_t r = 0; r < nr; r++) {
+    const int32_t c = pos[r];
+    if (!c) continue;
+    t->uid[u] = kmin + r, t->ucnt[u] = c, t->ustart[u++] = k;
+    pos[r] = (int32_t)k;
+    k += c;
+  }
+  t->ustart[nu] = k;
+  t->nu = nu;
+  for (int64_t i = 0; i < nl; i++)
+    if (ids[i]) t->pval[pos[ids[i] - kmin]++] = i;
+  free(pos);
+  return HX_SUCCESS;
+}
+
+/* Phase 1: the local pairs (id, L index), sorted by id then L index, and the
+ * unique ids with their local counts. Collective only to agree on bad ids. */
+static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
+  const int64_t nl = gs->nl;
+  int64_t nnz = 0, bad = -1;
+  for (int64_t i = 0; i < nl; i++) {
+    if (ids[i] < 0 && bad < 0) bad = i;
+    nnz += ids[i] != 0;
+  }
+  /* agree on bad input before any other collective, so no rank hangs */
+  int lbad = bad >= 0, gbad = 0;
+  HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
+  HX_CHECK(!lbad, HX_ERR_ARG, "gather-scatter: negative global id %lld at L entry %lld",
+           (long long)(bad >= 0 ? ids[bad] : 0), (long long)bad);
+  HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter: another rank passed invalid global ids");
+  gs->nnz = nnz;
+  int64_t kmin = INT64_MAX, kmax = 0;
+  for (int64_t i = 0; i < nl; i++)
+    if (ids[i]) kmin = ids[i] < kmin ? ids[i] : kmin, kmax = ids[i] > kmax ? ids[i] : kmax;
+  HX_CALL(HX_ALLOC(&t->pval, nnz + 1));
+  if (nnz > 0 && nnz < INT32_MAX && kmax - kmin < 4 * nnz + 4096 && !hx_gs_radix_forced())
+    HX_CALL(hx_gs_count_sort(nl, ids, kmin, kmax, t));
+  else
+    HX_CALL(hx_gs_sort_pairs(nl, ids, nnz, t));
+  const int64_t nu = t->nu;
   if (priv) { /* private when every entry of the id says so */
     HX_CALL(HX_ALLOC(&t->upriv, nu + 1));
     for (int64_t u = 0; u < nu; u++) {
@@ -537,7 +600,7 @@ static int hx_gs_answer(hx_gs gs, hx_gs_tmp *t) {
 }
 
 /* Phase 4: each answer matched with the local unique id it is about. */
-static int hx_gs_match_answers(hx_gs_tmp *t, int rank) {
+static int hx_gs_match_answers(hx_gs_tmp *t) {
   const int64_t nu = t->nu, nans = t->nans;
   /* Each source rank answers in increasing id order, so the search gallops
    * forward from the last match (O(log gap) per answer: the gap is about the
@@ -566,21 +629,8 @@ static int hx_gs_match_answers(hx_gs_tmp *t, int rank) {
     last = lo;
     a += 3 + t->ans[a + 2];
   }
-  if (t->npriv > 0) {
-    /* the private ids' answers, as the rendezvous would give them: [id, local count, 1, this rank] */
-    int64_t *ans = realloc(t->ans, sizeof(int64_t) * (size_t)(nans + 4 * t->npriv + 1));
-    HX_CHECK(ans, HX_ERR_MEM, "gather-scatter: out of memory for %lld answers", (long long)t->npriv);
-    t->ans = ans;
-    int64_t a = nans;
-    for (int64_t u = 0; u < nu; u++) {
-      if (!t->upriv[u]) continue;
-      ans[a] = t->uid[u], ans[a + 1] = t->ucnt[u], ans[a + 2] = 1, ans[a + 3] = rank;
-      t->uans[u] = a;
-      a += 4;
-    }
-    t->nans = a;
-  }
-
+  /* a private id has no answer (uans -1): held here only, its multiplicity
+   * is its local count and this rank owns it (hx_gs_number) */
   return HX_SUCCESS;
 }
 
@@ -593,10 +643,11 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
   int64_t ngrp[3] = {0, 0, 0};
   HX_CALL(HX_ALLOC(&t->gof, nu + 1));
   for (int64_t u = 0; u < nu; u++) {
-    HX_CHECK(t->uans[u] >= 0, HX_ERR_INTERNAL, "gather-scatter: no rendezvous answer for id %lld",
+    const int priv = t->upriv && t->upriv[u];
+    HX_CHECK(priv || t->uans[u] >= 0, HX_ERR_INTERNAL, "gather-scatter: no rendezvous answer for id %lld",
              (long long)t->uid[u]);
-    const int64_t *r = t->ans + t->uans[u];
-    int grp = r[2] == 1 ? 0 : (r[3] == rank ? 1 : 2);
+    const int64_t *r = priv ? NULL : t->ans + t->uans[u];
+    int grp = priv || r[2] == 1 ? 0 : (r[3] == rank ? 1 : 2);
     t->gof[u] = grp;
     ngrp[grp]++;
   }
@@ -606,27 +657,34 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
   gs->n_shared = ngrp[1] + ngrp[2];
   {
     /* within a group, in order of first appearance in the L-vector: G then
-     * follows the element order, which keeps gather and scatter streaming */
-    /* the first L entries of the ids are distinct: place each id at its
-     * first L entry and walk the L-vector once (O(nl), no sort), counting
-     * per group from the group's start */
-    int32_t *at = NULL;
-    HX_CALL(HX_ALLOC(&at, gs->nl + 1));
-    for (int64_t i = 0; i < gs->nl; i++) at[i] = -1;
-    for (int64_t u = 0; u < nu; u++) at[t->pval[t->ustart[u]]] = (int32_t)u;
-    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
-    for (int64_t i = 0; i < gs->nl; i++) {
-      const int32_t u = at[i];
-      if (u >= 0) t->gof[u] = next[t->gof[u]]++;
+     * follows the element order, which keeps gather and scatter streaming.
+     * The scatter map first holds each L entry's unique id; one walk of the
+     * L-vector (O(nl), no sort) numbers a unique id at its first entry, per
+     * group from the group's start (gof holds -1 - group until then), and
+     * maps every entry to its G index. */
+    const int64_t nl = gs->nl;
+    HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
+    int32_t *map = gs->h_map;
+    if (gs->nnz < nl)
+      for (int64_t i = 0; i < nl; i++) map[i] = -1;
+    for (int64_t u = 0; u < nu; u++) {
+      for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) map[t->pval[k]] = (int32_t)u;
+      t->gof[u] = -1 - t->gof[u];
     }
-    free(at);
+    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
+    for (int64_t i = 0; i < nl; i++) {
+      const int32_t u = map[i];
+      if (u < 0) continue;
+      if (t->gof[u] < 0) t->gof[u] = next[-1 - t->gof[u]]++;
+      map[i] = (int32_t)t->gof[u];
+    }
   }
   const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
   HX_CALL(HX_ALLOC(&t->mult, ng + 1));
   for (int64_t u = 0; u < nu; u++) {
     gs->gids[t->gof[u]] = t->uid[u];
-    t->mult[t->gof[u]] = (double)t->ans[t->uans[u] + 1];
+    t->mult[t->gof[u]] = (double)(t->uans[u] < 0 ? t->ucnt[u] : t->ans[t->uans[u] + 1]);
   }
 
   return HX_SUCCESS;
@@ -635,13 +693,9 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
 /* Phase 6: the scatter map, the L side (CSR of Z^T, gather blocks, CPU
  * plan) and the multiplicities in backend memory. */
 static int hx_gs_map(hx_gs gs, hx_gs_tmp *t) {
-  const int64_t nl = gs->nl, nu = t->nu, ng = gs->ng;
+  const int64_t ng = gs->ng;
   hx_backend b = gs->b;
-  /* the CSR of Z^T has its columns increasing within a row */
-  HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
-  for (int64_t i = 0; i < nl; i++) gs->h_map[i] = -1;
-  for (int64_t u = 0; u < nu; u++)
-    for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) gs->h_map[t->pval[k]] = (int32_t)t->gof[u];
+  /* the scatter map is hx_gs_number's */
   int ierr = gs->l_pending ? HX_SUCCESS : hx_gs_build_l(gs);
   if (!ierr) ierr = hx_gs_upload(b, t->mult, ng, sizeof(double), &gs->d_mult);
   if (!ierr) {
@@ -663,6 +717,7 @@ static int hx_gs_pattern(hx_gs gs, hx_gs_tmp *t) {
   int64_t nsend = 0;
   memset(t->hcnt, 0, (size_t)(size + 1) * sizeof(int));
   for (int64_t u = 0; u < nu; u++) {
+    if (t->uans[u] < 0) continue; /* private */
     const int64_t *r = t->ans + t->uans[u];
     if (r[2] < 2) continue;
     for (int64_t q = 0; q < r[2]; q++)
@@ -695,6 +750,7 @@ static int hx_gs_pattern(hx_gs gs, hx_gs_tmp *t) {
   if (!ierr) ierr = HX_ALLOC(&cfill, nsh + 1);
   if (!ierr) {
     for (int64_t u = 0; u < nu; u++) {
+      if (t->uans[u] < 0) continue; /* private */
       const int64_t *r = t->ans + t->uans[u];
       if (r[2] < 2) continue;
       const int64_t g = t->gof[u];
@@ -755,7 +811,7 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_
   GS_PHASE(0, hx_gs_local_ids(gs, ids, priv, t));
   GS_PHASE(1, hx_gs_rendezvous(gs, t));
   GS_PHASE(2, hx_gs_answer(gs, t));
-  GS_PHASE(2, hx_gs_match_answers(t, gs->rank));
+  GS_PHASE(2, hx_gs_match_answers(t));
   GS_PHASE(3, hx_gs_number(gs, t));
   GS_PHASE(4, hx_gs_map(gs, t));
   GS_PHASE(5, hx_gs_pattern(gs, t));
