@@ -59,6 +59,9 @@ int hx_op_apply_red(hx_op op, const double *d_x, double *d_y, hx_red red, int k)
 int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y);
 /* The exact assembled diagonal of A (masked entries set to 1). Collective. */
 int hx_op_diagonal(hx_op op, double *d_diag);
+/* The same into host memory h_diag (ng doubles); d_work: backend memory of
+ * ng doubles, overwritten. Collective. */
+int hx_op_diagonal_host(hx_op op, double *d_work, double *h_diag);
 /* An operator whose element operator is FP32 (hx_ax_create_prec with
  * HX_F32) is created with hx_op_create too (its L-vector work space holds
  * the floats). Precision of op: that of its element operator. */

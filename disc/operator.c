@@ -364,26 +364,35 @@ int hx_op_apply_unmasked(hx_op op, const double *d_x, double *d_y) {
   return HX_SUCCESS;
 }
 
-int hx_op_diagonal(hx_op op, double *d_diag) {
-  double *h_l, *h_g;
+int hx_op_diagonal_host(hx_op op, double *d_work, double *h_diag) {
+  double *h_l;
   HX_CALL(HX_ALLOC(&h_l, op->nl));
-  HX_CALL(HX_ALLOC(&h_g, op->ng));
-  HX_CALL(hx_ax_diagonal(op->ax, h_l));
-  HX_CALL(hx_mem_to_device(op->b, op->w->d_wl, h_l, sizeof(double) * (size_t)op->nl));
-  HX_CALL(hx_gs_assemble(op->gs, (const double *)op->w->d_wl, d_diag));
-  HX_CALL(hx_mem_to_host(op->b, h_g, d_diag, sizeof(double) * (size_t)op->ng));
-  for (int64_t j = 0; j < op->nbd; j++) h_g[op->h_bd_idx[j]] += op->h_bd_r[j];
-  const double *d_mask = hx_gs_mask(op->gs);
-  if (d_mask) {
-    double *h_mask;
-    HX_CALL(HX_ALLOC(&h_mask, op->ng));
-    HX_CALL(hx_mem_to_host(op->b, h_mask, d_mask, sizeof(double) * (size_t)op->ng));
-    for (int64_t i = 0; i < op->ng; i++)
-      if (h_mask[i] == 0.0) h_g[i] = 1.0;
-    free(h_mask);
+  int ierr = hx_ax_diagonal(op->ax, h_l);
+  if (!ierr) ierr = hx_mem_to_device(op->b, op->w->d_wl, h_l, sizeof(double) * (size_t)op->nl);
+  free(h_l);
+  HX_CALL(ierr);
+  HX_CALL(hx_gs_assemble(op->gs, (const double *)op->w->d_wl, d_work));
+  HX_CALL(hx_mem_to_host(op->b, h_diag, d_work, sizeof(double) * (size_t)op->ng));
+  for (int64_t j = 0; j < op->nbd; j++) h_diag[op->h_bd_idx[j]] += op->h_bd_r[j];
+  const int64_t nm = hx_gs_num_masked(op->gs);
+  if (nm > 0) { /* the masked entries are 1 */
+    int32_t *idx;
+    HX_CALL(HX_ALLOC(&idx, nm));
+    ierr = hx_mem_to_host(op->b, idx, hx_gs_masked_idx(op->gs), sizeof(int32_t) * (size_t)nm);
+    for (int64_t k = 0; k < nm && !ierr; k++) h_diag[idx[k]] = 1.0;
+    free(idx);
+    HX_CALL(ierr);
   }
-  HX_CALL(hx_mem_to_device(op->b, d_diag, h_g, sizeof(double) * (size_t)op->ng));
-  free(h_l), free(h_g);
+  return HX_SUCCESS;
+}
+
+int hx_op_diagonal(hx_op op, double *d_diag) {
+  double *h_g;
+  HX_CALL(HX_ALLOC(&h_g, op->ng));
+  int ierr = hx_op_diagonal_host(op, d_diag, h_g);
+  if (!ierr) ierr = hx_mem_to_device(op->b, d_diag, h_g, sizeof(double) * (size_t)op->ng);
+  free(h_g);
+  HX_CALL(ierr);
   return HX_SUCCESS;
 }
 

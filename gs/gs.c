@@ -1179,6 +1179,7 @@ int hx_gs_set_mask(hx_gs gs, const int *h_lflag) {
 
 int64_t hx_gs_num_masked(hx_gs gs) { return gs->n_masked; }
 const double *hx_gs_mask(hx_gs gs) { return gs->has_mask ? gs->d_mask : NULL; }
+const int32_t *hx_gs_masked_idx(hx_gs gs) { return gs->has_mask ? gs->d_masked_idx : NULL; }
 
 int hx_gs_apply_mask(hx_gs gs, double *d_g) {
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;

@@ -168,6 +168,8 @@ int hx_gs_set_mask(hx_gs gs, const int *h_lflag);
 int64_t hx_gs_num_masked(hx_gs gs);          /* masked G entries on this rank (0 before set_mask) */
 /* backend memory, ng: 0.0 on masked entries, 1.0 elsewhere (NULL before set_mask) */
 const double *hx_gs_mask(hx_gs gs);
+/* backend memory: the hx_gs_num_masked masked G indices, increasing (NULL before set_mask) */
+const int32_t *hx_gs_masked_idx(hx_gs gs);
 /* Zero the masked entries of the G-vector d_g (no-op before set_mask). */
 int hx_gs_apply_mask(hx_gs gs, double *d_g);
 

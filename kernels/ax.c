@@ -475,8 +475,11 @@ int hx_ax_diagonal(hx_ax ax, double *h_diag) {
   HX_CHECK(ax && h_diag, HX_ERR_ARG, "NULL argument");
   const int n = ax->n, n3 = n * n * n;
   double *g = NULL;
-  HX_CALL(HX_ALLOC(&g, 7 * (size_t)n3));
+  HX_CALL(HX_ALLOC(&g, 7 * (size_t)n3 + 2 * (size_t)n * n + n));
   const double *D = ax->D;
+  double *D2 = g + 7 * (size_t)n3, *dd = D2 + (size_t)n * n; /* D_mi^2 (row m), D_ii */
+  for (int m = 0; m < n * n; m++) D2[m] = D[m] * D[m];
+  for (int i = 0; i < n; i++) dd[i] = D[i * n + i];
   for (int32_t e = 0; e < ax->E; e++) {
     int ierr = hx_ax_elem_factors(ax, e, g, NULL);
     if (ierr) {
@@ -484,20 +487,25 @@ int hx_ax_diagonal(hx_ax ax, double *h_diag) {
       return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
     }
     double *d = h_diag + (size_t)e * n3;
+    /* d_q = sum_m D_mi^2 g0(m,j,k) + D_mj^2 g3(i,m,k) + D_mk^2 g5(i,j,m)
+     *     + 2 (D_ii D_jj g1 + D_ii D_kk g2 + D_jj D_kk g4)_q + g6_q,
+     * along i innermost (unit stride in g3, g5 and d) */
+    const double *g0 = g, *g1 = g + n3, *g2 = g + 2 * n3, *g3 = g + 3 * n3, *g4 = g + 4 * n3,
+                 *g5 = g + 5 * n3, *g6 = g + 6 * n3;
     for (int k = 0; k < n; k++)
-      for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) {
-          const int q = i + n * (j + n * k);
-          double s = 0.0;
-          for (int m = 0; m < n; m++) {
-            s += D[m * n + i] * D[m * n + i] * g[0 * n3 + m + n * (j + n * k)];
-            s += D[m * n + j] * D[m * n + j] * g[3 * n3 + i + n * (m + n * k)];
-            s += D[m * n + k] * D[m * n + k] * g[5 * n3 + i + n * (j + n * m)];
-          }
-          const double di = D[i * n + i], dj = D[j * n + j], dk = D[k * n + k];
-          s += 2.0 * (di * dj * g[1 * n3 + q] + di * dk * g[2 * n3 + q] + dj * dk * g[4 * n3 + q]);
-          d[q] = s + g[6 * n3 + q];
+      for (int j = 0; j < n; j++) {
+        double *dl = d + n * (j + n * k);
+        const double *g1l = g1 + n * (j + n * k), *g2l = g2 + n * (j + n * k), *g4l = g4 + n * (j + n * k),
+                     *g6l = g6 + n * (j + n * k);
+        const double dj = dd[j], dk = dd[k];
+        for (int i = 0; i < n; i++)
+          dl[i] = 2.0 * (dd[i] * dj * g1l[i] + dd[i] * dk * g2l[i] + dj * dk * g4l[i]) + g6l[i];
+        for (int m = 0; m < n; m++) {
+          const double *d2m = D2 + m * n, *g3l = g3 + n * (m + n * k), *g5l = g5 + n * (j + n * m);
+          const double a = g0[m + n * (j + n * k)], bj = d2m[j], ck = d2m[k];
+          for (int i = 0; i < n; i++) dl[i] += d2m[i] * a + bj * g3l[i] + ck * g5l[i];
         }
+      }
   }
   free(g);
   return HX_SUCCESS;

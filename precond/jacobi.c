@@ -43,9 +43,8 @@ static int jacobi_setup(void *ctx) {
   const size_t bytes = sizeof(double) * (size_t)(j->n);
   double *d_diag = NULL, *h = NULL;
   HX_CALL(hx_mem_alloc(j->b, bytes ? bytes : 8, (void **)&d_diag));
-  int err = hx_op_diagonal(j->op, d_diag);
-  if (!err) err = HX_ALLOC(&h, j->n > 0 ? j->n : 1);
-  if (!err) err = hx_mem_to_host(j->b, h, d_diag, bytes);
+  int err = HX_ALLOC(&h, j->n > 0 ? j->n : 1);
+  if (!err) err = hx_op_diagonal_host(j->op, d_diag, h);
   const int64_t *gid = hx_gs_global_ids(hx_op_gs(j->op));
   j->dmin = INFINITY, j->dmax = -INFINITY;
   for (int64_t i = 0; i < j->n && !err; i++) {

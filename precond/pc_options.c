@@ -522,9 +522,8 @@ int hx_pc_f32_fits(hx_disc d, hx_backend b, const char *who, const char *part, i
   double *d_diag = NULL, *h = NULL;
   *fits = 1;
   HX_CALL(hx_mem_alloc(b, sizeof(double) * (size_t)(n > 0 ? n : 1), (void **)&d_diag));
-  int err = hx_op_diagonal(op, d_diag);
-  if (!err) err = HX_ALLOC(&h, n > 0 ? n : 1);
-  if (!err) err = hx_mem_to_host(b, h, d_diag, sizeof(double) * (size_t)n);
+  int err = HX_ALLOC(&h, n > 0 ? n : 1);
+  if (!err) err = hx_op_diagonal_host(op, d_diag, h);
   double mm[2] = {0.0, 0.0}; /* -min, max of the nonzero |diag| */
   for (int64_t i = 0; !err && i < nown; i++) {
     const double v = fabs(h[i]);
