@@ -44,27 +44,20 @@ int hx_problem_rhs(hx_op op, const double *h_f, const double *h_gd, const int *h
    * value), kept on masked entries only */
   HX_CALL(hx_mem_zero(b, d_g, sizeof(double) * (size_t)ng));
   const double *d_mask = hx_gs_mask(gs);
+  /* the operator's gather-scatter keeps its maps (its scatter reads them) */
   const int32_t *map = hx_gs_map_host(gs);
   if (h_gd && h_lflag && d_mask) {
+    HX_CHECK(map, HX_ERR_ARG, "right-hand side: the gather-scatter's maps were dropped");
     double *h_cnt;
     HX_CALL(HX_ALLOC(&h_cnt, ng));
-    if (map) {
-      /* the local sums through the host's scatter map (in L order, as the
-       * gather adds), over the flagged copies only; then over the ranks */
-      for (int64_t i = 0; i < nl; i++)
-        if (h_lflag[i] && map[i] >= 0) h_g[map[i]] += h_gd[i], h_cnt[map[i]] += 1.0;
-      HX_CALL(hx_mem_to_device(b, d_g, h_g, sizeof(double) * (size_t)ng));
-      HX_CALL(hx_mem_to_device(b, d_w, h_cnt, sizeof(double) * (size_t)ng));
-      HX_CALL(hx_gs_exchange(gs, d_g, HX_GS_ADD));
-      HX_CALL(hx_gs_exchange(gs, d_w, HX_GS_ADD));
-    } else { /* the maps were dropped: assembled from L-vectors */
-      for (int64_t i = 0; i < nl; i++) h_l[i] = h_lflag[i] ? h_gd[i] : 0.0;
-      HX_CALL(hx_mem_to_device(b, d_l, h_l, sizeof(double) * (size_t)nl));
-      HX_CALL(hx_gs_assemble(gs, d_l, d_g));
-      for (int64_t i = 0; i < nl; i++) h_l[i] = h_lflag[i] ? 1.0 : 0.0;
-      HX_CALL(hx_mem_to_device(b, d_l, h_l, sizeof(double) * (size_t)nl));
-      HX_CALL(hx_gs_assemble(gs, d_l, d_w));
-    }
+    /* the local sums through the host's scatter map (in L order, as the
+     * gather adds), over the flagged copies only; then over the ranks */
+    for (int64_t i = 0; i < nl; i++)
+      if (h_lflag[i] && map[i] >= 0) h_g[map[i]] += h_gd[i], h_cnt[map[i]] += 1.0;
+    HX_CALL(hx_mem_to_device(b, d_g, h_g, sizeof(double) * (size_t)ng));
+    HX_CALL(hx_mem_to_device(b, d_w, h_cnt, sizeof(double) * (size_t)ng));
+    HX_CALL(hx_gs_exchange(gs, d_g, HX_GS_ADD));
+    HX_CALL(hx_gs_exchange(gs, d_w, HX_GS_ADD));
     HX_CALL(hx_mem_to_host(b, h_g, d_g, sizeof(double) * (size_t)ng));
     HX_CALL(hx_mem_to_host(b, h_cnt, d_w, sizeof(double) * (size_t)ng));
     for (int64_t i = 0; i < ng; i++) h_g[i] = h_cnt[i] > 0 ? h_g[i] / h_cnt[i] : 0.0;

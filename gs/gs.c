@@ -358,13 +358,6 @@ static void hx_gs_tmp_free(hx_gs_tmp *t) {
 /* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
  * to the next and is freed by the caller whatever happens. */
 
-/* HEXCG_GS_RADIX=1: the radix sort whatever the ids' range (a test compares
- * the two sorts' handles) */
-static int hx_gs_radix_forced(void) {
-  const char *e = getenv("HEXCG_GS_RADIX");
-  return e && e[0] == '1';
-}
-
 /* The nnz pairs (id, L index) of the nonzero ids, sorted by id then L index
  * (radix sort), and the unique ids with their counts and offsets. */
 static int hx_gs_sort_pairs(int64_t nl, const int64_t *ids, int64_t nnz, hx_gs_tmp *t) {
@@ -430,10 +423,10 @@ static int hx_gs_count_sort(int64_t nl, const int64_t *ids, int64_t kmin, int64_
  * unique ids with their local counts. Collective only to agree on bad ids. */
 static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
   const int64_t nl = gs->nl;
-  int64_t nnz = 0, bad = -1;
+  int64_t nnz = 0, bad = -1, kmin = INT64_MAX, kmax = 0; /* the range of the nonzero ids */
   for (int64_t i = 0; i < nl; i++) {
     if (ids[i] < 0 && bad < 0) bad = i;
-    nnz += ids[i] != 0;
+    if (ids[i]) nnz++, kmin = ids[i] < kmin ? ids[i] : kmin, kmax = ids[i] > kmax ? ids[i] : kmax;
   }
   /* agree on bad input before any other collective, so no rank hangs */
   int lbad = bad >= 0, gbad = 0;
@@ -442,11 +435,9 @@ static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx
            (long long)(bad >= 0 ? ids[bad] : 0), (long long)bad);
   HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter: another rank passed invalid global ids");
   gs->nnz = nnz;
-  int64_t kmin = INT64_MAX, kmax = 0;
-  for (int64_t i = 0; i < nl; i++)
-    if (ids[i]) kmin = ids[i] < kmin ? ids[i] : kmin, kmax = ids[i] > kmax ? ids[i] : kmax;
   HX_CALL(HX_ALLOC(&t->pval, nnz + 1));
-  if (nnz > 0 && nnz < INT32_MAX && kmax - kmin < 4 * nnz + 4096 && !hx_gs_radix_forced())
+  /* HEXCG_GS_COUNT=0: the radix sort whatever the range (for comparisons) */
+  if (nnz > 0 && nnz < INT32_MAX && kmax - kmin < 4 * nnz + 4096 && !hx_env_off("HEXCG_GS_COUNT"))
     HX_CALL(hx_gs_count_sort(nl, ids, kmin, kmax, t));
   else
     HX_CALL(hx_gs_sort_pairs(nl, ids, nnz, t));
@@ -648,7 +639,7 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
              (long long)t->uid[u]);
     const int64_t *r = priv ? NULL : t->ans + t->uans[u];
     int grp = priv || r[2] == 1 ? 0 : (r[3] == rank ? 1 : 2);
-    t->gof[u] = grp;
+    t->gof[u] = -1 - grp; /* numbered in the walk below */
     ngrp[grp]++;
   }
   HX_CALL(hx_gs_int(nu, "number of G entries"));
@@ -667,10 +658,8 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
     int32_t *map = gs->h_map;
     if (gs->nnz < nl)
       for (int64_t i = 0; i < nl; i++) map[i] = -1;
-    for (int64_t u = 0; u < nu; u++) {
+    for (int64_t u = 0; u < nu; u++)
       for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) map[t->pval[k]] = (int32_t)u;
-      t->gof[u] = -1 - t->gof[u];
-    }
     int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
     for (int64_t i = 0; i < nl; i++) {
       const int32_t u = map[i];
