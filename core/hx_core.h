@@ -145,6 +145,9 @@ double hx_legendre(int k, double t);
  * one optimisation off for comparisons (HEXCG_GS_PRIVATE, HEXCG_FDM_SHARE,
  * HEXCG_AX_XELEM, ...; each documented where it acts). */
 int hx_env_off(const char *name);
+/* 1 if it is set to "1": the switches that force a path on for comparisons
+ * and tests (HEXCG_GS_PULL; documented where it acts). */
+int hx_env_on(const char *name);
 
 /* ------------------------------------------------------------ option trees */
 /* A YAML-like option subtree handed from io/ (which parses the case file) to

@@ -522,3 +522,8 @@ int hx_env_off(const char *name) {
   const char *env = getenv(name);
   return env && !strcmp(env, "0");
 }
+
+int hx_env_on(const char *name) {
+  const char *env = getenv(name);
+  return env && !strcmp(env, "1");
+}

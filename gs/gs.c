@@ -126,9 +126,20 @@ static int hx_gs_chunk_of(hx_gs gs, int64_t i) {
   return lo;
 }
 
-/* Chunks, accumulation codes and cut rows of the CPU gather (gs_impl.h). */
+/* The CPU gather's plan (gs_impl.h): the pull gather (each row summed
+ * through the CSR; nothing to plan) where L holds at least two entries per
+ * G row, else the chunks, accumulation codes and cut rows of the in-order
+ * pass. The in-order pass costs a read-modify-write of a row per L entry
+ * (id-0 entries included), the pull gather a branchy loop per row: on the
+ * Schwarz extended vectors (3-8 L entries per row, a third of them id 0 at
+ * p = 3) the pull gather takes 0.6 of the pass's time, on the fine order-7
+ * L-vector (1.45 entries per row) the pass is as fast here and 3x faster on
+ * the EPYC hosts (docs/gather-scatter.md "Gather"). HEXCG_GS_PULL=1 forces
+ * the pull gather, =0 the pass (comparisons and tests: the same bits). */
 static int hx_gs_cpu_plan(hx_gs gs, const int32_t *row, const int32_t *col, int64_t s0) {
   const int64_t nl = gs->nl, ng = gs->ng;
+  gs->pull = hx_env_on("HEXCG_GS_PULL") || (nl >= 2 * ng && !hx_env_off("HEXCG_GS_PULL"));
+  if (gs->pull) return HX_SUCCESS;
   int nc = gs->b->nthreads > 0 ? gs->b->nthreads : 1;
   if (nc > 1 && nl < (int64_t)nc * 4096) nc = (int)(nl / 4096) + 1; /* small: fewer chunks */
   const char *env = getenv("HX_GS_CPU_CHUNKS");                     /* testing knob: force the chunk count */
@@ -959,6 +970,10 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
   HX_MC_DEV(gs->b, d_l, gs->nl, "gs gather: L-vector");
   HX_MC_DEV(gs->b, d_g, gs->ng, "gs gather: G-vector");
   HX_MC_SCOPE(gs->b);
+  if (gs->pull) {
+    hx_cpu_gs_gather_range(r0, r1, gs->d_row, gs->d_col, d_l, d_g);
+    return HX_SUCCESS;
+  }
   if (part != HX_GS_SHARED) hx_cpu_gs_gather_acc(gs->nchunk, gs->chunk, gs->acc, d_l, d_g);
   const int64_t c0 = part == HX_GS_SHARED ? gs->cut_split : 0;
   const int64_t c1 = part == HX_GS_INTERIOR ? gs->cut_split : gs->ncut;

@@ -43,6 +43,10 @@ int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void
   float *g = (float *)d_g;
   HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather_f32(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
                                                 gs->d_row, gs->d_col, l, g));
+  if (gs->pull) {
+    hx_cpu_gs_gather_range_f32(r0, r1, gs->d_row, gs->d_col, l, g);
+    return HX_SUCCESS;
+  }
   if (part != HX_GS_SHARED) hx_cpu_gs_gather_acc_f32(gs->nchunk, gs->chunk, gs->acc, l, g);
   const int64_t c0 = part == HX_GS_SHARED ? gs->cut_split : 0;
   const int64_t c1 = part == HX_GS_INTERIOR ? gs->cut_split : gs->ncut;

@@ -30,6 +30,15 @@ void HX_FN(hx_cpu_gs_gather_acc)(int nchunk, const int64_t *HX_RESTRICT chunk, c
   }
 }
 
+/* The pull gather: every row of [r0, r1) summed from its CSR entries (the
+ * rows in parallel, no atomics; hx_gs_row_sum, the same bits). */
+void HX_FN(hx_cpu_gs_gather_range)(int64_t r0, int64_t r1, const int32_t *HX_RESTRICT row,
+                                   const int32_t *HX_RESTRICT col, const HX_REAL *HX_RESTRICT l,
+                                   HX_REAL *HX_RESTRICT g) {
+#pragma omp parallel for schedule(static) if (r1 - r0 > 8192)
+  for (int64_t r = r0; r < r1; r++) g[r] = HX_FN(hx_gs_row_sum)(l, col, row[r], row[r + 1]);
+}
+
 void HX_FN(hx_cpu_gs_gather_rows)(int64_t n, const int32_t *HX_RESTRICT rows, const int32_t *HX_RESTRICT row,
                                   const int32_t *HX_RESTRICT col, const HX_REAL *HX_RESTRICT l,
                                   HX_REAL *HX_RESTRICT g) {

@@ -44,6 +44,9 @@ struct hx_gs_s {
    * skipped rows (increasing; [0, cut_split) interior, then all shared rows)
    * are summed through the CSR. Both give exactly the bits of
    * hx_gs_row_sum (see hx_gs_acc_1). */
+  int pull; /* 1: the CPU gather sums each row through the CSR instead
+             * (no chunk plan): where L holds >= 2 entries per G row
+             * (hx_gs_cpu_plan, docs/gather-scatter.md) */
   int nchunk;
   int64_t *chunk; /* nchunk+1 L offsets */
   uint32_t *acc;  /* nl */
@@ -117,6 +120,9 @@ int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op);
 void hx_cpu_gs_scatter(int64_t nl, const int32_t *map, const double *g, double *l);
 /* in-order accumulation over the chunks (interior rows that are not cut) */
 void hx_cpu_gs_gather_acc(int nchunk, const int64_t *chunk, const uint32_t *acc, const double *l, double *g);
+/* every row in [r0, r1) through the CSR (the pull gather) */
+void hx_cpu_gs_gather_range(int64_t r0, int64_t r1, const int32_t *row, const int32_t *col, const double *l,
+                            double *g);
 /* CSR sums of the listed rows rows[0..n) */
 void hx_cpu_gs_gather_rows(int64_t n, const int32_t *rows, const int32_t *row, const int32_t *col,
                            const double *l, double *g);
@@ -128,6 +134,8 @@ void hx_cpu_gs_zero_idx(int64_t n, const int32_t *idx, double *g);
 void hx_cpu_gs_scatter_f32(int64_t nl, const int32_t *map, const float *g, float *l);
 void hx_cpu_gs_gather_acc_f32(int nchunk, const int64_t *chunk, const uint32_t *acc, const float *l,
                               float *g);
+void hx_cpu_gs_gather_range_f32(int64_t r0, int64_t r1, const int32_t *row, const int32_t *col,
+                                const float *l, float *g);
 void hx_cpu_gs_gather_rows_f32(int64_t n, const int32_t *rows, const int32_t *row, const int32_t *col,
                                const float *l, float *g);
 void hx_cpu_gs_pack_f32(int64_t n, const int32_t *idx, const float *g, float *buf);
