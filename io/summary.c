@@ -28,7 +28,7 @@ static const struct {
     {"solve", "solve", 0, NULL},
     {"operator", "operator", 1, NULL},
     {"exchange", "(exchange)", 1, "  the operator's halo exchange, a part of operator"},
-    {"preconditioner", "preconditioner", 1, "  its applies"},
+    {"preconditioner", "preconditioner", 1, "  its applies (type auto: and its switch to pmg)"},
     {"vector", "vector", 1, NULL},
     {"reductions", "reductions", 1, NULL},
     {"solve_other", "other", 1, "  the rest of the solve"},

@@ -177,7 +177,13 @@ static int auto_apply(void *ctx, const double *d_r, double *d_z) {
   return HX_SUCCESS;
 }
 
-/* Jacobi's fused update; after the switch the three steps it stands for */
+/* after the switch the fused form is pmg's apply between two vector
+ * passes: the Krylov method's restart applies pmg apart (timed as the
+ * preconditioner) */
+static int auto_cg_update_off(void *ctx) { return ((pc_auto *)ctx)->mg != NULL; }
+
+/* Jacobi's fused update; after the switch the three steps it stands for
+ * (for a caller that fused before the switch and does not restart) */
 static int auto_cg_update(void *ctx, const hx_pc_cg_step *u) {
   pc_auto *a = ctx;
   if (!a->mg) {
@@ -334,6 +340,7 @@ int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
                          .passes = 3,
                          .cg_update = auto_cg_update,
                          .cg_update_passes = 8,
+                         .cg_update_off = auto_cg_update_off,
                          .observe = auto_observe};
   err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
   if (err) auto_destroy(a);

@@ -120,6 +120,11 @@ typedef struct {
   int (*cg_update)(void *ctx, const hx_pc_cg_step *u);
   /* vector passes of one cg_update (x, p, r, w, the PC's data read; x, r, z written) */
   int cg_update_passes;
+  /* optional (NULL: cg_update always in use): nonzero while cg_update has
+   * no fused form to offer (type auto after its switch to pmg), so the
+   * Krylov method, at its next (re)start, applies the preconditioner apart
+   * and times it as such (not as a vector update) */
+  int (*cg_update_off)(void *ctx);
   /* precision of the vectors apply takes (0, HX_F64: doubles, hx_pc_apply;
    * HX_F32: d_r, d_z point to floats, cast back by the type; applied with
    * hx_pc_apply_p; cg_update is FP64 only) */
@@ -149,7 +154,8 @@ int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);
 /* The same with vectors (backend memory) in the precision of pc. */
 int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z);
 hx_precision hx_pc_precision(hx_pc pc);
-/* 1 when pc has a fused CG update (hx_pc_ops.cg_update), else 0. */
+/* 1 when pc has a fused CG update (hx_pc_ops.cg_update) in use now
+ * (hx_pc_ops.cg_update_off), else 0. */
 int hx_pc_has_cg_update(hx_pc pc);
 /* The fused CG update of pc (HX_ERR_ARG when it has none); counted as an
  * apply in the stats, its time (update included) in the apply time. Sets up

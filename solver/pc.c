@@ -88,7 +88,10 @@ int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z) {
   return HX_SUCCESS;
 }
 
-int hx_pc_has_cg_update(hx_pc pc) { return pc && pc->ops.cg_update ? 1 : 0; }
+int hx_pc_has_cg_update(hx_pc pc) {
+  if (!pc || !pc->ops.cg_update) return 0;
+  return pc->ops.cg_update_off && pc->ops.cg_update_off(pc->ctx) ? 0 : 1;
+}
 
 int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
   HX_CHECK(pc && u, HX_ERR_ARG, "NULL preconditioner or update");
@@ -105,7 +108,7 @@ int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
 
 const char *hx_pc_type(hx_pc pc) { return pc->ops.type; }
 int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
-int hx_pc_cg_update_passes(hx_pc pc) { return pc->ops.cg_update ? pc->ops.cg_update_passes : 0; }
+int hx_pc_cg_update_passes(hx_pc pc) { return hx_pc_has_cg_update(pc) ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) { *s = pc->stats; }
 int hx_pc_is_symmetric(hx_pc pc) {

@@ -302,6 +302,24 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   return HX_SUCCESS;
 }
 
+/* Whether the preconditioner's fused CG update is used (now: type auto
+ * drops it at its switch) and the per-iteration counts that follow. PCG:
+ * cg_update 6 (x,p,r,w read; x,r written) + preconditioner + r.z 2 (+ z.w 2
+ * flexible), or the fused pass; then xpay 3. pcg1: the same update, w.u 2,
+ * two xpays 6. */
+static void pcg_counts(const hx_pcg_opts *o, hx_pc pc, hx_pcg_result *res) {
+  const int fuse = !o->no_fuse && !o->nullspace && hx_pc_has_cg_update(pc);
+  res->fused_pc_update = fuse;
+  if (o->single_reduction) {
+    res->allreduces_per_iteration = 1 + (o->nullspace != 0);
+    res->vector_passes_per_iteration = (fuse ? hx_pc_cg_update_passes(pc) : 8 + hx_pc_passes(pc)) + 2 + 6;
+  } else {
+    res->allreduces_per_iteration = 2 + (o->nullspace != 0);
+    res->vector_passes_per_iteration =
+        (fuse ? hx_pc_cg_update_passes(pc) : 8 + (o->flexible ? 2 : 0) + hx_pc_passes(pc)) + 3;
+  }
+}
+
 int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res) {
   hx_pcg_opts o;
@@ -327,26 +345,13 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   }
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
-  const int fuse = !o.no_fuse && !o.nullspace && hx_pc_has_cg_update(pc);
-  res->fused_pc_update = fuse;
-  /* PCG: cg_update 6 (x,p,r,w read; x,r written) + preconditioner + r.z 2
-   * (+ z.w 2 flexible), or the fused pass; then xpay 3. pcg1: the same
-   * update, w.u 2, two xpays 6. */
-  if (o.single_reduction) {
-    res->allreduces_per_iteration = 1 + (o.nullspace != 0);
-    res->vector_passes_per_iteration = (fuse ? hx_pc_cg_update_passes(pc) : 8 + hx_pc_passes(pc)) + 2 + 6;
-  } else {
-    res->allreduces_per_iteration = 2 + (o.nullspace != 0);
-    res->vector_passes_per_iteration =
-        (fuse ? hx_pc_cg_update_passes(pc) : 8 + (o.flexible ? 2 : 0) + hx_pc_passes(pc)) + 3;
-  }
+  pcg_counts(&o, pc, res);
 
   hx_backend b = hx_op_backend(op);
   /* the work vectors r, z, p, w, s (zero-initialised hx_vec of the backend) */
   const int nvec = o.single_reduction ? 5 : 4;
   hx_vec vec[5] = {NULL, NULL, NULL, NULL, NULL};
   pcg_work v = {0};
-  v.fuse = fuse;
   double t_op0, t_ex0, t_gs0;
   hx_op_times(op, &t_op0, &t_ex0, &t_gs0);
   int ierr = hx_red_create(b, 4, hx_op_size(op), &v.red);
@@ -370,6 +375,9 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
     do {
       v.restart = 0;
       v.k0 = res->iterations;
+      /* the preconditioner may have changed its fused form (type auto) */
+      pcg_counts(&o, pc, res);
+      v.fuse = res->fused_pc_update;
       ierr = o.single_reduction ? pcg1_iterate(op, pc, d_b, d_x, &o, res, &v)
                                 : pcg_iterate(op, pc, d_b, d_x, &o, res, &v);
     } while (!ierr && v.restart);

@@ -10,7 +10,8 @@ Each case runs once with auto and once with the type it must match, and the resi
   2. switches (Kershaw 6^3, p = 5; Jacobi-PCG needs about 400): switched 1 at a check iteration
      (min_iterations + a multiple of 5), the history up to that iteration bit for bit Jacobi's,
      numbered 0..N without a gap or repeat, fewer iterations than Jacobi, converged, and the
-     error against the exact solution that of type pmg to 1e-6 relative (both solve to 1e-8);
+     error against the exact solution that of type pmg to 1e-6 relative (both solve to 1e-8),
+     and pmg's applies and setup timed as the preconditioner's, not as vector updates;
   3. forced (setup_cost 0, cycle_cost 0: pmg is free, so the first check switches) with
      min_iterations 7: the switch at iteration 7 exactly, for pcg, pcg1 and fcg;
   4. start: pmg: the history bit for bit that of type pmg (the same cycle from the start);
@@ -95,6 +96,16 @@ if a and j and g:
     for key in ("kappa", "jacobi_iterations", "pmg_cost"):
         if not r["estimate"].get(key, 0) > 0:
             fail.append(f"kershaw: report estimate.{key} = {r['estimate'].get(key)}")
+    # the time table: after the switch pmg is applied apart from the vector updates (not inside
+    # Jacobi's fused update), so its applies and its setup are in timers_s.preconditioner and
+    # out of timers_s.vector (a few axpys per iteration: far below pmg's cycles)
+    t, pm = a["timers_s"], r["pmg"]
+    t_pmg = pm["applies"] * pm["apply_s"]
+    if not t["preconditioner"] >= 0.99 * (t_pmg + r["measured"]["pmg_setup_s"]):
+        fail.append(f"kershaw: timers_s.preconditioner {t['preconditioner']:.4g} s < pmg's applies {t_pmg:.4g} s "
+                    f"+ its setup {r['measured']['pmg_setup_s']:.4g} s")
+    if not t["vector"] < 0.5 * t_pmg:
+        fail.append(f"kershaw: timers_s.vector {t['vector']:.4g} s holds pmg's applies ({t_pmg:.4g} s)")
 
 # 3. forced switch at min_iterations, for every Krylov method
 for solver in ("pcg", "pcg1", "fcg"):
