@@ -132,7 +132,7 @@ static int hx_gs_chunk_of(hx_gs gs, int64_t i) {
  * pass. The in-order pass costs a read-modify-write of a row per L entry
  * (id-0 entries included), the pull gather a branchy loop per row: on the
  * Schwarz extended vectors (3-8 L entries per row, a third of them id 0 at
- * p = 3) the pull gather takes 0.6 of the pass's time, on the fine order-7
+ * p = 3) the pull gather takes 0.6-0.7 of the pass's time, on the fine order-7
  * L-vector (1.45 entries per row) the pass is as fast here and 3x faster on
  * the EPYC hosts (docs/gather-scatter.md "Gather"). HEXCG_GS_PULL=1 forces
  * the pull gather, =0 the pass (comparisons and tests: the same bits). */

@@ -345,7 +345,6 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
   }
   *res = (hx_pcg_result){0};
   res->reason = HX_ITERATING;
-  pcg_counts(&o, pc, res);
 
   hx_backend b = hx_op_backend(op);
   /* the work vectors r, z, p, w, s (zero-initialised hx_vec of the backend) */
