@@ -183,24 +183,29 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
   const int n3 = c->n3;
   const int64_t nl = (int64_t)E * n3;
   const size_t bytes = sizeof(double) * (size_t)nl;
-  double *hu = NULL, *hw = NULL, *du = NULL, *dw = NULL;
+  double *hu = NULL, *hw = NULL, *du = NULL, *dw = NULL, *phit = NULL;
   int err = HX_SUCCESS;
   if ((err = HX_ALLOC(&hu, nl)) || (err = HX_ALLOC(&hw, nl)) ||
       (err = hx_mem_alloc(fb, bytes, (void **)&du)) || (err = hx_mem_alloc(fb, bytes, (void **)&dw)))
     goto done;
+  /* phi by vertex (phit[u n3 + i] = phi_u at node i): each element's input a copy */
+  if ((err = HX_ALLOC(&phit, 8 * (int64_t)n3))) goto done;
+  for (int u = 0; u < 8; u++)
+    for (int i = 0; i < n3; i++) phit[u * n3 + i] = c->phi[8 * i + u];
   for (int v = 0; v < 8 && !err; v++) {
-    for (int32_t e = 0; e < E; e++)
-      for (int i = 0; i < n3; i++) hu[(int64_t)e * n3 + i] = c->phi[8 * i + v];
+    for (int32_t e = 0; e < E; e++) memcpy(hu + (int64_t)e * n3, phit + v * n3, sizeof(double) * (size_t)n3);
     if ((err = hx_mem_to_device(fb, du, hu, bytes)) || (err = hx_ax_apply(ax, du, dw, NULL)) ||
         (err = hx_mem_to_host(fb, hw, dw, bytes)))
       break;
+    /* the 8 sums side by side, each over i in order (the bits of one sum
+     * after the other; phi[8 i + u] is contiguous in u: they vectorise) */
+    const double *restrict phi = c->phi;
     for (int32_t e = 0; e < E; e++) {
-      const double *w = hw + (int64_t)e * n3;
-      for (int u = 0; u < 8; u++) {
-        double s = 0.0;
-        for (int i = 0; i < n3; i++) s += c->phi[8 * i + u] * w[i];
-        K[64 * (int64_t)e + 8 * u + v] = s;
-      }
+      const double *restrict w = hw + (int64_t)e * n3;
+      double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+      for (int i = 0; i < n3; i++)
+        for (int u = 0; u < 8; u++) s[u] += phi[8 * i + u] * w[i];
+      for (int u = 0; u < 8; u++) K[64 * (int64_t)e + 8 * u + v] = s[u];
     }
   }
   if (!err) robin_add(c, K);
@@ -213,7 +218,7 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
           Ke[8 * u + v] = Ke[8 * v + u] = s;
         }
 done:
-  free(hu), free(hw);
+  free(hu), free(hw), free(phit);
   hx_mem_free(fb, (void **)&du);
   hx_mem_free(fb, (void **)&dw);
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
@@ -222,63 +227,99 @@ done:
 
 /* ------------------------------------------------------------ assembly */
 typedef struct {
-  int64_t row, col;
+  int64_t col;
   double val;
-} triplet;
+} centry;
 
-static int cmp_triplet(const void *a, const void *b) {
-  const triplet *x = (const triplet *)a, *y = (const triplet *)b;
-  if (x->row != y->row) return x->row < y->row ? -1 : 1;
-  if (x->col != y->col) return x->col < y->col ? -1 : 1;
-  return 0;
+/* the local vertex g's order among the rows: by global row */
+typedef struct {
+  int64_t row;
+  int32_t g;
+} crow;
+
+static int cmp_crow(const void *a, const void *b) {
+  const crow *x = (const crow *)a, *y = (const crow *)b;
+  return x->row < y->row ? -1 : x->row > y->row;
 }
 
 /* A0 = sum_e K_e over the non-Dirichlet vertices, CSR rows built here (rows
- * of other ranks included) and handed to hypre in one AddToValues call. */
+ * of other ranks included) and handed to hypre in one AddToValues call.
+ * Each vertex's entries are bucketed in element order (a counting pass, no
+ * sort of the E 64 entries), sorted by column within the row by insertion
+ * (stable: at most 64 entries a row), and duplicates summed in element
+ * order: the sums of the sort by (row, col) that was here before, a stable
+ * merge sort in glibc, to the bit. Rows go to hypre by increasing global row. */
 static int assemble(hx_coarse c, const double *K) {
   const int32_t E = c->E;
-  int64_t nt = 0;
-  triplet *t = NULL;
-  HX_CALL(HX_ALLOC(&t, (int64_t)E * 64 + 1));
-  for (int32_t e = 0; e < E; e++)
-    for (int u = 0; u < 8; u++) {
-      const int64_t ru = c->row[c->cmap[8 * (int64_t)e + u]];
-      if (ru < 0) continue;
-      for (int v = 0; v < 8; v++) {
-        const int64_t rv = c->row[c->cmap[8 * (int64_t)e + v]];
-        if (rv < 0) continue;
-        t[nt].row = ru, t[nt].col = rv, t[nt].val = K[64 * (int64_t)e + 8 * u + v];
-        nt++;
-      }
-    }
-  qsort(t, (size_t)nt, sizeof *t, cmp_triplet);
-  /* merge duplicates (sums in the sorted order: deterministic) */
-  int64_t m = 0;
-  for (int64_t i = 0; i < nt; i++) {
-    if (m > 0 && t[m - 1].row == t[i].row && t[m - 1].col == t[i].col)
-      t[m - 1].val += t[i].val;
-    else
-      t[m++] = t[i];
-  }
-  HYPRE_Int nr = 0;
-  for (int64_t i = 0; i < m; i++)
-    if (i == 0 || t[i].row != t[i - 1].row) nr++;
+  const int64_t ng = c->ncg;
+  int32_t *off = NULL, *cur = NULL;
+  centry *t = NULL;
+  crow *order = NULL;
   HYPRE_Int *ncols = NULL;
   HYPRE_BigInt *rows = NULL, *cols = NULL;
   double *vals = NULL;
   int err = HX_SUCCESS;
-  if ((err = HX_ALLOC(&ncols, nr + 1)) || (err = HX_ALLOC(&rows, nr + 1)) || (err = HX_ALLOC(&cols, m + 1)) ||
-      (err = HX_ALLOC(&vals, m + 1))) {
-    free(t), free(ncols), free(rows), free(cols), free(vals);
-    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  if ((err = HX_ALLOC(&off, ng + 2)) || (err = HX_ALLOC(&cur, ng + 1))) goto done;
+  for (int32_t e = 0; e < E; e++) {
+    int nv = 0; /* the element's vertices with a row */
+    for (int v = 0; v < 8; v++) nv += c->row[c->cmap[8 * (int64_t)e + v]] >= 0;
+    for (int u = 0; u < 8; u++) {
+      const int32_t g = c->cmap[8 * (int64_t)e + u];
+      if (c->row[g] >= 0) off[g + 1] += nv;
+    }
   }
-  HYPRE_Int r = -1;
-  for (int64_t i = 0; i < m; i++) {
-    if (i == 0 || t[i].row != t[i - 1].row) rows[++r] = (HYPRE_BigInt)t[i].row;
-    ncols[r]++;
-    cols[i] = (HYPRE_BigInt)t[i].col, vals[i] = t[i].val;
+  for (int64_t g = 0; g < ng; g++) off[g + 1] += off[g];
+  const int64_t nt = off[ng];
+  if ((err = HX_ALLOC(&t, nt + 1))) goto done;
+  for (int32_t e = 0; e < E; e++)
+    for (int u = 0; u < 8; u++) {
+      const int32_t gu = c->cmap[8 * (int64_t)e + u];
+      if (c->row[gu] < 0) continue;
+      for (int v = 0; v < 8; v++) {
+        const int64_t rv = c->row[c->cmap[8 * (int64_t)e + v]];
+        if (rv < 0) continue;
+        t[off[gu] + cur[gu]++] = (centry){.col = rv, .val = K[64 * (int64_t)e + 8 * u + v]};
+      }
+    }
+  /* per row: stable sort by column, duplicates merged in place */
+  int64_t m = 0;
+  HYPRE_Int nr = 0;
+  for (int64_t g = 0; g < ng; g++) {
+    centry *r = t + off[g];
+    const int32_t len = off[g + 1] - off[g];
+    for (int32_t i = 1; i < len; i++) {
+      const centry x = r[i];
+      int32_t j = i;
+      for (; j > 0 && r[j - 1].col > x.col; j--) r[j] = r[j - 1];
+      r[j] = x;
+    }
+    int32_t k = 0;
+    for (int32_t i = 0; i < len; i++) {
+      if (k > 0 && r[k - 1].col == r[i].col)
+        r[k - 1].val += r[i].val;
+      else
+        r[k++] = r[i];
+    }
+    cur[g] = k; /* the merged length */
+    m += k, nr += k > 0;
   }
-  free(t);
+  if ((err = HX_ALLOC(&order, nr + 1)) || (err = HX_ALLOC(&ncols, nr + 1)) ||
+      (err = HX_ALLOC(&rows, nr + 1)) || (err = HX_ALLOC(&cols, m + 1)) || (err = HX_ALLOC(&vals, m + 1)))
+    goto done;
+  {
+    HYPRE_Int q = 0;
+    for (int64_t g = 0; g < ng; g++)
+      if (cur[g] > 0) order[q++] = (crow){.row = c->row[g], .g = (int32_t)g};
+    qsort(order, (size_t)nr, sizeof *order, cmp_crow);
+    int64_t i = 0;
+    for (q = 0; q < nr; q++) {
+      const int32_t g = order[q].g;
+      rows[q] = (HYPRE_BigInt)order[q].row, ncols[q] = cur[g];
+      for (int32_t j = 0; j < cur[g]; j++, i++)
+        cols[i] = (HYPRE_BigInt)t[off[g] + j].col, vals[i] = t[off[g] + j].val;
+    }
+  }
+  free(t), free(off), free(cur), free(order);
   const HYPRE_BigInt lo = (HYPRE_BigInt)c->ilower, hi = (HYPRE_BigInt)(c->ilower + c->nrows - 1);
   int herr = HYPRE_IJMatrixCreate(c->comm, lo, hi, lo, hi, &c->A);
   if (!herr) herr = HYPRE_IJMatrixSetObjectType(c->A, HYPRE_PARCSR);
@@ -290,6 +331,9 @@ static int assemble(hx_coarse c, const double *K) {
   HX_HYPRE(herr);
   HX_HYPRE(HYPRE_IJMatrixGetObject(c->A, (void **)&c->pA));
   return HX_SUCCESS;
+done:
+  free(t), free(off), free(cur), free(order), free(ncols), free(rows), free(cols), free(vals);
+  return hx_error_trace(__FILE__, __LINE__, __func__, err);
 }
 
 static int amg_setup(hx_coarse c) {
