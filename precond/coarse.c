@@ -252,14 +252,15 @@ static int cmp_crow(const void *a, const void *b) {
 static int assemble(hx_coarse c, const double *K) {
   const int32_t E = c->E;
   const int64_t ng = c->ncg;
-  int32_t *off = NULL, *cur = NULL;
+  int64_t *off = NULL; /* ng + 1: the vertices' ranges in t (E 64 entries may pass 2^31) */
+  int32_t *cur = NULL;
   centry *t = NULL;
   crow *order = NULL;
   HYPRE_Int *ncols = NULL;
   HYPRE_BigInt *rows = NULL, *cols = NULL;
   double *vals = NULL;
   int err = HX_SUCCESS;
-  if ((err = HX_ALLOC(&off, ng + 2)) || (err = HX_ALLOC(&cur, ng + 1))) goto done;
+  if ((err = HX_ALLOC(&off, ng + 1)) || (err = HX_ALLOC(&cur, ng + 1))) goto done;
   for (int32_t e = 0; e < E; e++) {
     int nv = 0; /* the element's vertices with a row */
     for (int v = 0; v < 8; v++) nv += c->row[c->cmap[8 * (int64_t)e + v]] >= 0;
@@ -286,7 +287,7 @@ static int assemble(hx_coarse c, const double *K) {
   HYPRE_Int nr = 0;
   for (int64_t g = 0; g < ng; g++) {
     centry *r = t + off[g];
-    const int32_t len = off[g + 1] - off[g];
+    const int32_t len = (int32_t)(off[g + 1] - off[g]); /* 8 per element at the vertex */
     for (int32_t i = 1; i < len; i++) {
       const centry x = r[i];
       int32_t j = i;
