@@ -99,6 +99,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  hx_malloc_tune(); /* before MPI and OpenMP allocate (HEXCG_MALLOC_TUNE=0: glibc's defaults) */
   int provided = MPI_THREAD_SINGLE;
   const int request = hx_app_thread_request(); /* HEXCG_MPI_THREAD_LEVEL: the fallbacks' test */
   if (MPI_Init_thread(&argc, &argv, request < 0 ? MPI_THREAD_MULTIPLE : request, &provided) != MPI_SUCCESS) {

@@ -89,4 +89,5 @@ void hx_print_version(const hx_app_ctx *ctx) {
   hx_mesh_metis_version(buf, sizeof buf);
   printf("mesh:      %s\n", buf);
   printf("build:     %s, %s, %s\n", HX_BUILD_TYPE, HX_BUILD_COMPILER, HX_BUILD_CUDA);
+  printf("malloc:    %s\n", hx_malloc_tune_info());
 }
