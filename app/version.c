@@ -54,7 +54,8 @@ void hx_print_version(const hx_app_ctx *ctx) {
   int nthreads = 1;
   if (hx_backend_create("cpu", &cpu) == HX_SUCCESS) nthreads = hx_backend_num_threads(cpu);
   hx_backend_destroy(&cpu);
-  printf("backends:  cpu (OpenMP, %d thread%s)", nthreads, nthreads == 1 ? "" : "s");
+  printf("backends:  cpu (OpenMP, %d thread%s, %s kernels)", nthreads, nthreads == 1 ? "" : "s",
+         hx_cpu_kernels_name());
   if (hx_cuda_compiled()) {
     int rv = hx_cuda_runtime_version();
     hx_device_info info;

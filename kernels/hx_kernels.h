@@ -100,6 +100,11 @@ int hx_backend_sync(hx_backend b);
 /* Number of OpenMP threads the CPU backend uses. */
 int hx_backend_num_threads(hx_backend b);
 
+/* The CPU kernels this process runs, in words: "generic", "avx2+fma" or
+ * "avx512+avx2+fma" (the CPU's instruction sets and HEXCG_CPU_ISA: generic
+ * forces the portable loops, avx2 keeps the AVX-512 kernels off). */
+const char *hx_cpu_kernels_name(void);
+
 /* Memory in the backend's space. hx_mem_free accepts NULL and nulls *ptr. */
 int hx_mem_alloc(hx_backend b, size_t bytes, void **d_ptr);
 int hx_mem_free(hx_backend b, void **d_ptr);

@@ -418,7 +418,8 @@ static const hx_ax_cpu_fn_f32 hx_ax_cpu_table_f32[1 + HX_AX_HAVE_AVX2][2][HX_AX_
 
 /* Instruction set of the CPU kernels: AVX2+FMA where the CPU has it, unless
  * the environment variable HEXCG_CPU_ISA=generic asks for the portable
- * instantiation (tests run both). */
+ * instantiation (tests run both). The AVX-512 kernels come on top of the
+ * AVX2 ones (hx_cpu_avx512). */
 int hx_ax_cpu_isa(void) {
 #if HX_AX_HAVE_AVX2
   const char *env = getenv("HEXCG_CPU_ISA");
@@ -431,6 +432,25 @@ int hx_ax_cpu_isa(void) {
 }
 
 const char *hx_ax_cpu_isa_name(int isa) { return isa ? "avx2+fma" : "generic"; }
+
+const char *hx_cpu_kernels_name(void) {
+  return hx_cpu_avx512() ? "avx512+avx2+fma" : hx_ax_cpu_isa_name(hx_ax_cpu_isa());
+}
+
+/* 1 where the AVX-512 kernels run: the AVX2 ones are chosen, the CPU has
+ * AVX-512 F, VL, DQ and BW, and HEXCG_CPU_ISA is not avx2 (which keeps the
+ * AVX2 kernels: A/B runs, the tests' twins). */
+int hx_cpu_avx512(void) {
+#if HX_AX_HAVE_AVX2
+  if (!hx_ax_cpu_isa()) return 0;
+  const char *env = getenv("HEXCG_CPU_ISA");
+  if (env && !strcmp(env, "avx2")) return 0;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+#else
+  return 0;
+#endif
+}
 
 int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {

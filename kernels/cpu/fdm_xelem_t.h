@@ -1,11 +1,15 @@
-/* Cross-element AVX2+FMA FDM box solves for one value type (included by
- * cpu/fdm_xelem_cpu.c once per instantiation, no include guard): XT the
- * scalar, XV the 256-bit vector of XW lanes, XN(name) the instantiation's
- * names, and XLOAD, XSTORE (aligned), XMUL, XFMA, XADD, XINVPOS (1/d where
- * d > 0, else 0). Optional (else scalar loops): XTRANS(r) transposes XW
- * vectors r[XW] as an XW x XW matrix, with XLOADU, XSTOREU (unaligned) and
- * XGATHER(x, idx) (x[idx[0..XW)], 0 where idx < 0) for the interleaving of
- * the boxes in blocks of XW points.
+/* Cross-element FDM box solves for one value type and instruction set
+ * (included by cpu/fdm_xelem_cpu.c once per instantiation, no include
+ * guard): XT the scalar, XV the vector of XW lanes, XN(name) the
+ * instantiation's names, XTARGET the target attribute's string, and XLOAD,
+ * XSTORE (aligned), XMUL, XFMA, XADD, XINVPOS (1/d where d > 0, else 0).
+ * Optional (else scalar loops): XTRANS(r) transposes XW vectors r[XW] as an
+ * XW x XW matrix, with XLOADU, XSTOREU (unaligned) and XGATHER(x, idx)
+ * (x[idx[0..XW)], 0 where idx < 0) for the interleaving of the boxes in
+ * blocks of XW points. XPAIR (AVX-512): the XW = 16 lanes are two groups of
+ * 8 of the grouped layout side by side (XPAIR_LOAD, XPAIR_GATHER,
+ * XSTORE_OUT read and write the two halves), and the list kernels are not
+ * instantiated.
  *
  * XW elements of the list run together, one per vector lane: the boxes,
  * their three 1D eigenvector matrices and eigenvalues are interleaved per
@@ -15,7 +19,15 @@
  * FP32 line of m = 10 to 16 lanes: 62 % of its arithmetic is useful). Per
  * line the m outputs accumulate in registers (m independent FMA chains) and each is
  * sum_{q < m} C(i, q) in[q] in increasing q with one rounding per term, as
- * hx_fdm_elem_solve sums, so the results agree with it to round-off. */
+ * hx_fdm_elem_solve sums, so the results agree with it to round-off, and
+ * every lane's arithmetic is the same whatever XW is (the AVX2 and AVX-512
+ * instantiations give the same bits). */
+
+/* the unaligned result of the last contraction at point pt (the grouped
+ * layout's output): XW lanes at out + pt XW by default */
+#ifndef XSTORE_OUT
+#define XSTORE_OUT(out, M, pt, v) XSTOREU((out) + (size_t)(pt)*XW, v)
+#endif
 
 /* out[p(i)] = sum_q C(i, q) in[p(q)] along the direction of point stride sd,
  * for every line (o1, o2) of the other two directions (strides s1, s2);
@@ -44,7 +56,7 @@ XINL void XN(hx_fdm_xelem_contract_o)(const int M, const int sd, const int s1, c
         for (int i = 0; i < M; i++) acc[i] = XMUL(acc[i], XINVPOS(XADD(lrs, XLOAD(L3 + (size_t)(2 * M + i) * XW))));
       }
       if (out_unaligned)
-        for (int i = 0; i < M; i++) XSTOREU(out + (size_t)(base + i * sd) * XW, acc[i]);
+        for (int i = 0; i < M; i++) XSTORE_OUT(out, M, base + i * sd, acc[i]);
       else
         for (int i = 0; i < M; i++) XSTORE(out + (size_t)(base + i * sd) * XW, acc[i]);
     }
@@ -72,6 +84,7 @@ XINL void XN(hx_fdm_xelem_six)(const int M, const XT *HX_RESTRICT Sl, const XT *
   XN(hx_fdm_xelem_contract_o)(M, 1, M, M2, Sr, 1, M, X, out, NULL, out_unaligned);
 }
 
+#ifndef XPAIR
 /* One group of XW elements e[0..XW): interleave S, L and the input boxes
  * (u, or x[map] with 0 where map < 0), solve, de-interleave into w. U, X:
  * two interleaved boxes (M^3 XW), Sl: 3 M^2 XW, Ll: 3 M XW, all aligned. */
@@ -129,24 +142,37 @@ XINL void XN(hx_fdm_xelem_group)(const int M, const int64_t *HX_RESTRICT e, cons
     for (int l = 0; l < XW; l++) we[l][pt] = U[(size_t)pt * XW + l];
 }
 
+#endif
+
 #ifdef XGATHER
 /* Grouped layout (docs/fdm.md "Grouped layout"): the extended boxes of
- * group g are stored interleaved, [point][lane], at g M^3 XW of the map and
- * of w, the group's S and L at g 3 M^2 XW and g 3 M XW: the input box is
+ * group g are stored interleaved, [point][lane], at g M^3 8 of the map and
+ * of w, the group's S and L at g 3 M^2 8 and g 3 M 8: the input box is
  * one gather per point, the output is written in place, and S, L are
- * copied as they are (no per-lane interleaving). */
+ * copied as they are (no per-lane interleaving). With XPAIR the lanes are
+ * groups g and g + 1 side by side: each load takes 8 entries of each. */
+#ifdef XPAIR
+#define XG_LOAD(p, stride) XPAIR_LOAD((p), (p) + (stride))
+#define XG_GATHER(x, idx, stride) XPAIR_GATHER(x, (idx), (idx) + (stride))
+#else
+#define XG_LOAD(p, stride) XLOADU(p)
+#define XG_GATHER(x, idx, stride) XGATHER(x, idx)
+#endif
 XINL void XN(hx_fdm_xelem_grouped_one)(const int M, const XT *HX_RESTRICT Sg, const XT *HX_RESTRICT Lg,
                                        const int32_t *HX_RESTRICT mapg, const XT *HX_RESTRICT x,
                                        XT *HX_RESTRICT wg, XT *HX_RESTRICT U, XT *HX_RESTRICT X,
                                        XT *HX_RESTRICT Sl, XT *HX_RESTRICT Ll) {
   const int M2 = M * M, M3 = M2 * M;
-  for (int j = 0; j < 3 * M2; j++) XSTORE(Sl + (size_t)j * XW, XLOADU(Sg + (size_t)j * XW));
-  for (int j = 0; j < 3 * M; j++) XSTORE(Ll + (size_t)j * XW, XLOADU(Lg + (size_t)j * XW));
-  for (int pt = 0; pt < M3; pt++) XSTORE(U + (size_t)pt * XW, XGATHER(x, mapg + (size_t)pt * XW));
+  for (int j = 0; j < 3 * M2; j++) XSTORE(Sl + (size_t)j * XW, XG_LOAD(Sg + (size_t)j * 8, (size_t)3 * M2 * 8));
+  for (int j = 0; j < 3 * M; j++) XSTORE(Ll + (size_t)j * XW, XG_LOAD(Lg + (size_t)j * 8, (size_t)3 * M * 8));
+  for (int pt = 0; pt < M3; pt++) XSTORE(U + (size_t)pt * XW, XG_GATHER(x, mapg + (size_t)pt * 8, (size_t)M3 * 8));
   XN(hx_fdm_xelem_six)(M, Sl, Ll, U, X, wg, 1);
 }
+#undef XG_LOAD
+#undef XG_GATHER
 #endif
 
+#ifndef XPAIR
 /* Prefetch the next group's S, L and input (map or boxes) into L2, one line
  * per 64 bytes, as the within-element kernels do for the next element. */
 XINL void XN(hx_fdm_xelem_prefetch)(const int M, const int64_t *e, const XT *S, const XT *L, const XT *u,
@@ -167,7 +193,7 @@ XINL void XN(hx_fdm_xelem_prefetch)(const int M, const int64_t *e, const XT *S, 
 /* The loop over the complete groups of the list (nlist / XW of them; the
  * caller solves the rest). */
 #define XLOOP(M)                                                                                              \
-  __attribute__((target("avx2,fma"))) static void XN(hx_fdm_xelem_##M)(                                      \
+  __attribute__((target(XTARGET))) static void XN(hx_fdm_xelem_##M)(                                             \
       int32_t ngroups, const int32_t *list, const XT *S, const XT *L, const XT *u, XT *w, const int32_t *map, \
       const XT *x) {                                                                                          \
     _Pragma("omp parallel") {                                                                                 \
@@ -196,20 +222,24 @@ XLOOP(12)
 XLOOP(13)
 #undef XLOOP
 
+#endif
+
 #ifdef XGATHER
-/* groups [g0, g0 + ng) of the grouped layout */
-#define XLOOPG(M)                                                                                             \
-  __attribute__((target("avx2,fma"))) static void XN(hx_fdm_xelem_grouped_##M)(                              \
-      int32_t g0, int32_t ng, const XT *Sg, const XT *Lg, const int32_t *mapg, const XT *x, XT *wg) {          \
-    _Pragma("omp parallel") {                                                                                 \
-      __attribute__((aligned(64))) XT U[(M) * (M) * (M)*XW], X[(M) * (M) * (M)*XW];                          \
-      __attribute__((aligned(64))) XT Sl[3 * (M) * (M)*XW], Ll[3 * (M)*XW];                                   \
-      _Pragma("omp for schedule(dynamic, 1)") for (int32_t g = g0; g < g0 + ng; g++) {                        \
-        const size_t gs = (size_t)g * (M) * (M) * (M)*XW;                                                     \
-        XN(hx_fdm_xelem_grouped_one)((M), Sg + (size_t)g * 3 * (M) * (M)*XW, Lg + (size_t)g * 3 * (M)*XW,    \
-                                     mapg + gs, x, wg + gs, U, X, Sl, Ll);                                    \
-      }                                                                                                       \
-    }                                                                                                         \
+/* groups [g0, g0 + ng) of the grouped layout, XW / 8 of them at a time
+ * (with XPAIR the caller solves an odd last group) */
+#define XLOOPG(M)                                                                                      \
+  __attribute__((target(XTARGET))) static void XN(hx_fdm_xelem_grouped_##M)(                          \
+      int32_t g0, int32_t ng, const XT *Sg, const XT *Lg, const int32_t *mapg, const XT *x, XT *wg) {   \
+    _Pragma("omp parallel") {                                                                          \
+      __attribute__((aligned(64))) XT U[(M) * (M) * (M)*XW], X[(M) * (M) * (M)*XW];                   \
+      __attribute__((aligned(64))) XT Sl[3 * (M) * (M)*XW], Ll[3 * (M)*XW];                            \
+      _Pragma("omp for schedule(dynamic, 1)") for (int32_t k = 0; k < ng / (XW / 8); k++) {            \
+        const int32_t g = g0 + k * (XW / 8);                                                           \
+        const size_t gs = (size_t)g * (M) * (M) * (M)*8;                                               \
+        XN(hx_fdm_xelem_grouped_one)((M), Sg + (size_t)g * 3 * (M) * (M)*8, Lg + (size_t)g * 3 * (M)*8, \
+                                     mapg + gs, x, wg + gs, U, X, Sl, Ll);                             \
+      }                                                                                                \
+    }                                                                                                  \
   }
 XLOOPG(4)
 XLOOPG(5)
@@ -231,11 +261,13 @@ static const XN(hx_fdm_xelem_grouped_fn) XN(hx_fdm_xelem_grouped_table)[HX_FDM_X
     XN(hx_fdm_xelem_grouped_13)};
 #endif
 
+#ifndef XPAIR
 typedef void (*XN(hx_fdm_xelem_fn))(int32_t, const int32_t *, const XT *, const XT *, const XT *, XT *,
                                     const int32_t *, const XT *);
 static const XN(hx_fdm_xelem_fn) XN(hx_fdm_xelem_table)[HX_FDM_XELEM_MMAX - 3] = {
     XN(hx_fdm_xelem_4),  XN(hx_fdm_xelem_5),  XN(hx_fdm_xelem_6),  XN(hx_fdm_xelem_7),  XN(hx_fdm_xelem_8),
     XN(hx_fdm_xelem_9),  XN(hx_fdm_xelem_10), XN(hx_fdm_xelem_11), XN(hx_fdm_xelem_12), XN(hx_fdm_xelem_13)};
+#endif
 
 #undef XT
 #undef XV
@@ -252,3 +284,8 @@ static const XN(hx_fdm_xelem_fn) XN(hx_fdm_xelem_table)[HX_FDM_XELEM_MMAX - 3] =
 #undef XLOADU
 #undef XSTOREU
 #undef XGATHER
+#undef XSTORE_OUT
+#undef XTARGET
+#undef XPAIR
+#undef XPAIR_LOAD
+#undef XPAIR_GATHER

@@ -107,6 +107,10 @@ int hx_ax_xelem_serves(int p);
 /* CPU instruction-set instantiation to use (see ax_cpu.c) and its name */
 int hx_ax_cpu_isa(void);
 const char *hx_ax_cpu_isa_name(int isa);
+/* 1 where the AVX-512 kernels run beside the AVX2 ones (ax_cpu.c); their
+ * target attribute */
+int hx_cpu_avx512(void);
+#define HX_AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"
 /* multiply-add chains for iters iterations on every thread; returns flops done */
 double hx_ax_cpu_peak_run(int isa, long iters);
 #ifdef HEXCG_HAVE_CUDA

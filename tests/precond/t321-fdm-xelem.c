@@ -8,7 +8,10 @@
  * and through the extended map (fused gather, -1 entries read as 0); with
  * the map also in the grouped layout (hx_fdm_elem_apply_grouped_f32: 8
  * elements interleaved per group, empty lanes padding the last group, which
- * must give 0), where the backend has it.
+ * must give 0), where the backend has it. Where the CPU has AVX-512 the
+ * grouped kernel solves two groups at a time in 16 lanes: its output must be
+ * the AVX2 kernel's (HEXCG_CPU_ISA=avx2) bit for bit, the same arithmetic
+ * per lane (the counts give ranges with pairs and an odd last group).
  * ctest runs it with the cross-element kernel on (the default) and off
  * (HEXCG_FDM_XELEM=0), and with HEXCG_CPU_ISA=generic.
  *
@@ -97,6 +100,18 @@ static int run(const char *backend, int p, int32_t E, int use_list, int use_map,
     HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, 0, G / 2, dSg, dLg, dmg, dx, dwg));
     HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, G / 2, G - G / 2, dSg, dLg, dmg, dx, dwg));
     HX_TCALL(hx_mem_to_host(b, wgh, dwg, sizeof(float) * nBg));
+    if (!strcmp(backend, "cpu") && !getenv("HEXCG_CPU_ISA")) {
+      /* the AVX2 kernel alone (the same kernel where the CPU has no AVX-512) */
+      float *w2 = malloc(sizeof(float) * (nBg + 1));
+      setenv("HEXCG_CPU_ISA", "avx2", 1);
+      HX_TCALL(hx_mem_zero(b, dwg, sizeof(float) * (nBg + 1)));
+      HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, 0, G / 2, dSg, dLg, dmg, dx, dwg));
+      HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, G / 2, G - G / 2, dSg, dLg, dmg, dx, dwg));
+      unsetenv("HEXCG_CPU_ISA");
+      HX_TCALL(hx_mem_to_host(b, w2, dwg, sizeof(float) * nBg));
+      HX_ASSERT(!memcmp(w2, wgh, sizeof(float) * nBg), "p = %d, %d elements: the grouped kernel's output differs from the AVX2 kernel's", p, (int)E);
+      free(w2);
+    }
     int64_t nonzero = 0;
     for (int32_t k = E; k < G * 8; k++)
       for (int pt = 0; pt < m3; pt++) nonzero += wgh[((size_t)(k / 8) * m3 + pt) * 8 + k % 8] != 0.0f;
@@ -149,7 +164,8 @@ int main(int argc, char **argv) {
   const char *backend = hx_test_backend_arg(argc, argv);
   hx_test_skip_without_device(backend);
   hx_test_rng rng = {0x1234567ull};
-  const int32_t counts[] = {1, 7, 8, 9, 17, 24};
+  const int32_t counts[] = {1, 7, 8, 9, 17, 24, 40};
+  printf("CPU kernels: %s\n", hx_cpu_kernels_name());
   int rc = 0;
   for (int p = 1; p <= 11 && !rc; p++)
     for (size_t c = 0; c < sizeof counts / sizeof *counts && !rc; c++)
