@@ -359,6 +359,7 @@ int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_n
   ax->geometry = o.geometry;
   ax->affine = o.affine != 0;
   ax->isa = hx_ax_cpu_isa();
+  ax->avx512 = hx_cpu_avx512();
   int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda, o.h_kappa_node, o.h_lambda_node);
   if (ierr) {
     hx_ax_free_all(ax);
@@ -568,7 +569,7 @@ void hx_ax_cost(hx_ax ax, double *bytes_per_elem, double *flops_per_elem) {
 int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops) {
   HX_CHECK(b && gflops && seconds > 0.0, HX_ERR_ARG, "bad arguments");
   HX_CUDA_DISPATCH(b, hx_ax_cuda_peak(b, seconds, gflops));
-  const int isa = hx_ax_cpu_isa();
+  const int isa = hx_cpu_avx512() ? 2 : hx_ax_cpu_isa();
   /* double the run until it lasts >= seconds/4 (a fork/join costs up to
    * ~10 ms on a loaded machine, so short runs measure overhead), then the
    * best rate of 3 runs of that length: a peak is a maximum, and on a shared

@@ -391,6 +391,7 @@ HX_AX_INLINE void hx_axf_pf_g(const int n, const size_t n3, const hx_ax_cpu_args
 
 #include "ax_f32_avx2_8.h"
 #include "ax_f32_avx2_4.h"
+#include "ax_avx512_8.h"
 #endif
 
 /* [isa][mode][p-1]: isa 0 generic, 1 AVX2+FMA (the choice of hx_ax_cpu_isa) */
@@ -487,7 +488,12 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
                       .u = u,
                       .out = w,
                       .part = sub ? subpart : part};
-  hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
+#if HX_AX_HAVE_AVX2
+  if (ax->avx512 && ax->p == 7 && ax->mode == HX_GEO_PRECOMPUTED)
+    hx_ax_cpu_avx512_pre_8(&a);
+  else
+#endif
+    hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
   if (sub && part)
     for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
   free(rest), free(sub), free(subpart);
@@ -567,10 +573,37 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
 HX_AX_PEAK(hx_ax_cpu_peak_generic, 0, )
 #if HX_AX_HAVE_AVX2
 HX_AX_PEAK(hx_ax_cpu_peak_avx2, 1, HX_AX_AVX2_ATTR)
+
+/* AVX-512: 64 chains in 8 vectors (8 in flight hide the latency of two
+ * multiply-add pipes), one thread's part (no vector crosses the OpenMP
+ * region: clang outlines the region without the target's features) */
+__attribute__((target(HX_AVX512_TARGET), noinline)) static double hx_ax_cpu_peak_avx512_thread(long iters) {
+  __m512d x[8];
+  for (int l = 0; l < 8; l++) x[l] = _mm512_set1_pd(1.0 + 1e-3 * l);
+  const __m512d m = _mm512_set1_pd(0.9999999), c = _mm512_set1_pd(1e-7);
+  for (long it = 0; it < iters; it++)
+    for (int l = 0; l < 8; l++) x[l] = _mm512_fmadd_pd(x[l], m, c);
+  double sink = 0.0;
+  for (int l = 0; l < 8; l++) sink += _mm512_reduce_add_pd(x[l]);
+  return sink;
+}
+
+static double hx_ax_cpu_peak_avx512(long iters) {
+  double flops = 0.0, sink = 0.0;
+#pragma omp parallel reduction(+ : flops, sink)
+  {
+    sink += hx_ax_cpu_peak_avx512_thread(iters);
+    flops += 128.0 * (double)iters;
+  }
+  if (sink == 12345.678) flops += 1.0;
+  return flops;
+}
 #endif
 
+/* isa: 0 generic, 1 AVX2+FMA, 2 AVX-512 */
 double hx_ax_cpu_peak_run(int isa, long iters) {
 #if HX_AX_HAVE_AVX2
+  if (isa == 2) return hx_ax_cpu_peak_avx512(iters);
   if (isa) return hx_ax_cpu_peak_avx2(iters);
 #endif
   (void)isa;

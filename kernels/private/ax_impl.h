@@ -16,6 +16,7 @@ struct hx_ax_s {
   int32_t E;
   hx_geo_mode mode;
   int isa;   /* CPU kernels: 0 generic, 1 AVX2+FMA (hx_ax_cpu_isa) */
+  int avx512; /* the AVX-512 kernels where they exist (hx_cpu_avx512) */
   int ncomp; /* PRECOMPUTED: doubles per node, 7, or 6 when every lambda is 0
                 (no mass term: the Poisson case moves 64 instead of 72 B/node) */
   /* host copies of the basis and the inputs */
@@ -111,7 +112,8 @@ const char *hx_ax_cpu_isa_name(int isa);
  * target attribute */
 int hx_cpu_avx512(void);
 #define HX_AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"
-/* multiply-add chains for iters iterations on every thread; returns flops done */
+/* multiply-add chains for iters iterations on every thread (isa 0 generic,
+ * 1 AVX2+FMA, 2 AVX-512); returns flops done */
 double hx_ax_cpu_peak_run(int isa, long iters);
 #ifdef HEXCG_HAVE_CUDA
 /* FP64 multiply-add chains on the device for about `seconds`; *gflops */
