@@ -23,7 +23,10 @@
  *    elements' w equal, bit for bit, those of the whole-mesh apply;
  *  - for the orders served, the two kernels' results differ somewhere (the
  *    cross-element kernel did run), and the public entry point
- *    (hx_ax_apply_list_g) takes it too.
+ *    (hx_ax_apply_list_g) takes it too;
+ *  - where the CPU has AVX-512 (8 elements per group instead of 4), w and
+ *    the partials bit for bit those of the AVX2 kernel (an operator made
+ *    with HEXCG_CPU_ISA=avx2): every lane does the same operations.
  * The FP32 twin (kernels/cpu/ax_xelem_f32_cpu.c, issue 34 item 1: 8
  * elements per group) the same way against the FP32 one-element kernels of
  * ax_cpu.c, for every order 1..7, on the same meshes with FP64 and split
@@ -102,15 +105,20 @@ static int check_order(hx_backend b, int p) {
   for (int k = 0; k < E; k++) list[k] = (5 + 37 * k) % E; /* 37 is prime to E = 96 */
   static const int32_t lens[] = {0, 1, 3, 5, 11, 37, -1};  /* -1: the whole mesh, list NULL */
   double worst = 0.0, worstp = 0.0;
-  int differ = 0;
+  int differ = 0, avx512_checked = 0;
   for (int mk = 0; mk < NMESH; mk++)
     for (int split = 0; split < 2; split++)
       for (int withlam = 0; withlam < 2; withlam++) {
         make_mesh(mk, v);
         hx_ax_opts o = hx_ax_opts_default();
         if (split) o.geometry = HX_AX_GEO_SPLIT;
-        hx_ax ax = NULL;
+        hx_ax ax = NULL, ax2 = NULL;
         HX_TCALL(hx_ax_create_opts(b, p, E, 8, v, kap, withlam ? lam : NULL, &o, &ax));
+        if (served && hx_cpu_avx512()) { /* the AVX2 twin of the 8-lane kernel */
+          setenv("HEXCG_CPU_ISA", "avx2", 1);
+          HX_TCALL(hx_ax_create_opts(b, p, E, 8, v, kap, withlam ? lam : NULL, &o, &ax2));
+          unsetenv("HEXCG_CPU_ISA");
+        }
         int32_t ca, cs, cg;
         hx_ax_storage_counts(ax, &ca, &cs, &cg);
         if (mk == MESH_KERSHAW)
@@ -127,6 +135,13 @@ static int check_order(hx_backend b, int p) {
             const int32_t nl = whole ? E : lens[li];
             const int32_t *lp = whole ? NULL : list;
             apply(ax, 1, nl, lp, mp, in, w1, p1, nw);
+            if (ax2) {
+              apply(ax2, 1, nl, lp, mp, in, w0, p0, nw);
+              HX_ASSERT(!memcmp(w0, w1, nw * sizeof(double)) && (nl == 0 || !memcmp(p0, p1, (size_t)nl * sizeof(double))),
+                        "p=%d %s split=%d lambda=%d fused=%d list %d: the AVX-512 kernel's w or partials differ from "
+                        "the AVX2 kernel's", p, mesh_name[mk], split, withlam, fused, (int)nl);
+              avx512_checked = 1;
+            }
             apply(ax, 0, nl, lp, mp, in, w0, p0, nw);
             double wmax = 0.0;
             for (size_t q = 0; q < nw; q++) wmax = fmax(wmax, fabs(w0[q]));
@@ -200,9 +215,10 @@ static int check_order(hx_backend b, int p) {
           hx_mem_free(b, (void **)&dmap), hx_mem_free(b, (void **)&dlist);
         }
         hx_ax_destroy(&ax);
+        if (ax2) hx_ax_destroy(&ax2);
       }
-  printf("p=%d %s: max rel diff w %.2e, partials %.2e\n", p, served ? "cross-element" : "not served   ", worst,
-         worstp);
+  printf("p=%d %s: max rel diff w %.2e, partials %.2e%s\n", p, served ? "cross-element" : "not served   ", worst,
+         worstp, avx512_checked ? "; AVX-512 = AVX2 bit for bit" : "");
   if (served) HX_ASSERT(differ, "p=%d: the cross-element kernel gave the one-element bits everywhere", p);
   free(v), free(u), free(x), free(w0), free(w1), free(wall), free(map);
   return 0;
@@ -328,7 +344,7 @@ int main(int argc, char **argv) {
   hx_backend b = NULL;
   const int rc = axt_init(&argc, &argv, &b);
   if (rc) return rc;
-  printf("ISA %s; orders served:", hx_ax_cpu_isa_name(hx_ax_cpu_isa()));
+  printf("CPU kernels %s; orders served:", hx_cpu_kernels_name());
   for (int p = 1; p <= 15; p++)
     if (hx_ax_xelem_serves(p)) printf(" %d", p);
   printf("\n");
