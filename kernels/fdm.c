@@ -126,6 +126,23 @@ int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double
   return HX_SUCCESS;
 }
 
+int hx_fdm_wscatter_p(hx_backend b, int64_t ny, int64_t n, const int32_t *d_idx, const double *d_w,
+                      hx_precision xprec, const void *d_x, hx_precision yprec, void *d_y) {
+  HX_CALL(hx_fdm_check_prec(xprec));
+  HX_CALL(hx_fdm_check_prec(yprec));
+  HX_CHECK(b && n >= 0 && ny >= 0, HX_ERR_ARG, "bad arguments");
+  if (ny == 0) return HX_SUCCESS;
+  HX_CHECK(d_y && (n == 0 || (d_idx && d_w && d_x)), HX_ERR_ARG, "NULL array");
+  HX_CHECK(d_x != d_y, HX_ERR_ARG, "input and output alias");
+  HX_CALL(hx_mem_zero(b, d_y, hx_precision_size(yprec) * (size_t)ny));
+  if (n == 0) return HX_SUCCESS;
+  const int kind = (xprec == HX_F32) + 2 * (yprec == HX_F32); /* 0 F64->F64, 1 F32->F64, 2 F64->F32, 3 F32 */
+  HX_CUDA_DISPATCH(b, hx_fdm_cuda_wscatter(b, n, d_idx, d_w, kind, d_x, d_y));
+  HX_MC_SCOPE(b);
+  hx_fdm_cpu_wscatter(n, d_idx, d_w, kind, d_x, d_y);
+  return HX_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- grouped layout */
 int hx_fdm_grouped_f32_available(hx_backend b, int p) {
   return b && b->kind == HX_BACKEND_CPU && p >= 1 && p <= HX_FDM_PMAX && hx_fdm_cpu_xelem_grouped_on(p + 3);

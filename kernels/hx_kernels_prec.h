@@ -138,6 +138,11 @@ int hx_fdm_elem_apply_map_p(hx_backend b, hx_precision prec, int p, int32_t nlis
  * float; F64 -> F64 is hx_fdm_wgather. */
 int hx_fdm_wgather_p(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, hx_precision xprec,
                      const void *d_x, hx_precision yprec, void *d_y);
+/* Its transpose: d_y[0..ny) = 0, then d_y[d_idx[i]] = d_w[i] * d_x[i] for
+ * i < n where d_idx[i] >= 0 (d_idx takes distinct values), each entry the
+ * same product with the same rounding as hx_fdm_wgather_p's. */
+int hx_fdm_wscatter_p(hx_backend b, int64_t ny, int64_t n, const int32_t *d_idx, const double *d_w,
+                      hx_precision xprec, const void *d_x, hx_precision yprec, void *d_y);
 
 /* FP32 box solves in the grouped layout (CPU cross-element kernel; see
  * docs/fdm.md "Grouped layout"): groups of 8 elements, one per vector lane;

@@ -30,8 +30,9 @@ struct hx_fdm_s {
   void *d_S, *d_L;               /* backend copies, in prec */
   hx_precision prec;             /* of the box solves and the extended vectors */
   size_t es;                     /* bytes per entry of prec */
-  int32_t *d_in_idx, *d_out_idx; /* extended G -> fine G (owned only), fine G -> extended G */
-  double *d_in_w, *d_out_w;      /* mask (and W^{1/2}) on both copies */
+  int32_t *d_out_idx;            /* fine G -> extended G */
+  double *d_out_w;               /* mask, W^{1/2} (and D^{-1/2}) of the output copy */
+  double *d_in_w;                /* ras: the input copy's weights (fine G); else NULL: d_out_w's */
   int32_t *d_xmap;               /* extended L -> G map (the scatter fused into the box solves) */
   void *d_xg, *d_xw;             /* extended G-vector, extended L-vector out (prec) */
   int overlap;
@@ -183,7 +184,6 @@ static void fdm_free(hx_fdm f) {
   free(f->h_S), free(f->h_L);
   hx_mem_free(f->b, (void **)&f->d_S);
   hx_mem_free(f->b, (void **)&f->d_L);
-  hx_mem_free(f->b, (void **)&f->d_in_idx);
   hx_mem_free(f->b, (void **)&f->d_out_idx);
   hx_mem_free(f->b, (void **)&f->d_in_w);
   hx_mem_free(f->b, (void **)&f->d_out_w);
@@ -205,7 +205,7 @@ typedef struct {
   double *dg;           /* node scale D per fine G entry (ng), NULL: none */
   rec_key *keys;
   int *sc, *rc, *sd, *rd, *present, *flag;
-  int32_t *lb, *li, *in_idx, *out_idx;
+  int32_t *lb, *li, *out_idx;
   double *mask, *imult, *wt, *in_w;
   uint8_t *fpriv, *plane_priv, *xpriv; /* held by this rank only: per fine G, plane entry, extended L */
   int rank, size;
@@ -216,37 +216,17 @@ static void work_free(fdm_work *w) {
   free(w->gid), free(w->xid), free(w->plane), free(w->sendbuf), free(w->recvbuf);
   free(w->h), free(w->hn), free(w->kn), free(w->kbox), free(w->lbox), free(w->dg), free(w->keys);
   free(w->sc), free(w->rc), free(w->sd), free(w->rd), free(w->present), free(w->flag);
-  free(w->lb), free(w->li), free(w->in_idx), free(w->out_idx);
+  free(w->lb), free(w->li), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
   free(w->fpriv), free(w->plane_priv), free(w->xpriv);
 }
 
 /* After the interior extended G entries were renumbered in the grouped L
  * order (nof: new index of each old one; hx_gs_relayout), the weighted
- * copies' index arrays and weights (W's host copies, uploaded after this
- * by fdm_upload_copies) follow. The box solves then read the extended
- * vector nearly in sequence, 8 lanes of new points at consecutive entries.
- * Each array is permuted in place along its cycles (nof is a permutation
- * of 0..xng-1; a visited entry is marked by its index's sign bit in nof,
- * restored at the end), so no second copy of them exists. */
-static void remap_weighted_copies(hx_fdm f, fdm_work *W, int32_t *nof) {
-  const int64_t xng = f->xng;
-  for (int64_t x0 = 0; x0 < xng; x0++) {
-    if (nof[x0] < 0) continue;
-    int32_t idx = W->in_idx[x0];
-    double w = W->in_w[x0];
-    int64_t x = x0;
-    while (nof[x] >= 0) { /* carry the entry at x to nof[x], take the one there along */
-      const int32_t to = nof[x];
-      const int32_t ti = W->in_idx[to];
-      const double tw = W->in_w[to];
-      W->in_idx[to] = idx, W->in_w[to] = w;
-      idx = ti, w = tw;
-      nof[x] = -1 - to;
-      x = to;
-    }
-  }
-  for (int64_t x = 0; x < xng; x++) nof[x] = -1 - nof[x];
+ * copies' index array (W's host copy, uploaded after this by
+ * fdm_upload_copies) follows. The box solves then read the extended vector
+ * nearly in sequence, 8 lanes of new points at consecutive entries. */
+static void remap_weighted_copies(hx_fdm f, fdm_work *W, const int32_t *nof) {
   for (int64_t i = 0; i < f->ng; i++)
     if (W->out_idx[i] >= 0) W->out_idx[i] = nof[W->out_idx[i]];
 }
@@ -698,32 +678,29 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
   return HX_SUCCESS;
 }
 
-/* phase 6: the maps fine G <-> extended G and the weights of both copies
- * (W->in_idx, W->in_w, W->out_idx, W->wt) */
+/* phase 6: the map fine G -> extended G and the weights of both copies
+ * (W->out_idx, W->wt; for ras W->in_w, the input's). The input copy is the
+ * output's transpose from the fine side: the owned fine entries scattered
+ * through out_idx (only the owner writes r; the exchange then gives every
+ * holder its value). */
 static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
   const int p = f->p, n = p + 1, m = f->m, n3 = n * n * n;
   const int64_t m3 = (int64_t)m * m * m;
   const int32_t E = f->E;
   const int32_t *fmap = hx_gs_map_host(f->gs), *xmap = hx_gs_map_host(f->xgs);
-  const int64_t n_owned = hx_gs_num_owned(f->gs);
   HX_CALL(HX_ALLOC(&W->out_idx, f->ng + 1));
-  HX_CALL(HX_ALLOC(&W->in_idx, f->xng + 1));
   for (int64_t i = 0; i < f->ng; i++) W->out_idx[i] = -1;
-  for (int64_t i = 0; i < f->xng; i++) W->in_idx[i] = -1;
   for (int32_t e = 0; e < E; e++)
     for (int k = 0; k < n; k++)
       for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
           const int32_t fg = fmap[(int64_t)e * n3 + i + n * (j + n * k)];
           const int32_t xg = xmap[(int64_t)e * m3 + (i + 1) + m * ((j + 1) + m * (k + 1))];
-          if (fg < 0 || xg < 0) continue;
-          W->out_idx[fg] = xg;
-          if (fg < n_owned) W->in_idx[xg] = fg;
+          if (fg >= 0 && xg >= 0) W->out_idx[fg] = xg;
         }
   HX_CALL(HX_ALLOC(&W->mask, f->ng + 1));
   HX_CALL(HX_ALLOC(&W->imult, f->xng + 1));
   HX_CALL(HX_ALLOC(&W->wt, f->ng + 1));
-  HX_CALL(HX_ALLOC(&W->in_w, f->xng + 1));
   const double *d_mask = hx_gs_mask(f->gs);
   if (d_mask)
     HX_CALL(hx_mem_to_host(f->b, W->mask, d_mask, sizeof(double) * (size_t)f->ng));
@@ -738,20 +715,21 @@ static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
                                       : f->weight == HX_FDM_WEIGHT_RAS ? W->imult[xg]
                                                                        : 1.0);
   }
-  /* restricted Schwarz weighs the output only: the input side is the mask */
-  for (int64_t i = 0; i < f->xng; i++)
-    W->in_w[i] = W->in_idx[i] < 0                   ? 0.0
-                 : f->weight == HX_FDM_WEIGHT_RAS ? W->mask[W->in_idx[i]]
-                                                    : W->wt[W->in_idx[i]];
+  /* restricted Schwarz weighs the output only: the input side is the mask
+   * (the symmetric weights serve both copies) */
+  if (f->weight == HX_FDM_WEIGHT_RAS) {
+    HX_CALL(HX_ALLOC(&W->in_w, f->ng + 1));
+    for (int64_t i = 0; i < f->ng; i++) W->in_w[i] = W->out_idx[i] < 0 ? 0.0 : W->mask[i];
+  }
   /* the mask and the multiplicities served the weights only */
   free(W->mask), free(W->imult);
   W->mask = NULL, W->imult = NULL;
   /* the node scale D^{-1/2} on both sides (phase 0) */
-  if (W->dg) {
-    for (int64_t i = 0; i < f->xng; i++)
-      if (W->in_idx[i] >= 0) W->in_w[i] /= sqrt(W->dg[W->in_idx[i]]);
-    for (int64_t i = 0; i < f->ng; i++) W->wt[i] /= sqrt(W->dg[i]);
-  }
+  if (W->dg)
+    for (int64_t i = 0; i < f->ng; i++) {
+      W->wt[i] /= sqrt(W->dg[i]);
+      if (W->in_w) W->in_w[i] /= sqrt(W->dg[i]);
+    }
   return HX_SUCCESS;
 }
 
@@ -796,8 +774,7 @@ static int upload_freed(hx_fdm f, void **h, size_t bytes, void **d) {
  * relayout) sees neither these copies nor the element layout's map. */
 static int fdm_upload_copies(hx_fdm f, fdm_work *W) {
   const int64_t nl = f->xnl_layout;
-  HX_CALL(upload_freed(f, (void **)&W->in_idx, sizeof(int32_t) * (size_t)f->xng, (void **)&f->d_in_idx));
-  HX_CALL(upload_freed(f, (void **)&W->in_w, sizeof(double) * (size_t)f->xng, (void **)&f->d_in_w));
+  if (W->in_w) HX_CALL(upload_freed(f, (void **)&W->in_w, sizeof(double) * (size_t)f->ng, (void **)&f->d_in_w));
   HX_CALL(upload_freed(f, (void **)&W->out_idx, sizeof(int32_t) * (size_t)f->ng, (void **)&f->d_out_idx));
   HX_CALL(upload_freed(f, (void **)&W->wt, sizeof(double) * (size_t)f->ng, (void **)&f->d_out_w));
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xng + 1), (void **)&f->d_xg));
@@ -848,7 +825,9 @@ static int fdm_cost_model(hx_fdm f) {
   hx_gs_info xi;
   HX_CALL(hx_gs_get_info(f->xgs, &xi));
   const double es = (double)f->es;
-  f->st.bytes_per_apply = (double)f->xng * (4 + 8 + 8 + es) + (double)f->ng * (4 + 8 + 8 + es) +
+  /* in: the extended vector zeroed, the owned fine entries scattered; out: a gather */
+  f->st.bytes_per_apply = (double)f->xng * es + (double)hx_gs_num_owned(f->gs) * (4 + 8 + 8 + es) +
+                          (double)f->ng * (4 + 8 + 8 + es) +
                           xi.gather_bytes * es / 8.0 +
                           (double)E * ((4.0 + 2.0 * es) * (double)m3 + es * (3.0 * m * m + 3.0 * m));
   return HX_SUCCESS;
@@ -991,7 +970,8 @@ int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
   const double t0 = hx_wtime();
   /* r (weighted, masked) onto the extended G-space, written by the owner
    * only; the exchange then gives every holder (ghost layers included) r */
-  HX_CALL(hx_fdm_wgather_p(f->b, f->xng, f->d_in_idx, f->d_in_w, io, d_r, P, f->d_xg));
+  HX_CALL(hx_fdm_wscatter_p(f->b, f->xng, hx_gs_num_owned(f->gs), f->d_out_idx, f->d_in_w ? f->d_in_w : f->d_out_w,
+                            io, d_r, P, f->d_xg));
   HX_CALL(hx_gs_exchange_p(f->xgs, P, f->d_xg, HX_GS_ADD));
   HX_CALL(hx_backend_sync(f->b));
   const double t1 = hx_wtime();

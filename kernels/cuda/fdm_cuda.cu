@@ -179,6 +179,31 @@ extern "C" int hx_fdm_cuda_wgather_mixed(hx_backend b, int64_t n, const int32_t 
   return HX_SUCCESS;
 }
 
+// hx_fdm_wscatter_p's scatter (y zeroed before): the gather's forms read at x + i
+__global__ void hx_fdm_wscatter_kernel(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ wt,
+                                       int kind, const void *__restrict__ x, void *__restrict__ y) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int32_t j = idx[i];
+    if (j < 0) continue;
+    if (kind == 0)
+      ((double *)y)[j] = hx_fdm_wgather_1((const double *)x + i, 0, wt[i]);
+    else if (kind == 1)
+      ((double *)y)[j] = hx_fdm_wgather_1_from_f32((const float *)x + i, 0, wt[i]);
+    else if (kind == 2)
+      ((float *)y)[j] = hx_fdm_wgather_1_to_f32((const double *)x + i, 0, wt[i]);
+    else
+      ((float *)y)[j] = hx_fdm_wgather_1_f32((const float *)x + i, 0, (float)wt[i]);
+  }
+}
+
+extern "C" int hx_fdm_cuda_wscatter(hx_backend b, int64_t n, const int32_t *idx, const double *wt, int kind,
+                                    const void *x, void *y) {
+  hx_fdm_wscatter_kernel<<<hx_fdm_wgather_grid(n, 256), 256, 0, HX_STREAM(b)>>>(n, idx, wt, kind, x, y);
+  HX_CUDA_LAUNCH_CHECK();
+  return HX_SUCCESS;
+}
+
 extern "C" int hx_fdm_cuda_wgather_f32(hx_backend b, int64_t n, const int32_t *idx, const double *wt,
                                        const float *x, float *y) {
   hx_fdm_wgather_f32_kernel<<<hx_fdm_wgather_grid(n, 256), 256, 0, HX_STREAM(b)>>>(n, idx, wt, x, y);

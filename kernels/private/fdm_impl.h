@@ -33,7 +33,12 @@ void hx_fdm_cpu_xelem_grouped_f32(int m, int32_t g0, int32_t ng, const float *Sg
 void hx_fdm_cpu_wgather_mixed(int64_t n, const int32_t *idx, const double *wt, int to_f32, const void *x,
                               void *y);
 void hx_fdm_cpu_wgather_f32(int64_t n, const int32_t *idx, const double *wt, const float *x, float *y);
+/* hx_fdm_wscatter_p's scatter (y already zero); kind: 0 F64 -> F64, 1 F32 ->
+ * F64, 2 F64 -> F32, 3 F32 -> F32 */
+void hx_fdm_cpu_wscatter(int64_t n, const int32_t *idx, const double *wt, int kind, const void *x, void *y);
 #ifdef HEXCG_HAVE_CUDA
+int hx_fdm_cuda_wscatter(hx_backend b, int64_t n, const int32_t *idx, const double *wt, int kind, const void *x,
+                         void *y);
 int hx_fdm_cuda_apply_f32(hx_backend b, int m, int32_t nlist, const int32_t *list, const float *S,
                           const float *L, const float *u, float *w, const int32_t *map, const float *x);
 int hx_fdm_cuda_wgather_mixed(hx_backend b, int64_t n, const int32_t *idx, const double *wt, int to_f32,
