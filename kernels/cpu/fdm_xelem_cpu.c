@@ -7,7 +7,9 @@
  * FDM"): FP32 p = 7 about 12 % fewer cycles than the within-element kernel,
  * whose lines of 10 are padded to 16 float lanes; in FP64 (4 lanes) the
  * same code gained nothing at p = 7 and 10 % at p = 3, so FP64 keeps the
- * within-element kernel. */
+ * within-element kernel. Where the CPU has AVX-512 (hx_cpu_avx512) the
+ * grouped kernels take two groups in 16 lanes, with the AVX2 kernel's bits
+ * (docs/fdm.md "AVX-512"). */
 #include "ax_impl.h"
 #include "fdm_impl.h"
 
