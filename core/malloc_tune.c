@@ -6,7 +6,9 @@
 
 #include "hx_core.h"
 
-#if defined(__GLIBC__)
+/* glibc's allocator, not a sanitizer's in its place */
+#if defined(__GLIBC__) && !defined(HEXCG_SANITIZE) && !defined(__SANITIZE_ADDRESS__)
+#define HX_TUNE_GLIBC 1
 #include <malloc.h>
 #endif
 
@@ -14,7 +16,7 @@ static char tune_info[160] = "not set up (hx_malloc_tune not called)";
 
 const char *hx_malloc_tune_info(void) { return tune_info; }
 
-#if defined(__GLIBC__)
+#if defined(HX_TUNE_GLIBC)
 /* the user's own settings of the three, through glibc's variables */
 static const char *user_setting(void) {
   static const char *const vars[] = {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"};
@@ -35,7 +37,7 @@ int hx_malloc_tune(void) {
 #if defined(HEXCG_SANITIZE) || defined(__SANITIZE_ADDRESS__)
   snprintf(tune_info, sizeof tune_info, "the sanitizer's allocator (not tuned)");
   return 0;
-#elif defined(__GLIBC__)
+#elif defined(HX_TUNE_GLIBC)
   const char *user = user_setting();
   if (user) {
     snprintf(tune_info, sizeof tune_info, "glibc, as %s sets it", user);
