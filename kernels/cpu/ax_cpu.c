@@ -6,8 +6,10 @@
  * the always-inlined element kernel sees n as a literal constant, so the
  * small contractions unroll and vectorise. The hand-written AVX2+FMA kernels
  * (FP64 n = 8 below, FP32 n = 8 and n = 4 in ax_f32_avx2_8.h,
- * ax_f32_avx2_4.h) take the place of their generic loops behind the same
- * tables. Per-node math: hx_ax_math.h. FP32: the record kinds of ax_prec.c
+ * ax_f32_4_t.h) take the place of their generic loops behind the same
+ * tables; where the CPU has AVX-512 (hx_cpu_avx512) the FP64 n = 8
+ * (ax_avx512_8.h) and FP32 n = 4 (ax_f32_4_t.h's second instantiation)
+ * ones take theirs. Per-node math: hx_ax_math.h. FP32: the record kinds of ax_prec.c
  * (affine: 7 constants, g = w_q m; scaled affine: the same plus kappa (and
  * lambda) per node, g = (w_q kappa_q) m; general: per-node floats; on the
  * fly: the 24 map coefficients formed in double at setup), element partials
@@ -390,7 +392,43 @@ HX_AX_INLINE void hx_axf_pf_g(const int n, const size_t n3, const hx_ax_cpu_args
 }
 
 #include "ax_f32_avx2_8.h"
-#include "ax_f32_avx2_4.h"
+/* the FP32 n = 4 kernel: AVX2 (two rows per vector) and AVX-512 (a plane) */
+#define Q4W 8
+#define Q4V __m256
+#define Q4N(name) name##_avx2
+#define Q4KERNEL hx_ax_cpu_avx2_pre_4_f32
+#define Q4FN HX_AXF_AVX2_FN
+#define Q4ATTR HX_AX_AVX2_ATTR
+#define Q4LOAD _mm256_load_ps
+#define Q4LOADU _mm256_loadu_ps
+#define Q4STORE _mm256_store_ps
+#define Q4STOREU _mm256_storeu_ps
+#define Q4MUL _mm256_mul_ps
+#define Q4ADD _mm256_add_ps
+#define Q4FMA _mm256_fmadd_ps
+#define Q4ZERO _mm256_setzero_ps
+#define Q4BCAST1 _mm256_broadcast_ss
+#define Q4BCAST4(p) _mm256_broadcast_ps((const __m128 *)(p))
+#define Q4PERM(x, m) _mm256_permute_ps((x), (m)*0x55)
+#include "ax_f32_4_t.h"
+#define Q4W 16
+#define Q4V __m512
+#define Q4N(name) name##_avx512
+#define Q4KERNEL hx_ax_cpu_avx512_pre_4_f32
+#define Q4FN static inline __attribute__((always_inline, target(HX_AVX512_TARGET)))
+#define Q4ATTR __attribute__((target(HX_AVX512_TARGET)))
+#define Q4LOAD _mm512_load_ps
+#define Q4LOADU _mm512_loadu_ps
+#define Q4STORE _mm512_store_ps
+#define Q4STOREU _mm512_storeu_ps
+#define Q4MUL _mm512_mul_ps
+#define Q4ADD _mm512_add_ps
+#define Q4FMA _mm512_fmadd_ps
+#define Q4ZERO _mm512_setzero_ps
+#define Q4BCAST1(p) _mm512_set1_ps(*(p))
+#define Q4BCAST4(p) _mm512_broadcast_f32x4(_mm_loadu_ps(p))
+#define Q4PERM(x, m) _mm512_permute_ps((x), (m)*0x55)
+#include "ax_f32_4_t.h"
 #include "ax_avx512_8.h"
 #endif
 
@@ -545,7 +583,12 @@ int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                    .u = u,
                    .out = w,
                    .part = sub ? subpart : part};
-  hx_ax_cpu_table_f32[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
+#if HX_AX_HAVE_AVX2
+  if (ax->avx512 && ax->p == 3 && ax->mode == HX_GEO_PRECOMPUTED)
+    hx_ax_cpu_avx512_pre_4_f32(&a);
+  else
+#endif
+    hx_ax_cpu_table_f32[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
   if (sub && part)
     for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
   free(rest), free(sub), free(subpart);
