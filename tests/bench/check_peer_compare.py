@@ -3,10 +3,13 @@
 script must run hexcg and the peer alternately, read both, and print the
 ratio of the times to solution round by round. The fake peer prints the
 driver's RESULT block with tts_s = 2 * (hexcg's setup + solve of the run just
-before it, read from that run's summary.yaml), so every ratio must be 0.5."""
+before it, read from that run's summary.yaml), so every ratio must be 0.5.
+The last column, hexcg's preconditioner setup over the rest of its setup,
+must be the median of the kept summaries' figures."""
 import glob
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -32,7 +35,7 @@ print(f"  tts_s={{tts}} (setup + first solve) kershaw=0 bench=0")
 os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
 cmd = [sys.executable, os.path.join(src, "scripts", "peer_compare.py"), "--peer-dir", peer_dir, "--hexcg", hexcg,
        "--mpiexec", mpiexec, "--peer-mpiexec", mpiexec, "--ranks", "1", "--rounds", "2", "--cases", "box-p7",
-       "--set", "mesh.elements=[2,2,2]", "--set", "order=2"]
+       "--set", "mesh.elements=[2,2,2]", "--set", "order=2", "--keep"]
 p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 print(p.stdout, p.stderr)
 ok = p.returncode == 0
@@ -44,6 +47,22 @@ if ok:
     ok = cells[6] == "**0.5 (0.5-0.5)**" and cells[4] == "7"
     rounds = re.findall(r"box-p7 round (\d): hexcg (\d+) its", p.stdout)
     ok = ok and [r[0] for r in rounds] == ["1", "2"]
+    kept = re.search(r"hexcg's outputs: (\S+)", p.stdout)
+    ok = ok and kept is not None
+    if ok:
+        want = []
+        for y in sorted(glob.glob(os.path.join(kept.group(1), "box-p7-*", "summary.yaml"))):
+            t = open(y).read()
+            setup = float(re.search(r"\n  setup: ([0-9.eE+-]+)", t).group(1))
+            pcs = float(re.search(r"\npreconditioner:\n(?:  .*\n)*?  setup_s: ([0-9.eE+-]+)", t).group(1))
+            want.append(pcs / (setup - pcs))
+        want.sort()
+        med = (want[0] + want[1]) / 2 if len(want) == 2 else float("nan")
+        got = cells[8].split(" ")[0] if len(cells) > 8 else ""
+        print(f"preconditioner setup / rest: printed {got}, summaries {want} (median {med:.3g})")
+        ok = len(want) == 2 and got == f"{med:.3g}"
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
 # a missing peer is refused with a message
 q = subprocess.run([sys.executable, os.path.join(src, "scripts", "peer_compare.py"), "--peer-dir", work + "/none"],
                    capture_output=True, text=True)
