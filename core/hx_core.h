@@ -400,19 +400,22 @@ double hx_mem_run_bytes(double El, int p, double pc_node_bytes, int levels, int 
 /* "1.9 TiB", "512 MiB" (binary units) into buf. */
 void hx_mem_format(double bytes, char *buf, size_t len);
 
-/* The allocator set up for a solver's setup, whose arrays of 0.1-30 MiB are
- * allocated, filled and freed by the thousand: with glibc's defaults each is
- * mapped, zeroed by the kernel page by page and unmapped again (60^3 box,
- * p = 3: 2.1M page faults, 8.3 s of system time). Sets glibc's mmap
- * threshold to HX_MALLOC_MMAP_THRESHOLD (the largest it takes), its trim
- * threshold and top pad, so freed memory is reused. Call once, first thing
- * in main. Returns 1 if set, 0 if left alone: HEXCG_MALLOC_TUNE=0, the
- * user's own MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ /
- * MALLOC_TOP_PAD_ or glibc.malloc tunables, a sanitizer's allocator, not
- * glibc. hx_malloc_tune_info(): which, in words. */
-#define HX_MALLOC_MMAP_THRESHOLD (32 << 20)
+/* The allocator set up for a solver's setup, whose arrays are allocated,
+ * filled and freed by the thousand. glibc maps every allocation above its
+ * mmap threshold and unmaps it at free; it raises that threshold to the
+ * largest block freed (up to 32 MiB), after which freed arrays stay in a
+ * heap that fragments: the peak of a run grows. Sets glibc's mmap threshold
+ * to HX_MALLOC_MMAP_THRESHOLD (fixed: arrays above it are mapped and given
+ * back at free) and its trim threshold to HX_MALLOC_TRIM_THRESHOLD (the
+ * smaller arrays' freed memory is kept for the next ones). Measured
+ * (docs/performance.md "The allocator's settings"): the peak 4-6 % below
+ * glibc's defaults (and 6-11 % below a 32 MiB threshold), the time the same.
+ * Call once, first thing in main. Returns 1 if set, 0 if left alone:
+ * HEXCG_MALLOC_TUNE=0, the user's own MALLOC_MMAP_THRESHOLD_ /
+ * MALLOC_TRIM_THRESHOLD_ / MALLOC_TOP_PAD_ or glibc.malloc tunables, a
+ * sanitizer's allocator, not glibc. hx_malloc_tune_info(): which, in words. */
+#define HX_MALLOC_MMAP_THRESHOLD (4 << 20)
 #define HX_MALLOC_TRIM_THRESHOLD (1 << 30)
-#define HX_MALLOC_TOP_PAD (256 << 20)
 int hx_malloc_tune(void);
 const char *hx_malloc_tune_info(void);
 /* Not collective. Bytes this node can still give: HEXCG_MEM_AVAILABLE when

@@ -43,17 +43,16 @@ int hx_malloc_tune(void) {
     snprintf(tune_info, sizeof tune_info, "glibc, as %s sets it", user);
     return 0;
   }
-  /* the largest threshold glibc takes on 64-bit (half its heap size): below
-   * it an array freed in setup is reused by the next instead of being
-   * unmapped, mapped again and zeroed page by page by the kernel */
+  /* a fixed mmap threshold (glibc stops raising it): the large arrays go
+   * back to the kernel at free instead of fragmenting the heap; below it a
+   * freed array stays in the heap (trim threshold) for the next */
   if (mallopt(M_MMAP_THRESHOLD, HX_MALLOC_MMAP_THRESHOLD) != 1 ||
-      mallopt(M_TRIM_THRESHOLD, HX_MALLOC_TRIM_THRESHOLD) != 1 ||
-      mallopt(M_TOP_PAD, HX_MALLOC_TOP_PAD) != 1) {
+      mallopt(M_TRIM_THRESHOLD, HX_MALLOC_TRIM_THRESHOLD) != 1) {
     snprintf(tune_info, sizeof tune_info, "glibc's defaults (mallopt refused the settings)");
     return 0;
   }
-  snprintf(tune_info, sizeof tune_info, "glibc, mmap threshold %d MiB, trim threshold %d MiB, top pad %d MiB",
-           HX_MALLOC_MMAP_THRESHOLD >> 20, HX_MALLOC_TRIM_THRESHOLD >> 20, HX_MALLOC_TOP_PAD >> 20);
+  snprintf(tune_info, sizeof tune_info, "glibc, mmap threshold %d MiB, trim threshold %d MiB",
+           HX_MALLOC_MMAP_THRESHOLD >> 20, HX_MALLOC_TRIM_THRESHOLD >> 20);
   return 1;
 #else
   snprintf(tune_info, sizeof tune_info, "the C library's defaults (not glibc)");
