@@ -1,6 +1,6 @@
 /* The AVX-512 FP64 element kernel for n = 8 (p = 7), precomputed factors,
  * included once by ax_cpu.c (x86 with GCC/clang; needs hx_ax_cpu_args,
- * hx_ax_cpu_u, hx_ax_cpu_dot, HX_AX_CHUNK, HX_AX_PF_* from there); run where
+ * HX_AX_PRE8_LOOP, HX_AX_PF_* from there); run where
  * hx_cpu_avx512() says so instead of hx_ax_cpu_avx2_pre_8. One line of 8
  * nodes is one __m512d, so the kernel is the AVX2 one (same pipeline over
  * the planes, same prefetches, same fluxes) with half the vectors:
@@ -163,43 +163,7 @@ HX_AX512_FN void hx_ax512_pre8_elem(const int gk, const int ncomp, const double 
   hx_ax512_left8eo(tb + 32, tb + 48, ft, 64, 8, out, out, 1);
 }
 
-__attribute__((target(HX_AVX512_TARGET))) static void hx_ax_cpu_avx512_pre_8(const hx_ax_cpu_args *a) {
-  const size_t n3 = 512;
-  const int chunk = HX_AX_CHUNK(8);
-#pragma omp parallel
-  {
-    __attribute__((aligned(64))) double ft[512], tb[192], ub[512];
-    hx_ax512_tables(a->D, tb);
-#pragma omp for schedule(dynamic, chunk)
-    for (int32_t k = 0; k < a->nlist; k++) {
-      const size_t e = (size_t)(a->list ? a->list[k] : k);
-      const size_t en = k + HX_AX_PF_DIST < a->nlist
-                            ? (size_t)(a->list ? a->list[k + HX_AX_PF_DIST] : k + HX_AX_PF_DIST)
-                            : e;
-      const int64_t eo = a->eoff[e], eon = a->eoff[en];
-      const double *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);
-      const double *ue = a->map ? hx_ax_cpu_u(n3, a, e, ub) : a->u + n3 * e;
-      const double *un = a->map ? NULL : a->u + n3 * en;
-      const int32_t *mn = a->map ? a->map + n3 * en : NULL;
-      double *oe = a->out + n3 * e;
-      const int kn = (int)(eon & 3);
-#define HX_AX512_ELEM(K, NC) hx_ax512_pre8_elem(K, NC, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn)
-      const int kind = (int)(eo & 3);
-      if (a->ncomp == 6) {
-        if (kind == HX_AXK_AFF) HX_AX512_ELEM(HX_AXK_AFF, 6);
-        else if (kind == HX_AXK_SPL) HX_AX512_ELEM(HX_AXK_SPL, 6);
-        else if (kind == HX_AXK_AFV) HX_AX512_ELEM(HX_AXK_AFV, 6);
-        else HX_AX512_ELEM(HX_AXK_GEN, 6);
-      } else {
-        if (kind == HX_AXK_AFF) HX_AX512_ELEM(HX_AXK_AFF, 7);
-        else if (kind == HX_AXK_SPL) HX_AX512_ELEM(HX_AXK_SPL, 7);
-        else if (kind == HX_AXK_AFV) HX_AX512_ELEM(HX_AXK_AFV, 7);
-        else HX_AX512_ELEM(HX_AXK_GEN, 7);
-      }
-#undef HX_AX512_ELEM
-      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);
-    }
-  }
-}
+HX_AX_PRE8_LOOP(hx_ax_cpu_avx512_pre_8, __attribute__((target(HX_AVX512_TARGET))), 192, hx_ax512_tables,
+                hx_ax512_pre8_elem)
 
 #endif

@@ -325,48 +325,44 @@ HX_AX_AVX2_FN void hx_ax_avx2_pre8_elem(const int gk, const int ncomp, const dou
   hx_ax_avx2_left8eo(tb + 128, tb + 192, ft, 64, 16, out, out, 1);
 }
 
-HX_AX_AVX2_ATTR static void hx_ax_cpu_avx2_pre_8(const hx_ax_cpu_args *a) {
-  const size_t n3 = 512;
-  const int chunk = HX_AX_CHUNK(8);
-#pragma omp parallel
-  {
-    /* per-thread even-odd tables (on the stack frame, next to ft) */
-    __attribute__((aligned(64))) double ft[512], tb[320];
-    hx_ax_avx2_tables(a->D, tb);
-    __attribute__((aligned(64))) double ub[512];
-#pragma omp for schedule(dynamic, chunk)
-    for (int32_t k = 0; k < a->nlist; k++) {
-      const size_t e = (size_t)(a->list ? a->list[k] : k);
-      const size_t en = k + HX_AX_PF_DIST < a->nlist
-                            ? (size_t)(a->list ? a->list[k + HX_AX_PF_DIST] : k + HX_AX_PF_DIST)
-                            : e;
-      const int64_t eo = a->eoff[e], eon = a->eoff[en];
-      const double *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);
-      const double *ue = a->map ? hx_ax_cpu_u(n3, a, e, ub) : a->u + n3 * e;
-      const double *un = a->map ? NULL : a->u + n3 * en;
-      const int32_t *mn = a->map ? a->map + n3 * en : NULL;
-      double *oe = a->out + n3 * e;
-      const int kn = (int)(eon & 3);
-      /* one instance per record kind and ncomp (6: the out planes are
-       * first written by the transposed r contraction, no zero stores) */
-#define HX_AX_AVX2_ELEM(K, NC) hx_ax_avx2_pre8_elem(K, NC, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn)
-      const int kind = (int)(eo & 3);
-      if (a->ncomp == 6) {
-        if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 6);
-        else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 6);
-        else if (kind == HX_AXK_AFV) HX_AX_AVX2_ELEM(HX_AXK_AFV, 6);
-        else HX_AX_AVX2_ELEM(HX_AXK_GEN, 6);
-      } else {
-        if (kind == HX_AXK_AFF) HX_AX_AVX2_ELEM(HX_AXK_AFF, 7);
-        else if (kind == HX_AXK_SPL) HX_AX_AVX2_ELEM(HX_AXK_SPL, 7);
-        else if (kind == HX_AXK_AFV) HX_AX_AVX2_ELEM(HX_AXK_AFV, 7);
-        else HX_AX_AVX2_ELEM(HX_AXK_GEN, 7);
-      }
-#undef HX_AX_AVX2_ELEM
-      if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);
-    }
+/* The loop over the elements of an n = 8 FP64 kernel with precomputed
+ * factors (AVX2 here, AVX-512 in ax_avx512_8.h): per-thread tables (TBN
+ * doubles built by TABLES from D, on the stack frame next to ft), the next
+ * element's record and input prefetched by ELEM, one instance of ELEM per
+ * record kind and ncomp (6: the out planes are first written by the
+ * transposed r contraction, no zero stores). */
+#define HX_AX_PRE8_LOOP(NAME, ATTR, TBN, TABLES, ELEM)                                           \
+  ATTR static void NAME(const hx_ax_cpu_args *a) {                                                \
+    const size_t n3 = 512;                                                                        \
+    const int chunk = HX_AX_CHUNK(8);                                                             \
+    _Pragma("omp parallel") {                                                                     \
+      __attribute__((aligned(64))) double ft[512], tb[TBN], ub[512];                              \
+      TABLES(a->D, tb);                                                                           \
+      _Pragma("omp for schedule(dynamic, chunk)") for (int32_t k = 0; k < a->nlist; k++) {        \
+        const size_t e = (size_t)(a->list ? a->list[k] : k);                                      \
+        const size_t en = k + HX_AX_PF_DIST < a->nlist                                            \
+                              ? (size_t)(a->list ? a->list[k + HX_AX_PF_DIST] : k + HX_AX_PF_DIST) \
+                              : e;                                                                \
+        const int64_t eo = a->eoff[e], eon = a->eoff[en];                                         \
+        const double *ge = a->geo + (eo >> 2), *gn = a->geo + (eon >> 2);                         \
+        const double *ue = a->map ? hx_ax_cpu_u(n3, a, e, ub) : a->u + n3 * e;                    \
+        const double *un = a->map ? NULL : a->u + n3 * en;                                        \
+        const int32_t *mn = a->map ? a->map + n3 * en : NULL;                                     \
+        double *oe = a->out + n3 * e;                                                             \
+        const int kn = (int)(eon & 3), kind = (int)(eo & 3), nc = a->ncomp == 6 ? 6 : 7;          \
+        if (nc == 6 && kind == HX_AXK_AFF) ELEM(HX_AXK_AFF, 6, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else if (nc == 6 && kind == HX_AXK_SPL) ELEM(HX_AXK_SPL, 6, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else if (nc == 6 && kind == HX_AXK_AFV) ELEM(HX_AXK_AFV, 6, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else if (nc == 6) ELEM(HX_AXK_GEN, 6, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn);        \
+        else if (kind == HX_AXK_AFF) ELEM(HX_AXK_AFF, 7, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else if (kind == HX_AXK_SPL) ELEM(HX_AXK_SPL, 7, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else if (kind == HX_AXK_AFV) ELEM(HX_AXK_AFV, 7, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn); \
+        else ELEM(HX_AXK_GEN, 7, tb, a->w3, ge, ue, oe, ft, kn, gn, un, mn);                      \
+        if (a->part) a->part[k] = hx_ax_cpu_dot((int)n3, ue, oe);                                 \
+      }                                                                                           \
+    }                                                                                             \
   }
-}
+HX_AX_PRE8_LOOP(hx_ax_cpu_avx2_pre_8, HX_AX_AVX2_ATTR, 320, hx_ax_avx2_tables, hx_ax_avx2_pre8_elem)
 
 /* Fused scatter: prefetch (into L2) the G-vector values of element en, the
  * first and last entry of each of its rows of n nodes (a row of the element

@@ -250,40 +250,22 @@ void hx_fdm_cpu_wgather_f32(int64_t n, const int32_t *HX_RESTRICT idx, const dou
 
 /* y[idx[i]] = the entry i of hx_fdm_wgather's forms read at x + i (the same
  * product and rounding); the idx are distinct, so the writes do not race */
+#define HX_FDM_WSCATTER(XT, YT, ONE, W)                                  \
+  do {                                                                   \
+    const XT *HX_RESTRICT xs = (const XT *)x;                            \
+    YT *HX_RESTRICT ys = (YT *)y;                                        \
+    _Pragma("omp parallel for schedule(static) if (n > 4096)")           \
+    for (int64_t i = 0; i < n; i++)                                      \
+      if (idx[i] >= 0) ys[idx[i]] = ONE(xs + i, 0, W);                   \
+  } while (0)
+
 void hx_fdm_cpu_wscatter(int64_t n, const int32_t *HX_RESTRICT idx, const double *HX_RESTRICT wt, int kind,
                          const void *x, void *y) {
   switch (kind) {
-    case 0: {
-      const double *HX_RESTRICT xd = (const double *)x;
-      double *HX_RESTRICT yd = (double *)y;
-#pragma omp parallel for schedule(static) if (n > 4096)
-      for (int64_t i = 0; i < n; i++)
-        if (idx[i] >= 0) yd[idx[i]] = hx_fdm_wgather_1(xd + i, 0, wt[i]);
-      break;
-    }
-    case 1: {
-      const float *HX_RESTRICT xf = (const float *)x;
-      double *HX_RESTRICT yd = (double *)y;
-#pragma omp parallel for schedule(static) if (n > 4096)
-      for (int64_t i = 0; i < n; i++)
-        if (idx[i] >= 0) yd[idx[i]] = hx_fdm_wgather_1_from_f32(xf + i, 0, wt[i]);
-      break;
-    }
-    case 2: {
-      const double *HX_RESTRICT xd = (const double *)x;
-      float *HX_RESTRICT yf = (float *)y;
-#pragma omp parallel for schedule(static) if (n > 4096)
-      for (int64_t i = 0; i < n; i++)
-        if (idx[i] >= 0) yf[idx[i]] = hx_fdm_wgather_1_to_f32(xd + i, 0, wt[i]);
-      break;
-    }
-    default: {
-      const float *HX_RESTRICT xf = (const float *)x;
-      float *HX_RESTRICT yf = (float *)y;
-#pragma omp parallel for schedule(static) if (n > 4096)
-      for (int64_t i = 0; i < n; i++)
-        if (idx[i] >= 0) yf[idx[i]] = hx_fdm_wgather_1_f32(xf + i, 0, (float)wt[i]);
-      break;
-    }
+    case 0: HX_FDM_WSCATTER(double, double, hx_fdm_wgather_1, wt[i]); break;
+    case 1: HX_FDM_WSCATTER(float, double, hx_fdm_wgather_1_from_f32, wt[i]); break;
+    case 2: HX_FDM_WSCATTER(double, float, hx_fdm_wgather_1_to_f32, wt[i]); break;
+    default: HX_FDM_WSCATTER(float, float, hx_fdm_wgather_1_f32, (float)wt[i]); break;
   }
 }
+#undef HX_FDM_WSCATTER
