@@ -588,8 +588,8 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
   for (int64_t i = 0; i < n; i++)
     if (i == 0 || t[i] != t[i - 1]) t[u++] = t[i];
   *ng = (int)u;
-  HX_CALL(HX_ALLOC(names, u));
-  for (int64_t i = 0; i < u; i++) {
+  int err = HX_ALLOC(names, u);
+  for (int64_t i = 0; !err && i < u; i++) {
     const char *nm = phys_name(r, dim, t[i]);
     char buf[64];
     if (!nm) {
@@ -599,7 +599,11 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
         snprintf(buf, sizeof buf, "%s_%lld", dim == 3 ? "volume" : "surface", (long long)t[i]);
       nm = buf;
     }
-    HX_CALL(hx_strdup(nm, &(*names)[i]));
+    err = hx_strdup(nm, &(*names)[i]);
+  }
+  if (err) {
+    free(t);
+    HX_CALL(err);
   }
   *tags = t;
   return HX_SUCCESS;
@@ -724,6 +728,29 @@ static int resolve_empty_links(cur *c, rd *r, hx_gmesh *g, const int64_t *bt) {
   return HX_SUCCESS;
 }
 
+/* $Periodic: the pairs between element vertices (mid-nodes of hex27 and
+ * nodes off the hexahedra follow from them) */
+static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
+  HX_CALL(HX_ALLOC(&g->per, 2 * r->nper + 2));
+  int64_t w = 0;
+  for (int64_t i = 0; i < r->nper; i++) {
+    const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64),
+                  *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+    if (a && b) g->per[2 * w] = a - g->vtag, g->per[2 * w + 1] = b - g->vtag, w++;
+  }
+  g->nper = w;
+  if (w == 0 && r->nper > 0) {
+    c->pos = c->len;
+    return CUR_ERR(
+        c,
+        "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
+        "periodicity cannot be applied (and will not be ignored); remove the section or mesh the "
+        "periodic surfaces of the volume",
+        (long long)r->nper);
+  }
+  return HX_SUCCESS;
+}
+
 static int build(cur *c, rd *r, hx_gmesh *g) {
   /* solving on the hexahedra alone would silently drop part of the domain */
   char solids[512] = "";
@@ -818,8 +845,13 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   free(mt);
   /* boundary quads: corner node tags -> vertex ids */
   HX_CALL(make_groups(r, r->qphys, r->nq, 2, &bt, &g->ntags, &g->tag_names));
-  HX_CALL(HX_ALLOC(&g->bq_v, r->nq * 4));
-  HX_CALL(HX_ALLOC(&g->bq_tag, r->nq));
+  /* bt is freed on every path below (a fuzzed $Periodic error leaked it) */
+  int err = HX_ALLOC(&g->bq_v, r->nq * 4);
+  if (!err) err = HX_ALLOC(&g->bq_tag, r->nq);
+  if (err) {
+    free(bt);
+    HX_CALL(err);
+  }
   int64_t nq = 0, off = 0;
   for (int64_t i = 0; i < r->nq; i++) {
     int ok = 1;
@@ -837,29 +869,10 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
   }
   g->nbq = nq;
-  /* $Periodic: the pairs between element vertices (mid-nodes of hex27 and
-   * nodes off the hexahedra follow from them) */
-  if (r->have_per) {
-    HX_CALL(HX_ALLOC(&g->per, 2 * r->nper + 2));
-    int64_t w = 0;
-    for (int64_t i = 0; i < r->nper; i++) {
-      const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64),
-                    *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
-      if (a && b) g->per[2 * w] = a - g->vtag, g->per[2 * w + 1] = b - g->vtag, w++;
-    }
-    g->nper = w;
-    if (w == 0 && r->nper > 0) {
-      c->pos = c->len;
-      return CUR_ERR(
-          c,
-          "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
-          "periodicity cannot be applied (and will not be ignored); remove the section or mesh the "
-          "periodic surfaces of the volume",
-          (long long)r->nper);
-    }
-  }
-  HX_CALL(resolve_empty_links(c, r, g, bt));
+  err = r->have_per ? periodic_pairs(c, r, g, nv) : HX_SUCCESS;
+  if (!err) err = resolve_empty_links(c, r, g, bt);
   free(bt);
+  HX_CALL(err);
   if (off)
     mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
