@@ -409,17 +409,21 @@ static int phase_data(run_state *st) {
   /* a time-dependent run calls this once per step (st->time): the arrays stay */
   if (!st->hf) HX_CALL(HX_ALLOC(&st->hf, nl));
   if (!st->hg) HX_CALL(HX_ALLOC(&st->hg, nl));
-  if (!st->hu) HX_CALL(HX_ALLOC(&st->hu, nl));
   if (st->hbn) memset(st->hbn, 0, sizeof(double) * (size_t)nl); /* the loads are added up */
   hx_expr_eval_array_t(cs->problem.rhs, (size_t)nl, X, Y, Z, st->time, st->hf);
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
-  if (cs->problem.exact && !cs->time.enabled) { /* a time loop evaluates it where it writes it */
-    /* checked here, before the solve, in the solution's array (written only
-     * by the solve); kept only for the output, evaluated there (phase_output),
-     * when the solve's vectors are gone */
-    hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hu);
-    if (!ferr)
-      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)nl, X, Y, Z, st->hu);
+  if (cs->problem.exact && !cs->time.enabled && !ferr) { /* a time loop evaluates it where it writes it */
+    /* checked here, before the solve, a chunk of nodes at a time (the
+     * solution's array is allocated by the solve after the preconditioner's
+     * setup); kept only for the output, evaluated there (phase_output), when
+     * the solve's vectors are gone */
+    enum { CHUNK = 4096 };
+    double v[CHUNK];
+    for (int64_t i = 0; !ferr && i < nl; i += CHUNK) {
+      const size_t k = (size_t)(nl - i < CHUNK ? nl - i : CHUNK);
+      hx_expr_eval_array_t(cs->problem.exact, k, X + i, Y + i, Z + i, st->time, v);
+      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, k, X + i, Y + i, Z + i, v);
+    }
   }
   HX_CALL(hx_io_agree_error(comm, ferr));
   char key[64];
@@ -478,9 +482,10 @@ static int phase_solve(run_state *st) {
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact,
                     cs->problem.exact ? expr_fn_n : NULL};
   HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
-  /* the data arrays are freed once the right-hand side is formed: the
-   * preconditioner's setup and PCG, where the peak is, run without them */
-  HX_CALL(robin_error(st, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, st->hu,
+  /* the data arrays are freed once the right-hand side is formed and the
+   * solution's array is allocated after PCG: the preconditioner's setup and
+   * PCG, where the peak is, run without them */
+  HX_CALL(robin_error(st, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, &st->hu,
                                         &st->dr)));
   char pcview[512];
   hx_pc_view(st->pc, pcview, sizeof pcview);

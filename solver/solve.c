@@ -205,11 +205,13 @@ static void data_free(double **own[3]) {
 
 /* The steps of hx_solve on buffers the caller frees on every path; opx is
  * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
- * hx_disc_op(d)). h_l: the solution's host L-vector (the caller's h_u_l
- * when it gave one, so no second L-vector is held). */
+ * hx_disc_op(d)). *ph_l: the solution's host L-vector (the caller's h_u_l
+ * when it gave one, so no second L-vector is held), or NULL: allocated here
+ * after the preconditioner's setup and PCG (a pmg run's peak is in its
+ * setup: 8 bytes per L entry less there), the caller frees it. */
 static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
                        double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l,
-                       hx_solve_result *res, hx_op opx, double *h_l, double *d_b, double *d_g, double **pd_x,
+                       hx_solve_result *res, hx_op opx, double **ph_l, double *d_b, double *d_g, double **pd_x,
                        double **pd_r, double **pd_d, double **pd_x0) {
   hx_backend b = hx_disc_backend(d);
   hx_op op = hx_disc_op(d);
@@ -289,6 +291,8 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
 
   /* u = x + g */
   HX_CALL(hx_array_axpby(b, ng, d_x, 1.0, d_g, 1.0));
+  if (!*ph_l) HX_CALL(HX_ALLOC(ph_l, nl > 0 ? nl : 1));
+  double *h_l = *ph_l;
   HX_CALL(hx_op_to_l_host(op, d_x, h_l));
   shifted_field sh = {exact, 0.0};
   if (res->nullspace) {
@@ -312,7 +316,7 @@ static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const
 }
 
 static int solve_all(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
-                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double **ph_l,
                      hx_solve_result *res);
 
 int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const double *h_bn, hx_field exact,
@@ -322,7 +326,7 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
 }
 
 int hx_solve_take(hx_disc d, hx_pc pc, double **h_f, double **h_gd, double **h_bn, hx_field exact,
-                  const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l, hx_solve_result *res) {
+                  const hx_pcg_opts *opts, const double *h_u0_l, double **h_u_l, hx_solve_result *res) {
   double **own[3] = {h_f, h_gd, h_bn};
   HX_CALL(solve_all(d, pc, NULL, h_f ? *h_f : NULL, h_gd ? *h_gd : NULL, h_bn ? *h_bn : NULL, own, exact, opts,
                     h_u0_l, h_u_l, res));
@@ -332,28 +336,28 @@ int hx_solve_take(hx_disc d, hx_pc pc, double **h_f, double **h_gd, double **h_b
 int hx_solve_proj(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
                   hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
                   hx_solve_result *res) {
-  HX_CALL(solve_all(d, pc, pj, h_f, h_gd, h_bn, NULL, exact, opts, h_u0_l, h_u_l, res));
+  double *h_l = h_u_l; /* NULL: solve_steps allocates one for the error norms */
+  const int err = solve_all(d, pc, pj, h_f, h_gd, h_bn, NULL, exact, opts, h_u0_l, &h_l, res);
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 
 static int solve_all(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
-                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double *h_u_l,
+                     double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l, double **ph_l,
                      hx_solve_result *res) {
   memset(res, 0, sizeof *res);
   res->rhs_scale = 1.0;
   hx_backend b = hx_disc_backend(d);
-  const int64_t nl = hx_disc_num_l(d);
   const size_t gbytes = sizeof(double) * (size_t)(hx_op_size(hx_disc_op(d)) > 0 ? hx_op_size(hx_disc_op(d)) : 1);
   res->dofs = hx_disc_num_dofs(d);
-  double *h_l = h_u_l, *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL, *d_x0 = NULL;
-  int err = h_l ? HX_SUCCESS : HX_ALLOC(&h_l, nl > 0 ? nl : 1);
-  if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_b);
+  double *d_b = NULL, *d_g = NULL, *d_x = NULL, *d_r = NULL, *d_d = NULL, *d_x0 = NULL;
+  int err = hx_mem_alloc(b, gbytes, (void **)&d_b);
   if (!err) err = hx_mem_alloc(b, gbytes, (void **)&d_g);
   hx_op opx = NULL; /* not op: the split geometry's FP64 operator */
   if (!err) err = hx_disc_op_exact(d, &opx);
   /* d_x, d_r, d_d, d_x0: allocated after the preconditioner's setup */
   if (!err)
-    err = solve_steps(d, pc, pj, h_f, h_gd, h_bn, own, exact, opts, h_u0_l, res, opx, h_l, d_b, d_g, &d_x, &d_r,
+    err = solve_steps(d, pc, pj, h_f, h_gd, h_bn, own, exact, opts, h_u0_l, res, opx, ph_l, d_b, d_g, &d_x, &d_r,
                       &d_d, &d_x0);
   data_free(own); /* on the paths that did not get to the right-hand side */
   /* free everything on every path, keep the first error */
@@ -362,7 +366,6 @@ static int solve_all(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const d
     const int e = hx_mem_free(b, (void **)bufs[i]);
     if (!err) err = e;
   }
-  if (h_l != h_u_l) free(h_l);
   HX_CALL(err);
   return HX_SUCCESS;
 }
