@@ -338,6 +338,7 @@ int hx_solve_proj(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const doub
                   hx_solve_result *res) {
   double *h_l = h_u_l; /* NULL: solve_steps allocates one for the error norms */
   const int err = solve_all(d, pc, pj, h_f, h_gd, h_bn, NULL, exact, opts, h_u0_l, &h_l, res);
+  if (h_l != h_u_l) free(h_l);
   HX_CALL(err);
   return HX_SUCCESS;
 }
