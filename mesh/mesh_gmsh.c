@@ -242,6 +242,7 @@ typedef struct {
     size_t pos;
   } * empty;
   int64_t nlinks2; /* surface links, empty or not */
+  int64_t *qtags;  /* build's distinct boundary tags (make_groups), freed here on every path */
 } rd;
 
 static void rd_free(rd *r) {
@@ -250,7 +251,7 @@ static void rd_free(rd *r) {
   for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
   free(r->phys);
   for (int d = 0; d < 4; d++) free(r->ent[d]);
-  free(r->per), free(r->empty);
+  free(r->per), free(r->empty), free(r->qtags);
 }
 
 static int read_physnames(cur *c, rd *r) {
@@ -839,19 +840,15 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
   }
   /* materials */
-  int64_t *mt = NULL, *bt = NULL;
+  int64_t *mt = NULL;
   HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
   for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
   free(mt);
   /* boundary quads: corner node tags -> vertex ids */
-  HX_CALL(make_groups(r, r->qphys, r->nq, 2, &bt, &g->ntags, &g->tag_names));
-  /* bt is freed on every path below (a fuzzed $Periodic error leaked it) */
-  int err = HX_ALLOC(&g->bq_v, r->nq * 4);
-  if (!err) err = HX_ALLOC(&g->bq_tag, r->nq);
-  if (err) {
-    free(bt);
-    HX_CALL(err);
-  }
+  HX_CALL(make_groups(r, r->qphys, r->nq, 2, &r->qtags, &g->ntags, &g->tag_names));
+  const int64_t *bt = r->qtags;
+  HX_CALL(HX_ALLOC(&g->bq_v, r->nq * 4));
+  HX_CALL(HX_ALLOC(&g->bq_tag, r->nq));
   int64_t nq = 0, off = 0;
   for (int64_t i = 0; i < r->nq; i++) {
     int ok = 1;
@@ -869,10 +866,8 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
   }
   g->nbq = nq;
-  err = r->have_per ? periodic_pairs(c, r, g, nv) : HX_SUCCESS;
-  if (!err) err = resolve_empty_links(c, r, g, bt);
-  free(bt);
-  HX_CALL(err);
+  if (r->have_per) HX_CALL(periodic_pairs(c, r, g, nv));
+  HX_CALL(resolve_empty_links(c, r, g, bt));
   if (off)
     mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
