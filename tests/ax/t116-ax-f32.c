@@ -74,15 +74,10 @@ static void *upload(hx_backend b, size_t bytes, const void *h) {
 /* an FP32 operator made with HEXCG_CPU_ISA=isa (restored after) */
 static int create_isa(hx_backend b, int p, const double *v, const double *kap, const double *lam, const char *isa,
                       hx_ax *out) {
-  const char *old = getenv("HEXCG_CPU_ISA");
-  char keep[32] = "";
-  if (old) snprintf(keep, sizeof keep, "%s", old);
-  setenv("HEXCG_CPU_ISA", isa, 1);
+  hx_test_env_keep keep;
+  hx_test_env_push("HEXCG_CPU_ISA", isa, &keep);
   const int ierr = hx_ax_create_prec(b, p, E, 8, v, kap, lam, HX_GEO_PRECOMPUTED, HX_F32, out);
-  if (old)
-    setenv("HEXCG_CPU_ISA", keep, 1);
-  else
-    unsetenv("HEXCG_CPU_ISA");
+  hx_test_env_pop("HEXCG_CPU_ISA", &keep);
   return ierr;
 }
 

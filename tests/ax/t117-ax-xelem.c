@@ -115,15 +115,11 @@ static int check_order(hx_backend b, int p) {
         hx_ax ax = NULL, ax2 = NULL;
         HX_TCALL(hx_ax_create_opts(b, p, E, 8, v, kap, withlam ? lam : NULL, &o, &ax));
         if (served && hx_cpu_avx512()) { /* the AVX2 twin of the 8-lane kernel */
-          const char *isa = getenv("HEXCG_CPU_ISA");
-          char keep[32] = "";
-          if (isa) snprintf(keep, sizeof keep, "%s", isa);
-          setenv("HEXCG_CPU_ISA", "avx2", 1);
-          HX_TCALL(hx_ax_create_opts(b, p, E, 8, v, kap, withlam ? lam : NULL, &o, &ax2));
-          if (keep[0])
-            setenv("HEXCG_CPU_ISA", keep, 1);
-          else
-            unsetenv("HEXCG_CPU_ISA");
+          hx_test_env_keep keep;
+          hx_test_env_push("HEXCG_CPU_ISA", "avx2", &keep);
+          const int ierr = hx_ax_create_opts(b, p, E, 8, v, kap, withlam ? lam : NULL, &o, &ax2);
+          hx_test_env_pop("HEXCG_CPU_ISA", &keep);
+          HX_TCALL(ierr);
         }
         int32_t ca, cs, cg;
         hx_ax_storage_counts(ax, &ca, &cs, &cg);

@@ -50,6 +50,26 @@ static inline double hx_test_reldiff(double a, double b, double floor_) {
   return fabs(a - b) / m;
 }
 
+/* An environment variable set for a while (a kernel chosen at create time:
+ * HEXCG_CPU_ISA): hx_test_env_push keeps its value (or that it was unset)
+ * in keep and sets it; hx_test_env_pop puts back what keep holds. */
+typedef struct {
+  int was_set;
+  char value[64];
+} hx_test_env_keep;
+static inline void hx_test_env_push(const char *name, const char *value, hx_test_env_keep *keep) {
+  const char *old = getenv(name);
+  keep->was_set = old != NULL;
+  snprintf(keep->value, sizeof keep->value, "%s", old ? old : "");
+  setenv(name, value, 1);
+}
+static inline void hx_test_env_pop(const char *name, const hx_test_env_keep *keep) {
+  if (keep->was_set)
+    setenv(name, keep->value, 1);
+  else
+    unsetenv(name);
+}
+
 /* Deterministic pseudo-random numbers (xorshift64*), uniform in [-1, 1). */
 typedef struct { uint64_t s; } hx_test_rng;
 static inline double hx_test_rand(hx_test_rng *r) {

@@ -104,17 +104,14 @@ static int run(const char *backend, int p, int32_t E, int use_list, int use_map,
     const char *isa = getenv("HEXCG_CPU_ISA");
     if (!strcmp(backend, "cpu") && !(isa && (!strcmp(isa, "avx2") || !strcmp(isa, "generic")))) {
       /* the AVX2 kernel alone (the same kernel where the AVX-512 one does not run) */
-      char keep[32] = "";
-      if (isa) snprintf(keep, sizeof keep, "%s", isa);
       float *w2 = malloc(sizeof(float) * (nBg + 1));
-      setenv("HEXCG_CPU_ISA", "avx2", 1);
-      HX_TCALL(hx_mem_zero(b, dwg, sizeof(float) * (nBg + 1)));
-      HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, 0, G / 2, dSg, dLg, dmg, dx, dwg));
-      HX_TCALL(hx_fdm_elem_apply_grouped_f32(b, p, G / 2, G - G / 2, dSg, dLg, dmg, dx, dwg));
-      if (keep[0])
-        setenv("HEXCG_CPU_ISA", keep, 1);
-      else
-        unsetenv("HEXCG_CPU_ISA");
+      hx_test_env_keep keep;
+      hx_test_env_push("HEXCG_CPU_ISA", "avx2", &keep);
+      int ierr = hx_mem_zero(b, dwg, sizeof(float) * (nBg + 1));
+      if (!ierr) ierr = hx_fdm_elem_apply_grouped_f32(b, p, 0, G / 2, dSg, dLg, dmg, dx, dwg);
+      if (!ierr) ierr = hx_fdm_elem_apply_grouped_f32(b, p, G / 2, G - G / 2, dSg, dLg, dmg, dx, dwg);
+      hx_test_env_pop("HEXCG_CPU_ISA", &keep);
+      HX_TCALL(ierr);
       HX_TCALL(hx_mem_to_host(b, w2, dwg, sizeof(float) * nBg));
       HX_ASSERT(!memcmp(w2, wgh, sizeof(float) * nBg), "p = %d, %d elements: the grouped kernel's output differs from the AVX2 kernel's", p, (int)E);
       free(w2);
