@@ -414,9 +414,9 @@ static int phase_data(run_state *st) {
   int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
   if (cs->problem.exact && !cs->time.enabled && !ferr) { /* a time loop evaluates it where it writes it */
     /* checked here, before the solve, a chunk of nodes at a time (the
-     * solution's array is allocated by the solve after the preconditioner's
-     * setup); kept only for the output, evaluated there (phase_output), when
-     * the solve's vectors are gone */
+     * solution's array is allocated by the solve after PCG); kept only for
+     * the output, evaluated there (phase_output), when the solve's vectors
+     * are gone */
     enum { CHUNK = 4096 };
     double v[CHUNK];
     for (int64_t i = 0; !ferr && i < nl; i += CHUNK) {

@@ -319,7 +319,7 @@ int hx_solve(hx_disc d, hx_pc pc, const double *h_f, const double *h_gd, const d
  * (24 bytes per L entry: a steady run needs them no longer). Freed on every
  * path, also on an error. The solution: into *h_u_l when it is not NULL,
  * else into an L-vector allocated after the preconditioner's setup and PCG
- * (the peak of a pmg run is in its setup) and left in *h_u_l for the caller
+ * (a run's peak is inside PCG) and left in *h_u_l for the caller
  * to free (also on an error after it was allocated). Collective. */
 int hx_solve_take(hx_disc d, hx_pc pc, double **h_f, double **h_gd, double **h_bn, hx_field exact,
                   const hx_pcg_opts *opts, const double *h_u0_l, double **h_u_l, hx_solve_result *res);

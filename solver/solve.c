@@ -207,8 +207,8 @@ static void data_free(double **own[3]) {
  * hx_disc_op_exact(d) (d_r, d_d: its refinement's vectors when it is not
  * hx_disc_op(d)). *ph_l: the solution's host L-vector (the caller's h_u_l
  * when it gave one, so no second L-vector is held), or NULL: allocated here
- * after the preconditioner's setup and PCG (a pmg run's peak is in its
- * setup: 8 bytes per L entry less there), the caller frees it. */
+ * after the preconditioner's setup and PCG (a run's peak is inside PCG:
+ * 8 bytes per L entry less there), the caller frees it. */
 static int solve_steps(hx_disc d, hx_pc pc, hx_proj pj, const double *h_f, const double *h_gd, const double *h_bn,
                        double **own[3], hx_field exact, const hx_pcg_opts *opts, const double *h_u0_l,
                        hx_solve_result *res, hx_op opx, double **ph_l, double *d_b, double *d_g, double **pd_x,
