@@ -176,7 +176,9 @@ if(NOT HX_HAVE_METIS)
 endif()
 
 # ---------------------------------------------------------------- what hexcg --version reports as "built with"
-if(HEXCG_HAVE_CUDA)
+if(HEXCG_CUDA_EMU)
+  set(HX_BUILD_CUDA "CUDA EMULATED on the CPU (HEXCG_CUDA=EMU: tests only, not for production)")
+elseif(HEXCG_HAVE_CUDA)
   set(HX_BUILD_CUDA "CUDA ${CMAKE_CUDA_COMPILER_VERSION} (architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()
   set(HX_BUILD_CUDA "CUDA off")

@@ -210,13 +210,31 @@ static int element_matrices(hx_coarse c, hx_mesh mesh, hx_ax ax, const double *h
   }
   if (!err) robin_add(c, K);
   if (!err) /* symmetric up to rounding: make it exactly so */
-    for (int32_t e = 0; e < E; e++)
+    for (int32_t e = 0; e < E; e++) {
+      double *Ke = K + 64 * (int64_t)e;
       for (int u = 0; u < 8; u++)
         for (int v = u + 1; v < 8; v++) {
-          double *Ke = K + 64 * (int64_t)e;
           const double s = 0.5 * (Ke[8 * u + v] + Ke[8 * v + u]);
           Ke[8 * u + v] = Ke[8 * v + u] = s;
         }
+      /* Snapped to multiples of a power of two near 2^-40 of the element's
+       * largest diagonal entry: the backends sum the fine operator in
+       * different orders (the GPU's reductions, FMA), so the same entry can
+       * differ in its last bits, and on a uniform mesh BoomerAMG's coarsening
+       * breaks the ties among equal couplings by those bits: the CUDA and
+       * CPU hierarchies differed and so did the coarse correction, by
+       * 3.6e-4 (found by the CUDA emulator, precond.t310-asm.cuda). The
+       * snap changes K by < 1e-12 relative; rounding noise of entries that
+       * are zero in exact arithmetic becomes an exact 0. */
+      double dmax = 0.0;
+      for (int u = 0; u < 8; u++) dmax = fmax(dmax, fabs(Ke[9 * u]));
+      if (dmax > 0.0) {
+        int ex;
+        frexp(dmax, &ex);
+        const double q = ldexp(1.0, ex - 40);
+        for (int k = 0; k < 64; k++) Ke[k] = rint(Ke[k] / q) * q;
+      }
+    }
 done:
   free(hu), free(hw), free(phit);
   hx_mem_free(fb, (void **)&du);

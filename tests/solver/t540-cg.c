@@ -376,8 +376,14 @@ static int mode_twin(void) {
     HX_ASSERT(dev.r.fused_pc_update == cpu.r.fused_pc_update, "fused on one backend only");
     /* reductions differ in the last bits between the backends (docs/developer.md);
      * on a deformed box the curves then agree to ~1e-9 (docs/regression.md) */
+    /* without a preconditioner (~100 iterations at p = 5) CG amplifies those
+     * last-bit differences geometrically: measured under the CUDA emulator
+     * (docs/gpu-verification.md), 4e-16 at iteration 0, 1e-12 at 30, 4.4e-6
+     * where the residual falls to 1e-4 of the first (the floor below), while
+     * the solutions still agree to 1e-9 (checked below) */
     const double hd = hist_diff(&dev.h, &cpu.h, 1e-4);
-    HX_ASSERT(hd <= 1e-6, "%s %s: histories differ by %.3e", tname[cases[c].type], cases[c].pc, hd);
+    const double htol = strstr(cases[c].pc, "none") ? 1e-4 : 1e-6;
+    HX_ASSERT(hd <= htol, "%s %s: histories differ by %.3e > %.0e", tname[cases[c].type], cases[c].pc, hd, htol);
     double sc;
     const double xd = max_abs_diff(&dev, &cpu, &sc);
     HX_ASSERT(xd <= 1e-9 * sc, "%s %s: solutions differ by %.3e of %.3e", tname[cases[c].type], cases[c].pc,
