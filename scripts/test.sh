@@ -11,11 +11,19 @@
 #                                   # runs the MPI tests (1-3 ranks) and the
 #                                   # regression label (residual histories against
 #                                   # the MPICH baselines): OMPI_TESTS below
+#   scripts/test.sh --emu           # the CUDA backend on the CPU emulator in build-emu/
+#                                   # (HEXCG_CUDA=EMU): every gpu test and the emulator's
+#                                   # own (label cudaemu), lazy mode seed 1, then eager
+#                                   # mode seed 2 (docs/developer.md "CUDA emulation")
+#   scripts/test.sh --emu-tsan      # the same build with ThreadSanitizer on the emulated
+#                                   # CUDA code (build-emu-tsan/): the one-rank gpu tests
+#                                   # and the race checks (label cudaemu-tsan)
 #   scripts/test.sh -- -L unit      # pass options to ctest after --
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SAN=0
 MEMCHECK=0
+EMU=0
 MPI=mpich
 CTEST_ARGS=()
 # the Open MPI pass's tests: every MPI test (gather-scatter, solvers,
@@ -30,12 +38,52 @@ while (($#)); do
   case $1 in
     --sanitize) SAN=1 ;;
     --memcheck) MEMCHECK=1 ;;
+    --emu) EMU=1 ;;
+    --emu-tsan) EMU=2 ;;
     --mpi) (($# >= 2)) || { echo "test.sh: --mpi needs a name (openmpi)" >&2; exit 2; }; MPI=$2; shift ;;
     --) shift; CTEST_ARGS=("$@"); break ;;
     *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+if ((EMU)) && ((SAN || MEMCHECK)) || { ((EMU)) && [[ $MPI != mpich ]]; }; then
+  echo "test.sh: --emu/--emu-tsan do not combine with --sanitize, --memcheck or --mpi" >&2
+  exit 2
+fi
+# the emulated passes: which tests, and the modes and seeds of each run
+EMU_RUNS=()
+if ((EMU == 1)); then
+  export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build-emu}
+  "$ROOT/scripts/build.sh" -DHEXCG_WERROR=ON -DHEXCG_CUDA=EMU -DHEXCG_CUDAEMU_TSAN=OFF
+  ((${#CTEST_ARGS[@]})) || CTEST_ARGS=(-L '^(gpu|cudaemu)$')
+  EMU_RUNS=("lazy 1" "eager 2")
+elif ((EMU == 2)); then
+  export HEXCG_BUILD_DIR=${HEXCG_BUILD_DIR:-$ROOT/build-emu-tsan}
+  "$ROOT/scripts/build.sh" -DHEXCG_WERROR=ON -DHEXCG_CUDA=EMU -DHEXCG_CUDAEMU_TSAN=ON
+  # one rank (TSan follows one process), eager mode: the streams' workers,
+  # the host and hypre's coarse thread run at once; TSan exits 66 on a report
+  ((${#CTEST_ARGS[@]})) || CTEST_ARGS=(-L '^(gpu|cudaemu-tsan)$' -LE 'mpi')
+  EMU_RUNS=("eager 3")
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-"second_deadlock_stack=1 history_size=4"}
+fi
+if ((EMU)); then
+  cd "$HEXCG_BUILD_DIR"
+  rc=0
+  for run in "${EMU_RUNS[@]}"; do
+    read -r mode seed <<<"$run"
+    echo "[test] CUDA emulator: HEXCG_CUDAEMU_MODE=$mode HEXCG_CUDAEMU_SEED=$seed"
+    HEXCG_CUDAEMU_MODE=$mode HEXCG_CUDAEMU_SEED=$seed \
+      ctest --output-on-failure -j "$(nproc)" "${CTEST_ARGS[@]}" 2>&1 | tee emu-ctest.log
+    ((PIPESTATUS[0] == 0)) || rc=1
+    # under the emulator a device always exists: a gpu test that skips is a failure
+    if grep -qE '\*\*\*Skipped|Not Run' emu-ctest.log; then
+      echo "[test] CUDA emulator: tests skipped although the emulated device exists:" >&2
+      grep -E '\*\*\*Skipped|Not Run' emu-ctest.log >&2
+      rc=1
+    fi
+  done
+  exit $rc
+fi
 if [[ $MPI != mpich ]]; then
   [[ $MPI == openmpi ]] || { echo "test.sh: --mpi takes openmpi (MPICH is the default build)" >&2; exit 2; }
   ((SAN || MEMCHECK)) && { echo "test.sh: --mpi openmpi does not combine with --sanitize/--memcheck" >&2; exit 2; }

@@ -29,7 +29,12 @@
 #include <thread>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
+// HXEMU_TSAN_FIBERS (the TSan build): the runtime itself is not instrumented
+// (its bookkeeping between the scheduler and the fibers is ordered by the
+// switches, which TSan is told are unsynchronised so that CUDA threads stay
+// unordered); it makes each CUDA thread a TSan fiber and marks barriers,
+// launch starts and block ends as release/acquire pairs.
+#if defined(HXEMU_TSAN_FIBERS)
 #define HXEMU_TSAN 1
 extern "C" {
 void *__tsan_get_current_fiber(void);
@@ -436,6 +441,7 @@ Exec *exec_get() {
     const size_t len = STATIC_SHMEM + ((MAX_SHMEM + PG - 1) / PG) * PG + PG;
     char *m = (char *)mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) fatal("no memory for the shared-memory arena");
+    memset(m, 0xff, STATIC_SHMEM);  // each block re-poisons what blocks before it used
     t_shared_guard = m + len - PG;
     mprotect(t_shared_guard, PG, PROT_NONE);
     t_exec->sh = m;
@@ -494,11 +500,14 @@ void fiber_prepare(Fiber *f, Thr *t) {
 // switch from the scheduler to thread t / from t back to the scheduler
 void to_thread(Exec *x, Thr *t) {
   t_thr = &t->v;
+#if HXEMU_ASM_SWITCH
+  void *sp = t->f->sp;
+#endif
 #if HXEMU_TSAN
   __tsan_switch_to_fiber(t->f->tsan, HXEMU_TSAN_NOSYNC);
 #endif
 #if HXEMU_ASM_SWITCH
-  hxemu_swap(&x->sched_sp, t->f->sp);
+  hxemu_swap(&x->sched_sp, sp);
 #else
   swapcontext(&x->sched_uc, &t->f->uc);
 #endif
@@ -506,11 +515,14 @@ void to_thread(Exec *x, Thr *t) {
 }
 void to_sched(Thr *t) {
   Exec *x = t->x;
+#if HXEMU_ASM_SWITCH
+  void *sp = x->sched_sp;
+#endif
 #if HXEMU_TSAN
   __tsan_switch_to_fiber(x->sched_tsan, HXEMU_TSAN_NOSYNC);
 #endif
 #if HXEMU_ASM_SWITCH
-  hxemu_swap(&t->f->sp, x->sched_sp);
+  hxemu_swap(&t->f->sp, sp);
 #else
   swapcontext(&t->f->uc, &x->sched_uc);
 #endif
@@ -697,10 +709,8 @@ void *shared_alloc(const void *key, const char *name, size_t bytes, size_t align
   x->shkeys.emplace_back(key, off);
   x->shnames.emplace_back(name);
   x->static_used = off + bytes;
-  if (x->static_used > x->static_hwm) {
-    memset(x->sh + x->static_hwm, 0xff, x->static_used - x->static_hwm);
-    x->static_hwm = x->static_used;
-  }
+  // bytes past the high-water mark were never written: NaN since exec_get
+  if (x->static_used > x->static_hwm) x->static_hwm = x->static_used;
   return x->sh + off;
 }
 
