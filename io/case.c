@@ -971,6 +971,16 @@ static int load_time(hx_case *cs, case_impl *im, const hx_ynode *root) {
   } else {
     cs->time.end = 0.0;
   }
+  /* t = n dt for every step, and the BDF shift beta0 / dt, in the double
+   * range (issue 53: dt 1e308 with 10 steps wrote infinite times, exit 0) */
+  {
+    const double t_last = (double)cs->time.steps * cs->time.dt;
+    if (!isfinite(t_last) || !isfinite(11.0 / (6.0 * cs->time.dt)))
+      return hx_yerror(hx_ynode_get(s, "dt", NULL),
+                       "time.dt: %g with %d steps: the time axis (t up to %g) or the BDF shift 1/dt leaves the "
+                       "double range; give a dt between 1e-300 and 1e300 with a finite end",
+                       cs->time.dt, cs->time.steps, t_last);
+  }
   cs->time.initial_kind = cs->problem.exact ? HX_TIME_INIT_EXACT : HX_TIME_INIT_EXPR;
   v = hx_ynode_get(s, "initial", NULL);
   if (v) HX_CALL(want_scalar(v, "time.initial", "an expression in x, y, z, exact, or a .h5 file"));

@@ -26,6 +26,7 @@
  * smoother is self-adjoint in the A inner product (pre- and post-smoothing
  * with the same polynomial keep a V-cycle symmetric). docs/preconditioner.md. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,10 +135,13 @@ static int gdot(hx_backend b, hx_precision prec, int64_t nown, MPI_Comm comm, co
 static int tridiag_max(int m, const double *a, const double *e, double *lmax) {
   double d[64], f[64], work[1];
   int info = 0, ldz = 1;
+  HX_CHECK(m >= 1 && m <= 64, HX_ERR_ARG, "Lanczos matrix of order %d (1..64)", m);
   memcpy(d, a, sizeof(double) * (size_t)m);
   if (m > 1) memcpy(f, e, sizeof(double) * (size_t)(m - 1));
   dstev_("N", &m, d, f, NULL, &ldz, work, &info, 1);
-  HX_CHECK(info == 0, HX_ERR_LIB, "LAPACK dstev failed (info = %d) on the Lanczos matrix of order %d", info, m);
+  char what[64];
+  snprintf(what, sizeof what, "the Lanczos matrix of order %d", m);
+  HX_CALL(hx_lapack_check("dstev", info, what));
   *lmax = d[m - 1]; /* ascending */
   return HX_SUCCESS;
 }
@@ -147,6 +151,15 @@ int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown
                           void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax) {
   HX_CHECK(steps >= 1 && steps <= 60, HX_ERR_ARG, "eigenvalue estimate: %d steps outside 1..60", steps);
   *lmax = 0.0;
+  /* the start vector is random on the free nodes: zero only where the level
+   * has none (every node Dirichlet, e.g. p = 1 on a one-element-thick mesh):
+   * nothing is ever smoothed there, any bound will do (issue 53) */
+  double vv;
+  HX_CALL(gdot(b, prec, nown, comm, d_v, d_v, &vv));
+  if (vv == 0.0) {
+    *lmax = 1.0;
+    return HX_SUCCESS;
+  }
   if (!symmetric) {
     /* power iteration on S A: x <- S A x / |x|_A, estimate (SAx, SAx)_A / (x, x)_A
      * approximated by the ratio of A-norms of successive iterates */

@@ -372,6 +372,12 @@ typedef struct {
 int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, double target,
                     const hx_auto_opts *o, hx_auto_pred *p);
 
+/* LAPACK's info after a call (precond/lapack.c): HX_SUCCESS for 0, else an
+ * error naming the routine and what it was solving; a parameter that
+ * LAPACK's error handler (replaced there: it would end the process with
+ * status 0) refused is reported as an internal error */
+int hx_lapack_check(const char *routine, int info, const char *what);
+
 #ifdef __cplusplus
 }
 #endif

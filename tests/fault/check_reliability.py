@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""The hostile trial's defects (issue 53), each a case that ended in a false
+success, a lost or foreign result or a bad message before its fix:
+
+ 1. order 1 where an element's Schwarz box has no free node in a direction
+    (every node Dirichlet: a one-element-thick box) with pmg, asm and
+    Jacobi on 1-3 ranks: LAPACK's dsygv was called with n = 0 and its error
+    handler ended the process with status 0 and nothing written. Now the run
+    solves (0 iterations: no unknowns) and writes its results.
+ 7. a time axis that overflows (dt 1e308 or 5e307 with 10 steps: infinite
+    times, exit 0) is refused at the case's time.dt with exit 2."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import check, finish, hexcg, setup  # noqa: E402
+
+a, W = setup(case=False)
+
+
+def write(name, text):
+    path = os.path.join(W, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def summary_value(out, key):
+    m = re.search(r"^\s*" + re.escape(key) + r":\s*(\S+)", open(os.path.join(W, out, "summary.yaml")).read(), re.M)
+    return m.group(1) if m else None
+
+
+BOX = """mesh: {type: box, elements: %s}
+order: %d
+problem:
+  rhs: "3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)"
+  exact: "sin(pi*x)*sin(pi*y)*sin(pi*z)"
+  boundary:
+    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: exact}
+preconditioner: {type: %s}
+"""
+
+# 1. no free node in a direction at p = 1
+for elems in ("[3, 3, 1]", "[3, 1, 1]"):
+    for pc in ("pmg", "asm", "jacobi"):
+        for ranks in (1, 2, 3):
+            case = write("fin.yaml", BOX % (elems, 1, pc))
+            out = f"fin-{pc}-{ranks}-{elems.count('1')}"
+            rc, so, se = hexcg(["run", case, "--output", out, "--quiet"], ranks=ranks)
+            ok = rc == 0 and os.path.exists(os.path.join(W, out, "solution.h5"))
+            check(ok and "illegal value" not in so + se and summary_value(out, "iterations") == "0",
+                  f"fin {elems} {pc} on {ranks} ranks: rc {rc}, solution.h5 "
+                  f"{os.path.exists(os.path.join(W, out, 'solution.h5'))}: {(so + se)[-300:]!r}")
+
+# 7. a time axis that overflows the double range
+HEAT = """mesh: {type: box, elements: [2, 2, 2]}
+order: 2
+time: {scheme: bdf2, dt: %s, steps: 10}
+problem:
+  rhs: "1"
+  exact: "0"
+  boundary:
+    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: 0}
+"""
+for dt in ("1.0e308", "5.0e307"):
+    case = write("ovf.yaml", HEAT % dt)
+    rc, so, se = hexcg(["run", case, "--output", "ovf", "--quiet"])
+    check(rc == 2 and se.startswith(case + ":3:") and "time.dt:" in se and "double range" in se
+          and not os.path.exists(os.path.join(W, "ovf")),
+          f"time.dt {dt}: rc {rc}, {se[:300]!r}")
+
+finish("reliability checks ok")
