@@ -69,7 +69,8 @@ namespace {
 constexpr size_t PG = 4096;
 constexpr size_t STATIC_SHMEM = 48 * 1024;    // per block without opt-in
 constexpr size_t MAX_SHMEM = 227 * 1024;      // per block with the opt-in (sm_90)
-constexpr size_t FIBER_STACK = 256 * 1024;    // each CUDA thread's stack (+ a guard page below)
+constexpr size_t FIBER_STACK = 128 * 1024;    // each CUDA thread's stack (a canary at its low end)
+constexpr unsigned MAX_FIBERS = 1024;         // threads per block
 
 struct Config {
   int eager = 0;
@@ -315,15 +316,24 @@ void fault_handler(int sig, siginfo_t *si, void *uctx) {
   }
 }
 
+thread_local void *t_altstack = nullptr;
+constexpr size_t ALTSTACK = 64 * 1024;
 void alt_stack() {
-  thread_local bool done = false;
-  if (done) return;
-  done = true;
+  if (t_altstack) return;
   stack_t ss;
-  ss.ss_size = 64 * 1024;
+  ss.ss_size = ALTSTACK;
   ss.ss_sp = mmap(nullptr, ss.ss_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ss.ss_flags = 0;
-  if (ss.ss_sp != MAP_FAILED) sigaltstack(&ss, nullptr);
+  if (ss.ss_sp != MAP_FAILED && !sigaltstack(&ss, nullptr)) t_altstack = ss.ss_sp;
+}
+void alt_stack_release() {
+  if (!t_altstack) return;
+  stack_t ss;
+  memset(&ss, 0, sizeof ss);
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+  munmap(t_altstack, ALTSTACK);
+  t_altstack = nullptr;
 }
 
 void handlers_init() {
@@ -382,7 +392,7 @@ hxemu_trampoline:
 #endif
 
 struct Fiber {
-  char *lo = nullptr;  // the stack's guard page
+  char *lo = nullptr;  // the stack's low end (its canary)
   char *top = nullptr;
 #if HXEMU_ASM_SWITCH
   void *sp = nullptr;
@@ -428,35 +438,54 @@ struct Exec {
   size_t dyn_bytes = 0, static_used = 0, static_hwm = 0;
   std::vector<std::pair<const void *, size_t>> shkeys;  // declaration -> offset (this launch)
   std::vector<std::string> shnames;
-  // reports
-  const char *kname = nullptr, *kfile = nullptr;
-  int kline = 0;
+  // the fibers' stacks: one mapping (a mapping and a guard page per fiber
+  // took two of the kernel's 65530 mappings each and ran out with many streams)
+  char *stacks = nullptr;
 };
 thread_local Exec *t_exec = nullptr;
+
+constexpr uint64_t CANARY = 0x6865786367656d75ull;  // "hexcgemu"
+const size_t SHARED_LEN = STATIC_SHMEM + ((MAX_SHMEM + PG - 1) / PG) * PG + PG;
 
 Exec *exec_get() {
   if (!t_exec) {
     handlers_init();
     t_exec = new Exec();
-    const size_t len = STATIC_SHMEM + ((MAX_SHMEM + PG - 1) / PG) * PG + PG;
-    char *m = (char *)mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) fatal("no memory for the shared-memory arena");
+    char *m = (char *)mmap(nullptr, SHARED_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) fatal("no memory for the shared-memory arena: %s", strerror(errno));
     memset(m, 0xff, STATIC_SHMEM);  // each block re-poisons what blocks before it used
-    t_shared_guard = m + len - PG;
+    t_shared_guard = m + SHARED_LEN - PG;
     mprotect(t_shared_guard, PG, PROT_NONE);
     t_exec->sh = m;
+    t_exec->stacks = (char *)mmap(nullptr, (size_t)MAX_FIBERS * FIBER_STACK, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (t_exec->stacks == MAP_FAILED) fatal("no memory for the fiber stacks: %s", strerror(errno));
   }
   return t_exec;
 }
 
-Fiber *fiber_new() {
+// a stream's worker thread ends: its fibers, stacks and shared memory go
+void exec_release() {
+  Exec *x = t_exec;
+  if (!x) return;
+  for (Fiber *f : x->fibers) {
+#if HXEMU_TSAN
+    __tsan_destroy_fiber(f->tsan);
+#endif
+    delete f;
+  }
+  munmap(x->stacks, (size_t)MAX_FIBERS * FIBER_STACK);
+  munmap(x->sh, SHARED_LEN);
+  delete x;
+  t_exec = nullptr;
+  t_shared_guard = nullptr;
+}
+
+Fiber *fiber_new(Exec *x) {
   Fiber *f = new Fiber();
-  char *m = (char *)mmap(nullptr, FIBER_STACK + PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                         -1, 0);
-  if (m == MAP_FAILED) fatal("no memory for a fiber stack");
-  mprotect(m, PG, PROT_NONE);
-  f->lo = m;
-  f->top = m + PG + FIBER_STACK;
+  f->lo = x->stacks + x->fibers.size() * FIBER_STACK;
+  f->top = f->lo + FIBER_STACK;
+  memcpy(f->lo, &CANARY, sizeof CANARY);
 #if HXEMU_TSAN
   f->tsan = __tsan_create_fiber(0);
 #endif
@@ -490,7 +519,7 @@ void fiber_entry_uc(unsigned lo, unsigned hi) {
 }
 void fiber_prepare(Fiber *f, Thr *t) {
   getcontext(&f->uc);
-  f->uc.uc_stack.ss_sp = f->lo + PG;
+  f->uc.uc_stack.ss_sp = f->lo;
   f->uc.uc_stack.ss_size = FIBER_STACK;
   f->uc.uc_link = nullptr;
   makecontext(&f->uc, (void (*)())fiber_entry_uc, 2, (unsigned)(uintptr_t)t, (unsigned)((uintptr_t)t >> 32));
@@ -631,12 +660,18 @@ void run_block(Exec *x, const Launch &L, uint3 bidx, Rng &rng, std::vector<unsig
 #if HXEMU_TSAN
   __tsan_acquire(&x->sync_end);
 #endif
+  for (unsigned i = 0; i < nt; i++)
+    if (memcmp(x->thr[i].f->lo, &CANARY, sizeof CANARY)) {
+      t_thr = &x->thr[i].v;
+      fatal("the stack of CUDA thread (%u,%u,%u) overflowed its %zu KiB (deep recursion or a large local array)",
+            x->thr[i].v.idx.x, x->thr[i].v.idx.y, x->thr[i].v.idx.z, FIBER_STACK / 1024);
+    }
 }
 
 void run_launch(const Launch &L) {
   Exec *x = exec_get();
   const unsigned nt = L.block.x * L.block.y * L.block.z;
-  while (x->fibers.size() < nt) x->fibers.push_back(fiber_new());
+  while (x->fibers.size() < nt) x->fibers.push_back(fiber_new(x));
   if (x->thr.size() < nt) x->thr.resize(nt);
 #if HXEMU_TSAN
   x->sched_tsan = __tsan_get_current_fiber();
@@ -804,6 +839,12 @@ void run_op(Op &op) {
 
 void worker_loop(CUstream_st *s) {
   alt_stack();
+  struct Release {
+    ~Release() {
+      exec_release();
+      alt_stack_release();
+    }
+  } release;
   std::unique_lock<std::mutex> lk(g_mu);
   for (;;) {
     s->cv.wait(lk, [&] { return !s->q.empty() || s->stop; });
