@@ -665,7 +665,9 @@ int hx_run_time(hx_run_time_env *env) {
   L.K = env->cs->solver.projection;
   L.ckdir = env->final_dir ? env->final_dir : env->cs->output.dir;
   L.last_out = -1;
-  int err = loop(&L);
+  /* a checkpoint.new that a kill left half written goes first (issue 53) */
+  int err = hx_checkpoint_clean(L.comm, L.ckdir);
+  if (!err) err = loop(&L);
   for (int i = 0; i < HX_BDF_MAX; i++) free(L.lev[i]);
   for (int i = 0; i < 64; i++) free(L.pbuf[i]);
   free(L.unew), free(L.feff), free(L.steps.b);

@@ -3,7 +3,10 @@
  * one solution file (hexcg-solution-1, hx_io_write_solution_file) per BDF
  * level and per projection vector; written as DIR.new and renamed onto DIR,
  * so a kill at any moment leaves the previous checkpoint or the new one. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +114,56 @@ static void ident(const hx_case *cs, uint64_t mesh_hash, ck_ident id[CK_NID]) {
   snprintf(id[7].val, sizeof id[7].val, "%016llx", (unsigned long long)h);
 }
 
+/* one of the names a checkpoint folder holds: u_N.h5, p_N.h5,
+ * checkpoint.yaml, or the .tmp of one of them (a write a kill interrupted) */
+static int ck_own_name(const char *n) {
+  if (!strcmp(n, "checkpoint.yaml") || !strcmp(n, "checkpoint.yaml.tmp")) return 1;
+  if ((n[0] != 'u' && n[0] != 'p') || n[1] != '_' || !isdigit((unsigned char)n[2])) return 0;
+  const char *e = n + 2;
+  while (isdigit((unsigned char)*e)) e++;
+  return !strcmp(e, ".h5") || !strcmp(e, ".h5.tmp");
+}
+
+/* Remove the checkpoint folder d: hexcg's own names in it (partial writes
+ * included: a kill during a checkpoint left u_0.h5.tmp, and every later run
+ * into the folder failed with "cannot create checkpoint.new: File exists",
+ * issue 53), never following a symbolic link (a link named d is removed, not
+ * its target). A folder that still holds other files stays. */
 static void rm_ck_dir(const char *d) {
-  char p[4300];
-  for (int kind = 0; kind < 2; kind++)
-    for (int i = 0; i < 128; i++) {
-      snprintf(p, sizeof p, "%s/%s_%d.h5", d, kind ? "p" : "u", i);
-      remove(p);
-    }
-  snprintf(p, sizeof p, "%s/checkpoint.yaml", d);
-  remove(p);
+  struct stat st;
+  if (lstat(d, &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    if (S_ISLNK(st.st_mode)) unlink(d);
+    return;
+  }
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR *dp = fdopendir(fd);
+  if (!dp) {
+    close(fd);
+    return;
+  }
+  for (struct dirent *e; (e = readdir(dp));)
+    if (ck_own_name(e->d_name)) unlinkat(fd, e->d_name, 0);
+  closedir(dp);
   rmdir(d);
+}
+
+int hx_checkpoint_clean(MPI_Comm comm, const char *dir) {
+  int rank = 0, err = HX_SUCCESS;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    char nw[4220];
+    struct stat st;
+    snprintf(nw, sizeof nw, "%s/checkpoint.new", dir);
+    rm_ck_dir(nw);
+    if (lstat(nw, &st) == 0)
+      err = HX_ERROR(HX_ERR_IO, "'%s' (a checkpoint whose write was interrupted) holds files hexcg did not write "
+                                "there; move them away",
+                     nw);
+  }
+  HX_CALL(hx_io_bcast_error(comm, 0, err));
+  return HX_SUCCESS;
 }
 
 int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int step,
@@ -138,7 +181,12 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
   snprintf(old, sizeof old, "%s.old", ck);
   if (rank == 0) {
     rm_ck_dir(nw);
-    if (mkdir(nw, 0777) != 0) err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", nw, strerror(errno));
+    if (mkdir(nw, 0777) != 0)
+      err = errno == EEXIST ? HX_ERROR(HX_ERR_IO,
+                                       "cannot create '%s': it exists and holds files hexcg did not write there; "
+                                       "move them away",
+                                       nw)
+                            : HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", nw, strerror(errno));
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
   const int64_t npe = (int64_t)(p + 1) * (p + 1) * (p + 1);

@@ -413,6 +413,10 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
                         double time, int nlev, const double *const *lev, int nproj, const double *const *proj,
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z);
+/* Collective. Rank 0 removes DIR/checkpoint.new, a checkpoint whose write a
+ * kill interrupted (hexcg's own file names only, no symbolic link
+ * followed); an error if it holds files hexcg does not write. */
+int hx_checkpoint_clean(MPI_Comm comm, const char *dir);
 /* Not collective. The checkpoint folder for --restart R: R/checkpoint, R
  * itself, or R/checkpoint.old (a kill between the renames), whichever holds
  * a checkpoint.yaml; else HX_ERR_INPUT. */

@@ -8,7 +8,12 @@ success, a lost or foreign result or a bad message before its fix:
     handler ended the process with status 0 and nothing written. Now the run
     solves (0 iterations: no unknowns) and writes its results.
  7. a time axis that overflows (dt 1e308 or 5e307 with 10 steps: infinite
-    times, exit 0) is refused at the case's time.dt with exit 2."""
+    times, exit 0) is refused at the case's time.dt with exit 2.
+ 10. a kill while a checkpoint was written left checkpoint.new/*.h5.tmp, and
+    every later run into the folder (a --force run, a --restart) died at its
+    first checkpoint with "cannot create checkpoint.new: File exists"; now
+    the partial checkpoint is removed (hexcg's own names only: a user's file
+    there stays, and the run says why it cannot write)."""
 import os
 import re
 import sys
@@ -69,5 +74,28 @@ for dt in ("1.0e308", "5.0e307"):
     check(rc == 2 and se.startswith(case + ":3:") and "time.dt:" in se and "double range" in se
           and not os.path.exists(os.path.join(W, "ovf")),
           f"time.dt {dt}: rc {rc}, {se[:300]!r}")
+
+# 10. a partial checkpoint.new left by a kill during its write
+HEAT2 = HEAT % "0.1"
+case = write("heat.yaml", HEAT2.replace("steps: 10", "steps: 4, checkpoint_every: 2"))
+rc, so, se = hexcg(["run", case, "--output", "ck", "--quiet"])
+check(rc == 0, f"heat run: rc {rc} {se[-300:]!r}")
+for how in ("--force", "--restart"):
+    part = os.path.join(W, "ck", "checkpoint.new")
+    os.makedirs(part, exist_ok=True)
+    for n in ("u_0.h5.tmp", "u_1.h5", "checkpoint.yaml.tmp"):
+        open(os.path.join(part, n), "w").write("partial")
+    args = ["run", case, "--output", "ck", "--quiet", "--force"] if how == "--force" else \
+        ["run", case, "--restart", os.path.join(W, "ck"), "--output", "ck", "--quiet"]
+    rc, so, se = hexcg(args)
+    check(rc == 0 and not os.path.exists(part) and os.path.exists(os.path.join(W, "ck", "checkpoint", "checkpoint.yaml")),
+          f"{how} over a partial checkpoint.new: rc {rc} {se[-300:]!r}")
+# a file of the user's in checkpoint.new: kept, and the run says so
+part = os.path.join(W, "ck", "checkpoint.new")
+os.makedirs(part, exist_ok=True)
+open(os.path.join(part, "notes.txt"), "w").write("mine")
+rc, so, se = hexcg(["run", case, "--output", "ck", "--quiet", "--force"])
+check(rc != 0 and "holds files hexcg did not write" in se and open(os.path.join(part, "notes.txt")).read() == "mine",
+      f"a user's file in checkpoint.new: rc {rc} {se[-300:]!r}")
 
 finish("reliability checks ok")
