@@ -175,29 +175,16 @@ static int csv_split(char *line, char **f, int max) {
   return n;
 }
 
+/* a previous run's steps.csv / history.csv (a missing file: NULL); a FIFO or
+ * device is refused, not read (issue 53) */
 static int read_text(const char *path, char **out) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return errno == ENOENT ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-  int err = HX_SUCCESS;
-  size_t cap = 65536, n = 0;
-  char *b = malloc(cap + 1);
-  while (b) {
-    n += fread(b + n, 1, cap - n, f);
-    if (n < cap) break;
-    char *nb = realloc(b, 2 * cap + 1);
-    if (!nb) free(b);
-    b = nb, cap *= 2;
-  }
-  if (!b) err = HX_ERROR(HX_ERR_MEM, "out of memory");
-  else if (ferror(f)) err = HX_ERROR(HX_ERR_IO, "cannot read '%s'", path), free(b), b = NULL;
-  fclose(f);
-  if (b) b[n] = '\0';
-  *out = b;
-  return err;
+  return hx_io_read_file(path, "the previous run's table", (size_t)1 << 30, 1, out, NULL);
 }
 
 static int copy_file(const char *from, const char *to) {
+  struct stat st;
+  if (lstat(from, &st) != 0 || !S_ISREG(st.st_mode))
+    return HX_ERROR(HX_ERR_INPUT, "'%s' is not a regular file: a restart carries only hexcg's own files", from);
   if (link(from, to) == 0) return HX_SUCCESS; /* the same file system: no copy */
   FILE *a = fopen(from, "rb"), *b = a ? fopen(to, "wb") : NULL;
   int err = a && b ? HX_SUCCESS : HX_ERROR(HX_ERR_IO, "cannot copy '%s' to '%s': %s", from, to, strerror(errno));

@@ -270,14 +270,9 @@ static int ck_check(const char *dir, const hx_case *cs, uint64_t mesh_hash, int 
                     int *step, double *time, int *nlev, int *nproj) {
   char p[4300], v[2100];
   snprintf(p, sizeof p, "%s/checkpoint.yaml", dir);
-  FILE *f = fopen(p, "rb");
-  HX_CHECK(f, HX_ERR_INPUT, "checkpoint %s: cannot read checkpoint.yaml: %s", dir, strerror(errno));
-  char *text = calloc(1, 65537);
-  size_t n = text ? fread(text, 1, 65536, f) : 0;
-  fclose(f);
-  HX_CHECK(text, HX_ERR_MEM, "out of memory");
+  char *text = NULL;
+  HX_CALL(hx_io_read_file(p, "the checkpoint's", (size_t)1 << 20, 0, &text, NULL));
   *textp = text;
-  (void)n;
   HX_CHECK(ck_get(text, "format", v, sizeof v) && !strcmp(v, CK_FORMAT), HX_ERR_INPUT,
            "checkpoint %s: not a hexcg checkpoint (checkpoint.yaml has no 'format: " CK_FORMAT "')", dir);
   HX_CHECK(ck_get(text, "end", v, sizeof v) && !strcmp(v, "true"), HX_ERR_INPUT,

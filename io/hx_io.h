@@ -413,6 +413,12 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
                         double time, int nlev, const double *const *lev, int nproj, const double *const *proj,
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z);
+/* Not collective. A regular text file of at most max bytes read whole into
+ * *text (malloc'd, NUL-terminated; *len its length when len != NULL);
+ * missing_ok: a missing file gives *text = NULL and HX_SUCCESS. A FIFO,
+ * device, folder or socket is refused without blocking (HX_ERR_INPUT naming
+ * `what` and the path), as is a larger file or one holding NUL bytes. */
+int hx_io_read_file(const char *path, const char *what, size_t max, int missing_ok, char **text, size_t *len);
 /* Collective. Rank 0 removes DIR/checkpoint.new, a checkpoint whose write a
  * kill interrupted (hexcg's own file names only, no symbolic link
  * followed); an error if it holds files hexcg does not write. */

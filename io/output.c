@@ -1,6 +1,7 @@
 /* The output folder, atomic file writes and error agreement across ranks. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -496,4 +497,58 @@ void hx_outdir_close(hx_outdir *pod) {
   }
   outdir_free(od);
   *pod = NULL;
+}
+
+/* A regular file read whole (issue 53, defect 13: --restart read steps.csv
+ * and history.csv with fopen, so a FIFO there blocked forever, unkillable by
+ * one SIGTERM, and /dev/zero read until memory ran out). The open does not
+ * block (O_NONBLOCK: a FIFO is refused, not waited on), the file must be a
+ * regular file of at most max bytes, and it may not hold NUL bytes. */
+int hx_io_read_file(const char *path, const char *what, size_t max, int missing_ok, char **text, size_t *len) {
+  *text = NULL;
+  if (len) *len = 0;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT && missing_ok) return HX_SUCCESS;
+    return HX_ERROR(HX_ERR_INPUT, "cannot read %s '%s': %s", what, path, strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISDIR(st.st_mode) ? "a folder" : S_ISSOCK(st.st_mode) ? "a socket" : "not a plain file";
+    close(fd);
+    return HX_ERROR(HX_ERR_INPUT, "%s '%s' is %s, not a regular file: refused", what, path, kind);
+  }
+  if ((uint64_t)st.st_size > (uint64_t)max) {
+    close(fd);
+    return HX_ERROR(HX_ERR_INPUT, "%s '%s' has %lld bytes, more than the %zu hexcg reads", what, path,
+                    (long long)st.st_size, max);
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  char *b = malloc((size_t)st.st_size + 1);
+  if (!b) {
+    close(fd);
+    return HX_ERROR(HX_ERR_MEM, "out of memory");
+  }
+  size_t n = 0;
+  while (n < (size_t)st.st_size) {
+    ssize_t k = read(fd, b + n, (size_t)st.st_size - n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break; /* shorter than its size said: read what is there */
+    n += (size_t)k;
+  }
+  const int rerr = errno;
+  close(fd);
+  b[n] = '\0';
+  if (n < (size_t)st.st_size && rerr && rerr != EINTR) {
+    free(b);
+    return HX_ERROR(HX_ERR_INPUT, "cannot read %s '%s': %s", what, path, strerror(rerr));
+  }
+  if (memchr(b, '\0', n)) {
+    free(b);
+    return HX_ERROR(HX_ERR_INPUT, "%s '%s' is not a text file (it holds NUL bytes)", what, path);
+  }
+  *text = b;
+  if (len) *len = n;
+  return HX_SUCCESS;
 }

@@ -10,42 +10,10 @@
 
 #include "io_impl.h"
 
-/* Read a whole (small) text file; HX_ERR_INPUT naming it when it cannot be read. */
+/* Read a whole (small) text file; HX_ERR_INPUT naming it when it cannot be
+ * read or is not a regular text file (hx_io_read_file) */
 static int sr_read_file(const char *path, const char *what, char **text, size_t *len) {
-  *text = NULL, *len = 0;
-  FILE *f = fopen(path, "rb");
-  HX_CHECK(f, HX_ERR_INPUT, "cannot read %s '%s': %s", what, path, strerror(errno));
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  int err = buf ? HX_SUCCESS : HX_ERROR(HX_ERR_MEM, "out of memory");
-  while (!err) {
-    if (n + 1 >= cap) {
-      char *nb = cap < ((size_t)16 << 20) ? realloc(buf, cap * 2) : NULL;
-      if (!nb) {
-        err = HX_ERROR(HX_ERR_INPUT, "%s '%s' is too large (over 16 MiB)", what, path);
-        break;
-      }
-      buf = nb, cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - 1 - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) err = HX_ERROR(HX_ERR_INPUT, "cannot read %s '%s': %s", what, path, strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
-  if (err) {
-    free(buf);
-    return err;
-  }
-  buf[n] = '\0';
-  if (memchr(buf, '\0', n)) {
-    free(buf);
-    return HX_ERROR(HX_ERR_INPUT, "%s '%s' is not a text file", what, path);
-  }
-  *text = buf, *len = n;
-  return HX_SUCCESS;
+  return hx_io_read_file(path, what, (size_t)16 << 20, 0, text, len);
 }
 
 static const char *sr_kind(const hx_ynode *v) {

@@ -13,7 +13,10 @@ success, a lost or foreign result or a bad message before its fix:
     every later run into the folder (a --force run, a --restart) died at its
     first checkpoint with "cannot create checkpoint.new: File exists"; now
     the partial checkpoint is removed (hexcg's own names only: a user's file
-    there stays, and the run says why it cannot write)."""
+    there stays, and the run says why it cannot write).
+ 13. --restart read steps.csv and history.csv with fopen: a FIFO blocked
+    forever and /dev/zero read until memory ran out; now a non-regular
+    file is refused at once, naming it (exit 2)."""
 import os
 import re
 import sys
@@ -97,5 +100,26 @@ open(os.path.join(part, "notes.txt"), "w").write("mine")
 rc, so, se = hexcg(["run", case, "--output", "ck", "--quiet", "--force"])
 check(rc != 0 and "holds files hexcg did not write" in se and open(os.path.join(part, "notes.txt")).read() == "mine",
       f"a user's file in checkpoint.new: rc {rc} {se[-300:]!r}")
+
+# 13. a FIFO or a device where the previous run's tables are
+import subprocess  # noqa: E402
+case6 = write("heat6.yaml", HEAT2.replace("steps: 10", "steps: 6, checkpoint_every: 2"))
+for table in ("steps.csv", "history.csv"):
+    for kind in ("fifo", "/dev/zero"):
+        rc, so, se = hexcg(["run", case, "--output", "tb", "--quiet", "--force"])
+        p = os.path.join(W, "tb", table)
+        os.remove(p)
+        if kind == "fifo":
+            os.mkfifo(p)
+        else:
+            os.symlink("/dev/zero", p)
+        try:
+            rc, so, se = hexcg(["run", case6, "--restart", os.path.join(W, "tb"), "--output", "tb", "--quiet"],
+                               timeout=60)
+        except subprocess.TimeoutExpired:
+            rc, se = None, "timed out"
+        check(rc == 2 and f"'{os.path.join('tb', table)}'" in se.replace(W + "/", "") and "not a regular file" in se,
+              f"{table} as {kind}: rc {rc} {se[-300:]!r}")
+        os.remove(p)
 
 finish("reliability checks ok")
