@@ -366,12 +366,8 @@ hxemu_swap:
   pushq %r14
   pushq %r15
   subq $8, %rsp
-  stmxcsr (%rsp)
-  fnstcw 4(%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  ldmxcsr (%rsp)
-  fldcw 4(%rsp)
   addq $8, %rsp
   popq %r15
   popq %r14
@@ -483,8 +479,11 @@ void exec_release() {
 
 Fiber *fiber_new(Exec *x) {
   Fiber *f = new Fiber();
-  f->lo = x->stacks + x->fibers.size() * FIBER_STACK;
-  f->top = f->lo + FIBER_STACK;
+  const size_t i = x->fibers.size();
+  f->lo = x->stacks + i * FIBER_STACK;
+  // tops staggered over a page: at one stride every stack's hot top lines
+  // fall into the same L1 sets and the switches thrash them
+  f->top = f->lo + FIBER_STACK - (i * 320) % PG;
   memcpy(f->lo, &CANARY, sizeof CANARY);
 #if HXEMU_TSAN
   f->tsan = __tsan_create_fiber(0);
@@ -499,11 +498,7 @@ void fiber_entry(void *arg) { thread_body((Thr *)arg); }
 void fiber_prepare(Fiber *f, Thr *t) {
   uint64_t *sp = (uint64_t *)((uintptr_t)f->top & ~(uintptr_t)15);
   sp -= 8;
-  uint32_t mx;
-  uint16_t cw;
-  asm volatile("stmxcsr %0" : "=m"(mx));
-  asm volatile("fnstcw %0" : "=m"(cw));
-  sp[0] = (uint64_t)mx | ((uint64_t)cw << 32);
+  sp[0] = 0;  // a slot kept for alignment (MXCSR and the x87 control word are not switched: kernels leave them)
   sp[1] = 0;                            // r15
   sp[2] = 0;                            // r14
   sp[3] = (uint64_t)t;                  // r13: the argument
@@ -582,8 +577,12 @@ struct Rng {
   }
 };
 template <class V>
+void shuffle_n(V &v, size_t n, Rng &r) {
+  for (size_t i = n; i > 1; i--) std::swap(v[i - 1], v[(size_t)(r.next() % i)]);
+}
+template <class V>
 void shuffle(V &v, Rng &r) {
-  for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[(size_t)(r.next() % i)]);
+  shuffle_n(v, v.size(), r);
 }
 
 std::atomic<uint64_t> g_launch_count{0};
@@ -618,38 +617,42 @@ void run_block(Exec *x, const Launch &L, uint3 bidx, Rng &rng, std::vector<unsig
 #if HXEMU_TSAN
   __tsan_release(&x->sync_launch);
 #endif
+  // order: the live threads (those not exited), run once each per round;
+  // after a round every live thread waits at a barrier
+  unsigned nlive = nt;
+  for (unsigned i = 0; i < nt; i++) order[i] = i;
   for (;;) {
-    if (g_cfg.seed) shuffle(order, rng);
-    for (unsigned k = 0; k < nt; k++) {
+    if (g_cfg.seed) shuffle_n(order, nlive, rng);
+    const Thr *e0 = nullptr;
+    unsigned nexit = 0;
+    for (unsigned k = 0; k < nlive; k++) {
       Thr &t = x->thr[order[k]];
-      if (t.state == T_EXIT) continue;
       t.state = T_RUN;
       to_thread(x, &t);
-    }
-    unsigned nexit = 0, nbar = 0;
-    const Thr *b0 = nullptr, *e0 = nullptr;
-    for (unsigned i = 0; i < nt; i++) {
-      const Thr &t = x->thr[i];
       if (t.state == T_EXIT) {
         nexit++;
         if (!e0) e0 = &t;
-      } else {
-        nbar++;
-        if (!b0) b0 = &t;
       }
     }
-    if (!nbar) break;
+    if (nexit) {  // keep the live ones, in their order
+      unsigned m = 0;
+      for (unsigned k = 0; k < nlive; k++)
+        if (x->thr[order[k]].state != T_EXIT) order[m++] = order[k];
+      nlive = m;
+    }
+    if (!nlive) break;
     t_blk = &x->blk;
+    const Thr *b0 = &x->thr[order[0]];
     if (nexit) {
       t_thr = const_cast<ThrView *>(&b0->v);
       fatal("thread (%u,%u,%u) waits at __syncthreads() at %s:%d while thread (%u,%u,%u) of its block has exited "
             "(%u of %u threads exited): a barrier in divergent code or an early return",
             b0->v.idx.x, b0->v.idx.y, b0->v.idx.z, b0->bfile, b0->bline, e0->v.idx.x, e0->v.idx.y, e0->v.idx.z,
-            nexit, nt);
+            nt - nlive, nt);
     }
-    for (unsigned i = 0; i < nt; i++) {
-      const Thr &t = x->thr[i];
-      if (t.bline != b0->bline || strcmp(t.bfile, b0->bfile)) {
+    for (unsigned k = 1; k < nlive; k++) {
+      const Thr &t = x->thr[order[k]];
+      if (t.bline != b0->bline || (t.bfile != b0->bfile && strcmp(t.bfile, b0->bfile))) {
         t_thr = const_cast<ThrView *>(&t.v);
         fatal("barrier divergence: thread (%u,%u,%u) waits at __syncthreads() at %s:%d, thread (%u,%u,%u) at %s:%d",
               t.v.idx.x, t.v.idx.y, t.v.idx.z, t.bfile, t.bline, b0->v.idx.x, b0->v.idx.y, b0->v.idx.z, b0->bfile,
