@@ -58,10 +58,10 @@ void __tsan_release(void *addr);
 
 namespace hxemu {
 
-thread_local ThrView *t_thr = nullptr;
-thread_local BlkView *t_blk = nullptr;
-thread_local int t_probe = 0;
-thread_local unsigned t_bounds = 0;
+thread_local ThrView *t_thr HXEMU_TLS = nullptr;
+thread_local BlkView *t_blk HXEMU_TLS = nullptr;
+thread_local int t_probe HXEMU_TLS = 0;
+thread_local unsigned t_bounds HXEMU_TLS = 0;
 
 // ============================================================ configuration and reports
 namespace {
@@ -257,7 +257,7 @@ bool is_pinned(const void *p, size_t n) {
 
 // ============================================================ fault reports
 struct sigaction g_old_segv, g_old_bus;
-thread_local char *t_shared_guard = nullptr;  // this OS thread's shared-memory guard page
+thread_local char *t_shared_guard HXEMU_TLS = nullptr;  // this OS thread's shared-memory guard page
 
 void fault_handler(int sig, siginfo_t *si, void *uctx) {
   const char *addr = (const char *)si->si_addr;
@@ -400,7 +400,7 @@ struct Fiber {
 #endif
 };
 
-enum { T_RUN, T_BAR, T_EXIT };
+enum { T_NEW, T_RUN, T_BAR, T_EXIT };
 
 struct Exec;
 struct Thr {
@@ -429,6 +429,9 @@ struct Exec {
   char sync_launch, sync_bar, sync_end;  // addresses for the release/acquire pairs
 #endif
   Job *job = nullptr;
+  // the round being run: threads ord[cur..nround) still to run in it
+  const unsigned *ord = nullptr;
+  unsigned cur = 0, nround = 0;
   // shared memory: [static 48 KiB][dynamic, end-aligned][guard page]
   char *sh = nullptr, *dyn = nullptr;
   size_t dyn_bytes = 0, static_used = 0, static_hwm = 0;
@@ -438,7 +441,7 @@ struct Exec {
   // took two of the kernel's 65530 mappings each and ran out with many streams)
   char *stacks = nullptr;
 };
-thread_local Exec *t_exec = nullptr;
+thread_local Exec *t_exec HXEMU_TLS = nullptr;
 
 constexpr uint64_t CANARY = 0x6865786367656d75ull;  // "hexcgemu"
 const size_t SHARED_LEN = STATIC_SHMEM + ((MAX_SHMEM + PG - 1) / PG) * PG + PG;
@@ -521,48 +524,63 @@ void fiber_prepare(Fiber *f, Thr *t) {
 }
 #endif
 
-// switch from the scheduler to thread t / from t back to the scheduler
-void to_thread(Exec *x, Thr *t) {
-  t_thr = &t->v;
+// the next thread of this round, or nullptr when the round is over
+Thr *round_next(Exec *x) { return x->cur < x->nround ? &x->thr[x->ord[x->cur++]] : nullptr; }
+
+// Switch from the running context (thread t, or the scheduler when t is
+// nullptr) to thread n (nullptr: the scheduler). A round runs each of its
+// threads once, each handing over directly to the next one, the last one to
+// the scheduler; a new thread's fiber is prepared on its first switch.
+void switch_to(Exec *x, Thr *t, Thr *n) {
+  void **save = t ? &t->f->sp : &x->sched_sp;
+  (void)save;
+  if (n) {
+    if (n->state == T_NEW) fiber_prepare(n->f, n);
+    n->state = T_RUN;
+    t_thr = &n->v;
+  } else {
+    t_thr = nullptr;
+  }
 #if HXEMU_ASM_SWITCH
-  void *sp = t->f->sp;
+  void *sp = n ? n->f->sp : x->sched_sp;
 #endif
 #if HXEMU_TSAN
-  __tsan_switch_to_fiber(t->f->tsan, HXEMU_TSAN_NOSYNC);
+  __tsan_switch_to_fiber(n ? n->f->tsan : x->sched_tsan, HXEMU_TSAN_NOSYNC);
 #endif
 #if HXEMU_ASM_SWITCH
-  hxemu_swap(&x->sched_sp, sp);
+  hxemu_swap(save, sp);
 #else
-  swapcontext(&x->sched_uc, &t->f->uc);
-#endif
-  t_thr = nullptr;
-}
-void to_sched(Thr *t) {
-  Exec *x = t->x;
-#if HXEMU_ASM_SWITCH
-  void *sp = x->sched_sp;
-#endif
-#if HXEMU_TSAN
-  __tsan_switch_to_fiber(x->sched_tsan, HXEMU_TSAN_NOSYNC);
-#endif
-#if HXEMU_ASM_SWITCH
-  hxemu_swap(&t->f->sp, sp);
-#else
-  swapcontext(&t->f->uc, &x->sched_uc);
+  swapcontext(t ? &t->f->uc : &x->sched_uc, n ? &n->f->uc : &x->sched_uc);
 #endif
 }
 
 void thread_body(Thr *t) {
+  Exec *x = t->x;
+  for (;;) {
 #if HXEMU_TSAN
-  __tsan_acquire(&t->x->sync_launch);
+    __tsan_acquire(&x->sync_launch);
 #endif
-  t->x->job->call();
-  t->state = T_EXIT;
+    x->job->call();
+    t->state = T_EXIT;
 #if HXEMU_TSAN
-  __tsan_release(&t->x->sync_end);
+    __tsan_release(&x->sync_end);
 #endif
-  to_sched(t);
-  fatal("an exited CUDA thread was resumed");
+    Thr *n = round_next(x);
+#if !HXEMU_TSAN
+    // the next thread not yet started runs on this stack, with no switch at
+    // all (a barrier-free kernel runs its whole block so); not under TSan,
+    // where a fiber is one TSan thread and would order the two
+    if (n && n->state == T_NEW) {
+      n->f = t->f;
+      n->state = T_RUN;
+      t_thr = &n->v;
+      t = n;
+      continue;
+    }
+#endif
+    switch_to(x, t, n);
+    fatal("an exited CUDA thread was resumed");
+  }
 }
 
 // ------------------------------------------------------------ deterministic shuffles
@@ -606,13 +624,12 @@ void run_block(Exec *x, const Launch &L, uint3 bidx, Rng &rng, std::vector<unsig
   for (unsigned i = 0; i < nt; i++) {
     Thr &t = x->thr[i];
     t.v.idx = uint3{i % L.block.x, (i / L.block.x) % L.block.y, i / (L.block.x * L.block.y)};
-    t.state = T_RUN;
+    t.state = T_NEW;
     t.bfile = nullptr;
     t.bline = 0;
     t.nbar = 0;
     t.f = x->fibers[i];
     t.x = x;
-    fiber_prepare(t.f, &t);
   }
 #if HXEMU_TSAN
   __tsan_release(&x->sync_launch);
@@ -623,12 +640,14 @@ void run_block(Exec *x, const Launch &L, uint3 bidx, Rng &rng, std::vector<unsig
   for (unsigned i = 0; i < nt; i++) order[i] = i;
   for (;;) {
     if (g_cfg.seed) shuffle_n(order, nlive, rng);
+    x->ord = order.data();
+    x->cur = 0;
+    x->nround = nlive;
+    switch_to(x, nullptr, round_next(x));  // back when the round's last thread has yielded
     const Thr *e0 = nullptr;
     unsigned nexit = 0;
     for (unsigned k = 0; k < nlive; k++) {
-      Thr &t = x->thr[order[k]];
-      t.state = T_RUN;
-      to_thread(x, &t);
+      const Thr &t = x->thr[order[k]];
       if (t.state == T_EXIT) {
         nexit++;
         if (!e0) e0 = &t;
@@ -725,7 +744,7 @@ void syncthreads(const char *file, int line) {
 #if HXEMU_TSAN
   __tsan_release(&x->sync_bar);
 #endif
-  to_sched(t);
+  switch_to(x, t, round_next(x));  // back when the next round resumes t
 #if HXEMU_TSAN
   __tsan_acquire(&x->sync_bar);
 #endif
