@@ -1,5 +1,6 @@
 /* The output folder, atomic file writes and error agreement across ranks. */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static const char *const hx_outputs[] = {"case.yaml",   "summary.yaml", "solutio
                                          "history.csv", "history.h5",   "steps.csv",   "series"};
 #define HX_SERIES_NAME "series"
 static void remove_tree_files(const char *d);
+static void remove_series(const char *d);
 
 int hx_io_bcast_error(MPI_Comm comm, int root, int code) {
   int rank = 0;
@@ -97,7 +99,7 @@ static int remove_outputs(const char *dir) {
     for (int tmp = 0; tmp < 2; tmp++) {
       snprintf(p, sizeof p, "%s/%s%s", dir, hx_outputs[i], tmp ? ".tmp" : "");
       if (!tmp && !strcmp(hx_outputs[i], HX_SERIES_NAME)) {
-        remove_tree_files(p);
+        remove_series(p);
         continue;
       }
       if (remove(p) != 0 && errno != ENOENT)
@@ -186,20 +188,60 @@ static int has_results(const char *dir) {
   return 0;
 }
 
-static void remove_tree_files(const char *d) { /* the staging folder: plain files and its series folder */
-  DIR *dd = opendir(d);
-  if (dd) {
-    struct dirent *e;
-    char p[4300];
-    while ((e = readdir(dd)) != NULL) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-      if (remove(p) != 0 && !strcmp(e->d_name, HX_SERIES_NAME)) remove_tree_files(p);
-    }
-    closedir(dd);
+/* hexcg's own names in a series folder: solution_N.h5 and its .tmp */
+static int own_series_name(const char *n) {
+  int st = 0, len = 0;
+  if (sscanf(n, "solution_%d.h5%n", &st, &len) != 1 || st < 0) return 0;
+  return n[len] == '\0' || !strcmp(n + len, ".tmp");
+}
+
+/* hexcg's own names in an output or staging folder */
+static int own_output_name(const char *n) {
+  for (size_t i = 0; i < sizeof hx_outputs / sizeof hx_outputs[0]; i++) {
+    const size_t l = strlen(hx_outputs[i]);
+    if (!strncmp(n, hx_outputs[i], l) && (n[l] == '\0' || !strcmp(n + l, ".tmp"))) return 1;
   }
+  return !strcmp(n, ".manifest") || !strcmp(n, ".manifest.tmp");
+}
+
+/* Remove the folder d of hexcg's outputs: the staging folder or a series
+ * folder (series: its series/ inside). Only hexcg's own names go, and no
+ * symbolic link is followed: a link named d is removed itself, never its
+ * target (issue 53, defect 15: `DIR/series -> /elsewhere` had every plain
+ * file of /elsewhere deleted, and a user's files inside series/ went too).
+ * A folder that still holds other files is left. */
+static void remove_own_tree(const char *d, int series) {
+  struct stat st;
+  if (lstat(d, &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    unlink(d); /* a link, or a plain file where the folder should be */
+    return;
+  }
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR *dd = fdopendir(fd);
+  if (!dd) {
+    close(fd);
+    return;
+  }
+  char p[4300];
+  for (struct dirent *e; (e = readdir(dd)) != NULL;) {
+    const char *n = e->d_name;
+    if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
+    if (!series && !strcmp(n, HX_SERIES_NAME)) {
+      snprintf(p, sizeof p, "%s/%s", d, n);
+      remove_own_tree(p, 1);
+    } else if (series ? own_series_name(n) : own_output_name(n)) {
+      struct stat es;
+      if (fstatat(fd, n, &es, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(es.st_mode)) unlinkat(fd, n, 0);
+    }
+  }
+  closedir(dd);
   rmdir(d);
 }
+
+static void remove_tree_files(const char *d) { remove_own_tree(d, 0); }
+static void remove_series(const char *d) { remove_own_tree(d, 1); }
 
 /* mkdir -p that remembers the outermost folder it created */
 static int mkdir_p_track(const char *dir, char **top) {
@@ -299,6 +341,26 @@ static int read_manifest(const char *stage, int has[HX_NCOMMIT]) {
   return ok ? 0 : -1; /* a manifest without its last line was never renamed into place */
 }
 
+/* every file of folder from renamed into the existing folder to, then from removed */
+static int move_into(const char *from, const char *to) {
+  DIR *dd = opendir(from);
+  if (!dd) return HX_ERROR(HX_ERR_IO, "cannot read '%s': %s", from, strerror(errno));
+  int err = HX_SUCCESS;
+  char a[4300], b[4300];
+  for (struct dirent *e; !err && (e = readdir(dd)) != NULL;) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (snprintf(a, sizeof a, "%s/%s", from, e->d_name) >= (int)sizeof a ||
+        snprintf(b, sizeof b, "%s/%s", to, e->d_name) >= (int)sizeof b) {
+      err = HX_ERROR(HX_ERR_IO, "path too long in '%s'", to);
+      break;
+    }
+    if (rename(a, b) != 0) err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", a, b, strerror(errno));
+  }
+  closedir(dd);
+  if (!err) rmdir(from);
+  return err;
+}
+
 /* move a committed stage into dir (rank 0): the renames, the removals, the manifest */
 static int roll_forward(const char *dir, const char *stage, const int has[HX_NCOMMIT]) {
   char from[4300], to[4300];
@@ -307,9 +369,12 @@ static int roll_forward(const char *dir, const char *stage, const int has[HX_NCO
     const char *f = commit_order[k];
     snprintf(from, sizeof from, "%s/%s", stage, f);
     snprintf(to, sizeof to, "%s/%s", dir, f);
-    if (!strcmp(f, HX_SERIES_NAME)) { /* a folder: the old one goes as a whole first */
-      if (!has[k] || access(from, F_OK) == 0) remove_tree_files(to);
-      if (has[k] && access(from, F_OK) == 0 && rename(from, to) != 0)
+    if (!strcmp(f, HX_SERIES_NAME)) { /* a folder: the old one's files go first */
+      if (!has[k] || access(from, F_OK) == 0) remove_series(to);
+      struct stat ts;
+      if (has[k] && access(from, F_OK) == 0 && lstat(to, &ts) == 0 && S_ISDIR(ts.st_mode))
+        err = move_into(from, to); /* the user's files kept the old folder: the new files into it */
+      else if (has[k] && access(from, F_OK) == 0 && rename(from, to) != 0)
         err = HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
     } else if (!has[k]) {
       if (remove(to) != 0 && errno != ENOENT) /* an old output the new set does not have */

@@ -16,9 +16,15 @@ success, a lost or foreign result or a bad message before its fix:
     there stays, and the run says why it cannot write).
  13. --restart read steps.csv and history.csv with fopen: a FIFO blocked
     forever and /dev/zero read until memory ran out; now a non-regular
-    file is refused at once, naming it (exit 2)."""
+    file is refused at once, naming it (exit 2).
+ 15. --force and --restart emptied DIR/series (and DIR/.hexcg-new) with a
+    walk that followed a symbolic link: every plain file of the link's
+    target was deleted; a user's file inside a real series/ went too. Now no
+    link is followed (the link itself is replaced) and only hexcg's own
+    names are removed."""
 import os
 import re
+import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -121,5 +127,35 @@ for table in ("steps.csv", "history.csv"):
         check(rc == 2 and f"'{os.path.join('tb', table)}'" in se.replace(W + "/", "") and "not a regular file" in se,
               f"{table} as {kind}: rc {rc} {se[-300:]!r}")
         os.remove(p)
+
+# 15. removals never follow a link, and remove only hexcg's own names
+outside = os.path.join(W, "outside")
+for how in ("--force", "--restart"):
+    for link in ("series", ".hexcg-new"):
+        shutil.rmtree(outside, ignore_errors=True)
+        os.makedirs(outside)
+        for n in ("precious.dat", "solution_000002.h5"):
+            open(os.path.join(outside, n), "w").write("keep me")
+        rc, so, se = hexcg(["run", case, "--output", "sl", "--quiet", "--force"])
+        target = os.path.join(W, "sl", link)
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        os.symlink(outside, target)
+        args = ["run", case, "--output", "sl", "--quiet", "--force"] if how == "--force" else \
+            ["run", case6, "--restart", os.path.join(W, "sl"), "--output", "sl", "--quiet"]
+        rc, so, se = hexcg(args)
+        kept = sorted(os.listdir(outside)) == ["precious.dat", "solution_000002.h5"]
+        check(rc == 0 and kept and not os.path.islink(target),
+              f"{how} with {link} a link: rc {rc}, outside {sorted(os.listdir(outside))}, {se[-300:]!r}")
+    # a user's file inside a real series/
+    rc, so, se = hexcg(["run", case, "--output", "us", "--quiet", "--force"])
+    mine = os.path.join(W, "us", "series", "my_notes.txt")
+    open(mine, "w").write("mine")
+    args = ["run", case, "--output", "us", "--quiet", "--force"] if how == "--force" else \
+        ["run", case6, "--restart", os.path.join(W, "us"), "--output", "us", "--quiet"]
+    rc, so, se = hexcg(args)
+    series = sorted(os.listdir(os.path.join(W, "us", "series"))) if os.path.isdir(os.path.join(W, "us", "series")) else []
+    check(rc == 0 and os.path.exists(mine) and any(n.startswith("solution_") for n in series),
+          f"{how} with a user's file in series/: rc {rc}, series {series}, {se[-300:]!r}")
 
 finish("reliability checks ok")
