@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,34 @@ static void usage(FILE *out) {
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
 }
 
+/* Every rank must run the same command line (issue 53, defect 5: `mpiexec
+ * -n 1 hexcg run c.yaml --set order=3 : -n 1 hexcg run c.yaml --set
+ * order=4` applied each rank's own options, "converged" with exit 0 and
+ * wrote an unreadable solution.h5; --dry-run on one rank only hung). A hash
+ * of the arguments is compared across the ranks first; a mismatch is
+ * refused (exit 2), naming the first rank that differs. */
+static int args_agree(const hx_app_ctx *ctx, int argc, char **argv) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 1; i < argc; i++) {
+    for (const unsigned char *c = (const unsigned char *)argv[i]; *c; c++) h = (h ^ *c) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull; /* the separator: "a b" is not "ab" */
+  }
+  uint64_t lo = h, hi = h;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, ctx->comm);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, ctx->comm);
+  if (lo == hi) return 1;
+  uint64_t h0 = h;
+  MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, ctx->comm);
+  int mine = h != h0 ? ctx->rank : ctx->size, first = ctx->size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx->comm);
+  if (ctx->rank == 0) {
+    fprintf(stderr, "hexcg: the ranks were started with different arguments: rank %d's differ from rank 0's (", first);
+    for (int i = 1; i < argc; i++) fprintf(stderr, "%s%s", i > 1 ? " " : "", argv[i]);
+    fprintf(stderr, "); start every rank with the same command line\n");
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   hx_malloc_tune(); /* before MPI and OpenMP allocate (HEXCG_MALLOC_TUNE=0: glibc's defaults) */
   int provided = MPI_THREAD_SINGLE;
@@ -119,7 +148,9 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   int status = 0;
-  if (argc < 2) {
+  if (!args_agree(&ctx, argc, argv)) {
+    status = 2;
+  } else if (argc < 2) {
     if (ctx.rank == 0) usage(stderr);
     status = 2;
   } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -7,6 +7,14 @@ success, a lost or foreign result or a bad message before its fix:
     Jacobi on 1-3 ranks: LAPACK's dsygv was called with n = 0 and its error
     handler ended the process with status 0 and nothing written. Now the run
     solves (0 iterations: no unknowns) and writes its results.
+ 2. the stopping test was PCG's recursive residual: tol 1e-14 or 1e-30
+    "converged" (exit 0) while b - A x was far larger. Now the true residual
+    is checked and reported; a tolerance the arithmetic cannot reach ends in
+    exit 3 (diverged_stagnation or max_iterations), never exit 0.
+ 5. ranks started with different arguments (an MPMD launch) each applied
+    their own options: a mixed solve "converged" with exit 0 and an
+    unreadable solution.h5; --dry-run on one rank only hung. Now refused
+    with exit 2 before anything is read or written.
  7. a time axis that overflows (dt 1e308 or 5e307 with 10 steps: infinite
     times, exit 0) is refused at the case's time.dt with exit 2.
  10. a kill while a checkpoint was written left checkpoint.new/*.h5.tmp, and
@@ -25,6 +33,7 @@ success, a lost or foreign result or a bad message before its fix:
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -67,6 +76,35 @@ for elems in ("[3, 3, 1]", "[3, 1, 1]"):
                   f"fin {elems} {pc} on {ranks} ranks: rc {rc}, solution.h5 "
                   f"{os.path.exists(os.path.join(W, out, 'solution.h5'))}: {(so + se)[-300:]!r}")
 
+# 2. a tolerance below round-off is never reported as converged
+for tol, ranks in (("1.0e-14", 1), ("1.0e-30", 2)):
+    case = write("tight.yaml", BOX % ("[4, 4, 4]", 5, "jacobi") + f"solver: {{tol: {tol}, max_iterations: 400}}\n")
+    rc, so, se = hexcg(["run", case, "--output", "tight", "--quiet", "--force"], ranks=ranks)
+    reason = summary_value("tight", "reason")
+    rel = float(summary_value("tight", "final_rel_residual") or "nan")
+    # 1e-30: out of reach (before: "converged" at 9e-31, exit 0); 1e-14: at the edge,
+    # either converged on the true residual or stopped with exit 3
+    stopped = rc == 3 and reason in ('"diverged_stagnation"', '"diverged_max_iterations"') and 1e-16 < rel < 1e-10
+    met = rc == 0 and reason == '"converged_rtol"' and rel <= float(tol) and tol != "1.0e-30"
+    check(stopped or met, f"tol {tol} on {ranks} ranks: rc {rc}, reason {reason}, final_rel_residual {rel}")
+# an ordinary tolerance: converged on the true residual
+case = write("ok.yaml", BOX % ("[4, 4, 4]", 5, "jacobi") + "solver: {tol: 1.0e-8}\n")
+rc, so, se = hexcg(["run", case, "--output", "okt", "--quiet", "--force"])
+check(rc == 0 and float(summary_value("okt", "final_rel_residual")) <= 1e-8, f"tol 1e-8: rc {rc} {se[-200:]!r}")
+
+# 5. ranks with different command lines
+base = write("mpmd.yaml", BOX % ("[2, 2, 2]", 2, "jacobi"))
+for extra0, extra1 in ((["--set", "order=3"], ["--set", "order=4"]), (["--dry-run"], [])):
+    cmd = [a.mpiexec, "-n", "1", a.hexcg, "run", base, "--output", "mpmd", "--quiet"] + extra0 + \
+          [":", "-n", "1", a.hexcg, "run", base, "--output", "mpmd", "--quiet"] + extra1
+    try:
+        p = subprocess.run(cmd, cwd=W, capture_output=True, text=True, timeout=60)
+        rc, se = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, se = None, "timed out (hung)"
+    check(rc == 2 and "started with different arguments: rank 1's differ" in se
+          and not os.path.exists(os.path.join(W, "mpmd")), f"MPMD {extra0} : {extra1}: rc {rc} {se[-300:]!r}")
+
 # 7. a time axis that overflows the double range
 HEAT = """mesh: {type: box, elements: [2, 2, 2]}
 order: 2
@@ -108,7 +146,6 @@ check(rc != 0 and "holds files hexcg did not write" in se and open(os.path.join(
       f"a user's file in checkpoint.new: rc {rc} {se[-300:]!r}")
 
 # 13. a FIFO or a device where the previous run's tables are
-import subprocess  # noqa: E402
 case6 = write("heat6.yaml", HEAT2.replace("steps: 10", "steps: 6, checkpoint_every: 2"))
 for table in ("steps.csv", "history.csv"):
     for kind in ("fifo", "/dev/zero"):
