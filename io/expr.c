@@ -47,6 +47,23 @@ static int expr_check_text(const char *text) {
       return HX_ERROR(HX_ERR_INPUT, "unexpected character (byte 0x%02x) in expression '%.200s'", ch, text);
     }
   }
+  /* a '.' that starts no number (a lone '.', "x.", "1..2") matches none of
+   * libmatheval's tokens: its lexer's default rule then echoes it to stdout,
+   * under --quiet too (issue 53, defect 19), before the parse fails */
+  for (const char *c = text; *c;) {
+    if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_') {
+      while ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_') c++;
+    } else if ((*c >= '0' && *c <= '9') || (*c == '.' && c[1] >= '0' && c[1] <= '9')) {
+      while (*c >= '0' && *c <= '9') c++;
+      if (*c == '.') c++;
+      while (*c >= '0' && *c <= '9') c++;
+    } else if (*c == '.') {
+      return HX_ERROR(HX_ERR_INPUT, "a '.' that is not part of a number at character %d of expression '%.200s'",
+                      (int)(c - text) + 1, text);
+    } else {
+      c++;
+    }
+  }
   HX_CHECK(ops <= HX_EXPR_MAX_OPERATORS, HX_ERR_INPUT, "expression too long (%ld operators; at most %d)", ops,
            HX_EXPR_MAX_OPERATORS);
   HX_CHECK(maxdepth <= HX_EXPR_MAX_DEPTH, HX_ERR_INPUT,

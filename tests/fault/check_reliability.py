@@ -29,7 +29,10 @@ success, a lost or foreign result or a bad message before its fix:
     walk that followed a symbolic link: every plain file of the link's
     target was deleted; a user's file inside a real series/ went too. Now no
     link is followed (the link itself is replaced) and only hexcg's own
-    names are removed."""
+    names are removed.
+ 19. (in part) an expression with a lone '.' made libmatheval's lexer echo
+    it to stdout, under --quiet too; now refused before libmatheval sees it,
+    naming the character's position, with nothing on stdout."""
 import os
 import re
 import shutil
@@ -194,5 +197,18 @@ for how in ("--force", "--restart"):
     series = sorted(os.listdir(os.path.join(W, "us", "series"))) if os.path.isdir(os.path.join(W, "us", "series")) else []
     check(rc == 0 and os.path.exists(mine) and any(n.startswith("solution_") for n in series),
           f"{how} with a user's file in series/: rc {rc}, series {series}, {se[-300:]!r}")
+
+# 19. a '.' outside a number: refused, nothing echoed on stdout
+for expr, pos in ((".", 1), ("x+.", 3), ("sin(x).", 7)):
+    case = write("dot.yaml", (BOX % ("[2, 2, 2]", 2, "jacobi")).replace('rhs: "3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)"',
+                                                                        f'rhs: "{expr}"'))
+    rc, so, se = hexcg(["run", case, "--output", "dot", "--quiet", "--dry-run"])
+    check(rc == 2 and so == "" and f"a '.' that is not part of a number at character {pos}" in se,
+          f"rhs {expr!r}: rc {rc}, stdout {so!r}, {se[-200:]!r}")
+for expr in (".5*x", "2.*x", "1.e3*x"):
+    case = write("dot.yaml", (BOX % ("[2, 2, 2]", 2, "jacobi")).replace('rhs: "3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)"',
+                                                                        f'rhs: "{expr}"'))
+    rc, so, se = hexcg(["run", case, "--output", "dot2", "--quiet", "--dry-run", "--force"])
+    check(rc == 0, f"rhs {expr!r} is a number: rc {rc} {se[-200:]!r}")
 
 finish("reliability checks ok")
