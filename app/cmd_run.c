@@ -265,6 +265,15 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
      * the run will start */
     err = hx_run_check(ctx, cs);
     if (agree_fail(ctx, err, &status)) goto done;
+    if (o.restart) { /* the checkpoint exists and fits the case (its mesh hash: when the run reads it) */
+      char ckdir[4300];
+      int ck_step = 0;
+      double ck_time = 0.0;
+      err = hx_checkpoint_check(ctx->comm, o.restart, cs, ckdir, sizeof ckdir, &ck_step, &ck_time);
+      if (agree_fail(ctx, err, &status)) goto done;
+      hx_log(HX_LOG_NORMAL, "dry run: --restart from %s, step %d (t = %g) of %d: it fits the case\n", ckdir, ck_step,
+             ck_time, cs->time.steps);
+    }
     if (hx_outdir_had_results(od)) { /* keep the earlier results with their own case.yaml */
       hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are%s)\n", final_dir,
              o.force ? "" : "; the run needs --force to replace them");

@@ -419,6 +419,13 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
  * device, folder or socket is refused without blocking (HX_ERR_INPUT naming
  * `what` and the path), as is a larger file or one holding NUL bytes. */
 int hx_io_read_file(const char *path, const char *what, size_t max, int missing_ok, char **text, size_t *len);
+/* Collective. What a dry run can check of --restart R without the GLL
+ * nodes (issue 53, defect 14): a checkpoint exists (hx_checkpoint_find; its
+ * folder in dir) and fits the case (format, scheme, dt, the case's hash,
+ * levels, step within the case; the mesh's node hash only when the run
+ * reads it). Its step and time in *step, *time. */
+int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, char *dir, size_t len, int *step,
+                        double *time);
 /* Collective. Rank 0 removes DIR/checkpoint.new, a checkpoint whose write a
  * kill interrupted (hexcg's own file names only, no symbolic link
  * followed); an error if it holds files hexcg does not write. */

@@ -25,6 +25,9 @@ success, a lost or foreign result or a bad message before its fix:
  13. --restart read steps.csv and history.csv with fopen: a FIFO blocked
     forever and /dev/zero read until memory ran out; now a non-regular
     file is refused at once, naming it (exit 2).
+ 14. --dry-run --restart checked neither that a checkpoint exists nor that
+    it fits the case (exit 0 either way); now both are checked (exit 2 with
+    the reason), the mesh's node hash when the run reads it.
  15. --force and --restart emptied DIR/series (and DIR/.hexcg-new) with a
     walk that followed a symbolic link: every plain file of the link's
     target was deleted; a user's file inside a real series/ went too. Now no
@@ -167,6 +170,16 @@ for table in ("steps.csv", "history.csv"):
         check(rc == 2 and f"'{os.path.join('tb', table)}'" in se.replace(W + "/", "") and "not a regular file" in se,
               f"{table} as {kind}: rc {rc} {se[-300:]!r}")
         os.remove(p)
+
+# 14. a dry run of a restart checks the checkpoint
+rc, so, se = hexcg(["run", case, "--output", "dr", "--quiet", "--force"])
+rc, so, se = hexcg(["run", case6, "--restart", os.path.join(W, "dr"), "--output", "dr", "--dry-run"])
+check(rc == 0 and "dry run: --restart from" in so and "it fits the case" in so, f"dry restart: rc {rc} {se[-200:]!r}")
+rc, so, se = hexcg(["run", case6, "--restart", os.path.join(W, "nothere"), "--output", "dr", "--dry-run", "--quiet"])
+check(rc == 2 and "no checkpoint there" in se, f"dry restart without a checkpoint: rc {rc} {se[-200:]!r}")
+other = write("heat_dt.yaml", open(case6).read().replace("dt: 0.1", "dt: 0.05"))
+rc, so, se = hexcg(["run", other, "--restart", os.path.join(W, "dr"), "--output", "dr", "--dry-run", "--quiet"])
+check(rc == 2 and "is of another case: time.dt differs" in se, f"dry restart of another case: rc {rc} {se[-200:]!r}")
 
 # 15. removals never follow a link, and remove only hexcg's own names
 outside = os.path.join(W, "outside")
