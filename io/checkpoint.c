@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,9 @@
 
 #include "io_impl.h"
 
-#define CK_FORMAT "hexcg-checkpoint-1"
+#define CK_FORMAT "hexcg-checkpoint-2"
+/* format 1 (no checksum of checkpoint.yaml) is still read, its fields cross-checked */
+#define CK_FORMAT_1 "hexcg-checkpoint-1"
 
 /* FNV-1a, 64 bit */
 static uint64_t fnv(uint64_t h, const void *data, size_t n) {
@@ -216,6 +219,9 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
       for (int i = 0; i < CK_NID; i++) P("%s: %s\n", id[i].key, id[i].val);
       for (int i = 0; i < nlev + nproj; i++)
         P("%s_%d: %016llx\n", i < nlev ? "u" : "p", i < nlev ? i : i - nlev, (unsigned long long)sums[i]);
+      /* a checksum of every line above (issue 53, defect 11: one flipped bit,
+       * step 4 -> 6, was accepted and the run went on from the wrong time) */
+      if (n < cap) P("checksum: %016llx\n", (unsigned long long)fnv(FNV0, b, n));
       P("end: true\n");
       if (n >= cap) err = HX_ERROR(HX_ERR_INTERNAL, "checkpoint.yaml too long");
     }
@@ -273,10 +279,22 @@ static int ck_check(const char *dir, const hx_case *cs, int have_mesh, uint64_t 
   char *text = NULL;
   HX_CALL(hx_io_read_file(p, "the checkpoint's", (size_t)1 << 20, 0, &text, NULL));
   *textp = text;
-  HX_CHECK(ck_get(text, "format", v, sizeof v) && !strcmp(v, CK_FORMAT), HX_ERR_INPUT,
+  const int fmt2 = ck_get(text, "format", v, sizeof v) && !strcmp(v, CK_FORMAT);
+  HX_CHECK(fmt2 || !strcmp(v, CK_FORMAT_1), HX_ERR_INPUT,
            "checkpoint %s: not a hexcg checkpoint (checkpoint.yaml has no 'format: " CK_FORMAT "')", dir);
   HX_CHECK(ck_get(text, "end", v, sizeof v) && !strcmp(v, "true"), HX_ERR_INPUT,
            "checkpoint %s: checkpoint.yaml is truncated (no 'end: true' line)", dir);
+  if (fmt2) {
+    const char *cl = strstr(text, "\nchecksum: ");
+    HX_CHECK(cl, HX_ERR_INPUT, "checkpoint %s: checkpoint.yaml has no checksum line", dir);
+    const size_t upto = (size_t)(cl - text) + 1;
+    char want[32];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)fnv(FNV0, text, upto));
+    HX_CHECK(ck_get(text, "checksum", v, sizeof v) && !strcmp(v, want), HX_ERR_INPUT,
+             "checkpoint %s: checkpoint.yaml is corrupt (its checksum %s does not match its text, %s): do not "
+             "restart from it",
+             dir, v, want);
+  }
   char *e;
   HX_CHECK(ck_get(text, "step", v, sizeof v) && (*step = (int)strtol(v, &e, 10)) >= 0 && !*e, HX_ERR_INPUT,
            "checkpoint %s: bad 'step' in checkpoint.yaml", dir);
@@ -302,6 +320,14 @@ static int ck_check(const char *dir, const hx_case *cs, int have_mesh, uint64_t 
   HX_CHECK(ck_get(text, "projection", v, sizeof v) && (*nproj = (int)strtol(v, &e, 10)) >= 0 && !*e, HX_ERR_INPUT,
            "checkpoint %s: bad 'projection' in checkpoint.yaml", dir);
   if (*nproj > maxproj) *nproj = -*nproj - 1; /* more than this run keeps: not used */
+  /* the fields against each other: t = step dt, and at most step + 1 levels */
+  HX_CHECK(fabs(*time - *step * cs->time.dt) <= 1e-9 * fmax(fabs(*time), cs->time.dt), HX_ERR_INPUT,
+           "checkpoint %s: time %.17g is not step %d x dt %.17g: checkpoint.yaml is corrupt", dir, *time, *step,
+           cs->time.dt);
+  const int need = *step + 1 < maxlev ? *step + 1 : maxlev; /* a run keeps every level it has, up to the scheme's */
+  HX_CHECK(*nlev <= *step + 1 && *nlev >= need, HX_ERR_INPUT,
+           "checkpoint %s: %d levels at step %d (a BDF%d run keeps %d there): checkpoint.yaml is corrupt", dir, *nlev,
+           *step, maxlev, need);
   HX_CHECK(*step <= cs->time.steps,
            HX_ERR_INPUT, "checkpoint %s is at step %d, beyond the case's last step %d (time.end / time.steps)", dir, *step,
            cs->time.steps);

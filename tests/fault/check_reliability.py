@@ -22,6 +22,10 @@ success, a lost or foreign result or a bad message before its fix:
     first checkpoint with "cannot create checkpoint.new: File exists"; now
     the partial checkpoint is removed (hexcg's own names only: a user's file
     there stays, and the run says why it cannot write).
+ 11. one flipped bit in checkpoint.yaml (step 4 -> 6, levels 2 -> 1) was
+    accepted and the run went on from the wrong time; now the file carries
+    a checksum and its fields are cross-checked (t = step dt, levels <=
+    step + 1), also in a checkpoint of the earlier format without one.
  13. --restart read steps.csv and history.csv with fopen: a FIFO blocked
     forever and /dev/zero read until memory ran out; now a non-regular
     file is refused at once, naming it (exit 2).
@@ -131,6 +135,7 @@ for dt in ("1.0e308", "5.0e307"):
 # 10. a partial checkpoint.new left by a kill during its write
 HEAT2 = HEAT % "0.1"
 case = write("heat.yaml", HEAT2.replace("steps: 10", "steps: 4, checkpoint_every: 2"))
+case6 = write("heat6.yaml", HEAT2.replace("steps: 10", "steps: 6, checkpoint_every: 2"))
 rc, so, se = hexcg(["run", case, "--output", "ck", "--quiet"])
 check(rc == 0, f"heat run: rc {rc} {se[-300:]!r}")
 for how in ("--force", "--restart"):
@@ -151,8 +156,22 @@ rc, so, se = hexcg(["run", case, "--output", "ck", "--quiet", "--force"])
 check(rc != 0 and "holds files hexcg did not write" in se and open(os.path.join(part, "notes.txt")).read() == "mine",
       f"a user's file in checkpoint.new: rc {rc} {se[-300:]!r}")
 
+# 11. a corrupt checkpoint.yaml
+import re as _re  # noqa: E402
+for edit, fmt1 in ((("step: 4", "step: 6"), False), (("levels: 2", "levels: 1"), False),
+                   (("step: 4", "step: 2"), True), (("levels: 2", "levels: 1"), True)):
+    rc, so, se = hexcg(["run", case, "--output", "cy", "--quiet", "--force"])
+    y = os.path.join(W, "cy", "checkpoint", "checkpoint.yaml")
+    text = open(y).read()
+    check(edit[0] in text and "checksum: " in text, f"checkpoint.yaml has {edit[0]!r} and a checksum")
+    text = text.replace(edit[0], edit[1])
+    if fmt1:  # the earlier format: no checksum line
+        text = _re.sub(r"checksum: .*\n", "", text).replace("hexcg-checkpoint-2", "hexcg-checkpoint-1")
+    open(y, "w").write(text)
+    rc, so, se = hexcg(["run", case6, "--restart", os.path.join(W, "cy"), "--output", "cy", "--quiet"])
+    check(rc == 2 and "corrupt" in se, f"checkpoint.yaml with {edit[1]!r} (format {1 if fmt1 else 2}): rc {rc} {se[-250:]!r}")
+
 # 13. a FIFO or a device where the previous run's tables are
-case6 = write("heat6.yaml", HEAT2.replace("steps: 10", "steps: 6, checkpoint_every: 2"))
 for table in ("steps.csv", "history.csv"):
     for kind in ("fifo", "/dev/zero"):
         rc, so, se = hexcg(["run", case, "--output", "tb", "--quiet", "--force"])

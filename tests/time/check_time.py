@@ -490,7 +490,13 @@ if a.mode == "refuse":
         p = os.path.join(d, "checkpoint", "checkpoint.yaml")
         lines = open(p).read().splitlines(True)
         lines = [ln[:-2] + ("0" if ln[-2] != "0" else "1") + "\n" if ln.startswith("u_1:") else ln for ln in lines]
-        open(p, "w").write("".join(lines))
+        # checkpoint.yaml's own checksum made to match (FNV-1a 64 of the lines above it), so
+        # that the data file's check is what refuses it
+        text = "".join(ln for ln in lines if not ln.startswith("checksum:") and ln != "end: true\n")
+        h = 14695981039346656037
+        for byte in text.encode():
+            h = ((h ^ byte) * 1099511628211) % (1 << 64)
+        open(p, "w").write(text + f"checksum: {h:016x}\nend: true\n")
 
     def trunc_yaml(d):
         p = os.path.join(d, "checkpoint", "checkpoint.yaml")
