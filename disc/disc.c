@@ -27,7 +27,12 @@ static const hx_field *coef_field(const hx_disc_opts *o, int c, int32_t mt) {
   return f && f[mt].fn ? &f[mt] : NULL;
 }
 
-int hx_disc_coef_valid(int c, double v) { return isfinite(v) && (c ? v >= 0.0 : v > 0.0); }
+/* At most 1e250: the operator's entries are the coefficient times geometric
+ * factors (~p^2 / h) summed over nodes; past ~1e300 they overflowed and the
+ * run ended in internal messages ("assembled diagonal ... is -nan",
+ * "r.Sr = 0", issue 53, defect 18). 1e250 leaves 58 orders of headroom. */
+#define HX_COEF_MAX 1e250
+int hx_disc_coef_valid(int c, double v) { return isfinite(v) && v <= HX_COEF_MAX && (c ? v >= 0.0 : v > 0.0); }
 
 int hx_disc_coef_node_error(int c, double v, double x, double y, double z, long long gid,
                             const char *material, int p, const char *where) {
@@ -35,9 +40,12 @@ int hx_disc_coef_node_error(int c, double v, double x, double y, double z, long 
   return HX_ERROR(
       HX_ERR_INPUT,
       "%s%s%s = %g at the GLL node (%.6g, %.6g, %.6g) (element %lld, material '%s', order %d): %s must "
-      "be %s at every node of the mesh",
+      "be %s at every node of the mesh%s",
       where ? where : "", where ? ": " : "", name, v, x, y, z, gid, material, p, name,
-      c ? "finite and >= 0" : "finite and > 0");
+      c ? "finite, >= 0 and <= 1e250" : "finite, > 0 and <= 1e250",
+      isfinite(v) && v > HX_COEF_MAX ? " (beyond it the operator's entries leave the double range: divide kappa, "
+                                       "lambda and the data by one factor)"
+                                     : "");
 }
 
 /* Coefficients at the GLL nodes (d->kn, d->ln) where a material has a

@@ -254,9 +254,11 @@ static int want_scalar(const hx_ynode *v, const char *key, const char *what) {
 /* items of the lists mesh.elements and mesh.extent, kappa per material */
 static const hx_opt_key elements_item = {.key = "elements", .type = HX_OT_INT, .min = 1, .max = 100000};
 static const hx_opt_key extent_item = {.key = "extent", .type = HX_OT_DOUBLE, .min = -INF, .max = INF};
+/* at most 1e250: past ~1e300 the operator's entries overflowed (disc/disc.c,
+ * hx_disc_coef_valid, issue 53) */
 static const hx_opt_key kappa_value = {
-    .key = "kappa", .type = HX_OT_DOUBLE, .min = 0, .max = INF, .flags = HX_OPT_MIN_OPEN};
-static const hx_opt_key lambda_value = {.key = "lambda", .type = HX_OT_DOUBLE, .min = 0, .max = INF};
+    .key = "kappa", .type = HX_OT_DOUBLE, .min = 0, .max = 1e250, .flags = HX_OPT_MIN_OPEN};
+static const hx_opt_key lambda_value = {.key = "lambda", .type = HX_OT_DOUBLE, .min = 0, .max = 1e250};
 
 static int want_map(const hx_ynode *v, const char *key) {
   if (v->kind != HX_YN_MAP)

@@ -37,6 +37,10 @@ success, a lost or foreign result or a bad message before its fix:
     target was deleted; a user's file inside a real series/ went too. Now no
     link is followed (the link itself is replaced) and only hexcg's own
     names are removed.
+ 18. kappa 1e306 (then documented as valid) ended in internal messages
+    ("assembled diagonal ... is -nan", "r.Sr = 0"); kappa and lambda are
+    now bounded by 1e250, refused at the key (a number) or at the GLL node
+    (an expression), exit 2.
  19. (in part) an expression with a lone '.' made libmatheval's lexer echo
     it to stdout, under --quiet too; now refused before libmatheval sees it,
     naming the character's position, with nothing on stdout."""
@@ -229,6 +233,20 @@ for how in ("--force", "--restart"):
     series = sorted(os.listdir(os.path.join(W, "us", "series"))) if os.path.isdir(os.path.join(W, "us", "series")) else []
     check(rc == 0 and os.path.exists(mine) and any(n.startswith("solution_") for n in series),
           f"{how} with a user's file in series/: rc {rc}, series {series}, {se[-300:]!r}")
+
+# 18. coefficients beyond what the operator can hold
+for key, val, want in (("kappa", "1.0e306", "problem.kappa: must be in (0, 1e+250], got 1e+306"),
+                       ("lambda", "1.0e300", "problem.lambda: must be in [0, 1e+250], got 1e+300"),
+                       ("kappa", '"exp(709*x)"', "kappa must be finite, > 0 and <= 1e250 at every node")):
+    case = write("big.yaml", BOX % ("[2, 2, 2]", 3, "jacobi") + f"problem_override: 0\n")
+    text = open(case).read().replace("problem_override: 0\n", "").replace("problem:\n", f"problem:\n  {key}: {val}\n")
+    open(case, "w").write(text)
+    rc, so, se = hexcg(["run", case, "--output", "big", "--quiet", "--force"])
+    check(rc == 2 and want in se and "nan" not in se, f"{key} {val}: rc {rc} {se[-250:]!r}")
+ok250 = (BOX % ("[2, 2, 2]", 3, "jacobi")).replace("problem:\n", "problem:\n  kappa: 1.0e250\n")
+rc, so, se = hexcg(["run", write("ok250.yaml", ok250.replace("3*pi^2*", "3e250*pi^2*")), "--output", "big2", "--quiet",
+                    "--force"])
+check(rc == 0, f"kappa 1e250 (the bound) solves: rc {rc} {se[-250:]!r}")
 
 # 19. a '.' outside a number: refused, nothing echoed on stdout
 for expr, pos in ((".", 1), ("x+.", 3), ("sin(x).", 7)):
