@@ -127,30 +127,14 @@ static int ck_own_name(const char *n) {
   return !strcmp(e, ".h5") || !strcmp(e, ".h5.tmp");
 }
 
+static int ck_entry(const char *n) { return ck_own_name(n) ? HX_IO_OWN_FILE : HX_IO_OWN_KEEP; }
+
 /* Remove the checkpoint folder d: hexcg's own names in it (partial writes
  * included: a kill during a checkpoint left u_0.h5.tmp, and every later run
  * into the folder failed with "cannot create checkpoint.new: File exists",
- * issue 53), never following a symbolic link (a link named d is removed, not
- * its target). A folder that still holds other files stays. */
-static void rm_ck_dir(const char *d) {
-  struct stat st;
-  if (lstat(d, &st) != 0) return;
-  if (!S_ISDIR(st.st_mode)) {
-    if (S_ISLNK(st.st_mode)) unlink(d);
-    return;
-  }
-  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR *dp = fdopendir(fd);
-  if (!dp) {
-    close(fd);
-    return;
-  }
-  for (struct dirent *e; (e = readdir(dp));)
-    if (ck_own_name(e->d_name)) unlinkat(fd, e->d_name, 0);
-  closedir(dp);
-  rmdir(d);
-}
+ * issue 53), never following a symbolic link. A folder that still holds
+ * other files stays. */
+static void rm_ck_dir(const char *d) { hx_io_remove_own(d, ck_entry); }
 
 int hx_checkpoint_clean(MPI_Comm comm, const char *dir) {
   int rank = 0, err = HX_SUCCESS;

@@ -204,13 +204,15 @@ static int own_output_name(const char *n) {
   return !strcmp(n, ".manifest") || !strcmp(n, ".manifest.tmp");
 }
 
-/* Remove the folder d of hexcg's outputs: the staging folder or a series
- * folder (series: its series/ inside). Only hexcg's own names go, and no
- * symbolic link is followed: a link named d is removed itself, never its
- * target (issue 53, defect 15: `DIR/series -> /elsewhere` had every plain
- * file of /elsewhere deleted, and a user's files inside series/ went too).
- * A folder that still holds other files is left. */
-static void remove_own_tree(const char *d, int series) {
+/* the entries of an output or staging folder: its own names go, series/ is
+ * a folder of its own names */
+static int output_entry(const char *n) {
+  if (!strcmp(n, HX_SERIES_NAME)) return HX_IO_OWN_SERIES;
+  return own_output_name(n) ? HX_IO_OWN_FILE : HX_IO_OWN_KEEP;
+}
+static int series_entry(const char *n) { return own_series_name(n) ? HX_IO_OWN_FILE : HX_IO_OWN_KEEP; }
+
+void hx_io_remove_own(const char *d, int (*entry)(const char *name)) {
   struct stat st;
   if (lstat(d, &st) != 0) return;
   if (!S_ISDIR(st.st_mode)) {
@@ -228,10 +230,11 @@ static void remove_own_tree(const char *d, int series) {
   for (struct dirent *e; (e = readdir(dd)) != NULL;) {
     const char *n = e->d_name;
     if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
-    if (!series && !strcmp(n, HX_SERIES_NAME)) {
+    const int what = entry(n);
+    if (what == HX_IO_OWN_SERIES) {
       snprintf(p, sizeof p, "%s/%s", d, n);
-      remove_own_tree(p, 1);
-    } else if (series ? own_series_name(n) : own_output_name(n)) {
+      hx_io_remove_own(p, series_entry);
+    } else if (what == HX_IO_OWN_FILE) {
       struct stat es;
       if (fstatat(fd, n, &es, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(es.st_mode)) unlinkat(fd, n, 0);
     }
@@ -240,8 +243,11 @@ static void remove_own_tree(const char *d, int series) {
   rmdir(d);
 }
 
-static void remove_tree_files(const char *d) { remove_own_tree(d, 0); }
-static void remove_series(const char *d) { remove_own_tree(d, 1); }
+/* the staging folder, a series folder: hexcg's own names only, no link
+ * followed (issue 53, defect 15: `DIR/series -> /elsewhere` had every plain
+ * file of /elsewhere deleted, and a user's files inside series/ went too) */
+static void remove_tree_files(const char *d) { hx_io_remove_own(d, output_entry); }
+static void remove_series(const char *d) { hx_io_remove_own(d, series_entry); }
 
 /* mkdir -p that remembers the outermost folder it created */
 static int mkdir_p_track(const char *dir, char **top) {

@@ -65,4 +65,11 @@ int hx_io_reserve_space(const char *path, const char *tmp, double bytes);
  * returns the code (HX_SUCCESS when root succeeded). */
 int hx_io_bcast_error(MPI_Comm comm, int root, int code);
 
+/* Remove folder d without following a symbolic link (a link named d is
+ * removed itself) and only what entry(name) claims: HX_IO_OWN_FILE removes
+ * the entry (not a folder), HX_IO_OWN_SERIES recurses into it as a series
+ * folder, HX_IO_OWN_KEEP leaves it; d goes when it is empty then. */
+enum { HX_IO_OWN_KEEP = 0, HX_IO_OWN_FILE = 1, HX_IO_OWN_SERIES = 2 };
+void hx_io_remove_own(const char *d, int (*entry)(const char *name));
+
 #endif
