@@ -463,13 +463,35 @@ Exec *exec_get() {
   return t_exec;
 }
 
+#if HXEMU_TSAN
+// TSan fibers outlive the stream workers that used them: creating one costs a
+// TSan thread state, and eager mode made hundreds per stream
+std::mutex g_tsan_mu;
+std::vector<void *> g_tsan_pool;
+void *tsan_fiber_get() {
+  {
+    std::lock_guard<std::mutex> lk(g_tsan_mu);
+    if (!g_tsan_pool.empty()) {
+      void *f = g_tsan_pool.back();
+      g_tsan_pool.pop_back();
+      return f;
+    }
+  }
+  return __tsan_create_fiber(0);
+}
+void tsan_fiber_put(void *f) {
+  std::lock_guard<std::mutex> lk(g_tsan_mu);
+  g_tsan_pool.push_back(f);
+}
+#endif
+
 // a stream's worker thread ends: its fibers, stacks and shared memory go
 void exec_release() {
   Exec *x = t_exec;
   if (!x) return;
   for (Fiber *f : x->fibers) {
 #if HXEMU_TSAN
-    __tsan_destroy_fiber(f->tsan);
+    tsan_fiber_put(f->tsan);
 #endif
     delete f;
   }
@@ -489,7 +511,7 @@ Fiber *fiber_new(Exec *x) {
   f->top = f->lo + FIBER_STACK - (i * 320) % PG;
   memcpy(f->lo, &CANARY, sizeof CANARY);
 #if HXEMU_TSAN
-  f->tsan = __tsan_create_fiber(0);
+  f->tsan = tsan_fiber_get();
 #endif
   return f;
 }
