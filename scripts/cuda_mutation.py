@@ -42,9 +42,10 @@ the first failing test:
      they crash every TSan run at the exit of UCX's async thread).
 A mutation that survives its file's subset goes through the same four stages
 with the rest of the `^gpu$` label before it is declared SURVIVED (the
-emulator's self-checks, label cudaemu, are left out: they run no hexcg code;
-the end-to-end runs, label e2e, are left out of the TSan stage, as in
-scripts/test.sh --emu-tsan). OMP_WAIT_POLICY=passive as in scripts/test.sh.
+emulator's self-checks, the tests running emu_checks, are left out: they run
+no hexcg code; the end-to-end runs, label e2e, are left out of the TSan stage,
+as in scripts/test.sh --emu-tsan). OMP_WAIT_POLICY=passive as in
+scripts/test.sh.
 
 The tests are read from `ctest --show-only=json-v1 -L '^gpu$'` and started
 directly (command, ENVIRONMENT, WORKING_DIRECTORY, SKIP_RETURN_CODE,
@@ -113,7 +114,7 @@ DEBUG_MACRO = "HEXCG_CUDA_DEBUG_SYNC"
 # the gpu tests each file's mutations run first (regex over the test names)
 SUBSETS = {
     "fdm_cuda.cu": r"^precond\.t32[01]-|^kernels\.t109-|^precond\.t310-pmg",
-    "ax_cuda.cu": r"^ax\.|^kernels\.t108-|^solver\.t500-",
+    "ax_cuda.cu": r"^ax\.|^kernels\.t108-|^solver\.t500-|^cudaemu\.bench-ax$",
     "stream_cuda.cu": r"^stream\.|^kernels\.t10[035]-|^solver\.t540-",
     "tensor_cuda.cu": r"^kernels\.t107-|^precond\.t310-pmg",
     "gs_cuda.cu": r"^gs\.",
@@ -400,8 +401,8 @@ class Test:
 
 
 def load_tests(build_dir, tsan):
-    """the '^gpu$' tests of build_dir, less the emulator's self-checks (label
-    cudaemu: emu_checks.cu, no hexcg code) and, for TSan, the end-to-end runs
+    """the '^gpu$' tests of build_dir, less the emulator's self-checks (those
+    running emu_checks: no hexcg code) and, for TSan, the end-to-end runs
     (label e2e: whole hexcg runs, left out of the TSan pass as in scripts/test.sh)"""
     rc, out, _ = run_cmd(["ctest", "--show-only=json-v1", "-L", "^gpu$"], build_dir)
     if rc != 0:
@@ -410,7 +411,8 @@ def load_tests(build_dir, tsan):
     tests = {}
     for d in data.get("tests", []):
         t = Test(d, build_dir)
-        if not t.command or "cudaemu" in t.labels or (tsan and "e2e" in t.labels):
+        selfcheck = any(os.path.basename(c) == "emu_checks" for c in t.command)
+        if not t.command or selfcheck or (tsan and "e2e" in t.labels):
             continue
         tests[t.name] = t
     if not tests:
