@@ -118,7 +118,7 @@ SUBSETS = {
     "stream_cuda.cu": r"^stream\.|^kernels\.t10[035]-|^solver\.t540-",
     "tensor_cuda.cu": r"^kernels\.t107-|^precond\.t310-pmg",
     "gs_cuda.cu": r"^gs\.",
-    "diag_cuda.cu": r"^precond\.t310-jacobi|^solver\.t500-",
+    "diag_cuda.cu": r"^precond\.t310-jacobi|^solver\.t500-|^disc\.t521-",  # t521: the x.R.x sum (Robin)
     "backend_cuda.cu": r"^kernels\.t103-|^gs\.t143-|^stream\.t153-|^solver\.t540-",
 }
 
