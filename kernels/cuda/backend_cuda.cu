@@ -81,11 +81,6 @@ extern "C" int hx_cuda_queue_sync(hx_queue q) {
   return HX_SUCCESS;
 }
 
-extern "C" int hx_cuda_sync(hx_backend b) {
-  HX_CUDA(cudaStreamSynchronize(HX_STREAM(b)));
-  return HX_SUCCESS;
-}
-
 // ------------------------------------------------------------ events
 extern "C" int hx_cuda_event_create(void **ev) {
   cudaEvent_t e;

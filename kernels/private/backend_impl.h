@@ -162,7 +162,6 @@ int hx_cuda_backend_init(hx_backend b);
 int hx_cuda_queue_init(hx_queue q);     /* stream + pinned result */
 int hx_cuda_queue_finalize(hx_queue q); /* waits for the stream */
 int hx_cuda_queue_sync(hx_queue q);
-int hx_cuda_sync(hx_backend b); /* the default queue */
 int hx_cuda_event_create(void **ev);
 int hx_cuda_event_destroy(void *ev);
 int hx_cuda_event_record(void *ev, hx_queue q);

@@ -8,12 +8,18 @@
  *  3. an error raised in a worker thread reaches the joining thread with its
  *     message and traceback (hx_error_capture / HX_ERROR_RERAISE), and does
  *     not leak into the joining thread's error state before that;
- *  4. queue lifecycle (default queue not destroyable, NULL handles).
+ *  4. queue lifecycle (default queue not destroyable, NULL handles);
+ *  5. pinned host memory (hx_mem_alloc_host, where CUDA's copies are truly
+ *     asynchronous): hx_mem_to_host returns with the data in the pinned
+ *     buffer, hx_mem_to_device returns with the pinned source free again,
+ *     and hx_backend_sync completes an asynchronous download queued on a
+ *     queue of its own.
  * Usage: t103-queue --backend cpu|cpu-memcheck|cuda. */
 #include <pthread.h>
 
 #include "hx_hd.h"
 #include "hx_kernels.h"
+#include "backend_impl.h"
 #include "queue_impl.h"
 #include "hx_test.h"
 
@@ -208,6 +214,51 @@ static int test_errors(hx_backend b) {
   return 0;
 }
 
+static int test_pinned(hx_backend b) {
+  const int64_t n = 2 * HX_REDUCE_CHUNK + 7;
+  const size_t bytes = sizeof(double) * (size_t)n;
+  double *p = NULL, *d = NULL;
+  hx_queue q = NULL;
+  HX_TCALL(hx_mem_alloc_host(b, bytes, (void **)&p));
+  HX_TCALL(hx_mem_alloc(b, bytes, (void **)&d));
+  HX_TCALL(hx_queue_create(b, &q));
+  for (int64_t i = 0; i < n; i++) p[i] = 0.5 * (double)i - 3.0;
+  HX_TCALL(hx_mem_to_device(b, d, p, bytes));
+  for (int64_t i = 0; i < n; i++) p[i] = -1.0; /* the source is ours again: the device keeps the old values */
+  HX_TCALL(hx_array_axpby(b, n, d, 1.0, d, 1.0)); /* d = 2 d on the device, after the upload */
+  HX_TCALL(hx_mem_to_host(b, p, d, bytes));
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += p[i] != (double)i - 6.0;
+  HX_ASSERT(bad == 0, "%d entries of a synchronous download into pinned memory wrong on return", bad);
+  /* an asynchronous download on a queue of its own, completed by hx_backend_sync */
+  HX_TCALL(hx_array_axpby_q(q, n, d, 2.0, d, 1.0)); /* d = 3 d */
+  HX_TCALL(hx_mem_to_host_q(q, p, d, bytes));
+  HX_TCALL(hx_backend_sync(b));
+  bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += p[i] != 3.0 * ((double)i - 6.0);
+  HX_ASSERT(bad == 0, "%d entries of a queued download into pinned memory wrong after hx_backend_sync", bad);
+  /* a reduction returns after its queue's earlier work even with nothing to
+   * sum (nred = 0): the pinned source of the upload queued before it is free */
+  double *d2 = NULL, rr = -1.0;
+  HX_TCALL(hx_mem_alloc(b, bytes, (void **)&d2));
+  for (int64_t i = 0; i < n; i++) p[i] = 1.0 + (double)i;
+  HX_TCALL(hx_mem_to_device_q(q, d2, p, bytes));
+  HX_TCALL(hx_array_r_update_q(q, n, 0, d, d2, 1.0, &rr)); /* d = 3 (i - 6) - (1 + i) */
+  for (int64_t i = 0; i < n; i++) p[i] = -1.0;
+  HX_TCALL(hx_queue_sync(q));
+  HX_TCALL(hx_mem_to_host(b, p, d, bytes));
+  bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += p[i] != 3.0 * ((double)i - 6.0) - (1.0 + (double)i);
+  HX_ASSERT(bad == 0 && rr == 0.0, "r_update with nred = 0 returned before its queue's upload: %d entries wrong, rr %g",
+            bad, rr);
+  HX_TCALL(hx_mem_free(b, (void **)&d2));
+  HX_TCALL(hx_queue_destroy(&q));
+  HX_TCALL(hx_mem_free(b, (void **)&d));
+  HX_TCALL(hx_mem_free_host(b, (void **)&p));
+  HX_ASSERT(p == NULL, "pinned handle nulled");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *name = hx_test_backend_arg(argc, argv);
   hx_backend b = NULL;
@@ -217,7 +268,7 @@ int main(int argc, char **argv) {
     return HX_TEST_SKIP;
   }
   HX_TCALL(ierr);
-  if (test_concurrent(b) == 0 && test_events(b) == 0) test_errors(b);
+  if (test_concurrent(b) == 0 && test_events(b) == 0 && test_pinned(b) == 0) test_errors(b);
   HX_TCALL(hx_backend_destroy(&b));
   return hx_test_result();
 }
