@@ -466,7 +466,10 @@ void hx_warn(const char *fmt, ...)
 /* SIGINT, SIGTERM and SIGUSR1 (Slurm's warning before a time limit) are
  * recorded by the handlers hx_signals_install sets (the app calls it once at
  * start-up; it also ignores SIGPIPE, so a closed stdout gives EPIPE instead
- * of killing the run); a second one ends the process at once. The solvers
+ * of killing the run); a second one ends the process at once, except the
+ * first one's number again from another sender within 2 s (one signal that
+ * reached the rank by two paths: `timeout` and mpiexec, a terminal and
+ * mpiexec; core/signal.c). The solvers
  * poll hx_signal_pending (the signal number, 0 if none) inside their existing
  * reductions, so every rank stops at the same iteration (docs/reliability.md). */
 void hx_signals_install(void);
@@ -476,6 +479,8 @@ int hx_signal_pending(void);
  * finishes an interrupted step this way (docs/time.md). */
 void hx_signals_defer(int on);
 const char *hx_signal_name(int sig); /* "SIGTERM", ... */
+/* how many deliveries were ignored as the first signal's echo (above) */
+int hx_signal_echoes(void);
 
 #ifdef __cplusplus
 }

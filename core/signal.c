@@ -1,19 +1,51 @@
 /* Interruption by a signal: SIGINT, SIGTERM and SIGUSR1 (what Slurm sends
  * before a time limit, sbatch --signal) are recorded, not acted on, so a
  * solve can stop at its next reduction with every rank agreeing and the
- * outputs written; a second such signal ends the process (default action). */
+ * outputs written; a second such signal ends the process (default action).
+ *
+ * One signal often reaches a rank twice: `timeout` sends it to mpiexec and
+ * then to its whole process group, which holds the ranks, and mpiexec
+ * forwards it to them as well; a Ctrl-C reaches the ranks from the terminal
+ * and through mpiexec. Counted as two, that ended the run without its
+ * checkpoint whenever the handler ran between the two deliveries (issue 53,
+ * defect 17: 1 in 13 tries under load). So a repeat of the first signal's
+ * number from another sender (si_pid) within HX_SIGNAL_ECHO_S of it is the
+ * same event arriving by another path and is ignored; the same sender again,
+ * another signal, or any repeat after the window ends the process. A second
+ * Ctrl-C at a terminal comes from the kernel again (si_pid 0, as the first),
+ * so it still ends the run at once. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "hx_core.h"
 
+#define HX_SIGNAL_ECHO_S 2.0
+
 static volatile sig_atomic_t pending = 0;
 static volatile sig_atomic_t deferred = 0;
+static volatile pid_t first_pid = 0;
+static volatile double first_time = 0.0;
+static volatile sig_atomic_t echoes = 0;
 
-static void on_signal(int sig) {
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe (POSIX) */
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  const pid_t from = si ? si->si_pid : 0;
   if (!pending) {
     pending = sig;
+    first_pid = from;
+    first_time = now_s();
+    return;
+  }
+  if (sig == pending && from != first_pid && now_s() - first_time < HX_SIGNAL_ECHO_S) {
+    echoes = echoes + 1; /* the first one again, by another path */
     return;
   }
   signal(sig, SIG_DFL); /* the second one: as if there were no handler */
@@ -23,9 +55,9 @@ static void on_signal(int sig) {
 void hx_signals_install(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
@@ -34,6 +66,8 @@ void hx_signals_install(void) {
 }
 
 int hx_signal_pending(void) { return deferred ? 0 : (int)pending; }
+
+int hx_signal_echoes(void) { return (int)echoes; }
 
 void hx_signals_defer(int on) { deferred = on ? 1 : 0; }
 
