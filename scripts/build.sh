@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Install the dependencies (scripts/bootstrap.sh), configure and build hexcg.
-#   scripts/build.sh [extra cmake -D options]
+#   scripts/build.sh [--app] [extra cmake -D options]
+# --app: what running needs, no more (the README's first command): the hexcg
+#   executable only (the test suite's executables are built by
+#   scripts/test.sh), and the CUDA backend only where an NVIDIA device is
+#   present or a -DHEXCG_CUDA=... option asks for it (nvcc on a machine
+#   without a GPU about doubles the build).
 # Environment: HEXCG_BUILD_DIR (default: build), HEXCG_BUILD_TYPE (Release),
 # HEXCG_CCACHE=0 (no compiler cache; scripts/ccache_env.sh),
 # HEXCG_MPI=mpich (default: MPICH and the hypre bootstrap.sh builds for it)
@@ -10,6 +15,11 @@
 # docs/cluster.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+APP=0
+if [[ ${1:-} == --app ]]; then
+  APP=1
+  shift
+fi
 MPI=${HEXCG_MPI:-mpich}
 case $MPI in
   mpich)
@@ -29,6 +39,18 @@ case $MPI in
 esac
 # shellcheck source=scripts/ccache_env.sh
 source "$ROOT/scripts/ccache_env.sh"
+TARGET=()
+if ((APP)); then
+  TARGET=(--target hexcg)
+  if [[ " $* " != *" -DHEXCG_CUDA="* ]]; then
+    if [[ -e /dev/nvidia0 ]] || nvidia-smi -L >/dev/null 2>&1; then
+      set -- "$@" -DHEXCG_CUDA=AUTO
+    else
+      echo "[build] no NVIDIA device here: the CUDA backend is left out (-DHEXCG_CUDA=ON builds it)" >&2
+      set -- "$@" -DHEXCG_CUDA=OFF
+    fi
+  fi
+fi
 mkdir -p "$BUILD"
 echo "[build] configuring $BUILD" >&2
 cmake -S "$ROOT" -B "$BUILD" "${DEPS[@]}" "${CCACHE_LAUNCH[@]}" \
@@ -36,5 +58,5 @@ cmake -S "$ROOT" -B "$BUILD" "${DEPS[@]}" "${CCACHE_LAUNCH[@]}" \
   || { cat "$BUILD/configure.log" >&2; echo "[build] configure failed (log: $BUILD/configure.log)" >&2; exit 1; }
 grep -E "^-- hexcg:" "$BUILD/configure.log" >&2 || true
 echo "[build] compiling" >&2
-cmake --build "$BUILD" -j "$(nproc)"
+cmake --build "$BUILD" -j "$(nproc)" "${TARGET[@]}"
 echo "[build] done: $BUILD/hexcg" >&2
