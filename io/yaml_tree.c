@@ -292,6 +292,10 @@ int hx_ydoc_apply_set(hx_ydoc *doc, const char *set) {
       return HX_ERROR(HX_ERR_MEM, "out of memory");
     }
   }
+  /* KEY=null (or ~, unquoted): remove the key, so its default applies */
+  const int drop = val && val->kind == HX_YN_SCALAR && !val->quoted &&
+                   (!strcmp(val->value, "null") || !strcmp(val->value, "Null") || !strcmp(val->value, "NULL") ||
+                    !strcmp(val->value, "~"));
   if (!doc->root) {
     yaml_mark_t m = {0, 0, 0};
     doc->root = node_new(HX_YN_MAP, &m, src);
@@ -305,8 +309,24 @@ int hx_ydoc_apply_set(hx_ydoc *doc, const char *set) {
     long idx = 0;
     hx_ynode **slot = NULL;
     if (cur->kind == HX_YN_MAP) {
+      int at = -1;
       for (int i = 0; i < cur->n; i++)
-        if (!strcmp(cur->keys[i]->value, tok)) slot = &cur->vals[i];
+        if (!strcmp(cur->keys[i]->value, tok)) slot = &cur->vals[i], at = i;
+      if (drop && !slot) {
+        size_t dl = strlen(done_path);
+        snprintf(done_path + dl, sizeof done_path - dl, "%s%s", dl ? "." : "", tok);
+        err = HX_ERROR(HX_ERR_INPUT, "%s: the case has no key '%s' to remove (a key the case does not set has "
+                       "its default already; 'hexcg keys' lists them)", name, done_path);
+        break;
+      }
+      if (drop && !nexttok) { /* remove the entry */
+        hx_ynode_free(cur->keys[at]);
+        hx_ynode_free(cur->vals[at]);
+        memmove(cur->keys + at, cur->keys + at + 1, sizeof *cur->keys * (size_t)(cur->n - at - 1));
+        memmove(cur->vals + at, cur->vals + at + 1, sizeof *cur->vals * (size_t)(cur->n - at - 1));
+        cur->n--;
+        break;
+      }
       if (!slot) { /* a new key: created as given (validation reports unknown keys) */
         yaml_mark_t m = {0, 0, 0};
         hx_ynode *k = node_new(HX_YN_SCALAR, &m, src);
@@ -327,6 +347,12 @@ int hx_ydoc_apply_set(hx_ydoc *doc, const char *set) {
       if (idx >= cur->n) {
         err = HX_ERROR(HX_ERR_INPUT, "%s: index %ld is out of range for '%s' (%d entr%s)", name, idx,
                        done_path, cur->n, cur->n == 1 ? "y" : "ies");
+        break;
+      }
+      if (drop && !nexttok) { /* remove the list entry */
+        hx_ynode_free(cur->vals[idx]);
+        memmove(cur->vals + idx, cur->vals + idx + 1, sizeof *cur->vals * (size_t)(cur->n - idx - 1));
+        cur->n--;
         break;
       }
       slot = &cur->vals[idx];

@@ -138,6 +138,34 @@ int main(int argc, char **argv) {
   if (rank == 0 && roundtrip(cs, scratch, "kershaw-effective.yaml")) return 1;
   hx_case_destroy(&cs);
 
+  /* KEY=null (or ~) removes a key, so its default applies; a list entry
+   * goes the same way; a key the case does not have is an error naming it;
+   * a quoted "null" is a string, not a removal */
+  {
+    const char *drop[] = {"solver.max_iterations=null", "output=~", "problem.boundary.0=null",
+                          "problem.boundary=[{tags: [xmin], type: dirichlet, value: 0}, "
+                          "{tags: [xmax], type: dirichlet, value: 1}]",
+                          "problem.boundary.0=null"};
+    HX_TCALL(hx_case_load(box, 2, drop, &cs));
+    HX_ASSERT(cs->solver.max_iterations == HX_MAX_ITERATIONS_DEFAULT, "max_iterations=null: the default %d, got %d",
+              HX_MAX_ITERATIONS_DEFAULT, cs->solver.max_iterations);
+    HX_ASSERT(cs->solver.tol == 1e-8, "the other solver keys stay");
+    hx_case_destroy(&cs);
+    HX_TCALL(hx_case_load(box, 5, drop, &cs));
+    HX_ASSERT(cs->problem.nboundary == 1 && cs->problem.boundary[0].value == 1.0, "list entry 0 removed: %d left",
+              cs->problem.nboundary);
+    hx_case_destroy(&cs);
+    const char *bad[][1] = {{"solver.maxiter=null"}, {"nosuch.key=null"}, {"solver.max_iterations='null'"}};
+    const char *want[] = {"no key 'solver.maxiter' to remove", "no key 'nosuch' to remove", "max_iterations"};
+    for (int i = 0; i < 3; i++) {
+      hx_case *c2 = NULL;
+      int e = hx_case_load(box, 1, bad[i], &c2);
+      HX_ASSERT(e == HX_ERR_INPUT && strstr(hx_error_message(), want[i]), "%s: error %d '%s'", bad[i][0], e,
+                hx_error_message());
+      hx_case_destroy(&c2);
+    }
+  }
+
   /* a gmsh case: tags and materials are checked later, against the mesh */
   HX_TCALL(hx_case_load_string(gmsh_case, "cases/g.yaml", 0, NULL, 0, &cs));
   HX_ASSERT(cs->mesh.type == HX_CASE_MESH_GMSH && cs->order == 4 && cs->problem.lambda == 2.5, "gmsh case");
