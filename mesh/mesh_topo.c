@@ -565,11 +565,21 @@ static int check_coincident(hx_gmesh *g) {
           if (c[j].v <= c[i].v) continue;
           const double *A = &X[c[i].v * 3], *B = &X[c[j].v * 3];
           if (fabs(A[0] - B[0]) <= tol && fabs(A[1] - B[1]) <= tol && fabs(A[2] - B[2]) <= tol) {
-            err = HX_ERROR(HX_ERR_INPUT,
-                           "%s: vertices %lld and %lld are at the same point (%g, %g, %g): duplicated nodes "
-                           "(merge them, e.g. Gmsh's Coherence)",
-                           g->src, (long long)vtag_of(g, c[i].v), (long long)vtag_of(g, c[j].v), A[0], A[1],
-                           A[2]);
+            char at[96] = ""; /* where the two node records are in the file */
+            if (g->vloc) {
+              int64_t la = g->vloc[c[i].v], lb = g->vloc[c[j].v];
+              if (la > lb) {
+                int64_t t = la;
+                la = lb, lb = t;
+              }
+              snprintf(at, sizeof at, " (%s %lld and %lld)", g->vloc_bin ? "byte offsets" : "lines",
+                       (long long)la, (long long)lb);
+            }
+            err = HX_ERROR(
+                HX_ERR_INPUT,
+                "%s: vertices %lld and %lld%s are at the same point (%g, %g, %g): duplicated nodes "
+                "(merge them, e.g. Gmsh's Coherence)",
+                g->src, (long long)vtag_of(g, c[i].v), (long long)vtag_of(g, c[j].v), at, A[0], A[1], A[2]);
             break;
           }
         }
@@ -788,6 +798,7 @@ void hx_gmesh_free(hx_gmesh *g) {
   hx_free_host(&g->nbro);
   hx_free_host(&g->etag);
   hx_free_host(&g->vtag);
+  hx_free_host(&g->vloc);
   hx_free_host(&g->part);
   hx_free_host(&g->per);
   hx_free_host(&g->tag_per);
