@@ -255,6 +255,46 @@ int main(int argc, char **argv) {
                         "vertices (global 0-based ids) 0 (0, 0, 0) 1 (1, 0, 0)"};
     expect_fail(comm, err, "bubble hex27", path, w);
   }
+  /* MSH 4.1 binary with node tag 5 given twice: reported at the byte offsets of
+   * both records (issue 53 defect 19: was line 1) */
+  snprintf(path, sizeof path, "%s-dup-node41b.msh", dir);
+  long off[2] = {0, 0};
+  if (rank == 0) {
+    FILE *f = fopen(path, "wb");
+    const int32_t one = 1, blk[3] = {3, 1, 0}, eblk[3] = {3, 1, 5};
+    const uint64_t nh[4] = {1, 13, 1, 12}, cnt = 13, eh[4] = {1, 2, 1, 2}, ecnt = 2;
+    const double xyz[13][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}, {2, 1, 0}, {0, 0, 1},
+                               {1, 0, 1}, {2, 0, 1}, {0, 1, 1}, {1, 1, 1}, {2, 1, 1}, {1, 1, 0}};
+    const uint64_t el[2][9] = {{1, 1, 2, 5, 4, 7, 8, 11, 10}, {2, 2, 3, 6, 5, 8, 9, 12, 11}};
+    fputs("$MeshFormat\n4.1 1 8\n", f);
+    fwrite(&one, 4, 1, f);
+    fputs("\n$EndMeshFormat\n$Nodes\n", f);
+    fwrite(nh, 8, 4, f);
+    fwrite(blk, 4, 3, f);
+    fwrite(&cnt, 8, 1, f);
+    for (uint64_t t = 1; t <= 13; t++) {
+      const uint64_t tag = t == 13 ? 5 : t;
+      if (tag == 5) off[t == 13] = ftell(f);
+      fwrite(&tag, 8, 1, f);
+    }
+    fwrite(xyz, 8, 39, f);
+    fputs("\n$EndNodes\n$Elements\n", f);
+    fwrite(eh, 8, 4, f);
+    fwrite(eblk, 4, 3, f);
+    fwrite(&ecnt, 8, 1, f);
+    fwrite(el, 8, 18, f);
+    fputs("\n$EndElements\n", f);
+    fclose(f);
+  }
+  MPI_Bcast(off, 2, MPI_LONG, 0, comm);
+  err = hx_mesh_create_gmsh(comm, path, HX_PART_RCB, &m);
+  {
+    char w0[128], w1[160];
+    snprintf(w0, sizeof w0, "@: byte offset %ld (line ", off[1]);
+    snprintf(w1, sizeof w1, "node tag 5 is defined twice in $Nodes (first at byte offset %ld)", off[0]);
+    const char *w[3] = {w0, w1, NULL};
+    expect_fail(comm, err, "dup-node41b.msh", path, w);
+  }
   /* missing file */
   err = hx_mesh_create_gmsh(comm, "no/such/file.msh", HX_PART_RCB, &m);
   {
