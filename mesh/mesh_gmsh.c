@@ -200,6 +200,39 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* t: n (tag, file order) sorted by tag. Among the tags given more than once,
+ * the one whose second occurrence comes first in the file: *first and
+ * *second (file order); 0 if every tag is unique. */
+static int first_repeat(const tagidx *t, int64_t n, int64_t *first, int64_t *second) {
+  int64_t bf = -1, bs = -1;
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && t[j].tag == t[i].tag) j++;
+    if (j - i > 1) {
+      int64_t m1 = INT64_MAX, m2 = INT64_MAX;
+      for (int64_t k = i; k < j; k++) {
+        if (t[k].idx < m1)
+          m2 = m1, m1 = t[k].idx;
+        else if (t[k].idx < m2)
+          m2 = t[k].idx;
+      }
+      if (bs < 0 || m2 < bs) bs = m2, bf = m1;
+    }
+    i = j;
+  }
+  *first = bf, *second = bs;
+  return bs >= 0;
+}
+
+/* "line 12" (ASCII) or "byte offset 345" (binary file) of pos, for messages
+ * that name a second place besides the one CUR_ERR prefixes */
+static void where_at(const cur *c, size_t pos, char *buf, size_t n) {
+  if (c->fbin)
+    snprintf(buf, n, "byte offset %zu", pos);
+  else
+    snprintf(buf, n, "line %ld", line_of(c, pos));
+}
+
 typedef struct {
   int dim;
   int64_t tag;
@@ -214,6 +247,7 @@ typedef struct {
   int64_t nn;
   tagidx *ntag; /* sorted after reading */
   double *nxyz;
+  size_t *npos; /* nn: where each node's record (its tag) starts, for messages */
   /* hexes */
   int64_t nh, caph;
   int npe;
@@ -224,6 +258,8 @@ typedef struct {
   int64_t nq, capq;
   int64_t *qnodes, *qphys, *qent; /* qent: the quad's geometric (elementary) surface */
   int64_t ignored[128];
+  size_t ignored_pos[128];   /* the first element of each ignored type */
+  size_t elems_pos, per_pos; /* the $Elements and $Periodic headers */
   /* names, entities */
   int nphys;
   physname *phys;
@@ -246,7 +282,7 @@ typedef struct {
 } rd;
 
 static void rd_free(rd *r) {
-  free(r->ntag), free(r->nxyz), free(r->hnodes), free(r->htag), free(r->hphys), free(r->hpos);
+  free(r->ntag), free(r->nxyz), free(r->npos), free(r->hnodes), free(r->htag), free(r->hphys), free(r->hpos);
   free(r->qnodes), free(r->qphys), free(r->qent);
   for (int i = 0; i < r->nphys; i++) free(r->phys[i].name);
   free(r->phys);
@@ -317,9 +353,10 @@ static int64_t ent_phys(const rd *r, int dim, int64_t tag) {
   return 0;
 }
 
-static int add_node(cur *c, rd *r, int64_t tag, int64_t k) {
+static int add_node(cur *c, rd *r, int64_t tag, int64_t k, size_t pos) {
   if (tag < 1) return CUR_ERR(c, "node tag must be >= 1, got %lld", (long long)tag);
   r->ntag[k].tag = tag, r->ntag[k].idx = k;
+  r->npos[k] = pos;
   return HX_SUCCESS;
 }
 
@@ -329,11 +366,14 @@ static int read_nodes22(cur *c, rd *r) {
   HX_CALL(count_check(c, n, 8, "node"));
   HX_CALL(HX_ALLOC(&r->ntag, n));
   HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
+  HX_CALL(HX_ALLOC(&r->npos, n));
   r->nn = n;
   for (int64_t k = 0; k < n; k++) {
     int64_t tag;
+    skip_ws(c);
+    const size_t pos = c->pos;
     HX_CALL(get_i64(c, &tag, "node tag"));
-    HX_CALL(add_node(c, r, tag, k));
+    HX_CALL(add_node(c, r, tag, k, pos));
     for (int d = 0; d < 3; d++) HX_CALL(get_f64(c, &r->nxyz[3 * k + d], "node coordinate"));
   }
   return expect(c, "$EndNodes");
@@ -348,6 +388,7 @@ static int read_nodes41(cur *c, rd *r) {
   HX_CALL(count_check(c, n, c->binary ? 32 : 8, "node"));
   HX_CALL(HX_ALLOC(&r->ntag, n));
   HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
+  HX_CALL(HX_ALLOC(&r->npos, n));
   r->nn = n;
   int64_t k = 0;
   for (int64_t b = 0; b < nb; b++) {
@@ -363,8 +404,10 @@ static int read_nodes41(cur *c, rd *r) {
                      (long long)n);
     for (int64_t i = 0; i < m; i++) {
       int64_t tag;
+      if (!c->binary) skip_ws(c);
+      const size_t pos = c->pos;
       HX_CALL(get_size(c, &tag, "node tag"));
-      HX_CALL(add_node(c, r, tag, k + i));
+      HX_CALL(add_node(c, r, tag, k + i, pos));
     }
     for (int64_t i = 0; i < m; i++)
       for (int d = 0; d < 3; d++) HX_CALL(get_dbl(c, &r->nxyz[3 * (k + i) + d], "node coordinate"));
@@ -420,7 +463,8 @@ static int add_element(cur *c, rd *r, int64_t etag, int64_t type, const int64_t 
     r->qent[r->nq] = ent;
     r->qphys[r->nq++] = phys;
   } else if (type != 3 && type != 10 && type != 16) {
-    r->ignored[type < 128 ? type : 0]++;
+    const int t = type < 128 && type > 0 ? (int)type : 0;
+    if (!r->ignored[t]++) r->ignored_pos[t] = pos;
   }
   return HX_SUCCESS;
 }
@@ -654,11 +698,6 @@ static const char *solid_name(int t) {
   }
 }
 
-static int cmp_i64v(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The physical surface (index into the groups bt) that consists of exactly
  * the quads of geometric surface ent; -1 if its quads are untagged or
  * missing, or if their group holds other surfaces too. */
@@ -741,7 +780,7 @@ static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
   }
   g->nper = w;
   if (w == 0 && r->nper > 0) {
-    c->pos = c->len;
+    c->pos = r->per_pos;
     return CUR_ERR(
         c,
         "the $Periodic section lists %lld node pair(s), none between vertices of hexahedra: the "
@@ -761,28 +800,37 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
       so += (size_t)snprintf(solids + so, sizeof solids - so, "%s%lld %s (type %d)", so ? ", " : "",
                              (long long)r->ignored[t], solid_name(t), t);
   if (so) {
+    /* at the first of them in the file */
     c->pos = c->len;
+    for (int t = 0; t < 128; t++)
+      if (r->ignored[t] && solid_name(t) && r->ignored_pos[t] < c->pos) c->pos = r->ignored_pos[t];
     c->binary = 0;
-    return CUR_ERR(c, "3-D elements that are not hexahedra: %s; hexcg needs an all-hex mesh (Gmsh types 5 hex8 or "
-                   "12 hex27; Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1)", solids);
+    return CUR_ERR(c,
+                   "3-D elements that are not hexahedra: %s (the first here); hexcg needs an all-hex mesh "
+                   "(Gmsh types 5 hex8 or 12 hex27; Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1)",
+                   solids);
   }
   if (r->nh > 1) { /* element tags are unique in a valid file */
-    int64_t *t = malloc(sizeof(int64_t) * (size_t)r->nh);
+    tagidx *t = malloc(sizeof *t * (size_t)r->nh);
     HX_CHECK(t, HX_ERR_MEM, "out of memory");
-    memcpy(t, r->htag, sizeof(int64_t) * (size_t)r->nh);
-    qsort(t, (size_t)r->nh, sizeof *t, cmp_i64v);
-    int64_t dup = -1;
-    for (int64_t i = 1; i < r->nh && dup < 0; i++)
-      if (t[i] == t[i - 1]) dup = t[i];
+    for (int64_t i = 0; i < r->nh; i++) t[i].tag = r->htag[i], t[i].idx = i;
+    qsort(t, (size_t)r->nh, sizeof *t, cmp_tagidx);
+    int64_t first, second;
+    const int dup = first_repeat(t, r->nh, &first, &second);
     free(t);
-    if (dup >= 0) {
-      c->pos = 0;
+    if (dup) {
+      char w[64];
+      where_at(c, r->hpos[first], w, sizeof w);
+      c->pos = r->hpos[second];
       c->binary = 0;
-      return CUR_ERR(c, "element tag %lld is defined twice in $Elements", (long long)dup);
+      return CUR_ERR(c,
+                     "element tag %lld is defined twice in $Elements (first at %s); element tags must be "
+                     "unique",
+                     (long long)r->htag[second], w);
     }
   }
   if (r->nh == 0) {
-    c->pos = c->len;
+    c->pos = r->elems_pos;
     c->binary = 0;
     return CUR_ERR(c,
                    "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
@@ -790,11 +838,19 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   }
   c->binary = 0;
   qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, cmp_tagidx);
-  for (int64_t i = 1; i < r->nn; i++)
-    if (r->ntag[i].tag == r->ntag[i - 1].tag) {
-      c->pos = 0;
-      return CUR_ERR(c, "node tag %lld is defined twice in $Nodes", (long long)r->ntag[i].tag);
+  {
+    int64_t first, second;
+    if (first_repeat(r->ntag, r->nn, &first, &second)) {
+      char w[64];
+      where_at(c, r->npos[first], w, sizeof w);
+      c->pos = r->npos[second];
+      int64_t tag = -1;
+      for (int64_t i = 0; i < r->nn && tag < 0; i++)
+        if (r->ntag[i].idx == second) tag = r->ntag[i].tag;
+      return CUR_ERR(c, "node tag %lld is defined twice in $Nodes (first at %s); node tags must be unique",
+                     (long long)tag, w);
     }
+  }
   const int npe = r->npe, q = npe == 8 ? 2 : 3;
   int map8[8], map27[27];
   gmsh_maps(map8, map27);
@@ -838,6 +894,27 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
       g->vid[e * 8 + v] = p - g->vtag;
     }
     for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
+  }
+  /* where each vertex's node record is, for the topology's messages
+   * (check_coincident): one sweep of the file for all the lines */
+  HX_CALL(HX_ALLOC(&g->vloc, nv));
+  g->vloc_bin = c->fbin;
+  {
+    tagidx *pv = NULL;
+    HX_CALL(HX_ALLOC(&pv, nv));
+    for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
+    if (!c->fbin) {
+      qsort(pv, (size_t)nv, sizeof *pv, cmp_tagidx);
+      long line = 1;
+      size_t at = 0;
+      for (int64_t i = 0; i < nv; i++) {
+        for (; at < (size_t)pv[i].tag && at < c->len; at++) line += c->buf[at] == '\n';
+        g->vloc[pv[i].idx] = line;
+      }
+    } else {
+      for (int64_t v = 0; v < nv; v++) g->vloc[v] = pv[v].tag;
+    }
+    free(pv);
   }
   /* materials */
   int64_t *mt = NULL;
@@ -925,10 +1002,9 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
     if (c->pos >= c->len) break;
     char name[128];
     HX_CALL(next_tok(c, name, sizeof name, "a section"));
-    size_t start = c->pos;
+    const size_t start = c->pos; /* the section header, for messages about the section */
     if (name[0] != '$') return CUR_ERR(c, "expected a section name ($Nodes, $Elements...), found '%s'", name);
     HX_CALL(expect(c, name));
-    (void)start;
     if (!strcmp(name, "$PhysicalNames")) {
       if (r->phys) return CUR_ERR(c, "a second $PhysicalNames section");
       HX_CALL(read_physnames(c, r));
@@ -949,6 +1025,7 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
       if (!have_nodes) return CUR_ERR(c, "$Elements before $Nodes");
       if (have_elems) return CUR_ERR(c, "a second $Elements section");
       have_elems = 1;
+      r->elems_pos = start;
       if (v22)
         HX_CALL(read_elements22(c, r));
       else {
@@ -957,6 +1034,7 @@ static int parse(cur *c, rd *r, hx_gmesh *g) {
       }
     } else if (!strcmp(name, "$Periodic")) {
       if (r->have_per) return CUR_ERR(c, "a second $Periodic section");
+      r->per_pos = start;
       if (bin) c->pos++, c->binary = 1;
       HX_CALL(read_periodic(c, r, v41));
     } else if (!strcmp(name, "$PartitionedEntities")) {

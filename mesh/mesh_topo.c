@@ -477,7 +477,7 @@ static int cmp_vcell(const void *pa, const void *pb) {
     if (a->q[d] != b->q[d]) return a->q[d] < b->q[d] ? -1 : 1;
   return a->v < b->v ? -1 : a->v > b->v;
 }
-static int check_coincident(hx_gmesh *g) {
+static int check_coincident(hx_gmesh *g, double *tol_out) {
   const int q = g->npe == 8 ? 2 : 3;
   double *X = NULL;
   vcell *c = NULL;
@@ -522,6 +522,7 @@ static int check_coincident(hx_gmesh *g) {
       if (h < hmin) hmin = h, he = e;
     }
   const double tol = 1e-8 * hmin;
+  *tol_out = tol;
   if (!(hmin > 0) || !(hmin >= HX_MESH_EDGE_MIN) || !(tol > 1e-15 * xmax)) {
     char d[DESC_LEN];
     hx_gmesh_describe(g, he, d, sizeof d);
@@ -565,11 +566,21 @@ static int check_coincident(hx_gmesh *g) {
           if (c[j].v <= c[i].v) continue;
           const double *A = &X[c[i].v * 3], *B = &X[c[j].v * 3];
           if (fabs(A[0] - B[0]) <= tol && fabs(A[1] - B[1]) <= tol && fabs(A[2] - B[2]) <= tol) {
-            err = HX_ERROR(HX_ERR_INPUT,
-                           "%s: vertices %lld and %lld are at the same point (%g, %g, %g): duplicated nodes "
-                           "(merge them, e.g. Gmsh's Coherence)",
-                           g->src, (long long)vtag_of(g, c[i].v), (long long)vtag_of(g, c[j].v), A[0], A[1],
-                           A[2]);
+            char at[96] = ""; /* where the two node records are in the file */
+            if (g->vloc) {
+              int64_t la = g->vloc[c[i].v], lb = g->vloc[c[j].v];
+              if (la > lb) {
+                int64_t t = la;
+                la = lb, lb = t;
+              }
+              snprintf(at, sizeof at, " (%s %lld and %lld)", g->vloc_bin ? "byte offsets" : "lines",
+                       (long long)la, (long long)lb);
+            }
+            err = HX_ERROR(
+                HX_ERR_INPUT,
+                "%s: vertices %lld and %lld%s are at the same point (%g, %g, %g): duplicated nodes "
+                "(merge them, e.g. Gmsh's Coherence)",
+                g->src, (long long)vtag_of(g, c[i].v), (long long)vtag_of(g, c[j].v), at, A[0], A[1], A[2]);
             break;
           }
         }
@@ -762,12 +773,103 @@ int hx_gmesh_untagged(hx_gmesh *g) {
   return HX_SUCCESS;
 }
 
+/* hex27: the curved nodes of what two elements share must be the same points
+ * in both. The GLL numbering takes a shared face's or edge's nodes from its
+ * vertex ids alone, so two elements whose mid-edge or face-centre nodes of a
+ * shared face (same 4 corners) differ would be glued along two different
+ * curved surfaces: the solve runs, wrong (issue 53 defect 3). A face's
+ * biquadratic map is fixed by its 9 nodes (an edge's by its 3), so comparing
+ * the nodes is comparing the element maps, hence the GLL points, at every
+ * order. Checked on the whole mesh on rank 0, before partitioning and before
+ * the periodic faces (which are translated copies) are merged, so the answer
+ * does not depend on the number of ranks. tol: check_coincident's. */
+static double dist3(const double *a, const double *b) {
+  double m = 0, h = 0;
+  for (int d = 0; d < 3; d++) m = fmax(m, fabs(a[d] - b[d]));
+  if (m > 0)
+    for (int d = 0; d < 3; d++) h += ((a[d] - b[d]) / m) * ((a[d] - b[d]) / m);
+  return m * sqrt(h);
+}
+
+static int check_curved_nodes(hx_gmesh *g, double tol) {
+  if (g->npe != 27) return HX_SUCCESS; /* hex8: a face's map is fixed by its shared corners */
+  int fidx[6][9];
+  for (int f = 0; f < 6; f++) hx_mesh_face_nodes(2, f, fidx[f], NULL, NULL);
+  char d1[DESC_LEN], d2[DESC_LEN];
+  /* faces, each interior pair once (its element with the smaller id first) */
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int f = 0; f < 6; f++) {
+      const int64_t e2 = g->nbr[e * 6 + f];
+      if (e2 <= e) continue;
+      const int f2 = g->nbrf[e * 6 + f], o = g->nbro[e * 6 + f];
+      double worst = 0;
+      int wi = 0, wj = 0, wk = 0;
+      for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++) {
+          int ii = (o & 1) ? j : i, jj = (o & 1) ? i : j;
+          int ip = (o & 2) ? 2 - ii : ii, jp = (o & 4) ? 2 - jj : jj;
+          double dd = dist3(&g->nodes[(e * 27 + fidx[f][i + 3 * j]) * 3],
+                            &g->nodes[(e2 * 27 + fidx[f2][ip + 3 * jp]) * 3]);
+          if (dd > worst) worst = dd, wi = i, wj = j, wk = fidx[f2][ip + 3 * jp];
+        }
+      if (!(worst > tol)) continue;
+      const double *A = &g->nodes[(e * 27 + fidx[f][wi + 3 * wj]) * 3], *B = &g->nodes[(e2 * 27 + wk) * 3];
+      hx_gmesh_describe_face(g, e, f, d1, sizeof d1);
+      hx_gmesh_describe_face(g, e2, f2, d2, sizeof d2);
+      return HX_ERROR(HX_ERR_INPUT,
+                      "%s: shared face with different curved nodes: face %d of %s and face %d of %s share "
+                      "their 4 vertices, but the face's %s node is at (%.10g, %.10g, %.10g) in the first "
+                      "element and at (%.10g, %.10g, %.10g) in the second: distance %.3g, tolerance %.3g "
+                      "(1e-8 of the shortest element edge). The elements would be glued along two different "
+                      "surfaces and the solution would be wrong; make the curved nodes of the shared face "
+                      "agree (the same node tags, or coordinates, for its mid-edge and centre nodes)",
+                      g->src, f, d1, f2, d2, wi == 1 && wj == 1 ? "centre" : "mid-edge", A[0], A[1], A[2],
+                      B[0], B[1], B[2], worst, tol);
+    }
+  /* edges (elements that share only an edge, or a vertex ring around it):
+   * each element's mid-edge node against the first element's on that edge */
+  int64_t *ref = NULL;
+  HX_CALL(HX_ALLOC(&ref, g->ned));
+  for (int64_t i = 0; i < g->ned; i++) ref[i] = -1;
+  int err = HX_SUCCESS;
+  for (int64_t e = 0; e < g->ne && !err; e++)
+    for (int k = 0; k < 12 && !err; k++) {
+      const int64_t id = g->eid[e * 12 + k];
+      const int va = hx_hex_edge_vert[k][0], vb = hx_hex_edge_vert[k][1];
+      const int mid =
+          ((va & 1) + (vb & 1)) + 3 * (((va >> 1) & 1) + ((vb >> 1) & 1)) + 9 * ((va >> 2) + (vb >> 2));
+      if (ref[id] < 0) {
+        ref[id] = e * 27 + mid;
+        continue;
+      }
+      const double *A = &g->nodes[ref[id] * 3], *B = &g->nodes[(e * 27 + mid) * 3];
+      const double dd = dist3(A, B);
+      if (!(dd > tol)) continue;
+      const int64_t e1 = ref[id] / 27, a = g->vid[e * 8 + va], b = g->vid[e * 8 + vb];
+      hx_gmesh_describe(g, e1, d1, sizeof d1);
+      hx_gmesh_describe(g, e, d2, sizeof d2);
+      err = HX_ERROR(HX_ERR_INPUT,
+                     "%s: shared edge with different curved nodes: %s and %s share the edge from vertex "
+                     "%lld to vertex %lld, but its mid-edge node is at (%.10g, %.10g, %.10g) in the first "
+                     "element and at (%.10g, %.10g, %.10g) in the second: distance %.3g, tolerance %.3g "
+                     "(1e-8 of the shortest element edge). The elements would be glued along two different "
+                     "curves and the solution would be wrong; make the curved nodes of the shared edge "
+                     "agree (the same node tag, or coordinates, for its mid-edge node)",
+                     g->src, d1, d2, (long long)vtag_of(g, a), (long long)vtag_of(g, b), A[0], A[1], A[2],
+                     B[0], B[1], B[2], dd, tol);
+    }
+  hx_free_host(&ref);
+  return err;
+}
+
 int hx_gmesh_topology(hx_gmesh *g) {
+  double tol = 0;
   HX_CHECK(g->ne > 0, HX_ERR_INPUT, "%s: the mesh has no hexahedral elements", g->src);
   HX_CALL(check_elements(g));
-  HX_CALL(check_coincident(g));
+  HX_CALL(check_coincident(g, &tol));
   HX_CALL(number_edges(g));
   HX_CALL(number_faces(g));
+  HX_CALL(check_curved_nodes(g, tol));
   return HX_SUCCESS;
 }
 
@@ -788,6 +890,7 @@ void hx_gmesh_free(hx_gmesh *g) {
   hx_free_host(&g->nbro);
   hx_free_host(&g->etag);
   hx_free_host(&g->vtag);
+  hx_free_host(&g->vloc);
   hx_free_host(&g->part);
   hx_free_host(&g->per);
   hx_free_host(&g->tag_per);

@@ -32,6 +32,9 @@ typedef struct {
   /* optional file numbering for messages (NULL: print 0-based ids) */
   int64_t *etag; /* ne: file element tags */
   int64_t *vtag; /* nv: file node tags of the vertices */
+  int64_t *vloc; /* nv or NULL: line (ASCII file) or byte offset (vloc_bin) of each vertex's node
+                    record, for check_coincident (stale after hx_gmesh_periodic renumbers) */
+  int vloc_bin;
   /* periodic vertex correspondences (slave, master), from the generator, the
    * file's $Periodic section or the case's tag pairs; resolved by
    * hx_gmesh_periodic after the topology */

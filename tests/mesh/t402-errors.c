@@ -46,7 +46,7 @@ static const bad_case cases[] = {
      {"@:2:", "unsupported MSH version 3", "2.2 or 4.1"}},
     {"no-hex.msh",
      HDR NODES12 "$Elements\n1\n1 3 2 1 1 1 2 5 4\n$EndElements\n",
-     {"@", "no hexahedral elements", ""}},
+     {"@:19:", "no hexahedral elements", ""}}, /* at $Elements (was: the last line) */
     {"inverted.msh",
      HDR NODES12 "$Elements\n2\n" HEX_A "2 5 2 1 1 8 9 12 11 2 3 6 5\n$EndElements\n",
      {"non-positive Jacobian", "file element tag 2", "with vertices 8 (1, 0, 1) 9 (2, 0, 1)"}},
@@ -95,12 +95,36 @@ static const bad_case cases[] = {
      HDR "$PhysicalNames\n1\n3 1 \"a\"\n$EndPhysicalNames\n$PhysicalNames\n1\n3 2 "
          "\"b\"\n$EndPhysicalNames\n" NODES12 "$Elements\n2\n" HEX_A HEX_B "$EndElements\n",
      {"@:8:", "a second $PhysicalNames section", ""}},
+    /* issue 53 defect 19: a repeated tag is reported on its own line and its first
+     * occurrence's (was: line 1 and the smallest repeated tag); the earliest repeat wins */
+    {"dup-node22.msh",
+     HDR "$Nodes\n14\n1 0 0 0\n2 1 0 0\n3 2 0 0\n4 0 1 0\n5 1 1 0\n6 2 1 0\n7 0 0 1\n8 1 0 1\n9 2 0 1\n"
+         "10 0 1 1\n11 1 1 1\n12 2 1 1\n12 2 1 1\n2 1 0 0\n$EndNodes\n$Elements\n2\n" HEX_A HEX_B
+         "$EndElements\n",
+     {"@:18: node tag 12 is defined twice in $Nodes (first at line 17)", "", ""}},
+    /* MSH 4.1: the tags of a block one per line (7..19), then the coordinates */
+    {"dup-node41.msh",
+     "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 13 1 12\n3 1 0 13\n"
+     "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n5\n"
+     "0 0 0\n1 0 0\n2 0 0\n0 1 0\n1 1 0\n2 1 0\n0 0 1\n1 0 1\n2 0 1\n0 1 1\n1 1 1\n2 1 1\n1 1 0\n"
+     "$EndNodes\n$Elements\n1 2 1 2\n3 1 5 2\n1 1 2 5 4 7 8 11 10\n2 2 3 6 5 8 9 12 11\n$EndElements\n",
+     {"@:19: node tag 5 is defined twice in $Nodes (first at line 11)", "", ""}},
+    {"dup-element.msh",
+     HDR NODES12 "$Elements\n3\n" HEX_A HEX_B "1 5 2 1 1 2 3 6 5 8 9 12 11\n$EndElements\n",
+     {"@:23: element tag 1 is defined twice in $Elements (first at line 21)", "", ""}},
+    /* the other messages that pointed at line 1 or the end of the file */
+    {"tet.msh",
+     HDR NODES12 "$Elements\n3\n" HEX_A "3 4 2 1 1 1 2 4 7\n" HEX_B "$EndElements\n",
+     {"@:22: 3-D elements that are not hexahedra: 1 tetrahedra (type 4) (the first here)", "", ""}},
+    {"periodic-no-vertex.msh",
+     HDR NODES12 "$Elements\n2\n" HEX_A HEX_B "$EndElements\n$Periodic\n1\n2 1 2\n1\n98 99\n$EndPeriodic\n",
+     {"@:24: the $Periodic section lists 1 node pair(s), none between vertices", "", ""}},
     /* two hexes touching at x = 1 through separate (unmerged) nodes */
     {"unmerged.msh",
      HDR "$Nodes\n16\n1 0 0 0\n2 1 0 0\n4 0 1 0\n5 1 1 0\n7 0 0 1\n8 1 0 1\n10 0 1 1\n11 1 1 1\n"
          "21 1 0 0\n3 2 0 0\n25 1 1 0\n6 2 1 0\n28 1 0 1\n9 2 0 1\n31 1 1 1\n12 2 1 "
          "1\n$EndNodes\n$Elements\n2\n" HEX_A "2 5 2 1 1 21 3 6 25 28 9 12 31\n$EndElements\n",
-     {"at the same point", "duplicated nodes", "(1, 0, 0)"}},
+     {"vertices 2 and 21 (lines 7 and 14) are at the same point (1, 0, 0)", "duplicated nodes", ""}},
 };
 
 static int expect_fail(MPI_Comm comm, int err, const char *label, const char *path,
@@ -230,6 +254,46 @@ int main(int argc, char **argv) {
     const char *w[3] = {"non-positive Jacobian", "at GLL node (1, 1, 2) of order 2 in element 0",
                         "vertices (global 0-based ids) 0 (0, 0, 0) 1 (1, 0, 0)"};
     expect_fail(comm, err, "bubble hex27", path, w);
+  }
+  /* MSH 4.1 binary with node tag 5 given twice: reported at the byte offsets of
+   * both records (issue 53 defect 19: was line 1) */
+  snprintf(path, sizeof path, "%s-dup-node41b.msh", dir);
+  long off[2] = {0, 0};
+  if (rank == 0) {
+    FILE *f = fopen(path, "wb");
+    const int32_t one = 1, blk[3] = {3, 1, 0}, eblk[3] = {3, 1, 5};
+    const uint64_t nh[4] = {1, 13, 1, 12}, cnt = 13, eh[4] = {1, 2, 1, 2}, ecnt = 2;
+    const double xyz[13][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}, {2, 1, 0}, {0, 0, 1},
+                               {1, 0, 1}, {2, 0, 1}, {0, 1, 1}, {1, 1, 1}, {2, 1, 1}, {1, 1, 0}};
+    const uint64_t el[2][9] = {{1, 1, 2, 5, 4, 7, 8, 11, 10}, {2, 2, 3, 6, 5, 8, 9, 12, 11}};
+    fputs("$MeshFormat\n4.1 1 8\n", f);
+    fwrite(&one, 4, 1, f);
+    fputs("\n$EndMeshFormat\n$Nodes\n", f);
+    fwrite(nh, 8, 4, f);
+    fwrite(blk, 4, 3, f);
+    fwrite(&cnt, 8, 1, f);
+    for (uint64_t t = 1; t <= 13; t++) {
+      const uint64_t tag = t == 13 ? 5 : t;
+      if (tag == 5) off[t == 13] = ftell(f);
+      fwrite(&tag, 8, 1, f);
+    }
+    fwrite(xyz, 8, 39, f);
+    fputs("\n$EndNodes\n$Elements\n", f);
+    fwrite(eh, 8, 4, f);
+    fwrite(eblk, 4, 3, f);
+    fwrite(&ecnt, 8, 1, f);
+    fwrite(el, 8, 18, f);
+    fputs("\n$EndElements\n", f);
+    fclose(f);
+  }
+  MPI_Bcast(off, 2, MPI_LONG, 0, comm);
+  err = hx_mesh_create_gmsh(comm, path, HX_PART_RCB, &m);
+  {
+    char w0[128], w1[160];
+    snprintf(w0, sizeof w0, "@: byte offset %ld (line ", off[1]);
+    snprintf(w1, sizeof w1, "node tag 5 is defined twice in $Nodes (first at byte offset %ld)", off[0]);
+    const char *w[3] = {w0, w1, NULL};
+    expect_fail(comm, err, "dup-node41b.msh", path, w);
   }
   /* missing file */
   err = hx_mesh_create_gmsh(comm, "no/such/file.msh", HX_PART_RCB, &m);
