@@ -22,9 +22,12 @@ static void compare_usage(FILE *out) {
           "Compare the residual history of RUN with BASELINE. Each is an output folder\n"
           "of 'hexcg run' (its history.csv or history.h5, and summary.yaml if present) or\n"
           "a history.csv / history.h5 file. Compared: the iteration counts, the residual\n"
-          "and rel_residual columns row by row up to the shorter history, and from the\n"
-          "summaries converged, reason, error norms, order, elements and dofs (not the\n"
-          "timings). See docs/regression.md.\n"
+          "and rel_residual columns row by row up to the shorter history, the initial\n"
+          "residual within round-off (else another problem), from the summaries\n"
+          "converged, reason, error norms, order, elements and dofs (not the timings),\n"
+          "the effective cases' keys (case.yaml: a problem key that differs is another\n"
+          "problem; solver keys are named) and, with solution.h5 on both sides, how far\n"
+          "apart the solutions are. See docs/regression.md.\n"
           "\n"
           "options:\n"
           "  --rtol R             residual tolerance: |r - b| <= R * max(b, F * b_0),\n"
@@ -47,8 +50,9 @@ static void compare_usage(FILE *out) {
           "                       max_error_max, converged)\n"
           "  --plot FILE.png      draw both curves (semilog) into FILE.png (needs python3\n"
           "                       with matplotlib: $HEXCG_PYTHON, default /usr/bin/python3),\n"
-          "                       labelled with each run's case name, the case keys that\n"
-          "                       differ between the two runs and its rank count\n"
+          "                       labelled with each run's case name, every case key that\n"
+          "                       differs between the two runs (problem keys first) and its\n"
+          "                       rank count; the legend below the axes\n"
           "  --plot-x iteration|time  the plot's x axis (default iteration; time: the\n"
           "                       history's time_s, seconds since the run started)\n"
           "  --quiet              print only the result line (and errors)\n"
@@ -200,6 +204,8 @@ static int draw_plot(const cmp_args *a, const hx_cmp_run *run, const hx_cmp_run 
   if (mark[0]) argv[n++] = "--mark", argv[n++] = mark;
   argv[n++] = "--rtol", argv[n++] = rtol, argv[n++] = "--floor", argv[n++] = fl;
   if (a->o.x_axis) argv[n++] = "--x", argv[n++] = a->o.x_axis;
+  /* the labels: the keys that differ, problem keys first (all of them) */
+  if (run->keys.n && base->keys.n) argv[n++] = "--keys", argv[n++] = res->diff_keys;
   argv[n++] = "--output", argv[n++] = a->plot;
   argv[n] = NULL;
   fflush(stdout);
@@ -244,7 +250,7 @@ static int compare_main(const cmp_args *a) {
     const int consistent = res.failures && res.consistent && res.failures == cmp_failures;
     status = res.failures && !consistent ? 1 : 0;
     if (a->base && out) {
-      char v[512];
+      char v[4096];
       hx_cmp_verdict(&res, v, sizeof v);
       printf("%sverdict: %s\n", out ? "\n" : "", v);
     }

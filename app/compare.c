@@ -1,8 +1,111 @@
 /* hexcg compare: the comparison rules and the table (docs/regression.md). */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "hx_compare.h"
+
+/* append to buf (truncated at len) */
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void appendf(char *buf, size_t len, const char *fmt, ...) {
+  size_t l = strlen(buf);
+  if (l + 1 >= len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + l, len - l, fmt, ap);
+  va_end(ap);
+}
+
+int hx_cmp_key_class(const char *k) {
+  if (!strcmp(k, "output") || !strncmp(k, "output.", 7) || !strcmp(k, "time.output_every") ||
+      !strcmp(k, "time.checkpoint_every") || !strcmp(k, "time.error_every"))
+    return HX_CMP_KEY_IGNORED;
+  if (!strcmp(k, "mesh.partitioner")) return HX_CMP_KEY_SOLVER;
+  if (!strcmp(k, "order") || !strncmp(k, "mesh.", 5) || !strncmp(k, "problem.", 8) || !strncmp(k, "time.", 5))
+    return HX_CMP_KEY_PROBLEM;
+  return HX_CMP_KEY_SOLVER;
+}
+
+/* a case value for a message: quoted when it holds blanks or commas, cut at 60 characters */
+static void show_value(char *buf, size_t len, const char *v) {
+  if (!v) {
+    snprintf(buf, len, "(none)");
+    return;
+  }
+  const int q = strchr(v, ' ') || strchr(v, ',') || !v[0];
+  if (strlen(v) > 60)
+    snprintf(buf, len, "%s%.57s...%s", q ? "'" : "", v, q ? "'" : "");
+  else
+    snprintf(buf, len, "%s%s%s", q ? "'" : "", v, q ? "'" : "");
+}
+
+/* The keys of the two effective cases that differ, problem keys first (in
+ * the order of RUN's case, then keys only BASELINE has), into
+ * res->problem_keys / solver_keys / diff_keys; prints them to out. */
+static void key_diffs(const hx_cmp_run *run, const hx_cmp_run *base, FILE *out, hx_cmp_result *res) {
+  if (!run->keys.n || !base->keys.n) {
+    if (out && (run->case_path || base->case_path))
+      fprintf(out, "  %-23s %9s  not compared: %s has no case.yaml\n", "effective case", "",
+              run->case_path ? "BASELINE" : "RUN");
+    return;
+  }
+  int printed = 0;
+  for (int cls = HX_CMP_KEY_PROBLEM; cls <= HX_CMP_KEY_SOLVER; cls++) {
+    char *list = cls == HX_CMP_KEY_PROBLEM ? res->problem_keys : res->solver_keys;
+    /* keys one case has and the other has not (a preconditioner's own keys): named, without "(none)" */
+    char only[2][1024] = {"", ""};
+    for (int side = 0; side < 2; side++) {
+      const hx_case_keys *k = side ? &base->keys : &run->keys;
+      for (int i = 0; i < k->n; i++) {
+        const char *name = k->key[i];
+        if (hx_cmp_key_class(name) != cls) continue;
+        if (side && hx_case_keys_get(&run->keys, name)) continue; /* seen on RUN's pass */
+        const char *a = hx_case_keys_get(&run->keys, name), *b = hx_case_keys_get(&base->keys, name);
+        if (a && b && !strcmp(a, b)) continue;
+        char va[80], vb[80];
+        show_value(va, sizeof va, a), show_value(vb, sizeof vb, b);
+        if (!a || !b)
+          appendf(only[side], sizeof only[side], "%s%s", only[side][0] ? " " : "", name);
+        /* a different order is already said by the summary's row */
+        else if (strcmp(name, "order") || !strstr(res->problem_diff, "order "))
+          appendf(list, sizeof res->problem_keys, "%s%s %s vs %s", list[0] ? ", " : "", name, va, vb);
+        appendf(res->diff_keys, sizeof res->diff_keys, "%s%s", res->diff_keys[0] ? "," : "", name);
+        if (cls == HX_CMP_KEY_PROBLEM) res->n_problem_keys++;
+        if (cls == HX_CMP_KEY_SOLVER) {
+          res->n_solver_keys++;
+          if (strcmp(name, "mesh.partitioner") && strcmp(name, "backend")) res->n_solve_keys++;
+        }
+        if (out) {
+          if (!printed++)
+            fprintf(out, "\n  effective cases (case.yaml): the keys that differ\n  %-7s %-34s %-22s %s\n", "class",
+                    "key", "run", "baseline");
+          fprintf(out, "  %-7s %-34s %-22s %s\n", cls == HX_CMP_KEY_PROBLEM ? "problem" : "solver", name, va, vb);
+        }
+      }
+    }
+    for (int side = 0; side < 2; side++)
+      if (only[side][0])
+        appendf(list, sizeof res->problem_keys, "%sonly %s has %s", list[0] ? ", " : "", side ? "BASELINE" : "RUN",
+                only[side]);
+  }
+  if (out && !printed) fprintf(out, "\n  effective cases (case.yaml): the same keys and values (output.* aside)\n");
+}
+
+/* "solutions 3.1e-07 apart (max |u - u'| / max |u'|; L2 2.9e-07)", or why
+ * they were not compared; "" when a side has no solution.h5 */
+static void solution_text(const hx_cmp_result *res, char *buf, size_t len) {
+  buf[0] = 0;
+  if (!res->solution_read) return;
+  if (!res->sol.compared)
+    snprintf(buf, len, "solutions not compared: %s", res->sol.why_not);
+  else
+    snprintf(buf, len, "solutions %.2g apart (max |u - u'| / max |u'|; L2 %.2g)", res->sol.rel_max,
+             res->sol.rel_l2);
+}
 
 /* |a - b| / allowed, with NaN == NaN and inf where allowed is 0. */
 static double ratio_of(double diff, double allowed) {
@@ -148,11 +251,28 @@ static void int_row(FILE *out, const char *name, long long a, long long b, hx_cm
   char va[40], vb[40];
   snprintf(va, sizeof va, "%lld", a);
   snprintf(vb, sizeof vb, "%lld", b);
-  if (a != b) { /* a different problem */
-    size_t l = strlen(res->problem_diff);
-    snprintf(res->problem_diff + l, sizeof res->problem_diff - l, "%s%s %lld vs %lld", l ? ", " : "", name, a, b);
-  }
+  if (a != b) /* a different problem */
+    appendf(res->problem_diff, sizeof res->problem_diff, "%s%s %lld vs %lld", res->problem_diff[0] ? ", " : "",
+            name, a, b);
   row(out, name, "", va, vb, "", note(res, name, count(res, a == b)));
+}
+
+/* Iteration 0 within round-off (HX_CMP_R0_*): a check of its own, with
+ * the allowance of the order of the sums only. */
+static void r0_row(const hx_cmp_run *run, const hx_cmp_run *base, FILE *out, hx_cmp_result *res) {
+  const double a = run->res[0], b = base->res[0], m = fmax(fabs(a), fabs(b));
+  long long N = run->has_summary ? run->sum.st.dofs : 0;
+  if (base->has_summary && base->sum.st.dofs > N) N = base->sum.st.dofs;
+  double allowed = N > 0 ? HX_CMP_R0_ROUNDOFF_PER_DOF * (double)N * 0x1p-53 : HX_CMP_R0_NO_DOFS;
+  if (allowed < HX_CMP_R0_MIN) allowed = HX_CMP_R0_MIN;
+  const double rel = !isfinite(a) || !isfinite(b) ? INFINITY : m > 0 ? fabs(a - b) / m : 0;
+  res->r0_rel = rel, res->r0_allowed = allowed;
+  res->r0_fails = !(rel <= allowed);
+  char va[40], vb[40], d[32], q[32], at[32];
+  snprintf(at, sizeof at, "%d", run->it[0]);
+  snprintf(va, sizeof va, "%.9e", a), snprintf(vb, sizeof vb, "%.9e", b);
+  fmt_diff(d, sizeof d, a, b), fmt_ratio(q, sizeof q, ratio_of(rel, allowed));
+  row5(out, "initial residual", at, va, vb, d, q, note(res, "initial residual", count(res, !res->r0_fails)));
 }
 
 /* Failed checks between two runs of the same problem: are they what another
@@ -211,19 +331,24 @@ static void consistent_check(const hx_cmp_run *run, const hx_cmp_run *base, cons
 }
 
 void hx_cmp_verdict(const hx_cmp_result *res, char *buf, size_t len) {
+  char sol[400], extra[1600] = "";
+  solution_text(res, sol, sizeof sol);
+  /* the solver keys and the solutions, after the verdict's own reason */
+  if (res->solver_keys[0]) appendf(extra, sizeof extra, "; solver keys differ: %s", res->solver_keys);
+  if (sol[0]) appendf(extra, sizeof extra, "; %s", sol);
   if (res->problem_diff[0])
-    snprintf(buf, len, "different problems (%s): their histories are not comparable", res->problem_diff);
+    snprintf(buf, len, "different problems (%s%s): their histories are not comparable", res->problem_diff, extra);
   else if (!res->failures)
-    snprintf(buf, len, "the same results within round-off (every check within its tolerance)");
+    snprintf(buf, len, "the same results within round-off (every check within its tolerance%s)", extra);
   else if (res->consistent)
     snprintf(buf, len,
              "consistent: the same problem, both converged to the tolerance (%s); not within round-off "
              "(first failed check: %s) because the preconditioner depends on the partition (--strict: "
-             "round-off only)",
-             res->consistent_why, res->first_failure[0] ? res->first_failure : "?");
+             "round-off only)%s",
+             res->consistent_why, res->first_failure[0] ? res->first_failure : "?", extra);
   else
-    snprintf(buf, len, "different results for the same problem (first failed check: %s)",
-             res->first_failure[0] ? res->first_failure : "?");
+    snprintf(buf, len, "different results for the same problem (first failed check: %s%s)",
+             res->first_failure[0] ? res->first_failure : "?", extra);
 }
 
 int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_opts *o, FILE *out,
@@ -270,6 +395,7 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
   note(res, "rel_residual", count(res, res->rel.nfail == 0));
   curve_rows(out, "residual", &res->res, run, run->res, base->res);
   curve_rows(out, "rel_residual", &res->rel, run, run->rel, base->rel);
+  r0_row(run, base, out, res);
   if (out && run->n != base->n)
     fprintf(out, "  %-23s %9s  compared up to iteration %d (the shorter history)\n", "", "", run->it[n - 1]);
 
@@ -286,20 +412,61 @@ int hx_compare_runs(const hx_cmp_run *run, const hx_cmp_run *base, const hx_cmp_
     int_row(out, "elements", (long long)a->elements, (long long)b->elements, res);
     int_row(out, "dofs", (long long)a->dofs, (long long)b->dofs, res);
     if (run->is_time != base->is_time) { /* a time loop's history is per step, not one solve */
-      size_t l = strlen(res->problem_diff);
-      snprintf(
-          res->problem_diff + l, sizeof res->problem_diff - l, "%s%s", l ? ", " : "",
-          run->is_time ? "a time-dependent run vs a steady one" : "a steady run vs a time-dependent one");
+      appendf(res->problem_diff, sizeof res->problem_diff, "%s%s", res->problem_diff[0] ? ", " : "",
+              run->is_time ? "a time-dependent run vs a steady one" : "a steady run vs a time-dependent one");
       row(out, "time-dependent", "", btxt(run->is_time), btxt(base->is_time), "",
           note(res, "time-dependent", count(res, 0)));
     }
-    if (res->failures && !res->problem_diff[0] && !o->strict) consistent_check(run, base, o, out, res);
   } else if (out) {
     fprintf(out, "  %-23s %9s  not compared: %s has no summary.yaml\n", "summary", "",
             !run->has_summary && !base->has_summary ? "neither side"
             : !run->has_summary                     ? "RUN"
                                                     : "BASELINE");
   }
+
+  /* the effective cases: a problem key that differs is another problem */
+  key_diffs(run, base, out, res);
+  if (res->n_problem_keys) {
+    note(res, "problem keys", count(res, 0));
+    if (res->problem_keys[0])
+      appendf(res->problem_diff, sizeof res->problem_diff, "%sproblem keys differ: %s",
+              res->problem_diff[0] ? "; " : "", res->problem_keys);
+  }
+  /* iteration 0 beyond round-off: another problem unless the initial guesses differ */
+  if (res->r0_fails) {
+    const char *ga = hx_case_keys_get(&run->keys, "solver.initial_guess"),
+               *gb = hx_case_keys_get(&base->keys, "solver.initial_guess");
+    if (!ga) ga = hx_case_keys_get(&run->keys, "solver.initial_guess.file");
+    if (!gb) gb = hx_case_keys_get(&base->keys, "solver.initial_guess.file");
+    const int same_guess = (!ga && !gb) || (ga && gb && !strcmp(ga, gb));
+    if (same_guess)
+      appendf(res->problem_diff, sizeof res->problem_diff,
+              "%sinitial residual %.9e vs %.9e, %.2g relative (round-off allows %.2g): another right-hand side, "
+              "coefficient or mesh",
+              res->problem_diff[0] ? "; " : "", run->res[0], base->res[0], res->r0_rel, res->r0_allowed);
+  }
+
+  /* the solutions */
+  if (run->solution_path && base->solution_path) {
+    HX_CALL(hx_solution_diff(run->solution_path, base->solution_path, &res->sol));
+    res->solution_read = 1;
+    if (out) {
+      char t[400];
+      solution_text(res, t, sizeof t);
+      if (res->sol.compared)
+        fprintf(out, "\n  solution u (solution.h5, %lld nodes matched by element id and coordinates): max |u - u'| "
+                "%.3e, max |u'| %.3e\n    %s\n", res->sol.nodes, res->sol.max_abs, res->sol.max_u, t);
+      else
+        fprintf(out, "\n  solution u (solution.h5): %s\n", t);
+    }
+  } else if (out && (run->solution_path || base->solution_path)) {
+    fprintf(out, "\n  solution u: not compared: %s has no solution.h5\n", run->solution_path ? "BASELINE" : "RUN");
+  }
+
+  /* the same problem on another partition, the same solver keys */
+  if (run->has_summary && base->has_summary && res->failures && !res->problem_diff[0] && !res->n_solve_keys &&
+      !res->r0_fails && !o->strict)
+    consistent_check(run, base, o, out, res);
   return HX_SUCCESS;
 }
 

@@ -36,7 +36,8 @@ static int is_file(const char *p) {
 
 void hx_cmp_run_free(hx_cmp_run *r) {
   if (!r) return;
-  free(r->arg), free(r->hist_path), free(r->summary_path);
+  free(r->arg), free(r->hist_path), free(r->summary_path), free(r->case_path), free(r->solution_path);
+  hx_case_keys_free(&r->keys);
   free(r->it), free(r->res), free(r->rel);
   memset(r, 0, sizeof *r);
 }
@@ -208,6 +209,16 @@ static int has_time_section(const char *path) {
   return found;
 }
 
+/* the effective case.yaml and the solution.h5 of the result set in dir, when there */
+static int find_beside(const char *dir, hx_cmp_run *r) {
+  char *c = path_join(dir, "case.yaml"), *u = path_join(dir, "solution.h5");
+  int err = !c || !u ? HX_ERROR(HX_ERR_MEM, "out of memory") : HX_SUCCESS;
+  if (!err && is_file(c)) r->case_path = c, c = NULL;
+  if (!err && is_file(u)) r->solution_path = u, u = NULL;
+  free(c), free(u);
+  return err;
+}
+
 static int check_history(const hx_cmp_run *r) {
   const char *p = r->hist_path;
   HX_CHECK(r->n > 0, HX_ERR_INPUT, "%s: no rows (an empty residual history)", p);
@@ -245,6 +256,7 @@ int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r) {
                      role, arg);
     }
     if (!err && is_file(sum)) r->summary_path = sum, sum = NULL;
+    if (!err) err = find_beside(arg, r);
     free(csv), free(h5), free(sum);
   } else {
     char rbuf[4400];
@@ -265,6 +277,7 @@ int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r) {
           r->summary_path = sum;
         else
           free(sum);
+        err = find_beside(dl ? dir : ".", r);
         free(dir);
       }
     }
@@ -276,6 +289,7 @@ int hx_cmp_run_load(const char *arg, const char *role, hx_cmp_run *r) {
     if (!err) r->has_summary = 1;
     if (!err) r->is_time = has_time_section(r->summary_path);
   }
+  if (!err && r->case_path) err = hx_case_keys_read(r->case_path, &r->keys);
   if (!err && r->has_summary && r->sum.st.iterations != hx_cmp_iterations(r))
     err = HX_ERROR(HX_ERR_INPUT,
                    "%s '%s': %s says %d iterations but %s ends at iteration %d (files of "

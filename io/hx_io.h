@@ -578,6 +578,37 @@ typedef struct {
  * "path:LINE:COL: message". */
 int hx_bounds_read(const char *path, hx_bounds *b);
 
+/* The keys of an effective case.yaml as flat pairs (io/compare_read.c; used
+ * by `hexcg compare`): a mapping's keys joined by '.', a list that holds
+ * mappings by index ("problem.boundary[0].type"), any other value as its
+ * text, a list as flow text ("mesh.elements" = "[3, 3, 3]"). */
+typedef struct {
+  int n, cap;
+  char **key, **value;
+} hx_case_keys;
+/* Not collective. A missing or malformed file gives HX_ERR_INPUT naming it. */
+int hx_case_keys_read(const char *path, hx_case_keys *k);
+void hx_case_keys_free(hx_case_keys *k);
+/* The value of key, or NULL when the case does not have it. */
+const char *hx_case_keys_get(const hx_case_keys *k, const char *key);
+
+/* How far apart the fields u of two solution.h5 files are. */
+typedef struct {
+  int compared;      /* 1: the same mesh and order, nodes matched */
+  char why_not[320]; /* else why not (another order, element count, element id or node coordinate) */
+  long long nodes;   /* element-local nodes compared (shared nodes count once per element) */
+  double max_abs;    /* max |u_run - u_base| */
+  double max_u;      /* max |u_base| */
+  double rel_max;    /* max_abs / max_u */
+  double rel_l2;     /* sqrt(sum (u_run - u_base)^2 / sum u_base^2) over the nodes */
+} hx_solution_diff_info;
+/* Not collective (serial HDF5). Compare /fields/u of the solution files run
+ * and base (written by hx_io_write_solution on any number of ranks): the
+ * elements matched by /mesh/element_id, each node's coordinates equal within
+ * 1e-9 of the largest coordinate (else not compared, why_not says where). A
+ * file that is not a readable hexcg solution gives HX_ERR_INPUT naming it. */
+int hx_solution_diff(const char *run, const char *base, hx_solution_diff_info *d);
+
 #ifdef __cplusplus
 }
 #endif

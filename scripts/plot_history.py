@@ -10,16 +10,25 @@ baseline_0 row by row and, given --rtol/--floor, the allowance
 R * max(b_i, F * b_0) / b_0 of `hexcg compare`. --x time draws against the
 history's time_s (seconds since the run started) instead of the iteration.
 Each curve is labelled with its run's case name (summary.yaml beside the
-history) and the keys of the effective case (case.yaml beside it) whose
-values differ between the two runs and its rank count, e.g.
-"poisson_box (order=5; 1 rank)"; the labels
-are printed as "labels: RUN | BASELINE".
+history), every key of the effective case (case.yaml beside it) whose value
+differs between the two runs (--keys: the list `hexcg compare` found,
+problem keys first; else found here the same way) and its rank count, e.g.
+"poisson_box (order=5; 1 rank)"; the labels are printed as
+"labels: RUN | BASELINE".
+
+Layout: the two axes keep their size (7 x 3.6 and 7 x 2.4 inches); the
+legend sits below them, its long labels wrapped, and the figure grows by its
+height. The PNG carries the layout in a text chunk "hexcg:layout" (JSON:
+the figure, each axes' box with its tick labels, the legend's box, in
+pixels from the lower left) for tests.
 
 Needs numpy and matplotlib (Debian's /usr/bin/python3 has them)."""
 import argparse
 import csv
+import json
 import os
 import sys
+import textwrap
 
 
 def load(path, x="iteration"):
@@ -48,19 +57,48 @@ def load(path, x="iteration"):
     return it, [r / r0 for r in res], res
 
 
+def has_map(v):
+    return isinstance(v, dict) or (isinstance(v, list) and any(has_map(x) for x in v))
+
+
 def flat(d, pre=""):
-    """a nested case mapping as {"a.b": value}"""
+    """a nested case mapping as {"a.b": value}, a list that holds mappings by
+    index ("problem.boundary[0].type"), as hexcg compare reads case.yaml"""
     out = {}
     if isinstance(d, dict):
         for k, v in d.items():
-            out.update(flat(v, f"{pre}{k}."))
+            out.update(flat(v, f"{pre}.{k}" if pre else str(k)))
+    elif isinstance(d, list) and has_map(d):
+        for i, v in enumerate(d):
+            out.update(flat(v, f"{pre}[{i}]"))
     else:
-        out[pre[:-1]] = d
+        out[pre] = d
     return out
 
 
-def labels(run, base, run_label, base_label):
-    """case name plus the effective-case keys that differ (from the files beside the histories)"""
+def key_class(k):
+    """0 not compared (output), 1 problem (the PDE and its discretisation), 2 solver: hx_cmp_key_class"""
+    if k == "output" or k.startswith("output.") or k in ("time.output_every", "time.checkpoint_every",
+                                                          "time.error_every"):
+        return 0
+    if k == "mesh.partitioner":
+        return 2
+    if k == "order" or k.startswith(("mesh.", "problem.", "time.")):
+        return 1
+    return 2
+
+
+def show(v):
+    if v is None:
+        return "-"
+    if isinstance(v, list):
+        return "[" + ", ".join(show(x) for x in v) + "]"
+    return str(v)
+
+
+def labels(run, base, run_label, base_label, keys=None):
+    """case name plus the effective-case keys that differ (from the files beside the histories):
+    keys (hexcg compare's list, problem keys first) or, without it, found here"""
     try:
         import yaml
     except ImportError:
@@ -80,20 +118,33 @@ def labels(run, base, run_label, base_label):
                 case = flat(yaml.safe_load(f) or {})
         except (OSError, yaml.YAMLError):
             pass
-        info.append((name, {k: v for k, v in case.items() if not k.startswith("output.")}, ranks))
-    keys = sorted(set(info[0][1]) | set(info[1][1]))
-    diff = [k for k in keys if info[0][1].get(k) != info[1][1].get(k)] if info[0][1] and info[1][1] else []
+        info.append((name, case, ranks))
+    if keys is None:
+        order = list(info[0][1]) + [k for k in info[1][1] if k not in info[0][1]]
+        diff = [k for k in order if key_class(k) and info[0][1].get(k) != info[1][1].get(k)]
+        diff = ([k for k in diff if key_class(k) == 1] + [k for k in diff if key_class(k) == 2]
+                if info[0][1] and info[1][1] else [])
+    else:
+        diff = keys
     out = []
-    for (name, case, ranks), fallback in zip(info, (run_label, base_label)):
-        if not name:
-            out.append(fallback)
-            continue
-        changed = ", ".join(f"{k}={case.get(k, '-')}" for k in diff[:4]) + (", ..." if len(diff) > 4 else "")
+    for (name, case, ranks), other, fallback in zip(info, (info[1][1], info[0][1]), (run_label, base_label)):
+        # the keys both cases have, with this run's value; the keys only this one has (a preconditioner's
+        # own keys) counted, so that the one that matters (preconditioner.type) is not buried
+        both = [f"{k}={show(case.get(k))}" for k in diff if k in case and k in other]
+        mine = [k for k in diff if k in case and k not in other]
+        if mine:
+            both.append(f"+{len(mine)} key{'s' if len(mine) > 1 else ''} only this case has")
+        changed = ", ".join(both)
         # the rank count too: a 1 vs 2 rank comparison would read "pmg_box | pmg_box"
         nr = f"{ranks} rank{'s' if ranks != 1 else ''}" if isinstance(ranks, int) else ""
         extra = "; ".join(x for x in (changed, nr) if x)
-        out.append(f"{name} ({extra})" if extra else name)
+        head = name or fallback
+        out.append(f"{head} ({extra})" if extra else head)
     return out[0], out[1]
+
+
+def box(b):
+    return [round(float(v), 1) for v in (b.x0, b.y0, b.x1, b.y1)]
 
 
 def main():
@@ -106,6 +157,7 @@ def main():
     ap.add_argument("--rtol", type=float)
     ap.add_argument("--floor", type=float)
     ap.add_argument("--x", choices=("iteration", "time"), default="iteration")
+    ap.add_argument("--keys", help="comma-separated case keys that differ (hexcg compare's list)")
     ap.add_argument("--output", required=True)
     a = ap.parse_args()
     try:
@@ -117,11 +169,15 @@ def main():
         sys.exit(f"plot_history.py: matplotlib is not available for {sys.executable}: {e}")
     ib, rb, bres = load(a.baseline, a.x)
     ir, rr, rres = load(a.run, a.x)
-    rl, bl = labels(a.run, a.baseline, a.run_label, a.baseline_label)
+    keys = [k for k in a.keys.split(",") if k] if a.keys is not None else None
+    rl, bl = labels(a.run, a.baseline, a.run_label, a.baseline_label, keys)
     print(f"labels: {rl} | {bl}")
     nb, nr = len(bres) - 1, len(rres) - 1
-    fig, (ax, dx) = plt.subplots(2, 1, figsize=(7, 6.5), dpi=100, sharex=True,
-                                 gridspec_kw={"height_ratios": [3, 2]})
+    # fixed axes sizes (inches); the legend goes below, the figure grows with it
+    W, L, R, T, AH, GAP, DH, XL = 7.5, 0.9, 0.25, 0.4, 3.6, 0.15, 2.4, 0.55
+    fig = plt.figure(figsize=(W, T + AH + GAP + DH + XL), dpi=100)
+    ax = fig.add_axes([0, 0, 1, 1])
+    dx = fig.add_axes([0, 0, 1, 1], sharex=ax)
     ax.semilogy(ib, rb, "-", color="0.55", lw=3, label=f"baseline: {bl} ({nb} it.)")
     ax.semilogy(ir, rr, "-", color="C0", lw=1.2, label=f"run: {rl} ({nr} it.)")
     n = min(len(bres), len(rres))
@@ -142,14 +198,36 @@ def main():
     ax.set_ylabel("residual / initial residual")
     dx.set_xlabel("time_s: seconds since the run started" if a.x == "time" else "iteration")
     dx.set_ylabel("difference / b_0")
+    ax.tick_params(labelbottom=False)
     for axis in (ax, dx):
         axis.grid(True, which="both", alpha=0.3)
-        if axis.get_legend_handles_labels()[0]:
-            axis.legend(fontsize=8)
     ax.set_title("hexcg compare: residual histories", fontsize=10)
-    fig.tight_layout()
+    handles, texts = [], []
+    for axis in (ax, dx):
+        h, t = axis.get_legend_handles_labels()
+        handles += h
+        texts += ["\n".join(textwrap.wrap(x, 95, subsequent_indent="    ")) for x in t]
+    leg = fig.legend(handles, texts, loc="lower left", fontsize=8, frameon=True, borderaxespad=0.2)
+    fig.canvas.draw()
+    lh = leg.get_window_extent().height / fig.dpi  # inches
+    H = T + AH + GAP + DH + XL + lh + 0.3
+    fig.set_size_inches(W, H)
+    bottom = lh + 0.3 + XL  # the lower axes above the legend and the x label
+
+    def frac(x0, y0, w, h):
+        return [x0 / W, y0 / H, w / W, h / H]
+
+    dx.set_position(frac(L, bottom, W - L - R, DH))
+    ax.set_position(frac(L, bottom + DH + GAP, W - L - R, AH))
+    leg.set_bbox_to_anchor((L / W, 0.1 / H), transform=fig.transFigure)
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)],
+              "axes": [box(ax.bbox), box(dx.bbox)],
+              "axes_tight": [box(ax.get_tightbbox(r)), box(dx.get_tightbbox(r))],
+              "legend": box(leg.get_window_extent(r)), "labels": [rl, bl]}
     try:
-        fig.savefig(a.output)
+        fig.savefig(a.output, metadata={"hexcg:layout": json.dumps(layout)})
     except OSError as e:
         sys.exit(f"plot_history.py: cannot write {a.output}: {e}")
 

@@ -86,7 +86,7 @@ d_h5 = write_run("h5only", base_rows, csv=False, h5=True)
 rc, out, err = compare(d_h5, BASE)
 check(rc == 0 and "history.h5" in out, f"folder with history.h5 only: rc {rc} {out!r} {err!r}")
 rc, out, err = compare(os.path.join(d_h5, "history.h5"), os.path.join(BASE, "history.csv"), "--quiet")
-check(rc == 0 and out.strip() == "result: MATCH (0 of 10 checks failed)", f"h5 vs csv --quiet: {rc} {out!r} {err!r}")
+check(rc == 0 and out.strip() == "result: MATCH (0 of 11 checks failed)", f"h5 vs csv --quiet: {rc} {out!r} {err!r}")
 # rounding-level noise (1e-14 relative) passes the default tolerances
 noisy = [[i, r * (1 + 1e-14 * (i % 3 - 1)), rel * (1 + 1e-14 * (i % 3 - 1)), t] for i, r, rel, t in base_rows]
 rc, out, err = compare(write_run("noise", noisy), BASE)
@@ -130,7 +130,7 @@ check(rc == 1, f"3 fewer iterations fail with slack 2: rc {rc}")
 d_reason = write_run("reason", base_rows,
                      lambda s: s.replace('converged: true', 'converged: false').replace('"converged_rtol"', '"max_iterations"'))
 rc, out, err = compare(d_reason, BASE)
-check(rc == 1 and "2 of 10 checks failed" in out, f"converged/reason differ: rc {rc} {out!r}")
+check(rc == 1 and "2 of 11 checks failed" in out, f"converged/reason differ: rc {rc} {out!r}")
 sb = yaml.safe_load(open(os.path.join(BASE, "summary.yaml")))
 l2 = sb["error"]["l2"]
 d_err = write_run("error", base_rows, lambda s: s.replace(repr(l2), repr(l2 * 1.01)))
@@ -147,7 +147,7 @@ check(rc == 0 and "max_iterations" in out and "max_error_l2" in out, f"bounds me
 tight = os.path.join(W, "tight.yaml")
 open(tight, "w").write(f"bounds: {{max_iterations: {n - 1}, max_error_max: 1.0e-30, converged: true}}\n")
 rc, out, err = compare(BASE, BASE, "--bounds", tight)
-check(rc == 1 and "2 of 13 checks failed" in out, f"bounds violated: rc {rc} {out!r}")
+check(rc == 1 and "2 of 14 checks failed" in out, f"bounds violated: rc {rc} {out!r}")
 
 # ---------------------------------------------------------------- --plot
 png = os.path.join(W, "cmp.png")
@@ -347,6 +347,149 @@ check(rc == 1 and "verdict: different problems (order 7 vs 5, elements" not in o
 rc, out, err = compare(os.path.join(W, "h-time"), os.path.join(W, "h-steady"))
 check(rc == 1 and "a time-dependent run vs a steady one" in out and "verdict: different problems" in out,
       f"time vs steady: rc {rc} {out!r}")
+
+# ---------------------------------------------------------------- issue 53 defect 6, issue 54 point 2
+# another problem on another rank count is never "consistent": kappa 2 with twice the right-hand side
+# has the same solution (error norms and iteration counts close: the old verdict called it consistent),
+# but b, hence the initial residual, doubles; the effective cases name problem.kappa and problem.rhs
+rhs = yaml.safe_load(open(ker))["problem"]["rhs"]
+for name, ranks, sets in (("k-kappa", 2, ["problem.kappa=2", f"problem.rhs=2*({rhs})"]),
+                          ("k-tol", 1, ["solver.tol=1e-6"]),
+                          ("k-jac", 1, ["preconditioner.type=jacobi"]),
+                          ("k-many", 1, ["preconditioner.cycle=additive", "preconditioner.precision=fp64",
+                                         "preconditioner.coarse.cycles=2", "preconditioner.coarse.pmax=5",
+                                         "preconditioner.smoother.degree=2"])):
+    cmd = [a.mpiexec, "-n", str(ranks), a.hexcg, "run", ker, "--output", os.path.join(W, name), "--quiet",
+           "--set", "mesh.elements=[6,6,6]", "--set", "order=3"]
+    for x in sets:
+        cmd += ["--set", x]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"run {name}: {p.returncode} {p.stderr!r}")
+kk = os.path.join(W, "k-kappa")
+rc, out, err = compare(kk, k1)
+verdict = [l for l in out.splitlines() if l.startswith("verdict:")]
+check(rc == 1 and "result: MISMATCH" in out and verdict and verdict[0].startswith("verdict: different problems (")
+      and "problem.kappa 2 vs 1.0" in verdict[0].replace("2.0 vs", "2 vs") and "problem.rhs '2*(" in verdict[0]
+      and "initial residual" in verdict[0], f"kappa 2, rhs 2x on 2 ranks vs 1: rc {rc} {out!r}")
+check(any(l.split()[:2] == ["problem", "problem.kappa"] for l in out.splitlines()),
+      f"the table lists problem.kappa as a problem key: {out!r}")
+# the initial residual alone (no case.yaml on either side) still says another problem
+for name, src in (("k-kappa-nocase", kk), ("k-np1-nocase", k1)):
+    shutil.copytree(src, os.path.join(W, name))
+    os.remove(os.path.join(W, name, "case.yaml"))
+rc, out, err = compare(os.path.join(W, "k-kappa-nocase"), os.path.join(W, "k-np1-nocase"))
+check(rc == 1 and "verdict: different problems (initial residual" in out and "problem.kappa" not in out,
+      f"initial residual beyond round-off without case.yaml: rc {rc} {out!r}")
+ir = [l for l in out.splitlines() if l.strip().startswith("initial residual")]
+check(len(ir) == 1 and ir[0].rstrip().endswith("FAIL"), f"the initial residual row fails: {ir}")
+# the same case on 1 and 2 ranks with pmg stays consistent: its initial residuals agree to round-off,
+# its effective cases have the same problem and solver keys, and the solutions are compared
+rc, out, err = compare(k2, k1)
+ir = [l for l in out.splitlines() if l.strip().startswith("initial residual")]
+check(rc == 0 and "result: CONSISTENT" in out and ir and ir[0].rstrip().endswith("ok")
+      and "the same keys and values" in out, f"pmg 1 vs 2 ranks: rc {rc} {out!r}")
+m = [l for l in out.splitlines() if l.startswith("verdict:")]
+check(m and "; solutions " in m[0] and "apart" in m[0], f"pmg 1 vs 2 ranks: the solutions in the verdict: {m}")
+
+
+def sol_diff(ra, rb):
+    """max |u_a - u_b| / max |u_b| and the nodal L2 ratio, nodes matched by element id"""
+    with h5py.File(os.path.join(ra, "solution.h5")) as fa, h5py.File(os.path.join(rb, "solution.h5")) as fb:
+        npe = int(fa.attrs["nodes_per_element"])
+        ga, gb = fa["mesh/element_id"][()], fb["mesh/element_id"][()]
+        ua, ub = fa["fields/u"][()].reshape(-1, npe), fb["fields/u"][()].reshape(-1, npe)
+        ca, cb = fa["mesh/coordinates"][()].reshape(-1, npe, 3), fb["mesh/coordinates"][()].reshape(-1, npe, 3)
+    ia, ib = np.argsort(ga), np.argsort(gb)
+    check(np.array_equal(ga[ia], gb[ib]) and np.allclose(ca[ia], cb[ib], atol=1e-12), "the same mesh")
+    d = ua[ia] - ub[ib]
+    return np.abs(d).max() / np.abs(ub).max(), np.sqrt((d ** 2).sum() / (ub ** 2).sum())
+
+
+# a tolerance change: the same problem, different results; the verdict names solver.tol and says how far
+# apart the solutions are (checked here against h5py with the nodes matched by element id)
+kt = os.path.join(W, "k-tol")
+rc, out, err = compare(kt, k1)
+m = [l for l in out.splitlines() if l.startswith("verdict:")]
+want_max, want_l2 = sol_diff(kt, k1)
+check(rc == 1 and m and m[0].startswith("verdict: different results for the same problem (first failed check:")
+      and "solver keys differ: solver.tol 1.0e-06 vs 1.0e-08" in m[0],
+      f"tol 1e-6 vs 1e-8: rc {rc} {out!r}")
+check(m and f"solutions {want_max:.2g} apart (max |u - u'| / max |u'|; L2 {want_l2:.2g})" in m[0] and want_max > 0,
+      f"tol 1e-6 vs 1e-8: solutions {want_max:.2g} / {want_l2:.2g} apart: {m}")
+check("solution u (solution.h5, " in out and "nodes matched by element id and coordinates" in out,
+      f"the table prints the solution difference: {out!r}")
+# 1 vs 2 ranks: the node order differs in the files, the match by element id finds the same solution
+with h5py.File(os.path.join(k1, "solution.h5")) as f1, h5py.File(os.path.join(k2, "solution.h5")) as f2:
+    reordered = not np.array_equal(f1["mesh/element_id"][()], f2["mesh/element_id"][()])
+pm, pl = sol_diff(k2, k1)
+rc, out, err = compare(k2, k1)
+check(f"solutions {pm:.2g} apart" in out and pm < 1e-5, f"pmg 1 vs 2 ranks (element order differs: {reordered}): "
+      f"solutions {pm:.2g} apart: {out!r}")
+
+# ---------------------------------------------------------------- the plot's layout (issue 54)
+# the PNG carries its layout (text chunk hexcg:layout, pixels): the axes keep their size whatever the
+# legend holds, the legend lies below them, and the labels name the keys that differ
+
+
+def png_layout(path):
+    import json
+    import struct
+    import zlib
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is a PNG")
+    i, size, text = 8, None, {}
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif kind == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            text[k.decode("latin-1")] = v.decode("latin-1")
+        elif kind == b"zTXt":
+            k, v = body.split(b"\0", 1)
+            text[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
+        i += 12 + n
+    lay = json.loads(text["hexcg:layout"]) if "hexcg:layout" in text else None
+    return size, lay
+
+
+def overlap(p, q):
+    return p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]
+
+
+# another preconditioner: named first, before the keys only pmg has (counted, not listed in the label)
+rc, out, err = compare(os.path.join(W, "k-jac"), k1)
+check(rc == 1 and "solver keys differ: preconditioner.type jacobi vs pmg, only BASELINE has preconditioner." in out,
+      f"jacobi vs pmg: rc {rc} {out!r}")
+# five pmg sub-keys: every one in the verdict and in the labels (the old labels listed 4 alphabetically
+# and cut off preconditioner.smoother.degree)
+many = ["preconditioner.cycle=additive", "preconditioner.precision=fp64", "preconditioner.coarse.cycles=2",
+        "preconditioner.coarse.pmax=5", "preconditioner.smoother.degree=2"]
+heights = []
+for name, run, keyword in (("tol", kt, "solver.tol=1e-06"), ("jac", os.path.join(W, "k-jac"), "preconditioner.type=jacobi"),
+                           ("many", os.path.join(W, "k-many"), "preconditioner.smoother.degree=2")):
+    png = os.path.join(W, f"layout-{name}.png")
+    rc, out, err = compare(run, k1, "--plot", png)
+    check(rc == 1 and os.path.isfile(png), f"plot {name}: rc {rc} {err!r}")
+    size, lay = png_layout(png)
+    check(lay is not None, f"plot {name}: the PNG has its layout chunk")
+    if not lay:
+        continue
+    fw, fh = lay["figure"][2], lay["figure"][3]
+    check(size is not None and abs(size[0] - fw) <= 1 and abs(size[1] - fh) <= 1, f"plot {name}: {size} vs {fw}x{fh}")
+    axh = sum(b[3] - b[1] for b in lay["axes"])
+    check(axh >= 0.5 * fh, f"plot {name}: the axes take {axh / fh:.2f} of the figure's height (>= 0.5)")
+    leg = lay["legend"]
+    check(all(not overlap(leg, b) for b in lay["axes_tight"]) and leg[3] <= min(b[1] for b in lay["axes_tight"]),
+          f"plot {name}: the legend {leg} lies below the axes {lay['axes_tight']}")
+    check(leg[0] >= 0 and leg[1] >= 0 and leg[2] <= fw and leg[3] <= fh, f"plot {name}: the legend inside the figure")
+    check(keyword in lay["labels"][0] and keyword in out, f"plot {name}: the run's label names {keyword}: {lay['labels']}")
+    heights.append(round(axh))
+    if name == "many":
+        check(all(k in lay["labels"][0] for k in many), f"plot many: every differing key in the label: {lay['labels']}")
+        check(lay["legend"][3] - lay["legend"][1] > 60, f"plot many: a legend of several lines: {lay['legend']}")
+check(len(heights) == 3 and len(set(heights)) == 1, f"the axes keep their size with a longer legend: {heights}")
 
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
