@@ -1,6 +1,7 @@
 // CUDA backend: device query, memory, streams.
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hx_cuda_check.h"
 
@@ -16,7 +17,20 @@ extern "C" int hx_cuda_query_impl(int local_rank, int requested, hx_device_info 
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    snprintf(why, whylen, "cudaGetDeviceCount: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    // the runtime's words for a machine without a driver ("CUDA driver version is
+    // insufficient") blame a version that does not exist: say what is missing
+    int drv = 0, rt = 0;
+    const int have_driver = access("/proc/driver/nvidia/version", F_OK) == 0;
+    if ((e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) && !have_driver)
+      snprintf(why, whylen, "this machine has no NVIDIA driver loaded (no /proc/driver/nvidia/version): no GPU, "
+               "or its driver is not installed (%s)", cudaGetErrorName(e));
+    else if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&drv) == cudaSuccess &&
+             cudaRuntimeGetVersion(&rt) == cudaSuccess && drv > 0)
+      snprintf(why, whylen, "the NVIDIA driver supports CUDA up to %d.%d, this build needs %d.%d: update the driver "
+               "or build with an older CUDA toolkit (%s)", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10,
+               cudaGetErrorName(e));
+    else
+      snprintf(why, whylen, "cudaGetDeviceCount: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
     cudaGetLastError();
     return HX_ERR_NO_DEVICE;
   }
