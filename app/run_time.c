@@ -630,10 +630,22 @@ static int loop(tloop *L) {
     }
     const double t = n * dt;
     {
-      /* the data at this step (a value that is not finite at t: the key and
-       * its line:col, the step and t; the steps before it are kept and
-       * committed, issue 53, defect 19) */
+      /* the data at this step (a value of rhs, a boundary value or, where
+       * the error norms are due, the exact solution that is not finite at t:
+       * the key and its line:col, the step and t; the steps before it are
+       * kept and committed, issue 53, defect 19) */
       int everr = env->eval(env->arg, t);
+      const int norms_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N ||
+                            (cs->time.error_every > 0 && n % cs->time.error_every == 0);
+      if (!everr && cs->problem.exact && norms_due) {
+        /* the exact solution of the error norms and the output, at the nodes
+         * (unew is free until the solve) */
+        const double *X, *Y, *Z;
+        HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+        hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, L->unew);
+        everr = hx_io_agree_error(L->comm, hx_case_check_finite(cs, "problem.exact", cs->problem.exact,
+                                                                (size_t)L->nl, X, Y, Z, L->unew));
+      }
       if (everr == HX_ERR_INPUT) {
         char msg[1800];
         snprintf(msg, sizeof msg, "%s", hx_error_message());

@@ -28,7 +28,8 @@ process in the step after a checkpoint):
     exited 2 with the load-time text (no step, no t) and dropped the solved
     steps' outputs. Now the message names the key, its line:col, the step
     and t; the steps before it are committed (summary.yaml: reason
-    data_not_finite), exit 2."""
+    data_not_finite), exit 2. The same for a boundary value and for the
+    exact solution where the error norms are due (its norms were inf, exit 0)."""
 import csv
 import os
 import re
@@ -272,6 +273,13 @@ got = rows("late_bc")
 check(rc == 2 and re.search(r"late_bc\.yaml:7:\d+: problem\.boundary.*step 4 \(t = 0\.4", se) and
       [r["step"] for r in got] == ["1", "2", "3"] and summary_reason("late_bc") == "data_not_finite",
       f"boundary value x/(t-0.4): rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
+# the exact solution (the error norms'): the same
+ex = write("late_ex.yaml", LATE.replace('rhs: "1/(t-0.4)"', 'rhs: "1"\n  exact: "1/(t-0.4)"'))
+rc, so, se = hexcg(["run", ex, "--output", "late_ex", "--quiet"])
+got = rows("late_ex")
+check(rc == 2 and re.search(r"late_ex\.yaml:6:\d+: problem\.exact: .*step 4 \(t = 0\.4", se) and
+      [r["step"] for r in got] == ["1", "2", "3"] and summary_reason("late_ex") == "data_not_finite",
+      f"exact 1/(t-0.4): rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
 # at the first step: nothing of the run written, the step named
 early = write("early.yaml", LATE.replace("t-0.4", "t-0.1"))
 rc, so, se = hexcg(["run", early, "--output", "early", "--quiet"])
