@@ -198,6 +198,32 @@ for label, before in (("an empty folder", None), ("A's results", A6)):
     check(rc == 0 and "the run is complete" in so and mt is not None and mtime() == mt,
           f"the rebuilt set is complete ({label}): rc {rc} {so[-300:]!r}")
 
+# this run's committed set ends before the last step: a segment interrupted
+# after step 3 (exit 5), continued to the end, killed after its final
+# checkpoint and before its commit (the step-3 set put back)
+d9s = os.path.join(W, "d9s")
+os.environ["HEXCG_TEST_SIGNAL"] = "3:1:0"
+rc, so, se = hexcg(["run", B6, "--output", "d9s", "--quiet", "--force"])
+del os.environ["HEXCG_TEST_SIGNAL"]
+check(rc == 5, f"B interrupted at step 3: rc {rc} {se[-200:]!r}")
+rid_s = summary_time("d9s").get("run_id")
+saved = os.path.join(W, "d9s-set")
+shutil.rmtree(saved, ignore_errors=True)
+shutil.copytree(d9s, saved, ignore=shutil.ignore_patterns("checkpoint*"))
+rc, so, se = hexcg(["run", B6, "--restart", d9s, "--output", "d9s", "--quiet"])
+check(rc == 0 and summary_time("d9s").get("last_step") == "6", f"B continued to the end: rc {rc} {se[-200:]!r}")
+for n in os.listdir(d9s):
+    if not n.startswith("checkpoint"):
+        p_ = os.path.join(d9s, n)
+        shutil.rmtree(p_) if os.path.isdir(p_) else os.remove(p_)
+shutil.copytree(saved, d9s, dirs_exist_ok=True)
+rc, so, se = hexcg(["run", B6, "--restart", d9s, "--output", "d9s"])
+check(rc == 0 and "the outputs are rebuilt from the checkpoint" in so and
+      [r["step"] for r in rows("d9s")] == ["2", "3"] and summary_time("d9s").get("last_step") == "6" and
+      series_ids("d9s") == {"solution_000002.h5": rid_s, "solution_000006.h5": rid_s},
+      f"this run's set at step 3, its checkpoint at 6: rc {rc}, steps {[r['step'] for r in rows('d9s')]}, "
+      f"summary {summary_time('d9s').get('last_step')}, series {series_ids('d9s')} {so[-300:]!r}")
+
 # ---------------------------------------------------------------- 12. the mesh beyond its GLL nodes
 PER = """mesh: {type: box, elements: [2, 2, 2]%s}
 order: 2
