@@ -264,13 +264,15 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     /* the mesh, discretisation, data and preconditioner too (hx_run_check
      * stops before the first iteration), so that a passing dry run means
      * the run will start */
-    err = hx_run_check(ctx, cs);
+    hx_checkpoint_mesh_id mid;
+    memset(&mid, 0, sizeof mid);
+    err = hx_run_check(ctx, cs, o.restart ? &mid : NULL);
     if (agree_fail(ctx, err, &status)) goto done;
-    if (o.restart) { /* the checkpoint exists and fits the case (its mesh hash: when the run reads it) */
+    if (o.restart) { /* the checkpoint exists and fits the case and its mesh (the GLL node hash: when the run reads it) */
       char ckdir[4300];
       int ck_step = 0;
       double ck_time = 0.0;
-      err = hx_checkpoint_check(ctx->comm, o.restart, cs, ckdir, sizeof ckdir, &ck_step, &ck_time);
+      err = hx_checkpoint_check(ctx->comm, o.restart, cs, &mid, ckdir, sizeof ckdir, &ck_step, &ck_time);
       if (agree_fail(ctx, err, &status)) goto done;
       hx_log(HX_LOG_NORMAL, "dry run: --restart from %s, step %d (t = %g) of %d: it fits the case\n", ckdir, ck_step,
              ck_time, cs->time.steps);
@@ -314,7 +316,12 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
     fflush(stdout);
   }
   if (o.log_view) hx_log_event_view(ctx->comm, stdout);
-  if (res.time.interrupted) {
+  if (res.time.data_failed) {
+    /* data not finite at a step: the steps before it are committed, the
+     * status is that of invalid input (issue 53, defect 19) */
+    err = HX_ERROR(HX_ERR_INPUT, "%s", res.time.data_error);
+    agree_fail(ctx, err, &status);
+  } else if (res.time.interrupted) {
     /* a time-dependent run: the last completed step is checkpointed */
     int sig = hx_signal_pending();
     MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);

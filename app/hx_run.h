@@ -64,8 +64,10 @@ int hx_run_case_time(hx_app_ctx *ctx, const hx_case *cs, const char *restart, co
                      hx_run_result *res);
 /* Collective. What --dry-run checks beyond the case file: the backend, the
  * mesh built (or read) and partitioned, its tags and materials against the
- * case, its Jacobians; the same errors as hx_run_case, nothing written. */
-int hx_run_check(hx_app_ctx *ctx, const hx_case *cs);
+ * case, its Jacobians; the same errors as hx_run_case, nothing written.
+ * mid (NULL: not wanted): the mesh's identity beyond its GLL nodes, for a
+ * dry run of --restart (hx_run_mesh_parts). */
+int hx_run_check(hx_app_ctx *ctx, const hx_case *cs, hx_checkpoint_mesh_id *mid);
 /* The mesh module's partitioner for the case's mesh.partitioner. */
 hx_partitioner hx_run_partitioner(const hx_case *cs);
 /* What the time loop (app/run_time.c) gets from the run driver: the objects
@@ -90,9 +92,14 @@ typedef struct {
   int setups;          /* setups so far (1 after the first) */
   double *t_io;        /* the run's output seconds */
   hx_solve_result *dr; /* out: the last step's result, times summed over the steps */
+  int solved;          /* out: the steps this run solved (0: outputs rebuilt from a checkpoint) */
 } hx_run_time_env;
 /* The time loop (app/run_time.c). Collective. */
 int hx_run_time(hx_run_time_env *env);
+/* Collective. The parts of the mesh's identity beyond its GLL nodes
+ * (periodicity, connectivity, boundary tags, materials) into mid->part,
+ * mid->have_parts = 1 (app/run_time.c). */
+int hx_run_mesh_parts(MPI_Comm comm, hx_mesh m, hx_checkpoint_mesh_id *mid);
 /* The shift beta0 / dt of the BDF order q (1..3). */
 double hx_run_bdf_shift(int q, double dt);
 

@@ -152,6 +152,7 @@ typedef struct {
   double shift; /* ... and what the Helmholtz coefficient gets added (beta0 / dt) */
   const char *restart, *final_dir; /* hx_run_case_time */
   int pc_reported;                 /* report_pc done */
+  hx_checkpoint_mesh_id *mid;      /* a dry run of --restart: the mesh's identity (NULL: not wanted) */
 } run_state;
 
 /* The backend (cuda: each rank takes the device of its node-local rank). */
@@ -673,6 +674,7 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   env.setups = 1;
   HX_CALL(hx_run_time(&env));
   if (st->res->time.complete) return HX_SUCCESS; /* --restart of a finished run: nothing to report */
+  if (env.solved == 0) st->pc_reported = 1; /* outputs rebuilt from a checkpoint: the preconditioner never ran */
   st->t_setup += st->dr.t_pc_setup;
   HX_CALL(phase_report(st));
   return HX_SUCCESS;
@@ -739,7 +741,11 @@ static int run(run_state *st, int check_only) {
   st->res->order = st->cs->order;
   HX_CALL(phase_backend(st));
   HX_CALL(phase_mesh(st));
-  if (check_only) return check_setup(st);
+  if (check_only) {
+    HX_CALL(check_setup(st));
+    if (st->mid) HX_CALL(hx_run_mesh_parts(st->ctx->comm, st->m, st->mid));
+    return HX_SUCCESS;
+  }
   if (st->cs->time.enabled) return run_time(st, st->restart, st->final_dir);
   HX_CALL(phase_disc(st));
   HX_CALL(phase_data(st));
@@ -752,10 +758,10 @@ static int run(run_state *st, int check_only) {
 }
 
 static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_result *res, const char *restart,
-                    const char *final_dir) {
+                    const char *final_dir, hx_checkpoint_mesh_id *mid) {
   run_state st;
   memset(&st, 0, sizeof st);
-  st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir;
+  st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir, st.mid = mid;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
   disc_arrays_free(&st);
@@ -772,19 +778,19 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
 }
 
 int hx_run_case(hx_app_ctx *ctx, const hx_case *cs, hx_run_result *res) {
-  HX_CALL(run_case(ctx, cs, 0, res, NULL, NULL));
+  HX_CALL(run_case(ctx, cs, 0, res, NULL, NULL, NULL));
   return HX_SUCCESS;
 }
 
 int hx_run_case_time(hx_app_ctx *ctx, const hx_case *cs, const char *restart, const char *final_dir,
                      hx_run_result *res) {
-  HX_CALL(run_case(ctx, cs, 0, res, restart, final_dir));
+  HX_CALL(run_case(ctx, cs, 0, res, restart, final_dir, NULL));
   return HX_SUCCESS;
 }
 
-int hx_run_check(hx_app_ctx *ctx, const hx_case *cs) {
+int hx_run_check(hx_app_ctx *ctx, const hx_case *cs, hx_checkpoint_mesh_id *mid) {
   hx_run_result res;
   memset(&res, 0, sizeof res);
-  HX_CALL(run_case(ctx, cs, 1, &res, NULL, NULL));
+  HX_CALL(run_case(ctx, cs, 1, &res, NULL, NULL, mid));
   return HX_SUCCESS;
 }

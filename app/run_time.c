@@ -80,8 +80,10 @@ typedef struct {
   char **files;                 /* the temporal collection: series/ file names and times */
   double *times;
   int nout, capout, last_out;
-  uint64_t mesh_hash;
-  const char *ckdir;            /* where checkpoints go */
+  hx_checkpoint_mesh_id mid;    /* the mesh's identity in checkpoints (nodes, periodicity, ...) */
+  char run_id[HX_RUN_ID_LEN];   /* this run's (a restart: the checkpoint's) */
+  char ck_run_id[HX_RUN_ID_LEN]; /* --restart: the checkpoint's ("" an earlier hexcg's: none) */
+  const char *ckdir, *final;    /* where checkpoints go, the output folder the run commits to */
   int checkpoints;
   char prev[4300];              /* --restart: the folder of the earlier segments' outputs ("" none) */
   /* the steps in steps.csv (rank 0: the earlier segments' rows too), for summary.yaml */
@@ -138,7 +140,7 @@ static int hist_truncate(tloop *L, int keep) {
 
 #define STEPS_HEADER                                                                                              \
   "step,time,order,iterations,initial_residual,final_residual,rel_residual,error_l2,error_max,projection_vectors," \
-  "projection_gain,iterations_saved,seconds,projection_s"
+  "projection_gain,iterations_saved,seconds,projection_s,run_id"
 #define HISTORY_HEADER "step,time,iteration,residual,rel_residual,time_s"
 
 /* one row of steps.csv into the totals of summary.yaml */
@@ -217,22 +219,27 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* rank 0: the earlier steps.csv and history.csv rows of steps <= ck */
+/* rank 0: the earlier steps.csv and history.csv rows of steps <= ck that
+ * belong to the checkpoint's run (its run_id column; issue 53, defect 8: a
+ * --force run of another case over the folder left its rows there, and a
+ * restart carried them); the history rows of the carried steps only */
 static int carry_rows(tloop *L, int ck) {
   char p[4400], *text = NULL;
   snprintf(p, sizeof p, "%s/steps.csv", L->prev);
   HX_CALL(read_text(p, &text));
-  int carried = 0;
+  int carried = 0, foreign = 0, later = 0, lo = -1, hi = -1;
+  unsigned char *have = calloc((size_t)ck + 2, 1); /* the steps carried */
+  HX_CHECK(have, HX_ERR_MEM, "out of memory");
   if (text) {
     char *save = NULL, *line = strtok_r(text, "\n", &save);
     char *hdr[32], *f[32];
     const int nh = line ? csv_split(line, hdr, 32) : 0;
     static const char *want[] = {"step", "time", "order", "iterations", "initial_residual", "final_residual",
                                  "rel_residual", "error_l2", "error_max", "projection_vectors", "projection_gain",
-                                 "iterations_saved", "seconds", "projection_s"};
-    enum { NW = (int)(sizeof want / sizeof want[0]) };
-    int col[NW];
-    for (int w = 0; w < NW; w++) {
+                                 "iterations_saved", "seconds", "projection_s", "run_id"};
+    enum { NW = (int)(sizeof want / sizeof want[0]) - 1 }; /* run_id: checked, then this run's written */
+    int col[NW + 1];
+    for (int w = 0; w <= NW; w++) {
       col[w] = -1;
       for (int h = 0; h < nh; h++)
         if (!strcmp(hdr[h], want[w])) col[w] = h;
@@ -243,50 +250,75 @@ static int carry_rows(tloop *L, int ck) {
       const int nf = csv_split(line, f, 32);
       if (nf != nh) continue; /* a torn line: not a row */
       const int step = atoi(f[col[0]]);
-      if (step > ck) continue;
-      for (int w = 0; !err && w < NW; w++)
-        err = tb_printf(&L->steps, "%s%s", col[w] >= 0 ? f[col[w]] : "", w + 1 < NW ? "," : "\n");
+      /* the row's run: a file of an earlier hexcg has no run_id column, and
+       * is carried only from a checkpoint of an earlier hexcg (no run_id) */
+      const char *rid = col[NW] >= 0 ? f[col[NW]] : "";
+      if (strcmp(rid, L->ck_run_id)) {
+        foreign++;
+        continue;
+      }
+      if (step > ck || step < 0 || have[step]) {
+        later++;
+        continue;
+      }
+      for (int w = 0; !err && w < NW; w++) err = tb_printf(&L->steps, "%s,", col[w] >= 0 ? f[col[w]] : "");
+      if (!err) err = tb_printf(&L->steps, "%s\n", L->run_id);
 #define COL(w) (col[w] >= 0 ? atof(f[col[w]]) : 0.0)
       account(L, step, (long long)COL(3), COL(10), COL(11), COL(13), COL(12));
 #undef COL
-      carried++;
+      have[step] = 1, carried++;
+      if (lo < 0) lo = step;
+      hi = step;
     }
     free(text);
+    if (err) free(have);
     HX_CALL(err);
   }
   snprintf(p, sizeof p, "%s/history.csv", L->prev);
-  HX_CALL(read_text(p, &text));
-  if (text) {
+  int err = carried ? read_text(p, &text) : HX_SUCCESS;
+  if (!err && carried && text) {
     char *save = NULL, *line = strtok_r(text, "\n", &save), *f[8];
-    int err = HX_SUCCESS, last_step = -1;
+    int last_step = -1;
     if (line && !strcmp(line, HISTORY_HEADER))
       while (!err && (line = strtok_r(NULL, "\n", &save))) {
         if (csv_split(line, f, 8) != 6) continue;
         const int step = atoi(f[0]);
-        if (step > ck) continue;
+        if (step < 0 || step > ck || !have[step]) continue; /* not a carried step's */
         if (step != last_step) err = hist_step(L, step, strtod(f[1], NULL)), last_step = step;
         if (!err) err = hx_history_append(L->mon.hist, atoi(f[2]), strtod(f[3], NULL), strtod(f[4], NULL), strtod(f[5], NULL));
       }
     free(text);
-    HX_CALL(err);
   }
+  free(have);
+  HX_CALL(err);
   if (carried)
-    hx_log(HX_LOG_NORMAL, "restart: %d earlier step%s of %s carried into steps.csv and the history\n", carried,
-           carried == 1 ? "" : "s", L->prev);
+    hx_log(HX_LOG_NORMAL, "restart: steps %d..%d of run %s carried from %s/steps.csv into steps.csv and the history\n",
+           lo, hi, L->ck_run_id[0] ? L->ck_run_id : "(an earlier hexcg's, no run id)", L->prev);
   else /* a segment killed without a signal (SIGKILL) left no outputs, only its checkpoint */
-    hx_log(HX_LOG_NORMAL, "restart: no earlier steps in %s/steps.csv: the outputs start at step %d\n", L->prev,
-           ck + 1);
+    hx_log(HX_LOG_NORMAL, "restart: no earlier steps of this run in %s/steps.csv: steps.csv starts after step %d\n",
+           L->prev, ck);
+  if (foreign)
+    hx_log(HX_LOG_NORMAL,
+           "restart: %d row%s of %s/steps.csv dropped: of another run than the checkpoint's (run_id %s), e.g. a "
+           "--force run into the folder after it\n",
+           foreign, foreign == 1 ? "" : "s", L->prev, L->ck_run_id[0] ? L->ck_run_id : "none");
+  if (later)
+    hx_log(HX_LOG_NORMAL, "restart: %d row%s of %s/steps.csv after the checkpoint's step %d dropped (solved again)\n",
+           later, later == 1 ? "" : "s", L->prev, ck);
   return HX_SUCCESS;
 }
 
-/* The earlier segments' series files of output steps <= ck, into this
- * run's series/ (hard links where possible) and its temporal collection. */
+/* The earlier segments' series files of output steps <= ck whose run_id
+ * attribute is the checkpoint's (issue 53, defect 8), into this run's
+ * series/ (hard links where possible) and its temporal collection. Rank 0
+ * chooses the files; the list reaches every rank. */
 static int carry_series(tloop *L, int ck) {
   if (!L->cs->output.solution) return HX_SUCCESS;
   char sdir[4400];
   snprintf(sdir, sizeof sdir, "%s/series", L->prev);
-  int *steps = NULL, n = 0, cap = 0, err = HX_SUCCESS;
-  DIR *dd = opendir(sdir);
+  int *steps = NULL, n = 0, cap = 0, err = HX_SUCCESS, foreign = 0;
+  const int rank0 = L->env->ctx->rank == 0;
+  DIR *dd = rank0 ? opendir(sdir) : NULL;
   for (struct dirent *e; dd && !err && (e = readdir(dd));) {
     int st, len = 0;
     /* the files of the output schedule only: a segment's last step (written
@@ -294,23 +326,44 @@ static int carry_series(tloop *L, int ck) {
     if (sscanf(e->d_name, "solution_%d.h5%n", &st, &len) != 1 || len != (int)strlen(e->d_name) || st > ck ||
         st < 1 || L->cs->time.output_every <= 0 || st % L->cs->time.output_every != 0)
       continue;
+    char path[4700], rid[HX_RUN_ID_LEN];
+    snprintf(path, sizeof path, "%s/%s", sdir, e->d_name);
+    if (hx_io_solution_run_id(path, rid, sizeof rid) != HX_SUCCESS) {
+      hx_error_clear(); /* not HDF5: not this run's file */
+      rid[0] = 0, rid[1] = 1;
+    }
+    if (strcmp(rid, L->ck_run_id) || (rid[0] == 0 && rid[1] == 1)) {
+      foreign++;
+      continue;
+    }
     if (n == cap) err = hx_realloc((size_t)(cap = cap ? 2 * cap : 64), sizeof(int), &steps);
     if (!err) steps[n++] = st;
   }
   if (dd) closedir(dd);
   if (!err && n > 1) qsort(steps, (size_t)n, sizeof(int), cmp_int); /* steps is NULL when n = 0 */
+  HX_CALL(hx_io_agree_error(L->comm, err));
+  HX_MPI(MPI_Bcast(&n, 1, MPI_INT, 0, L->comm));
+  if (!rank0 && n > 0) err = hx_realloc((size_t)n, sizeof(int), &steps);
+  HX_CALL(hx_io_agree_error(L->comm, err));
+  if (n > 0) HX_MPI(MPI_Bcast(steps, n, MPI_INT, 0, L->comm));
   char odir[4200];
   snprintf(odir, sizeof odir, "%s/series", L->cs->output.dir);
-  if (!err && n > 0 && L->env->ctx->rank == 0 && mkdir(odir, 0777) != 0 && errno != EEXIST)
+  if (!err && n > 0 && rank0 && mkdir(odir, 0777) != 0 && errno != EEXIST)
     err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", odir, strerror(errno));
   for (int i = 0; !err && i < n; i++) {
     char name[64], a[4500], b[4500];
     snprintf(name, sizeof name, "solution_%06d.h5", steps[i]);
     snprintf(a, sizeof a, "%s/%s", sdir, name), snprintf(b, sizeof b, "%s/%s", odir, name);
-    if (L->env->ctx->rank == 0) err = copy_file(a, b);
+    if (rank0) err = copy_file(a, b);
     if (!err) err = add_output(L, name, steps[i] * L->cs->time.dt);
     if (!err) L->last_out = steps[i];
   }
+  if (rank0 && !err && n > 0)
+    hx_log(HX_LOG_NORMAL, "restart: %d series file%s of this run carried (steps %d..%d)\n", n, n == 1 ? "" : "s",
+           steps[0], steps[n - 1]);
+  if (rank0 && !err && foreign > 0)
+    hx_log(HX_LOG_NORMAL, "restart: %d file%s of %s dropped: of another run than the checkpoint's (run_id %s)\n",
+           foreign, foreign == 1 ? "" : "s", sdir, L->ck_run_id[0] ? L->ck_run_id : "none");
   free(steps);
   HX_CALL(hx_io_agree_error(L->comm, err));
   return HX_SUCCESS;
@@ -337,7 +390,7 @@ static int write_checkpoint(tloop *L, int step) {
     HX_CALL(hx_proj_get(L->pj, i, L->pbuf[i]));
   }
   const double t = hx_wtime();
-  HX_CALL(hx_checkpoint_write(L->comm, L->ckdir, L->cs, L->mesh_hash, step, step * L->cs->time.dt, L->nlev,
+  HX_CALL(hx_checkpoint_write(L->comm, L->ckdir, L->cs, &L->mid, L->run_id, step, step * L->cs->time.dt, L->nlev,
                               (const double *const *)L->lev, np, (const double *const *)L->pbuf, L->cs->order,
                               hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z));
   *L->env->t_io += hx_wtime() - t;
@@ -363,7 +416,7 @@ static int write_output(tloop *L, int step) {
   /* the exact solution at this step's time, if known (feff is free between steps) */
   if (cs->problem.exact) hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
   const double t0 = hx_wtime();
-  HX_CALL(hx_io_write_solution_file(L->comm, sdir, name, 0, cs->order, hx_disc_num_elements(d),
+  HX_CALL(hx_io_write_series_file(L->comm, sdir, name, L->run_id, cs->order, hx_disc_num_elements(d),
                                     hx_mesh_element_global_ids(L->env->m), X, Y, Z, L->lev[0],
                                     cs->problem.exact ? L->feff : NULL));
   *L->env->t_io += hx_wtime() - t0;
@@ -389,9 +442,11 @@ static int initial_levels(tloop *L, int *n0) {
     int step = 0, nlev = 0, np = 0;
     double t = 0;
     const double t0 = hx_wtime();
-    HX_CALL(hx_checkpoint_read(L->comm, dir, cs, L->mesh_hash, cs->order, hx_disc_num_elements(d),
+    HX_CALL(hx_checkpoint_read(L->comm, dir, cs, &L->mid, cs->order, hx_disc_num_elements(d),
                                hx_mesh_element_global_ids(env->m), X, Y, Z, L->k, L->lev, L->K, L->pbuf, &step, &t,
-                               &nlev, &np));
+                               &nlev, &np, L->ck_run_id));
+    /* the run goes on under the checkpoint's id (one of an earlier hexcg has none: a new one) */
+    if (L->ck_run_id[0]) snprintf(L->run_id, sizeof L->run_id, "%s", L->ck_run_id);
     *env->t_io += hx_wtime() - t0;
     L->nlev = nlev, *n0 = step;
     /* the earlier outputs are in the folder the checkpoint is in */
@@ -433,6 +488,57 @@ static int initial_levels(tloop *L, int *n0) {
   return HX_SUCCESS;
 }
 
+/* A fresh run's id: 16 hex digits from the system's random source (the
+ * time and process id where it has none), made on rank 0; every rank gets it. */
+static int new_run_id(MPI_Comm comm, char id[HX_RUN_ID_LEN]) {
+  int rank = 0;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    unsigned long long r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&r, sizeof r, 1, f) != 1) r = 0;
+    if (f) fclose(f);
+    r ^= (unsigned long long)(hx_wtime() * 1e6) * 0x9E3779B97F4A7C15ull ^ (unsigned long long)getpid();
+    snprintf(id, HX_RUN_ID_LEN, "%016llx", r);
+  }
+  HX_MPI(MPI_Bcast(id, HX_RUN_ID_LEN, MPI_CHAR, 0, comm));
+  return HX_SUCCESS;
+}
+
+/* rank 0: whether the output folder's committed set is this run's and ends
+ * at step `last` (summary.yaml's time.run_id and time.last_step); else why not */
+static int committed_set_is(tloop *L, int last, char *why, size_t len) {
+  char p[4300], *text = NULL;
+  snprintf(p, sizeof p, "%s/summary.yaml", L->final);
+  if (hx_io_read_file(p, "the results' summary", (size_t)1 << 24, 1, &text, NULL) != HX_SUCCESS) {
+    hx_error_clear();
+    text = NULL;
+  }
+  if (!text) {
+    snprintf(why, len, "%s holds no results (no summary.yaml)", L->final);
+    return 0;
+  }
+  char rid[HX_RUN_ID_LEN] = "";
+  int ls = -1;
+  const char *t = strstr(text, "\ntime:\n");
+  for (const char *l = t; l && *l; l = strchr(l + 1, '\n')) {
+    if (!strncmp(l, "\n  run_id: ", 11)) sscanf(l + 11, "%39s", rid);
+    if (!strncmp(l, "\n  last_step: ", 14)) ls = atoi(l + 14);
+    if (l[1] && l[1] != ' ' && l != t) break; /* the end of the time: section */
+  }
+  free(text);
+  if (strcmp(rid, L->run_id)) {
+    snprintf(why, len, "the results in %s are of another run (run_id %s, the checkpoint's %s)", L->final,
+             rid[0] ? rid : "none", L->run_id);
+    return 0;
+  }
+  if (ls != last) {
+    snprintf(why, len, "the results of this run in %s end at step %d", L->final, ls);
+    return 0;
+  }
+  return 1;
+}
+
 static int loop(tloop *L) {
   hx_run_time_env *env = L->env;
   const hx_case *cs = L->cs;
@@ -449,20 +555,38 @@ static int loop(tloop *L) {
     const double *X, *Y, *Z;
     HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
     HX_CALL(hx_checkpoint_mesh_hash(L->comm, cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(env->m),
-                                    X, Y, Z, &L->mesh_hash));
+                                    X, Y, Z, &L->mid.nodes));
+    L->mid.have_nodes = 1;
+    HX_CALL(hx_run_mesh_parts(L->comm, env->m, &L->mid));
   }
+  HX_CALL(new_run_id(L->comm, L->run_id));
   HX_CALL(ensure_proj(L));
   int n0 = 0;
   HX_CALL(initial_levels(L, &n0));
+  snprintf(res->time.run_id, sizeof res->time.run_id, "%s", L->run_id);
   if (env->restart && n0 >= N) {
-    /* the run is complete: a requeued or repeated job must not replace its results */
+    /* complete only when the folder's committed set is this run's and ends
+     * at this step (issue 53, defect 9: a kill after the last checkpoint,
+     * before the commit, left no results, or another run's, and a restart
+     * said "complete"); otherwise the outputs are rebuilt from the
+     * checkpoint (the final state is in it) and committed */
+    char why[256];
+    int complete = 0;
+    if (env->ctx->rank == 0) complete = committed_set_is(L, n0, why, sizeof why);
+    HX_MPI(MPI_Bcast(&complete, 1, MPI_INT, 0, L->comm));
+    if (complete) { /* a requeued or repeated job must not replace its results */
+      hx_log(HX_LOG_NORMAL,
+             "restart: the checkpoint is at step %d, the case's last: the run is complete; nothing solved, nothing "
+             "written (the results of run %s in %s are kept)\n",
+             n0, L->run_id, L->final);
+      res->time.enabled = 1, res->time.complete = 1;
+      res->time.first_step = res->time.last_step = n0, res->time.t_end = n0 * dt;
+      return HX_SUCCESS;
+    }
     hx_log(HX_LOG_NORMAL,
-           "restart: the checkpoint is at step %d, the case's last: the run is complete; nothing solved, nothing "
-           "written (the results in %s are kept)\n",
-           n0, L->prev);
-    res->time.enabled = 1, res->time.complete = 1;
-    res->time.first_step = res->time.last_step = n0, res->time.t_end = n0 * dt;
-    return HX_SUCCESS;
+           "restart: the checkpoint is at step %d, the case's last, but %s: the outputs are rebuilt from the "
+           "checkpoint and committed\n",
+           n0, why);
   }
 
   hx_pcg_opts po;
@@ -493,7 +617,7 @@ static int loop(tloop *L) {
   res->time.first_step = n0 + 1;
   res->time.last_step = n0;
   res->time.t_end = n0 * dt;
-  int done = 0, interrupted = 0, failed = 0;
+  int done = 0, interrupted = 0, failed = 0, data_failed = 0;
   for (int n = n0 + 1; n <= N; n++) {
     const double ts = hx_wtime();
     const int q = L->nlev < L->k ? L->nlev : L->k;
@@ -505,7 +629,37 @@ static int loop(tloop *L) {
       HX_CALL(ensure_proj(L));
     }
     const double t = n * dt;
-    HX_CALL(env->eval(env->arg, t));
+    {
+      /* the data at this step (a value of rhs, a boundary value or, where
+       * the error norms are due, the exact solution that is not finite at t:
+       * the key and its line:col, the step and t; the steps before it are
+       * kept and committed, issue 53, defect 19) */
+      int everr = env->eval(env->arg, t);
+      const int norms_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N ||
+                            (cs->time.error_every > 0 && n % cs->time.error_every == 0);
+      if (!everr && cs->problem.exact && norms_due) {
+        /* the exact solution of the error norms and the output, at the nodes
+         * (unew is free until the solve) */
+        const double *X, *Y, *Z;
+        HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+        hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, L->unew);
+        everr = hx_io_agree_error(L->comm, hx_case_check_finite(cs, "problem.exact", cs->problem.exact,
+                                                                (size_t)L->nl, X, Y, Z, L->unew));
+      }
+      if (everr == HX_ERR_INPUT) {
+        char msg[1800];
+        snprintf(msg, sizeof msg, "%s", hx_error_message());
+        hx_error_clear();
+        if (done == 0)
+          return HX_ERROR(HX_ERR_INPUT, "%s, at step %d (t = %.12g); nothing of this run is written", msg, n, t);
+        snprintf(res->time.data_error, sizeof res->time.data_error,
+                 "%s, at step %d (t = %.12g); steps %d..%d are written to %s (summary.yaml: reason data_not_finite)",
+                 msg, n, t, L->rows > 0 ? L->first_step : n0 + 1, n - 1, L->final);
+        res->time.data_failed = 1, data_failed = 1;
+        break;
+      }
+      HX_CALL(everr);
+    }
     const double *hf = *env->hf;
     for (int64_t i = 0; i < L->nl; i++) {
       double s = 0;
@@ -554,9 +708,9 @@ static int loop(tloop *L) {
     const double smax = mx[0], pmax = mx[1];
     char e1[32] = "", e2[32] = "";
     if (dr.exact_known) snprintf(e1, sizeof e1, "%.17g", dr.err_l2), snprintf(e2, sizeof e2, "%.17g", dr.err_max);
-    HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g,%.6g\n", n, t, q,
+    HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g,%.6g,%s\n", n, t, q,
                       dr.pcg.iterations, dr.pcg.r0norm, dr.pcg.rnorm, dr.pcg.rel, e1, e2, np_before, gain, saved, smax,
-                      pmax));
+                      pmax, L->run_id));
     account(L, n, dr.pcg.iterations, gain, saved, pmax, smax);
     hx_log(HX_LOG_NORMAL, "step %d  t = %-10.6g BDF%d  %4d iterations  rel %.2e  gain %.2e (~%.1f saved)%s%s  %.3f s\n",
            n, t, q, dr.pcg.iterations, dr.pcg.rel, gain, saved, dr.exact_known ? "  error " : "",
@@ -595,7 +749,8 @@ static int loop(tloop *L) {
   const int last = res->time.last_step;
   if (!failed && last > 0) {
     if (done > 0 || n0 > 0) {
-      if (L->last_out != last && done > 0) HX_CALL(write_output(L, last));
+      /* the last step's solution (of an outputs rebuild from the checkpoint too: the case's last step) */
+      if (L->last_out != last && (done > 0 || n0 >= N)) HX_CALL(write_output(L, last));
       HX_CALL(write_checkpoint(L, last));
     }
   }
@@ -624,9 +779,9 @@ static int loop(tloop *L) {
   res->dofs = hx_disc_num_dofs(*env->d);
   /* the totals over the steps in steps.csv: after a restart the earlier segments' too */
   res->iterations = (int)L->its;
-  res->converged = !failed && !interrupted;
+  res->converged = !failed && !interrupted && !data_failed;
   snprintf(res->reason, sizeof res->reason, "%s",
-           interrupted ? "interrupted" : failed ? hx_reason_name(tot->pcg.reason) : done ? hx_reason_name(tot->pcg.reason) : "converged_rtol");
+           data_failed ? "data_not_finite" : interrupted ? "interrupted" : failed ? hx_reason_name(tot->pcg.reason) : done ? hx_reason_name(tot->pcg.reason) : "converged_rtol");
   res->residual0 = tot->pcg.r0norm, res->residual = tot->pcg.rnorm, res->rel_residual = tot->pcg.rel;
   res->exact_known = tot->exact_known, res->error_l2 = tot->err_l2, res->error_max = tot->err_max;
   if (L->rows > 0) res->time.first_step = L->first_step;
@@ -641,6 +796,7 @@ static int loop(tloop *L) {
   res->time.interrupted = interrupted;
   res->time.checkpoints = L->checkpoints;
   res->time.outputs = L->nout;
+  env->solved = done;
   return HX_SUCCESS;
 }
 
@@ -650,7 +806,7 @@ int hx_run_time(hx_run_time_env *env) {
   L.env = env, L.cs = env->cs, L.comm = env->ctx->comm;
   L.k = env->cs->time.scheme + 1;
   L.K = env->cs->solver.projection;
-  L.ckdir = env->final_dir ? env->final_dir : env->cs->output.dir;
+  L.ckdir = L.final = env->final_dir ? env->final_dir : env->cs->output.dir;
   L.last_out = -1;
   /* a checkpoint.new that a kill left half written goes first (issue 53) */
   int err = hx_checkpoint_clean(L.comm, L.ckdir);
@@ -665,5 +821,47 @@ int hx_run_time(hx_run_time_env *env) {
   hx_history_destroy(&L.mon.hist);
   hx_progress_destroy(&L.mon.prog);
   HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+/* FNV-1a of a name (0 for none) */
+static uint64_t name_hash(const char *s) {
+  if (!s) return 0;
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int hx_run_mesh_parts(MPI_Comm comm, hx_mesh m, hx_checkpoint_mesh_id *mid) {
+  const int32_t E = hx_mesh_num_elements(m);
+  const int64_t *gid = hx_mesh_element_global_ids(m);
+  const size_t n = E > 0 ? (size_t)E : 1;
+  int64_t *b = malloc(n * 18 * sizeof(int64_t));
+  HX_CHECK(b, HX_ERR_MEM, "out of memory");
+  /* periodicity: each face's neighbour (element, face, orientation; -1 on the boundary) */
+  const int64_t *ne = NULL;
+  const int8_t *nf = NULL, *no = NULL;
+  int err = hx_mesh_face_neighbors(m, &ne, &nf, &no);
+  for (int32_t e = 0; !err && e < E; e++)
+    for (int f = 0; f < 6; f++)
+      b[18 * e + f] = ne[6 * e + f], b[18 * e + 6 + f] = nf[6 * e + f], b[18 * e + 12 + f] = no[6 * e + f];
+  if (!err) err = hx_checkpoint_hash_elements(comm, E, gid, b, 18 * sizeof(int64_t), &mid->part[0]);
+  if (!err) mid->part[0] ^= (uint64_t)hx_mesh_num_periodic_faces(m) * 0x9E3779B97F4A7C15ull;
+  /* connectivity: the element vertex ids */
+  if (!err) err = hx_checkpoint_hash_elements(comm, E, gid, hx_mesh_element_vertex_ids(m), 8 * sizeof(int64_t),
+                                              &mid->part[1]);
+  /* boundary tags: each face's tag by name */
+  const int32_t *ft = hx_mesh_face_tags(m);
+  for (int32_t e = 0; !err && e < E; e++)
+    for (int f = 0; f < 6; f++)
+      b[6 * e + f] = (int64_t)name_hash(ft[6 * e + f] >= 0 ? hx_mesh_tag_name(m, ft[6 * e + f]) : NULL);
+  if (!err) err = hx_checkpoint_hash_elements(comm, E, gid, b, 6 * sizeof(int64_t), &mid->part[2]);
+  /* materials: each element's by name */
+  const int32_t *mat = hx_mesh_element_material(m);
+  for (int32_t e = 0; !err && e < E; e++) b[e] = (int64_t)name_hash(mat ? hx_mesh_material_name(m, mat[e]) : NULL);
+  if (!err) err = hx_checkpoint_hash_elements(comm, E, gid, b, sizeof(int64_t), &mid->part[3]);
+  free(b);
+  HX_CALL(err);
+  mid->have_parts = 1;
   return HX_SUCCESS;
 }

@@ -43,6 +43,17 @@ static int elem_hash(MPI_Comm comm, int32_t El, int64_t npe, const int64_t *gid,
   return HX_SUCCESS;
 }
 
+int hx_checkpoint_hash_elements(MPI_Comm comm, int32_t E_local, const int64_t *gid, const void *data, size_t bytes,
+                                uint64_t *hash) {
+  uint64_t h = 0;
+  const unsigned char *d = (const unsigned char *)data;
+  for (int32_t e = 0; e < E_local; e++) h ^= fnv(fnv(FNV0, &gid[e], sizeof gid[e]), d + (size_t)e * bytes, bytes);
+  unsigned long long l = h, g = 0;
+  HX_MPI(MPI_Allreduce(&l, &g, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, comm));
+  *hash = g;
+  return HX_SUCCESS;
+}
+
 int hx_checkpoint_mesh_hash(MPI_Comm comm, int p, int32_t E_local, const int64_t *gid, const double *x,
                             const double *y, const double *z, uint64_t *hash) {
   const int64_t npe = (int64_t)(p + 1) * (p + 1) * (p + 1);
@@ -153,7 +164,17 @@ int hx_checkpoint_clean(MPI_Comm comm, const char *dir) {
   return HX_SUCCESS;
 }
 
-int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int step,
+/* the parts of the mesh's identity beyond its GLL nodes (issue 53, defect 12):
+ * checkpoint.yaml keys and what a mismatch is called */
+static const char *const mesh_part_key[HX_CK_MESH_PARTS] = {"mesh_periodic_hash", "mesh_connectivity_hash",
+                                                           "mesh_tags_hash", "mesh_materials_hash"};
+static const char *const mesh_part_name[HX_CK_MESH_PARTS] = {"periodicity (the face neighbours)",
+                                                            "connectivity (the element vertex ids)",
+                                                            "boundary tags (the tag of each face)",
+                                                            "materials (the material of each element)"};
+
+int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, const hx_checkpoint_mesh_id *mid,
+                        const char *run_id, int step,
                         double time, int nlev, const double *const *lev, int nproj, const double *const *proj,
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z) {
@@ -192,7 +213,7 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
   }
   if (rank == 0) {
     ck_ident id[CK_NID];
-    ident(cs, mesh_hash, id);
+    ident(cs, mid->nodes, id);
     size_t cap = 16384 + 64 * (size_t)(nlev + nproj), n = 0;
     char *b = malloc(cap);
     if (!b) err = HX_ERROR(HX_ERR_MEM, "out of memory");
@@ -201,6 +222,8 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint6
       P("format: %s\ncase_file: %s\nstep: %d\ntime: %.17g\nlevels: %d\nprojection: %d\nranks: %d\n", CK_FORMAT,
         cs->path, step, time, nlev, nproj, size);
       for (int i = 0; i < CK_NID; i++) P("%s: %s\n", id[i].key, id[i].val);
+      for (int i = 0; i < HX_CK_MESH_PARTS; i++) P("%s: %016llx\n", mesh_part_key[i], (unsigned long long)mid->part[i]);
+      P("run_id: %s\n", run_id);
       for (int i = 0; i < nlev + nproj; i++)
         P("%s_%d: %016llx\n", i < nlev ? "u" : "p", i < nlev ? i : i - nlev, (unsigned long long)sums[i]);
       /* a checksum of every line above (issue 53, defect 11: one flipped bit,
@@ -256,8 +279,10 @@ int hx_checkpoint_find(const char *restart, char *dir, size_t len) {
 }
 
 /* rank 0: read and check the text; the error names the checkpoint */
-static int ck_check(const char *dir, const hx_case *cs, int have_mesh, uint64_t mesh_hash, int maxlev, int maxproj,
-                    char **textp, int *step, double *time, int *nlev, int *nproj) {
+static int ck_check(const char *dir, const hx_case *cs, const hx_checkpoint_mesh_id *mid, int maxlev, int maxproj,
+                    char **textp, int *step, double *time, int *nlev, int *nproj, char *run_id) {
+  const int have_mesh = mid && mid->have_nodes;
+  const uint64_t mesh_hash = mid ? mid->nodes : 0;
   char p[4300], v[2100];
   snprintf(p, sizeof p, "%s/checkpoint.yaml", dir);
   char *text = NULL;
@@ -299,6 +324,38 @@ static int ck_check(const char *dir, const hx_case *cs, int have_mesh, uint64_t 
                       id[i].key, v, cs->path, id[i].val);
     }
   }
+  /* the mesh beyond its nodes: periodic pairs, connectivity, boundary tags,
+   * materials (issue 53, defect 12: a box made periodic, or a Gmsh file with
+   * two tags swapped, has the same GLL nodes); every part that differs is named */
+  if (mid && mid->have_parts) {
+    char diff[1024] = "";
+    int missing = 0;
+    for (int i = 0; i < HX_CK_MESH_PARTS; i++) {
+      char want[32];
+      snprintf(want, sizeof want, "%016llx", (unsigned long long)mid->part[i]);
+      if (!ck_get(text, mesh_part_key[i], v, sizeof v)) missing++;
+      else if (strcmp(v, want))
+        snprintf(diff + strlen(diff), sizeof diff - strlen(diff), "%s%s", diff[0] ? ", " : "", mesh_part_name[i]);
+    }
+    if (diff[0])
+      return HX_ERROR(HX_ERR_INPUT,
+                      "checkpoint %s is of another mesh: %s%s%s%s; restart with the mesh the checkpoint was "
+                      "written with, or start a new run",
+                      dir, have_mesh ? "the GLL nodes agree with " : "",
+                      cs->mesh.type == HX_CASE_MESH_GMSH ? cs->mesh.file : "the case's box",
+                      have_mesh ? ", but not its " : " differs from it in its ", diff);
+    if (missing)
+      hx_log(HX_LOG_NORMAL, "restart: checkpoint %s was written by an earlier hexcg: its mesh's periodicity, "
+                            "connectivity, boundary tags and materials cannot be checked\n", dir);
+  }
+  if (run_id) {
+    run_id[0] = 0;
+    if (ck_get(text, "run_id", v, sizeof v)) {
+      HX_CHECK(strlen(v) < HX_RUN_ID_LEN && strspn(v, "0123456789abcdef") == strlen(v), HX_ERR_INPUT,
+               "checkpoint %s: bad 'run_id' in checkpoint.yaml", dir);
+      memcpy(run_id, v, strlen(v) + 1);
+    }
+  }
   HX_CHECK(ck_get(text, "levels", v, sizeof v) && (*nlev = (int)strtol(v, &e, 10)) >= 1 && *nlev <= maxlev && !*e,
            HX_ERR_INPUT, "checkpoint %s: bad 'levels' in checkpoint.yaml (1..%d for this scheme)", dir, maxlev);
   HX_CHECK(ck_get(text, "projection", v, sizeof v) && (*nproj = (int)strtol(v, &e, 10)) >= 0 && !*e, HX_ERR_INPUT,
@@ -318,8 +375,8 @@ static int ck_check(const char *dir, const hx_case *cs, int have_mesh, uint64_t 
   return HX_SUCCESS;
 }
 
-int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, char *dir, size_t len, int *step,
-                        double *time) {
+int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, const hx_checkpoint_mesh_id *mid,
+                        char *dir, size_t len, int *step, double *time) {
   int rank = 0, err = HX_SUCCESS;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   int iv[3] = {0, 0, 0};
@@ -328,7 +385,8 @@ int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, c
     char *text = NULL;
     err = hx_checkpoint_find(restart, dir, len);
     if (!err)
-      err = ck_check(dir, cs, 0, 0, cs->time.scheme + 1, cs->solver.projection, &text, &iv[0], &tv, &iv[1], &iv[2]);
+      err = ck_check(dir, cs, mid, cs->time.scheme + 1, cs->solver.projection, &text, &iv[0], &tv, &iv[1], &iv[2],
+                     NULL);
     free(text);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
@@ -339,15 +397,16 @@ int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, c
   return HX_SUCCESS;
 }
 
-int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int p, int32_t E_local,
-                       const int64_t *gid, const double *x, const double *y, const double *z, int maxlev,
-                       double **lev, int maxproj, double **proj, int *step, double *time, int *nlev, int *nproj) {
+int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, const hx_checkpoint_mesh_id *mid, int p,
+                       int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                       int maxlev, double **lev, int maxproj, double **proj, int *step, double *time, int *nlev,
+                       int *nproj, char *run_id) {
   int rank = 0, err = HX_SUCCESS;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   char *text = NULL;
   int iv[3] = {0, 0, 0};
   double tv = 0;
-  if (rank == 0) err = ck_check(dir, cs, 1, mesh_hash, maxlev, maxproj, &text, &iv[0], &tv, &iv[1], &iv[2]);
+  if (rank == 0) err = ck_check(dir, cs, mid, maxlev, maxproj, &text, &iv[0], &tv, &iv[1], &iv[2], run_id);
   err = hx_io_bcast_error(comm, 0, err);
   if (err) {
     free(text);
@@ -355,6 +414,7 @@ int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, uint64
   }
   HX_MPI(MPI_Bcast(iv, 3, MPI_INT, 0, comm));
   HX_MPI(MPI_Bcast(&tv, 1, MPI_DOUBLE, 0, comm));
+  HX_MPI(MPI_Bcast(run_id, HX_RUN_ID_LEN, MPI_CHAR, 0, comm));
   *step = iv[0], *time = tv, *nlev = iv[1];
   const int np_file = iv[2] >= 0 ? iv[2] : -iv[2] - 1;
   *nproj = iv[2] >= 0 ? iv[2] : 0;

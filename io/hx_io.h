@@ -372,6 +372,16 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
 int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, int p, int32_t E_local,
                               const int64_t *gid, const double *x, const double *y, const double *z,
                               const double *u, const double *exact);
+/* Collective. As hx_io_write_solution_file without an XDMF file, with the
+ * root attribute run_id (a time series file: the run it belongs to, which a
+ * --restart checks before it carries the file; NULL or "": none). */
+int hx_io_write_series_file(MPI_Comm comm, const char *dir, const char *name, const char *run_id, int p,
+                            int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                            const double *u, const double *exact);
+/* Not collective. The run_id attribute of a solution file into buf ("" when
+ * it has none: a file of a hexcg before issue 53 or a steady run's);
+ * HX_ERR_INPUT when the file is not HDF5. */
+int hx_io_solution_run_id(const char *path, char *buf, size_t len);
 /* Not collective (rank 0). dir/solution.xdmf as one temporal collection of
  * the n solution files files[i] (names in dir, written by
  * hx_io_write_solution_file, all of the same mesh) at the times times[i]:
@@ -407,9 +417,27 @@ int hx_io_read_solution_at(MPI_Comm comm, const char *path, int p, int32_t E_loc
 /* Collective. A hash of the mesh's GLL nodes, the same on any partition. */
 int hx_checkpoint_mesh_hash(MPI_Comm comm, int p, int32_t E_local, const int64_t *gid, const double *x,
                             const double *y, const double *z, uint64_t *hash);
+/* Collective. An order-independent hash of bytes per element (data[E_local *
+ * bytes], element e's at e * bytes) with the elements' global ids: the same
+ * on any partition. */
+int hx_checkpoint_hash_elements(MPI_Comm comm, int32_t E_local, const int64_t *gid, const void *data, size_t bytes,
+                                uint64_t *hash);
+/* The identity of a run's mesh in a checkpoint (issue 53, defect 12): the
+ * GLL nodes' hash and, beyond it, hashes of the periodic pairs (the face
+ * neighbours), the connectivity (the element vertex ids), the boundary tag
+ * of each face (by name) and the material of each element (by name). */
+#define HX_CK_MESH_PARTS 4
+typedef struct {
+  uint64_t nodes;                   /* hx_checkpoint_mesh_hash */
+  uint64_t part[HX_CK_MESH_PARTS];  /* periodicity, connectivity, tags, materials */
+  int have_nodes, have_parts;       /* a dry run has the parts, not the nodes */
+} hx_checkpoint_mesh_id;
+/* The length of a run id with its NUL: 16 hex digits (docs/time.md) */
+#define HX_RUN_ID_LEN 40
 /* Collective. Write DIR/checkpoint: nlev host L-vectors lev (newest first)
- * and nproj projection vectors at step / time. */
-int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int step,
+ * and nproj projection vectors at step / time, of the run run_id. */
+int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, const hx_checkpoint_mesh_id *mid,
+                        const char *run_id, int step,
                         double time, int nlev, const double *const *lev, int nproj, const double *const *proj,
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z);
@@ -424,8 +452,8 @@ int hx_io_read_file(const char *path, const char *what, size_t max, int missing_
  * folder in dir) and fits the case (format, scheme, dt, the case's hash,
  * levels, step within the case; the mesh's node hash only when the run
  * reads it). Its step and time in *step, *time. */
-int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, char *dir, size_t len, int *step,
-                        double *time);
+int hx_checkpoint_check(MPI_Comm comm, const char *restart, const hx_case *cs, const hx_checkpoint_mesh_id *mid,
+                        char *dir, size_t len, int *step, double *time);
 /* Collective. Rank 0 removes DIR/checkpoint.new, a checkpoint whose write a
  * kill interrupted (hexcg's own file names only, no symbolic link
  * followed); an error if it holds files hexcg does not write. */
@@ -439,9 +467,13 @@ int hx_checkpoint_find(const char *restart, char *dir, size_t len);
  * problem is HX_ERR_INPUT naming the checkpoint, the same on every rank: not
  * a checkpoint, truncated, another case (the key that differs is named) or
  * mesh, a step beyond the case's last, a damaged or unreadable file. */
-int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, uint64_t mesh_hash, int p, int32_t E_local,
-                       const int64_t *gid, const double *x, const double *y, const double *z, int maxlev,
-                       double **lev, int maxproj, double **proj, int *step, double *time, int *nlev, int *nproj);
+/* mid: this run's mesh (its parts checked when mid->have_parts); run_id
+ * (HX_RUN_ID_LEN chars): the checkpoint's run id ("" when it has none: a
+ * checkpoint of a hexcg before issue 53), on every rank. */
+int hx_checkpoint_read(MPI_Comm comm, const char *dir, const hx_case *cs, const hx_checkpoint_mesh_id *mid, int p,
+                       int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                       int maxlev, double **lev, int maxproj, double **proj, int *step, double *time, int *nlev,
+                       int *nproj, char *run_id);
 
 /* ================================================================ run summary */
 /* What a run reports (app/hx_run.h: hx_run_result). Global values unless noted. */
@@ -518,6 +550,9 @@ typedef struct {
     int interrupted;           /* a signal ended the run: checkpoint written (exit status 5) */
     int checkpoints;           /* checkpoints written */
     int outputs;               /* solutions written to solution.xdmf's temporal collection */
+    char run_id[HX_RUN_ID_LEN];   /* the run's id: made by a fresh run, kept by its restarts (docs/time.md) */
+    int data_failed;              /* the data were not finite at a step: the steps before it written */
+    char data_error[2048];        /* ... and the message (exit status 2) */
   } time;
 } hx_run_stats;
 

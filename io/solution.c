@@ -157,7 +157,7 @@ static void ds_shapes(int p, long long E, ds_shape s[DS_N]) {
  * never filled) and the root attributes; off[d] the file offset of dataset
  * d's first byte (-1: not written). Closed on every path. */
 static int create_structure(const char *path, const char *tmp, int p, long long E, int has_exact,
-                            long long off[DS_N]) {
+                            const char *run_id, long long off[DS_N]) {
   ds_shape s[DS_N];
   ds_shapes(p, E, s);
   for (int d = 0; d < DS_N; d++) off[d] = -1;
@@ -203,6 +203,8 @@ static int create_structure(const char *path, const char *tmp, int p, long long 
     if (!err) err = write_attr(f, "nodes_per_element", H5T_STD_I32LE, H5T_NATIVE_INT, &npe);
     if (!err) err = write_attr(f, "has_exact", H5T_STD_I32LE, H5T_NATIVE_INT, &has_exact);
     if (!err) err = write_attr_str(f, "format", HX_SOLUTION_FORMAT);
+    /* a time series file: the run it belongs to (a restart carries only its own run's, issue 53) */
+    if (!err && run_id && run_id[0]) err = write_attr_str(f, "run_id", run_id);
   }
   HX_CALL(hx_h5_close(f, path, tmp, err));
   return HX_SUCCESS;
@@ -299,9 +301,53 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   return HX_SUCCESS;
 }
 
+static int write_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, const char *run_id, int p,
+                      int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                      const double *u, const double *exact);
+
 int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, int p, int32_t E_local,
                               const int64_t *gid, const double *x, const double *y, const double *z,
                               const double *u, const double *exact) {
+  HX_CALL(write_file(comm, dir, name, xdmf, NULL, p, E_local, gid, x, y, z, u, exact));
+  return HX_SUCCESS;
+}
+
+int hx_io_write_series_file(MPI_Comm comm, const char *dir, const char *name, const char *run_id, int p,
+                            int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                            const double *u, const double *exact) {
+  HX_CALL(write_file(comm, dir, name, 0, run_id, p, E_local, gid, x, y, z, u, exact));
+  return HX_SUCCESS;
+}
+
+int hx_io_solution_run_id(const char *path, char *buf, size_t len) {
+  buf[0] = 0;
+  H5E_auto2_t efn;
+  void *ecd;
+  H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  int err = HX_SUCCESS;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) err = HX_ERROR(HX_ERR_INPUT, "cannot read '%s' as HDF5", path);
+  if (!err && H5Aexists(f, "run_id") > 0) {
+    hid_t a = H5Aopen(f, "run_id", H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1;
+    char tmp[128] = "";
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < sizeof tmp) {
+      hid_t mt = H5Tcopy(t);
+      if (H5Aread(a, mt, tmp) >= 0) snprintf(buf, len, "%.*s", (int)H5Tget_size(t), tmp);
+      H5Tclose(mt);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+  }
+  if (f >= 0) H5Fclose(f);
+  H5Eset_auto2(H5E_DEFAULT, efn, ecd);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+static int write_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, const char *run_id, int p,
+                      int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
+                      const double *u, const double *exact) {
   int rank = 0;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
@@ -333,7 +379,7 @@ int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, 
     void *ecd;
     H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (!err) err = create_structure(path, tmp, p, E, has_exact, off);
+    if (!err) err = create_structure(path, tmp, p, E, has_exact, run_id, off);
     H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   }
   err = hx_io_bcast_error(comm, 0, err);

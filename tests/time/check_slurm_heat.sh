@@ -79,7 +79,7 @@ scontrol show job "$ID" | grep -q 'Restarts=1' || fail "Slurm does not count one
 /usr/bin/python3 - "$OUT/job" "$OUT/ref" <<'PY' || fail "the requeued job's outputs are not the uninterrupted run's"
 import csv, os, sys
 job, ref = sys.argv[1:]
-rows = lambda d: [{k: v for k, v in r.items() if k not in ("seconds", "projection_s")}
+rows = lambda d: [{k: v for k, v in r.items() if k not in ("seconds", "projection_s", "run_id")}
                   for r in csv.DictReader(open(f"{d}/steps.csv"))]
 u0 = lambda d: [l for l in open(f"{d}/checkpoint/checkpoint.yaml") if l.startswith("u_0:")]
 assert rows(job) == rows(ref) and len(rows(job)) == 999, (len(rows(job)), len(rows(ref)))

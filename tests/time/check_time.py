@@ -109,11 +109,11 @@ def tree(d):
     return r
 
 
-TIMING = ("seconds", "projection_s")
+TIMING = ("seconds", "projection_s", "run_id")  # and the run id: each run has its own
 
 
 def same_rows(ra, rb):
-    """steps.csv rows equal in everything but the timings"""
+    """steps.csv rows equal in everything but the timings and the run id"""
     return len(ra) == len(rb) and all({k: v for k, v in x.items() if k not in TIMING} ==
                                       {k: v for k, v in y.items() if k not in TIMING} for x, y in zip(ra, rb))
 
