@@ -128,6 +128,10 @@ static int args_agree(const hx_app_ctx *ctx, int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  /* `hexcg run`: a SIGTERM during MPI_Init (a job cancelled as it starts)
+   * is recorded and stops the run at its first reduction, not killed by it
+   * (issue 53, defect 17: found by fuzz.diff-restart) */
+  if (argc > 1 && !strcmp(argv[1], "run")) hx_signals_install();
   hx_malloc_tune(); /* before MPI and OpenMP allocate (HEXCG_MALLOC_TUNE=0: glibc's defaults) */
   int provided = MPI_THREAD_SINGLE;
   const int request = hx_app_thread_request(); /* HEXCG_MPI_THREAD_LEVEL: the fallbacks' test */

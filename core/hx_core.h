@@ -467,9 +467,9 @@ void hx_warn(const char *fmt, ...)
  * recorded by the handlers hx_signals_install sets (the app calls it once at
  * start-up; it also ignores SIGPIPE, so a closed stdout gives EPIPE instead
  * of killing the run); a second one ends the process at once, except the
- * first one's number again from another sender within 2 s (one signal that
- * reached the rank by two paths: `timeout` and mpiexec, a terminal and
- * mpiexec; core/signal.c). The solvers
+ * first one's number again within 1 s (one signal that reached the rank by
+ * two paths: `timeout` and mpiexec, a terminal and mpiexec; core/signal.c).
+ * The solvers
  * poll hx_signal_pending (the signal number, 0 if none) inside their existing
  * reductions, so every rank stops at the same iteration (docs/reliability.md). */
 void hx_signals_install(void);

@@ -4,16 +4,16 @@
  * outputs written; a second such signal ends the process (default action).
  *
  * One signal often reaches a rank twice: `timeout` sends it to mpiexec and
- * then to its whole process group, which holds the ranks, and mpiexec
- * forwards it to them as well; a Ctrl-C reaches the ranks from the terminal
- * and through mpiexec. Counted as two, that ended the run without its
+ * then to its whole process group, which holds mpiexec (and the ranks, under
+ * launchers that keep them in it), and Hydra's mpiexec forwards each copy it
+ * gets to every rank; a Ctrl-C reaches the ranks from the terminal and
+ * through mpiexec. Counted as two, that ended the run without its
  * checkpoint whenever the handler ran between the two deliveries (issue 53,
  * defect 17: 1 in 13 tries under load). So a repeat of the first signal's
- * number from another sender (si_pid) within HX_SIGNAL_ECHO_S of it is the
- * same event arriving by another path and is ignored; the same sender again,
- * another signal, or any repeat after the window ends the process. A second
- * Ctrl-C at a terminal comes from the kernel again (si_pid 0, as the first),
- * so it still ends the run at once. */
+ * number within HX_SIGNAL_ECHO_S of it is the same event arriving by another
+ * path and is ignored, whoever sent it (Hydra's proxy forwards both copies
+ * itself); another signal, or a repeat after the window, ends the process:
+ * a person's second Ctrl-C comes later than that (or a third one does). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <string.h>
@@ -21,11 +21,10 @@
 
 #include "hx_core.h"
 
-#define HX_SIGNAL_ECHO_S 2.0
+#define HX_SIGNAL_ECHO_S 1.0
 
 static volatile sig_atomic_t pending = 0;
 static volatile sig_atomic_t deferred = 0;
-static volatile pid_t first_pid = 0;
 static volatile double first_time = 0.0;
 static volatile sig_atomic_t echoes = 0;
 
@@ -37,14 +36,13 @@ static double now_s(void) {
 
 static void on_signal(int sig, siginfo_t *si, void *uc) {
   (void)uc;
-  const pid_t from = si ? si->si_pid : 0;
+  (void)si;
   if (!pending) {
     pending = sig;
-    first_pid = from;
     first_time = now_s();
     return;
   }
-  if (sig == pending && from != first_pid && now_s() - first_time < HX_SIGNAL_ECHO_S) {
+  if (sig == pending && now_s() - first_time < HX_SIGNAL_ECHO_S) {
     echoes = echoes + 1; /* the first one again, by another path */
     return;
   }

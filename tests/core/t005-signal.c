@@ -1,13 +1,14 @@
 /* The signal handlers (core/signal.c, issue 53 defect 17): one signal that
  * reaches a rank by two paths (`timeout` signals mpiexec and its process
- * group, and mpiexec forwards it) is one interruption, not the "second
- * signal" that ends the process. Each scenario runs in a child process that
- * installs the handlers; the parent checks how the child ended:
- *  - echo: SIGTERM from the child itself, then from another process within
- *    the window -> the child lives, hx_signal_pending() is SIGTERM, one echo;
- *  - twice: SIGTERM twice from the same sender -> killed by SIGTERM;
- *  - late: the repeat from another process after the window (2 s) -> killed;
- *  - other: SIGTERM, then SIGINT from another process -> killed by SIGINT;
+ * group, and Hydra's mpiexec forwards each copy) is one interruption, not
+ * the "second signal" that ends the process. Each scenario runs in a child
+ * process that installs the handlers; the parent checks how the child ended:
+ *  - echo: SIGTERM from another process, then again from another within the
+ *    window -> the child lives, hx_signal_pending() is SIGTERM, one echo;
+ *  - same: SIGTERM twice from the same sender (as Hydra's proxy forwards the
+ *    two copies) within the window -> lives, one echo;
+ *  - late: the repeat after the window (1 s) -> killed by SIGTERM;
+ *  - other: SIGTERM, then SIGINT -> killed by SIGINT;
  *  - deferred: the echo while hx_signals_defer(1) -> lives, the signal still
  *    recorded once the deferral ends. */
 #define _POSIX_C_SOURCE 200809L
@@ -39,19 +40,17 @@ static void pause_s(double s) {
 static int child(const char *what) {
   hx_signals_install();
   if (!strcmp(what, "deferred")) hx_signals_defer(1);
-  kill(getpid(), SIGTERM);
-  if (!strcmp(what, "echo") || !strcmp(what, "deferred")) {
-    from_other(getpid(), SIGTERM);
-    pause_s(0.05);
-    if (hx_signal_pending() != (strcmp(what, "deferred") ? SIGTERM : 0)) return 1;
-    hx_signals_defer(0);
-    return hx_signal_pending() == SIGTERM && hx_signal_echoes() == 1 ? 0 : 2;
-  }
-  if (!strcmp(what, "twice")) kill(getpid(), SIGTERM);
-  if (!strcmp(what, "late")) pause_s(2.3), from_other(getpid(), SIGTERM);
+  from_other(getpid(), SIGTERM);
+  if (!strcmp(what, "echo") || !strcmp(what, "deferred")) from_other(getpid(), SIGTERM);
+  if (!strcmp(what, "same")) kill(getpid(), SIGTERM), kill(getpid(), SIGTERM);
+  if (!strcmp(what, "late")) pause_s(1.3), from_other(getpid(), SIGTERM);
   if (!strcmp(what, "other")) from_other(getpid(), SIGINT);
   pause_s(0.05);
-  return 3; /* still alive */
+  if (!strcmp(what, "late") || !strcmp(what, "other")) return 3; /* still alive */
+  if (hx_signal_pending() != (strcmp(what, "deferred") ? SIGTERM : 0)) return 1;
+  hx_signals_defer(0);
+  const int want_echoes = !strcmp(what, "same") ? 2 : 1;
+  return hx_signal_pending() == SIGTERM && hx_signal_echoes() == want_echoes ? 0 : 2;
 }
 
 static void scenario(const char *what, int want_sig) {
@@ -70,8 +69,8 @@ static void scenario(const char *what, int want_sig) {
 
 int main(void) {
   scenario("echo", 0);
+  scenario("same", 0);
   scenario("deferred", 0);
-  scenario("twice", SIGTERM);
   scenario("late", SIGTERM);
   scenario("other", SIGINT);
   return hx_test_result();
