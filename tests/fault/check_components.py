@@ -91,7 +91,7 @@ def case(name, mesh, b_bc, extra="", rhs=RHS, a_bc="{tags: %s, type: dirichlet, 
          exact=EXACT):
     text = (f"mesh: {{type: gmsh, file: {mesh}}}\norder: 4\n"
             f"solver: {{tol: 1.0e-10}}\nproblem:\n  rhs: '{rhs}'\n  exact: '{exact}'\n{extra}"
-            f"  boundary:\n" + (f"    - {a_bc}\n" if a_bc else "") + f"    - {b_bc}\n")
+            f"  boundary:\n" + (f"    - {a_bc}\n" if a_bc else "") + (f"    - {b_bc}\n" if b_bc else ""))
     with open(os.path.join(W, name + ".yaml"), "w") as f:
         f.write(text)
     return name + ".yaml"
@@ -131,6 +131,15 @@ for mesh, box_b in (("equal.msh", "[2, 3]"), ("lopsided.msh", "[2, 4]")):
     rc, so, se = hexcg(["run", c, "--output", f"o-float-{mesh[:-4]}-dry", "--dry-run"], 2)
     check(rc == 2 and "1 of them float" in se and f"bounding box {box_b} x [0, 1] x [0, 1]" in se,
           f"{c} --dry-run: rc {rc} {se!r}")
+# the class, not the one input: B with no boundary entry at all (its faces get kappa du/dn = 0), and
+# B with a lambda expression that is 0 at every node (decided from the values, as for one body)
+for name, b_bc, extra in (("float-untagged", None, ""),
+                          ("float-lambda0", NEUMANN_B, "  lambda: {body_a: 0, body_b: '0*x'}\n")):
+    c = case(name, "equal.msh", b_bc, extra)
+    rc, so, se = hexcg(["run", c, "--output", "o-" + name], 2)
+    check(rc == 2 and "1 of them float" in se and "bounding box [2, 3] x [0, 1] x [0, 1]" in se,
+          f"{c}: expected the refusal naming body B, rc {rc} {se!r}")
+    check(not os.path.exists(os.path.join(W, "o-" + name)), f"{c}: output written")
 # both bodies floating (no Dirichlet at all): two constants, refused too (it was solved with one)
 c = case("float-both", "equal.msh", NEUMANN_B, rhs=f"{PI}^2*cos({PI}*x)", exact=f"cos({PI}*x)",
          a_bc="{tags: %s, type: neumann, value: 0}" % tags("a"))
