@@ -391,6 +391,9 @@ static int phase_disc(run_state *st) {
       HX_CALL(robin_error(st, ierr));
     }
   }
+  /* the null space per connected component: several bodies with a floating
+   * one are refused (once per run: a time run's reshifts keep lambda > 0) */
+  if (!st->res->components) HX_CALL(hx_run_components(cs, m, st->d, st->res));
   st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
   return HX_SUCCESS;
 }
@@ -729,6 +732,7 @@ static int check_setup(run_state *st) {
   int lv[HX_PC_LEVELS_MAX], n = 0;
   HX_CALL(hx_pc_options_levels(cs->preconditioner.opts, cs->order, lv, &n));
   for (int i = 1; i < n; i++) HX_CALL(check_coefs_order(st, lv[i]));
+  HX_CALL(hx_run_components_check(cs, st->m, st->shift)); /* several bodies, one floating */
   return HX_SUCCESS;
 }
 

@@ -244,6 +244,27 @@ const double *hx_disc_robin_l(hx_disc d);
 /* The options' nullspace flag (the same on every level made from d). */
 int hx_disc_nullspace(hx_disc d);
 
+/* ------------------------------------------------------------ connected components
+ * (disc/disc_components.c; docs/solver.md "Null space"). One connected
+ * component of the mesh: elements joined through shared vertices of the
+ * global numbering (periodic identification included), across ranks. */
+typedef struct {
+  int64_t first_element; /* its smallest global element id (0-based, the mesh's element order): its name */
+  int64_t elements;      /* global element count */
+  double lo[3], hi[3];   /* bounding box of its elements' nodes */
+  int fixed;             /* 1: some element of it has h_fixed != 0 */
+} hx_mesh_component;
+/* The connected components of m, sorted by first_element, the same array on
+ * every rank (*comps: free() it). h_fixed (host, one per local element, may
+ * be NULL: none fixed): marks the elements that fix the constant (a
+ * Dirichlet face, lambda > 0, a Robin face weight > 0); a component with
+ * none floats (its constants are in the operator's null space). Collective. */
+int hx_mesh_components(hx_mesh m, const int *h_fixed, int *ncomp, hx_mesh_component **comps);
+/* h_fixed[e] = 1 where local element e has a Dirichlet face, a lambda
+ * (element mean, hx_disc_lambda) > 0 or a Robin face weight > 0 at some
+ * node of d's order, else 0. Not collective. */
+int hx_disc_fixed_elements(hx_disc d, int *h_fixed);
+
 /* The operator of d with FP64 geometric factors: hx_disc_op(d) itself unless
  * d was created with geometry split and some rank stores split elements;
  * then an operator built at first use (and kept) whose factors are FP64:

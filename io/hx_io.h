@@ -499,6 +499,14 @@ typedef struct {
   int nullspace;
   double nullspace_defect, exact_mean;
 #define HX_NULLSPACE_WARN 1e-6 /* a defect above this is warned about */
+  /* the mesh's connected components (app/run_components.c, docs/solver.md
+   * "Null space"): their number (0: not computed), how many float (no
+   * Dirichlet face, no Robin alpha > 0, lambda = 0 on all of it), and one
+   * YAML flow mapping per component ("    - {...}\n"), the first
+   * HX_COMPONENTS_LISTED of them; summary.yaml has them when components > 1 */
+  int64_t components, components_floating;
+  char components_yaml[1600];
+#define HX_COMPONENTS_LISTED 8
   /* seconds per phase, all from the rank with the largest total (so they
    * add up): setup (mesh, discretisation, right-hand side, preconditioner
    * setup), solve, io and the rest of the run (other = total - setup - solve
