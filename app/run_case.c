@@ -192,6 +192,39 @@ static void untagged_note(const hx_case *cs, hx_mesh m) {
          cs->mesh.file, (long long)nu, (long long)nb, where, HX_MESH_UNTAGGED);
 }
 
+/* The mesh's tags that no entry of problem.boundary names get the natural
+ * condition: said once (rank 0) and listed in summary.yaml (natural_tags),
+ * so a tag left out of the case, or misspelt in the mesh, is not silent
+ * (issue 54 point 6). Tags whose faces are all periodic have no boundary
+ * left; `untagged` has its own note above. */
+static void natural_note(const hx_case *cs, hx_mesh m, char *list, size_t len) {
+  size_t off = 0;
+  int n = 0;
+  list[0] = '\0';
+  for (int i = 0; i < hx_mesh_num_tags(m); i++) {
+    const char *t = hx_mesh_tag_name(m, i);
+    if (!t || !strcmp(t, HX_MESH_UNTAGGED) || hx_mesh_tag_is_periodic(m, i)) continue;
+    int named = 0;
+    for (int bi = 0; bi < cs->problem.nboundary && !named; bi++)
+      for (int k = 0; k < cs->problem.boundary[bi].ntags && !named; k++)
+        named = !strcmp(cs->problem.boundary[bi].tags[k], t);
+    if (named) continue;
+    const int w = snprintf(list + off, off < len ? len - off : 0, "%s\"%s\"", n ? ", " : "", t);
+    if (w < 0 || off + (size_t)w >= len) { /* too many to list: the log still counts them */
+      if (off < len) list[off] = '\0';
+      off = len;
+    } else {
+      off += (size_t)w;
+    }
+    n++;
+  }
+  if (n)
+    hx_log(HX_LOG_NORMAL,
+           "note: %d boundary tag%s of the mesh %s no condition in problem.boundary and get%s the natural "
+           "condition kappa du/dn = 0: %s\n",
+           n, n == 1 ? "" : "s", n == 1 ? "has" : "have", n == 1 ? "s" : "", list[0] ? list : "(too many to list)");
+}
+
 /* Every material of the mesh has a kappa and a lambda (a map in the case
  * may leave one out): refused here, with the map's position, before the
  * discretisation (and so by a dry run). The position is that of the map's
@@ -253,6 +286,7 @@ static int phase_mesh(run_state *st) {
   HX_CALL(ierr);
   HX_CALL(check_material_coefs(cs, m, nmat));
   untagged_note(cs, m);
+  natural_note(cs, m, st->res->natural_tags, sizeof st->res->natural_tags);
 
   double jmin, jmax, hmin, hmax;
   HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));

@@ -506,6 +506,9 @@ typedef struct {
    * HX_COMPONENTS_LISTED of them; summary.yaml has them when components > 1 */
   int64_t components, components_floating;
   char components_yaml[1600];
+  /* the mesh's boundary tags no problem.boundary entry names (they get the
+   * natural condition), as quoted names joined by ", "; "" if none */
+  char natural_tags[1024];
 #define HX_COMPONENTS_LISTED 8
   /* seconds per phase, all from the rank with the largest total (so they
    * add up): setup (mesh, discretisation, right-hand side, preconditioner

@@ -62,7 +62,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     if (bad) free(tree);
     HX_CHECK(!bad && tree, HX_ERR_MEM, "out of memory");
   }
-  size_t cap = 8192 + strlen(st->devices) + strlen(st->components_yaml) + tree_len;
+  size_t cap = 8192 + strlen(st->devices) + strlen(st->components_yaml) + strlen(st->natural_tags) + tree_len;
   char *b = malloc(cap);
   if (!b) free(tree);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
@@ -105,6 +105,8 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     hx_io_fmt_double(f2, sizeof f2, st->exact_mean);
     P("nullspace: {projected: true, defect: %s, exact_mean: %s}\n", f1, f2);
   }
+  if (st->natural_tags[0]) P("natural_tags: [%s]  # no condition in problem.boundary: kappa du/dn = 0\n",
+                             st->natural_tags);
   if (st->components > 1) /* a single component: the nullspace key above says it all */
     P("components:\n  count: %lld\n  floating: %lld\n  list:\n%s", (long long)st->components,
       (long long)st->components_floating, st->components_yaml);

@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""A mesh tag that no problem.boundary entry names gets the natural
+condition (kappa du/dn = 0): the run says so in its log and lists the tags
+under natural_tags in summary.yaml (issue 54 point 6: it was silent); a case
+that names every tag has neither; a --dry-run says it too."""
+import argparse
+import os
+import subprocess
+import sys
+
+import yaml
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hexcg", required=True)
+ap.add_argument("--source", required=True)
+ap.add_argument("--work", required=True)
+a = ap.parse_args()
+os.makedirs(a.work, exist_ok=True)
+case = os.path.join(a.source, "configs", "gmsh_two_materials.yaml")
+fails = 0
+
+
+def check(cond, what):
+    global fails
+    if not cond:
+        fails += 1
+        print("FAIL:", what)
+
+
+def run(name, *sets, dry=False):
+    out = os.path.join(a.work, name)
+    cmd = [a.hexcg, "run", case, "--output", out, "--force", "--set", "order=2"]
+    for s in sets:
+        cmd += ["--set", s]
+    if dry:
+        cmd.append("--dry-run")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    summary = None
+    if not dry and p.returncode == 0:
+        with open(os.path.join(out, "summary.yaml")) as f:
+            summary = yaml.safe_load(f)
+    return p, summary
+
+
+NOTE = "boundary tag of the mesh has no condition in problem.boundary and gets the natural condition"
+p, s = run("all")
+check(p.returncode == 0, f"every tag named: exit {p.returncode} {p.stderr[-300:]}")
+check(NOTE not in p.stdout and "natural condition kappa du/dn = 0:" not in p.stdout, "every tag named: no note")
+check(s is not None and "natural_tags" not in s, "every tag named: no natural_tags in summary.yaml")
+
+p, s = run("outlet", "problem.boundary.1=null")  # the outlet entry removed
+check(p.returncode == 0, f"outlet left out: exit {p.returncode} {p.stderr[-300:]}")
+check(f'1 {NOTE} kappa du/dn = 0: "outlet"' in p.stdout, f"outlet left out: the note {p.stdout[-600:]!r}")
+check(s is not None and s.get("natural_tags") == ["outlet"], f"outlet left out: natural_tags {s and s.get('natural_tags')}")
+
+p, s = run("two", "problem.boundary=[{tags: [inlet], type: dirichlet, value: 0}]")
+check(p.returncode == 0 and 'have no condition in problem.boundary and get the natural condition kappa du/dn = 0: '
+      '"outlet", "wall"' in p.stdout, f"outlet and wall left out: exit {p.returncode} {p.stdout[-600:]!r}")
+check(s is not None and s.get("natural_tags") == ["outlet", "wall"], "outlet and wall: natural_tags")
+
+p, _ = run("dry", "problem.boundary.1=null", dry=True)
+check(p.returncode == 0 and '"outlet"' in p.stdout and "natural condition" in p.stdout,
+      f"dry run: exit {p.returncode} {p.stdout[-600:]!r}")
+print("natural tags:", "FAIL" if fails else "ok")
+sys.exit(1 if fails else 0)
