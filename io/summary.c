@@ -28,7 +28,7 @@ static const struct {
     {"solve", "solve", 0, NULL},
     {"operator", "operator", 1, NULL},
     {"exchange", "(exchange)", 1, "  the operator's halo exchange, a part of operator"},
-    {"preconditioner", "preconditioner", 1, "  its applies (type auto: and its switch to pmg)"},
+    {"preconditioner", "preconditioner", 1, "  its applies"},
     {"vector", "vector", 1, NULL},
     {"reductions", "reductions", 1, NULL},
     {"solve_other", "other", 1, "  the rest of the solve"},
@@ -198,10 +198,18 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
           "time", "seconds", "%total");
   double v[NTIMES];
   time_rows(st, v);
-  for (int i = 0; i < NTIMES; i++)
+  /* the notes say what this run's rows hold (issue 54 point 5: a steady
+   * pmg run carried auto's note; a time run's "other" holds each step's data) */
+  const char *pct = hx_case_pc_type(cs);
+  const int is_auto = pct && !strcmp(pct, "auto");
+  for (int i = 0; i < NTIMES; i++) {
+    const char *note = time_row[i].note ? time_row[i].note : "";
+    if (!strcmp(time_row[i].key, "preconditioner") && is_auto) note = "  its applies, and auto's switch to pmg";
+    if (!strcmp(time_row[i].key, "other") && cs->time.enabled)
+      note = "  start-up, case, and each step's data (rhs, boundary values, exact) and outputs' bookkeeping";
     fprintf(out, "    %s%-*s %10.4f %6.1f%%%s\n", time_row[i].sub ? "  " : "", time_row[i].sub ? 14 : 16,
-            time_row[i].label, v[i], st->t_total > 0 ? 100.0 * v[i] / st->t_total : 0.0,
-            time_row[i].note ? time_row[i].note : "");
+            time_row[i].label, v[i], st->t_total > 0 ? 100.0 * v[i] / st->t_total : 0.0, note);
+  }
   if (ts > 0 && st->iterations > 0)
     fprintf(out, "  %-18s %.3e DOF-iterations/s, %.3f ms per iteration\n", "throughput",
             (double)st->dofs * st->iterations / ts, 1e3 * ts / st->iterations);
