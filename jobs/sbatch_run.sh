@@ -33,7 +33,7 @@ set -euo pipefail
 die() { echo "hexcg job: $*" >&2; exit 2; }
 MODE=${1:?mode}; shift
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/python.sh
+# shellcheck source=scripts/python.sh
 source "$ROOT/scripts/python.sh"
 [[ -n ${SLURM_JOB_ID:-} ]] || die "not inside a Slurm allocation: submit with sbatch (or run jobs/scaling.sh directly)"
 RANKS=${HEXCG_RANKS:-}

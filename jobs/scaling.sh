@@ -36,7 +36,7 @@
 # preconditioner it is refused before any run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/python.sh
+# shellcheck source=scripts/python.sh
 source "$ROOT/scripts/python.sh"
 die() { echo "scaling.sh: $*" >&2; exit 2; }
 
