@@ -32,6 +32,8 @@ def check(ok, what):
 
 
 def png_layout(path):
+    if not os.path.isfile(path):
+        return None  # the caller says which plot is missing (the old collect.py skipped them silently)
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path
     i, text = 8, {}
@@ -85,7 +87,7 @@ def series(out, mode, sub, repeats):
     t = [float(r["t_per_iteration"]) for r in rows]
     d = [float(r["dofs_per_rank"]) for r in rows]
     lay = png_layout(name)
-    check(lay is not None, f"{name}: no hexcg:layout text chunk")
+    check(lay is not None, f"{name}: missing, or no hexcg:layout text chunk")
     if lay is None:
         return
     axes = {a["name"]: a for a in lay["axes"]}
