@@ -161,7 +161,8 @@ static int parse_options(const hx_app_ctx *ctx, int argc, char **argv, options *
       {"--plot-script", HX_BOPT_STRING, &o->plot_script, NULL, .meta = "PATH",
        .help = "plotting script (default: the project's scripts/plot_stream.py)"},
       {"--python", HX_BOPT_STRING, &o->python, NULL, .meta = "PATH",
-       .help = "Python with matplotlib (default: $HEXCG_PYTHON, else /usr/bin/python3, else python3 from PATH)"},
+       .help = "Python with matplotlib (default: $HEXCG_PYTHON, else /usr/bin/python3, else "
+               "python3 from PATH)"},
   };
   const hx_bench_cmd cmd = {
       "bench stream",
