@@ -49,7 +49,8 @@ static void compare_usage(FILE *out) {
           "                       (max_iterations, max_rel_residual, max_error_l2,\n"
           "                       max_error_max, converged)\n"
           "  --plot FILE.png      draw both curves (semilog) into FILE.png (needs python3\n"
-          "                       with matplotlib: $HEXCG_PYTHON, default /usr/bin/python3),\n"
+          "                       with matplotlib: $HEXCG_PYTHON, else /usr/bin/python3,\n"
+          "                       else python3 from PATH),\n"
           "                       labelled with each run's case name, every case key that\n"
           "                       differs between the two runs (problem keys first) and its\n"
           "                       rank count; the legend below the axes\n"
@@ -189,8 +190,7 @@ static int draw_plot(const cmp_args *a, const hx_cmp_run *run, const hx_cmp_run 
                      const hx_cmp_result *res) {
   char script[4096], mark[32] = "", rtol[40], fl[40];
   HX_CALL(find_plot_script(script, sizeof script));
-  const char *py = getenv("HEXCG_PYTHON");
-  if (!py || !py[0]) py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+  const char *py = hx_python(); /* the project's one rule: $HEXCG_PYTHON, /usr/bin/python3, python3 */
   const hx_cmp_curve *c = res->res.first_fails ? &res->res : res->rel.first_fails ? &res->rel : NULL;
   if (c) snprintf(mark, sizeof mark, "%d", run->it[c->first]);
   snprintf(rtol, sizeof rtol, "%.17g", a->o.rtol);

@@ -160,8 +160,9 @@ static int parse_options(const hx_app_ctx *ctx, int argc, char **argv, options *
       {"--no-plot", HX_BOPT_FLAG, &no_plot, .help = "do not draw stream.png"},
       {"--plot-script", HX_BOPT_STRING, &o->plot_script, NULL, .meta = "PATH",
        .help = "plotting script (default: the project's scripts/plot_stream.py)"},
-      {"--python", HX_BOPT_STRING, &o->python, "/usr/bin/python3", .meta = "PATH",
-       .help = "Python with matplotlib"},
+      {"--python", HX_BOPT_STRING, &o->python, NULL, .meta = "PATH",
+       .help = "Python with matplotlib (default: $HEXCG_PYTHON, else /usr/bin/python3, else "
+               "python3 from PATH)"},
   };
   const hx_bench_cmd cmd = {
       "bench stream",
@@ -570,17 +571,18 @@ static void make_plot(const bench *B) {
     hx_warn("no plot: scripts/plot_stream.py not found (give --plot-script PATH)");
     return;
   }
-  if (access(o->python, X_OK) != 0) {
-    hx_warn("no plot: %s is not executable (give --python PATH)", o->python);
+  const char *py = o->python ? o->python : hx_python(); /* the project's one rule (hx_core.h) */
+  if (strchr(py, '/') && access(py, X_OK) != 0) {
+    hx_warn("no plot: %s is not executable (give --python PATH or set HEXCG_PYTHON)", py);
     return;
   }
   snprintf(tmp, sizeof tmp, "%s/.stream.png.tmp.%ld.png", o->output, (long)getpid());
   snprintf(path, sizeof path, "%s/stream.png", o->output);
-  if (has_quote(script) || has_quote(tmp) || has_quote(o->python)) {
+  if (has_quote(script) || has_quote(tmp) || has_quote(py)) {
     hx_warn("no plot: a path contains a single quote");
     return;
   }
-  snprintf(cmd, sizeof cmd, "'%s' '%s' --dir '%s' --out '%s'", o->python, script, o->output, tmp);
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --dir '%s' --out '%s'", py, script, o->output, tmp);
   fflush(stdout);
   const int rc = system(cmd);
   if (rc != 0) {

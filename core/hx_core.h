@@ -148,6 +148,12 @@ int hx_env_off(const char *name);
 /* 1 if it is set to "1": the switches that force a path on for comparisons
  * and tests (HEXCG_GS_PULL; documented where it acts). */
 int hx_env_on(const char *name);
+/* The Python interpreter every script of the project runs under (one rule,
+ * the same as scripts/python.sh for the shell scripts): $HEXCG_PYTHON if set
+ * and not empty, else /usr/bin/python3 if it is executable (Debian's, with
+ * python3-matplotlib, -numpy, -h5py, -yaml), else "python3" from PATH.
+ * Used by hexcg compare --plot and hexcg bench stream's plot. */
+const char *hx_python(void);
 
 /* ------------------------------------------------------------ option trees */
 /* A YAML-like option subtree handed from io/ (which parses the case file) to

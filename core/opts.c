@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hx_core.h"
 
@@ -526,4 +527,10 @@ int hx_env_off(const char *name) {
 int hx_env_on(const char *name) {
   const char *env = getenv(name);
   return env && !strcmp(env, "1");
+}
+
+const char *hx_python(void) {
+  const char *env = getenv("HEXCG_PYTHON");
+  if (env && env[0]) return env;
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Collect the summary.yaml of a scaling series into a CSV and plots, print
 the parallel efficiencies and, given a stream fit, the model's prediction.
 
@@ -7,18 +7,23 @@ the parallel efficiencies and, given a stream fit, the model's prediction.
 
 Writes DIR/scaling.csv with columns
     ranks,order,elements,dofs,iterations,repeats,t_solve,t_per_iteration,
-    t_per_iteration_min,dofs_per_rank,mdof_iter_per_s,efficiency,t_setup,
-    t_pc_setup,t_operator,t_precond,t_reduction,t_exchange
-    [,predicted_t_per_iteration,predicted_efficiency]
+    t_per_iteration_min,t_per_iteration_max,dofs_per_rank,mdof_iter_per_s,
+    ideal_t_per_iteration,efficiency,t_setup,t_pc_setup,t_operator,t_precond,
+    t_reduction,t_exchange [,predicted_t_per_iteration,predicted_efficiency]
 (the four split times are seconds per iteration, without any setup; t_setup
 is the discretisation's setup, t_pc_setup the preconditioner's, in seconds,
-once per run), DIR/scaling.png (time per iteration, efficiency with the
-prediction beside it, DOFs per rank, setup, against the rank count) and
-DIR/time_split.png (operator, preconditioner, reductions, exchange per
-iteration for each rank count; the preconditioner's setup is not in it).
+once per run) and the plots, all against the MPI rank count:
+DIR/scaling.png (top: time per iteration with the ideal line, log-log for
+strong scaling; bottom: the efficiency in %, ideal / measured, with 100 %;
+the model's prediction where there is one; min..max bars over the repeats),
+DIR/setup.png (the two setups) and DIR/time_split.png (operator,
+preconditioner, reductions, exchange per iteration for each rank count; the
+preconditioner's setup is not in it). Each PNG carries what it shows (axes
+boxes, titles, labels, scales, the drawn series: measured, ideal, model,
+error bars) as JSON in its text chunk "hexcg:layout".
 A rank count run several times (np<N>/r<k>/summary.yaml, jobs/scaling.sh
 --repeat) gives the median of each time over the repeats, and the minimum
-per iteration beside it.
+and maximum per iteration beside it (the plots' error bars).
 Efficiency (time per iteration, so a change in iteration count does not hide
 the parallel cost): strong  t1 * n1 / (tN * N); weak  (t1 / d1) / (tN / dN)
 with d the DOFs per rank (t1 / tN when they are equal, as for generated
@@ -28,8 +33,10 @@ t(n, P) with the same formulas; without --fit (and no DIR/stream_fit.yaml)
 there is none, and none for a series whose preconditioner is not jacobi
 (the model counts a Jacobi-PCG iteration: refused with a message). A fit
 that says stable: false is used with a warning.
-Plots need Debian's python3-matplotlib; without it they are skipped with a
-warning."""
+Needs PyYAML and, for the plots, matplotlib: imported first; a missing one
+is an error (exit 2) naming it, the interpreter and the fix (--no-plots
+needs no matplotlib). Run it with the project's python (scripts/python.sh:
+$HEXCG_PYTHON, else /usr/bin/python3), as jobs/scaling.sh does."""
 import argparse
 import csv
 import os
@@ -37,70 +44,176 @@ import re
 import statistics
 import sys
 
-import yaml
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 import model  # noqa: E402
+import pyrequire  # noqa: E402
 
 SPLIT = (("t_operator", "operator"), ("t_precond", "preconditioner"), ("t_reduction", "reductions"),
          ("t_exchange", "exchange"))
 
 
-def plot(mode, top, rows, pred):
-    try:
-        import matplotlib
+def ideal_time(mode, r0, r):
+    """the time per iteration of perfect scaling from the first rank count: strong t1 r1 / r, weak
+    t1 d / d1 (d the DOFs per rank: t1 when they are equal)"""
+    if mode == "strong":
+        return r0["t_per_iteration"] * r0["ranks"] / r["ranks"]
+    return r0["t_per_iteration"] * r["dofs_per_rank"] / r0["dofs_per_rank"]
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        sys.stderr.write(f"collect.py: no plots ({e}); the CSV is written\n")
-        return
+
+def _box(b):
+    return [round(float(v), 1) for v in (b.x0, b.y0, b.x1, b.y1)]
+
+
+def _axes_layout(fig, ax, name):
+    """what the axes show, read back from its artists (tests check the figure, not collect.py's data)"""
+    r = fig.canvas.get_renderer()
+    out = {"name": name, "box": _box(ax.bbox), "tight": _box(ax.get_tightbbox(r)), "title": ax.get_title(),
+           "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "xscale": ax.get_xscale(),
+           "yscale": ax.get_yscale(), "ylim": [float(v) for v in ax.get_ylim()], "series": {}}
+    for line in ax.get_lines():
+        gid = line.get_gid()
+        if gid:
+            xy = line.get_xydata()
+            out["series"][gid] = {"label": line.get_label(), "x": [float(v) for v in xy[:, 0]],
+                                  "y": [float(v) for v in xy[:, 1]]}
+    for col in ax.collections:
+        if col.get_gid() == "errorbars":
+            # one vertical segment per rank count: [x, low, high]
+            out["series"]["errorbars"] = [[float(seg[0][0]), float(min(seg[0][1], seg[1][1])),
+                                           float(max(seg[0][1], seg[1][1]))] for seg in col.get_segments()]
+    return out
+
+
+def _errorbar(ax, x, y, lo, hi, **kw):
+    """measured medians with min..max bars (lo, hi: None when there are no repeats)"""
+    line = ax.plot(x, y, "o-", color="C0", lw=1.8, ms=6, label=kw.pop("label"), gid="measured")[0]
+    if lo is not None:
+        c = ax.vlines(x, lo, hi, color="C0", lw=1.4)
+        c.set_gid("errorbars")
+        ax.plot(x + x, lo + hi, "_", color="C0", ms=10, mew=1.4)  # the bars' caps
+    return line
+
+
+def plot(mode, top, rows, pred):
+    """scaling.png (time per iteration and efficiency against the rank count, with the ideal line,
+    the repeats' min..max bars and the model's prediction where there is one), setup.png,
+    time_split.png; each PNG carries what it shows in a text chunk "hexcg:layout" (JSON)"""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    plt.rcParams.update({"font.size": 11, "axes.titlesize": 12, "legend.fontsize": 9.5})
+    r0 = rows[0]
     ranks = [r["ranks"] for r in rows]
-    fig, ax = plt.subplots(1, 4, figsize=(17, 3.8))
-    ax[0].plot(ranks, [r["t_per_iteration"] for r in rows], "o-", label="measured")
+    reps = min(r["repeats"] for r in rows)
+    bars = reps > 1
+    t = [r["t_per_iteration"] for r in rows]
+    ideal = [ideal_time(mode, r0, r) for r in rows]
+    lo = [r["t_per_iteration_min"] for r in rows] if bars else None
+    hi = [r["t_per_iteration_max"] for r in rows] if bars else None
+    how = (f"median of {reps} runs, bars: min..max" if bars else "one run per rank count")
+    equal_d = max(r["dofs_per_rank"] for r in rows) <= 1.001 * min(r["dofs_per_rank"] for r in rows)
+    if mode == "strong":
+        size = f"{r0['dofs']:,} DOFs (order {r0['order']}, {r0['elements']:,} elements)"
+    elif equal_d:
+        size = f"{r0['dofs_per_rank']:,.0f} DOFs per rank (order {r0['order']}, {r0['elements']:,} elements on {r0['ranks']} rank{'s' if r0['ranks'] > 1 else ''})"
+    else:
+        dpr = [r["dofs_per_rank"] for r in rows]
+        size = (f"about {r0['dofs_per_rank']:,.0f} DOFs per rank ({min(dpr):,.0f} to {max(dpr):,.0f}, "
+                f"order {r0['order']} to {rows[-1]['order']})")
+    fig, (ax, ex) = plt.subplots(2, 1, figsize=(7.0, 8.6), sharex=True)
+    _errorbar(ax, ranks, t, lo, hi, label=f"measured ({how})")
+    ideal_label = ("ideal: $t_1 r_1 / r$" if mode == "strong" else
+                   "ideal: $t_1$ (constant)" if equal_d else "ideal: $t_1 d / d_1$ (d: DOFs per rank)")
+    ax.plot(ranks, ideal, "--", color="0.35", lw=1.4, label=ideal_label, gid="ideal")
     if pred:
-        ax[0].plot(ranks, [r["predicted_t_per_iteration"] for r in rows], "s--", label="model")
-    ax[0].set_ylabel("seconds per iteration")
-    ax[1].plot(ranks, [r["efficiency"] for r in rows], "o-", label="measured")
+        ax.plot(ranks, [r["predicted_t_per_iteration"] for r in rows], "s:", color="C1", ms=5,
+                label="model (jobs/model.py)", gid="model")
+    ax.set_ylabel("time per iteration (s)")
+    ax.set_title(("Strong" if mode == "strong" else "Weak") + " scaling: time per iteration")
+    ax.set_xscale("log", base=2)
+    if mode == "strong" or max(t + ideal) / min(t + ideal) > 10:
+        ax.set_yscale("log")
+        # labelled ticks at 1, 2, 5 x 10^k: a strong series spans less than a decade at a few ranks
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_ylim(0, 1.15 * max(t + ideal + (hi or [])))
+    eff = [100.0 * i / m for i, m in zip(ideal, t)]
+    elo = [100.0 * i / m for i, m in zip(ideal, hi)] if bars else None
+    ehi = [100.0 * i / m for i, m in zip(ideal, lo)] if bars else None
+    _errorbar(ex, ranks, eff, elo, ehi, label="measured: ideal / measured time")
+    ex.plot(ranks, [100.0] * len(ranks), "--", color="0.35", lw=1.4, label="ideal: 100 %", gid="ideal")
     if pred:
-        ax[1].plot(ranks, [r["predicted_efficiency"] for r in rows], "s--", label="model")
-    ax[1].axhline(0.8, color="grey", lw=0.8, ls=":")
-    ax[1].set_ylabel(f"{mode} efficiency")
-    ax[1].set_ylim(0, 1.2)
-    ax[2].plot(ranks, [r["dofs_per_rank"] for r in rows], "o-")
-    if pred and pred.get("n08"):
-        ax[2].axhline(pred["n08"], color="C1", ls="--", label=f"model n_0.8 = {pred['n08']:.3g}")
-    ax[2].set_ylabel("DOFs per rank")
-    ax[3].plot(ranks, [r["t_setup"] for r in rows], "o-", label="discretisation")
-    ax[3].plot(ranks, [r["t_pc_setup"] for r in rows], "s-", label="preconditioner")
-    ax[3].set_ylabel("setup seconds (once per run)")
-    for a in ax:
-        a.set_xlabel("ranks")
-        a.set_xscale("log", base=2)
+        n08 = f", $n_{{0.8}}$ = {pred['n08']:.3g} DOFs per rank" if pred.get("n08") else ""
+        ex.plot(ranks, [100.0 * r["predicted_efficiency"] for r in rows], "s:", color="C1", ms=5,
+                label=f"model{n08}", gid="model")
+    ex.set_ylabel(("parallel" if mode == "strong" else "weak-scaling") + " efficiency (%)")
+    ex.set_title(("Parallel" if mode == "strong" else "Weak-scaling") + " efficiency")
+    ex.set_ylim(0, max(110.0, 1.1 * max(eff + (ehi or []))))
+    for a in (ax, ex):
+        a.set_xlabel("MPI ranks")  # on both: each panel can stand alone in a paper
+    for a in (ax, ex):
         a.set_xticks(ranks, [str(r) for r in ranks])
-        if a.get_legend_handles_labels()[0]:
-            a.legend(fontsize=8)
-    ax[0].set_yscale("log")
-    ax[2].set_yscale("log")
-    fig.suptitle(f"hexcg {mode} scaling ({rows[0]['dofs']} DOFs at {rows[0]['ranks']} rank(s))")
+        a.xaxis.set_minor_locator(NullLocator())
+        a.grid(True, which="major", alpha=0.3)
+        a.legend(loc="best", framealpha=0.9)
+    ax.tick_params(labelbottom=True)
+    fig.suptitle(f"hexcg {mode} scaling, {size}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(os.path.join(top, "scaling.png"), dpi=110)
+    fig.canvas.draw()
+    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
+              "suptitle": fig._suptitle.get_text(), "repeats": reps,
+              "errorbars": "min..max over the repeats around the median" if bars else None,
+              "axes": [_axes_layout(fig, ax, "time"), _axes_layout(fig, ex, "efficiency")]}
+    fig.savefig(os.path.join(top, "scaling.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
+
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    ax.plot(ranks, [r["t_setup"] for r in rows], "o-", label="discretisation (mesh, gather-scatter, operator)",
+            gid="setup")
+    ax.plot(ranks, [r["t_pc_setup"] for r in rows], "s-", label="preconditioner", gid="pc_setup")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ranks, [str(r) for r in ranks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("MPI ranks")
+    ax.set_ylabel("setup time, once per run (s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Setup ({mode} scaling, {'median of %d runs' % reps if bars else 'one run per rank count'})")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.canvas.draw()
+    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
+              "axes": [_axes_layout(fig, ax, "setup")]}
+    fig.savefig(os.path.join(top, "setup.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8.6, 4.6))
     x = list(range(len(rows)))
     bottom = [0.0] * len(rows)
     for key, label in SPLIT:
         v = [r[key] for r in rows]
-        ax.bar(x, v, bottom=bottom, label=label)
+        ax.bar(x, v, bottom=bottom, width=0.6, label=label)
         bottom = [b + y for b, y in zip(bottom, v)]
-    ax.plot(x, [r["t_per_iteration"] for r in rows], "k_", ms=30, label="solve / iteration")
+    ax.plot(x, t, "k_", ms=40, mew=2, label="solve / iteration (median)", gid="measured")
     ax.set_xticks(x, [str(r) for r in ranks])
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("seconds per iteration")
-    ax.set_title(f"time split per iteration (setup apart), {mode} scaling")
-    ax.legend(fontsize=8)
+    ax.set_xlabel("MPI ranks")
+    ax.set_ylabel("time per iteration (s)")
+    ax.set_title(f"Time per iteration by part (setup apart), {mode} scaling")
+    ax.legend(fontsize=9, markerscale=0.35, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: no bar hidden
     fig.tight_layout()
-    fig.savefig(os.path.join(top, "time_split.png"), dpi=110)
+    fig.canvas.draw()
+    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
+              "axes": [_axes_layout(fig, ax, "time_split")]}
+    fig.savefig(os.path.join(top, "time_split.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
     plt.close(fig)
 
 
@@ -133,6 +246,11 @@ def main(argv):
     except SystemExit as e:
         return 2 if e.code else 0
     mode, top = a.mode, a.dir
+    # every module up front: a plot asked for and impossible is an error, never a skipped plot
+    pyrequire.need("collect.py", ["yaml"], "reading the summaries")
+    if not a.no_plots:
+        pyrequire.need("collect.py", ["matplotlib"], "the plots", "; or pass --no-plots for the CSV and table alone")
+    import yaml
     rows = []
     for name in sorted(os.listdir(top) if os.path.isdir(top) else []):
         m = re.fullmatch(r"np(\d+)", name)
@@ -160,6 +278,7 @@ def main(argv):
         for key in ("t_solve", "t_per_iteration", "t_setup", "t_pc_setup") + tuple(k for k, _ in SPLIT):
             row[key] = statistics.median(r[key] for r in reps)
         row["t_per_iteration_min"] = min(r["t_per_iteration"] for r in reps)
+        row["t_per_iteration_max"] = max(r["t_per_iteration"] for r in reps)
         row["repeats"] = len(reps)
         rows.append(row)
     if not rows:
@@ -171,12 +290,12 @@ def main(argv):
         r["dofs_per_rank"] = r["dofs"] / r["ranks"]
     for r in rows:
         r["mdof_iter_per_s"] = r["dofs"] / r["t_per_iteration"] / 1e6
-        if mode == "strong":
-            r["efficiency"] = r0["t_per_iteration"] * r0["ranks"] / (r["t_per_iteration"] * r["ranks"])
-        else:
-            r["efficiency"] = (r0["t_per_iteration"] / r0["dofs_per_rank"]) / (r["t_per_iteration"] / r["dofs_per_rank"])
+        # strong t1 r1 / (tN N), weak (t1 / d1) / (tN / dN): the ideal time over the measured one
+        r["ideal_t_per_iteration"] = ideal_time(mode, r0, r)
+        r["efficiency"] = r["ideal_t_per_iteration"] / r["t_per_iteration"]
     cols = ["ranks", "order", "elements", "dofs", "iterations", "repeats", "t_solve", "t_per_iteration",
-            "t_per_iteration_min", "dofs_per_rank", "mdof_iter_per_s", "efficiency", "t_setup",
+            "t_per_iteration_min", "t_per_iteration_max", "dofs_per_rank", "mdof_iter_per_s", "ideal_t_per_iteration",
+            "efficiency", "t_setup",
             "t_pc_setup"] + [k for k, _ in SPLIT]
     pred = None
     fit = a.fit or (os.path.join(top, "stream_fit.yaml") if os.path.isfile(os.path.join(top, "stream_fit.yaml")) else None)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Performance model of one Jacobi-PCG iteration, for scaling predictions.
 
 The streaming model of `hexcg bench stream` (docs/benchmarks.md): a kernel

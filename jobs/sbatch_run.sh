@@ -23,7 +23,9 @@
 #   --predict          HEXCG_PREDICT=1 measure the model's inputs first (bench stream
 #                                      + bench comm) and draw its prediction (a
 #                                      Jacobi-PCG case only: --set preconditioner.type=jacobi)
-# Python: $HEXCG_PYTHON (default python3 from PATH) with PyYAML.
+#   --no-plots         HEXCG_NO_PLOTS=1 the CSV and table without the PNGs (no matplotlib needed)
+# Python: scripts/python.sh's rule ($HEXCG_PYTHON, else /usr/bin/python3, else
+# python3 from PATH) with PyYAML and matplotlib, checked before any run.
 # Launch (jobs/scaling.sh): srun --mpi=$HEXCG_SRUN_MPI (default pmi2)
 # --cpu-bind=$HEXCG_CPU_BIND (default cores) --cpus-per-task=$OMP_NUM_THREADS
 # $HEXCG_SRUN_OPTS. Relative paths are relative to the submit directory.
@@ -31,6 +33,8 @@ set -euo pipefail
 die() { echo "hexcg job: $*" >&2; exit 2; }
 MODE=${1:?mode}; shift
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/python.sh
+source "$ROOT/scripts/python.sh"
 [[ -n ${SLURM_JOB_ID:-} ]] || die "not inside a Slurm allocation: submit with sbatch (or run jobs/scaling.sh directly)"
 RANKS=${HEXCG_RANKS:-}
 ELEMENTS=${HEXCG_ELEMENTS:-}
@@ -40,10 +44,10 @@ BACKEND=${HEXCG_BACKEND:-}
 OUT=${HEXCG_OUT:-out/scaling-$SLURM_JOB_ID}
 BIN=${HEXCG_BIN:-$ROOT/build/hexcg}
 REPEAT=${HEXCG_REPEAT:-1}
-PY=${HEXCG_PYTHON:-python3}
 SETS=()
 EXTRA=()
 [[ ${HEXCG_PREDICT:-0} == 1 ]] && EXTRA+=(--predict)
+[[ ${HEXCG_NO_PLOTS:-0} == 1 ]] && EXTRA+=(--no-plots)
 while (($#)); do
   case $1 in
     --ranks|--elements|--order|--case|--backend|--out|--hexcg|--set|--repeat)
@@ -55,7 +59,8 @@ while (($#)); do
       esac
       shift 2 ;;
     --predict) EXTRA+=(--predict); shift ;;
-    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --repeat --predict; see jobs/sbatch_run.sh)" ;;
+    --no-plots) EXTRA+=(--no-plots); shift ;;
+    *) die "unknown option '$1' (allowed: --ranks --elements --order --case --backend --out --hexcg --set --repeat --predict --no-plots; see jobs/sbatch_run.sh)" ;;
   esac
 done
 NT=${SLURM_NTASKS:-1}
@@ -72,7 +77,12 @@ done
 # generated meshes get the job file's default size; a Gmsh case has its own elements
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat: '$REPEAT' is not a positive integer"
 [[ -f $CASE ]] || die "case file '$CASE' not found"
-command -v "$PY" >/dev/null || die "no Python '$PY' (set HEXCG_PYTHON to a python3 with PyYAML)"
+if [[ " ${EXTRA[*]} " == *" --no-plots "* ]]; then
+  hx_python_need "hexcg job" "reading the case and the summaries" yaml
+else
+  HX_PY_HINT="; or pass --no-plots for the CSV and table alone" hx_python_need "hexcg job" "the plots" yaml matplotlib
+fi
+PY=$HX_PY
 # a failing probe stops the job: guessing 'box' would put --elements on a Gmsh case
 MTYPE=$("$PY" -c 'import sys, yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("mesh") or {}).get("type", ""))' "$CASE") \
   || die "cannot read the mesh type of $CASE with $PY (needs PyYAML; set HEXCG_PYTHON)"

@@ -2,7 +2,7 @@
 # Strong or weak scaling series of hexcg runs, then a table of the results.
 #
 #   jobs/scaling.sh strong|weak [--ranks 1,2,4,8] [--case FILE] [--out DIR]
-#                   [--repeat N] [--hexcg PATH] [--predict] [--set key=value]...
+#                   [--repeat N] [--hexcg PATH] [--predict] [--no-plots] [--set key=value]...
 #
 # strong: the case as given on every rank count.
 # weak:   generated meshes (box, kershaw): mesh.elements multiplied with the
@@ -28,12 +28,16 @@
 # OMP_NUM_THREADS defaults to SLURM_CPUS_PER_TASK, else 1. A run whose
 # summary counts other ranks than asked (a launcher that started
 # singletons) stops the series. Extra --set options go to every run.
-# Python: $HEXCG_PYTHON (default python3 from PATH), with PyYAML (and
-# matplotlib for the plots). --predict needs a Jacobi-PCG case: the model
+# Python: scripts/python.sh's rule ($HEXCG_PYTHON, else /usr/bin/python3,
+# else python3 from PATH), with PyYAML and matplotlib (the plots; --no-plots
+# writes the CSV and table only): both are imported before the first run, and
+# a missing one stops the series with a message naming it (exit 2). --predict needs a Jacobi-PCG case: the model
 # counts a Jacobi-PCG iteration (docs/scaling.md); with another
 # preconditioner it is refused before any run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/python.sh
+source "$ROOT/scripts/python.sh"
 die() { echo "scaling.sh: $*" >&2; exit 2; }
 
 MODE=${1:-}
@@ -46,7 +50,7 @@ OUT=out/scaling
 HEXCG=$ROOT/build/hexcg
 SETS=()
 PREDICT=0
-PY=${HEXCG_PYTHON:-python3}
+PLOTS=1
 while (($#)); do
   case $1 in
     --ranks) RANKS=${2:?--ranks needs a list}; shift ;;
@@ -56,6 +60,7 @@ while (($#)); do
     --set) SETS+=(--set "${2:?--set needs key=value}"); shift ;;
     --repeat) REPEAT=${2:?--repeat needs a count}; shift ;;
     --predict) PREDICT=1 ;;
+    --no-plots) PLOTS=0 ;;
     *) die "unknown option '$1'" ;;
   esac
   shift
@@ -63,6 +68,14 @@ done
 [[ -x $HEXCG ]] || die "hexcg executable '$HEXCG' not found (build it: scripts/build.sh, or pass --hexcg)"
 [[ -f $CASE ]] || die "case file '$CASE' not found"
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat: '$REPEAT' is not a positive integer"
+# the modules collect.py needs, imported now: a plot that cannot be drawn stops the series before
+# its first run, not after the last one (it used to skip the plots with a note in the log)
+if ((PLOTS)); then
+  HX_PY_HINT="; or pass --no-plots for the CSV and table alone" hx_python_need scaling.sh "the plots" yaml matplotlib
+else
+  hx_python_need scaling.sh "reading the case and the summaries" yaml
+fi
+PY=$HX_PY
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
 if [[ -n ${HEXCG_LAUNCH:-} ]]; then LAUNCH=$HEXCG_LAUNCH
 elif [[ -n ${SLURM_JOB_ID:-} ]]; then
@@ -75,7 +88,6 @@ probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 "$HEXCG" run "$CASE" "${SETS[@]}" --dry-run --quiet --force --output "$probe/o" >/dev/null \
   || die "the case does not validate: $HEXCG run $CASE ${SETS[*]} --dry-run"
-command -v "$PY" >/dev/null || die "no Python '$PY' (set HEXCG_PYTHON to a python3 with PyYAML)"
 probe_out=$("$PY" -c '
 import sys, yaml
 c = yaml.safe_load(open(sys.argv[1]))
@@ -133,4 +145,6 @@ for np in "${NPS[@]}"; do
     [[ $got == "$np" ]] || die "np=$np: $dir/summary.yaml says ranks '${got}': the launcher '$LAUNCH' did not start one MPI job of $np ranks (wrong --mpi plugin? set HEXCG_SRUN_MPI or HEXCG_LAUNCH)"
   done
 done
-"$PY" "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE"
+PLOT_OPT=()
+((PLOTS)) || PLOT_OPT=(--no-plots)
+"$PY" "$ROOT/jobs/collect.py" "$MODE" "$OUT/$MODE" "${PLOT_OPT[@]}"

@@ -12,6 +12,8 @@
 # Environment: HEAT_COST_OUT (scratch, default /tmp/hexcg-heat-cost).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/python.sh
+source "$ROOT/scripts/python.sh" # the project's python: HEXCG_PYTHON, /usr/bin/python3, PATH's
 BIN=${1:-$ROOT/build/hexcg}
 RUNS=${2:-3}
 OUT=${HEAT_COST_OUT:-/tmp/hexcg-heat-cost}
@@ -31,7 +33,7 @@ for ((i = 0; i < RUNS; i++)); do
   t1=$(date +%s.%N)
   echo "$t0 $t1" | awk '{print $2 - $1}' >>"$OUT/cold"
 done
-python3 - "$OUT" <<'PY'
+"$HX_PY" - "$OUT" <<'PY'
 import sys
 out = sys.argv[1]
 cold = [float(x) for x in open(f"{out}/cold").read().split()]

@@ -160,13 +160,13 @@ def main():
     ap.add_argument("--keys", help="comma-separated case keys that differ (hexcg compare's list)")
     ap.add_argument("--output", required=True)
     a = ap.parse_args()
-    try:
-        import matplotlib
+    import pyrequire  # beside this script: the module, the interpreter and the fix (exit 2)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        sys.exit(f"plot_history.py: matplotlib is not available for {sys.executable}: {e}")
+    pyrequire.need("plot_history.py", ["matplotlib"], "the plot of hexcg compare --plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     ib, rb, bres = load(a.baseline, a.x)
     ir, rr, rres = load(a.run, a.x)
     keys = [k for k in a.keys.split(",") if k] if a.keys is not None else None

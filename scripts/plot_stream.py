@@ -61,14 +61,13 @@ def main():
     ap.add_argument("--dir", required=True, help="output directory of hexcg bench stream")
     ap.add_argument("--out", help="PNG to write (default DIR/stream.png)")
     a = ap.parse_args()
-    try:
-        import matplotlib
+    import pyrequire  # beside this script: the module, the interpreter and the fix (exit 2)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        sys.exit("plot_stream.py: matplotlib is missing (%s); use Debian's /usr/bin/python3 "
-                 "with python3-matplotlib" % e)
+    pyrequire.need("plot_stream.py", ["matplotlib"], "stream.png")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     rows = read_csv(os.path.join(a.dir, "stream.csv"))
     doc, fits = read_fit(os.path.join(a.dir, "stream_fit.yaml"))
     fig, ax = plt.subplots(figsize=(9, 5.5))

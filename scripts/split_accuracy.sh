@@ -11,6 +11,9 @@
 # /tmp/hexcg-split-accuracy).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/python.sh
+source "$ROOT/scripts/python.sh" # the project's python: HEXCG_PYTHON, /usr/bin/python3, PATH's
+hx_python_need split_accuracy.sh "reading summary.yaml" yaml
 BIN=${1:-$ROOT/build/hexcg}
 TOL=${TOL:-1e-12}
 OUT=${SPLIT_OUT:-/tmp/hexcg-split-accuracy}
@@ -30,7 +33,7 @@ run() {
   "$BIN" run "$cfg" --output "$OUT/run" --force --quiet --set order="$p" --set solver.tol="$TOL" \
     --set solver.max_iterations=5000 --set operator.geometry="$g" --set output.solution=false \
     --set output.history=false "$@"
-  python3 - "$OUT/run/summary.yaml" <<'PY'
+  "$HX_PY" - "$OUT/run/summary.yaml" <<'PY'
 import sys, yaml
 s = yaml.safe_load(open(sys.argv[1])); o = s["operator"]
 print(s["solver"]["iterations"], repr(s["error"]["l2"]), repr(s["error"]["max"]), "%.1f" % o["bytes_per_dof"],
@@ -48,7 +51,7 @@ for mesh in $meshes; do
   for p in 3 5 7; do
     f=$(run "$cfg" "$p" fp64 "${sets[@]}")
     s=$(run "$cfg" "$p" split "${sets[@]}")
-    python3 - "$mesh" "$p" "$f" "$s" <<'PY'
+    "$HX_PY" - "$mesh" "$p" "$f" "$s" <<'PY'
 import sys
 m, p, f, s = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
 l2f, l2s, mf, ms = float(f[1]), float(s[1]), float(f[2]), float(s[2])

@@ -9,9 +9,8 @@
 # The daemons are always stopped (tests/common/slurm_session.sh).
 #   check_slurm.sh HEXCG OUT      exit 77 (skip) without Slurm's daemons or root
 set -euo pipefail
-# the job scripts run python3 from PATH unless told; the checks below want the plots,
-# so Debian's python with matplotlib (a PATH python3 may lack it: pyenv here)
-export HEXCG_PYTHON=${HEXCG_PYTHON:-/usr/bin/python3}
+# the jobs find their python by the project's rule (scripts/python.sh: HEXCG_PYTHON, else
+# /usr/bin/python3, else PATH's), checked for matplotlib before the runs: not set here
 HEXCG=$1; OUT=$2; ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # the watchdog stops the daemons after 150 s even if this script is killed (ctest: 120 s)
 source "$ROOT/tests/common/slurm_session.sh"
@@ -73,7 +72,7 @@ for mode, els in (("strong", ["8", "8"]), ("weak", ["8", "16"])):
     assert [r["elements"] for r in rows] == els, (mode, [r["elements"] for r in rows])
     assert abs(float(rows[0]["efficiency"]) - 1.0) < 1e-12, rows[0]
     assert all(float(r["t_per_iteration"]) > 0 and int(r["iterations"]) > 0 for r in rows), rows
-    for png in ("scaling.png", "time_split.png"):
+    for png in ("scaling.png", "setup.png", "time_split.png"):
         assert os.path.getsize(f"{out}/{mode}/{png}") > 1000, (mode, png)
 PY
 /usr/bin/python3 - "$OUT/gmsh" <<'PY'
