@@ -85,7 +85,7 @@ for order, ref in ((3, "ref-old"), (2, "ref-new")):
 
 def fresh_old(folder):
     shutil.rmtree(os.path.join(W, folder), ignore_errors=True)
-    shutil.copytree(os.path.join(W, "ref-old"), os.path.join(W, folder))
+    shutil.copytree(os.path.join(W, "ref-old"), os.path.join(W, folder), symlinks=True)
 
 
 def verdict(folder, label):
@@ -141,6 +141,9 @@ def file_paths(folder):
         for suffix in ("", ".tmp"):
             for base in (f"{folder}/.hexcg-new", folder):
                 paths += ["-P", f"{base}/{name}{suffix}", "-P", os.path.join(W, base, name + suffix)]
+    # the commit: the stage renamed to a generation, the switch of .hexcg-current (issue 53, defect 16)
+    for name in (".hexcg-new", ".hexcg-current", ".hexcg-current.tmp"):
+        paths += ["-P", f"{folder}/{name}", "-P", os.path.join(W, folder, name)]
     return paths
 
 
