@@ -492,6 +492,11 @@ static void drop_gen(const char *dir, const char *gen) {
 /* what a killed commit left: generations the link does not name, temporary links */
 static void drop_leftovers(const char *dir) {
   char p[4400], cur[128];
+  struct stat st;
+  /* a copy that followed the links (.hexcg-current a folder): left as it is
+   * until a commit takes its files over (commit_stage) */
+  snprintf(p, sizeof p, "%s/" HX_CURRENT_NAME, dir);
+  if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) return;
   const int has_cur = current_gen(dir, cur, sizeof cur);
   snprintf(p, sizeof p, "%s/" HX_SETS_NAME, dir);
   DIR *dd = opendir(p);
@@ -500,7 +505,6 @@ static void drop_leftovers(const char *dir) {
     if (!has_cur || strcmp(e->d_name, cur)) drop_gen(dir, e->d_name);
   }
   if (dd) closedir(dd);
-  struct stat st;
   for (size_t k = 0; k <= HX_NCOMMIT; k++) {
     snprintf(p, sizeof p, "%s/%s.tmp", dir, k < HX_NCOMMIT ? commit_order[k] : HX_CURRENT_NAME);
     if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) unlink(p);
@@ -687,7 +691,7 @@ static int commit_stage(struct hx_outdir_s *od) {
   }
   /* an older hexcg's folder: its set becomes the current generation first */
   HX_CALL(adopt_old_layout(od->dir));
-  if (aside[0]) drop_gen(od->dir, aside);
+  if (aside[0]) drop_leftovers(od->dir); /* the folder set aside and the copied generations */
   const int has_old = current_gen(od->dir, old, sizeof old);
   /* (1) the stage becomes a generation: one folder rename */
   HX_CALL(make_sets(od->dir));
