@@ -448,10 +448,30 @@ static int make_link(const char *dir, const char *name, const char *target) {
   return HX_SUCCESS;
 }
 
+/* two regular files with the same bytes (a copy that followed the links holds
+ * a user's file twice: in series/ and in the copied generation) */
+static int same_file_bytes(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (lstat(a, &sa) != 0 || lstat(b, &sb) != 0 || !S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) ||
+      sa.st_size != sb.st_size)
+    return 0;
+  FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+  int same = fa && fb;
+  char ba[8192], bb[8192];
+  while (same) {
+    size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+    same = na == nb && !memcmp(ba, bb, na);
+    if (na < sizeof ba) break;
+  }
+  if (fa) fclose(fa);
+  if (fb) fclose(fb);
+  return same;
+}
+
 /* a user's entries (not hexcg's solution_N.h5) of the series folder from
  * into the series folder to: hard links where keep (a file then shows in
  * both, so a reader of either set sees it), else moved; an entry to holds
- * already as the same file is removed from from */
+ * already as the same file (or the same bytes) is removed from from */
 static void carry_user_series(const char *from, const char *to, int keep) {
   struct stat fs, ts;
   if (lstat(from, &fs) != 0 || !S_ISDIR(fs.st_mode)) return;
@@ -465,7 +485,9 @@ static void carry_user_series(const char *from, const char *to, int keep) {
     snprintf(b, sizeof b, "%s/%s", to, n);
     if (lstat(a, &fs) != 0) continue;
     if (lstat(b, &ts) == 0) {
-      if (!keep && ts.st_ino == fs.st_ino && ts.st_dev == fs.st_dev && !S_ISDIR(fs.st_mode)) unlink(a);
+      if (!keep && !S_ISDIR(fs.st_mode) &&
+          ((ts.st_ino == fs.st_ino && ts.st_dev == fs.st_dev) || same_file_bytes(a, b)))
+        unlink(a);
       continue; /* another file of that name there: both stay */
     }
     if (mkdir(to, 0777) != 0 && errno != EEXIST) continue;
