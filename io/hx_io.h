@@ -282,8 +282,11 @@ int hx_output_prepare_dir(MPI_Comm comm, const char *dir, int force, int *create
  * the hexcg outputs in dir, and dir itself if created != 0 and it is empty. */
 int hx_output_discard_dir(MPI_Comm comm, const char *dir, int created);
 /* A result set being written: hexcg run writes every file into a staging
- * folder (dir/.hexcg-new) and moves the complete set into dir at the end, so
- * a failed or killed run leaves the previous results as they were. Rank 0
+ * folder (dir/.hexcg-new) and publishes the complete set at the end with one
+ * rename (dir/.hexcg-current, a link to the set's generation folder
+ * dir/.hexcg-sets/GEN; each result name dir/NAME is a link
+ * .hexcg-current/NAME), so a failed or killed run leaves the previous
+ * results as they were and every reader sees one whole set. Rank 0
  * holds a lock (flock on dir/.hexcg.lock) from open to close, so two runs
  * cannot mix their files in one folder. */
 typedef struct hx_outdir_s *hx_outdir;
@@ -298,20 +301,21 @@ const char *hx_outdir_stage(hx_outdir od);
 /* 1 if dir held results of an earlier run when opened. */
 int hx_outdir_had_results(hx_outdir od);
 /* Collective. Commit the staged set as a whole: the staged files are synced,
- * then a manifest naming them (dir/.hexcg-new/.manifest, written atomically)
- * marks the set committed; then each file replaces its old version by a
- * rename and old hexcg outputs the new set does not have are removed; the
- * manifest goes last. A kill between the manifest and its removal leaves a
- * mixture in dir, which every hexcg reader resolves to the new set through
- * hx_outdir_resolve, and the next hx_outdir_open on dir completes. Errors on
- * rank 0 reach every rank. */
+ * the stage is renamed to a new generation dir/.hexcg-sets/GEN, the links
+ * dir/NAME -> .hexcg-current/NAME of its names are made, and the commit point
+ * is one rename of a new link over dir/.hexcg-current; then the links of
+ * names the new set lacks and the old generation go (hexcg's own names; a
+ * user's files in series/ are carried into the new set). A folder an older
+ * hexcg wrote (the files themselves in dir) is made a generation first,
+ * hard links, so no reader sees a change. Errors on rank 0 reach every rank;
+ * an error leaves the old set the folder's. */
 int hx_outdir_commit(hx_outdir od);
 /* Not collective. The file a reader opens for the output NAME ("summary.yaml",
- * ...) of the result set in folder dir, into buf: dir/.hexcg-new/NAME while
- * a committed set is half moved in (its manifest exists and lists NAME, and
- * the file is still staged), else dir/NAME. Returns 1 if the set has NAME
- * (the file exists), 0 if not (a committed manifest without NAME: the new
- * set has no such file, whatever an old one left in dir). */
+ * ...) of the result set in folder dir, into buf: dir/NAME (a link into the
+ * current generation), or dir/.hexcg-new/NAME while an older hexcg's
+ * committed stage is half moved in (its manifest exists and lists NAME, and
+ * the file is still staged). Returns 1 if the set has NAME (the file
+ * exists), 0 if not (a dangling link, or a committed manifest without NAME). */
 int hx_outdir_resolve(const char *dir, const char *name, char *buf, size_t len);
 /* The same for a path "DIR/NAME" (or "NAME" in the working folder). Paths
  * whose base name is not a hexcg output are returned as they are (1). */

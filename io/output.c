@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io_impl.h"
@@ -174,8 +175,8 @@ struct hx_outdir_s {
   char *made_top; /* the outermost folder this run created (NULL: none) */
   int fd;         /* rank 0: the locked file */
   int had_results;
-  int committed; /* rank 0: the manifest is in place (the new set is the folder's) */
-  int complete;  /* rank 0: ... and every file of it is moved out of the stage */
+  char *gen;     /* rank 0: the generation the stage was renamed to (NULL: not yet) */
+  int committed; /* rank 0: .hexcg-current names it (the new set is the folder's) */
 };
 
 /* "results": a file of a finished run (case.yaml alone is a dry run's) */
@@ -226,7 +227,7 @@ void hx_io_remove_own(const char *d, int (*entry)(const char *name)) {
     close(fd);
     return;
   }
-  char p[4300];
+  char p[4700];
   for (struct dirent *e; (e = readdir(dd)) != NULL;) {
     const char *n = e->d_name;
     if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
@@ -311,7 +312,7 @@ static int take_lock(struct hx_outdir_s *od) {
 }
 
 static void outdir_free(struct hx_outdir_s *od) {
-  free(od->dir), free(od->stage), free(od->lock), free(od->made_top);
+  free(od->dir), free(od->stage), free(od->lock), free(od->made_top), free(od->gen);
   free(od);
 }
 
@@ -398,6 +399,223 @@ static int roll_forward(const char *dir, const char *stage, const int has[HX_NCO
   return err;
 }
 
+/* ------------------------------------------------ generations (issue 53, defect 16)
+ * A result set lives in DIR/.hexcg-sets/GEN/; DIR/.hexcg-current is a
+ * relative link to it and every result name DIR/NAME a relative link
+ * .hexcg-current/NAME, so one rename of .hexcg-current switches every name
+ * from one set to the next for every reader (docs/reliability.md, "The
+ * output folder"). */
+#define HX_SETS_NAME ".hexcg-sets"
+#define HX_CURRENT_NAME ".hexcg-current"
+
+/* the generation .hexcg-current points to, into gen; 0 if none */
+static int current_gen(const char *dir, char *gen, size_t len) {
+  char p[4300], t[4300];
+  const size_t pl = strlen(HX_SETS_NAME "/");
+  snprintf(p, sizeof p, "%s/" HX_CURRENT_NAME, dir);
+  ssize_t n = readlink(p, t, sizeof t - 1);
+  if (n <= 0) return 0;
+  t[n] = '\0';
+  if (strncmp(t, HX_SETS_NAME "/", pl) || !t[pl] || strchr(t + pl, '/') || strlen(t + pl) >= len) return 0;
+  memcpy(gen, t + pl, strlen(t + pl) + 1);
+  return 1;
+}
+
+/* DIR/NAME is hexcg's link .hexcg-current/NAME */
+static int is_own_link(const char *dir, const char *name) {
+  char p[4300], t[4300], want[512];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  snprintf(want, sizeof want, HX_CURRENT_NAME "/%s", name);
+  ssize_t n = readlink(p, t, sizeof t - 1);
+  if (n <= 0) return 0;
+  t[n] = '\0';
+  return !strcmp(t, want);
+}
+
+/* DIR/NAME becomes a link to target: a link under NAME.tmp renamed over NAME */
+static int make_link(const char *dir, const char *name, const char *target) {
+  char p[4300], tmp[4320];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp", p);
+  struct stat st;
+  if (lstat(tmp, &st) == 0 && !S_ISDIR(st.st_mode)) unlink(tmp);
+  if (symlink(target, tmp) != 0) return HX_ERROR(HX_ERR_IO, "cannot create link '%s': %s", tmp, strerror(errno));
+  if (rename(tmp, p) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return HX_ERROR(HX_ERR_IO, "cannot replace '%s' by a link: %s", p, strerror(e));
+  }
+  return HX_SUCCESS;
+}
+
+/* two regular files with the same bytes (a copy that followed the links holds
+ * a user's file twice: in series/ and in the copied generation) */
+static int same_file_bytes(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (lstat(a, &sa) != 0 || lstat(b, &sb) != 0 || !S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) ||
+      sa.st_size != sb.st_size)
+    return 0;
+  FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+  int same = fa && fb;
+  char ba[8192], bb[8192];
+  while (same) {
+    size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+    same = na == nb && !memcmp(ba, bb, na);
+    if (na < sizeof ba) break;
+  }
+  if (fa) fclose(fa);
+  if (fb) fclose(fb);
+  return same;
+}
+
+/* a user's entries (not hexcg's solution_N.h5) of the series folder from
+ * into the series folder to: hard links where keep (a file then shows in
+ * both, so a reader of either set sees it), else moved; an entry to holds
+ * already as the same file (or the same bytes) is removed from from */
+static void carry_user_series(const char *from, const char *to, int keep) {
+  struct stat fs, ts;
+  if (lstat(from, &fs) != 0 || !S_ISDIR(fs.st_mode)) return;
+  DIR *dd = opendir(from);
+  if (!dd) return;
+  char a[4400], b[4400];
+  for (struct dirent *e; (e = readdir(dd)) != NULL;) {
+    const char *n = e->d_name;
+    if (!strcmp(n, ".") || !strcmp(n, "..") || own_series_name(n)) continue;
+    snprintf(a, sizeof a, "%s/%s", from, n);
+    snprintf(b, sizeof b, "%s/%s", to, n);
+    if (lstat(a, &fs) != 0) continue;
+    if (lstat(b, &ts) == 0) {
+      if (!keep && !S_ISDIR(fs.st_mode) &&
+          ((ts.st_ino == fs.st_ino && ts.st_dev == fs.st_dev) || same_file_bytes(a, b)))
+        unlink(a);
+      continue; /* another file of that name there: both stay */
+    }
+    if (mkdir(to, 0777) != 0 && errno != EEXIST) continue;
+    if (keep && !S_ISDIR(fs.st_mode) && link(a, b) == 0) continue;
+    rename(a, b);
+  }
+  closedir(dd);
+}
+
+/* a generation that is not (or no longer) the current one: the user's files
+ * of its series/ into the current one's, then its own names go */
+static void drop_gen(const char *dir, const char *gen) {
+  char g[4400], s[4400], cur[128], cs[4400];
+  snprintf(g, sizeof g, "%s/" HX_SETS_NAME "/%s", dir, gen);
+  if (current_gen(dir, cur, sizeof cur)) {
+    if (!strcmp(cur, gen)) return;
+    if (snprintf(s, sizeof s, "%s/" HX_SERIES_NAME, g) >= (int)sizeof s) return;
+    snprintf(cs, sizeof cs, "%s/" HX_SETS_NAME "/%s/" HX_SERIES_NAME, dir, cur);
+    carry_user_series(s, cs, 0);
+  }
+  hx_io_remove_own(g, output_entry);
+}
+
+/* what a killed commit left: generations the link does not name, temporary links */
+static void drop_leftovers(const char *dir) {
+  char p[4400], cur[128];
+  struct stat st;
+  /* a copy that followed the links (.hexcg-current a folder): left as it is
+   * until a commit takes its files over (commit_stage) */
+  snprintf(p, sizeof p, "%s/" HX_CURRENT_NAME, dir);
+  if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) return;
+  const int has_cur = current_gen(dir, cur, sizeof cur);
+  snprintf(p, sizeof p, "%s/" HX_SETS_NAME, dir);
+  DIR *dd = opendir(p);
+  for (struct dirent *e; dd && (e = readdir(dd)) != NULL;) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (!has_cur || strcmp(e->d_name, cur)) drop_gen(dir, e->d_name);
+  }
+  if (dd) closedir(dd);
+  for (size_t k = 0; k <= HX_NCOMMIT; k++) {
+    snprintf(p, sizeof p, "%s/%s.tmp", dir, k < HX_NCOMMIT ? commit_order[k] : HX_CURRENT_NAME);
+    if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) unlink(p);
+  }
+  /* a name of the current set without its link (a kill while an older
+   * hexcg's series/ folder was moved into its generation) */
+  if (has_cur)
+    for (size_t k = 0; k < HX_NCOMMIT; k++) {
+      char g[4400], t[512];
+      snprintf(g, sizeof g, "%s/" HX_SETS_NAME "/%s/%s", dir, cur, commit_order[k]);
+      snprintf(p, sizeof p, "%s/%s", dir, commit_order[k]);
+      snprintf(t, sizeof t, HX_CURRENT_NAME "/%s", commit_order[k]);
+      if (lstat(g, &st) == 0 && lstat(p, &st) != 0 && errno == ENOENT && make_link(dir, commit_order[k], t))
+        hx_error_clear();
+    }
+}
+
+/* a fresh generation name in DIR/.hexcg-sets (which exists), into gen */
+static void new_gen_name(const char *dir, char *gen, size_t len) {
+  char p[4400];
+  struct stat st;
+  for (int i = 0;; i++) {
+    snprintf(gen, len, "%lld-%d-%d", (long long)time(NULL), (int)getpid(), i);
+    snprintf(p, sizeof p, "%s/" HX_SETS_NAME "/%s", dir, gen);
+    if (lstat(p, &st) != 0) return;
+  }
+}
+
+static int make_sets(const char *dir) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/" HX_SETS_NAME, dir);
+  if (mkdir(p, 0777) != 0 && errno != EEXIST) return HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", p, strerror(errno));
+  return HX_SUCCESS;
+}
+
+/* An older hexcg's folder (the set's files themselves in DIR) becomes a
+ * generation without a reader seeing any change: its files are hard-linked
+ * into a generation, .hexcg-current made, then each name replaced by its
+ * link (same file). Only series/ is moved (a folder cannot be linked): it is
+ * absent between that move and its link's rename. */
+static int adopt_old_layout(const char *dir) {
+  char p[4400], g[4400], gen[128], t[512];
+  struct stat st;
+  int any = 0;
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    snprintf(p, sizeof p, "%s/%s", dir, commit_order[k]);
+    if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) any = 1;
+  }
+  if (!any) return HX_SUCCESS;
+  int made = 0;
+  if (!current_gen(dir, gen, sizeof gen)) {
+    HX_CALL(make_sets(dir));
+    new_gen_name(dir, gen, sizeof gen);
+    made = 1;
+  }
+  snprintf(g, sizeof g, "%s/" HX_SETS_NAME "/%s", dir, gen);
+  if (mkdir(g, 0777) != 0 && errno != EEXIST) return HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", g, strerror(errno));
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    char q[4500];
+    snprintf(p, sizeof p, "%s/%s", dir, commit_order[k]);
+    snprintf(q, sizeof q, "%s/%s", g, commit_order[k]);
+    if (lstat(p, &st) != 0 || S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) || access(q, F_OK) == 0) continue;
+    if (link(p, q) != 0) return HX_ERROR(HX_ERR_IO, "cannot link '%s' to '%s': %s", p, q, strerror(errno));
+  }
+  sync_path(g, 1);
+  if (made) {
+    snprintf(t, sizeof t, HX_SETS_NAME "/%s", gen);
+    HX_CALL(make_link(dir, HX_CURRENT_NAME, t));
+  }
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    char q[4500];
+    snprintf(p, sizeof p, "%s/%s", dir, commit_order[k]);
+    snprintf(q, sizeof q, "%s/%s", g, commit_order[k]);
+    snprintf(t, sizeof t, HX_CURRENT_NAME "/%s", commit_order[k]);
+    if (lstat(p, &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (S_ISDIR(st.st_mode)) { /* series/ */
+      if (lstat(q, &st) == 0) {
+        carry_user_series(p, q, 0);
+        remove_series(p);
+      } else if (rename(p, q) != 0) {
+        return HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", p, q, strerror(errno));
+      }
+    }
+    HX_CALL(make_link(dir, commit_order[k], t));
+  }
+  sync_path(dir, 1);
+  return HX_SUCCESS;
+}
+
 int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
   *out = NULL;
   struct hx_outdir_s *od = calloc(1, sizeof *od);
@@ -427,11 +645,15 @@ int hx_outdir_open(MPI_Comm comm, const char *dir, int force, hx_outdir *out) {
     }
     if (!err) err = take_lock(od);
     if (!err) {
-      /* a killed run left its stage: a committed one is completed first (its
-       * set is the folder's), any other is dropped below */
+      /* a killed run left its stage: a committed one of an older hexcg
+       * (its manifest) is completed first by its renames (its set is the
+       * folder's; the commit below makes it a generation), any other is
+       * dropped below */
       int has[HX_NCOMMIT];
       if (read_manifest(od->stage, has) == 0) err = roll_forward(dir, od->stage, has);
     }
+    /* generations a killed commit left (not the current one) go */
+    if (!err) drop_leftovers(dir);
     if (!err) {
       od->had_results = has_results(dir);
       if (od->had_results && !force)
@@ -461,59 +683,76 @@ const char *hx_outdir_stage(hx_outdir od) { return od->stage; }
 int hx_outdir_had_results(hx_outdir od) { return od->had_results; }
 
 static int commit_stage(struct hx_outdir_s *od) {
-  char p[4300], tmp[4320];
+  char p[4400], g[4400], gen[128], old[128], t[512];
   int has[HX_NCOMMIT];
-  FILE *f = NULL;
-  /* the staged files reach the disk before the manifest says they are the set */
+  struct stat st;
+  /* the staged files reach the disk before they become the set */
   for (size_t k = 0; k < HX_NCOMMIT; k++) {
     snprintf(p, sizeof p, "%s/%s", od->stage, commit_order[k]);
-    has[k] = access(p, F_OK) == 0;
-    if (has[k] && sync_path(p, 0) != 0)
+    if (access(p, F_OK) == 0 && sync_path(p, 0) != 0)
       return HX_ERROR(HX_ERR_IO, "cannot sync '%s': %s", p, strerror(errno));
   }
-  /* a name in the folder that the moves below cannot replace or remove (a
-   * folder called summary.yaml) is refused before the commit point, so the
-   * old set stays; any other failure of a move after it leaves the stage in
-   * place, committed, for the readers and the next run */
+  /* a name in the folder that a link cannot replace (a folder called
+   * summary.yaml) is refused before the commit point, so the old set stays */
   for (size_t k = 0; k < HX_NCOMMIT; k++) {
-    struct stat st;
     snprintf(p, sizeof p, "%s/%s", od->dir, commit_order[k]);
     if (strcmp(commit_order[k], HX_SERIES_NAME) && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
       return HX_ERROR(HX_ERR_IO, "cannot replace '%s': it is a directory (remove it; the folder's results are "
                       "unchanged)", p);
   }
-  snprintf(p, sizeof p, "%s/" HX_MANIFEST_NAME, od->stage);
-  snprintf(tmp, sizeof tmp, "%s.tmp", p);
-  int bad = (f = fopen(tmp, "w")) == NULL;
-  for (size_t k = 0; k < HX_NCOMMIT && !bad; k++)
-    if (has[k]) bad |= fprintf(f, "%s\n", commit_order[k]) < 0;
-  if (f) {
-    bad |= fprintf(f, "end\n") < 0;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
+  /* a copy that followed the links (cp -r, shutil.copytree) holds the set's
+   * files themselves in DIR and .hexcg-current as a folder: that folder goes
+   * aside (a generation dropped once the folder's files are one) */
+  char aside[128] = "";
+  snprintf(p, sizeof p, "%s/" HX_CURRENT_NAME, od->dir);
+  if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) {
+    HX_CALL(make_sets(od->dir));
+    new_gen_name(od->dir, aside, sizeof aside);
+    snprintf(g, sizeof g, "%s/" HX_SETS_NAME "/%s", od->dir, aside);
+    if (rename(p, g) != 0) return HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", p, g, strerror(errno));
   }
-  if (bad || rename(tmp, p) != 0) {
-    int e = errno;
-    remove(tmp);
-    return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s", p, strerror(e));
+  /* an older hexcg's folder: its set becomes the current generation first */
+  HX_CALL(adopt_old_layout(od->dir));
+  if (aside[0]) drop_leftovers(od->dir); /* the folder set aside and the copied generations */
+  const int has_old = current_gen(od->dir, old, sizeof old);
+  /* (1) the stage becomes a generation: one folder rename */
+  HX_CALL(make_sets(od->dir));
+  new_gen_name(od->dir, gen, sizeof gen);
+  snprintf(g, sizeof g, "%s/" HX_SETS_NAME "/%s", od->dir, gen);
+  if (sync_path(od->stage, 1) != 0) return HX_ERROR(HX_ERR_IO, "cannot sync '%s': %s", od->stage, strerror(errno));
+  if (rename(od->stage, g) != 0) return HX_ERROR(HX_ERR_IO, "cannot move '%s' to '%s': %s", od->stage, g, strerror(errno));
+  od->gen = hx_io_strdup(gen);
+  HX_CHECK(od->gen, HX_ERR_MEM, "out of memory");
+  /* a user's files in series/ go with the folder into the new set (hard links: still in the old one too) */
+  if (has_old) {
+    char a[4500], b[4500];
+    snprintf(a, sizeof a, "%s/" HX_SETS_NAME "/%s/" HX_SERIES_NAME, od->dir, old);
+    snprintf(b, sizeof b, "%s/" HX_SERIES_NAME, g);
+    carry_user_series(a, b, 1);
   }
-  sync_path(od->stage, 1); /* the commit point */
-  od->committed = 1;       /* from here on the new set is the folder's, even if a rename fails */
-  const int err = roll_forward(od->dir, od->stage, has);
-  if (!err) {
-    od->complete = 1;
-    return HX_SUCCESS;
+  /* (2) a link for each name of the new set (one the old set lacks dangles until the switch: absent) */
+  for (size_t k = 0; k < HX_NCOMMIT; k++) {
+    if (snprintf(p, sizeof p, "%s/%s", g, commit_order[k]) >= (int)sizeof p) return HX_ERROR(HX_ERR_IO, "path too long");
+    has[k] = lstat(p, &st) == 0;
+    snprintf(t, sizeof t, HX_CURRENT_NAME "/%s", commit_order[k]);
+    if (has[k] && !is_own_link(od->dir, commit_order[k])) HX_CALL(make_link(od->dir, commit_order[k], t));
   }
-  /* the stage and its manifest stay (hx_outdir_close): hx_outdir_resolve
-   * gives readers the new set from there, and the next run's
-   * hx_outdir_open completes the moves before anything else */
-  char why[1024];
-  snprintf(why, sizeof why, "%s", hx_error_message());
-  return hx_error_set(__FILE__, __LINE__, __func__, HX_ERR_IO,
-                      "%s; the new results are committed but not all moved: compare, restart and "
-                      "initial_guess read them from '%s' (its " HX_MANIFEST_NAME "), and the next run into '%s' "
-                      "completes the move once the cause is fixed",
-                      why, od->stage, od->dir);
+  snprintf(p, sizeof p, "%s/" HX_SETS_NAME, od->dir);
+  if (sync_path(g, 1) != 0 || sync_path(p, 1) != 0 || sync_path(od->dir, 1) != 0)
+    return HX_ERROR(HX_ERR_IO, "cannot sync '%s': %s", od->dir, strerror(errno));
+  /* (3) the commit point: .hexcg-current names the new generation */
+  snprintf(t, sizeof t, HX_SETS_NAME "/%s", gen);
+  HX_CALL(make_link(od->dir, HX_CURRENT_NAME, t));
+  od->committed = 1;
+  sync_path(od->dir, 1);
+  /* (4) the links of names the new set lacks (they dangle now), the old generation */
+  for (size_t k = 0; k < HX_NCOMMIT; k++)
+    if (!has[k] && is_own_link(od->dir, commit_order[k])) {
+      snprintf(p, sizeof p, "%s/%s", od->dir, commit_order[k]);
+      unlink(p);
+    }
+  if (has_old) drop_gen(od->dir, old);
+  return HX_SUCCESS;
 }
 
 int hx_outdir_commit(hx_outdir od) {
@@ -560,9 +799,20 @@ void hx_outdir_close(hx_outdir *pod) {
   if (!pod || !*pod) return;
   struct hx_outdir_s *od = *pod;
   if (od->rank == 0) {
-    /* a committed set whose moves failed is kept whole (its stage holds the
-     * rest of it and the manifest that says so) */
-    if (!od->committed || od->complete) remove_tree_files(od->stage);
+    remove_tree_files(od->stage);
+    if (!od->committed && od->gen) { /* renamed, but not made current: it goes, and the links that dangle */
+      drop_gen(od->dir, od->gen);
+      for (size_t k = 0; k < HX_NCOMMIT; k++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", od->dir, commit_order[k]);
+        if (is_own_link(od->dir, commit_order[k]) && access(p, F_OK) != 0) unlink(p);
+      }
+    }
+    if (!od->committed) { /* an empty .hexcg-sets made for nothing (a folder this run made can go) */
+      char p[4400];
+      snprintf(p, sizeof p, "%s/" HX_SETS_NAME, od->dir);
+      rmdir(p);
+    }
     if (od->fd >= 0) remove(od->lock), close(od->fd);
     if (!od->committed) remove_made(od->dir, od->made_top);
   }

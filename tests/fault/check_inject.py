@@ -85,7 +85,7 @@ for order, ref in ((3, "ref-old"), (2, "ref-new")):
 
 def fresh_old(folder):
     shutil.rmtree(os.path.join(W, folder), ignore_errors=True)
-    shutil.copytree(os.path.join(W, "ref-old"), os.path.join(W, folder))
+    shutil.copytree(os.path.join(W, "ref-old"), os.path.join(W, folder), symlinks=True)
 
 
 def verdict(folder, label):
@@ -113,7 +113,16 @@ p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", "trac
 with open(log) as f:
     nren = sum(1 for line in f if "rename" in line and "resumed" not in line)
 check(p.returncode == 0 and nren >= 7, f"counting renames: rc {p.returncode}, {nren} renames")
-print(f"{nren} renames per run")
+# the last rename is the commit point (.hexcg-current switched, issue 53 defect 16); the removals of
+# the old generation after it are unlinkat calls: the last ones are kill points after the switch
+fresh_old("count-unlinkat")
+log = os.path.join(W, "unlinkat.log")
+p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", "trace=unlinkat"] +
+                   run_args(2, "count-unlinkat"), cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
+with open(log) as f:
+    nunl = sum(1 for line in f if "unlinkat(" in line and "resumed" not in line)
+check(p.returncode == 0 and nunl >= 2, f"counting unlinkat: rc {p.returncode}, {nunl} calls")
+print(f"{nren} renames, {nunl} unlinkat per run")
 
 # every kill point
 seen = set()
@@ -126,6 +135,13 @@ for ranks in (1, 2):
         check(rc not in (0, "timeout"), f"{label}: rc {rc}")
         which = verdict(folder, label)
         seen.add(which)
+        recovers(folder, ranks, label)
+    for k in (nunl - 1, nunl):
+        folder, label = f"kill-unl-np{ranks}-{k}", f"SIGKILL at unlinkat {k} of {nunl}, np{ranks}"
+        fresh_old(folder)
+        rc, err = launch(ranks, 2, folder, ["-e", "trace=unlinkat", "-e", f"inject=unlinkat:signal=KILL:when={k}"])
+        check(rc not in (0, "timeout"), f"{label}: rc {rc}")
+        seen.add(verdict(folder, label))
         recovers(folder, ranks, label)
 check(seen == {"old", "new"}, f"kill points: sets seen {seen} (expected both old and new)")
 
@@ -141,6 +157,9 @@ def file_paths(folder):
         for suffix in ("", ".tmp"):
             for base in (f"{folder}/.hexcg-new", folder):
                 paths += ["-P", f"{base}/{name}{suffix}", "-P", os.path.join(W, base, name + suffix)]
+    # the commit: the stage renamed to a generation, the switch of .hexcg-current (issue 53, defect 16)
+    for name in (".hexcg-new", ".hexcg-current", ".hexcg-current.tmp"):
+        paths += ["-P", f"{folder}/{name}", "-P", os.path.join(W, folder, name)]
     return paths
 
 

@@ -35,7 +35,7 @@ for ranks in (1, 2):
         d = f"{d}-np{ranks}"
         rc, out, err = hexcg(["run", a.case, "--output", d] + SMALL, ranks)
         check(rc == 0, f"np{ranks} output '{d}': rc {rc} {err!r}")
-        got = sorted(os.listdir(os.path.join(W, d))) if os.path.isdir(os.path.join(W, d)) else []
+        got = sorted(n for n in os.listdir(os.path.join(W, d)) if not n.startswith(".")) if os.path.isdir(os.path.join(W, d)) else []
         check(got == OUTPUTS, f"np{ranks} output '{d}': files {got}")
         if rc != 0:
             continue

@@ -209,14 +209,14 @@ check(rc == 5, f"B interrupted at step 3: rc {rc} {se[-200:]!r}")
 rid_s = summary_time("d9s").get("run_id")
 saved = os.path.join(W, "d9s-set")
 shutil.rmtree(saved, ignore_errors=True)
-shutil.copytree(d9s, saved, ignore=shutil.ignore_patterns("checkpoint*"))
+shutil.copytree(d9s, saved, symlinks=True, ignore=shutil.ignore_patterns("checkpoint*"))
 rc, so, se = hexcg(["run", B6, "--restart", d9s, "--output", "d9s", "--quiet"])
 check(rc == 0 and summary_time("d9s").get("last_step") == "6", f"B continued to the end: rc {rc} {se[-200:]!r}")
 for n in os.listdir(d9s):
     if not n.startswith("checkpoint"):
         p_ = os.path.join(d9s, n)
-        shutil.rmtree(p_) if os.path.isdir(p_) else os.remove(p_)
-shutil.copytree(saved, d9s, dirs_exist_ok=True)
+        shutil.rmtree(p_) if os.path.isdir(p_) and not os.path.islink(p_) else os.remove(p_)
+shutil.copytree(saved, d9s, symlinks=True, dirs_exist_ok=True)
 rc, so, se = hexcg(["run", B6, "--restart", d9s, "--output", "d9s"])
 check(rc == 0 and "the outputs are rebuilt from the checkpoint" in so and
       [r["step"] for r in rows("d9s")] == ["2", "3"] and summary_time("d9s").get("last_step") == "6" and
