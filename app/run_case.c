@@ -174,6 +174,14 @@ static int phase_backend(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* 1 if an entry of problem.boundary names the tag */
+static int case_names_tag(const hx_case *cs, const char *tag) {
+  for (int bi = 0; bi < cs->problem.nboundary; bi++)
+    for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
+      if (!strcmp(cs->problem.boundary[bi].tags[k], tag)) return 1;
+  return 0;
+}
+
 /* Boundary faces of a Gmsh file in no surface physical group (the mesh's
  * tag HX_MESH_UNTAGGED): said once (rank 0) unless the case gives them a
  * condition, so a forgotten physical group is not silent. */
@@ -181,10 +189,7 @@ static void untagged_note(const hx_case *cs, hx_mesh m) {
   int64_t nb = 0;
   const char *where = "";
   const int64_t nu = hx_mesh_untagged_faces(m, &nb, &where);
-  if (nu == 0) return;
-  for (int bi = 0; bi < cs->problem.nboundary; bi++)
-    for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
-      if (!strcmp(cs->problem.boundary[bi].tags[k], HX_MESH_UNTAGGED)) return;
+  if (nu == 0 || case_names_tag(cs, HX_MESH_UNTAGGED)) return;
   hx_log(HX_LOG_NORMAL,
          "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they get the "
          "natural condition kappa du/dn = 0: give them a condition with tags: [%s] in problem.boundary, or "
@@ -203,12 +208,7 @@ static void natural_note(const hx_case *cs, hx_mesh m, char *list, size_t len) {
   list[0] = '\0';
   for (int i = 0; i < hx_mesh_num_tags(m); i++) {
     const char *t = hx_mesh_tag_name(m, i);
-    if (!t || !strcmp(t, HX_MESH_UNTAGGED) || hx_mesh_tag_is_periodic(m, i)) continue;
-    int named = 0;
-    for (int bi = 0; bi < cs->problem.nboundary && !named; bi++)
-      for (int k = 0; k < cs->problem.boundary[bi].ntags && !named; k++)
-        named = !strcmp(cs->problem.boundary[bi].tags[k], t);
-    if (named) continue;
+    if (!t || !strcmp(t, HX_MESH_UNTAGGED) || hx_mesh_tag_is_periodic(m, i) || case_names_tag(cs, t)) continue;
     const int w = snprintf(list + off, off < len ? len - off : 0, "%s\"%s\"", n ? ", " : "", t);
     if (w < 0 || off + (size_t)w >= len) { /* too many to list: the log still counts them */
       if (off < len) list[off] = '\0';
