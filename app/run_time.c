@@ -722,6 +722,7 @@ static int loop(tloop *L) {
     tot->pcg.t_exchange += dr.pcg.t_exchange;
     tot->pcg.replacements += dr.pcg.replacements, tot->pcg.t_replace += dr.pcg.t_replace;
     tot->t_rhs += dr.t_rhs, tot->t_pc_setup += dr.t_pc_setup, tot->t_solve += dr.t_solve;
+    tot->pcg.starts += dr.pcg.starts;
     tot->refinements += dr.refinements, tot->exact_residuals += dr.exact_residuals, tot->t_refine += dr.t_refine;
     tot->pcg.reason = dr.pcg.reason, tot->pcg.bnorm = dr.pcg.bnorm, tot->pcg.r0norm = dr.pcg.r0norm;
     tot->pcg.rnorm = dr.pcg.rnorm, tot->pcg.rel = dr.pcg.rel;

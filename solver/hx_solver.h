@@ -253,6 +253,12 @@ typedef struct {
   double t_exchange;  /* seconds of the operator's halo exchange in these iterations (a part of t_operator) */
   int replacements;   /* residuals recomputed with opts.exact_op */
   double t_replace;   /* seconds in them (exact_op applies and the update) */
+  /* runs of the iteration from a residual (1, plus a restart when the
+   * preconditioner changed; summed over correction solves and time steps by
+   * their drivers): each applies the operator (pcg1: twice) and the
+   * preconditioner once before its first iteration, so the preconditioner's
+   * applies are iterations + starts (a run of 0 iterations still makes one) */
+  int starts;
 } hx_pcg_result;
 
 void hx_pcg_opts_default(hx_pcg_opts *o);

@@ -374,6 +374,7 @@ int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pc
     do {
       v.restart = 0;
       v.k0 = res->iterations;
+      res->starts++;
       /* the preconditioner may have changed its fused form (type auto) */
       pcg_counts(&o, pc, res);
       v.fuse = res->fused_pc_update;

@@ -84,6 +84,7 @@ static int refine(hx_op op, hx_op opx, hx_pc pc, const double *d_b, double *d_x,
     R->t_operator += c.t_operator, R->t_precond += c.t_precond;
     R->t_vector += c.t_vector, R->t_reduction += c.t_reduction, R->t_exchange += c.t_exchange;
     R->replacements += c.replacements, R->t_replace += c.t_replace;
+    R->starts += c.starts;
     res->refinements++;
     if (c.reason < 0 && c.reason != HX_DIVERGED_MAX_IT) {
       R->reason = c.reason;

@@ -37,6 +37,7 @@ Usage: check_time.py MODE --hexcg H --mpiexec M --work W [--python P]"""
 import argparse
 import csv
 import math
+import re
 import os
 import shutil
 import signal
@@ -186,6 +187,15 @@ if a.mode == "rates":
             errs.append(float(rows[-1]["error_l2"]))
             st = summary_time(out)
             check(st.get("setups") == "1", f"bdf{k} dt {dt}: exact start-up needs one setup, got {st.get('setups')}")
+            # the time per iteration counts every step's PCG start (issue 54 point 5: steps of 0
+            # iterations still apply the operator and the preconditioner once)
+            m = re.search(r"time per iteration: \S+ s \(the solve's time / (\d+) iterations, (\d+) PCG "
+                          r"starts? included.*per apply \((\d+) applies\)", so)
+            if check(m is not None, f"bdf{k} dt {dt}: no time per iteration line: {so[-1500:]}"):
+                its, starts, applies = (int(g) for g in m.groups())
+                check(its == sum(int(r["iterations"]) for r in rows) and starts >= len(rows) and applies == its + starts,
+                      f"bdf{k} dt {dt}: {its} iterations, {starts} starts, {applies} applies for {len(rows)} steps "
+                      f"of {sum(int(r['iterations']) for r in rows)} iterations")
             # the estimated iterations saved: log(gain) / log(rho), rho the step's mean contraction
             total = 0.0
             for r in rows:
@@ -392,6 +402,20 @@ if a.mode == "signal":
             a_, b_ = yaml_kv(os.path.join(out, "checkpoint", "checkpoint.yaml")), yaml_kv(
                 os.path.join(ref, "checkpoint", "checkpoint.yaml"))
             check(a_["u_0"] == b_["u_0"], "continued after SIGTERM: the uninterrupted run's solution bit for bit")
+
+    # SIGTERM to the launcher (as `timeout`, a batch system or `kill` of the job send it): the launcher
+    # forwards it, and the message names SIGTERM, not SIGINT (issue 54 point 5)
+    out_l = os.path.join(W, "sig-launcher")
+    p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", c, "--output", out_l], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    t0 = time.time()
+    for line in p.stdout:
+        if line.startswith("step 5 ") or time.time() - t0 > 120:
+            break
+    p.send_signal(signal.SIGTERM)
+    rest, err = p.communicate(timeout=120)
+    check(p.returncode == 5 and "interrupted by SIGTERM" in err and "SIGINT" not in err + rest,
+          f"SIGTERM to mpiexec: exit {p.returncode} (expected 5), message {err[-1500:]!r}")
 
     # deterministic: the hook raises SIGTERM on rank 1 after iteration 3 of step 5 (mid-solve)
     def hooked(cpath, out, hook):
