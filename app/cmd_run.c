@@ -305,16 +305,22 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (res.order == 0) res.order = cs->order;
   if (res.t_total == 0) res.t_total = hx_wtime() - t0;
   if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
-  hx_opt_free(&res.pc_report);
   /* rank 0's error reaches every rank before the collective commit (issue 32: 2 ranks hung here) */
-  if (agree_fail(ctx, err, &status)) goto done;
+  if (agree_fail(ctx, err, &status)) {
+    hx_opt_free(&res.pc_report);
+    goto done;
+  }
   err = hx_outdir_commit(od);
   if (!err) err = hx_case_set_output_dir(cs, final_dir);
-  if (agree_fail(ctx, err, &status)) goto done;
+  if (agree_fail(ctx, err, &status)) {
+    hx_opt_free(&res.pc_report);
+    goto done;
+  }
   if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
-    hx_summary_print(cs, &res, stdout);
+    hx_summary_print(cs, &res, stdout); /* auto's phases from the report tree */
     fflush(stdout);
   }
+  hx_opt_free(&res.pc_report);
   if (o.log_view) hx_log_event_view(ctx->comm, stdout);
   if (res.time.data_failed) {
     /* data not finite at a step: the steps before it are committed, the

@@ -181,6 +181,28 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
   return HX_SUCCESS;
 }
 
+/* auto that switched: its phases per apply (the mean over all applies mixed
+ * Jacobi's with pmg's, issue 54 point 5), from its report tree: applies and
+ * apply_s of the whole, and of the pmg child; the pmg setup ran during the
+ * solve. Returns 0 (nothing printed) for other types or no switch. */
+static double rep_num(const hx_opt *t, const char *key) {
+  const hx_opt *o = hx_opt_get(t, key);
+  return o && o->value ? strtod(o->value, NULL) : 0.0;
+}
+
+static int auto_phases(FILE *out, const hx_opt *rep) {
+  const hx_opt *ty = hx_opt_get(rep, "type"), *pmg = hx_opt_get(rep, "pmg");
+  if (!ty || !ty->value || strcmp(ty->value, "auto") || !pmg || rep_num(rep, "switched") == 0) return 0;
+  const double n = rep_num(rep, "applies"), t = rep_num(rep, "apply_s") * n;
+  const double np = rep_num(pmg, "applies"), tp = rep_num(pmg, "apply_s") * np;
+  const double nj = n - np;
+  fprintf(out, "  %-18s setup %.4f s (jacobi); jacobi %.0f applies, %.3e s per apply; pmg setup %.4f s (during the "
+               "solve), %.0f applies, %.3e s per apply\n",
+          "", rep_num(rep, "setup_s"), nj, nj > 0 ? (t - tp) / nj : 0.0, rep_num(pmg, "setup_s"), np,
+          np > 0 ? tp / np : 0.0);
+  return 1;
+}
+
 void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
   double ts = st->t_solve > 0 ? st->t_solve : 0;
   fprintf(out, "---------------------------------------- summary: %s\n", cs->name);
@@ -221,7 +243,8 @@ void hx_summary_print(const hx_case *cs, const hx_run_stats *st, FILE *out) {
             st->op_fp64_residuals, st->op_refinements, st->op_t_exact);
   if (st->pc_view[0]) {
     fprintf(out, "  %-18s %s\n", "preconditioner", st->pc_view);
-    fprintf(out, "  %-18s setup %.4f s, %.3e s per apply\n", "", st->pc_setup, st->pc_apply);
+    if (!auto_phases(out, st->pc_report))
+      fprintf(out, "  %-18s setup %.4f s, %.3e s per apply\n", "", st->pc_setup, st->pc_apply);
     if (st->pc_two_level)
       fprintf(out, "  %-18s fine %.3e s, coarse %.3e s per apply, %s, efficiency %.3f\n", "", st->pc_fine,
               st->pc_coarse, st->pc_overlap ? "overlapped" : "sequential", st->pc_overlap_efficiency);

@@ -19,6 +19,7 @@ Each case runs once with auto and once with the type it must match, and the resi
 Prints the table and "auto: ok"."""
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,11 +32,12 @@ shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 fail = []
 rows = []
+stdout = {}
 
 
 def run(name, case, sets):
     out = os.path.join(work, name)
-    cmd = [mpiexec, "-n", ranks, hexcg, "run", os.path.join(src, case), "--output", out, "--force", "-q",
+    cmd = [mpiexec, "-n", ranks, hexcg, "run", os.path.join(src, case), "--output", out, "--force",
            "--set", "output.solution=false", "--set", "output.history=true"]
     for s in sets:
         cmd += ["--set", s]
@@ -49,6 +51,7 @@ def run(name, case, sets):
     if os.path.exists(hfile):
         with open(hfile) as f:
             hist = [(int(r["iteration"]), r["residual"]) for r in csv.DictReader(f)]
+    stdout[name] = p.stdout
     rows.append((name, summary["solver"]["iterations"], summary["preconditioner"]["report"].get("switched", "-")))
     return summary, hist
 
@@ -104,6 +107,17 @@ if a and j and g:
     if not t["preconditioner"] >= 0.99 * (t_pmg + r["measured"]["pmg_setup_s"]):
         fail.append(f"kershaw: timers_s.preconditioner {t['preconditioner']:.4g} s < pmg's applies {t_pmg:.4g} s "
                     f"+ its setup {r['measured']['pmg_setup_s']:.4g} s")
+    # the printed summary splits the applies by phase (issue 54 point 5: one mean mixed them)
+    m = re.search(r"jacobi (\d+) applies, (\S+) s per apply; pmg setup \S+ s \(during the solve\), (\d+) applies, "
+                  r"(\S+) s per apply", stdout["kershaw-auto"])
+    if not m:
+        fail.append("kershaw: the summary does not split auto's applies by phase:\n" + stdout["kershaw-auto"][-1500:])
+    else:
+        nj, tj, npm, tpm = int(m[1]), float(m[2]), int(m[3]), float(m[4])
+        if nj + npm != r["applies"] or npm != pm["applies"] or abs(tpm - pm["apply_s"]) > 1e-3 * pm["apply_s"] \
+                or not 0 < tj < tpm:
+            fail.append(f"kershaw: phases jacobi {nj} x {tj:.3e} s, pmg {npm} x {tpm:.3e} s against the report's "
+                        f"{r['applies']} applies, pmg {pm['applies']} x {pm['apply_s']:.3e} s")
     if not t["vector"] < 0.5 * t_pmg:
         fail.append(f"kershaw: timers_s.vector {t['vector']:.4g} s holds pmg's applies ({t_pmg:.4g} s)")
 
