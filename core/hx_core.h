@@ -389,7 +389,7 @@ size_t hx_peak_rss_bytes(void);
 #define HX_MEM_MESHCMD_NODE 6.0
 
 /* The estimate of hexcg run's peak per rank (hx_mem_run_bytes), measured
- * (the largest ru_maxrss of the ranks, docs/performance.md "Memory") rather
+ * (the largest ru_maxrss of the ranks, docs/log/performance.md "Memory") rather
  * than rounded down: a fixed part per rank (MPI, hypre, HDF5, the program)
  * and, in core/memory.c, bytes per L entry, per G entry and per time-loop
  * array. */
@@ -414,7 +414,7 @@ void hx_mem_format(double bytes, char *buf, size_t len);
  * to HX_MALLOC_MMAP_THRESHOLD (fixed: arrays above it are mapped and given
  * back at free) and its trim threshold to HX_MALLOC_TRIM_THRESHOLD (the
  * smaller arrays' freed memory is kept for the next ones). Measured
- * (docs/performance.md "The allocator's settings"): the peak 4-6 % below
+ * (docs/log/performance.md "The allocator's settings"): the peak 4-6 % below
  * glibc's defaults (and 6-11 % below a 32 MiB threshold), the time the same.
  * Call once, first thing in main. Returns 1 if set, 0 if left alone:
  * HEXCG_MALLOC_TUNE=0, the user's own MALLOC_MMAP_THRESHOLD_ /

@@ -1,5 +1,5 @@
 /* The C library's allocator set for a solver's setup (see hx_core.h and
- * docs/performance.md "The allocator's settings"). */
+ * docs/log/performance.md "The allocator's settings"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@ void hx_mem_format(double bytes, char *buf, size_t len) {
 /* hx_mem_run_bytes's figures, fitted to the peaks (ru_maxrss) of Jacobi-PCG
  * runs on 2 ranks of 0.7-2M L entries each (box p = 3, 5 and 7, within 5 %
  * since the fine gather-scatter's rendezvous holds the shared ids only;
- * docs/performance.md "Memory"): bytes per L entry, per G entry, and the
+ * docs/log/performance.md "Memory"): bytes per L entry, per G entry, and the
  * time loop's arrays (hf, hg, the coordinates, u_new, f_eff per L entry; a
  * BDF level per L entry; a projection vector per G entry). MEM_RUN_L 97 -> 89
  * (2026-12-06): the steady solve's solution array is allocated after PCG,

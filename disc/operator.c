@@ -204,7 +204,7 @@ void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
  * reads each element's values from x through the L->G map: the L-vector
  * of Z x is never written); FP32 scatters to the L work vector first (its
  * fused form measured slower than scatter + apply at p = 7 and no faster
- * at p = 3: docs/performance.md "FP32 vs FP64 kernels"). */
+ * at p = 3: docs/log/performance.md "FP32 vs FP64 kernels"). */
 static int hx_op_elem(hx_op op, int32_t nlist, const int32_t *d_list, const void *d_x, double *uw, hx_red red,
                       int rk) {
   if (op->prec != HX_F64) {

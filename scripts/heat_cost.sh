@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The per-step cost of a time-dependent run against a cold steady run of the
-# same problem (docs/performance.md, "A time step against a cold run"; issue
+# same problem (docs/log/performance.md, "A time step against a cold run"; issue
 # 30's target: a step after the first < 0.5x of the cold run, setup
 # included): configs/heat_cost.yaml with projection 8 and 0 and
 # configs/heat_cost_steady.yaml, alternated run by run (A B C A B C ...), 1
