@@ -164,7 +164,7 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
  * file's path when the compiler saw an absolute one (ccache's base_dir hands
  * it a relative one: scripts/ccache_env.sh). */
 static int find_plot_script(char *buf, size_t len) {
-  const char *env = getenv("HEXCG_PLOT_SCRIPT");
+  const char *env = hx_env("HEXCG_PLOT_SCRIPT");
   if (env && env[0]) {
     HX_CHECK(access(env, R_OK) == 0, HX_ERR_INPUT, "--plot: cannot read HEXCG_PLOT_SCRIPT '%s': %s", env,
              strerror(errno));

@@ -54,21 +54,31 @@ static void run_usage(FILE *out) {
 }
 
 int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv) {
-  int names = 0;
+  int names = 0, tune = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--names")) {
       names = 1;
+    } else if (!strcmp(argv[i], "--tune")) {
+      tune = 1;
     } else {
       const int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
       if (ctx->rank == 0) {
         if (!help) fprintf(stderr, "hexcg keys: unknown option '%s'\n\n", argv[i]);
         fprintf(help ? stdout : stderr,
-                "usage: hexcg keys [--names]\n\n"
+                "usage: hexcg keys [--names | --tune]\n\n"
                 "Every key of a case file (docs/case-format.md), from the option tables:\n"
-                "its type, default and help; --names: the dotted keys alone, one per line.\n");
+                "its type, default and help; --names: the dotted keys alone, one per line.\n"
+                "--tune: the environment switches instead (how a run computes, never what:\n"
+                "A/B switches of kernels and algorithms, test hooks, limits of the machine),\n"
+                "each with its values, default, what it does and why it exists.\n");
       }
       return help ? 0 : 2;
     }
+  }
+  if (ctx->rank == 0 && tune) {
+    hx_tune_print(stdout);
+    fflush(stdout);
+    return 0;
   }
   if (ctx->rank == 0) {
     hx_case_print_keys(names, stdout);

@@ -58,7 +58,7 @@ static void hx_default_threads(MPI_Comm comm) {
     char *end = NULL;
     long v = strtol(env, &end, 10);
     const int valid = end != env && (*end == 0 || *end == ',') && v >= 1 && v <= 1000000;
-    const char *keep = getenv("HEXCG_OVERSUBSCRIBE");
+    const char *keep = hx_env("HEXCG_OVERSUBSCRIBE");
     if (!valid) {
       if (rank == 0)
         fprintf(stderr,
@@ -93,7 +93,8 @@ static void usage(FILE *out) {
           "  mesh CASE.yaml                       build/read and partition the mesh, print a summary\n"
           "  bench SUITE [OPTIONS]                benchmarks: stream, ax, cg, precond, comm\n"
           "  compare RUN BASELINE [OPTIONS]       compare residual histories\n"
-          "  keys [--names]                       every case key: type, default, help\n"
+          "  keys [--names | --tune]             every case key: type, default, help (--tune: the\n"
+          "                                       environment switches)\n"
           "\n"
           "Run 'hexcg COMMAND --help' for a command's options. With MPI:\n"
           "  mpiexec -n 4 hexcg run configs/poisson_box.yaml\n");
@@ -146,7 +147,7 @@ int main(int argc, char **argv) {
   if (request < 0 && ctx.rank == 0)
     hx_warn("HEXCG_MPI_THREAD_LEVEL='%s' is not single, funneled, serialized or multiple: requested "
             "MPI_THREAD_MULTIPLE\n",
-            getenv("HEXCG_MPI_THREAD_LEVEL"));
+            hx_env("HEXCG_MPI_THREAD_LEVEL"));
   hx_default_threads(ctx.comm);
   /* a closed stdout (hexcg ... | head) gives EPIPE on write instead of killing the run */
   signal(SIGPIPE, SIG_IGN);

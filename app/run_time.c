@@ -593,7 +593,7 @@ static int loop(tloop *L) {
   hx_run_pcg_opts(cs, &L->mon, &po);
   L->mon_fn = po.monitor, L->mon_ctx = po.monitor_ctx;
   {
-    const char *h = getenv("HEXCG_TEST_SIGNAL");
+    const char *h = hx_env("HEXCG_TEST_SIGNAL");
     L->hook_count = 1;
     if (h && sscanf(h, "%d:%d:%d:%d", &L->hook_step, &L->hook_iter, &L->hook_rank, &L->hook_count) >= 3)
       po.monitor = hook_monitor, po.monitor_ctx = L;

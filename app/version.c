@@ -36,7 +36,7 @@ static const char *thread_level_name(int l) {
 }
 
 int hx_app_thread_request(void) {
-  const char *e = getenv("HEXCG_MPI_THREAD_LEVEL");
+  const char *e = hx_env("HEXCG_MPI_THREAD_LEVEL");
   if (!e || !e[0] || !strcmp(e, "multiple")) return MPI_THREAD_MULTIPLE;
   if (!strcmp(e, "serialized")) return MPI_THREAD_SERIALIZED;
   if (!strcmp(e, "funneled")) return MPI_THREAD_FUNNELED;

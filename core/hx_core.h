@@ -141,12 +141,24 @@ double hx_legendre(int k, double t);
 /* Default iteration limit of the Krylov solvers and of a case file. */
 #define HX_MAX_ITERATIONS_DEFAULT 1000
 
-/* 1 if the environment variable name is set to "0": the switches that turn
- * one optimisation off for comparisons (HEXCG_GS_PRIVATE, HEXCG_FDM_SHARE,
- * HEXCG_AX_XELEM, ...; each documented where it acts). */
+/* ------------------------------------------------------------ the tune table */
+/* Every environment variable hexcg reads is a row of one table (core/tune.c):
+ * its name, values, default, what it does and why it exists. They change how
+ * a run computes (an A/B switch of a kernel or an algorithm, a test hook, a
+ * limit of the machine), never what: what a run computes is in the case
+ * file. `hexcg keys --tune` prints the table; docs/developer.md "Tuning
+ * switches" lists it (tests/app/check_tune.py checks both against the
+ * sources). */
+typedef struct {
+  const char *name, *values, *deflt, *what, *why;
+} hx_tune_row;
+const hx_tune_row *hx_tune_rows(int *n);
+void hx_tune_print(FILE *out);
+/* getenv(name) for a name of the table; an unlisted name is a programming
+ * error: a message on stderr and NULL. */
+const char *hx_env(const char *name);
+/* 1 if the switch is set to "0" (turns an optimisation off), resp. "1". */
 int hx_env_off(const char *name);
-/* 1 if it is set to "1": the switches that force a path on for comparisons
- * and tests (HEXCG_GS_PULL; documented where it acts). */
 int hx_env_on(const char *name);
 /* The Python interpreter every script of the project runs under (one rule,
  * the same as scripts/python.sh for the shell scripts): $HEXCG_PYTHON if set

@@ -29,7 +29,7 @@ static const char *user_setting(void) {
 #endif
 
 int hx_malloc_tune(void) {
-  const char *off = getenv("HEXCG_MALLOC_TUNE");
+  const char *off = hx_env("HEXCG_MALLOC_TUNE");
   if (off && !strcmp(off, "0")) {
     snprintf(tune_info, sizeof tune_info, "the C library's defaults (HEXCG_MALLOC_TUNE=0)");
     return 0;

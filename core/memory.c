@@ -101,7 +101,7 @@ static double meminfo_kib(const char *key) {
 }
 
 double hx_mem_available(char *source, size_t len) {
-  const char *env = getenv("HEXCG_MEM_AVAILABLE");
+  const char *env = hx_env("HEXCG_MEM_AVAILABLE");
   if (env && env[0]) {
     if (!strcmp(env, "unlimited") || !strcmp(env, "off")) {
       if (source) snprintf(source, len, "HEXCG_MEM_AVAILABLE=%s", env);

@@ -519,18 +519,8 @@ const char *hx_closest(const char *s, const char *const *names, int n) {
   return bd <= limit ? best : NULL;
 }
 
-int hx_env_off(const char *name) {
-  const char *env = getenv(name);
-  return env && !strcmp(env, "0");
-}
-
-int hx_env_on(const char *name) {
-  const char *env = getenv(name);
-  return env && !strcmp(env, "1");
-}
-
 const char *hx_python(void) {
-  const char *env = getenv("HEXCG_PYTHON");
+  const char *env = hx_env("HEXCG_PYTHON");
   if (env && env[0]) return env;
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }

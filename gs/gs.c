@@ -142,7 +142,7 @@ static int hx_gs_cpu_plan(hx_gs gs, const int32_t *row, const int32_t *col, int6
   if (gs->pull) return HX_SUCCESS;
   int nc = gs->b->nthreads > 0 ? gs->b->nthreads : 1;
   if (nc > 1 && nl < (int64_t)nc * 4096) nc = (int)(nl / 4096) + 1; /* small: fewer chunks */
-  const char *env = getenv("HX_GS_CPU_CHUNKS");                     /* testing knob: force the chunk count */
+  const char *env = hx_env("HX_GS_CPU_CHUNKS");                     /* testing knob: force the chunk count */
   if (env && atoi(env) > 0) nc = atoi(env);
   gs->nchunk = nc;
   HX_CALL(HX_ALLOC(&gs->chunk, nc + 1));

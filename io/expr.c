@@ -352,7 +352,7 @@ static double matheval_at(void *ev, double x, double y, double z, double t) {
  * (bit for bit is expected: the same operations in the same order; 1e-13
  * relative allows for libmatheval's folding of constant subexpressions). */
 static void expr_compile(hx_expr *r) {
-  if (getenv("HEXCG_EXPR_MATHEVAL")) return; /* libmatheval alone, for comparisons */
+  if (hx_env("HEXCG_EXPR_MATHEVAL")) return; /* libmatheval alone, for comparisons */
   expr_parser P = {r->text, NULL, 0, 0, 0, 0, 0};
   ps_sum(&P);
   ps_skip(&P);

@@ -35,7 +35,7 @@ int hx_device_select(int local_rank, int ndevices, int requested, int *device) {
 
 int hx_device_requested(int *requested) {
   *requested = -1;
-  const char *env = getenv("HEXCG_CUDA_DEVICE");
+  const char *env = hx_env("HEXCG_CUDA_DEVICE");
   if (!env || !*env) return HX_SUCCESS;
   char *end = NULL;
   long v = strtol(env, &end, 10);
@@ -72,7 +72,7 @@ int hx_cuda_query(hx_device_info *info) {
 /* HEXCG_BACKEND_CPU=cpu-memcheck turns every request for "cpu" into one for
  * "cpu-memcheck" (whole programs and test suites run under it unchanged). */
 static int hx_backend_cpu_alias(const char **name) {
-  const char *env = getenv("HEXCG_BACKEND_CPU");
+  const char *env = hx_env("HEXCG_BACKEND_CPU");
   if (strcmp(*name, "cpu") != 0 || !env || !*env) return HX_SUCCESS;
   HX_CHECK(strcmp(env, "cpu") == 0 || strcmp(env, "cpu-memcheck") == 0, HX_ERR_INPUT,
            "HEXCG_BACKEND_CPU=%s: allowed values are cpu and cpu-memcheck", env);

@@ -247,7 +247,7 @@ static void remap_weighted_copies(hx_fdm f, fdm_work *W, const int32_t *nof) {
  * element layout (A/B runs). */
 static int grouped_setup(hx_fdm f, fdm_work *W) {
   const int32_t *lb = W->lb, *li = W->li;
-  const char *env = getenv("HEXCG_FDM_GROUPED");
+  const char *env = hx_env("HEXCG_FDM_GROUPED");
   if (env && !strcmp(env, "0")) return HX_SUCCESS;
   const int renumber = !(env && !strcmp(env, "keep-g"));
   const int m = f->m, m2 = m * m;

@@ -691,7 +691,7 @@ static void pmg_reset_stats(pmg *g) {
 /* HEXCG_AUTO_TIMINGS: "name=seconds[,name=seconds...]"; 1 and *t when
  * candidate `name` is listed */
 static int auto_injected(const char *name, double *t) {
-  const char *env = getenv("HEXCG_AUTO_TIMINGS");
+  const char *env = hx_env("HEXCG_AUTO_TIMINGS");
   if (!env) return 0;
   const size_t n = strlen(name);
   for (const char *s = env; s && *s;) {

@@ -457,7 +457,7 @@ static const hx_ax_cpu_fn_f32 hx_ax_cpu_table_f32[1 + HX_AX_HAVE_AVX2][2][HX_AX_
  * AVX2 ones (hx_cpu_avx512). */
 int hx_ax_cpu_isa(void) {
 #if HX_AX_HAVE_AVX2
-  const char *env = getenv("HEXCG_CPU_ISA");
+  const char *env = hx_env("HEXCG_CPU_ISA");
   if (env && !strcmp(env, "generic")) return 0;
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
@@ -482,7 +482,7 @@ const char *hx_cpu_kernels_name(void) {
 int hx_cpu_avx512(void) {
 #if HX_AX_HAVE_AVX2
   if (!hx_ax_cpu_isa()) return 0;
-  const char *env = getenv("HEXCG_CPU_ISA");
+  const char *env = hx_env("HEXCG_CPU_ISA");
   if (env && !strcmp(env, "avx2")) return 0;
   if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")))
