@@ -574,7 +574,7 @@ static int phase_output(run_state *st) {
     }
     const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
     if (cs->output.format == HX_OUTPUT_VTKHDF) /* one Lagrange hexahedron per element (ParaView) */
-      HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, cs->output.dir, HX_VTKHDF_NAME, NULL, cs->output.fields, fp32,
+      HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, cs->output.dir, HX_VTKHDF_NAME, NULL, NULL, cs->output.fields, fp32,
                                  cs->order, hx_disc_num_elements(st->d), hx_mesh_element_global_ids(st->m), X, Y, Z,
                                  st->hu, st->hex, NULL));
     else

@@ -415,16 +415,21 @@ static int series_dir(tloop *L, char *sdir, size_t len) {
 /* series/mesh.h5, once per segment: the frames hold no mesh (issue 54) */
 static int write_series_mesh(tloop *L) {
   const hx_case *cs = L->cs;
-  if (L->mesh_out || cs->output.format == HX_OUTPUT_VTKHDF) return HX_SUCCESS; /* a VTKHDF frame holds its mesh */
+  if (L->mesh_out) return HX_SUCCESS;
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
   char sdir[4200];
   HX_CALL(series_dir(L, sdir, sizeof sdir));
   const double t0 = hx_wtime();
-  HX_CALL(hx_io_write_series_mesh(L->comm, sdir, (cs->output.fields & HX_FIELD_RANK) != 0, cs->order,
-                                  hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
-                                  &L->mesh_bytes));
+  if (cs->output.format == HX_OUTPUT_VTKHDF) /* a VTKHDF mesh (and rank) the frames link to */
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, HX_SERIES_VTK_MESH_NAME, NULL, NULL, cs->output.fields & HX_FIELD_RANK, 0,
+                               cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
+                               NULL, NULL, &L->mesh_bytes));
+  else
+    HX_CALL(hx_io_write_series_mesh(L->comm, sdir, (cs->output.fields & HX_FIELD_RANK) != 0, cs->order,
+                                    hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
+                                    &L->mesh_bytes));
   *L->env->t_io += hx_wtime() - t0;
   L->mesh_out = 1;
   return HX_SUCCESS;
@@ -448,8 +453,8 @@ static int write_output(tloop *L, int step, const double *u) {
   const double t0 = hx_wtime();
   const int first = L->frame_bytes == 0;
   const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
-  if (vtk) /* ParaView's own high-order cells; each frame a whole VTKHDF file (mesh included) */
-    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, L->run_id, cs->output.fields, fp32, cs->order,
+  if (vtk) /* ParaView's own high-order cells; the mesh an external link into series/mesh.hdf */
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, HX_SERIES_VTK_MESH_NAME, L->run_id, cs->output.fields, fp32, cs->order,
                                hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z, u,
                                want_exact ? L->feff : NULL, &L->frame_bytes));
   else
@@ -462,12 +467,8 @@ static int write_output(tloop *L, int step, const double *u) {
     const char *nm[] = {"u", "exact", "error"};
     for (int f = 0, c = 0; f < 3; f++)
       if (cs->output.fields & (1u << f)) snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%s%s", c++ ? ", " : "", nm[f]);
-    if (vtk)
-      hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (VTKHDF with its mesh; %s, %s)\n", L->frame_bytes, fl,
-             fp32 ? "fp32" : "fp64");
-    else
-      hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (%s, %s), series/" HX_SERIES_MESH_NAME " %lld bytes once\n",
-             L->frame_bytes, fl, fp32 ? "fp32" : "fp64", L->mesh_bytes);
+    hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (%s, %s), series/%s %lld bytes once\n", L->frame_bytes, fl,
+           fp32 ? "fp32" : "fp64", vtk ? HX_SERIES_VTK_MESH_NAME : HX_SERIES_MESH_NAME, L->mesh_bytes);
   }
   HX_CALL(add_output(L, name, step * cs->time.dt));
   L->last_out = step;

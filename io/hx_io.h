@@ -413,12 +413,16 @@ int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, c
 /* Collective. dir/name as a VTKHDF file: /VTKHDF/Points (the GLL nodes of
  * each element, the element rows in global-id order), Connectivity (VTK's
  * Lagrange node order), Offsets, Types, PointData u (exact, error as fields
- * asks, where exact is given; float32 when fp32), CellData rank; written as
- * solution.h5 is (rank 0 creates the structure, every rank pwrites its rows).
- * *bytes (may be NULL): the file's size. */
-int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *run_id, unsigned fields,
-                       int fp32, int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
-                       const double *z, const double *u, const double *exact, long long *bytes);
+ * asks, where exact is given; float32 when fp32; none when u is NULL: a
+ * mesh file), CellData rank; written as solution.h5 is (rank 0 creates the
+ * structure, every rank pwrites its rows). mesh_file not NULL: a frame of a
+ * series whose mesh datasets (and rank) are HDF5 external links into
+ * mesh_file (a file name in dir, written by this function with u NULL), so
+ * the frame holds the point data only. *bytes (may be NULL): the file's size. */
+#define HX_SERIES_VTK_MESH_NAME "mesh.hdf"
+int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file, const char *run_id,
+                       unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid, const double *x,
+                       const double *y, const double *z, const double *u, const double *exact, long long *bytes);
 /* Not collective (rank 0). dir/solution.hdf.series: ParaView's file-series
  * JSON naming the n VTKHDF frames files[i] (relative to dir) at times[i]. */
 int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, const double *times);

@@ -193,7 +193,9 @@ static int has_results(const char *dir) {
 /* hexcg's own names in a series folder: solution_N.h5 and its .tmp */
 static int own_series_name(const char *n) {
   int st = 0, len = 0;
-  if (!strcmp(n, HX_SERIES_MESH_NAME) || !strcmp(n, HX_SERIES_MESH_NAME ".tmp")) return 1; /* the series' mesh */
+  if (!strcmp(n, HX_SERIES_MESH_NAME) || !strcmp(n, HX_SERIES_MESH_NAME ".tmp") || /* the series' mesh */
+      !strcmp(n, HX_SERIES_VTK_MESH_NAME) || !strcmp(n, HX_SERIES_VTK_MESH_NAME ".tmp"))
+    return 1;
   if (sscanf(n, "solution_%d%n", &st, &len) != 1 || st < 0) return 0;
   if (!strncmp(n + len, ".h5", 3)) len += 3; /* xdmf's frames */
   else if (!strncmp(n + len, ".hdf", 4)) len += 4; /* VTKHDF's */

@@ -536,9 +536,12 @@ static int vtk_small(hid_t f, const char *path, const char *name, hsize_t n, con
 
 /* Rank 0: the VTKHDF structure (UnstructuredGrid 1.0, one partition) with
  * the small datasets written and the large ones allocated; off[d] their file
- * offsets (-1: not in the file). */
+ * offsets (-1: not in the file). mesh_file (not NULL: a frame of a series):
+ * the mesh datasets and the rank are HDF5 external links into that file (a
+ * name relative to this file's folder, where HDF5 looks for it), and this
+ * file holds the point data only. */
 static int vtk_structure(const char *path, const char *tmp, int p, long long E, unsigned fields, int fp32,
-                         const char *run_id, long long off[VD_N]) {
+                         const char *run_id, const char *mesh_file, long long off[VD_N]) {
   const long long npe = (long long)(p + 1) * (p + 1) * (p + 1);
   for (int d = 0; d < VD_N; d++) off[d] = -1;
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -572,34 +575,47 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
     }
     if (gi >= 0) H5Gclose(gi);
   }
-  int64_t one[3] = {E * npe, E, E * npe};
-  if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfPoints", 1, &one[0], H5T_STD_I64LE, H5T_NATIVE_INT64);
-  if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfCells", 1, &one[1], H5T_STD_I64LE, H5T_NATIVE_INT64);
-  if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfConnectivityIds", 1, &one[2], H5T_STD_I64LE, H5T_NATIVE_INT64);
-  int64_t *v = NULL;
-  if (!err) err = hx_calloc((size_t)E + 1, sizeof(int64_t), &v);
-  if (!err) {
-    for (long long e = 0; e <= E; e++) v[e] = e * npe;
-    err = vtk_small(f, path, "/VTKHDF/Offsets", (hsize_t)E + 1, v, H5T_STD_I64LE, H5T_NATIVE_INT64);
+  if (mesh_file) { /* a lean frame: the mesh (and the rank) of the series' mesh file */
+    const char *linked[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds", "Offsets", "Types",
+                            "Points", "Connectivity", "CellData/rank"};
+    char obj[64];
+    for (int i = 0; i < 8 && !err; i++) {
+      if (i == 7 && !(fields & HX_FIELD_RANK)) break;
+      snprintf(obj, sizeof obj, "/VTKHDF/%s", linked[i]);
+      if (H5Lcreate_external(mesh_file, obj, f, obj, H5P_DEFAULT, H5P_DEFAULT) < 0)
+        err = hx_h5_write_error(path, obj);
+    }
   }
-  if (!err) {
-    uint8_t *ty = (uint8_t *)v; /* E bytes fit in E + 1 int64 */
-    for (long long e = 0; e < E; e++) ty[e] = 72; /* VTK_LAGRANGE_HEXAHEDRON */
-    hsize_t n = (hsize_t)E;
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t ds = H5Dcreate2(f, "/VTKHDF/Types", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ty) < 0)
-      err = hx_h5_write_error(path, "dataset /VTKHDF/Types");
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(sp);
+  if (!mesh_file) { /* a whole file: the mesh datasets here */
+    int64_t one[3] = {E * npe, E, E * npe};
+    if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfPoints", 1, &one[0], H5T_STD_I64LE, H5T_NATIVE_INT64);
+    if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfCells", 1, &one[1], H5T_STD_I64LE, H5T_NATIVE_INT64);
+    if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfConnectivityIds", 1, &one[2], H5T_STD_I64LE, H5T_NATIVE_INT64);
+    int64_t *v = NULL;
+    if (!err) err = hx_calloc((size_t)E + 1, sizeof(int64_t), &v);
+    if (!err) {
+      for (long long e = 0; e <= E; e++) v[e] = e * npe;
+      err = vtk_small(f, path, "/VTKHDF/Offsets", (hsize_t)E + 1, v, H5T_STD_I64LE, H5T_NATIVE_INT64);
+    }
+    if (!err) {
+      uint8_t *ty = (uint8_t *)v; /* E bytes fit in E + 1 int64 */
+      for (long long e = 0; e < E; e++) ty[e] = 72; /* VTK_LAGRANGE_HEXAHEDRON */
+      hsize_t n = (hsize_t)E;
+      hid_t sp = H5Screate_simple(1, &n, NULL);
+      hid_t ds = H5Dcreate2(f, "/VTKHDF/Types", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ty) < 0)
+        err = hx_h5_write_error(path, "dataset /VTKHDF/Types");
+      if (ds >= 0) H5Dclose(ds);
+      H5Sclose(sp);
+    }
+    free(v);
   }
-  free(v);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_layout(dcpl, H5D_CONTIGUOUS);
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-  const unsigned want[VD_N] = {1, 1, fields & HX_FIELD_U, fields & HX_FIELD_EXACT, fields & HX_FIELD_ERROR,
-                               fields & HX_FIELD_RANK};
+  const unsigned want[VD_N] = {!mesh_file, !mesh_file, fields & HX_FIELD_U, fields & HX_FIELD_EXACT,
+                               fields & HX_FIELD_ERROR, !mesh_file && (fields & HX_FIELD_RANK)};
   for (int d = 0; d < VD_N && !err; d++) {
     if (!want[d]) continue;
     hsize_t dims[2] = {(hsize_t)(d == VD_RANK ? E : E * npe), 3};
@@ -664,7 +680,8 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   } while (0)
 #define VFIELD(d, v)                                                                    \
   do {                                                                                  \
-    if (fp32) {                                                                         \
+    if (off[d] < 0) {                                                                   \
+    } else if (fp32) {                                                                  \
       for (size_t i = 0; i < Nl; i++) fb[i] = (float)(v)[i];                            \
       VPUT(d, npe, sizeof(float), fb);                                                  \
     } else {                                                                            \
@@ -675,7 +692,8 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
     for (int k = 0; k < n; k++)
       for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) perm[vtk_lagrange_index(i, j, k, p)] = i + n * (j + n * k);
-    for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
+    if (off[VD_POINTS] >= 0)
+      for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
     VPUT(VD_POINTS, npe, 3 * sizeof(double), buf);
     for (int32_t e = 0; e < El; e++)
       for (size_t m = 0; m < npe; m++) conn[(size_t)e * npe + m] = row[e] * (int64_t)npe + perm[m];
@@ -699,9 +717,9 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   return err;
 }
 
-int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *run_id, unsigned fields,
-                       int fp32, int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
-                       const double *z, const double *u, const double *exact, long long *bytes) {
+int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file, const char *run_id,
+                       unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid, const double *x,
+                       const double *y, const double *z, const double *u, const double *exact, long long *bytes) {
   int rank = 0;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p, (int)E_local);
@@ -734,7 +752,7 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
     void *ecd;
     H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (!err) err = vtk_structure(path, tmp, p, E, fields, fp32, run_id, off);
+    if (!err) err = vtk_structure(path, tmp, p, E, fields, fp32, run_id, mesh_file, off);
     H5Eset_auto2(H5E_DEFAULT, efn, ecd);
   }
   err = hx_io_bcast_error(comm, 0, err);

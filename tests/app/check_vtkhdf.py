@@ -14,7 +14,8 @@ the linear sub-cells of the GLL lattice is second order in their size, so
 halving the elements must divide the error by 4 (3.5..4.5), and the
 Richardson extrapolation of the two (the h^2 term removed) must agree with
 (2/pi)^3 to 0.1 %; the time series' times and values (u(0) the initial condition,
-max u = exp(-t) within the time error); a picture of u (test folder
+max u = exp(-t) within the time error; each frame holds its fields only,
+its mesh and rank external HDF5 links into series/mesh.hdf); a picture of u (test folder
 u_vtkhdf.png: the cube cut open at x = 0.5), checked to hold a colour map."""
 import json
 import math
@@ -63,17 +64,51 @@ for name in ("box2", "box4"):
           f"{name}: solution.hdf published as the set's file (no solution.h5, solution.xdmf): {os.listdir(d)}")
 hd = os.path.join(W, "heat")
 frames = sorted(os.listdir(os.path.join(hd, "series")))
-check(frames == ["solution_000000.hdf", "solution_000002.hdf", "solution_000004.hdf"], f"heat: the frames {frames}")
+check(frames == ["mesh.hdf", "solution_000000.hdf", "solution_000002.hdf", "solution_000004.hdf"],
+      f"heat: the mesh and the frames {frames}")
 series = json.load(open(os.path.join(hd, "solution.hdf.series")))
 check([f["time"] for f in series["files"]] == [0, 0.1, 0.2] and
-      [f["name"] for f in series["files"]] == ["series/" + f for f in frames], f"heat: solution.hdf.series {series}")
+      [f["name"] for f in series["files"]] == ["series/" + f for f in frames[1:]], f"heat: solution.hdf.series {series}")
+fb = os.path.getsize(os.path.join(hd, "series", frames[1]))
+mb = os.path.getsize(os.path.join(hd, "series", "mesh.hdf"))
+check(f"output: {fb} bytes per frame (u, error, fp32), series/mesh.hdf {mb} bytes once" in runs["heat"],
+      "heat: the log's bytes per frame")
 try:
     import h5py
-    with h5py.File(os.path.join(hd, "series", frames[1])) as f:
+    with h5py.File(os.path.join(hd, "series", frames[2])) as f:
         check(f["VTKHDF/PointData/u"].dtype.itemsize == 4 and f["VTKHDF/Points"].dtype.itemsize == 8,
               "heat: output.precision fp32 writes the fields in float32, the points in float64")
+        # the mesh once: a frame's mesh datasets and rank are external links into series/mesh.hdf
+        links = {n: f["VTKHDF"].get(n, getlink=True) for n in ("Points", "Connectivity", "Offsets", "Types")}
+        links["CellData/rank"] = f["VTKHDF/CellData"].get("rank", getlink=True)
+        check(all(isinstance(k, h5py.ExternalLink) and k.filename == "mesh.hdf" for k in links.values()),
+              f"heat: the frame links its mesh and rank to mesh.hdf: {links}")
+        check(fb < 2 * 4 * 1000 + 8192, f"heat: a frame is its two float32 fields and HDF5's metadata: {fb} bytes")
 except ImportError:
     check(False, "h5py missing (python3-h5py, scripts/bootstrap.sh)")
+
+# interrupted after step 3 (exit 5) and continued: the uninterrupted run's series (the frames
+# carried and written, the mesh written again by the continuation)
+os.environ["HEXCG_TEST_SIGNAL"] = "3:1:0"
+rc, so, se = hexcg(["run", os.path.join(W, "heat.yaml"), "--output", "heat-r"], ranks=2)
+del os.environ["HEXCG_TEST_SIGNAL"]
+check(rc == 5, f"heat interrupted at step 3: exit {rc} {se[-800:]}")
+rc, so, se = hexcg(["run", os.path.join(W, "heat.yaml"), "--output", "heat-r", "--restart", "heat-r"], ranks=2)
+check(rc == 0, f"heat continued: exit {rc} {se[-800:]}")
+hr = os.path.join(W, "heat-r")
+check(json.load(open(os.path.join(hr, "solution.hdf.series"))) == series and
+      sorted(os.listdir(os.path.join(hr, "series"))) == frames, f"heat continued: {os.listdir(os.path.join(hr, 'series'))}")
+try:
+    import numpy as np
+    for n in frames[1:]:
+        with h5py.File(os.path.join(hd, "series", n)) as f, h5py.File(os.path.join(hr, "series", n)) as g:
+            check(np.array_equal(f["VTKHDF/PointData/u"][:], g["VTKHDF/PointData/u"][:]),
+                  f"heat continued: {n} holds the uninterrupted run's u")
+    with h5py.File(os.path.join(hd, "series", "mesh.hdf")) as f, h5py.File(os.path.join(hr, "series", "mesh.hdf")) as g:
+        check(np.array_equal(f["VTKHDF/Points"][:], g["VTKHDF/Points"][:]) and
+              np.array_equal(f["VTKHDF/Connectivity"][:], g["VTKHDF/Connectivity"][:]), "heat continued: the same mesh")
+except (ImportError, NameError) as e:
+    check(False, f"numpy/h5py: {e}")
 
 png = os.path.join(W, "u_vtkhdf.png")
 files = [os.path.join(W, "box2", "solution.hdf"), os.path.join(W, "box4", "solution.hdf"),
