@@ -584,6 +584,26 @@ print("meshio/h5py: 4 outputs at t = 0, 0.3, 0.6, 0.7; the frames without the me
         sizes[prec] = os.path.getsize(os.path.join(o, "series", "solution_000003.h5"))
         check(os.path.getsize(os.path.join(o, "series", "mesh.h5")) == mb, f"{prec}: the same mesh file")
         check(f"output: {sizes[prec]} bytes per frame (u, {prec})" in so, f"{prec}: the log's bytes per frame")
+    # the same files on 1 rank: rows in global element order, not the partition's (a restart on
+    # another rank count appends its frames to the earlier segment's mesh and frames)
+    o1 = os.path.join(W, "lean-np1")
+    rc, so, se = run([c, "--output", o1], ranks=1)
+    check(rc == 0, f"1 rank: exit {rc} {se[-1000:]}")
+    script = r"""
+import sys, h5py, numpy as np
+a, b = sys.argv[1:]
+with h5py.File(a + "/series/mesh.h5") as f, h5py.File(b + "/series/mesh.h5") as g:
+    for n in ("mesh/coordinates", "mesh/connectivity", "mesh/element_id"):
+        assert np.array_equal(f[n][()], g[n][()]), n
+with h5py.File(a + "/series/solution_000006.h5") as f, h5py.File(b + "/series/solution_000006.h5") as g:
+    assert np.array_equal(f["mesh/element_id"][()], g["mesh/element_id"][()])
+    d = np.abs(f["fields/u"][()] - g["fields/u"][()]).max()
+    assert d < 1e-8, d
+print("1 and 2 ranks: the same mesh.h5, the same rows")
+"""
+    p = subprocess.run([a.python, "-c", script, o1, os.path.join(W, "lean-fp64")], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"1 and 2 ranks: {p.stderr[-1500:]}")
     n = 8 * 64  # E (p+1)^3 values of u
     check(sizes["fp64"] - sizes["fp32"] == 4 * n, f"fp32 halves u's bytes: {sizes} (u is {8 * n} bytes in fp64)")
     check(fb - sizes["fp64"] == 2 * 8 * n, f"the lean default drops exact and error: {fb} -> {sizes['fp64']}")
