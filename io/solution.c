@@ -102,6 +102,34 @@ static int write_xdmf(const char *dir, int p, long long E, unsigned fields, int 
   return err;
 }
 
+/* the node fields a frame file holds and whether they are float32 (a frame
+ * carried from an earlier segment of another output.fields or precision is
+ * described as it is); the case's when the file cannot be read */
+static void frame_fields(const char *dir, const char *file, unsigned *fields, int *fp32) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  H5E_auto2_t efn;
+  void *ecd;
+  H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f >= 0) {
+    const char *names[] = {"/fields/u", "/fields/exact", "/fields/error"};
+    const unsigned bits[] = {HX_FIELD_U, HX_FIELD_EXACT, HX_FIELD_ERROR};
+    unsigned have = *fields & HX_FIELD_RANK;
+    for (int i = 0; i < 3; i++) {
+      if (H5Lexists(f, "/fields", H5P_DEFAULT) <= 0 || H5Lexists(f, names[i], H5P_DEFAULT) <= 0) continue;
+      have |= bits[i];
+      hid_t d = H5Dopen2(f, names[i], H5P_DEFAULT), t = d >= 0 ? H5Dget_type(d) : -1;
+      if (t >= 0) *fp32 = H5Tget_size(t) == 4, H5Tclose(t);
+      if (d >= 0) H5Dclose(d);
+    }
+    *fields = have;
+    H5Fclose(f);
+  }
+  H5Eset_auto2(H5E_DEFAULT, efn, ecd);
+}
+
 int hx_io_write_solution_series(const char *dir, int p, long long E, unsigned fields, int fp32, int n,
                                 const char *const *files, const double *times) {
   HX_CHECK(n >= 1, HX_ERR_ARG, "an empty time series");
@@ -125,7 +153,10 @@ int hx_io_write_solution_series(const char *dir, int p, long long E, unsigned fi
       "self::Geometry])\"/>\n"
       "        <Time Value=\"%.17g\"/>\n",
       times[i]);
-    len = xdmf_fields(b, cap, len, "        ", files[i], mesh, p, E, fields, fp32);
+    unsigned ff = fields;
+    int f32 = fp32;
+    frame_fields(dir, files[i], &ff, &f32);
+    len = xdmf_fields(b, cap, len, "        ", files[i], mesh, p, E, ff, f32);
     P("      </Grid>\n");
   }
   P("    </Grid>\n  </Domain>\n</Xdmf>\n");

@@ -604,6 +604,51 @@ print("1 and 2 ranks: the same mesh.h5, the same rows")
     p = subprocess.run([a.python, "-c", script, o1, os.path.join(W, "lean-fp64")], capture_output=True, text=True)
     print(p.stdout, p.stderr)
     check(p.returncode == 0, f"1 and 2 ranks: {p.stderr[-1500:]}")
+    # interrupted after step 4 and continued with other fields and precision: the collection
+    # describes each frame as it is (the carried ones u in fp64, the new ones u, exact, error in fp32)
+    om = os.path.join(W, "mixed")
+    os.environ["HEXCG_TEST_SIGNAL"] = "4:1:0"
+    rc, so, se = run([c, "--output", om])
+    del os.environ["HEXCG_TEST_SIGNAL"]
+    check(rc == 5, f"mixed: interrupted at step 4: exit {rc} {se[-500:]}")
+    rc, so, se = run([c, "--output", om, "--restart", om, "--set", "output.fields=[u, exact, error]", "--set",
+                      "output.precision=fp32"])
+    check(rc == 0, f"mixed: continued: exit {rc} {se[-500:]}")
+    script = r"""
+import sys, meshio
+r = meshio.xdmf.TimeSeriesReader(sys.argv[1] + "/solution.xdmf")
+r.read_points_cells()
+got = []
+for k in range(r.num_steps):
+    t, pd, cd = r.read_data(k)
+    got.append((round(t, 12), sorted(pd), sorted({str(v.dtype) for v in pd.values()})))
+want = [(0.0, ["u"], ["float64"]), (0.3, ["u"], ["float64"]),
+        (0.6, ["error", "exact", "u"], ["float32"]), (0.7, ["error", "exact", "u"], ["float32"])]
+assert got == want, got
+print("mixed segments: each frame described as it is")
+"""
+    p = subprocess.run([a.python, "-c", script, om], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"mixed segments: {p.stderr[-1500:]}")
+    # a steady run's solution.h5/solution.xdmf honour output.fields and output.precision too
+    st = os.path.join(W, "steady.yaml")
+    open(st, "w").write("mesh: {type: box, elements: [2, 2, 2]}\norder: 3\nproblem:\n  rhs: \"0\"\n"
+                        "  exact: \"x*y + z\"\n  boundary:\n    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], "
+                        "type: dirichlet, value: exact}\noutput: {fields: [u, rank], precision: fp32}\n")
+    rc, so, se = run([st, "--output", os.path.join(W, "steady")], ranks=2)
+    check(rc == 0, f"steady: exit {rc} {se[-500:]}")
+    script = r"""
+import sys, meshio, h5py
+m = meshio.read(sys.argv[1] + "/solution.xdmf")
+assert sorted(m.point_data) == ["u"] and str(m.point_data["u"].dtype) == "float32", m.point_data
+assert sorted(m.cell_data) == ["rank"], m.cell_data
+with h5py.File(sys.argv[1] + "/solution.h5") as f:
+    assert sorted(f["fields"]) == ["rank", "u"] and f["mesh/coordinates"].dtype == "float64", list(f["fields"])
+print("steady: u in float32 and rank, no exact or error")
+"""
+    p = subprocess.run([a.python, "-c", script, os.path.join(W, "steady")], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"steady fields: {p.stderr[-1500:]}")
     n = 8 * 64  # E (p+1)^3 values of u
     check(sizes["fp64"] - sizes["fp32"] == 4 * n, f"fp32 halves u's bytes: {sizes} (u is {8 * n} bytes in fp64)")
     check(fb - sizes["fp64"] == 2 * 8 * n, f"the lean default drops exact and error: {fb} -> {sizes['fp64']}")
