@@ -80,7 +80,7 @@ typedef struct {
   char **files;                 /* the temporal collection: series/ file names and times */
   double *times;
   int nout, capout, last_out;
-  int mesh_out;                 /* series/mesh.h5 written by this segment */
+  int mesh_out;                      /* series/mesh.h5 written by this segment */
   long long mesh_bytes, frame_bytes; /* its size, a frame's (the last written) */
   hx_checkpoint_mesh_id mid;    /* the mesh's identity in checkpoints (nodes, periodicity, ...) */
   char run_id[HX_RUN_ID_LEN];   /* this run's (a restart: the checkpoint's) */
@@ -355,7 +355,8 @@ static int carry_series(tloop *L, int ck) {
     err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", odir, strerror(errno));
   for (int i = 0; !err && i < n; i++) {
     char name[64], a[4500], b[4500];
-    snprintf(name, sizeof name, "solution_%06d.%s", steps[i], L->cs->output.format == HX_OUTPUT_VTKHDF ? "hdf" : "h5");
+    snprintf(name, sizeof name, "solution_%06d.%s", steps[i],
+             L->cs->output.format == HX_OUTPUT_VTKHDF ? "hdf" : "h5");
     snprintf(a, sizeof a, "%s/%s", sdir, name), snprintf(b, sizeof b, "%s/%s", odir, name);
     if (rank0) err = copy_file(a, b);
     if (!err) err = add_output(L, name, steps[i] * L->cs->time.dt);
@@ -423,9 +424,9 @@ static int write_series_mesh(tloop *L) {
   HX_CALL(series_dir(L, sdir, sizeof sdir));
   const double t0 = hx_wtime();
   if (cs->output.format == HX_OUTPUT_VTKHDF) /* a VTKHDF mesh (and rank) the frames link to */
-    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, HX_SERIES_VTK_MESH_NAME, NULL, NULL, cs->output.fields & HX_FIELD_RANK, 0,
-                               cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
-                               NULL, NULL, &L->mesh_bytes));
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, HX_SERIES_VTK_MESH_NAME, NULL, NULL,
+                               cs->output.fields & HX_FIELD_RANK, 0, cs->order, hx_disc_num_elements(d),
+                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, NULL, NULL, &L->mesh_bytes));
   else
     HX_CALL(hx_io_write_series_mesh(L->comm, sdir, (cs->output.fields & HX_FIELD_RANK) != 0, cs->order,
                                     hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
@@ -449,14 +450,16 @@ static int write_output(tloop *L, int step, const double *u) {
   snprintf(name, sizeof name, "solution_%06d.%s", step, vtk ? "hdf" : "h5");
   /* the exact solution at this step's time, if asked for (feff is free between steps) */
   const int want_exact = cs->problem.exact && (cs->output.fields & (HX_FIELD_EXACT | HX_FIELD_ERROR));
-  if (want_exact) hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
+  if (want_exact)
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
   const double t0 = hx_wtime();
   const int first = L->frame_bytes == 0;
   const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
   if (vtk) /* ParaView's own high-order cells; the mesh an external link into series/mesh.hdf */
-    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, HX_SERIES_VTK_MESH_NAME, L->run_id, cs->output.fields, fp32, cs->order,
-                               hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z, u,
-                               want_exact ? L->feff : NULL, &L->frame_bytes));
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, HX_SERIES_VTK_MESH_NAME, L->run_id, cs->output.fields,
+                               fp32, cs->order, hx_disc_num_elements(d),
+                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, u, want_exact ? L->feff : NULL,
+                               &L->frame_bytes));
   else
     HX_CALL(hx_io_write_series_frame(L->comm, sdir, name, L->run_id, cs->output.fields, fp32, cs->order,
                                      hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), u,
@@ -466,9 +469,11 @@ static int write_output(tloop *L, int step, const double *u) {
     char fl[64] = "";
     const char *nm[] = {"u", "exact", "error"};
     for (int f = 0, c = 0; f < 3; f++)
-      if (cs->output.fields & (1u << f)) snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%s%s", c++ ? ", " : "", nm[f]);
-    hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (%s, %s), series/%s %lld bytes once\n", L->frame_bytes, fl,
-           fp32 ? "fp32" : "fp64", vtk ? HX_SERIES_VTK_MESH_NAME : HX_SERIES_MESH_NAME, L->mesh_bytes);
+      if (cs->output.fields & (1u << f))
+        snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%s%s", c++ ? ", " : "", nm[f]);
+    hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (%s, %s), series/%s %lld bytes once\n",
+           L->frame_bytes, fl, fp32 ? "fp32" : "fp64", vtk ? HX_SERIES_VTK_MESH_NAME : HX_SERIES_MESH_NAME,
+           L->mesh_bytes);
   }
   HX_CALL(add_output(L, name, step * cs->time.dt));
   L->last_out = step;
@@ -810,13 +815,14 @@ static int loop(tloop *L) {
   const double t0 = hx_wtime();
   if (cs->output.solution && L->nout > 0) {
     HX_CALL(write_series_mesh(L)); /* a segment that wrote no frame of its own (all carried) */
-    int err = env->ctx->rank != 0 ? HX_SUCCESS
-              : cs->output.format == HX_OUTPUT_VTKHDF
-                  ? hx_io_write_vtkhdf_series(cs->output.dir, L->nout, (const char *const *)L->files, L->times)
-                                  : hx_io_write_solution_series(cs->output.dir, cs->order,
-                                                                (long long)hx_mesh_num_global_elements(env->m),
-                                                                cs->output.fields, cs->output.precision == HX_OUTPUT_FP32,
-                                                                L->nout, (const char *const *)L->files, L->times);
+    int err =
+        env->ctx->rank != 0 ? HX_SUCCESS
+        : cs->output.format == HX_OUTPUT_VTKHDF
+            ? hx_io_write_vtkhdf_series(cs->output.dir, L->nout, (const char *const *)L->files, L->times)
+            : hx_io_write_solution_series(cs->output.dir, cs->order,
+                                          (long long)hx_mesh_num_global_elements(env->m), cs->output.fields,
+                                          cs->output.precision == HX_OUTPUT_FP32, L->nout,
+                                          (const char *const *)L->files, L->times);
     HX_CALL(hx_io_agree_error(L->comm, err));
   }
   if (cs->output.history) HX_CALL(hx_history_write(L->mon.hist, L->comm, cs->output.dir));

@@ -1101,11 +1101,15 @@ static int load_fields(hx_case *cs, const hx_ynode *out) {
   const char *want = "a list of u, exact, error, rank (e.g. [u, error])";
   if (v->kind == HX_YN_SCALAR) return hx_yerror(v, "output.fields: expected %s, got '%s'", want, v->value);
   if (v->kind != HX_YN_SEQ) return hx_yerror(v, "output.fields: expected %s", want);
-  if (v->n == 0) return hx_yerror(v, "output.fields: the list is empty (expected %s; output.solution: false writes no "
-                                     "solution)", want);
+  if (v->n == 0)
+    return hx_yerror(v,
+                     "output.fields: the list is empty (expected %s; output.solution: false writes no "
+                     "solution)",
+                     want);
   for (int i = 0; i < v->n; i++) {
     const hx_ynode *a = v->vals[i];
-    if (a->kind != HX_YN_SCALAR) return hx_yerror(a, "output.fields: entry %d is not a name (expected %s)", i, want);
+    if (a->kind != HX_YN_SCALAR)
+      return hx_yerror(a, "output.fields: entry %d is not a name (expected %s)", i, want);
     int f = -1;
     for (int k = 0; k < NELEM(out_fields); k++)
       if (!strcmp(a->value, out_fields[k])) f = k;
@@ -1113,8 +1117,9 @@ static int load_fields(hx_case *cs, const hx_ynode *out) {
       return hx_yerror(a, "output.fields: unknown field '%s' (the choices: u, exact, error, rank)", a->value);
     if (cs->output.fields & (1u << f)) return hx_yerror(a, "output.fields: '%s' is given twice", a->value);
     if ((f == 1 || f == 2) && !cs->problem.exact)
-      return hx_yerror(a, "output.fields: '%s' needs problem.exact (the case gives no exact solution); remove it",
-                       a->value);
+      return hx_yerror(
+          a, "output.fields: '%s' needs problem.exact (the case gives no exact solution); remove it",
+          a->value);
     cs->output.fields |= 1u << f;
   }
   return HX_SUCCESS;
@@ -1160,7 +1165,8 @@ static int validate(hx_case *cs, case_impl *im) {
   /* output.fields not given: every field of a steady run; a time series is lean (docs/time.md) */
   if (!cs->output.fields)
     cs->output.fields = cs->time.enabled ? HX_FIELD_U
-                                         : HX_FIELD_U | HX_FIELD_RANK | (cs->problem.exact ? HX_FIELD_EXACT | HX_FIELD_ERROR : 0);
+                                         : HX_FIELD_U | HX_FIELD_RANK |
+                                               (cs->problem.exact ? HX_FIELD_EXACT | HX_FIELD_ERROR : 0);
   return HX_SUCCESS;
 }
 

@@ -179,7 +179,8 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, const
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z) {
   int rank = 0, size = 1, err = HX_SUCCESS;
-  (void)x, (void)y, (void)z; /* the state files hold no coordinates: mid's mesh_nodes_hash identifies the mesh */
+  (void)x, (void)y,
+      (void)z; /* the state files hold no coordinates: mid's mesh_nodes_hash identifies the mesh */
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_MPI(MPI_Comm_size(comm, &size));
   HX_CHECK(nlev >= 1 && nlev <= 16 && nproj >= 0 && nproj <= 64, HX_ERR_ARG, "checkpoint: %d levels, %d vectors",

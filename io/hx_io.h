@@ -173,8 +173,8 @@ typedef struct hx_case_s {
   struct {
     char *dir;               /* output folder (relative to the working directory) */
     int solution;            /* write solution.h5 + solution.xdmf */
-    unsigned fields;         /* output.fields: HX_FIELD_* bits (resolved: exact, error only with problem.exact) */
-    int precision;           /* output.precision: HX_OUTPUT_FP64 or HX_OUTPUT_FP32 (u, exact, error) */
+    unsigned fields;         /* output.fields: HX_FIELD_* bits (the default resolved) */
+    int precision;           /* output.precision: HX_OUTPUT_FP64 or HX_OUTPUT_FP32 */
     int format;              /* output.format: HX_OUTPUT_XDMF or HX_OUTPUT_VTKHDF */
     int history;             /* write history.csv + history.h5 */
     int progress_every;      /* progress line every N iterations (0: never) */
@@ -185,7 +185,7 @@ typedef struct hx_case_s {
 
 /* output.fields (docs/case-format.md): the fields a solution output holds */
 enum { HX_FIELD_U = 1, HX_FIELD_EXACT = 2, HX_FIELD_ERROR = 4, HX_FIELD_RANK = 8, HX_FIELD_ALL = 15 };
-enum { HX_OUTPUT_FP64 = 0, HX_OUTPUT_FP32 = 1 }; /* output.precision */
+enum { HX_OUTPUT_FP64 = 0, HX_OUTPUT_FP32 = 1 };   /* output.precision */
 enum { HX_OUTPUT_XDMF = 0, HX_OUTPUT_VTKHDF = 1 }; /* output.format */
 
 /* Not collective. Read, parse and validate path; apply nsets overrides
@@ -382,9 +382,9 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
 /* Collective. As hx_io_write_solution with the fields of output.fields
  * (HX_FIELD_*; u always; exact and error only where exact is given) in
  * float32 when fp32 (u, exact, error); *bytes (may be NULL): solution.h5's size. */
-int hx_io_write_solution_opts(MPI_Comm comm, const char *dir, unsigned fields, int fp32, int p, int32_t E_local,
-                              const int64_t *gid, const double *x, const double *y, const double *z,
-                              const double *u, const double *exact, long long *bytes);
+int hx_io_write_solution_opts(MPI_Comm comm, const char *dir, unsigned fields, int fp32, int p,
+                              int32_t E_local, const int64_t *gid, const double *x, const double *y,
+                              const double *z, const double *u, const double *exact, long long *bytes);
 /* Collective. A state file dir/name for a checkpoint: /mesh/element_id and
  * /fields/u (float64) only, what hx_io_read_solution needs (no coordinates,
  * connectivity, rank; docs/time.md "Checkpoints"). */
@@ -397,15 +397,16 @@ int hx_io_write_state_file(MPI_Comm comm, const char *dir, const char *name, int
  * /mesh/connectivity, /mesh/element_id and, when with_rank, /fields/rank, the
  * element rows in global-id order (the same file on any partition, so frames
  * of a restart on another rank count fit it); *bytes (may be NULL): its size. */
-int hx_io_write_series_mesh(MPI_Comm comm, const char *dir, int with_rank, int p, int32_t E_local, const int64_t *gid,
-                            const double *x, const double *y, const double *z, long long *bytes);
+int hx_io_write_series_mesh(MPI_Comm comm, const char *dir, int with_rank, int p, int32_t E_local,
+                            const int64_t *gid, const double *x, const double *y, const double *z,
+                            long long *bytes);
 /* Collective. One frame dir/name of a time series: /mesh/element_id and the
  * node fields of fields (HX_FIELD_U, _EXACT, _ERROR; float32 when fp32),
  * rows in global-id order as hx_io_write_series_mesh, the root attribute
  * run_id; no coordinates. *bytes (may be NULL): the file's size. */
-int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, const char *run_id, unsigned fields,
-                             int fp32, int p, int32_t E_local, const int64_t *gid, const double *u,
-                             const double *exact, long long *bytes);
+int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, const char *run_id,
+                             unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid,
+                             const double *u, const double *exact, long long *bytes);
 /* output.format: vtkhdf (docs/case-format.md): solution.hdf, a VTKHDF 1.0
  * UnstructuredGrid that ParaView (5.11 on) opens, one Lagrange hexahedron
  * (VTK type 72) per element */
@@ -420,9 +421,10 @@ int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, c
  * mesh_file (a file name in dir, written by this function with u NULL), so
  * the frame holds the point data only. *bytes (may be NULL): the file's size. */
 #define HX_SERIES_VTK_MESH_NAME "mesh.hdf"
-int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file, const char *run_id,
-                       unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid, const double *x,
-                       const double *y, const double *z, const double *u, const double *exact, long long *bytes);
+int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file,
+                       const char *run_id, unsigned fields, int fp32, int p, int32_t E_local,
+                       const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
+                       const double *exact, long long *bytes);
 /* Not collective (rank 0). dir/solution.hdf.series: ParaView's file-series
  * JSON naming the n VTKHDF frames files[i] (relative to dir) at times[i]. */
 int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, const double *times);

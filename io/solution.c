@@ -59,8 +59,8 @@ static size_t xdmf_mesh(char *b, size_t cap, size_t len, const char *ind, const 
 
 /* The node fields of fields (HX_FIELD_*) in file h5 (float32 when fp32) and
  * the cell field rank in file rank_h5. */
-static size_t xdmf_fields(char *b, size_t cap, size_t len, const char *ind, const char *h5, const char *rank_h5,
-                          int p, long long E, unsigned fields, int fp32) {
+static size_t xdmf_fields(char *b, size_t cap, size_t len, const char *ind, const char *h5,
+                          const char *rank_h5, int p, long long E, unsigned fields, int fp32) {
   long long n = p + 1, npe = n * n * n, N = E * npe, C = E * (long long)p * p * p;
   const char *names[] = {"u", "exact", "error"};
   const unsigned bits[] = {HX_FIELD_U, HX_FIELD_EXACT, HX_FIELD_ERROR};
@@ -327,30 +327,31 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   if (!err && (w->ds & DSB(DS_RANK))) err = hx_calloc(Cl, sizeof(int32_t), &rk);
   int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
   if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
-  /* dataset d: runs of elements whose rows follow each other, per_elem rows each */
-#define PUT(d, per_elem, data)                                                                                  \
-  do {                                                                                                          \
-    if (!err && off[d] >= 0 && (w->ds & DSB(d))) {                                                             \
-      const size_t rowb = (size_t)s[d].cols * s[d].esize, eb = (size_t)(per_elem)*rowb;                        \
-      for (int32_t i = 0; !err && i < El;) {                                                                    \
-        int32_t j = i + 1;                                                                                      \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                         \
-        const off_t at = (off_t)off[d] + (off_t)row[i] * (off_t)eb;                                             \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb, at) != 0)               \
-          err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds_name[d]); \
-        i = j;                                                                                                  \
-      }                                                                                                         \
-    }                                                                                                           \
+    /* dataset d: runs of elements whose rows follow each other, per_elem rows each */
+#define PUT(d, per_elem, data)                                                                              \
+  do {                                                                                                      \
+    if (!err && off[d] >= 0 && (w->ds & DSB(d))) {                                                          \
+      const size_t rowb = (size_t)s[d].cols * s[d].esize, eb = (size_t)(per_elem)*rowb;                     \
+      for (int32_t i = 0; !err && i < El;) {                                                                \
+        int32_t j = i + 1;                                                                                  \
+        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
+        const off_t at = (off_t)off[d] + (off_t)row[i] * (off_t)eb;                                         \
+        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb, at) != 0)           \
+          err =                                                                                             \
+              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds_name[d]); \
+        i = j;                                                                                              \
+      }                                                                                                     \
+    }                                                                                                       \
   } while (0)
-  /* a node field, converted to float32 when asked */
-#define PUT_FIELD(d, v)                                     \
-  do {                                                      \
-    if (w->fp32) {                                          \
+    /* a node field, converted to float32 when asked */
+#define PUT_FIELD(d, v)                                      \
+  do {                                                       \
+    if (w->fp32) {                                           \
       for (size_t i = 0; i < Nl; i++) fb[i] = (float)(v)[i]; \
-      PUT(d, npe, fb);                                      \
-    } else {                                                \
-      PUT(d, npe, (v));                                     \
-    }                                                       \
+      PUT(d, npe, fb);                                       \
+    } else {                                                 \
+      PUT(d, npe, (v));                                      \
+    }                                                        \
   } while (0)
   if (!err && (w->ds & DSB(DS_COORD))) {
     for (size_t i = 0; i < Nl; i++) buf[3 * i] = x[i], buf[3 * i + 1] = y[i], buf[3 * i + 2] = z[i];
@@ -406,7 +407,8 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   HX_MPI(MPI_Allreduce(&has_exact, &all_exact, 1, MPI_INT, MPI_MIN, comm));
   HX_MPI(MPI_Allreduce(&has_exact, &any_exact, 1, MPI_INT, MPI_MAX, comm));
   HX_CHECK(all_exact == any_exact, HX_ERR_ARG, "exact given on some ranks only");
-  if (!any_exact) w->ds &= ~(DSB(DS_EXACT) | DSB(DS_ERROR)), w->fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR);
+  if (!any_exact)
+    w->ds &= ~(DSB(DS_EXACT) | DSB(DS_ERROR)), w->fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR);
   long long El = E_local, eoff = 0, E = 0;
   HX_MPI(MPI_Exscan(&El, &eoff, 1, MPI_LONG_LONG, MPI_SUM, comm));
   if (rank == 0) eoff = 0;
@@ -451,7 +453,8 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   if (!err) HX_MPI(MPI_Bcast(off, DS_N, MPI_LONG_LONG, 0, comm));
   /* plain system calls only: every rank reaches the agreement */
   if (!err)
-    err = hx_io_agree_error(comm, write_rows(path, tmp, off, w, rank, p, E_local, E, row, gid, x, y, z, u, exact));
+    err = hx_io_agree_error(comm,
+                            write_rows(path, tmp, off, w, rank, p, E_local, E, row, gid, x, y, z, u, exact));
   free(row);
   long long bytes = 0;
   if (rank == 0) {
@@ -481,9 +484,9 @@ int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local,
   return HX_SUCCESS;
 }
 
-int hx_io_write_solution_opts(MPI_Comm comm, const char *dir, unsigned fields, int fp32, int p, int32_t E_local,
-                              const int64_t *gid, const double *x, const double *y, const double *z,
-                              const double *u, const double *exact, long long *bytes) {
+int hx_io_write_solution_opts(MPI_Comm comm, const char *dir, unsigned fields, int fp32, int p,
+                              int32_t E_local, const int64_t *gid, const double *x, const double *y,
+                              const double *z, const double *u, const double *exact, long long *bytes) {
   /* the mesh and the element ids always: the file is the restart input of a later run */
   wspec w = {.ds = DSB(DS_COORD) | DSB(DS_CONN) | DSB(DS_GID) | DSB(DS_U) | field_ds(fields) |
                    (fields & HX_FIELD_RANK ? DSB(DS_RANK) : 0),
@@ -502,18 +505,20 @@ int hx_io_write_state_file(MPI_Comm comm, const char *dir, const char *name, int
   return HX_SUCCESS;
 }
 
-int hx_io_write_series_mesh(MPI_Comm comm, const char *dir, int with_rank, int p, int32_t E_local, const int64_t *gid,
-                            const double *x, const double *y, const double *z, long long *bytes) {
+int hx_io_write_series_mesh(MPI_Comm comm, const char *dir, int with_rank, int p, int32_t E_local,
+                            const int64_t *gid, const double *x, const double *y, const double *z,
+                            long long *bytes) {
   wspec w = {.ds = DSB(DS_COORD) | DSB(DS_CONN) | DSB(DS_GID) | (with_rank ? DSB(DS_RANK) : 0), .sorted = 1};
   HX_CALL(write_file(comm, dir, HX_SERIES_MESH_NAME, &w, p, E_local, gid, x, y, z, NULL, NULL));
   if (bytes) *bytes = w.bytes;
   return HX_SUCCESS;
 }
 
-int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, const char *run_id, unsigned fields,
-                             int fp32, int p, int32_t E_local, const int64_t *gid, const double *u,
-                             const double *exact, long long *bytes) {
-  wspec w = {.ds = DSB(DS_GID) | field_ds(fields), .fp32 = fp32, .sorted = 1, .fields = fields, .run_id = run_id};
+int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, const char *run_id,
+                             unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid,
+                             const double *u, const double *exact, long long *bytes) {
+  wspec w = {
+      .ds = DSB(DS_GID) | field_ds(fields), .fp32 = fp32, .sorted = 1, .fields = fields, .run_id = run_id};
   HX_CALL(write_file(comm, dir, name, &w, p, E_local, gid, NULL, NULL, NULL, u, exact));
   if (bytes) *bytes = w.bytes;
   return HX_SUCCESS;
@@ -549,8 +554,8 @@ static int vtk_lagrange_index(int i, int j, int k, int p) {
 }
 
 enum { VD_POINTS, VD_CONN, VD_U, VD_EXACT, VD_ERROR, VD_RANK, VD_N };
-static const char *const vd_name[VD_N] = {"/VTKHDF/Points",        "/VTKHDF/Connectivity",
-                                          "/VTKHDF/PointData/u",   "/VTKHDF/PointData/exact",
+static const char *const vd_name[VD_N] = {"/VTKHDF/Points",          "/VTKHDF/Connectivity",
+                                          "/VTKHDF/PointData/u",     "/VTKHDF/PointData/exact",
                                           "/VTKHDF/PointData/error", "/VTKHDF/CellData/rank"};
 
 /* one int64 dataset of n values v (rank 0, at creation) */
@@ -607,8 +612,9 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
     if (gi >= 0) H5Gclose(gi);
   }
   if (mesh_file) { /* a lean frame: the mesh (and the rank) of the series' mesh file */
-    const char *linked[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds", "Offsets", "Types",
-                            "Points", "Connectivity", "CellData/rank"};
+    const char *linked[] = {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds",
+                            "Offsets",        "Types",         "Points",
+                            "Connectivity",   "CellData/rank"};
     char obj[64];
     for (int i = 0; i < 8 && !err; i++) {
       if (i == 7 && !(fields & HX_FIELD_RANK)) break;
@@ -621,7 +627,9 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
     int64_t one[3] = {E * npe, E, E * npe};
     if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfPoints", 1, &one[0], H5T_STD_I64LE, H5T_NATIVE_INT64);
     if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfCells", 1, &one[1], H5T_STD_I64LE, H5T_NATIVE_INT64);
-    if (!err) err = vtk_small(f, path, "/VTKHDF/NumberOfConnectivityIds", 1, &one[2], H5T_STD_I64LE, H5T_NATIVE_INT64);
+    if (!err)
+      err =
+          vtk_small(f, path, "/VTKHDF/NumberOfConnectivityIds", 1, &one[2], H5T_STD_I64LE, H5T_NATIVE_INT64);
     int64_t *v = NULL;
     if (!err) err = hx_calloc((size_t)E + 1, sizeof(int64_t), &v);
     if (!err) {
@@ -629,7 +637,7 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
       err = vtk_small(f, path, "/VTKHDF/Offsets", (hsize_t)E + 1, v, H5T_STD_I64LE, H5T_NATIVE_INT64);
     }
     if (!err) {
-      uint8_t *ty = (uint8_t *)v; /* E bytes fit in E + 1 int64 */
+      uint8_t *ty = (uint8_t *)v;                   /* E bytes fit in E + 1 int64 */
       for (long long e = 0; e < E; e++) ty[e] = 72; /* VTK_LAGRANGE_HEXAHEDRON */
       hsize_t n = (hsize_t)E;
       hid_t sp = H5Screate_simple(1, &n, NULL);
@@ -645,8 +653,12 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
   H5Pset_layout(dcpl, H5D_CONTIGUOUS);
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-  const unsigned want[VD_N] = {!mesh_file, !mesh_file, fields & HX_FIELD_U, fields & HX_FIELD_EXACT,
-                               fields & HX_FIELD_ERROR, !mesh_file && (fields & HX_FIELD_RANK)};
+  const unsigned want[VD_N] = {!mesh_file,
+                               !mesh_file,
+                               fields & HX_FIELD_U,
+                               fields & HX_FIELD_EXACT,
+                               fields & HX_FIELD_ERROR,
+                               !mesh_file && (fields & HX_FIELD_RANK)};
   for (int d = 0; d < VD_N && !err; d++) {
     if (!want[d]) continue;
     hsize_t dims[2] = {(hsize_t)(d == VD_RANK ? E : E * npe), 3};
@@ -695,29 +707,30 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   if (!err) err = hx_calloc((size_t)El, sizeof(int32_t), &rk);
   int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
   if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
-#define VPUT(d, per_elem, rowb, data)                                                                         \
-  do {                                                                                                        \
-    if (!err && off[d] >= 0) {                                                                                \
-      const size_t eb = (size_t)(per_elem) * (rowb);                                                          \
-      for (int32_t i = 0; !err && i < El;) {                                                                  \
-        int32_t j = i + 1;                                                                                    \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                       \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb,                       \
-                       (off_t)off[d] + (off_t)row[i] * (off_t)eb) != 0)                                       \
-          err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), vd_name[d]); \
-        i = j;                                                                                                \
-      }                                                                                                       \
-    }                                                                                                         \
+#define VPUT(d, per_elem, rowb, data)                                                                       \
+  do {                                                                                                      \
+    if (!err && off[d] >= 0) {                                                                              \
+      const size_t eb = (size_t)(per_elem) * (rowb);                                                        \
+      for (int32_t i = 0; !err && i < El;) {                                                                \
+        int32_t j = i + 1;                                                                                  \
+        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
+        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb,                     \
+                       (off_t)off[d] + (off_t)row[i] * (off_t)eb) != 0)                                     \
+          err =                                                                                             \
+              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), vd_name[d]); \
+        i = j;                                                                                              \
+      }                                                                                                     \
+    }                                                                                                       \
   } while (0)
-#define VFIELD(d, v)                                                                    \
-  do {                                                                                  \
-    if (off[d] < 0) {                                                                   \
-    } else if (fp32) {                                                                  \
-      for (size_t i = 0; i < Nl; i++) fb[i] = (float)(v)[i];                            \
-      VPUT(d, npe, sizeof(float), fb);                                                  \
-    } else {                                                                            \
-      VPUT(d, npe, sizeof(double), (v));                                                \
-    }                                                                                   \
+#define VFIELD(d, v)                                         \
+  do {                                                       \
+    if (off[d] < 0) {                                        \
+    } else if (fp32) {                                       \
+      for (size_t i = 0; i < Nl; i++) fb[i] = (float)(v)[i]; \
+      VPUT(d, npe, sizeof(float), fb);                       \
+    } else {                                                 \
+      VPUT(d, npe, sizeof(double), (v));                     \
+    }                                                        \
   } while (0)
   if (!err) {
     for (int k = 0; k < n; k++)
@@ -748,12 +761,14 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   return err;
 }
 
-int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file, const char *run_id,
-                       unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid, const double *x,
-                       const double *y, const double *z, const double *u, const double *exact, long long *bytes) {
+int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file,
+                       const char *run_id, unsigned fields, int fp32, int p, int32_t E_local,
+                       const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
+                       const double *exact, long long *bytes) {
   int rank = 0;
   HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p, (int)E_local);
+  HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
+           (int)E_local);
   int has_exact = exact != NULL, any_exact = 0, all_exact = 0;
   HX_MPI(MPI_Allreduce(&has_exact, &all_exact, 1, MPI_INT, MPI_MIN, comm));
   HX_MPI(MPI_Allreduce(&has_exact, &any_exact, 1, MPI_INT, MPI_MAX, comm));
@@ -814,8 +829,8 @@ int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, 
    * transient /VTKHDF/Steps: one file per frame, named with its time) */
   len += (size_t)snprintf(b + len, cap - len, "{\n  \"file-series-version\": \"1.0\",\n  \"files\": [\n");
   for (int i = 0; i < n && len < cap; i++)
-    len += (size_t)snprintf(b + len, cap - len, "    { \"name\": \"%s\", \"time\": %.17g }%s\n", files[i], times[i],
-                            i + 1 < n ? "," : "");
+    len += (size_t)snprintf(b + len, cap - len, "    { \"name\": \"%s\", \"time\": %.17g }%s\n", files[i],
+                            times[i], i + 1 < n ? "," : "");
   if (len < cap) len += (size_t)snprintf(b + len, cap - len, "  ]\n}\n");
   int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "series text too long");
   char path[4200];

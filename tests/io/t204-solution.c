@@ -149,8 +149,8 @@ static int series_case(const char *dir, int E, const int64_t *gid, int Eb, const
   fill(E, gid, x, y, z, u, ex);
   long long mb = 0, fb = 0;
   HX_TCALL(hx_io_write_series_mesh(MPI_COMM_WORLD, dir, 1, P, E, gid, x, y, z, &mb));
-  HX_TCALL(hx_io_write_series_frame(MPI_COMM_WORLD, dir, "solution_000007.h5", "0123456789abcdef", HX_FIELD_U, 1,
-                                    P, E, gid, u, ex, &fb));
+  HX_TCALL(hx_io_write_series_frame(MPI_COMM_WORLD, dir, "solution_000007.h5", "0123456789abcdef", HX_FIELD_U,
+                                    1, P, E, gid, u, ex, &fb));
   HX_TCALL(hx_io_write_state_file(MPI_COMM_WORLD, dir, "u_0.h5", P, E, gid, u));
   char path[1200]; /* dir is at most 1100 characters */
   struct stat sb;
@@ -175,7 +175,8 @@ static int series_case(const char *dir, int E, const int64_t *gid, int Eb, const
                 (long long)ids[r], xyz[r * NPE][0]);
     snprintf(path, sizeof path, "%s/solution_000007.h5", dir);
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    HX_ASSERT(H5Lexists(f, "/mesh/coordinates", H5P_DEFAULT) == 0 && H5Lexists(f, "/fields/exact", H5P_DEFAULT) == 0,
+    HX_ASSERT(H5Lexists(f, "/mesh/coordinates", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/fields/exact", H5P_DEFAULT) == 0,
               "the frame: no coordinates, no exact");
     d = H5Dopen2(f, "/fields/u", H5P_DEFAULT);
     hid_t t = H5Dget_type(d);
@@ -196,7 +197,8 @@ static int series_case(const char *dir, int E, const int64_t *gid, int Eb, const
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     HX_ASSERT(H5Lexists(f, "/mesh/coordinates", H5P_DEFAULT) == 0 &&
                   H5Lexists(f, "/mesh/connectivity", H5P_DEFAULT) == 0 &&
-                  H5Lexists(f, "/fields/rank", H5P_DEFAULT) == 0 && H5Lexists(f, "/fields/u", H5P_DEFAULT) > 0,
+                  H5Lexists(f, "/fields/rank", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/fields/u", H5P_DEFAULT) > 0,
               "the state file: element ids and u only");
     H5Fclose(f);
   }
