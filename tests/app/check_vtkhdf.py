@@ -15,7 +15,9 @@ halving the elements must divide the error by 4 (3.5..4.5), and the
 Richardson extrapolation of the two (the h^2 term removed) must agree with
 (2/pi)^3 to 0.1 %; the time series' times and values (u(0) the initial condition,
 max u = exp(-t) within the time error; each frame holds its fields only,
-its mesh and rank external HDF5 links into series/mesh.hdf); a picture of u (test folder
+its mesh and rank external HDF5 links into series/mesh.hdf); the default
+XDMF series (mesh once in series/mesh.h5) opened by ParaView's XDMF reader
+with its times and arrays; a picture of u (test folder
 u_vtkhdf.png: the cube cut open at x = 0.5), checked to hold a colour map."""
 import json
 import math
@@ -51,7 +53,9 @@ solver: {tol: 1.0e-10}
 output: {format: vtkhdf, fields: [u, error, rank], precision: fp32}
 """
 runs = {}
-for name, text, ranks in (("box2", STEADY.format(n=2), 1), ("box4", STEADY.format(n=4), 2), ("heat", HEAT, 2)):
+XDMF = HEAT.replace("output: {format: vtkhdf, fields: [u, error, rank], precision: fp32}", "output: {fields: [u, rank]}")
+for name, text, ranks in (("box2", STEADY.format(n=2), 1), ("box4", STEADY.format(n=4), 2), ("heat", HEAT, 2),
+                          ("xdmf", XDMF, 2)):
     path = os.path.join(W, name + ".yaml")
     open(path, "w").write(text)
     rc, so, se = hexcg(["run", path, "--output", name], ranks=ranks)
@@ -112,12 +116,19 @@ except (ImportError, NameError) as e:
 
 png = os.path.join(W, "u_vtkhdf.png")
 files = [os.path.join(W, "box2", "solution.hdf"), os.path.join(W, "box4", "solution.hdf"),
-         os.path.join(hd, "solution.hdf.series")]
+         os.path.join(hd, "solution.hdf.series"), os.path.join(W, "xdmf", "solution.xdmf")]
 p = subprocess.run(["xvfb-run", "-a", "pvpython", os.path.join(here, "pv_vtkhdf.py"), png] + files,
                    capture_output=True, text=True, timeout=240, cwd=W)
 pv = [json.loads(ln[7:]) for ln in p.stdout.splitlines() if ln.startswith("PVJSON ")]
-check(p.returncode == 0 and len(pv) == 3, f"pvpython: exit {p.returncode} {p.stdout[-1500:]} {p.stderr[-2500:]}")
-if len(pv) == 3:
+check(p.returncode == 0 and len(pv) == 4, f"pvpython: exit {p.returncode} {p.stdout[-1500:]} {p.stderr[-2500:]}")
+if len(pv) == 4:
+    # the default format's lean series (the mesh and rank in series/mesh.h5, u in each frame):
+    # ParaView's XDMF reader finds the times and both arrays
+    x = pv[3]
+    check(x["times"] == [0.0, 0.1, 0.2] and all(f["point_arrays"] == ["u"] and f["cell_arrays"] == ["rank"]
+                                                 for f in x["frames"]) and
+          [round(f["u_range"][1], 3) for f in x["frames"]] == [1.0, round(math.exp(-0.1), 3), round(math.exp(-0.2), 3)],
+          f"xdmf: ParaView's times and arrays {x}")
     exact = (2 / math.pi) ** 3
     err = {}
     for name, E, res in (("box2", 8, pv[0]), ("box4", 64, pv[1])):

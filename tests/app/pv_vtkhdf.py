@@ -1,6 +1,7 @@
 """Run by ParaView's pvpython (tests/app/check_vtkhdf.py): what ParaView
-itself sees in VTKHDF files or file series of hexcg, one JSON line each
-("PVJSON {...}"), and a picture of u in the first (cut open at x = 0.5).
+itself sees in VTKHDF files or file series of hexcg (and in an XDMF time
+series: its times and arrays), one JSON line each ("PVJSON {...}"), and a
+picture of u in the first (cut open at x = 0.5).
 Debian's ParaView 5.11 renders through X only: run it under xvfb-run.
 usage: xvfb-run -a pvpython pv_vtkhdf.py PNG FILE..."""
 import json
@@ -69,8 +70,20 @@ def picture(r, png):
     SaveScreenshot(png, view, ImageResolution=[800, 600])
 
 
+def xdmf_frame(r, t):
+    """an XDMF time series (hexcg's default output): the arrays ParaView finds and u's range"""
+    r.UpdatePipeline(t)
+    return {"point_arrays": sorted(r.PointData.keys()), "cell_arrays": sorted(r.CellData.keys()),
+            "u_range": list(r.PointData["u"].GetRange())}
+
+
 for n, path in enumerate(sys.argv[2:]):
     r = OpenDataFile(path)
+    if path.endswith(".xdmf"):
+        times = list(r.TimestepValues)
+        print("PVJSON " + json.dumps({"file": path, "reader": r.GetXMLName(), "times": times,
+                                      "frames": [xdmf_frame(r, t) for t in times]}), flush=True)
+        continue
     times = list(r.TimestepValues) if r.TimestepValues else []
     res = {"file": path, "reader": r.GetXMLName() if r else None, "times": times,
            "frames": [frame(r, t) for t in (times or [None])]}
