@@ -1167,6 +1167,7 @@ static int validate(hx_case *cs, case_impl *im) {
     cs->output.fields = cs->time.enabled ? HX_FIELD_U
                                          : HX_FIELD_U | HX_FIELD_RANK |
                                                (cs->problem.exact ? HX_FIELD_EXACT | HX_FIELD_ERROR : 0);
+  cs->output.fields |= HX_FIELD_U; /* always: the solution, and a later run's input */
   return HX_SUCCESS;
 }
 
