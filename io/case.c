@@ -159,7 +159,7 @@ static const hx_opt_key output_rows[] = {
     ENUM_ROW("precision", output.precision, out_precisions, 0, "fp64",
              "u, exact and error in the solution files as float64 or float32 (the mesh stays float64)"),
     ENUM_ROW("format", output.format, out_formats, 0, "xdmf",
-             "solution.h5 + solution.xdmf (p^3 linear sub-hexahedra per element), or solution.vtkhdf (one "
+             "solution.h5 + solution.xdmf (p^3 linear sub-hexahedra per element), or solution.hdf (VTKHDF: one "
              "Lagrange hexahedron per element; docs/case-format.md)"),
     INT_ROW("progress_every", output.progress_every, 0, INT_MAXV, 0, "50",
             "progress line every N iterations (0: never)"),
