@@ -572,8 +572,15 @@ static int phase_output(run_state *st) {
       HX_CALL(HX_ALLOC(&st->hex, nl > 0 ? nl : 1));
       hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
     }
-    HX_CALL(hx_io_write_solution(st->ctx->comm, cs->output.dir, cs->order, hx_disc_num_elements(st->d),
-                                 hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu, st->hex));
+    const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
+    if (cs->output.format == HX_OUTPUT_VTKHDF) /* one Lagrange hexahedron per element (ParaView) */
+      HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, cs->output.dir, HX_VTKHDF_NAME, NULL, NULL, cs->output.fields,
+                                 fp32, cs->order, hx_disc_num_elements(st->d),
+                                 hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu, st->hex, NULL));
+    else
+      HX_CALL(hx_io_write_solution_opts(st->ctx->comm, cs->output.dir, cs->output.fields, fp32, cs->order,
+                                        hx_disc_num_elements(st->d), hx_mesh_element_global_ids(st->m), X, Y,
+                                        Z, st->hu, st->hex, NULL));
   }
   st->t_io += hx_wtime() - t;
   return HX_SUCCESS;

@@ -80,6 +80,8 @@ typedef struct {
   char **files;                 /* the temporal collection: series/ file names and times */
   double *times;
   int nout, capout, last_out;
+  int mesh_out;                      /* series/mesh.h5 written by this segment */
+  long long mesh_bytes, frame_bytes; /* its size, a frame's (the last written) */
   hx_checkpoint_mesh_id mid;    /* the mesh's identity in checkpoints (nodes, periodicity, ...) */
   char run_id[HX_RUN_ID_LEN];   /* this run's (a restart: the checkpoint's) */
   char ck_run_id[HX_RUN_ID_LEN]; /* --restart: the checkpoint's ("" an earlier hexcg's: none) */
@@ -323,8 +325,9 @@ static int carry_series(tloop *L, int ck) {
     int st, len = 0;
     /* the files of the output schedule only: a segment's last step (written
      * when it stopped) is not an output of the uninterrupted run */
-    if (sscanf(e->d_name, "solution_%d.h5%n", &st, &len) != 1 || len != (int)strlen(e->d_name) || st > ck ||
-        st < 1 || L->cs->time.output_every <= 0 || st % L->cs->time.output_every != 0)
+    const char *ext = L->cs->output.format == HX_OUTPUT_VTKHDF ? ".hdf" : ".h5";
+    if (sscanf(e->d_name, "solution_%d%n", &st, &len) != 1 || strcmp(e->d_name + len, ext) || st > ck ||
+        st < 0 || L->cs->time.output_every <= 0 || st % L->cs->time.output_every != 0)
       continue;
     char path[4700], rid[HX_RUN_ID_LEN];
     snprintf(path, sizeof path, "%s/%s", sdir, e->d_name);
@@ -352,7 +355,8 @@ static int carry_series(tloop *L, int ck) {
     err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", odir, strerror(errno));
   for (int i = 0; !err && i < n; i++) {
     char name[64], a[4500], b[4500];
-    snprintf(name, sizeof name, "solution_%06d.h5", steps[i]);
+    snprintf(name, sizeof name, "solution_%06d.%s", steps[i],
+             L->cs->output.format == HX_OUTPUT_VTKHDF ? "hdf" : "h5");
     snprintf(a, sizeof a, "%s/%s", sdir, name), snprintf(b, sizeof b, "%s/%s", odir, name);
     if (rank0) err = copy_file(a, b);
     if (!err) err = add_output(L, name, steps[i] * L->cs->time.dt);
@@ -399,27 +403,78 @@ static int write_checkpoint(tloop *L, int step) {
   return HX_SUCCESS;
 }
 
-/* the newest level into series/solution_STEP.h5 (the stage's series folder) */
-static int write_output(tloop *L, int step) {
+/* the stage's series/ folder into sdir, made */
+static int series_dir(tloop *L, char *sdir, size_t len) {
+  snprintf(sdir, len, "%s/series", L->cs->output.dir);
+  int err = HX_SUCCESS;
+  if (L->env->ctx->rank == 0 && mkdir(sdir, 0777) != 0 && errno != EEXIST)
+    err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", sdir, strerror(errno));
+  HX_CALL(hx_io_agree_error(L->comm, err));
+  return HX_SUCCESS;
+}
+
+/* series/mesh.h5, once per segment: the frames hold no mesh (issue 54) */
+static int write_series_mesh(tloop *L) {
+  const hx_case *cs = L->cs;
+  if (L->mesh_out) return HX_SUCCESS;
+  hx_disc d = *L->env->d;
+  const double *X, *Y, *Z;
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+  char sdir[4200];
+  HX_CALL(series_dir(L, sdir, sizeof sdir));
+  const double t0 = hx_wtime();
+  if (cs->output.format == HX_OUTPUT_VTKHDF) /* a VTKHDF mesh (and rank) the frames link to */
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, HX_SERIES_VTK_MESH_NAME, NULL, NULL,
+                               cs->output.fields & HX_FIELD_RANK, 0, cs->order, hx_disc_num_elements(d),
+                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, NULL, NULL, &L->mesh_bytes));
+  else
+    HX_CALL(hx_io_write_series_mesh(L->comm, sdir, (cs->output.fields & HX_FIELD_RANK) != 0, cs->order,
+                                    hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z,
+                                    &L->mesh_bytes));
+  *L->env->t_io += hx_wtime() - t0;
+  L->mesh_out = 1;
+  return HX_SUCCESS;
+}
+
+/* the level u of step `step` into series/solution_STEP.h5 (the stage's series folder) */
+static int write_output(tloop *L, int step, const double *u) {
   const hx_case *cs = L->cs;
   if (!cs->output.solution || L->last_out == step) return HX_SUCCESS;
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+  HX_CALL(write_series_mesh(L));
   char sdir[4200], name[64];
-  snprintf(sdir, sizeof sdir, "%s/series", cs->output.dir);
-  int err = HX_SUCCESS;
-  if (L->env->ctx->rank == 0 && mkdir(sdir, 0777) != 0 && errno != EEXIST)
-    err = HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", sdir, strerror(errno));
-  HX_CALL(hx_io_agree_error(L->comm, err));
-  snprintf(name, sizeof name, "solution_%06d.h5", step);
-  /* the exact solution at this step's time, if known (feff is free between steps) */
-  if (cs->problem.exact) hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
+  HX_CALL(series_dir(L, sdir, sizeof sdir));
+  const int vtk = cs->output.format == HX_OUTPUT_VTKHDF;
+  snprintf(name, sizeof name, "solution_%06d.%s", step, vtk ? "hdf" : "h5");
+  /* the exact solution at this step's time, if asked for (feff is free between steps) */
+  const int want_exact = cs->problem.exact && (cs->output.fields & (HX_FIELD_EXACT | HX_FIELD_ERROR));
+  if (want_exact)
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
   const double t0 = hx_wtime();
-  HX_CALL(hx_io_write_series_file(L->comm, sdir, name, L->run_id, cs->order, hx_disc_num_elements(d),
-                                    hx_mesh_element_global_ids(L->env->m), X, Y, Z, L->lev[0],
-                                    cs->problem.exact ? L->feff : NULL));
+  const int first = L->frame_bytes == 0;
+  const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
+  if (vtk) /* ParaView's own high-order cells; the mesh an external link into series/mesh.hdf */
+    HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, HX_SERIES_VTK_MESH_NAME, L->run_id, cs->output.fields,
+                               fp32, cs->order, hx_disc_num_elements(d),
+                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, u, want_exact ? L->feff : NULL,
+                               &L->frame_bytes));
+  else
+    HX_CALL(hx_io_write_series_frame(L->comm, sdir, name, L->run_id, cs->output.fields, fp32, cs->order,
+                                     hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), u,
+                                     want_exact ? L->feff : NULL, &L->frame_bytes));
   *L->env->t_io += hx_wtime() - t0;
+  if (first) {
+    char fl[64] = "";
+    const char *nm[] = {"u", "exact", "error"};
+    for (int f = 0, c = 0; f < 3; f++)
+      if (cs->output.fields & (1u << f))
+        snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%s%s", c++ ? ", " : "", nm[f]);
+    hx_log(HX_LOG_NORMAL, "output: %lld bytes per frame (%s, %s), series/%s %lld bytes once\n",
+           L->frame_bytes, fl, fp32 ? "fp32" : "fp64", vtk ? HX_SERIES_VTK_MESH_NAME : HX_SERIES_MESH_NAME,
+           L->mesh_bytes);
+  }
   HX_CALL(add_output(L, name, step * cs->time.dt));
   L->last_out = step;
   return HX_SUCCESS;
@@ -610,6 +665,9 @@ static int loop(tloop *L) {
     HX_CALL(hx_io_agree_error(L->comm, err));
     HX_CALL(carry_series(L, n0));
   }
+  /* a fresh run's first frame: the initial state at t = 0 (the oldest level:
+   * after an exact start-up the newer ones are at dt .. (k-1) dt) */
+  if (!env->restart && cs->time.output_every > 0) HX_CALL(write_output(L, 0, L->lev[L->nlev - 1]));
 
   hx_solve_result *tot = env->dr, dr;
   memset(tot, 0, sizeof *tot);
@@ -736,7 +794,7 @@ static int loop(tloop *L) {
       failed = 1;
       break;
     }
-    if (out_due) HX_CALL(write_output(L, n));
+    if (out_due) HX_CALL(write_output(L, n, L->lev[0]));
     if (cs->time.checkpoint_every > 0 && n % cs->time.checkpoint_every == 0 && n < N) HX_CALL(write_checkpoint(L, n));
     /* a signal between solves: every rank stops after the same step */
     int sig = hx_signal_pending();
@@ -751,17 +809,21 @@ static int loop(tloop *L) {
   if (!failed && last > 0) {
     if (done > 0 || n0 > 0) {
       /* the last step's solution (of an outputs rebuild from the checkpoint too: the case's last step) */
-      if (L->last_out != last && (done > 0 || n0 >= N)) HX_CALL(write_output(L, last));
+      if (L->last_out != last && (done > 0 || n0 >= N)) HX_CALL(write_output(L, last, L->lev[0]));
       HX_CALL(write_checkpoint(L, last));
     }
   }
   const double t0 = hx_wtime();
   if (cs->output.solution && L->nout > 0) {
-    int err = env->ctx->rank != 0 ? HX_SUCCESS
-                                  : hx_io_write_solution_series(cs->output.dir, cs->order,
-                                                                (long long)hx_mesh_num_global_elements(env->m),
-                                                                cs->problem.exact != NULL, L->nout,
-                                                                (const char *const *)L->files, L->times);
+    HX_CALL(write_series_mesh(L)); /* a segment that wrote no frame of its own (all carried) */
+    int err =
+        env->ctx->rank != 0 ? HX_SUCCESS
+        : cs->output.format == HX_OUTPUT_VTKHDF
+            ? hx_io_write_vtkhdf_series(cs->output.dir, L->nout, (const char *const *)L->files, L->times)
+            : hx_io_write_solution_series(cs->output.dir, cs->order,
+                                          (long long)hx_mesh_num_global_elements(env->m), cs->output.fields,
+                                          cs->output.precision == HX_OUTPUT_FP32, L->nout,
+                                          (const char *const *)L->files, L->times);
     HX_CALL(hx_io_agree_error(L->comm, err));
   }
   if (cs->output.history) HX_CALL(hx_history_write(L->mon.hist, L->comm, cs->output.dir));
@@ -797,6 +859,7 @@ static int loop(tloop *L) {
   res->time.interrupted = interrupted;
   res->time.checkpoints = L->checkpoints;
   res->time.outputs = L->nout;
+  res->time.frame_bytes = L->frame_bytes, res->time.mesh_bytes = L->mesh_bytes;
   env->solved = done;
   return HX_SUCCESS;
 }

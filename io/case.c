@@ -37,6 +37,9 @@ static const char *const backends[] = {"cpu", "cuda"};
 static const char *const time_schemes[] = {"bdf1", "bdf2", "bdf3"}; /* BDF order = index + 1 */
 static const char *const box_tags[] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 static const char *const box_materials[] = {"box"};
+static const char *const out_precisions[] = {"fp64", "fp32"}; /* HX_OUTPUT_FP64, HX_OUTPUT_FP32 */
+static const char *const out_formats[] = {"xdmf", "vtkhdf"};  /* HX_OUTPUT_XDMF, HX_OUTPUT_VTKHDF */
+static const char *const out_fields[] = {"u", "exact", "error", "rank"}; /* HX_FIELD_* bit i */
 
 /* ---------------------------------------------------------------- the option tables */
 /* One row per key (core/hx_core.h, "option tables"): the typed rows are read
@@ -150,6 +153,14 @@ static const hx_opt_key output_rows[] = {
      .help = "output folder, relative to the working directory (default out/<case name>)"},
     BOOL_ROW("solution", output.solution, "true", "write solution.h5 + solution.xdmf"),
     BOOL_ROW("history", output.history, "true", "write history.csv + history.h5"),
+    OTHER_ROW("fields", 0, NULL, "a list of u, exact, error, rank",
+              "the fields of the solution output (default: [u, exact, error, rank] for a steady run, exact "
+              "and error with problem.exact only; [u] with a time section: docs/time.md)"),
+    ENUM_ROW("precision", output.precision, out_precisions, 0, "fp64",
+             "u, exact and error in the solution files as float64 or float32 (the mesh stays float64)"),
+    ENUM_ROW("format", output.format, out_formats, 0, "xdmf",
+             "solution.h5 + solution.xdmf (p^3 linear sub-hexahedra per element), or solution.hdf (VTKHDF: one "
+             "Lagrange hexahedron per element; docs/case-format.md)"),
     INT_ROW("progress_every", output.progress_every, 0, INT_MAXV, 0, "50",
             "progress line every N iterations (0: never)"),
     DBL_ROW("progress_seconds", output.progress_seconds, 0, INF, 0, "10.0",
@@ -1081,6 +1092,39 @@ int hx_opt_parse_yaml(const char *text, const char *name, hx_opt **out) {
   return HX_SUCCESS;
 }
 
+/* output.fields: a list of u, exact, error, rank (0 when not given: the
+ * default is resolved in validate, once the time section is known) */
+static int load_fields(hx_case *cs, const hx_ynode *out) {
+  const hx_ynode *v = out ? hx_ynode_get(out, "fields", NULL) : NULL;
+  cs->output.fields = 0;
+  if (!v) return HX_SUCCESS;
+  const char *want = "a list of u, exact, error, rank (e.g. [u, error])";
+  if (v->kind == HX_YN_SCALAR) return hx_yerror(v, "output.fields: expected %s, got '%s'", want, v->value);
+  if (v->kind != HX_YN_SEQ) return hx_yerror(v, "output.fields: expected %s", want);
+  if (v->n == 0)
+    return hx_yerror(v,
+                     "output.fields: the list is empty (expected %s; output.solution: false writes no "
+                     "solution)",
+                     want);
+  for (int i = 0; i < v->n; i++) {
+    const hx_ynode *a = v->vals[i];
+    if (a->kind != HX_YN_SCALAR)
+      return hx_yerror(a, "output.fields: entry %d is not a name (expected %s)", i, want);
+    int f = -1;
+    for (int k = 0; k < NELEM(out_fields); k++)
+      if (!strcmp(a->value, out_fields[k])) f = k;
+    if (f < 0)
+      return hx_yerror(a, "output.fields: unknown field '%s' (the choices: u, exact, error, rank)", a->value);
+    if (cs->output.fields & (1u << f)) return hx_yerror(a, "output.fields: '%s' is given twice", a->value);
+    if ((f == 1 || f == 2) && !cs->problem.exact)
+      return hx_yerror(
+          a, "output.fields: '%s' needs problem.exact (the case gives no exact solution); remove it",
+          a->value);
+    cs->output.fields |= 1u << f;
+  }
+  return HX_SUCCESS;
+}
+
 static int load_rest(hx_case *cs, const hx_ynode *root) {
   hx_ynode *s;
   HX_CALL(opt_from_ynode(hx_ynode_get(root, "preconditioner", NULL), &cs->preconditioner.opts));
@@ -1089,6 +1133,7 @@ static int load_rest(hx_case *cs, const hx_ynode *root) {
   HX_CALL(read_group(s, &operator_group, cs));
   if ((s = hx_ynode_get(root, "output", NULL))) HX_CALL(want_map(s, "output"));
   HX_CALL(read_group(s, &output_group, cs));
+  HX_CALL(load_fields(cs, s));
   if (!cs->output.dir) {
     size_t n = strlen(cs->name) + 8;
     cs->output.dir = malloc(n);
@@ -1117,6 +1162,12 @@ static int validate(hx_case *cs, case_impl *im) {
   HX_CALL(load_time(cs, im, root));
   HX_CALL(check_no_t(cs));
   if (cs->solver.projection < 0) cs->solver.projection = cs->time.enabled ? 8 : 0;
+  /* output.fields not given: every field of a steady run; a time series is lean (docs/time.md) */
+  if (!cs->output.fields)
+    cs->output.fields = cs->time.enabled ? HX_FIELD_U
+                                         : HX_FIELD_U | HX_FIELD_RANK |
+                                               (cs->problem.exact ? HX_FIELD_EXACT | HX_FIELD_ERROR : 0);
+  cs->output.fields |= HX_FIELD_U; /* always: the solution, and a later run's input */
   return HX_SUCCESS;
 }
 
@@ -1475,6 +1526,11 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
         sb_printf(s, "\n");
       }
     }
+  } else if (g == &output_group && !strcmp(k->key, "fields")) {
+    sb_printf(s, " [");
+    for (int f = 0, c = 0; f < NELEM(out_fields); f++)
+      if (cs->output.fields & (1u << f)) sb_printf(s, "%s%s", c++ ? ", " : "", out_fields[f]);
+    sb_printf(s, "]\n");
   } else if (g == &solver_group && !strcmp(k->key, "initial_guess")) {
     sb_printf(s, " {file: ");
     sb_quoted(s, cs->solver.initial_guess);

@@ -1,6 +1,6 @@
 /* Checkpoints of time-dependent runs (docs/time.md): a folder holding
  * checkpoint.yaml (step, time, what the case and mesh were, checksums) and
- * one solution file (hexcg-solution-1, hx_io_write_solution_file) per BDF
+ * one state file (hexcg-solution-1 with element ids and u only, hx_io_write_state_file) per BDF
  * level and per projection vector; written as DIR.new and renamed onto DIR,
  * so a kill at any moment leaves the previous checkpoint or the new one. */
 #include <ctype.h>
@@ -179,6 +179,8 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, const
                         int p, int32_t E_local, const int64_t *gid, const double *x, const double *y,
                         const double *z) {
   int rank = 0, size = 1, err = HX_SUCCESS;
+  (void)x, (void)y,
+      (void)z; /* the state files hold no coordinates: mid's mesh_nodes_hash identifies the mesh */
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_MPI(MPI_Comm_size(comm, &size));
   HX_CHECK(nlev >= 1 && nlev <= 16 && nproj >= 0 && nproj <= 64, HX_ERR_ARG, "checkpoint: %d levels, %d vectors",
@@ -204,7 +206,7 @@ int hx_checkpoint_write(MPI_Comm comm, const char *dir, const hx_case *cs, const
   for (int i = 0; i < nlev + nproj && !err; i++) {
     const double *v = i < nlev ? lev[i] : proj[i - nlev];
     snprintf(name, sizeof name, "%s_%d.h5", i < nlev ? "u" : "p", i < nlev ? i : i - nlev);
-    err = hx_io_write_solution_file(comm, nw, name, 0, p, E_local, gid, x, y, z, v, NULL);
+    err = hx_io_write_state_file(comm, nw, name, p, E_local, gid, v);
     if (!err) err = elem_hash(comm, E_local, npe, gid, v, &sums[i]);
   }
   if (err) {

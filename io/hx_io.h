@@ -173,12 +173,20 @@ typedef struct hx_case_s {
   struct {
     char *dir;               /* output folder (relative to the working directory) */
     int solution;            /* write solution.h5 + solution.xdmf */
+    unsigned fields;         /* output.fields: HX_FIELD_* bits (the default resolved) */
+    int precision;           /* output.precision: HX_OUTPUT_FP64 or HX_OUTPUT_FP32 */
+    int format;              /* output.format: HX_OUTPUT_XDMF or HX_OUTPUT_VTKHDF */
     int history;             /* write history.csv + history.h5 */
     int progress_every;      /* progress line every N iterations (0: never) */
     double progress_seconds; /* ... or every S seconds (0: never) */
   } output;
   void *impl; /* private: the parsed YAML with positions, for later messages */
 } hx_case;
+
+/* output.fields (docs/case-format.md): the fields a solution output holds */
+enum { HX_FIELD_U = 1, HX_FIELD_EXACT = 2, HX_FIELD_ERROR = 4, HX_FIELD_RANK = 8, HX_FIELD_ALL = 15 };
+enum { HX_OUTPUT_FP64 = 0, HX_OUTPUT_FP32 = 1 };   /* output.precision */
+enum { HX_OUTPUT_XDMF = 0, HX_OUTPUT_VTKHDF = 1 }; /* output.format */
 
 /* Not collective. Read, parse and validate path; apply nsets overrides
  * "a.b=value" (value in YAML syntax: 3, 1e-10, [4, 4, 4], cuda, "x^2";
@@ -371,17 +379,55 @@ int hx_history_read(const char *path, hx_history *h);
 int hx_io_write_solution(MPI_Comm comm, const char *dir, int p, int32_t E_local, const int64_t *gid,
                          const double *x, const double *y, const double *z, const double *u,
                          const double *exact);
-/* As hx_io_write_solution, into dir/name (a file name, "solution_000010.h5"),
- * and dir/solution.xdmf for it alone when xdmf != 0. */
-int hx_io_write_solution_file(MPI_Comm comm, const char *dir, const char *name, int xdmf, int p, int32_t E_local,
-                              const int64_t *gid, const double *x, const double *y, const double *z,
-                              const double *u, const double *exact);
-/* Collective. As hx_io_write_solution_file without an XDMF file, with the
- * root attribute run_id (a time series file: the run it belongs to, which a
- * --restart checks before it carries the file; NULL or "": none). */
-int hx_io_write_series_file(MPI_Comm comm, const char *dir, const char *name, const char *run_id, int p,
-                            int32_t E_local, const int64_t *gid, const double *x, const double *y, const double *z,
-                            const double *u, const double *exact);
+/* Collective. As hx_io_write_solution with the fields of output.fields
+ * (HX_FIELD_*; u always; exact and error only where exact is given) in
+ * float32 when fp32 (u, exact, error); *bytes (may be NULL): solution.h5's size. */
+int hx_io_write_solution_opts(MPI_Comm comm, const char *dir, unsigned fields, int fp32, int p,
+                              int32_t E_local, const int64_t *gid, const double *x, const double *y,
+                              const double *z, const double *u, const double *exact, long long *bytes);
+/* Collective. A state file dir/name for a checkpoint: /mesh/element_id and
+ * /fields/u (float64) only, what hx_io_read_solution needs (no coordinates,
+ * connectivity, rank; docs/time.md "Checkpoints"). */
+int hx_io_write_state_file(MPI_Comm comm, const char *dir, const char *name, int p, int32_t E_local,
+                           const int64_t *gid, const double *u);
+/* A time series' mesh file in series/ (written once per run: the frames
+ * hold no mesh; docs/time.md). */
+#define HX_SERIES_MESH_NAME "mesh.h5"
+/* Collective. dir/mesh.h5 of a time series: /mesh/coordinates,
+ * /mesh/connectivity, /mesh/element_id and, when with_rank, /fields/rank, the
+ * element rows in global-id order (the same file on any partition, so frames
+ * of a restart on another rank count fit it); *bytes (may be NULL): its size. */
+int hx_io_write_series_mesh(MPI_Comm comm, const char *dir, int with_rank, int p, int32_t E_local,
+                            const int64_t *gid, const double *x, const double *y, const double *z,
+                            long long *bytes);
+/* Collective. One frame dir/name of a time series: /mesh/element_id and the
+ * node fields of fields (HX_FIELD_U, _EXACT, _ERROR; float32 when fp32),
+ * rows in global-id order as hx_io_write_series_mesh, the root attribute
+ * run_id; no coordinates. *bytes (may be NULL): the file's size. */
+int hx_io_write_series_frame(MPI_Comm comm, const char *dir, const char *name, const char *run_id,
+                             unsigned fields, int fp32, int p, int32_t E_local, const int64_t *gid,
+                             const double *u, const double *exact, long long *bytes);
+/* output.format: vtkhdf (docs/case-format.md): solution.hdf, a VTKHDF 1.0
+ * UnstructuredGrid that ParaView (5.11 on) opens, one Lagrange hexahedron
+ * (VTK type 72) per element */
+#define HX_VTKHDF_NAME "solution.hdf"
+/* Collective. dir/name as a VTKHDF file: /VTKHDF/Points (the GLL nodes of
+ * each element, the element rows in global-id order), Connectivity (VTK's
+ * Lagrange node order), Offsets, Types, PointData u (exact, error as fields
+ * asks, where exact is given; float32 when fp32; none when u is NULL: a
+ * mesh file), CellData rank; written as solution.h5 is (rank 0 creates the
+ * structure, every rank pwrites its rows). mesh_file not NULL: a frame of a
+ * series whose mesh datasets (and rank) are HDF5 external links into
+ * mesh_file (a file name in dir, written by this function with u NULL), so
+ * the frame holds the point data only. *bytes (may be NULL): the file's size. */
+#define HX_SERIES_VTK_MESH_NAME "mesh.hdf"
+int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const char *mesh_file,
+                       const char *run_id, unsigned fields, int fp32, int p, int32_t E_local,
+                       const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
+                       const double *exact, long long *bytes);
+/* Not collective (rank 0). dir/solution.hdf.series: ParaView's file-series
+ * JSON naming the n VTKHDF frames files[i] (relative to dir) at times[i]. */
+int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, const double *times);
 /* Not collective. The run_id attribute of a solution file into buf ("" when
  * it has none: a file of a hexcg before issue 53 or a steady run's);
  * HX_ERR_INPUT when the file is not HDF5. */
@@ -389,11 +435,12 @@ int hx_io_solution_run_id(const char *path, char *buf, size_t len);
 /* Not collective (rank 0). dir/solution.xdmf as one temporal collection of
  * the n solution files files[i] (names in dir, written by
  * hx_io_write_solution_file, all of the same mesh) at the times times[i]:
- * a mesh grid (topology and geometry of files[0]) and a
+ * a mesh grid (topology and geometry of series/mesh.h5, hx_io_write_series_mesh;
+ * the rank field there too when fields has HX_FIELD_RANK) and a
  * GridType="Collection" CollectionType="Temporal" grid whose grids include
  * it and carry <Time Value=...> and the fields (meshio's time-series layout;
  * ParaView and meshio.xdmf.TimeSeriesReader read it). */
-int hx_io_write_solution_series(const char *dir, int p, long long E, int has_exact, int n,
+int hx_io_write_solution_series(const char *dir, int p, long long E, unsigned fields, int fp32, int n,
                                 const char *const *files, const double *times);
 /* Collective. Read /fields/u from a solution.h5 written by
  * hx_io_write_solution (any number of ranks, any partition) into
@@ -565,6 +612,8 @@ typedef struct {
     int interrupted;           /* a signal ended the run: checkpoint written (exit status 5) */
     int checkpoints;           /* checkpoints written */
     int outputs;               /* solutions written to solution.xdmf's temporal collection */
+    long long frame_bytes;     /* bytes of one frame series/solution_N.h5 (0: none written by this run) */
+    long long mesh_bytes;      /* bytes of series/mesh.h5 (written once) */
     char run_id[HX_RUN_ID_LEN];   /* the run's id: made by a fresh run, kept by its restarts (docs/time.md) */
     int data_failed;              /* the data were not finite at a step: the steps before it written */
     char data_error[2048];        /* ... and the message (exit status 2) */

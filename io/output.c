@@ -16,8 +16,9 @@
 /* Files hexcg writes into an output folder (removed by --force); "series"
  * is a folder: the solution files of a time-dependent run's temporal
  * collection (solution.xdmf names them, docs/time.md). */
-static const char *const hx_outputs[] = {"case.yaml",   "summary.yaml", "solution.h5", "solution.xdmf",
-                                         "history.csv", "history.h5",   "steps.csv",   "series"};
+static const char *const hx_outputs[] = {"case.yaml",    "summary.yaml",       "solution.h5", "solution.xdmf",
+                                         "history.csv",  "history.h5",         "steps.csv",   "series",
+                                         "solution.hdf", "solution.hdf.series"};
 #define HX_SERIES_NAME "series"
 static void remove_tree_files(const char *d);
 static void remove_series(const char *d);
@@ -192,7 +193,16 @@ static int has_results(const char *dir) {
 /* hexcg's own names in a series folder: solution_N.h5 and its .tmp */
 static int own_series_name(const char *n) {
   int st = 0, len = 0;
-  if (sscanf(n, "solution_%d.h5%n", &st, &len) != 1 || st < 0) return 0;
+  if (!strcmp(n, HX_SERIES_MESH_NAME) || !strcmp(n, HX_SERIES_MESH_NAME ".tmp") || /* the series' mesh */
+      !strcmp(n, HX_SERIES_VTK_MESH_NAME) || !strcmp(n, HX_SERIES_VTK_MESH_NAME ".tmp"))
+    return 1;
+  if (sscanf(n, "solution_%d%n", &st, &len) != 1 || st < 0) return 0;
+  if (!strncmp(n + len, ".h5", 3))
+    len += 3; /* xdmf's frames */
+  else if (!strncmp(n + len, ".hdf", 4))
+    len += 4; /* VTKHDF's */
+  else
+    return 0;
   return n[len] == '\0' || !strcmp(n + len, ".tmp");
 }
 
@@ -318,8 +328,9 @@ static void outdir_free(struct hx_outdir_s *od) {
 
 #define HX_MANIFEST_NAME ".manifest"
 /* summary.yaml last: of an old-style reader's files it marks a complete set */
-static const char *const commit_order[] = {"case.yaml",  "solution.h5", HX_SERIES_NAME, "solution.xdmf",
-                                           "history.csv", "history.h5", "steps.csv",    "summary.yaml"};
+static const char *const commit_order[] = {
+    "case.yaml",           "solution.h5", "solution.hdf", HX_SERIES_NAME, "solution.xdmf",
+    "solution.hdf.series", "history.csv", "history.h5",   "steps.csv",    "summary.yaml"};
 #define HX_NCOMMIT (sizeof commit_order / sizeof commit_order[0])
 
 static int sync_path(const char *p, int dir) {

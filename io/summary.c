@@ -165,11 +165,13 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     P("time:\n  scheme: bdf%d\n  dt: %.17g\n  first_step: %d\n  last_step: %d\n  t_end: %s\n"
       "  iterations: %lld\n  iterations_per_step: %s\n  projection: %d\n  projection_gain_mean: %s\n"
       "  iterations_saved: %s\n  projection_s: %s\n"
-      "  first_step_s: %s\n  step_s: %s\n  setups: %d\n  outputs: %d\n  checkpoints: %d\n  interrupted: %s\n"
-      "  run_id: %s\n",
+      "  first_step_s: %s\n  step_s: %s\n  setups: %d\n  outputs: %d\n  frame_bytes: %lld\n  mesh_bytes: "
+      "%lld\n"
+      "  checkpoints: %d\n  interrupted: %s\n  run_id: %s\n",
       cs->time.scheme + 1, cs->time.dt, st->time.first_step, st->time.last_step, f1,
-      (long long)st->time.iterations, f2, cs->solver.projection, f3, f6, f7, f4, f5, st->time.setups, st->time.outputs,
-      st->time.checkpoints, st->time.interrupted ? "true" : "false", st->time.run_id[0] ? st->time.run_id : "none");
+      (long long)st->time.iterations, f2, cs->solver.projection, f3, f6, f7, f4, f5, st->time.setups,
+      st->time.outputs, st->time.frame_bytes, st->time.mesh_bytes, st->time.checkpoints,
+      st->time.interrupted ? "true" : "false", st->time.run_id[0] ? st->time.run_id : "none");
   }
 #undef P
   int err = n < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "summary too long");

@@ -54,6 +54,9 @@ PACKAGES=(
   munge slurmctld slurmd slurm-client
   strace
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
+  # ParaView itself reads output.format: vtkhdf in app.vtkhdf (pvpython; its
+  # 5.11 renders through X only, so under xvfb-run)
+  python3-paraview xvfb xauth
 )
 
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)

@@ -142,7 +142,8 @@ rc, err = launch("B", "ref-B")
 check(rc == 0, f"run B: rc {rc} {err!r}")
 for k, ref in (("A", "ref-A"), ("B", "ref-B")):
     SETS[k]["names"] = {n for n in NAMES if os.path.exists(os.path.join(W, ref, n))}
-    SETS[k]["series"] = {int(n[9:15]) for n in os.listdir(os.path.join(W, ref, "series")) if n.endswith(".h5")}
+    SETS[k]["series"] = {int(n[9:15]) for n in os.listdir(os.path.join(W, ref, "series"))
+                         if n.startswith("solution_") and n.endswith(".h5")}  # not the series' mesh.h5
 check(SETS["A"]["names"] - SETS["B"]["names"] == {"history.csv", "history.h5"}, f"the sets' names {SETS}")
 check(one_set("ref-A", "run A") == "A", "run A: not set A")
 

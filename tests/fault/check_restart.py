@@ -82,11 +82,14 @@ def ck_run_id(out):
 
 
 def series_ids(out):
-    """series file -> its run_id attribute (None: none)"""
+    """series frame file -> its run_id attribute (None: none); not the series' mesh.h5, which every
+    segment writes anew (the same mesh: no run's)"""
     import h5py
     d = os.path.join(W, out, "series")
     r = {}
     for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if n == "mesh.h5":
+            continue
         with h5py.File(os.path.join(d, n), "r") as f:
             v = f.attrs.get("run_id")
             r[n] = v.decode() if isinstance(v, bytes) else (str(v) if v is not None else None)
@@ -220,7 +223,7 @@ shutil.copytree(saved, d9s, symlinks=True, dirs_exist_ok=True)
 rc, so, se = hexcg(["run", B6, "--restart", d9s, "--output", "d9s"])
 check(rc == 0 and "the outputs are rebuilt from the checkpoint" in so and
       [r["step"] for r in rows("d9s")] == ["2", "3"] and summary_time("d9s").get("last_step") == "6" and
-      series_ids("d9s") == {"solution_000002.h5": rid_s, "solution_000006.h5": rid_s},
+      series_ids("d9s") == {"solution_000000.h5": rid_s, "solution_000002.h5": rid_s, "solution_000006.h5": rid_s},
       f"this run's set at step 3, its checkpoint at 6: rc {rc}, steps {[r['step'] for r in rows('d9s')]}, "
       f"summary {summary_time('d9s').get('last_step')}, series {series_ids('d9s')} {so[-300:]!r}")
 

@@ -3,7 +3,9 @@
  * hexahedron order, element ids, ranks, error = u - exact), and the restart
  * reader on a different partition (other ranks, other order, a rank without
  * elements), plus its errors (order, element count, unknown element id),
- * each the same on every rank. argv[1]: scratch folder (left for t204.py). */
+ * each the same on every rank; a time series' mesh file, a float32 frame
+ * and a checkpoint's state file (series_case). argv[1]: scratch folder
+ * (left for t204.py). */
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -137,6 +139,82 @@ static void check_file(const char *dir, int size, int with_exact) {
   HX_ASSERT(access(path, F_OK) != 0, "no temporary file left");
 }
 
+/* A time series (issue 54): series/mesh.h5 and a float32 frame from the
+ * interleaved partition A are in global-id order (row r is element r, on
+ * any partition), the frame holds the element ids and u, no mesh; a state
+ * file (a checkpoint's) holds the ids and u in float64 only; both read back
+ * on partition B. */
+static int series_case(const char *dir, int E, const int64_t *gid, int Eb, const int64_t *gb, int rank) {
+  double x[NE * NPE], y[NE * NPE], z[NE * NPE], u[NE * NPE], ex[NE * NPE];
+  fill(E, gid, x, y, z, u, ex);
+  long long mb = 0, fb = 0;
+  HX_TCALL(hx_io_write_series_mesh(MPI_COMM_WORLD, dir, 1, P, E, gid, x, y, z, &mb));
+  HX_TCALL(hx_io_write_series_frame(MPI_COMM_WORLD, dir, "solution_000007.h5", "0123456789abcdef", HX_FIELD_U,
+                                    1, P, E, gid, u, ex, &fb));
+  HX_TCALL(hx_io_write_state_file(MPI_COMM_WORLD, dir, "u_0.h5", P, E, gid, u));
+  char path[1200]; /* dir is at most 1100 characters */
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/solution_000007.h5", dir);
+  HX_ASSERT(stat(path, &sb) == 0 && sb.st_size == fb && fb > 0, "frame size %lld reported %lld",
+            (long long)sb.st_size, fb);
+  if (rank == 0) {
+    static double xyz[NE * NPE][3];
+    int64_t ids[NE], fids[NE];
+    float fu[NE * NPE];
+    snprintf(path, sizeof path, "%s/mesh.h5", dir);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/mesh/element_id", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids), H5Dclose(d);
+    d = H5Dopen2(f, "/mesh/coordinates", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, xyz), H5Dclose(d);
+    HX_ASSERT(H5Lexists(f, "/fields/rank", H5P_DEFAULT) > 0 && H5Lexists(f, "/fields/u", H5P_DEFAULT) == 0,
+              "mesh.h5: the rank, no u");
+    H5Fclose(f);
+    for (int r = 0; r < NE; r++)
+      HX_ASSERT(ids[r] == r && xyz[r * NPE][0] == (double)r, "mesh.h5 row %d: element %lld at x %g", r,
+                (long long)ids[r], xyz[r * NPE][0]);
+    snprintf(path, sizeof path, "%s/solution_000007.h5", dir);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    HX_ASSERT(H5Lexists(f, "/mesh/coordinates", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/fields/exact", H5P_DEFAULT) == 0,
+              "the frame: no coordinates, no exact");
+    d = H5Dopen2(f, "/fields/u", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    HX_ASSERT(H5Tget_size(t) == 4, "the frame's u: %zu bytes a value", H5Tget_size(t));
+    H5Tclose(t);
+    H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fu), H5Dclose(d);
+    d = H5Dopen2(f, "/mesh/element_id", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, fids), H5Dclose(d);
+    H5Fclose(f);
+    int bad = 0;
+    for (int r = 0; r < NE; r++) bad += fids[r] != r;
+    for (int q = 0; q < NE * NPE; q++) { /* row r: element r, x = r + i/P */
+      const int r = q / NPE, i = q % N, j = q / N % N, k = q / (N * N) % N;
+      bad += fu[q] != (float)(field(r + (double)i / P, (double)j / P, (double)k / P) + 1e-3 * r);
+    }
+    HX_ASSERT(bad == 0, "the frame: %d values or ids out of global order", bad);
+    snprintf(path, sizeof path, "%s/u_0.h5", dir);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    HX_ASSERT(H5Lexists(f, "/mesh/coordinates", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/mesh/connectivity", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/fields/rank", H5P_DEFAULT) == 0 &&
+                  H5Lexists(f, "/fields/u", H5P_DEFAULT) > 0,
+              "the state file: element ids and u only");
+    H5Fclose(f);
+  }
+  /* read back on partition B: the state file bit for bit, the frame as float32 */
+  snprintf(path, sizeof path, "%s/u_0.h5", dir);
+  if (read_check(path, Eb, gb)) return 1;
+  double ub[NE * NPE + 1], xb[NE * NPE], yb[NE * NPE], zb[NE * NPE], uref[NE * NPE], exb[NE * NPE];
+  snprintf(path, sizeof path, "%s/solution_000007.h5", dir);
+  HX_TCALL(hx_io_read_solution(MPI_COMM_WORLD, path, P, Eb, gb, ub));
+  fill(Eb, gb, xb, yb, zb, uref, exb);
+  int bad = 0;
+  for (int q = 0; q < Eb * NPE; q++) bad += ub[q] != (double)(float)uref[q];
+  HX_ASSERT(bad == 0, "the frame read back: %d values differ", bad);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -166,6 +244,11 @@ int main(int argc, char **argv) {
   int Eb = size == 1 ? 5 : rank == 0 ? 3 : rank == 1 ? 2 : 0;
   if (read_check(pA, Eb, gb)) goto end;
   if (read_check(pB, Eb, gb)) goto end;
+  char dS[1100];
+  snprintf(dS, sizeof dS, "%s/series", scratch);
+  if (rank == 0) mkdir(dS, 0777);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (series_case(dS, Ea, ga, Eb, gb, rank)) goto end;
 
   /* errors: the same message on every rank */
   double u[6 * 4 * 4 * 4];

@@ -289,7 +289,8 @@ if a.mode == "restart":
         check(same_rows(rf, rc_), "steps 3..12 (3..6 carried, 7..12 continued): the uninterrupted run's rows")
         check(history_rows(full) == history_rows(cont), "history.csv: the uninterrupted run's rows")
         check(sorted(os.listdir(os.path.join(cont, "series"))) == sorted(os.listdir(os.path.join(full, "series")))
-              == [f"solution_{i:06d}.h5" for i in (4, 6, 8, 10, 12)], "series: steps 4, 6, .., 12")
+              == ["mesh.h5"] + [f"solution_{i:06d}.h5" for i in (0, 4, 6, 8, 10, 12)],
+              "series: the mesh once, steps 0 (the initial state), 4, 6, .., 12")
         check(all(same_h5(os.path.join(cont, "series", f), os.path.join(full, "series", f))
                   for f in os.listdir(os.path.join(full, "series"))), "series: the uninterrupted run's values")
         check(open(os.path.join(cont, "solution.xdmf")).read() == open(os.path.join(full, "solution.xdmf")).read(),
@@ -323,8 +324,8 @@ if a.mode == "restart":
         e1 = float(steps_of(full)[-1]["error_l2"])
         e2 = float(steps_of(cont2)[-1]["error_l2"])
         check(abs(e1 - e2) <= 1e-6 * e1, f"2-rank continuation: error {e2} against {e1}")
-        # the solution itself, node by node (matched by coordinates: the two partitions order the
-        # nodes differently): each step solves to rtol 1e-10 and the shifted operator (beta0/dt =
+        # the solution itself, node by node (matched by element id: the two partitions order the
+        # elements differently; a checkpoint holds the ids and u only): each step solves to rtol 1e-10 and the shifted operator (beta0/dt =
         # 36.7) is well conditioned at p = 5 (condition number < 1e2), so 1e-8 max|u| is the tolerance
         try:
             import h5py
@@ -335,9 +336,9 @@ if a.mode == "restart":
         if h5py:
             def nodes(out):
                 with h5py.File(os.path.join(out, "checkpoint", "u_0.h5")) as f:
-                    x, u = f["mesh/coordinates"][:], f["fields/u"][:]
-                k = np.lexsort(np.round(x, 12).T[::-1])
-                return np.round(x[k], 12), u[k]
+                    g, u = f["mesh/element_id"][:], f["fields/u"][:]
+                k = np.argsort(g, kind="stable")
+                return g[k], u.reshape(len(g), -1)[k].ravel()
             xa, ua = nodes(full)
             xb, ub = nodes(cont2)
             dev = float(np.abs(ua - ub).max()) if xa.shape == xb.shape else float("inf")
@@ -538,10 +539,11 @@ if a.mode == "refuse":
     check(rc == 2 and "no checkpoint there" in se, f"missing checkpoint: {rc} {se!r}")
     # the result set: --force replaces the series folder as a whole; a steady run into the folder
     # removes series/ and steps.csv (not in its set) and keeps checkpoint/
-    check(os.listdir(os.path.join(base, "series")) == ["solution_000004.h5"], "series: the last step only")
+    check(sorted(os.listdir(os.path.join(base, "series"))) == ["mesh.h5", "solution_000004.h5"],
+          "series: the mesh and the last step only (output_every 0: no t = 0 frame)")
     rc, so, se = run([c, "--output", base, "--force", "--set", "time.output_every=1"])
     check(rc == 0 and sorted(os.listdir(os.path.join(base, "series"))) ==
-          [f"solution_00000{i}.h5" for i in (2, 3, 4)], f"--force: the new series ({rc} {se[-500:]})")
+          ["mesh.h5"] + [f"solution_00000{i}.h5" for i in (0, 2, 3, 4)], f"--force: the new series ({rc} {se[-500:]})")
     steady = os.path.join(W, "steady.yaml")
     open(steady, "w").write("mesh: {type: box, elements: [2, 2, 2]}\norder: 2\nproblem:\n  rhs: \"1\"\n  boundary:\n"
                             "    - {tags: [xmin], type: dirichlet, value: 0}\n")
@@ -552,35 +554,129 @@ if a.mode == "refuse":
     finish()
 
 if a.mode == "xdmf":
+    # issue 54: the mesh once (series/mesh.h5), the frames hold the fields only, the initial state
+    # as the first frame, output.fields and output.precision, the bytes per frame reported
     c = case("x", scheme="bdf2", dt=0.1, steps=7, p=3, ne=2, oe=3, tol=1e-10)
     out = os.path.join(W, "x")
-    rc, so, se = run([c, "--output", out], ranks=2)
+    rc, so, se = run([c, "--output", out, "--set", "output.fields=[u, exact, error]"], ranks=2)
     check(rc == 0, f"run: exit {rc} {se}")
     check(sorted(os.listdir(os.path.join(out, "series"))) ==
-          ["solution_000003.h5", "solution_000006.h5", "solution_000007.h5"], "series: steps 3, 6 and the last, 7")
+          ["mesh.h5", "solution_000000.h5", "solution_000003.h5", "solution_000006.h5", "solution_000007.h5"],
+          "series: the mesh, t = 0, steps 3, 6 and the last, 7")
+    st = summary_time(out)
+    fb = os.path.getsize(os.path.join(out, "series", "solution_000003.h5"))
+    mb = os.path.getsize(os.path.join(out, "series", "mesh.h5"))
+    check(st.get("frame_bytes") == str(fb) and st.get("mesh_bytes") == str(mb),
+          f"summary.yaml time.frame_bytes {st.get('frame_bytes')} / mesh_bytes {st.get('mesh_bytes')}: the files' "
+          f"sizes {fb} / {mb}")
+    check(f"output: {fb} bytes per frame (u, exact, error, fp64), series/mesh.h5 {mb} bytes once" in so,
+          "the log reports the bytes per frame")
     script = r"""
 import sys, meshio, h5py, numpy as np
 out = sys.argv[1]
 r = meshio.xdmf.TimeSeriesReader(out + "/solution.xdmf")
 pts, cells = r.read_points_cells()
-assert r.num_steps == 3, r.num_steps
+assert r.num_steps == 4, r.num_steps
 assert cells[0].type == "hexahedron" and len(cells[0].data) == 8 * 27, (cells[0].type, len(cells[0].data))
-for k, (step, t) in enumerate([(3, 0.3), (6, 0.6), (7, 0.7)]):
+x, y, z = pts[:, 0], pts[:, 1], pts[:, 2]
+for k, (step, t) in enumerate([(0, 0.0), (3, 0.3), (6, 0.6), (7, 0.7)]):
     tt, pd, cd = r.read_data(k)
     assert abs(tt - t) < 1e-12, (tt, t)
     assert sorted(pd) == ["error", "exact", "u"], sorted(pd)
-    x, y, z = pts[:, 0], pts[:, 1], pts[:, 2]
     ex = np.exp(-t) * np.sin(np.pi * x) * np.sin(np.pi * y) * np.sin(np.pi * z) + np.cos(t) * (x * y + z)
     assert np.abs(pd["exact"] - ex).max() < 1e-12
     assert np.abs(pd["u"] - ex).max() < 1e-2, np.abs(pd["u"] - ex).max()
+    if step == 0:  # the initial condition (time.initial: exact), the same evaluation bit for bit
+        assert np.array_equal(pd["u"], pd["exact"]) and not pd["error"].any()
     with h5py.File("%s/series/solution_%06d.h5" % (out, step)) as f:
         assert np.array_equal(f["fields/u"][:], pd["u"])
-        assert f["mesh/coordinates"].shape == (8 * 64, 3)
-print("meshio/h5py: 3 outputs at t = 0.3, 0.6, 0.7")
+        assert "coordinates" not in f["mesh"] and "connectivity" not in f["mesh"], list(f["mesh"])
+        assert f.attrs["run_id"]
+with h5py.File(out + "/series/mesh.h5") as f:
+    assert f["mesh/coordinates"].shape == (8 * 64, 3) and "u" not in f.get("fields", {}), list(f)
+print("meshio/h5py: 4 outputs at t = 0, 0.3, 0.6, 0.7; the frames without the mesh")
 """
     p = subprocess.run([a.python, "-c", script, out], capture_output=True, text=True)
     print(p.stdout, p.stderr)
     check(p.returncode == 0, f"meshio/h5py: {p.stderr[-2000:]}")
+    # the lean default (u only) and fp32: the field bytes halve, the rest of the file is the same
+    sizes = {}
+    for prec in ("fp64", "fp32"):
+        o = os.path.join(W, "lean-" + prec)
+        rc, so, se = run([c, "--output", o, "--set", "output.precision=" + prec], ranks=2)
+        check(rc == 0, f"{prec}: exit {rc} {se[-1000:]}")
+        sizes[prec] = os.path.getsize(os.path.join(o, "series", "solution_000003.h5"))
+        check(os.path.getsize(os.path.join(o, "series", "mesh.h5")) == mb, f"{prec}: the same mesh file")
+        check(f"output: {sizes[prec]} bytes per frame (u, {prec})" in so, f"{prec}: the log's bytes per frame")
+    # the same files on 1 rank: rows in global element order, not the partition's (a restart on
+    # another rank count appends its frames to the earlier segment's mesh and frames)
+    o1 = os.path.join(W, "lean-np1")
+    rc, so, se = run([c, "--output", o1], ranks=1)
+    check(rc == 0, f"1 rank: exit {rc} {se[-1000:]}")
+    script = r"""
+import sys, h5py, numpy as np
+a, b = sys.argv[1:]
+with h5py.File(a + "/series/mesh.h5") as f, h5py.File(b + "/series/mesh.h5") as g:
+    for n in ("mesh/coordinates", "mesh/connectivity", "mesh/element_id"):
+        assert np.array_equal(f[n][()], g[n][()]), n
+with h5py.File(a + "/series/solution_000006.h5") as f, h5py.File(b + "/series/solution_000006.h5") as g:
+    assert np.array_equal(f["mesh/element_id"][()], g["mesh/element_id"][()])
+    d = np.abs(f["fields/u"][()] - g["fields/u"][()]).max()
+    assert d < 1e-8, d
+print("1 and 2 ranks: the same mesh.h5, the same rows")
+"""
+    p = subprocess.run([a.python, "-c", script, o1, os.path.join(W, "lean-fp64")], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"1 and 2 ranks: {p.stderr[-1500:]}")
+    # interrupted after step 4 and continued with other fields and precision: the collection
+    # describes each frame as it is (the carried ones u in fp64, the new ones u, exact, error in fp32)
+    om = os.path.join(W, "mixed")
+    os.environ["HEXCG_TEST_SIGNAL"] = "4:1:0"
+    rc, so, se = run([c, "--output", om])
+    del os.environ["HEXCG_TEST_SIGNAL"]
+    check(rc == 5, f"mixed: interrupted at step 4: exit {rc} {se[-500:]}")
+    rc, so, se = run([c, "--output", om, "--restart", om, "--set", "output.fields=[u, exact, error]", "--set",
+                      "output.precision=fp32"])
+    check(rc == 0, f"mixed: continued: exit {rc} {se[-500:]}")
+    script = r"""
+import sys, meshio
+r = meshio.xdmf.TimeSeriesReader(sys.argv[1] + "/solution.xdmf")
+r.read_points_cells()
+got = []
+for k in range(r.num_steps):
+    t, pd, cd = r.read_data(k)
+    got.append((round(t, 12), sorted(pd), sorted({str(v.dtype) for v in pd.values()})))
+want = [(0.0, ["u"], ["float64"]), (0.3, ["u"], ["float64"]),
+        (0.6, ["error", "exact", "u"], ["float32"]), (0.7, ["error", "exact", "u"], ["float32"])]
+assert got == want, got
+print("mixed segments: each frame described as it is")
+"""
+    p = subprocess.run([a.python, "-c", script, om], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"mixed segments: {p.stderr[-1500:]}")
+    # a steady run's solution.h5/solution.xdmf honour output.fields and output.precision too
+    st = os.path.join(W, "steady.yaml")
+    open(st, "w").write("mesh: {type: box, elements: [2, 2, 2]}\norder: 3\nproblem:\n  rhs: \"0\"\n"
+                        "  exact: \"x*y + z\"\n  boundary:\n    - {tags: [xmin, xmax, ymin, ymax, zmin, zmax], "
+                        "type: dirichlet, value: exact}\noutput: {fields: [u, rank], precision: fp32}\n")
+    rc, so, se = run([st, "--output", os.path.join(W, "steady")], ranks=2)
+    check(rc == 0, f"steady: exit {rc} {se[-500:]}")
+    script = r"""
+import sys, meshio, h5py
+m = meshio.read(sys.argv[1] + "/solution.xdmf")
+assert sorted(m.point_data) == ["u"] and str(m.point_data["u"].dtype) == "float32", m.point_data
+assert sorted(m.cell_data) == ["rank"], m.cell_data
+with h5py.File(sys.argv[1] + "/solution.h5") as f:
+    assert sorted(f["fields"]) == ["rank", "u"] and f["mesh/coordinates"].dtype == "float64", list(f["fields"])
+print("steady: u in float32 and rank, no exact or error")
+"""
+    p = subprocess.run([a.python, "-c", script, os.path.join(W, "steady")], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"steady fields: {p.stderr[-1500:]}")
+    n = 8 * 64  # E (p+1)^3 values of u
+    check(sizes["fp64"] - sizes["fp32"] == 4 * n, f"fp32 halves u's bytes: {sizes} (u is {8 * n} bytes in fp64)")
+    check(fb - sizes["fp64"] == 2 * 8 * n, f"the lean default drops exact and error: {fb} -> {sizes['fp64']}")
+    check(sizes["fp32"] < 4 * n + 8 * 8 + 8192, f"a frame is its field, the element ids and HDF5's metadata (about 7 kB): {sizes['fp32']} bytes")
     finish()
 
 if a.mode == "job":
