@@ -64,7 +64,14 @@ void hx_expr_eval_array_t(const hx_expr *e, size_t n, const double *x, const dou
                           double t, double *f);
 
 /* ================================================================ the case */
-typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
+typedef enum {
+  HX_CASE_MESH_BOX = 0,
+  HX_CASE_MESH_KERSHAW = 1,
+  HX_CASE_MESH_GMSH = 2,
+  HX_CASE_MESH_EXODUS = 3
+} hx_case_mesh_type;
+/* a mesh read from mesh.file (not generated) */
+#define HX_CASE_MESH_FROM_FILE(t) ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS)
 typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1, HX_BC_ROBIN = 2 } hx_bc_type;
 /* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
 typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
