@@ -54,6 +54,7 @@ PACKAGES=(
   munge slurmctld slurmd slurm-client
   strace
   python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
+  python3-netcdf4
 )
 
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)
