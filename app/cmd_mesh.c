@@ -285,10 +285,11 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
     if (nun > 0)
       printf(
-          "\n  note: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they form "
+          "\n  note: %lld of %lld boundary faces carry no %s (the first: %s); they form "
           "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
-          "condition with tags: [%s] in problem.boundary, or they are put in a physical group",
-          (long long)nun, (long long)nbnd, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
+          "condition with tags: [%s] in problem.boundary, or they are put in a %s",
+          (long long)nun, (long long)nbnd, a->type == 3 ? "side set" : "surface physical tag", where,
+          HX_MESH_UNTAGGED, HX_MESH_UNTAGGED, a->type == 3 ? "side set" : "physical group");
     printf(
         "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
         "validate %.3f (create total %.3f)\n",

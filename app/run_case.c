@@ -196,11 +196,13 @@ static void untagged_note(const hx_case *cs, hx_mesh m) {
   const char *where = "";
   const int64_t nu = hx_mesh_untagged_faces(m, &nb, &where);
   if (nu == 0 || case_names_tag(cs, HX_MESH_UNTAGGED)) return;
+  const int exo = cs->mesh.type == HX_CASE_MESH_EXODUS || hx_mesh_path_is_exodus(cs->mesh.file);
   hx_log(HX_LOG_NORMAL,
-         "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they get the "
+         "note: %s: %lld of %lld boundary faces carry no %s (the first: %s); they get the "
          "natural condition kappa du/dn = 0: give them a condition with tags: [%s] in problem.boundary, or "
-         "put them in a physical group\n",
-         cs->mesh.file, (long long)nu, (long long)nb, where, HX_MESH_UNTAGGED);
+         "put them in a %s\n",
+         cs->mesh.file, (long long)nu, (long long)nb, exo ? "side set" : "surface physical tag", where,
+         HX_MESH_UNTAGGED, exo ? "side set" : "physical group");
 }
 
 /* The mesh's tags that no entry of problem.boundary names get the natural

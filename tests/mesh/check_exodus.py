@@ -274,6 +274,9 @@ if PART in ("shared", "all"):
             check(r["mats"] == mats, f"{base} np{ranks}: materials {r['mats']}, netCDF4 reads {dict(mats)}")
             check(r["tags"] == tags, f"{base} np{ranks}: tags {r['tags']}, expected {dict(tags)}")
             check(("hex27 elements" if quad else "hex8 elements") in so, f"{base} np{ranks}: element kind: {so[:200]!r}")
+            if "untagged" in tags:  # boundary faces in no side set: said so, in Exodus words
+                check(f"{tags['untagged']} of " in so and "carry no side set" in so,
+                      f"{base} np{ranks}: the untagged note: {so[-800:]!r}")
         # u linear: in the discrete space (hex8: from order 2, hex27: from order 5 the quadrature of the
         # stiffness is exact for it), so round-off only
         order = 5 if quad else 2
