@@ -79,7 +79,7 @@ int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx
  * file's $Periodic section is honoured in both functions. */
 int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                                  const char *const (*pairs)[2], hx_mesh *m);
-/* Collective. Exodus II file (netCDF classic, CDF-1/2/5), read on rank 0:
+/* Collective. Exodus II file (netCDF classic CDF-1/2/5 or netCDF-4), read on rank 0:
  * HEX8, HEX20 and HEX27 blocks (any number; each block a material named by
  * its block name or block_<id>), side sets as boundary tags (by name or
  * sideset_<id>), node sets ignored; npairs periodic tag pairs as for Gmsh.

@@ -7,6 +7,7 @@
  * numbering on whatever topology the fuzzer built). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hx_fuzz.h"
 #include "hx_mesh.h"
@@ -18,6 +19,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* a netCDF-4 file is HDF5's to parse (fuzzed upstream, and by the h5 target's
+   * structure-aware inputs here): only the netCDF classic path is fuzzed */
+  if (size >= 8 && !memcmp(data, "\x89HDF\r\n\x1a\n", 8)) return 0;
   const char *path = hx_fuzz_write("mesh.e", data, size);
   hx_mesh m = NULL;
   int err = hx_mesh_create_exodus(MPI_COMM_SELF, path, HX_PART_RCB, 0, NULL, &m);
