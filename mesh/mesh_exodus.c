@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <hdf5.h>
+#include "hx_io.h"
 
 #include "mesh_impl.h"
 
@@ -181,12 +181,11 @@ static int parse_header(exo *x) {
 }
 
 /* ---------------------------------------------------------------- netCDF-4 (HDF5)
- * A netCDF-4 file is an HDF5 file: each dimension a dataset (a dimension
- * scale) of its length, each variable a dataset of its name. The datasets
+ * A netCDF-4 file is an HDF5 file, read by io/ (hx_io_nc4_read): the datasets
  * the mesh needs (coordinates, connectivity, ids, names, side sets; not the
- * time-dependent results) are read through hexcg's HDF5 and laid out in
- * memory as a classic file's values would be (big-endian, int64 / double /
- * char), so that everything after this reads both kinds alike. */
+ * time-dependent results) come laid out as a classic file's values would be
+ * (big-endian int64 / double / char), so that everything after this reads
+ * both kinds alike. */
 static int h5_wanted(const char *n) {
   static const char *const pre[] = {"coord", "connect", "eb_prop1", "eb_names", "ss_prop1", "ss_names",
                                     "elem_ss", "side_ss"};
@@ -195,121 +194,32 @@ static int h5_wanted(const char *n) {
   return 0;
 }
 
-static int h5_append(exo *x, size_t *cap, const void *src, int type, uint64_t n) {
-  const int ts = type_size(type);
-  const size_t need = x->len + (size_t)n * (size_t)ts;
-  if (need > *cap) {
-    size_t c = *cap ? *cap : 4096;
-    while (c < need) c *= 2;
-    uint8_t *b = realloc((void *)x->buf, c);
-    if (!b) return HX_ERROR(HX_ERR_MEM, "out of memory");
-    x->buf = b, *cap = c;
-  }
-  uint8_t *o = (uint8_t *)x->buf + x->len;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t u = 0;
-    if (type == 2)
-      u = ((const uint8_t *)src)[i];
-    else
-      memcpy(&u, (const uint8_t *)src + 8 * i, 8);
-    for (int k = 0; k < ts; k++) o[(size_t)i * (size_t)ts + (size_t)k] = (uint8_t)(u >> (8 * (ts - 1 - k)));
-  }
-  x->len = need;
-  return HX_SUCCESS;
-}
-
 static int h5_load(exo *x) {
-  H5E_auto2_t efunc;
-  void *edata;
-  H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures become messages here */
-  int err = HX_SUCCESS;
-  size_t cap = 0;
-  x->buf = NULL, x->len = 0;
-  const hid_t f = H5Fopen(x->path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  H5G_info_t gi;
-  if (f < 0 || H5Gget_info(f, &gi) < 0) {
-    err = EXO_ERR("%s: a netCDF-4 (HDF5) file that HDF5 cannot open: it is truncated or corrupt (copy or write it "
-                  "again)",
-                  x->path);
-    goto done;
+  hx_nc4_file f;
+  HX_CALL(hx_io_nc4_read(x->path, h5_wanted, "elem_type", &f));
+  int err = HX_ALLOC(&x->dims, f.ndims + 1);
+  if (!err) err = HX_ALLOC(&x->vars, f.nvars + 1);
+  if (err) {
+    hx_io_nc4_free(&f);
+    return err;
   }
-  if (gi.nlinks > 1000000) gi.nlinks = 1000000;
-  err = HX_ALLOC(&x->dims, gi.nlinks + 1);
-  if (!err) err = HX_ALLOC(&x->vars, gi.nlinks + 1);
-  for (hsize_t i = 0; !err && i < gi.nlinks; i++) {
-    char name[128];
-    const ssize_t l = H5Lget_name_by_idx(f, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
-    if (l <= 0 || (size_t)l >= sizeof name) continue;
-    const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    if (d < 0) continue; /* a group or a named type */
-    const hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);
-    hsize_t dims[8] = {0}, maxd[8] = {0};
-    const int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
-    if (nd >= 0 && nd <= 8 && H5Sget_simple_extent_dims(sp, dims, maxd) >= 0) {
-      const int rec = nd > 0 && maxd[0] == H5S_UNLIMITED;
-      int only_dim = 0;
-      if (H5Aexists(d, "CLASS") > 0) { /* a dimension scale: a dimension */
-        ncdim *dm = &x->dims[x->ndims++];
-        snprintf(dm->name, sizeof dm->name, "%s", name);
-        dm->len = nd > 0 && !rec ? dims[0] : 0;
-        char nm[64] = "";
-        const hid_t a = H5Aexists(d, "NAME") > 0 ? H5Aopen(d, "NAME", H5P_DEFAULT) : -1;
-        if (a >= 0) {
-          const hid_t at = H5Aget_type(a);
-          if (at >= 0 && H5Tget_class(at) == H5T_STRING && !H5Tis_variable_str(at) && H5Tget_size(at) < sizeof nm)
-            H5Aread(a, at, nm);
-          if (at >= 0) H5Tclose(at);
-          H5Aclose(a);
-        }
-        only_dim = !strncmp(nm, "This is a netCDF dimension but not a netCDF variable", 20);
-      }
-      const H5T_class_t cl = H5Tget_class(ty);
-      const int type = cl == H5T_INTEGER ? 10 : cl == H5T_FLOAT ? 6 : (cl == H5T_STRING && H5Tget_size(ty) == 1) ? 2 : 0;
-      if (!only_dim && type) {
-        ncvar *v = &x->vars[x->nvars++];
-        snprintf(v->name, sizeof v->name, "%s", name);
-        v->nd = nd, v->type = type, v->rec = rec;
-        uint64_t n = 1;
-        for (int k = 0; k < nd; k++) v->shape[k] = dims[k], n = dims[k] && n > UINT64_MAX / dims[k] ? UINT64_MAX : n * dims[k];
-        if (H5Aexists(d, "elem_type") > 0) {
-          const hid_t a = H5Aopen(d, "elem_type", H5P_DEFAULT), at = a >= 0 ? H5Aget_type(a) : -1;
-          char t[256] = "";
-          if (at >= 0 && H5Tget_class(at) == H5T_STRING && !H5Tis_variable_str(at) && H5Tget_size(at) < sizeof t)
-            H5Aread(a, at, t);
-          snprintf(v->elem_type, sizeof v->elem_type, "%s", t);
-          if (at >= 0) H5Tclose(at);
-          if (a >= 0) H5Aclose(a);
-        }
-        v->begin = UINT64_MAX; /* not loaded: var_check says so if it is ever read */
-        if (!rec && h5_wanted(name) && n < ((uint64_t)1 << 31)) {
-          void *tmp = malloc((size_t)(n ? n : 1) * 8);
-          if (!tmp) {
-            err = HX_ERROR(HX_ERR_MEM, "out of memory");
-          } else {
-            const hid_t mt = type == 10 ? H5T_NATIVE_INT64 : type == 6 ? H5T_NATIVE_DOUBLE : ty;
-            if (n == 0 || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) >= 0) {
-              const uint64_t at = x->len;
-              err = h5_append(x, &cap, tmp, type, n);
-              if (!err) v->begin = at;
-            } else {
-              err = EXO_ERR("%s: reading the variable %s failed in HDF5: the file is truncated or corrupt (copy "
-                            "or write it again)",
-                            x->path, name);
-            }
-            free(tmp);
-          }
-        }
-      }
-    }
-    if (ty >= 0) H5Tclose(ty);
-    if (sp >= 0) H5Sclose(sp);
-    H5Dclose(d);
+  x->ndims = f.ndims, x->nvars = f.nvars;
+  for (int i = 0; i < f.ndims; i++) {
+    snprintf(x->dims[i].name, sizeof x->dims[i].name, "%s", f.dims[i].name);
+    x->dims[i].len = f.dims[i].len;
   }
-done:
-  if (f >= 0) H5Fclose(f);
-  H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-  return err;
+  for (int i = 0; i < f.nvars; i++) {
+    ncvar *v = &x->vars[i];
+    const hx_nc4_var *w = &f.vars[i];
+    snprintf(v->name, sizeof v->name, "%s", w->name);
+    snprintf(v->elem_type, sizeof v->elem_type, "%s", w->text_attr);
+    v->nd = w->nd, v->type = w->type, v->rec = w->rec, v->begin = w->begin;
+    for (int d = 0; d < w->nd && d < 8; d++) v->shape[d] = w->shape[d];
+  }
+  x->buf = f.data, x->len = f.len;
+  f.data = NULL;
+  hx_io_nc4_free(&f);
+  return HX_SUCCESS;
 }
 
 /* length of dimension name, 0 (and *have = 0) if absent */
@@ -805,7 +715,7 @@ int hx_gmesh_read_exodus(const char *path, hx_gmesh *g) {
   x.path = path, x.buf = buf, x.len = len;
   if (!err && len >= 8 && !memcmp(buf, "\x89HDF\r\n\x1a\n", 8)) { /* netCDF-4 */
     free(buf);
-    buf = NULL;
+    buf = NULL, x.buf = NULL, x.len = 0;
     err = h5_load(&x);
     buf = (uint8_t *)x.buf;
   } else if (!err) {
