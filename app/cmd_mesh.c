@@ -19,16 +19,18 @@ static void usage(FILE *out) {
           "       hexcg mesh [OPTIONS]\n"
           "With a case file the mesh section and the order come from the case (--set overrides keys,\n"
           "e.g. --set mesh.elements=[16,16,16] --set order=5). Without one, options describe the mesh:\n"
-          "  --type box|kershaw|gmsh    mesh source (default box; --file implies gmsh)\n"
+          "  --type box|kershaw|gmsh|exodus  mesh source (default box; --file implies gmsh, or exodus\n"
+          "                             for a .e/.exo file)\n"
           "  --elements NX,NY,NZ        elements per direction (default 8,8,8; kershaw 12,12,12)\n"
           "  --extent X0,X1,Y0,Y1,Z0,Z1 box extent (default the unit cube)\n"
           "  --eps E                    Kershaw parameter in (0,1] (kershaw default 0.3)\n"
           "  --deform A                 apply the smooth deformation map with amplitude A (<= 0.1)\n"
           "  --geom-order 1|2           hex8 or hex27 box elements (default 1)\n"
-          "  --file F.msh               Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary)\n"
+          "  --file F.msh|F.e           Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary) or Exodus II file\n"
           "  --order P                  polynomial order for the GLL numbering (1..15, default 7)\n"
           "  --partitioner rcb|metis    (default rcb)\n"
-          "  --verbose                  one line per rank\n");
+          "  --verbose                  one line per rank\n"
+          "  --convert OUT.msh          also write the mesh as a Gmsh MSH 2.2 file (hex27 if curved)\n");
 }
 
 static int parse_list(const char *s, int n, double *v, const char *opt) {
@@ -57,10 +59,10 @@ static int parse_int(const char *s, int *v, const char *opt) {
 }
 
 typedef struct {
-  int type; /* 0 box, 1 kershaw, 2 gmsh */
+  int type; /* 0 box, 1 kershaw, 2 gmsh, 3 exodus */
   hx_mesh_box_opts box;
   int have_elems, have_eps;
-  const char *file;
+  const char *file, *convert;
   int order, verbose, help;
   hx_partitioner part;
   const char *case_path;
@@ -94,7 +96,8 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       continue;
     }
     static const char *const known[] = {"--set", "--type", "--elements", "--extent", "--eps", "--deform",
-                                        "--file", "--order", "--geom-order", "--partitioner"};
+                                        "--file", "--order", "--geom-order", "--partitioner",
+                                        "--convert"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(o, known[k]);
     HX_CHECK(is_known, HX_ERR_INPUT, "unknown option '%s' (hexcg mesh --help)", o);
@@ -109,8 +112,10 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
         a->type = 1;
       else if (!strcmp(v, "gmsh"))
         a->type = 2;
+      else if (!strcmp(v, "exodus"))
+        a->type = 3;
       else
-        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw or gmsh, got '%s'", v);
+        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw, gmsh or exodus, got '%s'", v);
     } else if (!strcmp(o, "--elements")) {
       double e[3];
       HX_CALL(parse_list(v, 3, e, o));
@@ -130,7 +135,9 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       HX_CALL(parse_int(v, &a->box.geom_order, o));
     } else if (!strcmp(o, "--file")) {
       a->file = v;
-      a->type = 2;
+      if (a->type != 3) a->type = hx_mesh_path_is_exodus(v) ? 3 : 2;
+    } else if (!strcmp(o, "--convert")) {
+      a->convert = v;
     } else if (!strcmp(o, "--order")) {
       HX_CALL(parse_int(v, &a->order, o));
     } else if (!strcmp(o, "--partitioner")) {
@@ -146,7 +153,8 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
     if (!a->have_elems) a->box.nx = a->box.ny = a->box.nz = 12;
     if (!a->have_eps) a->box.kershaw_eps = 0.3;
   }
-  HX_CHECK(a->type != 2 || a->file, HX_ERR_INPUT, "--type gmsh needs --file F.msh");
+  HX_CHECK(a->type < 2 || a->file, HX_ERR_INPUT, "--type %s needs --file %s", a->type == 3 ? "exodus" : "gmsh",
+           a->type == 3 ? "F.e" : "F.msh");
   a->box.partitioner = a->part;
   return HX_SUCCESS;
 }
@@ -154,7 +162,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
 /* a generated mesh of the options' size must fit in memory (a case file is
  * checked by hx_case_check_memory, a Gmsh file is bounded by its size) */
 static int check_memory(const hx_app_ctx *ctx, const mesh_args *a) {
-  if (a->type == 2 || a->case_path) return HX_SUCCESS;
+  if (a->type >= 2 || a->case_path) return HX_SUCCESS;
   const double E = (double)a->box.nx * a->box.ny * a->box.nz, n = a->order + 1.0;
   if (!(E >= 1)) return HX_SUCCESS; /* the generator names bad counts */
   const double El = floor(E / ctx->size) + (ctx->rank < fmod(E, ctx->size) ? 1 : 0);
@@ -176,6 +184,8 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   char src[1200];
   if (a->type == 2)
     snprintf(src, sizeof src, "Gmsh file %s", a->file);
+  else if (a->type == 3)
+    snprintf(src, sizeof src, "Exodus II file %s", a->file);
   else if (a->type == 1 || a->box.kershaw_eps != 1.0)
     snprintf(src, sizeof src, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz,
              a->box.kershaw_eps);
@@ -184,7 +194,10 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
              a->box.deform ? " (deformed)" : "");
   HX_CALL(check_memory(ctx, a));
   double t0 = hx_wtime();
-  if (a->type == 2)
+  if (a->type == 3)
+    HX_CALL(hx_mesh_create_exodus(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
+                                  a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL, &m));
+  else if (a->type == 2)
     HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
                                          a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL,
                                          &m));
@@ -272,10 +285,11 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
     if (nun > 0)
       printf(
-          "\n  note: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they form "
+          "\n  note: %lld of %lld boundary faces carry no %s (the first: %s); they form "
           "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
-          "condition with tags: [%s] in problem.boundary, or they are put in a physical group",
-          (long long)nun, (long long)nbnd, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
+          "condition with tags: [%s] in problem.boundary, or they are put in a %s",
+          (long long)nun, (long long)nbnd, a->type == 3 ? "side set" : "surface physical tag", where,
+          HX_MESH_UNTAGGED, HX_MESH_UNTAGGED, a->type == 3 ? "side set" : "physical group");
     printf(
         "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
         "validate %.3f (create total %.3f)\n",
@@ -291,8 +305,19 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   }
   free(cnt), free(gcnt);
   hx_mesh_report_free(&rep);
+  if (a->convert) {
+    int curved = 0;
+    err = hx_mesh_write_gmsh(m, a->convert, &curved);
+    if (!err && ctx->rank == 0) {
+      printf("  converted             %s (Gmsh MSH 2.2, %s elements)\n", a->convert, curved ? "hex27" : "hex8");
+      if (hx_mesh_num_periodic_faces(m) > 0)
+        printf("  note: the %lld periodic face pairs are not written: give the pairs in the case that reads "
+               "%s (mesh.periodic)\n",
+               (long long)hx_mesh_num_periodic_faces(m), a->convert);
+    }
+  }
   hx_mesh_destroy(&m);
-  return HX_SUCCESS;
+  return err;
 }
 
 /* the mesh section and order of a case file into a */
@@ -304,10 +329,13 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     hx_case_destroy(&cs);
     return err;
   }
-  a->type = cs->mesh.type == HX_CASE_MESH_GMSH ? 2 : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1 : 0;
+  a->type = cs->mesh.type == HX_CASE_MESH_EXODUS ? 3
+            : cs->mesh.type == HX_CASE_MESH_GMSH   ? (hx_mesh_path_is_exodus(cs->mesh.file) ? 3 : 2)
+            : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1
+                                                    : 0;
   a->order = cs->order;
   a->part = hx_run_partitioner(cs);
-  if (a->type == 2) {
+  if (a->type >= 2) {
     snprintf(a->file_buf, sizeof a->file_buf, "%s", cs->mesh.file ? cs->mesh.file : "");
     a->file = a->file_buf;
   } else {

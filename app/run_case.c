@@ -66,6 +66,12 @@ hx_partitioner hx_run_partitioner(const hx_case *cs) {
 
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   const hx_partitioner part = hx_run_partitioner(cs);
+  if (cs->mesh.type == HX_CASE_MESH_EXODUS ||
+      (cs->mesh.type == HX_CASE_MESH_GMSH && hx_mesh_path_is_exodus(cs->mesh.file))) {
+    HX_CALL(hx_mesh_create_exodus(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
+                                  (const char *const(*)[2])cs->mesh.periodic_pairs, m));
+    return HX_SUCCESS;
+  }
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
     HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
                                          (const char *const(*)[2])cs->mesh.periodic_pairs, m));
@@ -190,11 +196,13 @@ static void untagged_note(const hx_case *cs, hx_mesh m) {
   const char *where = "";
   const int64_t nu = hx_mesh_untagged_faces(m, &nb, &where);
   if (nu == 0 || case_names_tag(cs, HX_MESH_UNTAGGED)) return;
+  const int exo = cs->mesh.type == HX_CASE_MESH_EXODUS || hx_mesh_path_is_exodus(cs->mesh.file);
   hx_log(HX_LOG_NORMAL,
-         "note: %s: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they get the "
+         "note: %s: %lld of %lld boundary faces carry no %s (the first: %s); they get the "
          "natural condition kappa du/dn = 0: give them a condition with tags: [%s] in problem.boundary, or "
-         "put them in a physical group\n",
-         cs->mesh.file, (long long)nu, (long long)nb, where, HX_MESH_UNTAGGED);
+         "put them in a %s\n",
+         cs->mesh.file, (long long)nu, (long long)nb, exo ? "side set" : "surface physical tag", where,
+         HX_MESH_UNTAGGED, exo ? "side set" : "physical group");
 }
 
 /* The mesh's tags that no entry of problem.boundary names get the natural
@@ -262,7 +270,7 @@ static int phase_mesh(run_state *st) {
   HX_CALL(ierr);
   hx_mesh m = st->m;
   st->res->elements = hx_mesh_num_global_elements(m);
-  if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
+  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) /* its size is known now */
     HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(cs)));
 
   /* names the case must match: boundary tags and materials */

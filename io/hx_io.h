@@ -64,7 +64,14 @@ void hx_expr_eval_array_t(const hx_expr *e, size_t n, const double *x, const dou
                           double t, double *f);
 
 /* ================================================================ the case */
-typedef enum { HX_CASE_MESH_BOX = 0, HX_CASE_MESH_KERSHAW = 1, HX_CASE_MESH_GMSH = 2 } hx_case_mesh_type;
+typedef enum {
+  HX_CASE_MESH_BOX = 0,
+  HX_CASE_MESH_KERSHAW = 1,
+  HX_CASE_MESH_GMSH = 2,
+  HX_CASE_MESH_EXODUS = 3
+} hx_case_mesh_type;
+/* a mesh read from mesh.file (not generated) */
+#define HX_CASE_MESH_FROM_FILE(t) ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS)
 typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1, HX_BC_ROBIN = 2 } hx_bc_type;
 /* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
 typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
@@ -707,6 +714,36 @@ typedef struct {
  * 1e-9 of the largest coordinate (else not compared, why_not says where). A
  * file that is not a readable hexcg solution gives HX_ERR_INPUT naming it. */
 int hx_solution_diff(const char *run, const char *base, hx_solution_diff_info *d);
+
+/* ---------------------------------------------------------------- netCDF-4 files
+ * The dimensions and variables of a netCDF-4 (HDF5) file's root group, for the
+ * Exodus II reader (mesh/mesh_exodus.c). Values of the variables that wanted()
+ * accepts (all if NULL; never record variables) are in data, big-endian like
+ * a netCDF classic file's: integers as 8-byte int64, floating point as 8-byte
+ * double, characters as bytes. */
+typedef struct {
+  char name[128];
+  uint64_t len; /* 0 for the unlimited dimension */
+} hx_nc4_dim;
+typedef struct {
+  char name[128];
+  int nd, rec;         /* rec: the first dimension is unlimited */
+  int type;            /* netCDF type code of the values in data: 2 char, 6 double, 10 int64 */
+  uint64_t shape[8];   /* nd lengths */
+  char text_attr[64];  /* the text attribute named by hx_io_nc4_read's text_attr, "" if none */
+  uint64_t begin;      /* offset of the values in data; UINT64_MAX: not read */
+} hx_nc4_var;
+typedef struct {
+  int ndims, nvars;
+  hx_nc4_dim *dims;
+  hx_nc4_var *vars;
+  uint8_t *data;
+  size_t len;
+} hx_nc4_file;
+/* Not collective (serial HDF5 on the calling rank). HX_ERR_INPUT naming path if
+ * HDF5 cannot open or read it. Free with hx_io_nc4_free. */
+int hx_io_nc4_read(const char *path, int (*wanted)(const char *name), const char *text_attr, hx_nc4_file *f);
+void hx_io_nc4_free(hx_nc4_file *f);
 
 #ifdef __cplusplus
 }

@@ -79,6 +79,24 @@ int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx
  * file's $Periodic section is honoured in both functions. */
 int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                                  const char *const (*pairs)[2], hx_mesh *m);
+/* Collective. Exodus II file (netCDF classic CDF-1/2/5 or netCDF-4), read on rank 0:
+ * HEX8, HEX20 and HEX27 blocks (any number; each block a material named by
+ * its block name or block_<id>), side sets as boundary tags (by name or
+ * sideset_<id>), node sets ignored; npairs periodic tag pairs as for Gmsh.
+ * Errors name the file, the block or side set and the fix (docs/mesh.md
+ * "Exodus II files"). */
+int hx_mesh_create_exodus(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
+                          const char *const (*pairs)[2], hx_mesh *m);
+/* 1 if path names an Exodus II file by its extension (.e, .exo, .ex2, .g, any case). */
+int hx_mesh_path_is_exodus(const char *path);
+/* Collective. Writes the mesh as a Gmsh MSH 2.2 ASCII file (rank 0 writes
+ * path): hex8, or hex27 with the nodes of hx_mesh_gll_coords(m, 2, ...) when
+ * any element's map is not trilinear (*curved = 1; may be NULL); a surface
+ * physical group per boundary tag (the pseudo tag HX_MESH_UNTAGGED left out)
+ * and a volume physical group per material, elements in global order, so
+ * that hx_mesh_create_gmsh reads back the same mesh. Periodic
+ * identifications are not written (docs/mesh.md "Converting a mesh"). */
+int hx_mesh_write_gmsh(hx_mesh m, const char *path, int *curved);
 /* Collective (frees the duplicated communicator). Frees the mesh, sets *m =
  * NULL; accepts NULL. */
 int hx_mesh_destroy(hx_mesh *m);

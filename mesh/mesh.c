@@ -2,6 +2,7 @@
  * accessors, collective error agreement. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mesh_impl.h"
 
@@ -345,6 +346,35 @@ int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner
   }
   HX_CALL(finish_create(comm, &g, err, t, m));
   return HX_SUCCESS;
+}
+
+int hx_mesh_create_exodus(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
+                          const char *const (*pairs)[2], hx_mesh *m) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
+  *m = NULL;
+  int rank, size, err = HX_SUCCESS;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  hx_gmesh g;
+  memset(&g, 0, sizeof g);
+  hx_mesh_times t = {0, 0, 0, 0, 0};
+  if (rank == 0) {
+    double t0 = hx_wtime();
+    err = path ? hx_gmesh_read_exodus(path, &g) : HX_ERROR(HX_ERR_ARG, "Exodus file path is NULL");
+    t.build = hx_wtime() - t0;
+    if (!err) err = build_rank0(&g, size, part, npairs, pairs, &t);
+  }
+  HX_CALL(finish_create(comm, &g, err, t, m));
+  return HX_SUCCESS;
+}
+
+int hx_mesh_path_is_exodus(const char *path) {
+  const char *dot = path ? strrchr(path, '.') : NULL;
+  if (!dot || strchr(dot, '/')) return 0;
+  static const char *const ext[] = {".e", ".exo", ".ex2", ".g"};
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    if (!strcasecmp(dot, ext[i])) return 1;
+  return 0;
 }
 
 int hx_mesh_destroy(hx_mesh *pm) {

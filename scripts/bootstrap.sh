@@ -57,6 +57,7 @@ PACKAGES=(
   # ParaView itself reads output.format: vtkhdf in app.vtkhdf (pvpython; its
   # 5.11 renders through X only, so under xvfb-run)
   python3-paraview xvfb xauth
+  python3-netcdf4
 )
 
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)

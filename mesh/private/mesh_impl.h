@@ -90,6 +90,7 @@ extern const int hx_hex_face_vert[6][4]; /* face-local corner (a,b) at a + 2b */
 void hx_gmesh_free(hx_gmesh *g);
 int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g);
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g);
+int hx_gmesh_read_exodus(const char *path, hx_gmesh *g); /* mesh_exodus.c */
 /* corner Jacobians, edges, faces, neighbours, conformity, boundary quads */
 int hx_gmesh_topology(hx_gmesh *g);
 /* orientation of face f1 of e1 against face f2 of e2 (hx_mesh.h), -1 if

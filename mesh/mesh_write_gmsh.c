@@ -1,0 +1,252 @@
+/* Gmsh MSH 2.2 ASCII writer for any hx_mesh (`hexcg mesh --convert`): the
+ * ranks send their elements to rank 0, which writes the nodes (the global
+ * GLL ids of order 1, or of order 2 for curved meshes: hex27 with the 27
+ * nodes of hx_mesh_gll_coords(m, 2, ...)), the hexahedra in global element
+ * order with a volume physical group per material, and the tagged faces as
+ * quadrilaterals in a surface physical group per tag. docs/mesh.md
+ * "Converting a mesh". */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh_impl.h"
+
+/* per element, sent to rank 0 */
+typedef struct {
+  int64_t gid, mat;
+  int64_t ftag[6]; /* tag to write on the face, -1 none */
+} elem_hdr;
+
+typedef struct {
+  int64_t gid, idx;
+} gid_idx;
+static int cmp_gid(const void *a, const void *b) {
+  int64_t x = ((const gid_idx *)a)->gid, y = ((const gid_idx *)b)->gid;
+  return x < y ? -1 : x > y;
+}
+
+/* Gmsh's hex27 node order: the tensor index (a + 3b + 9c) of Gmsh node g */
+static void gmsh_order27(int tens[27]) {
+  static const int gv[8][3] = {{0, 0, 0}, {2, 0, 0}, {2, 2, 0}, {0, 2, 0},
+                               {0, 0, 2}, {2, 0, 2}, {2, 2, 2}, {0, 2, 2}};
+  static const int ge[12][2] = {{0, 1}, {0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3},
+                                {2, 6}, {3, 7}, {4, 5}, {4, 7}, {5, 6}, {6, 7}};
+  static const int gf[6][4] = {{0, 3, 2, 1}, {0, 1, 5, 4}, {0, 4, 7, 3},
+                               {1, 2, 6, 5}, {2, 3, 7, 6}, {4, 5, 6, 7}};
+  int pos[27][3];
+  for (int v = 0; v < 8; v++)
+    for (int d = 0; d < 3; d++) pos[v][d] = gv[v][d];
+  for (int e = 0; e < 12; e++)
+    for (int d = 0; d < 3; d++) pos[8 + e][d] = (gv[ge[e][0]][d] + gv[ge[e][1]][d]) / 2;
+  for (int f = 0; f < 6; f++)
+    for (int d = 0; d < 3; d++)
+      pos[20 + f][d] = (gv[gf[f][0]][d] + gv[gf[f][1]][d] + gv[gf[f][2]][d] + gv[gf[f][3]][d]) / 4;
+  for (int d = 0; d < 3; d++) pos[26][d] = 1;
+  for (int g = 0; g < 27; g++) tens[g] = pos[g][0] + 3 * pos[g][1] + 9 * pos[g][2];
+}
+
+/* 1 if the order-2 points of element e (27 tensor points) are not the
+ * trilinear map of its corners */
+static int elem_curved(const double *x, const double *y, const double *z) {
+  const double *c[3] = {x, y, z};
+  double scale = 0;
+  for (int k = 0; k < 27; k++)
+    for (int d = 0; d < 3; d++) scale = fmax(scale, fabs(c[d][k]));
+  for (int k = 0; k < 27; k++) {
+    const int a = k % 3, b = k / 3 % 3, cc = k / 9;
+    for (int d = 0; d < 3; d++) {
+      double s = 0;
+      for (int v = 0; v < 8; v++) {
+        const int va = v & 1, vb = (v >> 1) & 1, vc = v >> 2;
+        const double w = (va ? a / 2.0 : 1 - a / 2.0) * (vb ? b / 2.0 : 1 - b / 2.0) * (vc ? cc / 2.0 : 1 - cc / 2.0);
+        s += w * c[d][2 * va + 3 * 2 * vb + 9 * 2 * vc];
+      }
+      if (fabs(s - c[d][k]) > 1e-13 * (scale > 0 ? scale : 1)) return 1;
+    }
+  }
+  return 0;
+}
+
+static void quote(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) fputc(*s == '"' ? '\'' : *s, f);
+  fputc('"', f);
+}
+
+int hx_mesh_write_gmsh(hx_mesh m, const char *path, int *curved_out) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  const int32_t E = m->ne;
+  double *x = NULL, *y = NULL, *z = NULL;
+  int64_t *gid = NULL;
+  elem_hdr *hdr = NULL;
+  int err = HX_ALLOC(&x, (size_t)E * 27 + 1);
+  if (!err) err = HX_ALLOC(&y, (size_t)E * 27 + 1);
+  if (!err) err = HX_ALLOC(&z, (size_t)E * 27 + 1);
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail;
+  err = hx_mesh_gll_coords(m, 2, x, y, z);
+  if (err) goto fail;
+  int curved = 0;
+  for (int32_t e = 0; e < E && !curved; e++) curved = elem_curved(x + 27 * e, y + 27 * e, z + 27 * e);
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &curved, 1, MPI_INT, MPI_MAX, m->comm));
+  const int q = curved ? 2 : 1, n = q + 1, npe = n * n * n;
+  if (!curved) err = hx_mesh_gll_coords(m, 1, x, y, z);
+  if (!err) err = HX_ALLOC(&gid, (size_t)E * npe + 1);
+  if (!err) err = HX_ALLOC(&hdr, (size_t)E + 1);
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail;
+  err = hx_mesh_gll_ids(m, q, gid);
+  if (err) goto fail;
+  const int untagged = hx_mesh_find_tag(m, HX_MESH_UNTAGGED);
+  for (int32_t e = 0; e < E; e++) {
+    hdr[e].gid = m->gid[e], hdr[e].mat = m->mat[e];
+    for (int f = 0; f < 6; f++) {
+      const int32_t t = m->ftag[e * 6 + f];
+      const int64_t nb = m->nbr[e * 6 + f];
+      /* the faces of the pseudo tag stay untagged; a tagged interior face once */
+      hdr[e].ftag[f] = t >= 0 && t != untagged && (nb < 0 || m->gid[e] < nb) ? t : -1;
+    }
+  }
+  /* gather to rank 0: headers, node ids, coordinates */
+  const int rank = m->rank, size = m->size;
+  const size_t rec = sizeof(elem_hdr) + (size_t)npe * (sizeof(int64_t) + 3 * sizeof(double));
+  unsigned char *sbuf = NULL, *rbuf = NULL;
+  int *counts = NULL, *displs = NULL;
+  err = (double)E * rec < 2e9 ? HX_SUCCESS
+                              : HX_ERROR(HX_ERR_INPUT, "--convert: rank %d holds too many elements to send at once (%d)",
+                                         rank, E);
+  if (!err) err = HX_ALLOC(&sbuf, (size_t)E * rec + 1);
+  if (!err) err = HX_ALLOC(&counts, (size_t)size);
+  if (!err) err = HX_ALLOC(&displs, (size_t)size);
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail2;
+  for (int32_t e = 0; e < E; e++) {
+    unsigned char *p = sbuf + (size_t)e * rec;
+    memcpy(p, &hdr[e], sizeof(elem_hdr));
+    p += sizeof(elem_hdr);
+    memcpy(p, gid + (size_t)e * npe, (size_t)npe * sizeof(int64_t));
+    p += (size_t)npe * sizeof(int64_t);
+    for (int k = 0; k < npe; k++) {
+      const size_t at = (size_t)e * npe + (size_t)k;
+      const double c[3] = {x[at], y[at], z[at]};
+      memcpy(p + (size_t)k * 3 * sizeof(double), c, sizeof c);
+    }
+  }
+  const int mine = (int)((size_t)E * rec);
+  HX_MPI(MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, m->comm));
+  int64_t total = 0;
+  if (rank == 0) {
+    double sum = 0;
+    for (int r = 0; r < size; r++) displs[r] = (int)sum, sum += counts[r];
+    err = sum < 2e9 ? HX_SUCCESS
+                    : HX_ERROR(HX_ERR_INPUT, "--convert: the mesh is too large to gather on rank 0 (%.0f bytes)", sum);
+    if (!err) err = HX_ALLOC(&rbuf, (size_t)sum + 1);
+    total = (int64_t)(sum / (double)rec);
+  }
+  err = hx_mesh_agree(m->comm, err);
+  if (err) goto fail2;
+  HX_MPI(MPI_Gatherv(sbuf, mine, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, 0, m->comm));
+  if (rank == 0) {
+    const int64_t N = hx_mesh_num_global_gll(m, q);
+    double *X = NULL;
+    gid_idx *order = NULL;
+    FILE *f = NULL;
+    err = HX_ALLOC(&X, (size_t)N * 3 + 3);
+    if (!err) err = HX_ALLOC(&order, (size_t)total + 1);
+    if (!err) {
+      f = fopen(path, "w");
+      if (!f) err = HX_ERROR(HX_ERR_INPUT, "--convert: cannot write '%s' (does its folder exist?)", path);
+    }
+    if (!err) {
+      elem_hdr *h = NULL;
+      err = HX_ALLOC(&h, (size_t)total + 1);
+      for (int64_t i = 0; !err && i < total; i++) {
+        const unsigned char *p = rbuf + (size_t)i * rec;
+        memcpy(&h[i], p, sizeof *h);
+        order[i].gid = h[i].gid, order[i].idx = i;
+        const int64_t *ids = (const int64_t *)(const void *)(p + sizeof(elem_hdr));
+        const unsigned char *cp = p + sizeof(elem_hdr) + (size_t)npe * sizeof(int64_t);
+        for (int k = 0; k < npe; k++) {
+          int64_t id;
+          memcpy(&id, (const unsigned char *)ids + (size_t)k * sizeof id, sizeof id);
+          if (id >= 1 && id <= N) memcpy(&X[3 * (id - 1)], cp + (size_t)k * 3 * sizeof(double), 3 * sizeof(double));
+        }
+      }
+      if (!err) {
+        qsort(order, (size_t)total, sizeof *order, cmp_gid);
+        int tens[27];
+        gmsh_order27(tens);
+        int64_t nquad = 0;
+        for (int64_t i = 0; i < total; i++)
+          for (int fc = 0; fc < 6; fc++) nquad += h[i].ftag[fc] >= 0;
+        fprintf(f, "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n%d\n", m->ntags + m->nmat);
+        for (int t = 0; t < m->ntags; t++) {
+          fprintf(f, "2 %d ", t + 1);
+          quote(f, m->tag_names[t]);
+          fputc('\n', f);
+        }
+        for (int t = 0; t < m->nmat; t++) {
+          fprintf(f, "3 %d ", t + 1);
+          quote(f, m->mat_names[t]);
+          fputc('\n', f);
+        }
+        fprintf(f, "$EndPhysicalNames\n$Nodes\n%lld\n", (long long)N);
+        for (int64_t i = 0; i < N; i++)
+          fprintf(f, "%lld %.17g %.17g %.17g\n", (long long)(i + 1), X[3 * i], X[3 * i + 1], X[3 * i + 2]);
+        fprintf(f, "$EndNodes\n$Elements\n%lld\n", (long long)(total + nquad));
+        int64_t id = 1;
+        for (int64_t k = 0; k < total; k++) {
+          const int64_t i = order[k].idx;
+          const unsigned char *p = rbuf + (size_t)i * rec + sizeof(elem_hdr);
+          int64_t ids[27];
+          memcpy(ids, p, (size_t)npe * sizeof(int64_t));
+          fprintf(f, "%lld %d 2 %lld %lld", (long long)id++, curved ? 12 : 5, (long long)(h[i].mat + 1),
+                  (long long)(h[i].mat + 1));
+          for (int g = 0; g < npe; g++) {
+            const int t = curved ? tens[g] : (const int[]){0, 1, 3, 2, 4, 5, 7, 6}[g];
+            fprintf(f, " %lld", (long long)ids[t]);
+          }
+          fputc('\n', f);
+        }
+        for (int64_t k = 0; k < total; k++) {
+          const int64_t i = order[k].idx;
+          const unsigned char *p = rbuf + (size_t)i * rec + sizeof(elem_hdr);
+          int64_t ids[27];
+          memcpy(ids, p, (size_t)npe * sizeof(int64_t));
+          for (int fc = 0; fc < 6; fc++) {
+            if (h[i].ftag[fc] < 0) continue;
+            const int dir = fc / 2, fix = (fc % 2) * q, du = dir == 0 ? 1 : 0, dv = dir == 2 ? 1 : 2;
+            const int cyc[4][2] = {{0, 0}, {q, 0}, {q, q}, {0, q}};
+            fprintf(f, "%lld 3 2 %lld %lld", (long long)id++, (long long)(h[i].ftag[fc] + 1),
+                    (long long)(h[i].ftag[fc] + 1));
+            for (int c = 0; c < 4; c++) {
+              int ijk[3];
+              ijk[dir] = fix, ijk[du] = cyc[c][0], ijk[dv] = cyc[c][1];
+              fprintf(f, " %lld", (long long)ids[ijk[0] + n * (ijk[1] + n * ijk[2])]);
+            }
+            fputc('\n', f);
+          }
+        }
+        fprintf(f, "$EndElements\n");
+      }
+      hx_free_host(&h);
+    }
+    if (f && fclose(f) != 0 && !err) err = HX_ERROR(HX_ERR_INPUT, "--convert: writing '%s' failed (disk full?)", path);
+    hx_free_host(&X);
+    hx_free_host(&order);
+  }
+  err = hx_mesh_agree(m->comm, err);
+  if (!err && curved_out) *curved_out = curved;
+fail2:
+  hx_free_host(&sbuf);
+  hx_free_host(&rbuf);
+  hx_free_host(&counts);
+  hx_free_host(&displs);
+fail:
+  hx_free_host(&x);
+  hx_free_host(&y);
+  hx_free_host(&z);
+  hx_free_host(&gid);
+  hx_free_host(&hdr);
+  return err;
+}
