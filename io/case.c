@@ -1676,6 +1676,12 @@ void hx_case_print(const hx_case *cs, FILE *out) {
             : cs->time.initial_kind == HX_TIME_INIT_FILE ? cs->time.initial_file
                                                          : hx_expr_text(cs->time.initial));
   fprintf(out, "backend      %s\n", hx_case_backend_name(cs->backend));
-  fprintf(out, "output       %s (solution %s, history %s)\n", cs->output.dir,
-          cs->output.solution ? "yes" : "no", cs->output.history ? "yes" : "no");
+  char fields[64] = "";
+  static const char *const fname[] = {"u", "exact", "error", "rank"};
+  for (int i = 0; i < 4; i++)
+    if (cs->output.fields & (1u << i))
+      snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", fields[0] ? " " : "", fname[i]);
+  fprintf(out, "output       %s (solution %s: %s, %s, fields %s; history %s)\n", cs->output.dir,
+          cs->output.solution ? "yes" : "no", cs->output.format == HX_OUTPUT_VTKHDF ? "vtkhdf" : "xdmf",
+          cs->output.precision == HX_OUTPUT_FP32 ? "fp32" : "fp64", fields, cs->output.history ? "yes" : "no");
 }

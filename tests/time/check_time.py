@@ -608,6 +608,8 @@ print("meshio/h5py: 4 outputs at t = 0, 0.3, 0.6, 0.7; the frames without the me
         sizes[prec] = os.path.getsize(os.path.join(o, "series", "solution_000003.h5"))
         check(os.path.getsize(os.path.join(o, "series", "mesh.h5")) == mb, f"{prec}: the same mesh file")
         check(f"output: {sizes[prec]} bytes per frame (u, {prec})" in so, f"{prec}: the log's bytes per frame")
+        check(f"(solution yes: xdmf, {prec}, fields u; history" in so, f"{prec}: the run's header names the format, "
+              f"precision and fields: {so[:1500]}")
     # the same files on 1 rank: rows in global element order, not the partition's (a restart on
     # another rank count appends its frames to the earlier segment's mesh and frames)
     o1 = os.path.join(W, "lean-np1")
