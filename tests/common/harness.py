@@ -50,6 +50,24 @@ def hexcg(args, ranks=1, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
+def summary_section(path, key):
+    """the scalars of one top-level section of a summary.yaml (`time:` ...) as text, {} when the
+    file or the section is not there (read line by line: the file may be one a failed run cut)"""
+    if not os.path.exists(path):
+        return {}
+    d, inside = {}, False
+    for line in open(path):
+        if line.startswith(key + ":"):
+            inside = True
+        elif inside and line.startswith("  "):
+            if ": " in line:
+                k, v = line.strip().split(": ", 1)
+                d[k] = v
+        elif inside:
+            break
+    return d
+
+
 def finish(ok):
     print(f"{len(failures)} failed" if failures else ok)
     sys.exit(1 if failures else 0)

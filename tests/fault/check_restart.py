@@ -37,7 +37,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, finish, hexcg, setup  # noqa: E402
+from harness import check, finish, hexcg, setup, summary_section  # noqa: E402
 
 a, W = setup(case=False)
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -56,19 +56,7 @@ def rows(out):
 
 
 def summary_time(out):
-    p = os.path.join(W, out, "summary.yaml")
-    if not os.path.exists(p):
-        return {}
-    d, inside = {}, False
-    for line in open(p):
-        if line.startswith("time:"):
-            inside = True
-        elif inside and line.startswith("  "):
-            k, v = line.strip().split(": ", 1)
-            d[k] = v
-        elif inside:
-            break
-    return d
+    return summary_section(os.path.join(W, out, "summary.yaml"), "time")
 
 
 def summary_reason(out):

@@ -45,6 +45,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import summary_section  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("mode")
 ap.add_argument("--hexcg", required=True)
@@ -154,16 +157,7 @@ def yaml_kv(path):
 
 
 def summary_time(out):
-    d, inside = {}, False
-    for line in open(os.path.join(out, "summary.yaml")):
-        if line.startswith("time:"):
-            inside = True
-        elif inside and line.startswith("  "):
-            k, v = line.strip().split(": ", 1)
-            d[k] = v
-        elif inside:
-            break
-    return d
+    return summary_section(os.path.join(out, "summary.yaml"), "time")
 
 
 def finish():
