@@ -19,13 +19,14 @@ static void usage(FILE *out) {
           "       hexcg mesh [OPTIONS]\n"
           "With a case file the mesh section and the order come from the case (--set overrides keys,\n"
           "e.g. --set mesh.elements=[16,16,16] --set order=5). Without one, options describe the mesh:\n"
-          "  --type box|kershaw|gmsh    mesh source (default box; --file implies gmsh)\n"
+          "  --type box|kershaw|gmsh|nek mesh source (default box; --file implies gmsh, or nek for a .re2 file)\n"
           "  --elements NX,NY,NZ        elements per direction (default 8,8,8; kershaw 12,12,12)\n"
           "  --extent X0,X1,Y0,Y1,Z0,Z1 box extent (default the unit cube)\n"
           "  --eps E                    Kershaw parameter in (0,1] (kershaw default 0.3)\n"
           "  --deform A                 apply the smooth deformation map with amplitude A (<= 0.1)\n"
           "  --geom-order 1|2           hex8 or hex27 box elements (default 1)\n"
-          "  --file F.msh               Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary)\n"
+          "  --file F.msh               Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary), or F.re2: NekRS/Nek5000\n"
+          "  --field N                  nek: the .re2 boundary field read as tags (default 1, the first)\n"
           "  --order P                  polynomial order for the GLL numbering (1..15, default 7)\n"
           "  --partitioner rcb|metis    (default rcb)\n"
           "  --verbose                  one line per rank\n");
@@ -57,7 +58,8 @@ static int parse_int(const char *s, int *v, const char *opt) {
 }
 
 typedef struct {
-  int type; /* 0 box, 1 kershaw, 2 gmsh */
+  int type; /* 0 box, 1 kershaw, 2 gmsh, 3 nek */
+  int field; /* nek: boundary field (1 = the first) */
   hx_mesh_box_opts box;
   int have_elems, have_eps;
   const char *file;
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
   hx_mesh_box_opts_default(&a->box);
   a->box.nx = a->box.ny = a->box.nz = 8;
   a->order = 7;
+  a->field = 1;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -94,7 +97,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       continue;
     }
     static const char *const known[] = {"--set", "--type", "--elements", "--extent", "--eps", "--deform",
-                                        "--file", "--order", "--geom-order", "--partitioner"};
+                                        "--file", "--order", "--geom-order", "--partitioner", "--field"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(o, known[k]);
     HX_CHECK(is_known, HX_ERR_INPUT, "unknown option '%s' (hexcg mesh --help)", o);
@@ -109,8 +112,10 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
         a->type = 1;
       else if (!strcmp(v, "gmsh"))
         a->type = 2;
+      else if (!strcmp(v, "nek"))
+        a->type = 3;
       else
-        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw or gmsh, got '%s'", v);
+        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw, gmsh or nek, got '%s'", v);
     } else if (!strcmp(o, "--elements")) {
       double e[3];
       HX_CALL(parse_list(v, 3, e, o));
@@ -130,7 +135,10 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       HX_CALL(parse_int(v, &a->box.geom_order, o));
     } else if (!strcmp(o, "--file")) {
       a->file = v;
-      a->type = 2;
+      const size_t lv = strlen(v);
+      if (a->type != 3) a->type = lv > 4 && !strcmp(v + lv - 4, ".re2") ? 3 : 2;
+    } else if (!strcmp(o, "--field")) {
+      HX_CALL(parse_int(v, &a->field, o));
     } else if (!strcmp(o, "--order")) {
       HX_CALL(parse_int(v, &a->order, o));
     } else if (!strcmp(o, "--partitioner")) {
@@ -147,6 +155,9 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
     if (!a->have_eps) a->box.kershaw_eps = 0.3;
   }
   HX_CHECK(a->type != 2 || a->file, HX_ERR_INPUT, "--type gmsh needs --file F.msh");
+  HX_CHECK(a->type != 3 || a->file, HX_ERR_INPUT, "--type nek needs --file F.re2");
+  HX_CHECK(a->field >= 1, HX_ERR_INPUT, "--field must be 1 or more (1 = the file's first boundary field), got %d",
+           a->field);
   a->box.partitioner = a->part;
   return HX_SUCCESS;
 }
@@ -154,7 +165,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
 /* a generated mesh of the options' size must fit in memory (a case file is
  * checked by hx_case_check_memory, a Gmsh file is bounded by its size) */
 static int check_memory(const hx_app_ctx *ctx, const mesh_args *a) {
-  if (a->type == 2 || a->case_path) return HX_SUCCESS;
+  if (a->type >= 2 || a->case_path) return HX_SUCCESS;
   const double E = (double)a->box.nx * a->box.ny * a->box.nz, n = a->order + 1.0;
   if (!(E >= 1)) return HX_SUCCESS; /* the generator names bad counts */
   const double El = floor(E / ctx->size) + (ctx->rank < fmod(E, ctx->size) ? 1 : 0);
@@ -176,6 +187,8 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   char src[1200];
   if (a->type == 2)
     snprintf(src, sizeof src, "Gmsh file %s", a->file);
+  else if (a->type == 3)
+    snprintf(src, sizeof src, "Nek .re2 file %s (boundary field %d)", a->file, a->field);
   else if (a->type == 1 || a->box.kershaw_eps != 1.0)
     snprintf(src, sizeof src, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz,
              a->box.kershaw_eps);
@@ -184,7 +197,9 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
              a->box.deform ? " (deformed)" : "");
   HX_CALL(check_memory(ctx, a));
   double t0 = hx_wtime();
-  if (a->type == 2)
+  if (a->type == 3)
+    HX_CALL(hx_mesh_create_nek(ctx->comm, a->file, a->field, a->part, &m));
+  else if (a->type == 2)
     HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
                                          a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL,
                                          &m));
@@ -256,8 +271,11 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
       printf("  periodic face pairs   %lld  (periodic tags:", (long long)hx_mesh_num_periodic_faces(m));
       for (int i = 0; i < nt; i++)
         if (hx_mesh_tag_is_periodic(m, i)) printf(" %s", hx_mesh_tag_name(m, i));
-      printf(")\n");
+      printf("%s)\n", a->type == 3 ? " none: the .re2 file's 'P' boundary records" : "");
     }
+    if (hx_mesh_num_curved_elements(m) > 0)
+      printf("  curved elements       %lld  (exact curved sides: the map at the GLL nodes of any order)\n",
+             (long long)hx_mesh_num_curved_elements(m));
     hx_mesh_report_print(&rep, stdout, a->verbose);
     printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", jmin, jmax, p);
     printf("  element size          min %.6g  max %.6g  (element edge length)\n", hmin, hmax);
@@ -270,7 +288,12 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     const char *where = "";
     int64_t nbnd = 0;
     const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
-    if (nun > 0)
+    if (nun > 0 && a->type == 3)
+      printf("\n  note: %lld of %lld boundary faces have no boundary code in field %d (the first: %s); they form "
+             "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a condition with "
+             "tags: [%s] in problem.boundary",
+             (long long)nun, (long long)nbnd, a->field, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
+    else if (nun > 0)
       printf(
           "\n  note: %lld of %lld boundary faces carry no surface physical tag (the first: %s); they form "
           "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
@@ -304,10 +327,14 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     hx_case_destroy(&cs);
     return err;
   }
-  a->type = cs->mesh.type == HX_CASE_MESH_GMSH ? 2 : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1 : 0;
+  a->type = cs->mesh.type == HX_CASE_MESH_NEK    ? 3
+            : cs->mesh.type == HX_CASE_MESH_GMSH ? 2
+            : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1
+                                                    : 0;
+  a->field = cs->mesh.field;
   a->order = cs->order;
   a->part = hx_run_partitioner(cs);
-  if (a->type == 2) {
+  if (a->type >= 2) {
     snprintf(a->file_buf, sizeof a->file_buf, "%s", cs->mesh.file ? cs->mesh.file : "");
     a->file = a->file_buf;
   } else {

@@ -66,6 +66,10 @@ hx_partitioner hx_run_partitioner(const hx_case *cs) {
 
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   const hx_partitioner part = hx_run_partitioner(cs);
+  if (cs->mesh.type == HX_CASE_MESH_NEK) {
+    HX_CALL(hx_mesh_create_nek(ctx->comm, cs->mesh.file, cs->mesh.field, part, m));
+    return HX_SUCCESS;
+  }
   if (cs->mesh.type == HX_CASE_MESH_GMSH) {
     HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
                                          (const char *const(*)[2])cs->mesh.periodic_pairs, m));
@@ -262,7 +266,7 @@ static int phase_mesh(run_state *st) {
   HX_CALL(ierr);
   hx_mesh m = st->m;
   st->res->elements = hx_mesh_num_global_elements(m);
-  if (cs->mesh.type == HX_CASE_MESH_GMSH) /* its size is known now */
+  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) /* its size is known now */
     HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(cs)));
 
   /* names the case must match: boundary tags and materials */

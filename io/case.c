@@ -29,7 +29,7 @@ _Static_assert(sizeof(hx_case_mesh_type) == sizeof(int) && sizeof(hx_bc_type) ==
                "case enums are int-sized");
 
 static const char *const geometries[] = {"fp64", "split"}; /* hx_ax_geometry order */
-static const char *const mesh_types[] = {"box", "kershaw", "gmsh"};
+static const char *const mesh_types[] = {"box", "kershaw", "gmsh", "nek"};
 static const char *const partitioners[] = {"rcb", "metis"};
 static const char *const bc_types[] = {"dirichlet", "neumann", "robin"};
 static const char *const solver_types[] = {"pcg", "fcg", "pcg1"}; /* fcg: flexible CG, pcg1: single-reduction CG (solver/) */
@@ -64,20 +64,22 @@ static const char *const box_materials[] = {"box"};
 
 static const hx_opt_key mesh_rows[] = {
     ENUM_ROW("type", mesh.type, mesh_types, HX_OPT_REQUIRED, NULL,
-             "generated box, Kershaw-deformed box, or a Gmsh file"),
+             "generated box, Kershaw-deformed box, a Gmsh file, or a NekRS/Nek5000 .re2 file"),
     OTHER_ROW("elements", 0, NULL, "[nx, ny, nz] or one integer, each 1..100000",
               "box/kershaw (required): elements per direction"),
     OTHER_ROW("extent", 0, "[[0, 1], [0, 1], [0, 1]]", "[[xmin, xmax], [ymin, ymax], [zmin, zmax]]",
               "box/kershaw: the domain"),
     DBL_ROW("eps", mesh.eps, 0, 1, HX_OPT_MIN_OPEN, "0.3", "kershaw only: the deformation (1 = none)"),
     OTHER_ROW("file", 0, NULL, "a file name",
-              "gmsh (required): MSH 2.2/4.1 file, relative to the case file's folder"),
+              "gmsh, nek (required): MSH 2.2/4.1 file or .re2 file, relative to the case file's folder"),
     ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb",
              "how elements are split over the MPI ranks"),
     DBL_ROW("deform", mesh.deform, 0, 0.1, 0, "0.0",
             "box/kershaw only: smooth deformation amplitude (at most 0.1: the map stays invertible)"),
     OTHER_ROW("periodic", 0, "[]", "box/kershaw: a list of axes [x, y, z]; gmsh: [[tag, tag], ...]",
               "axes that wrap / surface pairs identified by translation (docs/mesh.md)"),
+    INT_ROW("field", mesh.field, 1, 1000, 0, "1",
+            "nek only: the .re2 boundary field whose codes become the boundary tags (1 = the first)"),
 };
 static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
 
@@ -328,7 +330,7 @@ static int compile_expr(const hx_ynode *v, const char *key, hx_expr **e) {
 /* Box/kershaw: the expression must be finite at the corners, edge and face
  * mid-points and centre of the domain (catches 1/x, log(x), sqrt(x-2)). */
 static int check_finite(const hx_case *cs, const hx_ynode *v, const char *key, const hx_expr *e) {
-  if (cs->mesh.type == HX_CASE_MESH_GMSH || !e) return HX_SUCCESS;
+  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type) || !e) return HX_SUCCESS;
   for (int c = 0; c < 27; c++) {
     double p[3];
     for (int d = 0, cc = c; d < 3; d++, cc /= 3)
@@ -443,13 +445,21 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
   HX_CALL(check_keys(mesh, &mesh_group));
   hx_ynode *v, *k = NULL;
   HX_CALL(read_key(mesh, &mesh_group, "type", cs, NULL));
-  int gen = cs->mesh.type != HX_CASE_MESH_GMSH;
+  int gen = !HX_CASE_MESH_FROM_FILE(cs->mesh.type);
   /* keys that do not belong to this mesh type */
   static const char *const gen_only[] = {"elements", "extent", "deform"};
   for (int i = 0; i < NELEM(gen_only) && !gen; i++)
     if (hx_ynode_get(mesh, gen_only[i], &k))
-      return hx_yerror(k, "mesh.%s: not used by a gmsh mesh (only by box and kershaw)", gen_only[i]);
-  if (gen && hx_ynode_get(mesh, "file", &k)) return hx_yerror(k, "mesh.file: only used by a gmsh mesh");
+      return hx_yerror(k, "mesh.%s: not used by a %s mesh (only by box and kershaw)", gen_only[i],
+                       hx_case_mesh_type_name(cs->mesh.type));
+  if (gen && hx_ynode_get(mesh, "file", &k)) return hx_yerror(k, "mesh.file: only used by a gmsh or nek mesh");
+  cs->mesh.field = 1;
+  if (cs->mesh.type != HX_CASE_MESH_NEK && hx_ynode_get(mesh, "field", &k))
+    return hx_yerror(k, "mesh.field: only used by a nek mesh (the .re2 boundary field to read)");
+  if (cs->mesh.type == HX_CASE_MESH_NEK) HX_CALL(read_key(mesh, &mesh_group, "field", cs, NULL));
+  if (cs->mesh.type == HX_CASE_MESH_NEK && hx_ynode_get(mesh, "periodic", &k))
+    return hx_yerror(k, "mesh.periodic: not used by a nek mesh (the .re2 file's 'P' boundary records pair the "
+                        "periodic faces)");
   if (cs->mesh.type != HX_CASE_MESH_KERSHAW && hx_ynode_get(mesh, "eps", &k))
     return hx_yerror(k, "mesh.eps: only used by a kershaw mesh");
 
@@ -631,7 +641,7 @@ int hx_case_check_memory(MPI_Comm comm, const hx_case *cs, int64_t elements, hx_
   int rank = 0, size = 1;
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_MPI(MPI_Comm_size(comm, &size));
-  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH, built = elements > 0;
+  const int gmsh = HX_CASE_MESH_FROM_FILE(cs->mesh.type), built = elements > 0;
   double E = (double)elements;
   if (!built) {
     if (gmsh) return HX_SUCCESS; /* known once the file is read */
@@ -912,7 +922,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
     /* no condition on a periodic tag (box axes, gmsh pairs; a gmsh $Periodic section: after reading) */
     int per[NELEM(box_tags)], np = cs->mesh.nperiodic_pairs;
     for (int t = 0; t < NELEM(box_tags); t++)
-      per[t] = cs->mesh.type != HX_CASE_MESH_GMSH && cs->mesh.periodic[t / 2];
+      per[t] = !HX_CASE_MESH_FROM_FILE(cs->mesh.type) && cs->mesh.periodic[t / 2];
     HX_CALL(hx_case_check_periodic_tags(cs, NELEM(box_tags), box_tags, per));
     for (int i = 0; i < np; i++) {
       const int one[2] = {1, 1};
@@ -921,7 +931,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
   }
   /* no dirichlet boundary and lambda = 0 (and no robin alpha > 0): pure
    * Neumann, solved for the zero-mean solution (docs/solver.md, "Null space") */
-  if (cs->mesh.type != HX_CASE_MESH_GMSH) {
+  if (!HX_CASE_MESH_FROM_FILE(cs->mesh.type)) {
     HX_CALL(hx_case_check_tags(cs, NELEM(box_tags), box_tags));
     HX_CALL(hx_case_check_materials(cs, NELEM(box_materials), box_materials));
   }
@@ -1365,11 +1375,12 @@ static void sb_quoted(sbuf *s, const char *str) {
 /* Keys that the effective case leaves out: those of another mesh type,
  * and optional values not given. */
 static int row_written(const hx_case *cs, const hx_opt_group *g, const hx_opt_key *k) {
-  const int gmsh = cs->mesh.type == HX_CASE_MESH_GMSH;
+  const int gmsh = HX_CASE_MESH_FROM_FILE(cs->mesh.type);
   if (g == &mesh_group) {
     if (!strcmp(k->key, "elements") || !strcmp(k->key, "extent") || !strcmp(k->key, "deform")) return !gmsh;
     if (!strcmp(k->key, "eps")) return cs->mesh.type == HX_CASE_MESH_KERSHAW;
     if (!strcmp(k->key, "file")) return gmsh;
+    if (!strcmp(k->key, "field")) return cs->mesh.type == HX_CASE_MESH_NEK;
   }
   if (g == &problem_group && !strcmp(k->key, "exact")) return cs->problem.exact != NULL;
   if (g == &solver_group && !strcmp(k->key, "initial_guess")) return cs->solver.initial_guess != NULL;
@@ -1394,7 +1405,7 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
     sb_printf(s, "]\n");
   } else if (g == &mesh_group && !strcmp(k->key, "periodic")) {
     sb_printf(s, " [");
-    if (cs->mesh.type != HX_CASE_MESH_GMSH) {
+    if (!HX_CASE_MESH_FROM_FILE(cs->mesh.type)) {
       for (int d = 0, c = 0; d < 3; d++)
         if (cs->mesh.periodic[d]) sb_printf(s, "%s%c", c++ ? ", " : "", 'x' + d);
     } else {
@@ -1549,8 +1560,9 @@ int hx_case_write_effective(const hx_case *cs, const char *path) {
 
 void hx_case_print(const hx_case *cs, FILE *out) {
   fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
-  if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    fprintf(out, "mesh         gmsh %s", cs->mesh.file);
+  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) {
+    fprintf(out, "mesh         %s %s", hx_case_mesh_type_name(cs->mesh.type), cs->mesh.file);
+    if (cs->mesh.type == HX_CASE_MESH_NEK) fprintf(out, ", field %d", cs->mesh.field);
     for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
       fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0],
               cs->mesh.periodic_pairs[i][1]);

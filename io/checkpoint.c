@@ -78,8 +78,8 @@ static void ident(const hx_case *cs, uint64_t mesh_hash, ck_ident id[CK_NID]) {
                                            "time.scheme", "time.dt",     "mesh_nodes_hash", "case_hash"};
   for (int i = 0; i < CK_NID; i++) id[i].key = keys[i], id[i].val[0] = 0;
   snprintf(id[0].val, sizeof id[0].val, "%s", hx_case_mesh_type_name(cs->mesh.type));
-  if (cs->mesh.type == HX_CASE_MESH_GMSH)
-    snprintf(id[1].val, sizeof id[1].val, "gmsh %s", cs->mesh.file);
+  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type))
+    snprintf(id[1].val, sizeof id[1].val, "%s %s", hx_case_mesh_type_name(cs->mesh.type), cs->mesh.file);
   else
     snprintf(id[1].val, sizeof id[1].val, "elements %dx%dx%d, extent [%.17g,%.17g]x[%.17g,%.17g]x[%.17g,%.17g], eps %.17g, deform %.17g",
              cs->mesh.elements[0], cs->mesh.elements[1], cs->mesh.elements[2], cs->mesh.extent[0][0],
@@ -342,7 +342,7 @@ static int ck_check(const char *dir, const hx_case *cs, const hx_checkpoint_mesh
                       "checkpoint %s is of another mesh: %s%s%s%s; restart with the mesh the checkpoint was "
                       "written with, or start a new run",
                       dir, have_mesh ? "the GLL nodes agree with " : "",
-                      cs->mesh.type == HX_CASE_MESH_GMSH ? cs->mesh.file : "the case's box",
+                      HX_CASE_MESH_FROM_FILE(cs->mesh.type) ? cs->mesh.file : "the case's box",
                       have_mesh ? ", but not its " : " differs from it in its ", diff);
     if (missing)
       hx_log(HX_LOG_NORMAL, "restart: checkpoint %s was written by an earlier hexcg: its mesh's periodicity, "
