@@ -17,6 +17,7 @@
  * parametrisations are symmetric in the edge's direction and the face's
  * orientation). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mesh_impl.h"
@@ -183,4 +184,81 @@ void hx_curve_detj(int n, const double *D, const double *xyz, double *det) {
                                   J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
                                   J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
       }
+}
+
+/* ---------------------------------------------------------------- shared curves (rank 0) */
+typedef struct {
+  int64_t id, ref; /* global edge id, e*12 + local edge */
+} edge_ref;
+static int cmp_edge_ref(const void *pa, const void *pb) {
+  const edge_ref *a = pa, *b = pb;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->ref > b->ref) - (a->ref < b->ref);
+}
+
+static int same_curve(const int8_t *ta, const double *pa, const int8_t *tb, const double *pb, int np) {
+  if (*ta != *tb) return 0;
+  double scale = 1.0;
+  for (int i = 0; i < np; i++) scale = fmax(scale, fmax(fabs(pa[i]), fabs(pb[i])));
+  for (int i = 0; i < np; i++)
+    if (fabs(pa[i] - pb[i]) > 1e-9 * scale) return 0;
+  return 1;
+}
+
+int hx_gmesh_curve_sync(hx_gmesh *g) {
+  if (!g->ctype) return HX_SUCCESS;
+  const int64_t n = g->ne * 12;
+  edge_ref *r = NULL;
+  HX_CALL(HX_ALLOC(&r, n + 1));
+  for (int64_t i = 0; i < n; i++) r[i].id = g->eid[i], r[i].ref = i;
+  qsort(r, (size_t)n, sizeof *r, cmp_edge_ref);
+  int64_t copied = 0;
+  int err = HX_SUCCESS;
+  for (int64_t i = 0, j; i < n && !err; i = j) {
+    int64_t src = -1;
+    for (j = i; j < n && r[j].id == r[i].id; j++)
+      if (src < 0 && g->ctype[(r[j].ref / 12) * HX_CURVE_NSLOT + r[j].ref % 12]) src = r[j].ref;
+    if (src < 0) continue;
+    const int8_t *ts = &g->ctype[(src / 12) * HX_CURVE_NSLOT + src % 12];
+    const double *ps = &g->cpar[(src / 12) * HX_CURVE_NPAR + 3 * (src % 12)];
+    for (int64_t k = i; k < j && !err; k++) {
+      const int64_t e = r[k].ref / 12;
+      const int le = (int)(r[k].ref % 12);
+      int8_t *t = &g->ctype[e * HX_CURVE_NSLOT + le];
+      double *p = &g->cpar[e * HX_CURVE_NPAR + 3 * le];
+      if (!*t) {
+        *t = *ts, memcpy(p, ps, 3 * sizeof(double)), copied++;
+      } else if (!same_curve(t, p, ts, ps, 3)) {
+        err = HX_ERROR(HX_ERR_INPUT,
+                       "%s: elements %lld and %lld share an edge but give it different curved sides ('%c' "
+                       "(%g, %g, %g) and '%c' (%g, %g, %g)): the mesh would have a gap; give the edge one curve",
+                       g->src, (long long)(g->etag ? g->etag[src / 12] : src / 12),
+                       (long long)(g->etag ? g->etag[e] : e), *ts, ps[0], ps[1], ps[2], *t, p[0], p[1], p[2]);
+      }
+    }
+  }
+  hx_free_host(&r);
+  HX_CALL(err);
+  /* sphere faces: the neighbour across the face carries the same sphere */
+  for (int64_t q = 0; q < g->ne * 6; q++) {
+    const int64_t e = q / 6, e2 = g->nbr[q];
+    const int f = (int)(q % 6);
+    if (g->ctype[e * HX_CURVE_NSLOT + 12 + f] != 's' || e2 < 0) continue;
+    const int f2 = g->nbrf[q];
+    int8_t *t2 = &g->ctype[e2 * HX_CURVE_NSLOT + 12 + f2];
+    const double *p = &g->cpar[e * HX_CURVE_NPAR + 36 + 4 * f];
+    double *p2 = &g->cpar[e2 * HX_CURVE_NPAR + 36 + 4 * f2];
+    if (!*t2) {
+      *t2 = 's', memcpy(p2, p, 4 * sizeof(double)), copied++;
+    } else if (!same_curve(t2, p2, &g->ctype[e * HX_CURVE_NSLOT + 12 + f], p, 4)) {
+      HX_CHECK(0, HX_ERR_INPUT, "%s: elements %lld and %lld share a face but give it different sphere sides", g->src,
+               (long long)(g->etag ? g->etag[e] : e), (long long)(g->etag ? g->etag[e2] : e2));
+    }
+  }
+  if (copied && hx_log_rank() == 0 && hx_log_get_level() >= HX_LOG_NORMAL)
+    fprintf(stderr,
+            "note: %s: %lld curved side(s) given by one element only are applied to the neighbours that share "
+            "them (else the mesh would have gaps)\n",
+            g->src, (long long)copied);
+  return HX_SUCCESS;
 }

@@ -109,6 +109,10 @@ void hx_curve_eval(const double *V, const int8_t *ct, const double *cp, int n, c
  * GLL differentiation matrix, n*n) */
 void hx_curve_detj(int n, const double *D, const double *xyz, double *det);
 int hx_gmesh_read_nek(const char *path, int field, hx_gmesh *g);
+/* after the topology, before the periodic merge: a curved edge or sphere
+ * face given by one element only is given to every element that shares it
+ * (different curves on one edge: HX_ERR_INPUT naming both elements) */
+int hx_gmesh_curve_sync(hx_gmesh *g);
 
 /* tables (mesh_topo.c) */
 extern const int hx_hex_edge_vert[12][2];
