@@ -2,7 +2,7 @@
 # Build the libFuzzer targets (tests/fuzz, clang + ASan + UBSan) and fuzz each
 # for a while; report executions, coverage and findings per target.
 #   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--no-build] [target ...]
-#     targets: case expr gmsh compare h5 (default: all)
+#     targets: case expr gmsh compare h5 nek (default: all)
 #     --time  seconds per target (default 60)
 #     --jobs  targets fuzzed at once (default 1)
 # Environment: HEXCG_FUZZ_BUILD_DIR (default build-fuzz), HEXCG_FUZZ_WORK
@@ -23,12 +23,12 @@ while (($#)); do
     --time) TIME=$2; shift ;;
     --jobs) JOBS=$2; shift ;;
     --no-build) BUILD_IT=0 ;;
-    case|expr|gmsh|compare|h5) TARGETS+=("$1") ;;
-    *) echo "fuzz.sh: unknown option or target '$1' (targets: case expr gmsh compare h5)" >&2; exit 2 ;;
+    case|expr|gmsh|compare|h5|nek) TARGETS+=("$1") ;;
+    *) echo "fuzz.sh: unknown option or target '$1' (targets: case expr gmsh compare h5 nek)" >&2; exit 2 ;;
   esac
   shift
 done
-((${#TARGETS[@]})) || TARGETS=(case expr gmsh compare h5)
+((${#TARGETS[@]})) || TARGETS=(case expr gmsh compare h5 nek)
 BUILD=${HEXCG_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 WORK=${HEXCG_FUZZ_WORK:-$BUILD/fuzz-work}
 
@@ -51,7 +51,10 @@ if ((BUILD_IT)); then
 fi
 
 # the longest input worth trying per target (bytes)
-declare -A MAXLEN=([case]=4096 [expr]=1024 [gmsh]=16384 [compare]=8192 [h5]=512)
+declare -A MAXLEN=([case]=4096 [expr]=1024 [gmsh]=16384 [compare]=8192 [h5]=512 [nek]=32768)
+# more seeds, read only: the real .re2 files of ../shared/meshes/nek where the
+# checkout has them (never copied into the repository)
+declare -A SEEDS=([nek]=$ROOT/../shared/meshes/nek)
 declare -A DICT=([case]=case [expr]=expr [gmsh]=gmsh [compare]=compare)
 # libmatheval's parser leaks on every syntax error (suppressed, core/error.c),
 # and libFuzzer's per-input leak check then scans the heap each time: 100
@@ -73,7 +76,8 @@ run_one() {
   [[ -n ${EXTRA[$t]:-} ]] && dict+=("${EXTRA[$t]}")
   (cd "$w" && "$BUILD/tests/fuzz-$t" "${dict[@]}" -max_total_time="$TIME" -timeout=10 -rss_limit_mb=2048 \
     -max_len="${MAXLEN[$t]}" -print_final_stats=1 -artifact_prefix="$w/artifacts/" \
-    "$w/corpus" "$ROOT/tests/fuzz/corpus/$t" >"$log" 2>&1) || true
+    "$w/corpus" "$ROOT/tests/fuzz/corpus/$t" ${SEEDS[$t]:+$( [[ -d ${SEEDS[$t]} ]] && echo "${SEEDS[$t]}")} \
+    >"$log" 2>&1) || true
   local secs=$((SECONDS - t0)) execs cov ft units found
   execs=$(awk '/stat::number_of_executed_units/{print $2}' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
