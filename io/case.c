@@ -445,6 +445,13 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
   HX_CALL(check_keys(mesh, &mesh_group));
   hx_ynode *v, *k = NULL;
   HX_CALL(read_key(mesh, &mesh_group, "type", cs, NULL));
+  {
+    /* a .re2 file is read as the nek mesh it is, whatever file type was named */
+    const hx_ynode *fv = hx_ynode_get(mesh, "file", NULL);
+    const size_t lf = fv && fv->kind == HX_YN_SCALAR && fv->value ? strlen(fv->value) : 0;
+    if (cs->mesh.type == HX_CASE_MESH_GMSH && lf > 4 && !strcmp(fv->value + lf - 4, ".re2"))
+      cs->mesh.type = HX_CASE_MESH_NEK;
+  }
   int gen = !HX_CASE_MESH_FROM_FILE(cs->mesh.type);
   /* keys that do not belong to this mesh type */
   static const char *const gen_only[] = {"elements", "extent", "deform"};
