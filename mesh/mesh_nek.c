@@ -229,7 +229,13 @@ done:
  * the x-y plane) */
 static int arc_centre(nrd *c, int64_t rec, int64_t e, int edge, const double *A, const double *B, double R,
                       double out[3]) {
-  const double gap = hypot(B[0] - A[0], B[1] - A[1]);
+  const double gap = hypot(B[0] - A[0], B[1] - A[1]), len = dist3(A, B);
+  if (!(gap > 1e-6 * len))
+    return NEK_ERR(c,
+                   "curved-side record %lld: the 'C' arc on edge %d of element %lld: the edge's ends (%g, %g, %g) and "
+                   "(%g, %g, %g) coincide in the x-y plane, where Nek's arcs lie (a 'C' side belongs on an edge "
+                   "that is not parallel to z)",
+                   (long long)rec + 1, edge + 1, (long long)e + 1, A[0], A[1], A[2], B[0], B[1], B[2]);
   if (!(fabs(2.0 * R) > gap * 1.00001) || !isfinite(R))
     return NEK_ERR(c,
                    "curved-side record %lld: the 'C' arc on edge %d of element %lld has radius %g, but its end "

@@ -23,7 +23,8 @@
    orders: 8 on the annulus, 4 on the coarse 12-element shell).
 3. Bad files: truncated, a wrong byte-order marker, an element count that
    lies, curved and periodic records naming elements that do not exist, a
-   'P' pair that is not a translation, an unsupported curve type, a field
+   'P' pair that is not a translation, an unsupported curve type, an arc on
+   an edge parallel to z, a field
    the file lacks, not a .re2 header: exit 2 with the file, byte offset or
    record and the fix; no crash, nothing written."""
 import math
@@ -351,6 +352,8 @@ bad = {
                        ["curved-side record 1", "names element 99", "elements 1..4"]),
     "curve-type.re2": (le[: curv0 + 8 + 56] + b"e       " + le[curv0 + 8 + 64:],
                        ["curved-side record 1", "curve type 'e'", "supported: 'm' edge midpoint"]),
+    "c-vertical.re2": (le[: curv0 + 16] + word(9) + le[curv0 + 24:],
+                       ["curved-side record 1", "'C' arc on edge 9 of element 1", "not parallel to z"]),
     "p-nothing.re2": (le[:rec0 + 16] + word(99) + word(3) + le[rec0 + 32: rec0 + 56] + b"P       " + le[rec0 + 64:],
                       ["boundary record 1 of field 1", "points at element 99", "does not exist"]),
     "p-rotated.re2": (le[:rec0 + 16] + word(2) + word(5) + le[rec0 + 32: rec0 + 56] + b"P       " + le[rec0 + 64:],
