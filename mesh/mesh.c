@@ -303,6 +303,7 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
   double t0 = hx_wtime();
   HX_CALL(hx_gmesh_topology(g));
   HX_CALL(hx_gmesh_curve_sync(g));
+  if (g->nek) hx_gmesh_nek_interior(g);
   if (npairs > 0) HX_CALL(hx_gmesh_tag_pairs(g, npairs, pairs));
   /* a $Periodic link without node pairs that the reader could not resolve:
    * refused, unless the case names the pairs itself */

@@ -30,6 +30,10 @@
  * the tensor vertex of a preprocessor vertex); face and edge maps */
 static const int nek_vert_of_tensor[8] = {0, 1, 3, 2, 4, 5, 7, 6};
 static const int nek_face_to_hx[6] = {2, 1, 3, 0, 4, 5};
+static int nek_face_of_hx(int f) {
+  static const int inv[6] = {3, 1, 0, 2, 4, 5};
+  return inv[f];
+}
 static const int nek_edge_to_hx[12] = {0, 5, 1, 4, 2, 7, 3, 6, 8, 9, 11, 10};
 /* Nek edge k (0-based) runs from preprocessor vertex a to b */
 static const int nek_edge_vert[12][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {4, 5}, {5, 6},
@@ -501,7 +505,7 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
                    nelgt, erec, c->len - c->pos);
   memset(g, 0, sizeof *g);
   snprintf(g->src, sizeof g->src, "%s", c->path);
-  g->ne = nelgt, g->npe = 8;
+  g->ne = nelgt, g->npe = 8, g->nek = 1;
   HX_CALL(HX_ALLOC(&g->nodes, (size_t)nelgt * 24));
   HX_CALL(HX_ALLOC(&g->mat, nelgt));
   HX_CALL(HX_ALLOC(&g->ftag, nelgt * 6));
@@ -542,6 +546,21 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
   if (nfields == 0)
     nek_note("note: %s: the file has no boundary section: every boundary face is '%s'\n", c->path, HX_MESH_UNTAGGED);
   return HX_SUCCESS;
+}
+
+void hx_gmesh_nek_interior(hx_gmesh *g) {
+  int64_t n = 0, first = -1;
+  const char *name = "";
+  for (int64_t q = 0; q < g->ne * 6; q++)
+    if (g->ftag[q] >= 0 && g->nbr[q] >= 0) {
+      if (!n++) first = q, name = g->tag_names[g->ftag[q]];
+      g->ftag[q] = -1;
+    }
+  if (n)
+    nek_note("note: %s: %lld boundary code(s) of the field sit on faces between two elements (the first: '%s' on "
+             "face %d of element %lld; e.g. a fluid field's codes where the fluid meets the solid): ignored, "
+             "hexcg solves on every element\n",
+             g->src, (long long)n, name, nek_face_of_hx((int)(first % 6)) + 1, (long long)(first / 6) + 1);
 }
 
 int hx_gmesh_read_nek(const char *path, int field, hx_gmesh *g) {

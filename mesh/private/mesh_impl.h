@@ -58,6 +58,7 @@ typedef struct {
    * and HX_CURVE_NPAR parameters (see HX_CURVE_NSLOT) */
   int8_t *ctype;
   double *cpar;
+  int nek; /* read from a .re2 file (hx_gmesh_nek_interior) */
   /* partition */
   int32_t *part; /* ne */
   char src[512]; /* "box 8x8x8" or the file name, for messages */
@@ -113,6 +114,9 @@ int hx_gmesh_read_nek(const char *path, int field, hx_gmesh *g);
  * face given by one element only is given to every element that shares it
  * (different curves on one edge: HX_ERR_INPUT naming both elements) */
 int hx_gmesh_curve_sync(hx_gmesh *g);
+/* .re2 (after the topology): boundary codes on faces between two elements
+ * (a fluid field's codes at the solid) are dropped with a note */
+void hx_gmesh_nek_interior(hx_gmesh *g);
 
 /* tables (mesh_topo.c) */
 extern const int hx_hex_edge_vert[12][2];

@@ -383,4 +383,13 @@ with open(os.path.join(W, "field.yaml"), "w") as f:
 rc, out, err = hexcg(["run", "field.yaml", "--output", "o-field"], 1)
 check(rc == 2 and "mesh.field is 3" in err, f"mesh.field 3: rc {rc} {err!r}")
 
+# a code on a face between two elements (a fluid field's code at the solid): ignored with a note
+cube = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)]
+two = [([(x + 1.0 * k, y, z) for x, y, z in cube], {}, codes) for k, codes in
+       enumerate(({0: "W", 1: "W", 3: "W"}, {0: "W", 1: "W"}))]
+writere2(os.path.join(W, "interior.re2"), make(two, "little"))
+rc, out, err = hexcg(["mesh", "--file", "interior.re2", "--order", "2"], 1)
+check(rc == 0 and "1 boundary code(s) of the field sit on faces between two elements (the first: 'W' on face 2 "
+      "of element 1" in err and tags_of(out) == {"W": 4, "untagged": 6}, f"interior code: rc {rc} {out!r} {err!r}")
+
 finish("nek bad: all as expected")
