@@ -229,11 +229,12 @@ int hx_gmesh_curve_sync(hx_gmesh *g) {
       if (!*t) {
         *t = *ts, memcpy(p, ps, 3 * sizeof(double)), copied++;
       } else if (!same_curve(t, p, ts, ps, 3)) {
-        err = HX_ERROR(HX_ERR_INPUT,
-                       "%s: elements %lld and %lld share an edge but give it different curved sides ('%c' "
-                       "(%g, %g, %g) and '%c' (%g, %g, %g)): the mesh would have a gap; give the edge one curve",
-                       g->src, (long long)(g->etag ? g->etag[src / 12] : src / 12),
-                       (long long)(g->etag ? g->etag[e] : e), *ts, ps[0], ps[1], ps[2], *t, p[0], p[1], p[2]);
+        err = HX_ERROR(
+            HX_ERR_INPUT,
+            "%s: elements %lld and %lld share an edge but give it different curved sides ('%c' "
+            "(%g, %g, %g) and '%c' (%g, %g, %g)): the mesh would have a gap; give the edge one curve",
+            g->src, (long long)(g->etag ? g->etag[src / 12] : src / 12),
+            (long long)(g->etag ? g->etag[e] : e), *ts, ps[0], ps[1], ps[2], *t, p[0], p[1], p[2]);
       }
     }
   }
@@ -251,14 +252,15 @@ int hx_gmesh_curve_sync(hx_gmesh *g) {
     if (!*t2) {
       *t2 = 's', memcpy(p2, p, 4 * sizeof(double)), copied++;
     } else if (!same_curve(t2, p2, &g->ctype[e * HX_CURVE_NSLOT + 12 + f], p, 4)) {
-      HX_CHECK(0, HX_ERR_INPUT, "%s: elements %lld and %lld share a face but give it different sphere sides", g->src,
-               (long long)(g->etag ? g->etag[e] : e), (long long)(g->etag ? g->etag[e2] : e2));
+      HX_CHECK(0, HX_ERR_INPUT, "%s: elements %lld and %lld share a face but give it different sphere sides",
+               g->src, (long long)(g->etag ? g->etag[e] : e), (long long)(g->etag ? g->etag[e2] : e2));
     }
   }
   if (copied && hx_log_rank() == 0 && hx_log_get_level() >= HX_LOG_NORMAL)
-    fprintf(stderr,
-            "note: %s: %lld curved side(s) given by one element only are applied to the neighbours that share "
-            "them (else the mesh would have gaps)\n",
-            g->src, (long long)copied);
+    fprintf(
+        stderr,
+        "note: %s: %lld curved side(s) given by one element only are applied to the neighbours that share "
+        "them (else the mesh would have gaps)\n",
+        g->src, (long long)copied);
   return HX_SUCCESS;
 }

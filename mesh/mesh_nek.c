@@ -92,8 +92,9 @@ static double word_at(const nrd *c, size_t off) {
 static int words(nrd *c, int nwords, double *w, const char *what) {
   const size_t need = (size_t)nwords * (size_t)c->wdsz;
   if (c->pos > c->len || c->len - c->pos < need)
-    return NEK_ERR(c, "file truncated: %s needs %zu byte(s), %zu left (an incomplete file, or a count that lies)",
-                   what, need, c->pos <= c->len ? c->len - c->pos : 0);
+    return NEK_ERR(
+        c, "file truncated: %s needs %zu byte(s), %zu left (an incomplete file, or a count that lies)", what,
+        need, c->pos <= c->len ? c->len - c->pos : 0);
   for (int i = 0; i < nwords; i++) w[i] = word_at(c, c->pos + (size_t)i * (size_t)c->wdsz);
   c->pos += need;
   return HX_SUCCESS;
@@ -107,13 +108,15 @@ static int count_word(nrd *c, int rec_words, int64_t *n, const char *what) {
   const size_t left = c->len - c->pos, rec = (size_t)rec_words * (size_t)c->wdsz;
   if (!(w >= 0 && w == floor(w) && w < 9e15)) {
     c->pos -= (size_t)c->wdsz;
-    return NEK_ERR(c, "%s is %g, not a non-negative integer (a corrupt file, or one written in another format)",
+    return NEK_ERR(c,
+                   "%s is %g, not a non-negative integer (a corrupt file, or one written in another format)",
                    what, w);
   }
   if ((double)left / (double)rec < w) {
     c->pos -= (size_t)c->wdsz;
-    return NEK_ERR(c, "%s is %.0f but only %zu byte(s) (%zu record(s)) follow: the count lies or the file is truncated",
-                   what, w, left, left / rec);
+    return NEK_ERR(
+        c, "%s is %.0f but only %zu byte(s) (%zu record(s)) follow: the count lies or the file is truncated",
+        what, w, left, left / rec);
   }
   *n = (int64_t)w;
   return HX_SUCCESS;
@@ -166,11 +169,12 @@ static int merge_vertices(hx_gmesh *g, double *hmin_out) {
   for (int64_t i = 0; i < n * 3; i++) lo = fmin(lo, g->nodes[i]), hi = fmax(hi, g->nodes[i]);
   *hmin_out = hmin;
   HX_CHECK(hmin > 0 && isfinite(hmin), HX_ERR_INPUT,
-           "%s: an element has an edge of length %g (two of its corners coincide): a degenerate element", g->src,
-           hmin);
+           "%s: an element has an edge of length %g (two of its corners coincide): a degenerate element",
+           g->src, hmin);
   const double tol = NEK_TOL * hmin;
   HX_CHECK((hi - lo) / tol < 1e15, HX_ERR_INPUT,
-           "%s: the smallest element edge (%g) is too small against the extent of the mesh (%g) to tell vertices apart",
+           "%s: the smallest element edge (%g) is too small against the extent of the mesh (%g) to tell "
+           "vertices apart",
            g->src, hmin, hi - lo);
   cellpt *pt = NULL;
   int64_t *par = NULL;
@@ -197,8 +201,8 @@ static int merge_vertices(hx_gmesh *g, double *hmin_out) {
             else
               b = mid;
           }
-          for (int64_t j = a; j < n && pt[j].k[0] == key.k[0] && pt[j].k[1] == key.k[1] && pt[j].k[2] == key.k[2];
-               j++) {
+          for (int64_t j = a;
+               j < n && pt[j].k[0] == key.k[0] && pt[j].k[1] == key.k[1] && pt[j].k[2] == key.k[2]; j++) {
             const double *Y = &g->nodes[pt[j].i * 3];
             if (fabs(X[0] - Y[0]) <= tol && fabs(X[1] - Y[1]) <= tol && fabs(X[2] - Y[2]) <= tol) {
               int64_t ra = ufind(par, pt[i].i), rb = ufind(par, pt[j].i);
@@ -235,17 +239,19 @@ static int arc_centre(nrd *c, int64_t rec, int64_t e, int edge, const double *A,
                       double out[3]) {
   const double gap = hypot(B[0] - A[0], B[1] - A[1]), len = dist3(A, B);
   if (!(gap > 1e-6 * len))
-    return NEK_ERR(c,
-                   "curved-side record %lld: the 'C' arc on edge %d of element %lld: the edge's ends (%g, %g, %g) and "
-                   "(%g, %g, %g) coincide in the x-y plane, where Nek's arcs lie (a 'C' side belongs on an edge "
-                   "that is not parallel to z)",
-                   (long long)rec + 1, edge + 1, (long long)e + 1, A[0], A[1], A[2], B[0], B[1], B[2]);
+    return NEK_ERR(
+        c,
+        "curved-side record %lld: the 'C' arc on edge %d of element %lld: the edge's ends (%g, %g, %g) and "
+        "(%g, %g, %g) coincide in the x-y plane, where Nek's arcs lie (a 'C' side belongs on an edge "
+        "that is not parallel to z)",
+        (long long)rec + 1, edge + 1, (long long)e + 1, A[0], A[1], A[2], B[0], B[1], B[2]);
   if (!(fabs(2.0 * R) > gap * 1.00001) || !isfinite(R))
-    return NEK_ERR(c,
-                   "curved-side record %lld: the 'C' arc on edge %d of element %lld has radius %g, but its end "
-                   "points are %g apart in the x-y plane: no circle of that radius joins them (the radius must "
-                   "exceed half the chord)",
-                   (long long)rec + 1, edge + 1, (long long)e + 1, R, gap);
+    return NEK_ERR(
+        c,
+        "curved-side record %lld: the 'C' arc on edge %d of element %lld has radius %g, but its end "
+        "points are %g apart in the x-y plane: no circle of that radius joins them (the radius must "
+        "exceed half the chord)",
+        (long long)rec + 1, edge + 1, (long long)e + 1, R, gap);
   const double xs = B[1] - A[1], ys = A[0] - B[0], xys = hypot(xs, ys);
   const double dth = fabs(asin(0.5 * gap / R));
   const double mx = 0.5 * (A[0] + B[0]), my = 0.5 * (A[1] + B[1]);
@@ -269,17 +275,19 @@ static int read_curves(nrd *c, hx_gmesh *g, int64_t nelgt) {
     type_string(c, at + 7 * (size_t)c->wdsz, ty);
     c->pos = at;
     if (!(w[0] >= 1 && w[0] <= (double)nelgt && w[0] == floor(w[0])))
-      return NEK_ERR(c,
-                     "curved-side record %lld (type '%s') names element %g, but the file has elements 1..%lld "
-                     "(a record for an element that does not exist)",
-                     (long long)r + 1, ty, w[0], (long long)nelgt);
+      return NEK_ERR(
+          c,
+          "curved-side record %lld (type '%s') names element %g, but the file has elements 1..%lld "
+          "(a record for an element that does not exist)",
+          (long long)r + 1, ty, w[0], (long long)nelgt);
     const int64_t e = (int64_t)w[0] - 1;
     const double side = w[1];
     if (ty[1] || (ty[0] != 'm' && ty[0] != 'C' && ty[0] != 's'))
-      return NEK_ERR(c,
-                     "curved-side record %lld: element %lld side %g has curve type '%s', which hexcg does not read "
-                     "(supported: 'm' edge midpoint, 'C' circle arc, 's' sphere face)",
-                     (long long)r + 1, (long long)e + 1, side, ty);
+      return NEK_ERR(
+          c,
+          "curved-side record %lld: element %lld side %g has curve type '%s', which hexcg does not read "
+          "(supported: 'm' edge midpoint, 'C' circle arc, 's' sphere face)",
+          (long long)r + 1, (long long)e + 1, side, ty);
     const int is_face = ty[0] == 's';
     const int nside = is_face ? 6 : 12;
     if (!(side >= 1 && side <= nside && side == floor(side)))
@@ -302,11 +310,12 @@ static int read_curves(nrd *c, hx_gmesh *g, int64_t nelgt) {
         corner_xyz(g, e, hx_hex_face_vert[f][q], X);
         const double d = dist3(X, &w[2]);
         if (fabs(d - w[5]) > 1e-6 * w[5])
-          return NEK_ERR(c,
-                         "curved-side record %lld: element %lld face %d ('s', centre (%g, %g, %g), radius %g): its "
-                         "corner (%g, %g, %g) is %g from the centre, not on the sphere (a wrong face number, or "
-                         "a wrong centre)",
-                         (long long)r + 1, (long long)e + 1, k + 1, w[2], w[3], w[4], w[5], X[0], X[1], X[2], d);
+          return NEK_ERR(
+              c,
+              "curved-side record %lld: element %lld face %d ('s', centre (%g, %g, %g), radius %g): its "
+              "corner (%g, %g, %g) is %g from the centre, not on the sphere (a wrong face number, or "
+              "a wrong centre)",
+              (long long)r + 1, (long long)e + 1, k + 1, w[2], w[3], w[4], w[5], X[0], X[1], X[2], d);
       }
       ct[12 + f] = 's';
       memcpy(&cp[36 + 4 * f], &w[2], 4 * sizeof(double));
@@ -345,11 +354,13 @@ static int tag_index(hx_gmesh *g, const char *name, int32_t *t) {
 /* a P record: face hf of e and face hf2 of e2 must be translates; their
  * corners become periodic vertex pairs (the face of the larger e*6+f is the
  * slave, so that the two records of a pair give the same pairs) */
-static int periodic_record(nrd *c, hx_gmesh *g, int64_t rec, int64_t e, int kf, int64_t e2, int kf2, double hmin) {
+static int periodic_record(nrd *c, hx_gmesh *g, int64_t rec, int64_t e, int kf, int64_t e2, int kf2,
+                           double hmin) {
   const int hf = nek_face_to_hx[kf], hf2 = nek_face_to_hx[kf2];
   if (e == e2 && hf == hf2)
-    return NEK_ERR(c, "boundary record %lld: the periodic ('P') face %d of element %lld names itself as its partner",
-                   (long long)rec + 1, kf + 1, (long long)e + 1);
+    return NEK_ERR(
+        c, "boundary record %lld: the periodic ('P') face %d of element %lld names itself as its partner",
+        (long long)rec + 1, kf + 1, (long long)e + 1);
   double A[4][3], B[4][3], ca[3] = {0, 0, 0}, cb[3] = {0, 0, 0}, T[3];
   for (int q = 0; q < 4; q++) {
     corner_xyz(g, e, hx_hex_face_vert[hf][q], A[q]);
@@ -366,18 +377,20 @@ static int periodic_record(nrd *c, hx_gmesh *g, int64_t rec, int64_t e, int kf, 
       if (dist3(Y, B[s]) <= tol) match[q] = s;
     }
     if (match[q] < 0)
-      return NEK_ERR(c,
-                     "boundary record %lld: the periodic ('P') face %d of element %lld and face %d of element %lld "
-                     "that it names are not translates of each other: corner (%g, %g, %g) moved by the "
-                     "translation between the face centres (%g, %g, %g) meets no corner of the other face "
-                     "(tolerance %g); pair faces that map by a translation",
-                     (long long)rec + 1, kf + 1, (long long)e + 1, kf2 + 1, (long long)e2 + 1, A[q][0], A[q][1],
-                     A[q][2], T[0], T[1], T[2], tol);
+      return NEK_ERR(
+          c,
+          "boundary record %lld: the periodic ('P') face %d of element %lld and face %d of element %lld "
+          "that it names are not translates of each other: corner (%g, %g, %g) moved by the "
+          "translation between the face centres (%g, %g, %g) meets no corner of the other face "
+          "(tolerance %g); pair faces that map by a translation",
+          (long long)rec + 1, kf + 1, (long long)e + 1, kf2 + 1, (long long)e2 + 1, A[q][0], A[q][1], A[q][2],
+          T[0], T[1], T[2], tol);
   }
   HX_CALL(hx_realloc((size_t)(2 * (g->nper + 4)), sizeof(int64_t), &g->per));
   const int slave_first = e * 6 + hf > e2 * 6 + hf2;
   for (int q = 0; q < 4; q++) {
-    const int64_t a = g->vid[e * 8 + hx_hex_face_vert[hf][q]], b = g->vid[e2 * 8 + hx_hex_face_vert[hf2][match[q]]];
+    const int64_t a = g->vid[e * 8 + hx_hex_face_vert[hf][q]],
+                  b = g->vid[e2 * 8 + hx_hex_face_vert[hf2][match[q]]];
     g->per[2 * g->nper] = slave_first ? a : b;
     g->per[2 * g->nper + 1] = slave_first ? b : a;
     g->nper++;
@@ -402,10 +415,11 @@ static int read_fields(nrd *c, hx_gmesh *g, int64_t nelgt, int field, double hmi
       type_string(c, at + 7 * (size_t)c->wdsz, ty);
       c->pos = at;
       if (!(w[0] >= 1 && w[0] <= (double)nelgt && w[0] == floor(w[0])))
-        return NEK_ERR(c,
-                       "boundary record %lld of field %d (code '%s') names element %g, but the file has elements "
-                       "1..%lld",
-                       (long long)r + 1, fld, ty, w[0], (long long)nelgt);
+        return NEK_ERR(
+            c,
+            "boundary record %lld of field %d (code '%s') names element %g, but the file has elements "
+            "1..%lld",
+            (long long)r + 1, fld, ty, w[0], (long long)nelgt);
       if (!(w[1] >= 1 && w[1] <= 6 && w[1] == floor(w[1])))
         return NEK_ERR(c, "boundary record %lld of field %d: element %.0f: face %g is outside 1..6",
                        (long long)r + 1, fld, w[0], w[1]);
@@ -414,15 +428,17 @@ static int read_fields(nrd *c, hx_gmesh *g, int64_t nelgt, int field, double hmi
       if (fld == field && ty[0] && strcmp(ty, "E")) {
         if (!strcmp(ty, "P")) {
           if (!(w[2] >= 1 && w[2] <= (double)nelgt && w[2] == floor(w[2])))
-            return NEK_ERR(c,
-                           "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "
-                           "element %g, which does not exist (the file has elements 1..%lld)",
-                           (long long)r + 1, fld, kf + 1, (long long)e + 1, w[2], (long long)nelgt);
+            return NEK_ERR(
+                c,
+                "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "
+                "element %g, which does not exist (the file has elements 1..%lld)",
+                (long long)r + 1, fld, kf + 1, (long long)e + 1, w[2], (long long)nelgt);
           if (!(w[3] >= 1 && w[3] <= 6 && w[3] == floor(w[3])))
-            return NEK_ERR(c,
-                           "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "
-                           "face %g of element %.0f, outside 1..6",
-                           (long long)r + 1, fld, kf + 1, (long long)e + 1, w[3], w[2]);
+            return NEK_ERR(
+                c,
+                "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "
+                "face %g of element %.0f, outside 1..6",
+                (long long)r + 1, fld, kf + 1, (long long)e + 1, w[3], w[2]);
           HX_CALL(periodic_record(c, g, r, e, kf, (int64_t)w[2] - 1, (int)w[3] - 1, hmin));
           nper_rec++;
         } else {
@@ -435,8 +451,9 @@ static int read_fields(nrd *c, hx_gmesh *g, int64_t nelgt, int field, double hmi
       c->pos = at + 8 * (size_t)c->wdsz;
     }
     if (c->len - c->pos < (size_t)c->wdsz && c->pos < c->len)
-      return NEK_ERR(c, "%zu byte(s) after the last boundary section: a truncated section count (a corrupt file)",
-                     c->len - c->pos);
+      return NEK_ERR(
+          c, "%zu byte(s) after the last boundary section: a truncated section count (a corrupt file)",
+          c->len - c->pos);
   }
   *nfields = fld;
   (void)napplied, (void)nper_rec;
@@ -447,9 +464,11 @@ static int read_fields(nrd *c, hx_gmesh *g, int64_t nelgt, int field, double hmi
 static int parse(nrd *c, int field, hx_gmesh *g) {
   if (c->len < 84) {
     c->pos = c->len;
-    return NEK_ERR(c, "file truncated: a .re2 file starts with an 80-byte header and a 4-byte byte-order marker, "
-                      "this one has %zu byte(s)",
-                   c->len);
+    return NEK_ERR(
+        c,
+        "file truncated: a .re2 file starts with an 80-byte header and a 4-byte byte-order marker, "
+        "this one has %zu byte(s)",
+        c->len);
   }
   char hdr[81];
   memcpy(hdr, c->buf, 80);
@@ -465,21 +484,23 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
     int k = 0;
     for (int i = 0; i < 5; i++) shown[k++] = hdr[i] >= 32 && hdr[i] < 127 ? hdr[i] : '?';
     shown[k] = 0;
-    return NEK_ERR(c,
-                   "not a binary .re2 mesh: the header starts '%s', expected '#v001', '#v002' or '#v003' (an ASCII "
-                   ".rea mesh must be converted with Nek5000's reatore2 first)",
-                   shown);
+    return NEK_ERR(
+        c,
+        "not a binary .re2 mesh: the header starts '%s', expected '#v001', '#v002' or '#v003' (an ASCII "
+        ".rea mesh must be converted with Nek5000's reatore2 first)",
+        shown);
   }
   long long nelgt = -1, nelgv = -1;
   int ndim = 0;
   if (sscanf(hdr + 5, "%lld %d %lld", &nelgt, &ndim, &nelgv) != 3)
-    return NEK_ERR(c, "the header '%.40s' does not give the element count, the dimension and the fluid element count",
-                   hdr);
+    return NEK_ERR(
+        c, "the header '%.40s' does not give the element count, the dimension and the fluid element count",
+        hdr);
   if (ndim != 3)
     return NEK_ERR(c, "the header gives dimension %d: hexcg reads 3-D (hexahedral) .re2 meshes only", ndim);
   if (nelgt < 1 || nelgv < 0 || nelgv > nelgt)
-    return NEK_ERR(c, "the header gives %lld element(s), %lld of them fluid: expected 1 <= fluid <= total", nelgt,
-                   nelgv);
+    return NEK_ERR(c, "the header gives %lld element(s), %lld of them fluid: expected 1 <= fluid <= total",
+                   nelgt, nelgv);
   c->pos = 80;
   float tagf;
   unsigned char tb[4];
@@ -491,18 +512,20 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
     memcpy(&tagf, sb, 4);
     c->swap = 1;
     if (fabs(tagf - 6.54321f) > 1e-5)
-      return NEK_ERR(c,
-                     "the byte-order marker (bytes %02x %02x %02x %02x) is the float 6.54321 in neither byte order: "
-                     "not a .re2 file, or a corrupt one",
-                     tb[0], tb[1], tb[2], tb[3]);
+      return NEK_ERR(
+          c,
+          "the byte-order marker (bytes %02x %02x %02x %02x) is the float 6.54321 in neither byte order: "
+          "not a .re2 file, or a corrupt one",
+          tb[0], tb[1], tb[2], tb[3]);
   }
   c->pos = 84;
   const size_t erec = 25 * (size_t)c->wdsz;
   if ((c->len - c->pos) / erec < (size_t)nelgt)
-    return NEK_ERR(c,
-                   "the header gives %lld element(s) (%zu bytes each) but only %zu byte(s) follow: the count lies or "
-                   "the file is truncated",
-                   nelgt, erec, c->len - c->pos);
+    return NEK_ERR(
+        c,
+        "the header gives %lld element(s) (%zu bytes each) but only %zu byte(s) follow: the count lies or "
+        "the file is truncated",
+        nelgt, erec, c->len - c->pos);
   memset(g, 0, sizeof *g);
   snprintf(g->src, sizeof g->src, "%s", c->path);
   g->ne = nelgt, g->npe = 8, g->nek = 1;
@@ -519,8 +542,8 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
         const double x = w[1 + 8 * d + nv];
         if (!isfinite(x)) {
           c->pos -= erec;
-          return NEK_ERR(c, "element %lld: coordinate %c of vertex %d is not a finite number", (long long)e + 1,
-                         "xyz"[d], nv + 1);
+          return NEK_ERR(c, "element %lld: coordinate %c of vertex %d is not a finite number",
+                         (long long)e + 1, "xyz"[d], nv + 1);
         }
         g->nodes[(e * 8 + v) * 3 + d] = x;
       }
@@ -539,12 +562,14 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
   int nfields = 0;
   HX_CALL(read_fields(c, g, nelgt, field, hmin, &nfields));
   if (field > nfields && !(field == 1 && nfields == 0))
-    return HX_ERROR(HX_ERR_INPUT,
-                    "%s: mesh.field is %d but the file has %d boundary field(s) (1 = the first, the velocity's in "
-                    "Nek5000): choose one of 1..%d",
-                    c->path, field, nfields, nfields);
+    return HX_ERROR(
+        HX_ERR_INPUT,
+        "%s: mesh.field is %d but the file has %d boundary field(s) (1 = the first, the velocity's in "
+        "Nek5000): choose one of 1..%d",
+        c->path, field, nfields, nfields);
   if (nfields == 0)
-    nek_note("note: %s: the file has no boundary section: every boundary face is '%s'\n", c->path, HX_MESH_UNTAGGED);
+    nek_note("note: %s: the file has no boundary section: every boundary face is '%s'\n", c->path,
+             HX_MESH_UNTAGGED);
   return HX_SUCCESS;
 }
 
@@ -557,18 +582,20 @@ void hx_gmesh_nek_interior(hx_gmesh *g) {
       g->ftag[q] = -1;
     }
   if (n)
-    nek_note("note: %s: %lld boundary code(s) of the field sit on faces between two elements (the first: '%s' on "
-             "face %d of element %lld; e.g. a fluid field's codes where the fluid meets the solid): ignored, "
-             "hexcg solves on every element\n",
-             g->src, (long long)n, name, nek_face_of_hx((int)(first % 6)) + 1, (long long)(first / 6) + 1);
+    nek_note(
+        "note: %s: %lld boundary code(s) of the field sit on faces between two elements (the first: '%s' on "
+        "face %d of element %lld; e.g. a fluid field's codes where the fluid meets the solid): ignored, "
+        "hexcg solves on every element\n",
+        g->src, (long long)n, name, nek_face_of_hx((int)(first % 6)) + 1, (long long)(first / 6) + 1);
 }
 
 int hx_gmesh_read_nek(const char *path, int field, hx_gmesh *g) {
   memset(g, 0, sizeof *g);
-  HX_CHECK(field >= 1, HX_ERR_INPUT, "%s: mesh.field is %d: boundary fields are numbered from 1", path, field);
+  HX_CHECK(field >= 1, HX_ERR_INPUT, "%s: mesh.field is %d: boundary fields are numbered from 1", path,
+           field);
   struct stat st;
-  HX_CHECK(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), HX_ERR_INPUT, ".re2 file '%s' is a directory, not a file",
-           path);
+  HX_CHECK(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), HX_ERR_INPUT,
+           ".re2 file '%s' is a directory, not a file", path);
   FILE *f = fopen(path, "rb");
   HX_CHECK(f != NULL, HX_ERR_INPUT, "cannot open .re2 file '%s': %s", path, strerror(errno));
   nrd c;

@@ -64,7 +64,8 @@ int main(int argc, char **argv) {
   const int32_t E = hx_mesh_num_elements(m);
   for (int p = 1; p <= pmax; p++) {
     const int n = p + 1, n3 = n * n * n;
-    double *xyz = calloc((size_t)E * n3 * 3 + 1, sizeof(double)), *mass = calloc((size_t)E * n3 + 1, sizeof(double));
+    double *xyz = calloc((size_t)E * n3 * 3 + 1, sizeof(double)),
+           *mass = calloc((size_t)E * n3 + 1, sizeof(double));
     double *x = calloc((size_t)E * n3 + 1, sizeof(double)), *y = calloc((size_t)E * n3 + 1, sizeof(double)),
            *z = calloc((size_t)E * n3 + 1, sizeof(double)), *kappa = calloc((size_t)E + 1, sizeof(double));
     HX_ASSERT(xyz && mass && x && y && z && kappa, "out of memory");
