@@ -19,14 +19,16 @@ static void usage(FILE *out) {
           "       hexcg mesh [OPTIONS]\n"
           "With a case file the mesh section and the order come from the case (--set overrides keys,\n"
           "e.g. --set mesh.elements=[16,16,16] --set order=5). Without one, options describe the mesh:\n"
-          "  --type box|kershaw|gmsh|exodus  mesh source (default box; --file implies gmsh, or exodus\n"
-          "                             for a .e/.exo file)\n"
+          "  --type box|kershaw|gmsh|exodus|nek  mesh source (default box; --file implies gmsh, exodus for a\n"
+          "                             .e/.exo file, nek for a .re2 file)\n"
           "  --elements NX,NY,NZ        elements per direction (default 8,8,8; kershaw 12,12,12)\n"
           "  --extent X0,X1,Y0,Y1,Z0,Z1 box extent (default the unit cube)\n"
           "  --eps E                    Kershaw parameter in (0,1] (kershaw default 0.3)\n"
           "  --deform A                 apply the smooth deformation map with amplitude A (<= 0.1)\n"
           "  --geom-order 1|2           hex8 or hex27 box elements (default 1)\n"
-          "  --file F.msh|F.e           Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary) or Exodus II file\n"
+          "  --file F.msh|F.e|F.re2     Gmsh file (MSH 2.2 ASCII, 4.1 ASCII/binary), Exodus II file or\n"
+          "                             NekRS/Nek5000 .re2 file\n"
+          "  --field N                  nek: the .re2 boundary field read as tags (default 1, the first)\n"
           "  --order P                  polynomial order for the GLL numbering (1..15, default 7)\n"
           "  --partitioner rcb|metis    (default rcb)\n"
           "  --verbose                  one line per rank\n"
@@ -59,7 +61,8 @@ static int parse_int(const char *s, int *v, const char *opt) {
 }
 
 typedef struct {
-  int type; /* 0 box, 1 kershaw, 2 gmsh, 3 exodus */
+  int type;  /* 0 box, 1 kershaw, 2 gmsh, 3 exodus, 4 nek */
+  int field; /* nek: boundary field (1 = the first) */
   hx_mesh_box_opts box;
   int have_elems, have_eps;
   const char *file, *convert;
@@ -78,6 +81,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
   hx_mesh_box_opts_default(&a->box);
   a->box.nx = a->box.ny = a->box.nz = 8;
   a->order = 7;
+  a->field = 1;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -97,7 +101,7 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
     }
     static const char *const known[] = {"--set", "--type", "--elements", "--extent", "--eps", "--deform",
                                         "--file", "--order", "--geom-order", "--partitioner",
-                                        "--convert"};
+                                        "--convert", "--field"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(o, known[k]);
     HX_CHECK(is_known, HX_ERR_INPUT, "unknown option '%s' (hexcg mesh --help)", o);
@@ -114,8 +118,10 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
         a->type = 2;
       else if (!strcmp(v, "exodus"))
         a->type = 3;
+      else if (!strcmp(v, "nek"))
+        a->type = 4;
       else
-        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw, gmsh or exodus, got '%s'", v);
+        return HX_ERROR(HX_ERR_INPUT, "--type must be box, kershaw, gmsh, exodus or nek, got '%s'", v);
     } else if (!strcmp(o, "--elements")) {
       double e[3];
       HX_CALL(parse_list(v, 3, e, o));
@@ -135,9 +141,13 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
       HX_CALL(parse_int(v, &a->box.geom_order, o));
     } else if (!strcmp(o, "--file")) {
       a->file = v;
-      if (a->type != 3) a->type = hx_mesh_path_is_exodus(v) ? 3 : 2;
+      const size_t lv = strlen(v);
+      if (a->type != 3 && a->type != 4)
+        a->type = hx_mesh_path_is_exodus(v) ? 3 : lv > 4 && !strcmp(v + lv - 4, ".re2") ? 4 : 2;
     } else if (!strcmp(o, "--convert")) {
       a->convert = v;
+    } else if (!strcmp(o, "--field")) {
+      HX_CALL(parse_int(v, &a->field, o));
     } else if (!strcmp(o, "--order")) {
       HX_CALL(parse_int(v, &a->order, o));
     } else if (!strcmp(o, "--partitioner")) {
@@ -153,8 +163,11 @@ static int parse_args(int argc, char **argv, mesh_args *a, const char **sets) {
     if (!a->have_elems) a->box.nx = a->box.ny = a->box.nz = 12;
     if (!a->have_eps) a->box.kershaw_eps = 0.3;
   }
-  HX_CHECK(a->type < 2 || a->file, HX_ERR_INPUT, "--type %s needs --file %s", a->type == 3 ? "exodus" : "gmsh",
-           a->type == 3 ? "F.e" : "F.msh");
+  HX_CHECK(a->type < 2 || a->file, HX_ERR_INPUT, "--type %s needs --file %s",
+           a->type == 4 ? "nek" : a->type == 3 ? "exodus" : "gmsh",
+           a->type == 4 ? "F.re2" : a->type == 3 ? "F.e" : "F.msh");
+  HX_CHECK(a->field >= 1, HX_ERR_INPUT, "--field must be 1 or more (1 = the file's first boundary field), got %d",
+           a->field);
   a->box.partitioner = a->part;
   return HX_SUCCESS;
 }
@@ -186,6 +199,8 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     snprintf(src, sizeof src, "Gmsh file %s", a->file);
   else if (a->type == 3)
     snprintf(src, sizeof src, "Exodus II file %s", a->file);
+  else if (a->type == 4)
+    snprintf(src, sizeof src, "Nek .re2 file %s (boundary field %d)", a->file, a->field);
   else if (a->type == 1 || a->box.kershaw_eps != 1.0)
     snprintf(src, sizeof src, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz,
              a->box.kershaw_eps);
@@ -197,6 +212,8 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   if (a->type == 3)
     HX_CALL(hx_mesh_create_exodus(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
                                   a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL, &m));
+  else if (a->type == 4)
+    HX_CALL(hx_mesh_create_nek(ctx->comm, a->file, a->field, a->part, &m));
   else if (a->type == 2)
     HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
                                          a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL,
@@ -269,8 +286,11 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
       printf("  periodic face pairs   %lld  (periodic tags:", (long long)hx_mesh_num_periodic_faces(m));
       for (int i = 0; i < nt; i++)
         if (hx_mesh_tag_is_periodic(m, i)) printf(" %s", hx_mesh_tag_name(m, i));
-      printf(")\n");
+      printf("%s)\n", a->type == 4 ? " none: the .re2 file's 'P' boundary records" : "");
     }
+    if (hx_mesh_num_curved_elements(m) > 0)
+      printf("  curved elements       %lld  (exact curved sides: the map at the GLL nodes of any order)\n",
+             (long long)hx_mesh_num_curved_elements(m));
     hx_mesh_report_print(&rep, stdout, a->verbose);
     printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", jmin, jmax, p);
     printf("  element size          min %.6g  max %.6g  (element edge length)\n", hmin, hmax);
@@ -283,7 +303,12 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     const char *where = "";
     int64_t nbnd = 0;
     const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
-    if (nun > 0)
+    if (nun > 0 && a->type == 4)
+      printf("\n  note: %lld of %lld boundary faces have no boundary code in field %d (the first: %s); they form "
+             "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a condition with "
+             "tags: [%s] in problem.boundary",
+             (long long)nun, (long long)nbnd, a->field, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
+    else if (nun > 0)
       printf(
           "\n  note: %lld of %lld boundary faces carry no %s (the first: %s); they form "
           "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
@@ -329,10 +354,12 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
     hx_case_destroy(&cs);
     return err;
   }
-  a->type = cs->mesh.type == HX_CASE_MESH_EXODUS ? 3
+  a->type = cs->mesh.type == HX_CASE_MESH_NEK      ? 4
+            : cs->mesh.type == HX_CASE_MESH_EXODUS ? 3
             : cs->mesh.type == HX_CASE_MESH_GMSH   ? (hx_mesh_path_is_exodus(cs->mesh.file) ? 3 : 2)
             : cs->mesh.type == HX_CASE_MESH_KERSHAW ? 1
                                                     : 0;
+  a->field = cs->mesh.field;
   a->order = cs->order;
   a->part = hx_run_partitioner(cs);
   if (a->type >= 2) {

@@ -66,6 +66,10 @@ hx_partitioner hx_run_partitioner(const hx_case *cs) {
 
 static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   const hx_partitioner part = hx_run_partitioner(cs);
+  if (cs->mesh.type == HX_CASE_MESH_NEK) {
+    HX_CALL(hx_mesh_create_nek(ctx->comm, cs->mesh.file, cs->mesh.field, part, m));
+    return HX_SUCCESS;
+  }
   if (cs->mesh.type == HX_CASE_MESH_EXODUS ||
       (cs->mesh.type == HX_CASE_MESH_GMSH && hx_mesh_path_is_exodus(cs->mesh.file))) {
     HX_CALL(hx_mesh_create_exodus(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,

@@ -93,6 +93,25 @@ static int eval_coefficients(hx_disc d) {
   return HX_SUCCESS;
 }
 
+/* The element map the operator sees: the mesh's 8/27 nodes, or, on a mesh
+ * with exact curved elements, the map at the order-p GLL nodes (npe =
+ * (p+1)^3, an isoparametric map: hx_ax_create). *owned: free it after use. */
+static int disc_geometry(hx_mesh mesh, int p, int *npe, const double **nodes, double **owned) {
+  *owned = NULL;
+  *npe = hx_mesh_nodes_per_element(mesh);
+  *nodes = hx_mesh_element_nodes(mesh);
+  if (hx_mesh_num_curved_elements(mesh) == 0) return HX_SUCCESS;
+  const int n = p + 1;
+  HX_CALL(HX_ALLOC(owned, (size_t)hx_mesh_num_elements(mesh) * n * n * n * 3 + 1));
+  const int err = hx_mesh_gll_nodes(mesh, p, *owned);
+  if (err) {
+    hx_free_host(owned);
+    return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  *npe = n * n * n, *nodes = *owned;
+  return HX_SUCCESS;
+}
+
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *out) {
   *out = NULL;
   HX_CHECK(o->p >= HX_ORDER_MIN && o->p <= HX_ORDER_MAX, HX_ERR_INPUT, "order %d out of range %d..%d", o->p,
@@ -172,9 +191,14 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
     ao.geometry = o->geometry;
     ao.h_kappa_node = d->kn;
     ao.h_lambda_node = d->ln;
-    if ((err = hx_ax_create_opts(b, o->p, d->E, hx_mesh_nodes_per_element(mesh), hx_mesh_element_nodes(mesh),
-                                 d->kappa, d->lambda, &ao, &d->ax)))
-      goto fail;
+    int gnpe;
+    const double *gnodes;
+    double *gown = NULL;
+    if ((err = disc_geometry(mesh, o->p, &gnpe, &gnodes, &gown))) goto fail;
+    if (gown) ao.mode = HX_GEO_PRECOMPUTED; /* curved elements: factors from the exact map, stored per node */
+    err = hx_ax_create_opts(b, o->p, d->E, gnpe, gnodes, d->kappa, d->lambda, &ao, &d->ax);
+    free(gown);
+    if (err) goto fail;
   }
   if ((err = hx_op_create(d->gs, d->ax, o->overlap, &d->op))) goto fail;
   if ((err = hx_disc_robin_setup(d)) || (err = hx_disc_robin_attach(d, d->op))) goto fail;
@@ -251,8 +275,14 @@ int hx_disc_op_prec(hx_disc d, hx_precision prec, hx_op *op) {
       ao.mode = d->opts.geo;
       ao.h_kappa_node = d->kn;
       ao.h_lambda_node = d->ln;
-      HX_CALL(hx_ax_create_opts_prec(d->b, d->p, d->E, hx_mesh_nodes_per_element(d->mesh),
-                                     hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao, HX_F32, &d->ax32));
+      int gnpe;
+      const double *gnodes;
+      double *gown = NULL;
+      HX_CALL(disc_geometry(d->mesh, d->p, &gnpe, &gnodes, &gown));
+      if (gown) ao.mode = HX_GEO_PRECOMPUTED;
+      const int err = hx_ax_create_opts_prec(d->b, d->p, d->E, gnpe, gnodes, d->kappa, d->lambda, &ao, HX_F32, &d->ax32);
+      free(gown);
+      HX_CALL(err);
     }
     HX_CALL(hx_op_create_shared(d->gs, d->ax32, d->opts.overlap, d->op, &d->op32));
     HX_CALL(hx_disc_robin_attach(d, d->op32));
@@ -306,7 +336,10 @@ int hx_disc_op_exact(hx_disc d, hx_op *op) {
     if (nsplit == 0) {
       d->op_exact = d->op;
     } else {
-      const int npe = hx_mesh_nodes_per_element(d->mesh);
+      int npe;
+      const double *gnodes;
+      double *gown = NULL;
+      HX_CALL(disc_geometry(d->mesh, d->p, &npe, &gnodes, &gown));
       hx_ax_opts ao = hx_ax_opts_default();
       /* on the fly takes per-element coefficients only: with node values,
        * FP64 factors stored per node */
@@ -314,8 +347,9 @@ int hx_disc_op_exact(hx_disc d, hx_op *op) {
       ao.geometry = HX_AX_GEO_FP64;
       ao.h_kappa_node = d->kn;
       ao.h_lambda_node = d->ln;
-      HX_CALL(hx_ax_create_opts(d->b, d->p, d->E, npe, hx_mesh_element_nodes(d->mesh), d->kappa, d->lambda, &ao,
-                                &d->ax_exact));
+      const int err = hx_ax_create_opts(d->b, d->p, d->E, npe, gnodes, d->kappa, d->lambda, &ao, &d->ax_exact);
+      free(gown);
+      HX_CALL(err);
       HX_CALL(hx_op_create_shared(d->gs, d->ax_exact, d->opts.overlap, d->op, &d->op_exact));
       HX_CALL(hx_disc_robin_attach(d, d->op_exact));
     }

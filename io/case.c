@@ -29,7 +29,7 @@ _Static_assert(sizeof(hx_case_mesh_type) == sizeof(int) && sizeof(hx_bc_type) ==
                "case enums are int-sized");
 
 static const char *const geometries[] = {"fp64", "split"}; /* hx_ax_geometry order */
-static const char *const mesh_types[] = {"box", "kershaw", "gmsh", "exodus"};
+static const char *const mesh_types[] = {"box", "kershaw", "gmsh", "exodus", "nek"};
 static const char *const partitioners[] = {"rcb", "metis"};
 static const char *const bc_types[] = {"dirichlet", "neumann", "robin"};
 static const char *const solver_types[] = {"pcg", "fcg", "pcg1"}; /* fcg: flexible CG, pcg1: single-reduction CG (solver/) */
@@ -67,20 +67,22 @@ static const char *const out_fields[] = {"u", "exact", "error", "rank"}; /* HX_F
 
 static const hx_opt_key mesh_rows[] = {
     ENUM_ROW("type", mesh.type, mesh_types, HX_OPT_REQUIRED, NULL,
-             "generated box, Kershaw-deformed box, a Gmsh file or an Exodus II file"),
+             "generated box, Kershaw-deformed box, a Gmsh file, an Exodus II file or a NekRS/Nek5000 .re2 file"),
     OTHER_ROW("elements", 0, NULL, "[nx, ny, nz] or one integer, each 1..100000",
               "box/kershaw (required): elements per direction"),
     OTHER_ROW("extent", 0, "[[0, 1], [0, 1], [0, 1]]", "[[xmin, xmax], [ymin, ymax], [zmin, zmax]]",
               "box/kershaw: the domain"),
     DBL_ROW("eps", mesh.eps, 0, 1, HX_OPT_MIN_OPEN, "0.3", "kershaw only: the deformation (1 = none)"),
     OTHER_ROW("file", 0, NULL, "a file name",
-              "gmsh, exodus (required): MSH 2.2/4.1 or Exodus II file, relative to the case file's folder"),
+              "gmsh, exodus, nek (required): MSH 2.2/4.1, Exodus II or .re2 file, relative to the case file's folder"),
     ENUM_ROW("partitioner", mesh.partitioner, partitioners, 0, "rcb",
              "how elements are split over the MPI ranks"),
     DBL_ROW("deform", mesh.deform, 0, 0.1, 0, "0.0",
             "box/kershaw only: smooth deformation amplitude (at most 0.1: the map stays invertible)"),
     OTHER_ROW("periodic", 0, "[]", "box/kershaw: a list of axes [x, y, z]; gmsh: [[tag, tag], ...]",
               "axes that wrap / surface pairs identified by translation (docs/mesh.md)"),
+    INT_ROW("field", mesh.field, 1, 1000, 0, "1",
+            "nek only: the .re2 boundary field whose codes become the boundary tags (1 = the first)"),
 };
 static const hx_opt_group mesh_group = {"mesh", NULL, mesh_rows, NELEM(mesh_rows)};
 
@@ -454,13 +456,28 @@ static int load_mesh(hx_case *cs, case_impl *im, const hx_ynode *root) {
   HX_CALL(check_keys(mesh, &mesh_group));
   hx_ynode *v, *k = NULL;
   HX_CALL(read_key(mesh, &mesh_group, "type", cs, NULL));
+  {
+    /* a .re2 file is read as the nek mesh it is, whatever file type was named */
+    const hx_ynode *fv = hx_ynode_get(mesh, "file", NULL);
+    const size_t lf = fv && fv->kind == HX_YN_SCALAR && fv->value ? strlen(fv->value) : 0;
+    if (cs->mesh.type == HX_CASE_MESH_GMSH && lf > 4 && !strcmp(fv->value + lf - 4, ".re2"))
+      cs->mesh.type = HX_CASE_MESH_NEK;
+  }
   int gen = !HX_CASE_MESH_FROM_FILE(cs->mesh.type);
   /* keys that do not belong to this mesh type */
   static const char *const gen_only[] = {"elements", "extent", "deform"};
   for (int i = 0; i < NELEM(gen_only) && !gen; i++)
     if (hx_ynode_get(mesh, gen_only[i], &k))
-      return hx_yerror(k, "mesh.%s: not used by a %s mesh (only by box and kershaw)", gen_only[i], hx_case_mesh_type_name(cs->mesh.type));
-  if (gen && hx_ynode_get(mesh, "file", &k)) return hx_yerror(k, "mesh.file: only used by a gmsh or exodus mesh");
+      return hx_yerror(k, "mesh.%s: not used by a %s mesh (only by box and kershaw)", gen_only[i],
+                       hx_case_mesh_type_name(cs->mesh.type));
+  if (gen && hx_ynode_get(mesh, "file", &k)) return hx_yerror(k, "mesh.file: only used by a gmsh, exodus or nek mesh");
+  cs->mesh.field = 1;
+  if (cs->mesh.type != HX_CASE_MESH_NEK && hx_ynode_get(mesh, "field", &k))
+    return hx_yerror(k, "mesh.field: only used by a nek mesh (the .re2 boundary field to read)");
+  if (cs->mesh.type == HX_CASE_MESH_NEK) HX_CALL(read_key(mesh, &mesh_group, "field", cs, NULL));
+  if (cs->mesh.type == HX_CASE_MESH_NEK && hx_ynode_get(mesh, "periodic", &k))
+    return hx_yerror(k, "mesh.periodic: not used by a nek mesh (the .re2 file's 'P' boundary records pair the "
+                        "periodic faces)");
   if (cs->mesh.type != HX_CASE_MESH_KERSHAW && hx_ynode_get(mesh, "eps", &k))
     return hx_yerror(k, "mesh.eps: only used by a kershaw mesh");
 
@@ -1421,6 +1438,7 @@ static int row_written(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
     if (!strcmp(k->key, "elements") || !strcmp(k->key, "extent") || !strcmp(k->key, "deform")) return !gmsh;
     if (!strcmp(k->key, "eps")) return cs->mesh.type == HX_CASE_MESH_KERSHAW;
     if (!strcmp(k->key, "file")) return gmsh;
+    if (!strcmp(k->key, "field")) return cs->mesh.type == HX_CASE_MESH_NEK;
   }
   if (g == &problem_group && !strcmp(k->key, "exact")) return cs->problem.exact != NULL;
   if (g == &solver_group && !strcmp(k->key, "initial_guess")) return cs->solver.initial_guess != NULL;
@@ -1607,6 +1625,7 @@ void hx_case_print(const hx_case *cs, FILE *out) {
   fprintf(out, "case         %s (%s)\n", cs->name, cs->path);
   if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) {
     fprintf(out, "mesh         %s %s", hx_case_mesh_type_name(cs->mesh.type), cs->mesh.file);
+    if (cs->mesh.type == HX_CASE_MESH_NEK) fprintf(out, ", field %d", cs->mesh.field);
     for (int i = 0; i < cs->mesh.nperiodic_pairs; i++)
       fprintf(out, "%s[%s, %s]", i ? ", " : ", periodic ", cs->mesh.periodic_pairs[i][0],
               cs->mesh.periodic_pairs[i][1]);

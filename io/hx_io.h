@@ -68,10 +68,12 @@ typedef enum {
   HX_CASE_MESH_BOX = 0,
   HX_CASE_MESH_KERSHAW = 1,
   HX_CASE_MESH_GMSH = 2,
-  HX_CASE_MESH_EXODUS = 3
+  HX_CASE_MESH_EXODUS = 3,
+  HX_CASE_MESH_NEK = 4 /* a NekRS / Nek5000 .re2 file */
 } hx_case_mesh_type;
-/* a mesh read from mesh.file (not generated) */
-#define HX_CASE_MESH_FROM_FILE(t) ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS)
+/* a mesh read from mesh.file (not generated: gmsh, exodus, nek) */
+#define HX_CASE_MESH_FROM_FILE(t) \
+  ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS || (t) == HX_CASE_MESH_NEK)
 typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1, HX_BC_ROBIN = 2 } hx_bc_type;
 /* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
 typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
@@ -123,7 +125,8 @@ typedef struct hx_case_s {
     double extent[3][2]; /* box, kershaw: [x|y|z][min|max]; default unit cube */
     double eps;          /* kershaw: in (0, 1]; 1 for box/gmsh */
     double deform;       /* box, kershaw: amplitude of the smooth deformation map, 0 = none */
-    char *file;          /* gmsh: path resolved against the case file's folder; else NULL */
+    char *file;          /* gmsh, nek: path resolved against the case file's folder; else NULL */
+    int field;           /* nek: the boundary field read (1 = the file's first; mesh.field) */
     hx_case_partitioner partitioner;
     int periodic[3];            /* box, kershaw: 1 = the axis wraps (mesh.periodic: [x, y]) */
     int nperiodic_pairs;        /* gmsh: surface tag pairs of mesh.periodic: [[a, b], ...] */

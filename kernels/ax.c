@@ -17,6 +17,19 @@
  * non-positive (or non-finite) Jacobian determinant is HX_ERR_INPUT. */
 static int hx_ax_elem_affine(const struct hx_ax_s *ax, int32_t e, double *J0);
 
+/* Jacobian (J[3*comp + dir]) at GLL node (i, j, k) of an isoparametric map
+ * given by its values v (xyz interleaved) at the n^3 GLL nodes: the
+ * derivative of its degree n-1 interpolant (D: D[a*n + b] = l_b'(t_a)) */
+static void hx_iso_jacobian(int n, const double *D, const double *v, int i, int j, int k, double *J) {
+  for (int m = 0; m < 9; m++) J[m] = 0.0;
+  for (int m = 0; m < n; m++) {
+    const double dr = D[i * n + m], ds = D[j * n + m], dt = D[k * n + m];
+    const double *Xr = &v[3 * (m + n * (j + n * k))], *Xs = &v[3 * (i + n * (m + n * k))],
+                 *Xt = &v[3 * (i + n * (j + n * m))];
+    for (int c = 0; c < 3; c++) J[3 * c] += dr * Xr[c], J[3 * c + 1] += ds * Xs[c], J[3 * c + 2] += dt * Xt[c];
+  }
+}
+
 int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass) {
   const int n = ax->n, n3 = n * n * n;
   const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
@@ -70,12 +83,15 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
   }
   double c[24];
   if (ax->npe == 8) hx_hex8_coeffs(v, c);
+  const int iso = ax->npe != 8 && ax->npe != 27; /* the map's values at the n^3 GLL nodes */
   for (int k = 0; k < n; k++)
     for (int j = 0; j < n; j++)
       for (int i = 0; i < n; i++) {
         const int q = i + n * (j + n * k);
         double J[9], gq[6], m;
-        if (ax->npe == 8)
+        if (iso)
+          hx_iso_jacobian(n, ax->D, v, i, j, k, J);
+        else if (ax->npe == 8)
           hx_hex8_jacobian(c, ax->t[i], ax->t[j], ax->t[k], J);
         else
           hx_hex27_jacobian(v, ax->t[i], ax->t[j], ax->t[k], J);
@@ -99,6 +115,7 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
  * to HX_AX_AFFINE_TOL relative to its largest entry at the centre. J0: the
  * Jacobian at the centre. */
 static int hx_ax_elem_affine(const struct hx_ax_s *ax, int32_t e, double *J0) {
+  if (ax->npe != 8 && ax->npe != 27) return 0; /* isoparametric (curved) maps are stored per node */
   const double *v = ax->h_nodes + (size_t)e * ax->npe * 3;
   double c[24];
   if (ax->npe == 8) {
@@ -338,12 +355,12 @@ int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_n
   HX_CHECK(b, HX_ERR_ARG, "backend is NULL");
   HX_CHECK(p >= 1 && p <= HX_AX_PMAX, HX_ERR_ARG, "order p = %d outside 1..%d", p, HX_AX_PMAX);
   HX_CHECK(E >= 0, HX_ERR_ARG, "negative element count %d", (int)E);
-  HX_CHECK(npe == 8 || npe == 27, HX_ERR_ARG, "npe = %d: element maps have 8 (hex8) or 27 (hex27) nodes",
-           npe);
+  HX_CHECK(npe == 8 || npe == 27 || npe == (p + 1) * (p + 1) * (p + 1), HX_ERR_ARG,
+           "npe = %d: element maps have 8 (hex8), 27 (hex27) or (p+1)^3 (the map at the GLL nodes) nodes", npe);
   HX_CHECK(mode == HX_GEO_PRECOMPUTED || mode == HX_GEO_ONTHEFLY, HX_ERR_ARG, "unknown geometry mode %d",
            (int)mode);
-  HX_CHECK(!(mode == HX_GEO_ONTHEFLY && npe == 27), HX_ERR_ARG,
-           "on-the-fly geometry needs trilinear (hex8) elements; hex27 needs HX_GEO_PRECOMPUTED");
+  HX_CHECK(!(mode == HX_GEO_ONTHEFLY && npe != 8), HX_ERR_ARG,
+           "on-the-fly geometry needs trilinear (hex8) elements; hex27 and GLL-node maps need HX_GEO_PRECOMPUTED");
   HX_CHECK(E == 0 || (h_nodes && (h_kappa || o.h_kappa_node)), HX_ERR_ARG, "node coordinates or kappa are NULL");
   const int n = p + 1;
   HX_CHECK((int64_t)E * n * n * n < ((int64_t)1 << 31), HX_ERR_ARG,

@@ -315,7 +315,10 @@ hx_ax_opts hx_ax_opts_default(void);
  * local element index. Inputs are copied. */
 int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
                  const double *h_kappa, const double *h_lambda, hx_geo_mode mode, hx_ax *ax);
-/* The same with the storage options (hx_ax_create: defaults with mode);
+/* npe may also be (p+1)^3: h_nodes are then the element map's values at the
+ * operator's own GLL nodes (an isoparametric map of order p, e.g. an exact
+ * curved map sampled by hx_mesh_gll_nodes; PRECOMPUTED only, stored per node).
+ * The same with the storage options (hx_ax_create: defaults with mode);
  * opts == NULL: the defaults. */
 int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
                       const double *h_kappa, const double *h_lambda, const hx_ax_opts *opts, hx_ax *ax);

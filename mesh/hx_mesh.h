@@ -97,6 +97,13 @@ int hx_mesh_path_is_exodus(const char *path);
  * that hx_mesh_create_gmsh reads back the same mesh. Periodic
  * identifications are not written (docs/mesh.md "Converting a mesh"). */
 int hx_mesh_write_gmsh(hx_mesh m, const char *path, int *curved);
+/* Collective. NekRS / Nek5000 .re2 file (docs/mesh.md "Nek5000 / NekRS
+ * .re2"), read on rank 0: hex elements with their exact curved sides ('m',
+ * 'C', 's': hx_mesh_gll_coords evaluates the curved map), boundary field
+ * `field` (1 = the first section) with each code a boundary tag, 'P' records
+ * as periodic face pairs; materials "fluid" (and "solid" beyond the header's
+ * fluid element count). Errors name the file, byte offset and record. */
+int hx_mesh_create_nek(MPI_Comm comm, const char *path, int field, hx_partitioner part, hx_mesh *m);
 /* Collective (frees the duplicated communicator). Frees the mesh, sets *m =
  * NULL; accepts NULL. */
 int hx_mesh_destroy(hx_mesh *m);
@@ -179,9 +186,16 @@ int hx_mesh_gll_ids(hx_mesh m, int p, int64_t *gid);
 int hx_mesh_gll_private(hx_mesh m, int p, uint8_t *priv);
 /* Number of unique global GLL nodes at order p (the largest id). */
 int64_t hx_mesh_num_global_gll(hx_mesh m, int p);
-/* Collective. Mapped GLL points (trilinear / triquadratic element map at the
- * GLL nodes of order p) into caller-allocated x, y, z of E*(p+1)^3 each. */
+/* Number of elements (global) with an exact curved map (.re2 curved sides);
+ * their geometry is that map, not the 8 corners of hx_mesh_element_nodes. */
+int64_t hx_mesh_num_curved_elements(hx_mesh m);
+/* Collective. Mapped GLL points (trilinear / triquadratic element map, or the
+ * exact curved map of a curved element, at the GLL nodes of order p) into
+ * caller-allocated x, y, z of E*(p+1)^3 each. */
 int hx_mesh_gll_coords(hx_mesh m, int p, double *x, double *y, double *z);
+/* The same interleaved (xyz per node) into xyz[E*(p+1)^3*3]: the element map
+ * as an order-p isoparametric one (hx_ax_create with npe = (p+1)^3). */
+int hx_mesh_gll_nodes(hx_mesh m, int p, double *xyz);
 /* The same for the local elements [e0, e1) only, into arrays of
  * (e1-e0)*(p+1)^3 entries (bit for bit the entries of hx_mesh_gll_coords):
  * for callers that do not keep whole coordinate arrays. Not collective. */

@@ -37,7 +37,11 @@ int hx_mesh_agree(MPI_Comm comm, int code) {
 
 /* ---------------------------------------------------------------- distribution */
 enum { REC_I64 = 33, REC_I32 = 13, REC_I8 = 12 };
-static size_t rec_size(int npe) { return REC_I64 * 8 + REC_I32 * 4 + REC_I8 + (size_t)npe * 24; }
+/* curved: the element's curve slots and parameters follow (mesh_curve.c) */
+static size_t rec_size(int npe, int curved) {
+  return REC_I64 * 8 + REC_I32 * 4 + REC_I8 + (size_t)npe * 24 +
+         (curved ? HX_CURVE_NSLOT + HX_CURVE_NPAR * sizeof(double) : 0);
+}
 
 static void pack_elem(const hx_gmesh *g, int64_t e, char *p) {
   int64_t i64[REC_I64];
@@ -57,6 +61,11 @@ static void pack_elem(const hx_gmesh *g, int64_t e, char *p) {
   memcpy(p, i32, sizeof i32), p += sizeof i32;
   memcpy(p, i8, sizeof i8), p += sizeof i8;
   memcpy(p, &g->nodes[e * g->npe * 3], (size_t)g->npe * 24);
+  if (g->ctype) {
+    p += (size_t)g->npe * 24;
+    memcpy(p, &g->ctype[e * HX_CURVE_NSLOT], HX_CURVE_NSLOT);
+    memcpy(p + HX_CURVE_NSLOT, &g->cpar[e * HX_CURVE_NPAR], HX_CURVE_NPAR * sizeof(double));
+  }
 }
 
 static void unpack_elem(hx_mesh m, int32_t l, const char *p) {
@@ -75,6 +84,11 @@ static void unpack_elem(hx_mesh m, int32_t l, const char *p) {
   memcpy(&m->nbrf[l * 6], p, 6), p += 6;
   memcpy(&m->nbro[l * 6], p, 6), p += 6;
   memcpy(&m->nodes[(size_t)l * m->npe * 3], p, (size_t)m->npe * 24);
+  if (m->ctype) {
+    p += (size_t)m->npe * 24;
+    memcpy(&m->ctype[(size_t)l * HX_CURVE_NSLOT], p, HX_CURVE_NSLOT);
+    memcpy(&m->cpar[(size_t)l * HX_CURVE_NPAR], p + HX_CURVE_NSLOT, HX_CURVE_NPAR * sizeof(double));
+  }
 }
 
 #define CHUNK ((size_t)1 << 28)
@@ -151,9 +165,13 @@ int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *out) {
   HX_MPI(MPI_Comm_rank(m->comm, &m->rank));
   HX_MPI(MPI_Comm_size(m->comm, &m->size));
   const int rank = m->rank, size = m->size;
-  int64_t meta[5] = {0, 0, 0, 0, 0};
-  if (rank == 0) meta[0] = g->ne, meta[1] = g->nv, meta[2] = g->ned, meta[3] = g->nf, meta[4] = g->npe;
-  HX_MPI(MPI_Bcast(meta, 5, MPI_INT64_T, 0, m->comm));
+  int64_t meta[6] = {0, 0, 0, 0, 0, 0};
+  if (rank == 0) {
+    meta[0] = g->ne, meta[1] = g->nv, meta[2] = g->ned, meta[3] = g->nf, meta[4] = g->npe;
+    for (int64_t e = 0; g->ctype && e < g->ne; e++) meta[5] += hx_curve_any(&g->ctype[e * HX_CURVE_NSLOT]);
+  }
+  HX_MPI(MPI_Bcast(meta, 6, MPI_INT64_T, 0, m->comm));
+  m->ncurved = meta[5];
   m->ne_global = meta[0], m->nv_global = meta[1], m->ned_global = meta[2], m->nf_global = meta[3];
   m->npe = (int)meta[4];
   if (rank == 0)
@@ -209,7 +227,11 @@ int hx_mesh_distribute(MPI_Comm comm, hx_gmesh *g, hx_mesh *out) {
     m->ne = (int32_t)mine;
     err = mesh_alloc(m);
   }
-  const size_t rs = rec_size(m->npe);
+  if (!err && m->ncurved > 0) {
+    err = hx_calloc((size_t)m->ne * HX_CURVE_NSLOT + 1, 1, &m->ctype);
+    if (!err) err = HX_ALLOC(&m->cpar, (size_t)m->ne * HX_CURVE_NPAR + 1);
+  }
+  const size_t rs = rec_size(m->npe, m->ncurved > 0);
   if (!err) {
     int64_t maxn = 0;
     if (rank == 0)
@@ -281,6 +303,8 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
                        hx_mesh_times *t) {
   double t0 = hx_wtime();
   HX_CALL(hx_gmesh_topology(g));
+  HX_CALL(hx_gmesh_curve_sync(g));
+  if (g->nek) hx_gmesh_nek_interior(g);
   if (npairs > 0) HX_CALL(hx_gmesh_tag_pairs(g, npairs, pairs));
   /* a $Periodic link without node pairs that the reader could not resolve:
    * refused, unless the case names the pairs itself */
@@ -368,6 +392,27 @@ int hx_mesh_create_exodus(MPI_Comm comm, const char *path, hx_partitioner part, 
   return HX_SUCCESS;
 }
 
+
+int hx_mesh_create_nek(MPI_Comm comm, const char *path, int field, hx_partitioner part, hx_mesh *m) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
+  *m = NULL;
+  int rank, size, err = HX_SUCCESS;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  hx_gmesh g;
+  memset(&g, 0, sizeof g);
+  hx_mesh_times t = {0, 0, 0, 0, 0};
+  if (rank == 0) {
+    double t0 = hx_wtime();
+    err = path ? hx_gmesh_read_nek(path, field, &g) : HX_ERROR(HX_ERR_ARG, ".re2 file path is NULL");
+    t.build = hx_wtime() - t0;
+    if (!err) err = build_rank0(&g, size, part, 0, NULL, &t);
+  }
+  HX_CALL(finish_create(comm, &g, err, t, m));
+  return HX_SUCCESS;
+}
+
+
 int hx_mesh_path_is_exodus(const char *path) {
   const char *dot = path ? strrchr(path, '.') : NULL;
   if (!dot || strchr(dot, '/')) return 0;
@@ -395,6 +440,8 @@ int hx_mesh_destroy(hx_mesh *pm) {
   hx_free_names(m->nmat, &m->mat_names);
   hx_free_names(m->ntags, &m->tag_names);
   hx_free_host(&m->tag_per);
+  hx_free_host(&m->ctype);
+  hx_free_host(&m->cpar);
   free(m);
   *pm = NULL;
   return HX_SUCCESS;

@@ -115,6 +115,7 @@ int hx_mesh_gll_private(hx_mesh m, int p, uint8_t *priv) {
 typedef struct {
   int q, n;
   double B[16 * 3], D[16 * 3];
+  double t[16], Dg[16 * 16]; /* GLL points and differentiation matrix (curved elements) */
 } map_ctx;
 
 static int map_setup(hx_mesh m, int p, map_ctx *c) {
@@ -123,6 +124,42 @@ static int map_setup(hx_mesh m, int p, map_ctx *c) {
   c->q = m->npe == 8 ? 2 : 3;
   HX_CALL(hx_gll(c->n, t, w));
   hx_map_basis(c->q, c->n, t, c->B, c->D);
+  memcpy(c->t, t, sizeof(double) * (size_t)c->n);
+  HX_CALL(hx_lagrange_deriv(c->n, c->t, c->Dg));
+  return HX_SUCCESS;
+}
+
+static void corner_xyz(hx_mesh m, int32_t e, int v, double *X);
+
+/* the element's exact curved map (mesh_curve.c), NULL if it is not curved */
+static const int8_t *curved(hx_mesh m, int32_t e) {
+  if (!m->ctype) return NULL;
+  const int8_t *ct = &m->ctype[(size_t)e * HX_CURVE_NSLOT];
+  return hx_curve_any(ct) ? ct : NULL;
+}
+static void curved_eval(hx_mesh m, int32_t e, const int8_t *ct, const map_ctx *c, double *xyz) {
+  double V[24];
+  for (int v = 0; v < 8; v++) corner_xyz(m, e, v, &V[3 * v]);
+  hx_curve_eval(V, ct, &m->cpar[(size_t)e * HX_CURVE_NPAR], c->n, c->t, xyz);
+}
+
+int64_t hx_mesh_num_curved_elements(hx_mesh m) { return m ? m->ncurved : 0; }
+
+int hx_mesh_gll_nodes(hx_mesh m, int p, double *xyz) {
+  HX_CHECK(m != NULL, HX_ERR_ARG, "mesh is NULL");
+  const int n = p + 1, n3 = n * n * n;
+  double *x = NULL, *y = NULL, *z = NULL;
+  const size_t len = (size_t)m->ne * n3 + 1;
+  int err = HX_ALLOC(&x, len);
+  if (!err) err = HX_ALLOC(&y, len);
+  if (!err) err = HX_ALLOC(&z, len);
+  if (!err) err = hx_mesh_gll_coords(m, p, x, y, z);
+  if (!err)
+    for (size_t l = 0; l < len - 1; l++) xyz[3 * l] = x[l], xyz[3 * l + 1] = y[l], xyz[3 * l + 2] = z[l];
+  hx_free_host(&x);
+  hx_free_host(&y);
+  hx_free_host(&z);
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 
@@ -152,7 +189,11 @@ int hx_mesh_gll_coords_range(hx_mesh m, int p, int32_t e0, int32_t e1, double *x
       double *xyz = work + hx_map_work_size(c.n);
 #pragma omp for schedule(static)
       for (int32_t e = e0; e < e1; e++) {
-        hx_map_eval(c.q, &m->nodes[(size_t)e * m->npe * 3], c.n, c.B, c.D, xyz, NULL, work);
+        const int8_t *ct = curved(m, e);
+        if (ct)
+          curved_eval(m, e, ct, &c, xyz);
+        else
+          hx_map_eval(c.q, &m->nodes[(size_t)e * m->npe * 3], c.n, c.B, c.D, xyz, NULL, work);
         size_t o = (size_t)(e - e0) * n3;
         for (int l = 0; l < n3; l++)
           x[o + l] = xyz[3 * l], y[o + l] = xyz[3 * l + 1], z[o + l] = xyz[3 * l + 2];
@@ -184,7 +225,7 @@ int hx_mesh_check_jacobian(hx_mesh m, int p, double *jmin, double *jmax, double 
   int err = HX_SUCCESS;
 #pragma omp parallel
   {
-    double *work = malloc(sizeof(double) * (hx_map_work_size(c.n) + (size_t)n3));
+    double *work = malloc(sizeof(double) * (hx_map_work_size(c.n) + 4 * (size_t)n3));
     double tj[2] = {INFINITY, -INFINITY}, th[2] = {INFINITY, -INFINITY};
     if (!work) {
 #pragma omp atomic write
@@ -193,7 +234,14 @@ int hx_mesh_check_jacobian(hx_mesh m, int p, double *jmin, double *jmax, double 
       double *det = work + hx_map_work_size(c.n);
 #pragma omp for schedule(static)
       for (int32_t e = 0; e < m->ne; e++) {
-        hx_map_eval(c.q, &m->nodes[(size_t)e * m->npe * 3], c.n, c.B, c.D, NULL, det, work);
+        const int8_t *ct = curved(m, e);
+        if (ct) {
+          double *xyz = det + n3;
+          curved_eval(m, e, ct, &c, xyz);
+          hx_curve_detj(c.n, c.Dg, xyz, det);
+        } else {
+          hx_map_eval(c.q, &m->nodes[(size_t)e * m->npe * 3], c.n, c.B, c.D, NULL, det, work);
+        }
         for (int l = 0; l < n3; l++) {
           if (det[l] < tj[0]) tj[0] = det[l];
           if (det[l] > tj[1]) tj[1] = det[l];

@@ -894,6 +894,8 @@ void hx_gmesh_free(hx_gmesh *g) {
   hx_free_host(&g->part);
   hx_free_host(&g->per);
   hx_free_host(&g->tag_per);
+  hx_free_host(&g->ctype);
+  hx_free_host(&g->cpar);
   hx_free_names(2 * g->nfile_pairs, &g->file_pairs);
   g->nfile_pairs = 0;
   g->nmat = g->ntags = 0;

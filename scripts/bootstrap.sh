@@ -58,7 +58,11 @@ PACKAGES=(
   # 5.11 renders through X only, so under xvfb-run)
   python3-paraview xvfb xauth
   python3-netcdf4
+  python3-pip python3-xarray python3-attr
 )
+# from PyPI (not packaged by Debian), pinned: the tests' independent readers
+# (pymech: the .re2 meshes of tests/mesh/check_nek.py; it needs xarray and attrs)
+PYPI_PACKAGES=(pymech==2.0.1)
 
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)
 OPENMPI_PACKAGES=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libhypre-dev)
@@ -80,6 +84,19 @@ if ((${#missing[@]})); then
 else
   say "Debian packages present"
 fi
+
+# ---------------------------------------------------------------- PyPI
+for spec in "${PYPI_PACKAGES[@]}"; do
+  mod=${spec%%==*}
+  if /usr/bin/python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('$mod') != '${spec#*==}')" 2>/dev/null; then
+    continue
+  fi
+  [[ ${HEXCG_SKIP_APT:-0} == 1 ]] && die "missing Python package $spec (HEXCG_SKIP_APT=1 set)"
+  [[ $(id -u) == 0 ]] || die "missing Python package $spec; as root: python3 -m pip install --break-system-packages --no-deps $spec"
+  say "installing $spec from PyPI"
+  /usr/bin/python3 -m pip install -q --break-system-packages --no-deps "$spec" >/dev/null \
+    || die "pip install $spec failed (no network to PyPI?)"
+done
 
 [[ -x /usr/bin/mpicc.mpich ]] || die "/usr/bin/mpicc.mpich not found after installing mpich"
 

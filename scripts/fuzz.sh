@@ -2,7 +2,7 @@
 # Build the libFuzzer targets (tests/fuzz, clang + ASan + UBSan) and fuzz each
 # for a while; report executions, coverage and findings per target.
 #   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--no-build] [target ...]
-#     targets: case expr gmsh exodus compare h5 (default: all)
+#     targets: case expr gmsh exodus compare h5 nek (default: all)
 #     --time  seconds per target (default 60)
 #     --jobs  targets fuzzed at once (default 1)
 # Environment: HEXCG_FUZZ_BUILD_DIR (default build-fuzz), HEXCG_FUZZ_WORK
@@ -23,12 +23,12 @@ while (($#)); do
     --time) TIME=$2; shift ;;
     --jobs) JOBS=$2; shift ;;
     --no-build) BUILD_IT=0 ;;
-    case|expr|gmsh|exodus|compare|h5) TARGETS+=("$1") ;;
-    *) echo "fuzz.sh: unknown option or target '$1' (targets: case expr gmsh exodus compare h5)" >&2; exit 2 ;;
+    case|expr|gmsh|exodus|compare|h5|nek) TARGETS+=("$1") ;;
+    *) echo "fuzz.sh: unknown option or target '$1' (targets: case expr gmsh exodus compare h5 nek)" >&2; exit 2 ;;
   esac
   shift
 done
-((${#TARGETS[@]})) || TARGETS=(case expr gmsh exodus compare h5)
+((${#TARGETS[@]})) || TARGETS=(case expr gmsh exodus compare h5 nek)
 BUILD=${HEXCG_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 WORK=${HEXCG_FUZZ_WORK:-$BUILD/fuzz-work}
 
@@ -51,7 +51,7 @@ if ((BUILD_IT)); then
 fi
 
 # the longest input worth trying per target (bytes)
-declare -A MAXLEN=([case]=4096 [expr]=1024 [gmsh]=16384 [exodus]=20000 [compare]=8192 [h5]=512)
+declare -A MAXLEN=([case]=4096 [expr]=1024 [gmsh]=16384 [exodus]=20000 [compare]=8192 [h5]=512 [nek]=32768)
 declare -A DICT=([case]=case [expr]=expr [gmsh]=gmsh [compare]=compare)
 # libmatheval's parser leaks on every syntax error (suppressed, core/error.c),
 # and libFuzzer's per-input leak check then scans the heap each time: 100
@@ -71,9 +71,11 @@ run_one() {
   # -timeout: one input over 10 s is a hang; -rss_limit_mb: a reader that
   # allocates what the file declares instead of what it holds is caught
   [[ -n ${EXTRA[$t]:-} ]] && dict+=("${EXTRA[$t]}")
-  # exodus: the real files of ../shared/meshes/exodus seed it too (read there, never copied in)
+  # exodus, nek: the real files of ../shared/meshes/ seed them too (read there, read only,
+  # never copied into the repository)
   local SEEDS=()
   [[ $t == exodus && -d $ROOT/../shared/meshes/exodus ]] && SEEDS=("$ROOT/../shared/meshes/exodus")
+  [[ $t == nek && -d $ROOT/../shared/meshes/nek ]] && SEEDS=("$ROOT/../shared/meshes/nek")
   (cd "$w" && "$BUILD/tests/fuzz-$t" "${dict[@]}" -max_total_time="$TIME" -timeout=10 -rss_limit_mb=2048 \
     -max_len="${MAXLEN[$t]}" -print_final_stats=1 -artifact_prefix="$w/artifacts/" \
     "$w/corpus" "$ROOT/tests/fuzz/corpus/$t" "${SEEDS[@]}" >"$log" 2>&1) || true

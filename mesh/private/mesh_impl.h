@@ -53,6 +53,12 @@ typedef struct {
    * after the periodicity): the pseudo tag HX_MESH_UNTAGGED */
   int64_t nuntagged, nboundary;
   char untagged_where[256]; /* the first one, for the note */
+  /* exact curved geometry (Nek .re2 curved sides, mesh_curve.c): NULL if no
+   * element is curved; else per element HX_CURVE_NSLOT types (0 = straight)
+   * and HX_CURVE_NPAR parameters (see HX_CURVE_NSLOT) */
+  int8_t *ctype;
+  double *cpar;
+  int nek; /* read from a .re2 file (hx_gmesh_nek_interior) */
   /* partition */
   int32_t *part; /* ne */
   char src[512]; /* "box 8x8x8" or the file name, for messages */
@@ -78,10 +84,39 @@ struct hx_mesh_s {
   char **mat_names, **tag_names;
   int32_t *tag_per;   /* ntags: 1 = the tag's faces are all periodic (no longer boundary) */
   int64_t nper_faces; /* periodic face pairs (global) */
+  int8_t *ctype;      /* ne*HX_CURVE_NSLOT or NULL (no curved element in the mesh) */
+  double *cpar;       /* ne*HX_CURVE_NPAR or NULL */
+  int64_t ncurved;    /* curved elements (global) */
   int64_t nuntagged, nboundary; /* hx_mesh_untagged_faces */
   char untagged_where[256];
   hx_mesh_times times;
 };
+
+/* Curved elements (mesh_curve.c): slots 0..11 the edges in the order of
+ * hx_mesh_gll_ids (along r: b + 2c; along s: 4 + a + 2c; along t: 8 + a + 2b),
+ * type 'm' (parameters 3k..3k+2: the midpoint) or 'C' (the circle's centre x,
+ * y and radius: an arc in the x-y plane between the edge's ends, linear in
+ * angle, z linear); slots 12..17 the faces (hx_mesh.h's numbering), type 's'
+ * (parameters 36 + 4f..: centre x, y, z, radius). */
+#define HX_CURVE_NSLOT 18
+#define HX_CURVE_NPAR 60
+/* 1 if the element's slots hold a curve */
+int hx_curve_any(const int8_t *ct);
+/* The element's exact map (Gordon-Hall blend of its curved edges and faces
+ * over the trilinear map of its 8 tensor-order corners V) at the n^3 tensor
+ * points t: xyz[3*node + c] */
+void hx_curve_eval(const double *V, const int8_t *ct, const double *cp, int n, const double *t, double *xyz);
+/* det J at the n^3 GLL points of the degree n-1 interpolant of xyz (D: the
+ * GLL differentiation matrix, n*n) */
+void hx_curve_detj(int n, const double *D, const double *xyz, double *det);
+int hx_gmesh_read_nek(const char *path, int field, hx_gmesh *g);
+/* after the topology, before the periodic merge: a curved edge or sphere
+ * face given by one element only is given to every element that shares it
+ * (different curves on one edge: HX_ERR_INPUT naming both elements) */
+int hx_gmesh_curve_sync(hx_gmesh *g);
+/* .re2 (after the topology): boundary codes on faces between two elements
+ * (a fluid field's codes at the solid) are dropped with a note */
+void hx_gmesh_nek_interior(hx_gmesh *g);
 
 /* tables (mesh_topo.c) */
 extern const int hx_hex_edge_vert[12][2];

@@ -409,8 +409,10 @@ if a.mode == "signal":
             break
     p.send_signal(signal.SIGTERM)
     rest, err = p.communicate(timeout=120)
-    check(p.returncode == 5 and "interrupted by SIGTERM" in err and "SIGINT" not in err + rest,
-          f"SIGTERM to mpiexec: exit {p.returncode} (expected 5), message {err[-1500:]!r}")
+    # (the launcher's own exit status is Hydra's: 5 from the ranks, or 0 when it was signalled
+    # itself first; seen both, so only hexcg's message is checked)
+    check("interrupted by SIGTERM" in err and "SIGINT" not in err + rest,
+          f"SIGTERM to mpiexec: exit {p.returncode}, message {err[-1500:]!r}")
 
     # deterministic: the hook raises SIGTERM on rank 1 after iteration 3 of step 5 (mid-solve)
     def hooked(cpath, out, hook):
