@@ -30,6 +30,7 @@
 #include <HYPRE_utilities.h>
 #include <_hypre_parcsr_ls.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,50 @@ void hx_coarse_opts_default(hx_coarse_opts *o) {
   o->pmax = 4;
   o->max_levels = 25;
   o->print_level = 0;
+}
+
+/* ---------------------------------------------------------------- options
+ * the coarse: mapping of asm, pmg and auto (their records name the group) */
+static const char *const coarse_solvers[] = {"none", "boomeramg"};
+static const char *const coarse_ops[] = {"fem", "galerkin"}; /* hx_coarse_operator */
+_Static_assert(sizeof(hx_coarse_operator) == sizeof(int), "option enums are int-sized");
+#define AT(f) offsetof(hx_pc_coarse_vals, f)
+static const hx_opt_key coarse_rows[] = {
+    HX_PC_ENUM("solver", AT(solver), coarse_solvers, NULL,
+               "none: no coarse level (one-level Schwarz, or pmg's last order only smoothed)"),
+    HX_PC_ENUM("operator", AT(co.op), coarse_ops, NULL,
+               "Q1 finite elements, or P^T A P from the order-p element matrices"),
+    HX_PC_INT("cycles", AT(co.cycles), 1, 100, "BoomerAMG V-cycles per apply"),
+    HX_PC_INT("coarsen_type", AT(co.coarsen_type), 0, 22,
+              "HYPRE_BoomerAMGSetCoarsenType (10: HMIS, 8: PMIS, 6: Falgout)"),
+    HX_PC_INT("interp_type", AT(co.interp_type), 0, 100, "HYPRE_BoomerAMGSetInterpType (6: extended+i)"),
+    HX_PC_INT("relax_type", AT(co.relax_type), 0, 100,
+              "HYPRE_BoomerAMGSetRelaxType, symmetric only: 0, 6, 7, 8, 16, 18"),
+    HX_PC_INT("relax_sweeps", AT(co.relax_sweeps), 1, 100, "HYPRE_BoomerAMGSetNumSweeps"),
+    HX_PC_DBL("strong_threshold", AT(co.strong_threshold), 0.0, 1.0, 0, "HYPRE_BoomerAMGSetStrongThreshold"),
+    HX_PC_INT("agg_levels", AT(co.agg_levels), 0, 100, "levels of aggressive coarsening"),
+    HX_PC_INT("pmax", AT(co.pmax), 0, 100, "most interpolation entries per row"),
+    HX_PC_INT("max_levels", AT(co.max_levels), 1, 100, "most AMG levels"),
+    HX_PC_INT("print_level", AT(co.print_level), 0, 3, "BoomerAMG's own output"),
+};
+#undef AT
+const hx_opt_group hx_pc_coarse_group = {"preconditioner.coarse", "type: asm, pmg", coarse_rows,
+                                         HX_NELEM(coarse_rows)};
+
+int hx_pc_coarse_read(const hx_opt *c, hx_pc_coarse_vals *v) {
+  HX_CALL(hx_opt_read_group(c, &hx_pc_coarse_group, v));
+  /* BoomerAMG must be a fixed SPD operator for CG: symmetric relaxations only */
+  static const int symmetric[] = {0, 6, 7, 8, 16, 18};
+  int ok = 0;
+  for (int i = 0; i < HX_NELEM(symmetric) && !ok; i++) ok = v->co.relax_type == symmetric[i];
+  const hx_opt *rt = hx_opt_get(c, "relax_type");
+  if (!ok && rt)
+    return hx_opt_error(rt,
+                        "%s.relax_type: %d is not a symmetric BoomerAMG relaxation; use one of 0 (Jacobi), 6 "
+                        "(hybrid symmetric Gauss-Seidel), 8 (l1 symmetric Gauss-Seidel), 16 (Chebyshev), "
+                        "18 (l1 Jacobi)",
+                        hx_pc_coarse_group.path, v->co.relax_type);
+  return HX_SUCCESS;
 }
 
 /* ------------------------------------------------------------ element matrices */

@@ -6,6 +6,7 @@
  * thread) while the fine level runs; it needs MPI_THREAD_MULTIPLE, without
  * it the two run one after the other (one warning). docs/preconditioner.md. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -273,3 +274,74 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
   HX_CALL(err);
   return HX_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- type asm */
+typedef struct {
+  hx_asm_opts a;
+  hx_pc_coarse_vals c;
+} asm_vals;
+static const char *const weight_names[] = {"none", "sqrt"}; /* hx_fdm_weight */
+_Static_assert(sizeof(hx_fdm_weight) == sizeof(int) && sizeof(hx_precision) == sizeof(int),
+               "option enums are int-sized");
+#define AT(f) offsetof(asm_vals, f)
+static const hx_opt_key asm_rows[] = {
+    HX_PC_TYPE_KEY,
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(a.overlap),
+     .flags = HX_OPT_AUTO,
+     .auto_value = HX_ASM_OVERLAP_AUTO,
+     .help = "coarse level in a host thread beside the fine level"},
+    HX_PC_ENUM("weight", AT(a.weight), weight_names, NULL, "overlap weights of the fine level"),
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG)"),
+    HX_PC_PREC_KEY(AT(a.prec)),
+};
+static const hx_opt_group asm_group = {"preconditioner", "type: asm", asm_rows, HX_NELEM(asm_rows)};
+
+static void asm_defaults(void *vals) {
+  asm_vals *v = vals;
+  hx_asm_opts_default(&v->a);
+  v->c = (hx_pc_coarse_vals){.solver = v->a.coarse, .co = v->a.coarse_opts};
+}
+
+static int asm_read(const hx_opt *o, void *vals) {
+  asm_vals *v = vals;
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  v->a.coarse = v->c.solver, v->a.coarse_opts = v->c.co;
+  return HX_SUCCESS;
+}
+
+static int asm_write(hx_opt *o, const void *vals) {
+  const asm_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &asm_group, v));
+  hx_opt *c;
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* Bytes per GLL node that the preconditioner adds to a Jacobi-PCG solve
+ * (HX_MEM_RUN_NODE in hx_core.h), a lower bound (docs/case-format.md,
+ * "Memory"): both levels at the fine order, about 180-200 at p = 3 and 7. */
+#define PC_MEM_ASM_NODE 160.0
+static double asm_mem_per_node(const void *vals, int p) {
+  (void)vals, (void)p;
+  return PC_MEM_ASM_NODE;
+}
+
+static int asm_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_asm(d, &((const asm_vals *)vals)->a, pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_asm = {.name = "asm",
+                                   .group = &asm_group,
+                                   .sub = {&hx_pc_coarse_group},
+                                   .sub_at = {AT(c)},
+                                   .size = sizeof(asm_vals),
+                                   .defaults = asm_defaults,
+                                   .read = asm_read,
+                                   .write = asm_write,
+                                   .mem_per_node = asm_mem_per_node,
+                                   .create = asm_create};
+#undef AT

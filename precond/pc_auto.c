@@ -21,6 +21,7 @@
  * converging solve still switches, later. A right-hand side that excites
  * few modes (one eigenfunction) keeps the estimate, and the solve, short. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,3 +356,85 @@ const char *hx_pc_auto_choice(hx_pc pc) {
   const char *trial = hx_pc_trial_choice(a->mg);
   return trial ? trial : "pmg";
 }
+
+/* ---------------------------------------------------------------- type auto */
+static const char *const auto_starts[] = {"jacobi", "pmg"}; /* HX_AUTO_START_* */
+typedef struct {
+  hx_auto_opts au; /* its pmg's options: au.pmg.base */
+  hx_pc_coarse_vals c;
+} auto_vals;
+#define AT(f) offsetof(auto_vals, f)
+static const hx_opt_key auto_rows[] = {
+    HX_PC_TYPE_KEY,
+    HX_PC_ENUM("start", AT(au.start), auto_starts, NULL,
+               "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
+    HX_PC_DBL("setup_cost", AT(au.setup_cost), 0.0, 1e9, 0, "the model: pmg's setup, in Jacobi-PCG iterations"),
+    HX_PC_DBL("cycle_cost", AT(au.cycle_cost), 0.0, 1e6, 0, "the model: one pmg iteration, in Jacobi-PCG iterations"),
+    HX_PC_DBL("pmg_iterations", AT(au.pmg_iterations), 0.0, 1e6, 0, "the model: pmg iterations per 1e8 reduction"),
+    HX_PC_INT("min_iterations", AT(au.min_iterations), 2, 1000000, "Jacobi-PCG iterations before the first estimate"),
+    HX_PC_LEVELS_KEY("the orders of the pmg's levels"),
+    {.key = "trial",
+     .type = HX_OT_BOOL,
+     .offset = AT(au.trial),
+     .help = "the pmg's smoother chosen by timing candidates at its setup (trial_iterations, schwarz_above)"},
+    HX_PC_INT("trial_iterations", AT(au.pmg.trial_iterations), 2, 50, "trial: PCG iterations timed per candidate"),
+    HX_PC_INT("schwarz_above", AT(au.pmg.schwarz_above), 0, 100000,
+              "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG) of the pmg"),
+    HX_PC_PREC_KEY(AT(au.pmg.base.prec)),
+};
+static const hx_opt_group auto_group = {"preconditioner", "type: auto", auto_rows, HX_NELEM(auto_rows)};
+
+static void auto_defaults(void *vals) {
+  auto_vals *v = vals;
+  hx_auto_opts_default(&v->au);
+  v->c = (hx_pc_coarse_vals){.solver = v->au.pmg.base.coarse, .co = v->au.pmg.base.coarse_opts};
+}
+
+static int auto_read(const hx_opt *o, void *vals) {
+  auto_vals *v = vals;
+  hx_pmg_opts *g = &v->au.pmg.base;
+  HX_CALL(hx_pc_levels_read(o, g));
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  g->coarse = v->c.solver, g->coarse_opts = v->c.co;
+  return HX_SUCCESS;
+}
+
+static int auto_write(hx_opt *o, const void *vals) {
+  const auto_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &auto_group, v));
+  if (v->au.pmg.base.nlevels == 0) HX_CALL(hx_opt_set(o, "levels", "auto"));
+  hx_opt *c;
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* its pmg (the Jacobi phase holds less) */
+static double auto_mem_per_node(const void *vals, int p) {
+  const auto_vals *v = vals;
+  return hx_pmg_mem_per_node(&v->au.pmg.base, p, v->au.trial);
+}
+
+static int auto_levels(const hx_opt *o, const void *vals, int order, int *levels, int *n) {
+  HX_CALL(hx_pmg_known_levels(o, &((const auto_vals *)vals)->au.pmg.base, order, levels, n));
+  return HX_SUCCESS;
+}
+
+static int auto_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_auto(d, &((const auto_vals *)vals)->au, pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_auto = {.name = "auto",
+                                    .group = &auto_group,
+                                    .sub = {&hx_pc_coarse_group},
+                                    .sub_at = {AT(c)},
+                                    .size = sizeof(auto_vals),
+                                    .defaults = auto_defaults,
+                                    .read = auto_read,
+                                    .write = auto_write,
+                                    .mem_per_node = auto_mem_per_node,
+                                    .levels = auto_levels,
+                                    .create = auto_create};
+#undef AT

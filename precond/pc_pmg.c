@@ -33,6 +33,7 @@
  * of the level is allocated). */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -637,6 +638,281 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
   HX_CALL(err);
   return HX_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- type pmg */
+/* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
+static const char *const smoother_types[] = {"jacobi",       "asm",       "ras",
+                                             "cheby-jacobi", "cheby-asm", "cheby-ras"};
+/* smoother.type_below: "same" (as the fine level), then smoother_types */
+static const char *const smoother_types_below[] = {"same",         "jacobi",    "asm",      "ras",
+                                                   "cheby-jacobi", "cheby-asm", "cheby-ras"};
+static const char *const sides_names[] = {"both", "pre", "post"};          /* hx_pmg_sides */
+static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
+static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
+_Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_pmg_cycle) == sizeof(int) &&
+                   sizeof(hx_pmg_sides) == sizeof(int),
+               "option enums are int-sized");
+
+/* the smoother's type and kind as named (hx_pmg_opts holds them as inner + kind) */
+typedef struct {
+  hx_pmg_opts g;
+  hx_pc_coarse_vals c;
+  int sm_type, sm_kind;
+  int sm_type_below; /* 0: same, else smoother_types index + 1 */
+} pmg_vals;
+
+#define AT(f) offsetof(pmg_vals, f)
+static const hx_opt_key smoother_rows[] = {
+    HX_PC_ENUM("type", AT(sm_type), smoother_types, NULL, "inner preconditioner S, plain or in a Chebyshev polynomial"),
+    HX_PC_INT("degree", AT(g.degree), 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
+    HX_PC_ENUM("kind", AT(sm_kind), cheb_kinds, NULL, "Chebyshev kind"),
+    HX_PC_DBL("lower", AT(g.lower), 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
+    HX_PC_ENUM("type_below", AT(sm_type_below), smoother_types_below, NULL,
+               "the levels below the fine one: same, or their own smoother type"),
+    HX_PC_INT("degree_below", AT(g.degree_below), 0, HX_CHEB_DEGREE_MAX,
+              "polynomial degree of the levels below the fine one (0: degree)"),
+    HX_PC_INT("eig_steps", AT(g.eig_steps), 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
+    HX_PC_DBL("eig_safety", AT(g.eig_safety), 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
+};
+static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pmg", smoother_rows,
+                                            HX_NELEM(smoother_rows)};
+static const hx_opt_key pmg_rows[] = {
+    HX_PC_TYPE_KEY,
+    HX_PC_LEVELS_KEY("the orders of the levels, e.g. [7, 3, 1]"),
+    HX_PC_ENUM("cycle", AT(g.cycle), cycle_names, NULL, "V-cycle, or every level's correction summed"),
+    HX_PC_ENUM(
+        "sides", AT(g.sides), sides_names, NULL,
+        "V-cycle: smooth down and up (symmetric), or down (pre) or up (post) only (needs solver.type fcg)"),
+    {.key = "smoother",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &smoother_group,
+     .help = "the smoother of every level"},
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG)"),
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(g.overlap),
+     .help = "additive cycle: BoomerAMG in a host thread while the levels smooth"},
+    HX_PC_PREC_KEY(AT(g.prec)),
+};
+static const hx_opt_group pmg_group = {"preconditioner", "type: pmg", pmg_rows, HX_NELEM(pmg_rows)};
+
+static void pmg_defaults(void *vals) {
+  pmg_vals *v = vals;
+  hx_pmg_opts_default(&v->g);
+  v->c = (hx_pc_coarse_vals){.solver = v->g.coarse, .co = v->g.coarse_opts};
+  v->sm_type_below = 0;
+  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : 3);
+  v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
+}
+
+/* preconditioner.levels: auto (nlevels 0), a list, or (from --set
+ * preconditioner.levels=[7,3,1]) a scalar "[7,3,1]" */
+int hx_pc_levels_read(const hx_opt *o, hx_pmg_opts *g) {
+  const hx_opt *lv = hx_opt_get(o, "levels");
+  if (!lv || (lv->kind == HX_OPT_SCALAR && lv->value && !strcmp(lv->value, "auto"))) return HX_SUCCESS;
+  const char *txt[HX_PMG_MAX_LEVELS + 1];
+  const hx_opt *at[HX_PMG_MAX_LEVELS + 1];
+  char flat[256] = "";
+  int n = 0;
+  if (lv->kind == HX_OPT_LIST) {
+    for (int i = 0; i < lv->n && n <= HX_PMG_MAX_LEVELS; i++, n++)
+      txt[n] = lv->items[i]->kind == HX_OPT_SCALAR ? lv->items[i]->value : NULL, at[n] = lv->items[i];
+  } else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') {
+    snprintf(flat, sizeof flat, "%s", lv->value + 1);
+    char *close = strchr(flat, ']'), *save = NULL;
+    if (close) *close = '\0';
+    for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS;
+         tok = strtok_r(NULL, ", ", &save))
+      txt[n] = tok, at[n++] = lv;
+  }
+  if (n < 1 || n > HX_PMG_MAX_LEVELS)
+    return hx_opt_error(lv, "preconditioner.levels: expected auto or a list of 1..%d orders, e.g. [7, 3, 1]",
+                        HX_PMG_MAX_LEVELS);
+  for (int i = 0; i < n; i++) {
+    char *end = NULL;
+    const long q = txt[i] ? strtol(txt[i], &end, 10) : -1;
+    if (!end || *end || q < HX_ORDER_MIN || q > HX_ORDER_MAX)
+      return hx_opt_error(at[i], "preconditioner.levels: '%s' is not an order in %d..%d",
+                          txt[i] ? txt[i] : "(not a scalar)", HX_ORDER_MIN, HX_ORDER_MAX);
+    if (i > 0 && q >= g->levels[i - 1])
+      return hx_opt_error(at[i], "preconditioner.levels: the orders must decrease (%ld after %d)", q,
+                          g->levels[i - 1]);
+    g->levels[i] = (int)q;
+  }
+  if (g->levels[n - 1] != 1)
+    return hx_opt_error(lv, "preconditioner.levels: the last level must be order 1 (the Q1 coarse level)");
+  g->nlevels = n;
+  return HX_SUCCESS;
+}
+
+/* degree of the smoother of kind k (named by key in sm) within what opt-fourth tabulates */
+static int opt_degree_check(const hx_opt *sm, const char *key, hx_cheb_kind k, int degree) {
+  if (k != HX_CHEB_OPT_FOURTH || degree <= HX_CHEB_OPT_DEGREE_MAX) return HX_SUCCESS;
+  return hx_opt_error(hx_opt_get(sm, key) ? hx_opt_get(sm, key) : sm,
+                      "%s.%s: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
+                      "kind: fourth or first for higher degrees)",
+                      smoother_group.path, key, degree, HX_CHEB_OPT_DEGREE_MAX);
+}
+
+static int pmg_read(const hx_opt *o, void *vals) {
+  pmg_vals *v = vals;
+  hx_pmg_opts *pg = &v->g;
+  HX_CALL(hx_pc_levels_read(o, pg));
+  const hx_opt *sm = hx_opt_get(o, "smoother");
+  HX_CALL(hx_opt_read_group(sm, &smoother_group, v));
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  pg->coarse = v->c.solver, pg->coarse_opts = v->c.co;
+  pg->inner = (hx_smooth_inner)(v->sm_type % 3);
+  pg->kind = v->sm_type < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1);
+  HX_CALL(opt_degree_check(sm, "degree", pg->kind, pg->degree));
+  pg->inner_below = v->sm_type_below ? (v->sm_type_below - 1) % 3 : -1;
+  pg->kind_below = v->sm_type_below ? (v->sm_type_below - 1 < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1))
+                                    : pg->kind;
+  HX_CALL(opt_degree_check(sm, "degree_below", pg->kind_below,
+                           pg->degree_below > 0 ? pg->degree_below : pg->degree));
+  if (pg->cycle == HX_PMG_ADDITIVE && pg->sides != HX_PMG_SIDES_BOTH)
+    return hx_opt_error(hx_opt_get(o, "sides"),
+                        "preconditioner.sides: %s applies to the multiplicative cycle (V-cycle); the additive "
+                        "cycle smooths each level once; remove the key or use cycle: multiplicative",
+                        sides_names[pg->sides]);
+  return HX_SUCCESS;
+}
+
+static int pmg_write(hx_opt *o, const void *vals) {
+  const pmg_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &pmg_group, v));
+  if (v->g.nlevels == 0) HX_CALL(hx_opt_set(o, "levels", "auto"));
+  hx_opt *sm, *c;
+  HX_CALL(hx_opt_submap(o, "smoother", &sm));
+  HX_CALL(hx_opt_write_group(sm, &smoother_group, v));
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* Bytes per GLL node that pmg adds to a Jacobi-PCG solve (HX_MEM_RUN_NODE
+ * in hx_core.h), lower bounds (docs/case-format.md, "Memory"), per node of
+ * each level at its order q, weighted by its share ((q+1)/(p+1))^3 of the
+ * fine nodes: the smoother (Schwarz: the FDM boxes, PMG_SCHWARZ x
+ * ((q+3)/(q+1))^3 for the extended boxes; Jacobi: the diagonal and the
+ * Chebyshev vectors), the level's discretisation and vectors below the fine
+ * one, the Q1 level (BoomerAMG). Fitted to the peak memory of box and
+ * Kershaw cases (CPU, FP32, p = 3, 5, 7, cheby-asm and cheby-jacobi, 2
+ * ranks of 0.4-2M nodes and the 51.5M-DOF box): within 10 % at the small
+ * sizes, 16 % over at the large one (docs/performance.md). */
+#define PC_MEM_PMG_SCHWARZ_NODE 35.0
+#define PC_MEM_PMG_JACOBI_NODE 46.1
+#define PC_MEM_PMG_LEVEL_NODE 15.8
+#define PC_MEM_PMG_Q1_NODE 15.8
+
+double hx_pmg_mem_per_node(const hx_pmg_opts *opts, int p, int trial) {
+  hx_pmg_opts g = *opts;
+  double bytes = 0.0;
+  /* with the smoother trial both candidates exist at once (Jacobi, then Schwarz) */
+  for (int k = 0; k < (trial ? 2 : 1); k++) {
+    if (trial) g.inner = k ? HX_SMOOTH_ASM : HX_SMOOTH_JACOBI, g.inner_below = -1;
+    int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
+    if (n)
+      memcpy(levels, g.levels, sizeof(int) * (size_t)n);
+    else
+      n = hx_pmg_default_levels(p, levels);
+    const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
+    for (int l = 0; l < n; l++) {
+      const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
+      double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
+      if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
+        node = PC_MEM_PMG_Q1_NODE;
+      else {
+        const int inner = l > 0 && g.inner_below >= 0 ? g.inner_below : (int)g.inner;
+        node +=
+            inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
+      }
+      bytes += node * share;
+    }
+  }
+  return bytes;
+}
+
+static double pmg_mem_per_node(const void *vals, int p) {
+  return hx_pmg_mem_per_node(&((const pmg_vals *)vals)->g, p, 0);
+}
+
+int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *levels, int *n) {
+  *n = 0;
+  if (g->nlevels == 0) { /* auto */
+    levels[(*n)++] = order;
+    if (order > 1) levels[(*n)++] = 1;
+    return HX_SUCCESS;
+  }
+  if (g->levels[0] != order) {
+    /* the setup refuses the mismatch too, but without a position */
+    const hx_opt *lv = hx_opt_get(o, "levels");
+    return hx_opt_error(lv && lv->kind == HX_OPT_LIST && lv->n > 0 ? lv->items[0] : lv,
+                        "preconditioner.levels: the first level is order %d but the case's order is %d; start "
+                        "the list at the order (e.g. [%d, ..., 1]) or use levels: auto",
+                        g->levels[0], order, order);
+  }
+  for (int i = 0; i < g->nlevels; i++) levels[i] = g->levels[i];
+  *n = g->nlevels;
+  return HX_SUCCESS;
+}
+
+static int pmg_levels(const hx_opt *o, const void *vals, int order, int *levels, int *n) {
+  HX_CALL(hx_pmg_known_levels(o, &((const pmg_vals *)vals)->g, order, levels, n));
+  return HX_SUCCESS;
+}
+
+/* a restricted Schwarz smoother, or smoothing on one side of the V-cycle,
+ * is not symmetric */
+static int pmg_check_solver(const hx_opt *o, const void *vals, const char *solver) {
+  const pmg_vals *v = vals;
+  const hx_pmg_opts *g = &v->g;
+  const hx_opt *sm = hx_opt_get(o, "smoother");
+  if (g->cycle == HX_PMG_MULTIPLICATIVE && g->sides != HX_PMG_SIDES_BOTH) {
+    const hx_opt *sd = hx_opt_get(o, "sides");
+    return hx_opt_error(sd ? sd : o,
+                        "preconditioner.sides: %s (smoothing on one side of the V-cycle only) is not symmetric, "
+                        "and solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) "
+                        "or sides: both",
+                        sides_names[g->sides], solver);
+  }
+  if (g->inner_below == HX_SMOOTH_RAS && g->inner != HX_SMOOTH_RAS) {
+    const hx_opt *t = sm ? hx_opt_get(sm, "type_below") : NULL;
+    return hx_opt_error(t ? t : o,
+                        "preconditioner.smoother.type_below: %s (restricted Schwarz) is not symmetric, and "
+                        "solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a "
+                        "symmetric smoother (asm, cheby-asm, jacobi, cheby-jacobi)",
+                        smoother_types_below[v->sm_type_below], solver);
+  }
+  if (g->inner != HX_SMOOTH_RAS) return HX_SUCCESS;
+  /* the node that chose the smoother (the defaults are symmetric) */
+  const hx_opt *t = sm ? hx_opt_get(sm, "type") : NULL;
+  return hx_opt_error(t ? t : o,
+                      "preconditioner.smoother.type: %s (restricted Schwarz) is not symmetric, and solver.type %s "
+                      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
+                      "(asm, cheby-asm, jacobi, cheby-jacobi)",
+                      smoother_types[v->sm_type], solver);
+}
+
+static int pmg_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_pmg(d, &((const pmg_vals *)vals)->g, pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_pmg = {.name = "pmg",
+                                   .group = &pmg_group,
+                                   .sub = {&hx_pc_coarse_group, &smoother_group},
+                                   .sub_at = {AT(c), 0},
+                                   .size = sizeof(pmg_vals),
+                                   .defaults = pmg_defaults,
+                                   .read = pmg_read,
+                                   .write = pmg_write,
+                                   .mem_per_node = pmg_mem_per_node,
+                                   .levels = pmg_levels,
+                                   .check_solver = pmg_check_solver,
+                                   .create = pmg_create};
+#undef AT
 
 /* ================================================================ auto
  * Candidates are pmg contexts (not hx_pc objects) that share the fine

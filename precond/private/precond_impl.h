@@ -372,6 +372,80 @@ typedef struct {
 int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, double target,
                     const hx_auto_opts *o, hx_auto_pred *p);
 
+/* ================================================================ types
+ * A preconditioner type is one record (its pc_*.c file) and one line in
+ * pc_types.h; pc_options.c's factory loops over the records: the type key,
+ * the keys of another type dropped, the reading into the type's own typed
+ * options (vals, `size` bytes), the effective case, the memory estimate, the
+ * levels, the solver check, hexcg keys and the create. docs/developer.md
+ * "Add a preconditioner". */
+#define HX_NELEM(a) ((int)(sizeof(a) / sizeof *(a)))
+/* option rows, off_ = offsetof(the type's vals, field) */
+#define HX_PC_ENUM(k_, off_, nm_, d_, h_) \
+  { .key = k_, .type = HX_OT_ENUM, .offset = off_, .names = nm_, .nnames = HX_NELEM(nm_), .def = d_, .help = h_ }
+#define HX_PC_INT(k_, off_, lo_, hi_, h_) \
+  { .key = k_, .type = HX_OT_INT, .offset = off_, .min = lo_, .max = hi_, .help = h_ }
+#define HX_PC_DBL(k_, off_, lo_, hi_, fl_, h_) \
+  { .key = k_, .type = HX_OT_DOUBLE, .offset = off_, .min = lo_, .max = hi_, .flags = fl_, .help = h_ }
+/* row 0 of every type's group: the type key (read by the factory) */
+#define HX_PC_TYPE_KEY \
+  { .key = "type", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .help = "the preconditioner" }
+/* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
+extern const char *const hx_pc_precision_names[2];
+#define HX_PC_PREC_KEY(off_)                                                                            \
+  {                                                                                                    \
+    .key = "precision", .type = HX_OT_ENUM, .offset = off_, .names = hx_pc_precision_names, .nnames = 2, \
+    .help = "arithmetic of the preconditioner"                                                         \
+  }
+#define HX_PC_COARSE_KEY(help_) \
+  { .key = "coarse", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &hx_pc_coarse_group, .help = (help_) }
+#define HX_PC_LEVELS_KEY(help_)                                                 \
+  {.key = "levels",                                                             \
+   .type = HX_OT_OTHER,                                                         \
+   .offset = HX_OPT_NOWHERE,                                                    \
+   .def = "auto",                                                               \
+   .what = "auto or a list of decreasing orders ending in 1",                   \
+   .help = (help_)}
+
+typedef struct hx_pc_class {
+  const char *name;          /* the value of preconditioner.type */
+  const hx_opt_group *group; /* its keys under preconditioner: (row 0 HX_PC_TYPE_KEY) */
+  const hx_opt_group *sub[2]; /* its sub-mappings' keys (hexcg keys lists each once) ... */
+  size_t sub_at[2];           /* ... and where in vals each one's defaults lie */
+  size_t size;                /* of its vals */
+  void (*defaults)(void *vals);
+  /* after the group's keys are read into vals: the rest (sub-mappings,
+   * levels) and the checks across keys; NULL: none */
+  int (*read)(const hx_opt *o, void *vals);
+  /* every default made explicit in o (the effective case); NULL: none */
+  int (*write)(hx_opt *o, const void *vals);
+  /* bytes per fine GLL node at order p (hx_pc_options_mem_per_node); NULL: 0 */
+  double (*mem_per_node)(const void *vals, int p);
+  /* the orders known before the setup (hx_pc_options_levels); NULL: none */
+  int (*levels)(const hx_opt *o, const void *vals, int order, int *levels, int *n);
+  /* a solver that is not flexible: refuse what is not symmetric; NULL: symmetric */
+  int (*check_solver)(const hx_opt *o, const void *vals, const char *solver);
+  int (*create)(hx_disc d, const void *vals, hx_pc *pc);
+} hx_pc_class;
+#define HX_PC_TYPE(id_) extern const hx_pc_class hx_pc_type_##id_;
+#include "pc_types.h"
+#undef HX_PC_TYPE
+
+/* the coarse: mapping of asm, pmg and auto (coarse.c): solver and options */
+typedef struct {
+  int solver; /* coarse.solver: 0 none, 1 boomeramg */
+  hx_coarse_opts co;
+} hx_pc_coarse_vals;
+extern const hx_opt_group hx_pc_coarse_group;
+/* Read (and check) a coarse: mapping c into *v (NULL: *v left alone). */
+int hx_pc_coarse_read(const hx_opt *c, hx_pc_coarse_vals *v);
+/* preconditioner.levels of o (pc_pmg.c): auto (g->nlevels 0) or a list. */
+int hx_pc_levels_read(const hx_opt *o, hx_pmg_opts *g);
+/* pmg's levels known before the setup and its memory per node (auto's
+ * pmg too; trial: both smoothers at once). pc_pmg.c. */
+int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *levels, int *n);
+double hx_pmg_mem_per_node(const hx_pmg_opts *g, int p, int trial);
+
 /* LAPACK's info after a call (precond/lapack.c): HX_SUCCESS for 0, else an
  * error naming the routine and what it was solving; a parameter that
  * LAPACK's error handler (replaced there: it would end the process with
