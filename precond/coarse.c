@@ -23,6 +23,9 @@
  * once instead of every L entry (which the inverse-multiplicity form,
  * P^T r = Z_c^T Phi^T W Z_f r, would). */
 #include "precond_impl.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <HYPRE.h>
 #include <HYPRE_IJ_mv.h>
@@ -833,5 +836,46 @@ int hx_coarse_report(hx_coarse c, hx_coarse_operator op, hx_opt *node, hx_opt **
                             op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
   HX_CALL(hx_pc_report_int(*sub, "rows", cs.rows_global));
   HX_CALL(hx_pc_report_int(*sub, "amg_levels", cs.amg_levels));
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the solve beside other work */
+static void *job_run(void *arg) {
+  hx_coarse_job *j = arg;
+#ifdef _OPENMP
+  /* also called inline on the caller's thread: its team size is put back below, or every later
+   * parallel region of the run would get one thread */
+  const int nthreads = omp_get_max_threads();
+  omp_set_num_threads(1); /* this thread's own team size: the other work keeps the cores */
+#endif
+  const double t0 = hx_wtime();
+  const int err = hx_coarse_apply(j->c, j->h_r, j->h_z);
+  j->st.code = HX_SUCCESS;
+  if (err) {
+    hx_error_capture(&j->st);
+    if (!j->st.code) j->st.code = err;
+    hx_error_clear();
+  }
+  j->t = hx_wtime() - t0;
+#ifdef _OPENMP
+  omp_set_num_threads(nthreads);
+#endif
+  return NULL;
+}
+
+void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread) {
+  j->c = c, j->h_r = h_r, j->h_z = h_z, j->t = 0.0;
+  j->started = thread && pthread_create(&j->th, NULL, job_run, j) == 0;
+}
+
+int hx_coarse_job_join(hx_coarse_job *j, int err, double *t) {
+  if (j->started)
+    pthread_join(j->th, NULL);
+  else
+    job_run(j);
+  j->started = 0;
+  *t = j->t;
+  HX_CALL(err);
+  if (j->st.code) return HX_ERROR_RERAISE(&j->st);
   return HX_SUCCESS;
 }

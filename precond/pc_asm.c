@@ -5,13 +5,9 @@
  * correction runs in a host thread of its own (own communicator, one OpenMP
  * thread) while the fine level runs; it needs MPI_THREAD_MULTIPLE, without
  * it the two run one after the other (one warning). docs/preconditioner.md. */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "precond_impl.h"
 
@@ -29,10 +25,7 @@ typedef struct {
   /* per-apply figures */
   int64_t applies;
   double t_fine, t_coarse, t_total, t_copy;
-  /* the coarse thread's result */
   hx_log_event ev_fine, ev_coarse, ev_copy;
-  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
-  double thread_t;
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
@@ -101,29 +94,6 @@ static int asm_setup(void *ctx) {
   return HX_SUCCESS;
 }
 
-static void *coarse_thread(void *arg) {
-  asm_pc *a = (asm_pc *)arg;
-#ifdef _OPENMP
-  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
-   * every later parallel region of the run would get one thread */
-  const int nthreads = omp_get_max_threads();
-  omp_set_num_threads(1); /* this thread's own team size: the fine level keeps the cores */
-#endif
-  const double t0 = hx_wtime();
-  const int err = hx_coarse_apply(a->coarse, a->h_r, a->h_zc);
-  a->thread_st.code = HX_SUCCESS;
-  if (err) {
-    hx_error_capture(&a->thread_st); /* the error state is per thread: the caller re-raises it */
-    if (!a->thread_st.code) a->thread_st.code = err;
-    hx_error_clear();
-  }
-  a->thread_t = hx_wtime() - t0;
-#ifdef _OPENMP
-  omp_set_num_threads(nthreads);
-#endif
-  return NULL;
-}
-
 static int asm_apply(void *ctx, const double *d_r, double *d_z) {
   asm_pc *a = (asm_pc *)ctx;
   const double t0 = hx_wtime();
@@ -137,16 +107,11 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
     const double t1 = hx_wtime();
     a->t_copy += t1 - t0;
     hx_log_event_add(a->ev_copy, t1 - t0, 2.0 * (double)bytes, 0.0);
-    pthread_t th;
-    int started = 0;
-    if (a->overlap) started = pthread_create(&th, NULL, coarse_thread, a) == 0;
-    int err = hx_fdm_apply(a->fine, d_r, d_z);
+    hx_coarse_job job;
+    hx_coarse_job_start(&job, a->coarse, a->h_r, a->h_zc, a->overlap);
+    const int err = hx_fdm_apply(a->fine, d_r, d_z);
     tf = hx_wtime() - t1;
-    if (started) pthread_join(th, NULL);
-    else coarse_thread(a);
-    HX_CALL(err);
-    if (a->thread_st.code) return HX_ERROR_RERAISE(&a->thread_st);
-    tc = a->thread_t;
+    HX_CALL(hx_coarse_job_join(&job, err, &tc));
     const double t2 = hx_wtime();
     HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));
     HX_CALL(hx_array_axpby(a->b, a->ng, d_z, 1.0, a->d_zc, 1.0));

@@ -32,13 +32,9 @@
  * in FP32 too, with the FP32 operator and smoother (setup; no FP64 vector
  * of the level is allocated). */
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "precond_impl.h"
 
@@ -73,8 +69,6 @@ typedef struct {
   double t_coarse_setup;
   int64_t applies;
   double t_coarse, t_copy, t_total;
-  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
-  double thread_t;
 } pmg;
 
 static const char *const inner_names[] = {"jacobi", "asm", "ras"};
@@ -296,31 +290,6 @@ static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
   return HX_SUCCESS;
 }
 
-/* h_z = A0^{-1} h_r on the host (the Q1 level); an error is captured for
- * the joining thread (the error state is per thread), which re-raises it */
-static void *coarse_thread(void *arg) {
-  pmg *g = (pmg *)arg;
-#ifdef _OPENMP
-  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
-   * every later parallel region of the run would get one thread */
-  const int nthreads = omp_get_max_threads();
-  omp_set_num_threads(1); /* the smoothing keeps the cores */
-#endif
-  const double t0 = hx_wtime();
-  const int err = hx_coarse_apply(g->coarse, g->h_r, g->h_z);
-  g->thread_st.code = HX_SUCCESS;
-  if (err) {
-    hx_error_capture(&g->thread_st);
-    if (!g->thread_st.code) g->thread_st.code = err;
-    hx_error_clear();
-  }
-  g->thread_t = hx_wtime() - t0;
-#ifdef _OPENMP
-  omp_set_num_threads(nthreads);
-#endif
-  return NULL;
-}
-
 /* the last level's residual r (in its precision) to the host for the coarse
  * solve, widened (exactly) to FP64 first when it is FP32 */
 static int coarse_in(pmg *g, pmg_level *L, const void *r) {
@@ -353,9 +322,11 @@ static int coarse_out(pmg *g, pmg_level *L, void *x) {
 /* x += P0 A0^{-1} P0^T r on the last level; r on the backend */
 static int coarse_correct(pmg *g, pmg_level *L, const void *r, void *x) {
   HX_CALL(coarse_in(g, L, r));
-  coarse_thread(g);
-  if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
-  g->t_coarse += g->thread_t;
+  hx_coarse_job job = {.started = 0};
+  double t;
+  hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, 0);
+  HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &t));
+  g->t_coarse += t;
   HX_CALL(coarse_out(g, L, x));
   return HX_SUCCESS;
 }
@@ -409,22 +380,17 @@ static int additive(pmg *g, const void *b, void *x) {
     bl[l] = g->lv[l].bv, xl[l] = g->lv[l].x;
   }
   pmg_level *C = &g->lv[nl - 1];
-  pthread_t th;
-  int started = 0;
+  hx_coarse_job job = {.started = 0};
   if (g->coarse) {
     HX_CALL(coarse_in(g, C, bl[nl - 1]));
-    if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
+    hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, g->overlap);
   }
   int err = HX_SUCCESS;
   for (int l = 0; l < nl && !err; l++) err = smooth(&g->lv[l], bl[l], xl[l], 1);
   if (g->coarse) {
-    if (started)
-      pthread_join(th, NULL);
-    else if (!err)
-      coarse_thread(g);
-    HX_CALL(err);
-    if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
-    g->t_coarse += g->thread_t;
+    double t;
+    HX_CALL(hx_coarse_job_join(&job, err, &t));
+    g->t_coarse += t;
     HX_CALL(coarse_out(g, C, xl[nl - 1]));
   }
   HX_CALL(err);

@@ -8,6 +8,8 @@
 #ifndef HX_PRECOND_IMPL_H
 #define HX_PRECOND_IMPL_H
 
+#include <pthread.h>
+
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_precond.h"
@@ -148,6 +150,25 @@ int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h
  * that thread's OpenMP team size). */
 int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z);
 int hx_coarse_destroy(hx_coarse *c);
+
+/* The coarse solve h_z = A0^{-1} h_r beside other work (asm's fine level,
+ * pmg's additive smoothing): hx_coarse_job_start starts it in a host thread
+ * of its own (thread != 0 and the thread starts), hx_coarse_job_join waits
+ * for it, or runs it then on the caller's thread. It runs with one OpenMP
+ * thread (the other work keeps the cores; the caller's team size is put
+ * back). join: the caller's own error err (nonzero: returned after the
+ * join), else the solve's error re-raised; *t its seconds. */
+typedef struct {
+  hx_coarse c;
+  const double *h_r;
+  double *h_z;
+  int started;
+  pthread_t th;
+  hx_error_state st; /* the error state is per thread: the join re-raises it */
+  double t;
+} hx_coarse_job;
+void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread);
+int hx_coarse_job_join(hx_coarse_job *j, int err, double *t);
 
 typedef struct {
   int64_t rows_global;    /* coarse unknowns (non-Dirichlet vertices) */
