@@ -333,7 +333,7 @@ int hx_pmg_default_levels(int p, int *levels);
 int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc);
 
 /* ================================================================ smoother trial
- * (pc_pmg.c) type auto with trial: true: at setup, pmg candidates (cheby-jacobi, then,
+ * (pc_auto.c) type auto with trial: true: at setup, pmg candidates (cheby-jacobi, then,
  * unless the Jacobi candidate already converges fast, cheby-asm) built on
  * d with base's levels, precision and coarse level, each timed over
  * trial_iterations PCG iterations on a pseudo-random right-hand side; the
