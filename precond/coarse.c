@@ -472,6 +472,51 @@ static int check_opts(const hx_coarse_opts *o) {
   return HX_SUCCESS;
 }
 
+/* the fine side: mask and the chosen copy of each fine G entry (per
+ * element, the entries first reached from it) with its restriction and
+ * prolongation weights */
+static int fine_side(hx_coarse c, hx_gs fine_gs) {
+  const int32_t E = c->E;
+  const int n3 = c->n3;
+  c->nf = hx_gs_num_local(fine_gs);
+  c->nf_owned = hx_gs_num_owned(fine_gs);
+  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
+  if (hx_gs_mask(fine_gs))
+    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
+                           sizeof(double) * (size_t)c->nf));
+  else
+    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
+  HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
+  const int32_t *fmap = hx_gs_map_host(fine_gs);
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&seen, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_off, (int64_t)E + 1));
+  HX_CALL(HX_ALLOC(&c->pe_g, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_node, c->nf + 1));
+  int64_t cnt = 0;
+  for (int32_t e = 0; e < E; e++) {
+    c->pe_off[e] = (int32_t)cnt;
+    for (int i = 0; i < n3; i++) {
+      const int32_t g = fmap[(int64_t)e * n3 + i];
+      if (g < 0 || seen[g]) continue;
+      seen[g] = 1;
+      c->pe_g[cnt] = g, c->pe_node[cnt] = i, cnt++;
+    }
+  }
+  c->pe_off[E] = (int32_t)cnt;
+  free(seen);
+  HX_CALL(HX_ALLOC(&c->pe_rw, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_pw, c->nf + 1));
+  for (int64_t q = 0; q < cnt; q++) {
+    const int32_t g = c->pe_g[q];
+    c->pe_pw[q] = c->fmask[g];
+    c->pe_rw[q] = g < c->nf_owned ? c->fmask[g] : 0.0;
+  }
+  HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
+           (long long)cnt, (long long)c->nf);
+  return HX_SUCCESS;
+}
+
 static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
                   const double *h_lambda, const int *h_dirichlet_l) {
   HX_MPI(MPI_Comm_dup(hx_mesh_comm(mesh), &c->comm));
@@ -558,43 +603,7 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   HX_CALL(hx_gs_exchange(c->cgs, c->cg, HX_GS_ADD));
   for (int64_t g = 0; g < c->ncg; g++) c->row[g] = (int64_t)c->cg[g] - 1;
 
-  /* fine side: mask and the chosen copy of each fine G entry */
-  c->nf = hx_gs_num_local(fine_gs);
-  c->nf_owned = hx_gs_num_owned(fine_gs);
-  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
-  if (hx_gs_mask(fine_gs))
-    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
-                           sizeof(double) * (size_t)c->nf));
-  else
-    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
-  HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
-  const int32_t *fmap = hx_gs_map_host(fine_gs);
-  unsigned char *seen = NULL;
-  HX_CALL(HX_ALLOC(&seen, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_off, (int64_t)E + 1));
-  HX_CALL(HX_ALLOC(&c->pe_g, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_node, c->nf + 1));
-  int64_t cnt = 0;
-  for (int32_t e = 0; e < E; e++) {
-    c->pe_off[e] = (int32_t)cnt;
-    for (int i = 0; i < n3; i++) {
-      const int32_t g = fmap[(int64_t)e * n3 + i];
-      if (g < 0 || seen[g]) continue;
-      seen[g] = 1;
-      c->pe_g[cnt] = g, c->pe_node[cnt] = i, cnt++;
-    }
-  }
-  c->pe_off[E] = (int32_t)cnt;
-  free(seen);
-  HX_CALL(HX_ALLOC(&c->pe_rw, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_pw, c->nf + 1));
-  for (int64_t q = 0; q < cnt; q++) {
-    const int32_t g = c->pe_g[q];
-    c->pe_pw[q] = c->fmask[g];
-    c->pe_rw[q] = g < c->nf_owned ? c->fmask[g] : 0.0;
-  }
-  HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
-           (long long)cnt, (long long)c->nf);
+  HX_CALL(fine_side(c, fine_gs));
 
   /* coarse matrix and AMG */
   double t1 = hx_wtime();
@@ -877,5 +886,13 @@ int hx_coarse_job_join(hx_coarse_job *j, int err, double *t) {
   *t = j->t;
   HX_CALL(err);
   if (j->st.code) return HX_ERROR_RERAISE(&j->st);
+  return HX_SUCCESS;
+}
+
+int hx_coarse_create_on(hx_disc d, const hx_coarse_opts *o, hx_coarse *c) {
+  hx_coarse_opts co = *o; /* the disc's Robin term and null space */
+  co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);
+  HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
+                           hx_disc_dirichlet_l(d), &co, c));
   return HX_SUCCESS;
 }

@@ -132,7 +132,8 @@ typedef struct {
   int prec; /* hx_precision */
 } jacobi_vals;
 static const hx_opt_key jacobi_rows[] = {HX_PC_TYPE_KEY, HX_PC_PREC_KEY(offsetof(jacobi_vals, prec))};
-static const hx_opt_group jacobi_group = {"preconditioner", "type: jacobi", jacobi_rows, HX_NELEM(jacobi_rows)};
+static const hx_opt_group jacobi_group = {"preconditioner", "type: jacobi", jacobi_rows,
+                                          HX_NELEM(jacobi_rows)};
 
 static void jacobi_defaults(void *vals) { ((jacobi_vals *)vals)->prec = HX_F64; }
 
@@ -153,8 +154,8 @@ static int jacobi_create(hx_disc d, const void *vals, hx_pc *pc) {
 }
 
 const hx_pc_class hx_pc_type_jacobi = {.name = "jacobi",
-                                      .group = &jacobi_group,
-                                      .size = sizeof(jacobi_vals),
-                                      .defaults = jacobi_defaults,
-                                      .read = jacobi_read,
-                                      .create = jacobi_create};
+                                       .group = &jacobi_group,
+                                       .size = sizeof(jacobi_vals),
+                                       .defaults = jacobi_defaults,
+                                       .read = jacobi_read,
+                                       .create = jacobi_create};

@@ -56,22 +56,9 @@ static int asm_setup(void *ctx) {
     HX_CALL(hx_pc_f32_fits(d, a->b, "asm", "Schwarz level", &fits));
     if (!fits) a->o.prec = HX_F64;
   }
-  const hx_fdm_opts fo = {.mesh = hx_disc_mesh(d),
-                          .gs = hx_disc_gs(d),
-                          .p = hx_disc_order(d),
-                          .h_kappa = hx_disc_kappa(d),
-                          .h_kappa_node = hx_disc_kappa_nodes(d),
-                          .h_lambda = hx_disc_lambda(d),
-                          .h_dirichlet_face = hx_disc_dirichlet_faces(d),
-                          .weight = a->o.weight,
-                          .overlap = a->o.halo_overlap,
-                          .prec = a->o.prec};
-  HX_CALL(hx_fdm_create(&fo, &a->fine));
+  HX_CALL(hx_fdm_create_on(d, a->o.weight, a->o.halo_overlap, a->o.prec, &a->fine));
   if (a->o.coarse) {
-    hx_coarse_opts co = a->o.coarse_opts; /* the fine disc's Robin term and null space (coarse.c) */
-    co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);
-    HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
-                             hx_disc_dirichlet_l(d), &co, &a->coarse));
+    HX_CALL(hx_coarse_create_on(d, &a->o.coarse_opts, &a->coarse));
     const size_t n = (size_t)(a->ng > 0 ? a->ng : 1);
     HX_CALL(HX_ALLOC(&a->h_r, n));
     HX_CALL(HX_ALLOC(&a->h_zc, n));
@@ -300,13 +287,13 @@ static int asm_create(hx_disc d, const void *vals, hx_pc *pc) {
 }
 
 const hx_pc_class hx_pc_type_asm = {.name = "asm",
-                                   .group = &asm_group,
-                                   .sub = {&hx_pc_coarse_group},
-                                   .sub_at = {AT(c)},
-                                   .size = sizeof(asm_vals),
-                                   .defaults = asm_defaults,
-                                   .read = asm_read,
-                                   .write = asm_write,
-                                   .mem_per_node = asm_mem_per_node,
-                                   .create = asm_create};
+                                    .group = &asm_group,
+                                    .sub = {&hx_pc_coarse_group},
+                                    .sub_at = {AT(c)},
+                                    .size = sizeof(asm_vals),
+                                    .defaults = asm_defaults,
+                                    .read = asm_read,
+                                    .write = asm_write,
+                                    .mem_per_node = asm_mem_per_node,
+                                    .create = asm_create};
 #undef AT

@@ -522,7 +522,7 @@ static void trial_use(pmg_trial *a, int which, int degree) {
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];
     L->inner = g->o.inner;
-    L->est = which == TRIAL_JACOBI ? L->est_jac : L->est_fdm;
+    L->est = L->est_of[g->o.inner];
     L->cheb.rho = g->o.eig_safety * L->est;
   }
   pmg_set_degree(g, degree);
@@ -609,13 +609,9 @@ static int trial_setup(void *ctx) {
   c->status = 2;
   /* the other smoother's memory back before the solve */
   trial_use(a, c->obj, c->degree);
-  for (int l = 0; l < a->g->nl; l++) {
-    pmg_level *L = &a->g->lv[l];
-    if (c->obj == TRIAL_JACOBI)
-      HX_CALL(hx_fdm_destroy(&L->fdm));
-    else
-      HX_CALL(hx_pc_destroy(&L->jac));
-  }
+  for (int l = 0; l < a->g->nl; l++)
+    for (int s = 0; s < HX_SMOOTH_COUNT; s++)
+      if (s != (int)a->g->o.inner) HX_CALL(hx_pc_destroy(&a->g->lv[l].S[s]));
   pmg_reset_stats(a->g);
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
@@ -744,20 +740,27 @@ typedef struct {
 #define AT(f) offsetof(auto_vals, f)
 static const hx_opt_key auto_rows[] = {
     HX_PC_TYPE_KEY,
-    HX_PC_ENUM("start", AT(au.start), auto_starts, NULL,
-               "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
-    HX_PC_DBL("setup_cost", AT(au.setup_cost), 0.0, 1e9, 0, "the model: pmg's setup, in Jacobi-PCG iterations"),
-    HX_PC_DBL("cycle_cost", AT(au.cycle_cost), 0.0, 1e6, 0, "the model: one pmg iteration, in Jacobi-PCG iterations"),
-    HX_PC_DBL("pmg_iterations", AT(au.pmg_iterations), 0.0, 1e6, 0, "the model: pmg iterations per 1e8 reduction"),
-    HX_PC_INT("min_iterations", AT(au.min_iterations), 2, 1000000, "Jacobi-PCG iterations before the first estimate"),
+    HX_PC_ENUM(
+        "start", AT(au.start), auto_starts, NULL,
+        "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
+    HX_PC_DBL("setup_cost", AT(au.setup_cost), 0.0, 1e9, 0,
+              "the model: pmg's setup, in Jacobi-PCG iterations"),
+    HX_PC_DBL("cycle_cost", AT(au.cycle_cost), 0.0, 1e6, 0,
+              "the model: one pmg iteration, in Jacobi-PCG iterations"),
+    HX_PC_DBL("pmg_iterations", AT(au.pmg_iterations), 0.0, 1e6, 0,
+              "the model: pmg iterations per 1e8 reduction"),
+    HX_PC_INT("min_iterations", AT(au.min_iterations), 2, 1000000,
+              "Jacobi-PCG iterations before the first estimate"),
     HX_PC_LEVELS_KEY("the orders of the pmg's levels"),
     {.key = "trial",
      .type = HX_OT_BOOL,
      .offset = AT(au.trial),
      .help = "the pmg's smoother chosen by timing candidates at its setup (trial_iterations, schwarz_above)"},
-    HX_PC_INT("trial_iterations", AT(au.pmg.trial_iterations), 2, 50, "trial: PCG iterations timed per candidate"),
-    HX_PC_INT("schwarz_above", AT(au.pmg.schwarz_above), 0, 100000,
-              "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    HX_PC_INT("trial_iterations", AT(au.pmg.trial_iterations), 2, 50,
+              "trial: PCG iterations timed per candidate"),
+    HX_PC_INT(
+        "schwarz_above", AT(au.pmg.schwarz_above), 0, 100000,
+        "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
     HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG) of the pmg"),
     HX_PC_PREC_KEY(AT(au.pmg.base.prec)),
 };
@@ -805,14 +808,14 @@ static int auto_create(hx_disc d, const void *vals, hx_pc *pc) {
 }
 
 const hx_pc_class hx_pc_type_auto = {.name = "auto",
-                                    .group = &auto_group,
-                                    .sub = {&hx_pc_coarse_group},
-                                    .sub_at = {AT(c)},
-                                    .size = sizeof(auto_vals),
-                                    .defaults = auto_defaults,
-                                    .read = auto_read,
-                                    .write = auto_write,
-                                    .mem_per_node = auto_mem_per_node,
-                                    .levels = auto_levels,
-                                    .create = auto_create};
+                                     .group = &auto_group,
+                                     .sub = {&hx_pc_coarse_group},
+                                     .sub_at = {AT(c)},
+                                     .size = sizeof(auto_vals),
+                                     .defaults = auto_defaults,
+                                     .read = auto_read,
+                                     .write = auto_write,
+                                     .mem_per_node = auto_mem_per_node,
+                                     .levels = auto_levels,
+                                     .create = auto_create};
 #undef AT

@@ -136,13 +136,13 @@ int hx_pc_config_check_solver(hx_pc_config cfg, int flexible, const char *solver
 }
 
 /* the one-shot forms: the options read for one question */
-#define ONCE(opts_, call_)                        \
-  do {                                            \
-    hx_pc_config c_;                              \
-    HX_CALL(hx_pc_config_read((opts_), &c_));     \
-    const int e_ = (call_);                       \
-    hx_pc_config_free(&c_);                       \
-    HX_CALL(e_);                                  \
+#define ONCE(opts_, call_)                    \
+  do {                                        \
+    hx_pc_config c_;                          \
+    HX_CALL(hx_pc_config_read((opts_), &c_)); \
+    const int e_ = (call_);                   \
+    hx_pc_config_free(&c_);                   \
+    HX_CALL(e_);                              \
   } while (0)
 
 int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc) {

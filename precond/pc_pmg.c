@@ -38,7 +38,6 @@
 
 #include "pmg_cycle.h"
 
-static const char *const inner_names[] = {"jacobi", "asm", "ras"};
 static const char *const kind_names[] = {"plain", "fourth", "opt-fourth", "first"};
 
 void hx_pmg_opts_default(hx_pmg_opts *o) {
@@ -80,10 +79,7 @@ static int lv_A(void *ctx, const void *x, void *y) {
 
 static int lv_S(void *ctx, const void *r, void *z) {
   pmg_level *L = (pmg_level *)ctx;
-  if (L->inner != HX_SMOOTH_JACOBI)
-    HX_CALL(hx_fdm_apply_p(L->fdm, L->prec, r, z));
-  else
-    HX_CALL(hx_pc_apply_p(L->jac, r, z));
+  HX_CALL(hx_pc_apply_p(L->S[L->inner], r, z));
   return HX_SUCCESS;
 }
 
@@ -95,8 +91,7 @@ int hx_pmg_destroy(void *ctx) {
   if ((err = (e)) && !first) first = err
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];
-    KEEP(hx_pc_destroy(&L->jac));
-    KEEP(hx_fdm_destroy(&L->fdm));
+    for (int s = 0; s < HX_SMOOTH_COUNT; s++) KEEP(hx_pc_destroy(&L->S[s]));
     if (L->b) {
       KEEP(hx_mem_free(L->b, (void **)&L->bv));
       KEEP(hx_mem_free(L->b, (void **)&L->x));
@@ -115,69 +110,23 @@ int hx_pmg_destroy(void *ctx) {
   return HX_SUCCESS;
 }
 
-/* a masked pseudo-random G-vector of level L (the same global values on any
- * rank count: seeded by the global id) in the level's precision (rounded
- * from FP64), for the eigenvalue estimate */
-static int random_start(pmg_level *L, void *d_v) {
-  hx_gs gs = hx_disc_gs(L->d);
-  const int64_t *gid = hx_gs_global_ids(gs);
-  double *h;
-  HX_CALL(HX_ALLOC(&h, L->n > 0 ? L->n : 1));
-  for (int64_t i = 0; i < L->n; i++) {
-    uint64_t s = (uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
-    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
-    h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-  }
-  if (L->prec == HX_F32) {
-    float *h32 = (float *)h; /* in place: entry i is read before float i is written */
-    for (int64_t i = 0; i < L->n; i++) h32[i] = (float)h[i];
-  }
-  int err = hx_mem_to_device(L->b, d_v, h, hx_precision_size(L->prec) * (size_t)L->n);
-  if (!err) err = hx_gs_apply_mask_p(gs, L->prec, d_v);
-  free(h);
-  HX_CALL(err);
-  return HX_SUCCESS;
-}
-
 /* level l's smoother around S = inner (built unless it exists: a level may
  * hold a Jacobi and a Schwarz S, type auto), its eigenvalue bound and
  * polynomial; the level is inner's from here on */
 int hx_pmg_level_smoother(pmg *g, int l, hx_smooth_inner inner) {
   pmg_level *L = &g->lv[l];
   const int below = l > 0 && g->o.inner_below >= 0;
-  if (inner == HX_SMOOTH_JACOBI) {
-    /* the diagonal of the level's FP64 operator (the FP32 one differs from
-     * it by rounding only), applied in the level's precision */
-    if (!L->jac) {
-      HX_CALL(hx_pc_create_jacobi_prec(L->op, L->prec, &L->jac));
-      HX_CALL(hx_pc_setup(L->jac));
-    }
-  } else if (!L->fdm) {
-    const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
-                            .gs = hx_disc_gs(L->d),
-                            .p = L->order,
-                            .h_kappa = hx_disc_kappa(L->d),
-                            .h_kappa_node = hx_disc_kappa_nodes(L->d),
-                            .h_lambda = hx_disc_lambda(L->d),
-                            .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
-                            .weight = inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,
-                            .overlap = 1,
-                            .prec = L->prec};
-    HX_CALL(hx_fdm_create(&fo, &L->fdm));
-  }
+  if (!L->S[inner]) HX_CALL(hx_smoothers[inner]->create(L->d, L->prec, &L->S[inner]));
   /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector, in
    * the cycle's precision with the operator and smoother the cycle applies;
    * the level's vectors serve as work (x holds the start vector) */
   const MPI_Comm comm = hx_gs_comm(hx_disc_gs(L->d));
   L->inner = inner; /* lv_S applies it */
-  const int sym = inner != HX_SMOOTH_RAS;
-  HX_CALL(random_start(L, L->x));
+  const int sym = hx_smoothers[inner]->symmetric;
+  HX_CALL(hx_eig_start_vector(L->d, L->prec, L->x));
   HX_CALL(hx_eig_max_estimate(L->b, L->prec, L->n, L->nown, comm, lv_A, L, lv_S, L, sym, g->o.eig_steps, L->x,
                               L->bv, L->r, L->dd, L->t, &L->est));
-  if (inner == HX_SMOOTH_JACOBI)
-    L->est_jac = L->est;
-  else
-    L->est_fdm = L->est;
+  L->est_of[inner] = L->est;
   const int deg = l > 0 && g->o.degree_below > 0 ? g->o.degree_below : g->o.degree;
   L->cheb = (hx_cheb){.kind = below ? g->o.kind_below : g->o.kind,
                       .degree = deg,
@@ -228,10 +177,7 @@ int hx_pmg_setup(void *ctx) {
   if (g->o.coarse) {
     pmg_level *L = &g->lv[g->nl - 1];
     const double t0 = hx_wtime();
-    hx_coarse_opts co = g->o.coarse_opts; /* the level's Robin term and null space (coarse.c) */
-    co.robin_l = hx_disc_robin_l(L->d), co.nullspace = hx_disc_nullspace(L->d);
-    HX_CALL(hx_coarse_create(hx_disc_mesh(L->d), hx_disc_gs(L->d), hx_disc_ax(L->d), hx_disc_kappa(L->d),
-                             hx_disc_lambda(L->d), hx_disc_dirichlet_l(L->d), &co, &g->coarse));
+    HX_CALL(hx_coarse_create_on(L->d, &g->o.coarse_opts, &g->coarse));
     g->t_coarse_setup = hx_wtime() - t0;
     HX_CALL(HX_ALLOC(&g->h_r, L->n > 0 ? L->n : 1));
     HX_CALL(HX_ALLOC(&g->h_z, L->n > 0 ? L->n : 1));
@@ -402,9 +348,9 @@ int hx_pmg_apply(void *ctx, const double *d_r, double *d_z) {
 /* ------------------------------------------------------------ view, stats */
 static void smoother_name(hx_smooth_inner inner, hx_cheb_kind kind, int degree, char *buf, size_t len) {
   if (kind == HX_CHEB_NONE)
-    snprintf(buf, len, "%s x%d", inner_names[inner], degree);
+    snprintf(buf, len, "%s x%d", hx_smoothers[inner]->name, degree);
   else
-    snprintf(buf, len, "cheby-%s %s degree %d", inner_names[inner], kind_names[kind], degree);
+    snprintf(buf, len, "cheby-%s %s degree %d", hx_smoothers[inner]->name, kind_names[kind], degree);
 }
 
 /* the smoothers of the options: the fine level's, and below it what differs */
@@ -564,7 +510,8 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
       .report = hx_pmg_report,
       .destroy = pmg_destroy_ctx,
       .passes = (o->sides == HX_PMG_SIDES_BOTH ? 2 : 1) * o->degree * 6,
-      .nonsymmetric = o->inner == HX_SMOOTH_RAS || o->inner_below == HX_SMOOTH_RAS ||
+      .nonsymmetric = !hx_smoothers[o->inner]->symmetric ||
+                      (o->inner_below >= 0 && !hx_smoothers[o->inner_below]->symmetric) ||
                       (o->cycle == HX_PMG_MULTIPLICATIVE && o->sides != HX_PMG_SIDES_BOTH)};
   const int err = hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc);
   if (err) hx_pmg_destroy(g);
@@ -573,12 +520,31 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
 }
 
 /* ---------------------------------------------------------------- type pmg */
-/* smoother types: the inner preconditioner, plain or Chebyshev-accelerated */
-static const char *const smoother_types[] = {"jacobi",       "asm",       "ras",
-                                             "cheby-jacobi", "cheby-asm", "cheby-ras"};
+/* smoother.type: the inner preconditioner S (smoother_types.h), plain, then
+ * in a Chebyshev polynomial */
+#define HX_SMOOTHER(ID_, id_) #id_,
+#define HX_SMOOTHER_CHEBY(ID_, id_) "cheby-" #id_,
+static const char *const smoother_types[] = {
+#include "smoother_types.h"
+#undef HX_SMOOTHER
+#define HX_SMOOTHER HX_SMOOTHER_CHEBY
+#include "smoother_types.h"
+};
+#undef HX_SMOOTHER
 /* smoother.type_below: "same" (as the fine level), then smoother_types */
-static const char *const smoother_types_below[] = {"same",         "jacobi",    "asm",      "ras",
-                                                   "cheby-jacobi", "cheby-asm", "cheby-ras"};
+#define HX_SMOOTHER(ID_, id_) #id_,
+static const char *const smoother_types_below[] = {
+    "same",
+#include "smoother_types.h"
+#undef HX_SMOOTHER
+#define HX_SMOOTHER HX_SMOOTHER_CHEBY
+#include "smoother_types.h"
+};
+#undef HX_SMOOTHER
+#undef HX_SMOOTHER_CHEBY
+/* smoother_types[t]: its S, and plain or Chebyshev */
+static hx_smooth_inner smoother_inner(int t) { return (hx_smooth_inner)(t % HX_SMOOTH_COUNT); }
+static int smoother_cheby(int t) { return t >= HX_SMOOTH_COUNT; }
 static const char *const sides_names[] = {"both", "pre", "post"};          /* hx_pmg_sides */
 static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
 static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
@@ -596,7 +562,8 @@ typedef struct {
 
 #define AT(f) offsetof(pmg_vals, f)
 static const hx_opt_key smoother_rows[] = {
-    HX_PC_ENUM("type", AT(sm_type), smoother_types, NULL, "inner preconditioner S, plain or in a Chebyshev polynomial"),
+    HX_PC_ENUM("type", AT(sm_type), smoother_types, NULL,
+               "inner preconditioner S, plain or in a Chebyshev polynomial"),
     HX_PC_INT("degree", AT(g.degree), 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
     HX_PC_ENUM("kind", AT(sm_kind), cheb_kinds, NULL, "Chebyshev kind"),
     HX_PC_DBL("lower", AT(g.lower), 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
@@ -635,7 +602,7 @@ static void pmg_defaults(void *vals) {
   hx_pmg_opts_default(&v->g);
   v->c = (hx_pc_coarse_vals){.solver = v->g.coarse, .co = v->g.coarse_opts};
   v->sm_type_below = 0;
-  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : 3);
+  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : HX_SMOOTH_COUNT);
   v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
 }
 
@@ -696,19 +663,22 @@ static int pmg_read(const hx_opt *o, void *vals) {
   HX_CALL(hx_opt_read_group(sm, &smoother_group, v));
   HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
   pg->coarse = v->c.solver, pg->coarse_opts = v->c.co;
-  pg->inner = (hx_smooth_inner)(v->sm_type % 3);
-  pg->kind = v->sm_type < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1);
+  pg->inner = smoother_inner(v->sm_type);
+  pg->kind = smoother_cheby(v->sm_type) ? (hx_cheb_kind)(v->sm_kind + 1) : HX_CHEB_NONE;
   HX_CALL(opt_degree_check(sm, "degree", pg->kind, pg->degree));
-  pg->inner_below = v->sm_type_below ? (v->sm_type_below - 1) % 3 : -1;
-  pg->kind_below = v->sm_type_below ? (v->sm_type_below - 1 < 3 ? HX_CHEB_NONE : (hx_cheb_kind)(v->sm_kind + 1))
-                                    : pg->kind;
+  const int below = v->sm_type_below - 1; /* -1: same */
+  pg->inner_below = below >= 0 ? (int)smoother_inner(below) : -1;
+  pg->kind_below = below < 0               ? pg->kind
+                   : smoother_cheby(below) ? (hx_cheb_kind)(v->sm_kind + 1)
+                                           : HX_CHEB_NONE;
   HX_CALL(opt_degree_check(sm, "degree_below", pg->kind_below,
                            pg->degree_below > 0 ? pg->degree_below : pg->degree));
   if (pg->cycle == HX_PMG_ADDITIVE && pg->sides != HX_PMG_SIDES_BOTH)
-    return hx_opt_error(hx_opt_get(o, "sides"),
-                        "preconditioner.sides: %s applies to the multiplicative cycle (V-cycle); the additive "
-                        "cycle smooths each level once; remove the key or use cycle: multiplicative",
-                        sides_names[pg->sides]);
+    return hx_opt_error(
+        hx_opt_get(o, "sides"),
+        "preconditioner.sides: %s applies to the multiplicative cycle (V-cycle); the additive "
+        "cycle smooths each level once; remove the key or use cycle: multiplicative",
+        sides_names[pg->sides]);
   return HX_SUCCESS;
 }
 
@@ -727,15 +697,12 @@ static int pmg_write(hx_opt *o, const void *vals) {
 /* Bytes per GLL node that pmg adds to a Jacobi-PCG solve (HX_MEM_RUN_NODE
  * in hx_core.h), lower bounds (docs/case-format.md, "Memory"), per node of
  * each level at its order q, weighted by its share ((q+1)/(p+1))^3 of the
- * fine nodes: the smoother (Schwarz: the FDM boxes, PMG_SCHWARZ x
- * ((q+3)/(q+1))^3 for the extended boxes; Jacobi: the diagonal and the
- * Chebyshev vectors), the level's discretisation and vectors below the fine
- * one, the Q1 level (BoomerAMG). Fitted to the peak memory of box and
- * Kershaw cases (CPU, FP32, p = 3, 5, 7, cheby-asm and cheby-jacobi, 2
- * ranks of 0.4-2M nodes and the 51.5M-DOF box): within 10 % at the small
- * sizes, 16 % over at the large one (docs/performance.md). */
-#define PC_MEM_PMG_SCHWARZ_NODE 35.0
-#define PC_MEM_PMG_JACOBI_NODE 46.1
+ * fine nodes: the smoother (its type's mem_per_node, smoother.c), the
+ * level's discretisation and vectors below the fine one, the Q1 level
+ * (BoomerAMG). Fitted to the peak memory of box and Kershaw cases (CPU,
+ * FP32, p = 3, 5, 7, cheby-asm and cheby-jacobi, 2 ranks of 0.4-2M nodes,
+ * and a box of 38M nodes per rank): within 10 % at the small sizes, 16 %
+ * over at the large one. */
 #define PC_MEM_PMG_LEVEL_NODE 15.8
 #define PC_MEM_PMG_Q1_NODE 15.8
 
@@ -752,15 +719,13 @@ double hx_pmg_mem_per_node(const hx_pmg_opts *opts, int p, int trial) {
       n = hx_pmg_default_levels(p, levels);
     const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
     for (int l = 0; l < n; l++) {
-      const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine, box = (q + 3) / (q + 1);
+      const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine;
       double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
       if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
         node = PC_MEM_PMG_Q1_NODE;
-      else {
-        const int inner = l > 0 && g.inner_below >= 0 ? g.inner_below : (int)g.inner;
+      else
         node +=
-            inner == HX_SMOOTH_JACOBI ? PC_MEM_PMG_JACOBI_NODE : PC_MEM_PMG_SCHWARZ_NODE * box * box * box;
-      }
+            hx_smoothers[l > 0 && g.inner_below >= 0 ? g.inner_below : (int)g.inner]->mem_per_node(levels[l]);
       bytes += node * share;
     }
   }
@@ -781,10 +746,11 @@ int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *l
   if (g->levels[0] != order) {
     /* the setup refuses the mismatch too, but without a position */
     const hx_opt *lv = hx_opt_get(o, "levels");
-    return hx_opt_error(lv && lv->kind == HX_OPT_LIST && lv->n > 0 ? lv->items[0] : lv,
-                        "preconditioner.levels: the first level is order %d but the case's order is %d; start "
-                        "the list at the order (e.g. [%d, ..., 1]) or use levels: auto",
-                        g->levels[0], order, order);
+    return hx_opt_error(
+        lv && lv->kind == HX_OPT_LIST && lv->n > 0 ? lv->items[0] : lv,
+        "preconditioner.levels: the first level is order %d but the case's order is %d; start "
+        "the list at the order (e.g. [%d, ..., 1]) or use levels: auto",
+        g->levels[0], order, order);
   }
   for (int i = 0; i < g->nlevels; i++) levels[i] = g->levels[i];
   *n = g->nlevels;
@@ -804,28 +770,33 @@ static int pmg_check_solver(const hx_opt *o, const void *vals, const char *solve
   const hx_opt *sm = hx_opt_get(o, "smoother");
   if (g->cycle == HX_PMG_MULTIPLICATIVE && g->sides != HX_PMG_SIDES_BOTH) {
     const hx_opt *sd = hx_opt_get(o, "sides");
-    return hx_opt_error(sd ? sd : o,
-                        "preconditioner.sides: %s (smoothing on one side of the V-cycle only) is not symmetric, "
-                        "and solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) "
-                        "or sides: both",
-                        sides_names[g->sides], solver);
+    return hx_opt_error(
+        sd ? sd : o,
+        "preconditioner.sides: %s (smoothing on one side of the V-cycle only) is not symmetric, "
+        "and solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) "
+        "or sides: both",
+        sides_names[g->sides], solver);
   }
-  if (g->inner_below == HX_SMOOTH_RAS && g->inner != HX_SMOOTH_RAS) {
+  const hx_smoother_class *in = hx_smoothers[g->inner];
+  const hx_smoother_class *below = g->inner_below >= 0 ? hx_smoothers[g->inner_below] : in;
+  if (!below->symmetric && in->symmetric) {
     const hx_opt *t = sm ? hx_opt_get(sm, "type_below") : NULL;
-    return hx_opt_error(t ? t : o,
-                        "preconditioner.smoother.type_below: %s (restricted Schwarz) is not symmetric, and "
-                        "solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a "
-                        "symmetric smoother (asm, cheby-asm, jacobi, cheby-jacobi)",
-                        smoother_types_below[v->sm_type_below], solver);
+    return hx_opt_error(
+        t ? t : o,
+        "preconditioner.smoother.type_below: %s (%s) is not symmetric, and "
+        "solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a "
+        "symmetric smoother (asm, cheby-asm, jacobi, cheby-jacobi)",
+        smoother_types_below[v->sm_type_below], below->what, solver);
   }
-  if (g->inner != HX_SMOOTH_RAS) return HX_SUCCESS;
+  if (in->symmetric) return HX_SUCCESS;
   /* the node that chose the smoother (the defaults are symmetric) */
   const hx_opt *t = sm ? hx_opt_get(sm, "type") : NULL;
-  return hx_opt_error(t ? t : o,
-                      "preconditioner.smoother.type: %s (restricted Schwarz) is not symmetric, and solver.type %s "
-                      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
-                      "(asm, cheby-asm, jacobi, cheby-jacobi)",
-                      smoother_types[v->sm_type], solver);
+  return hx_opt_error(
+      t ? t : o,
+      "preconditioner.smoother.type: %s (%s) is not symmetric, and solver.type %s "
+      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
+      "(asm, cheby-asm, jacobi, cheby-jacobi)",
+      smoother_types[v->sm_type], in->what, solver);
 }
 
 static int pmg_create(hx_disc d, const void *vals, hx_pc *pc) {
@@ -834,15 +805,15 @@ static int pmg_create(hx_disc d, const void *vals, hx_pc *pc) {
 }
 
 const hx_pc_class hx_pc_type_pmg = {.name = "pmg",
-                                   .group = &pmg_group,
-                                   .sub = {&hx_pc_coarse_group, &smoother_group},
-                                   .sub_at = {AT(c), 0},
-                                   .size = sizeof(pmg_vals),
-                                   .defaults = pmg_defaults,
-                                   .read = pmg_read,
-                                   .write = pmg_write,
-                                   .mem_per_node = pmg_mem_per_node,
-                                   .levels = pmg_levels,
-                                   .check_solver = pmg_check_solver,
-                                   .create = pmg_create};
+                                    .group = &pmg_group,
+                                    .sub = {&hx_pc_coarse_group, &smoother_group},
+                                    .sub_at = {AT(c), 0},
+                                    .size = sizeof(pmg_vals),
+                                    .defaults = pmg_defaults,
+                                    .read = pmg_read,
+                                    .write = pmg_write,
+                                    .mem_per_node = pmg_mem_per_node,
+                                    .levels = pmg_levels,
+                                    .check_solver = pmg_check_solver,
+                                    .create = pmg_create};
 #undef AT

@@ -19,11 +19,11 @@ typedef struct {
   int order;
   hx_precision prec;     /* of the cycle on this level: vectors, opc, smoother */
   hx_smooth_inner inner; /* this level's S (hx_pmg_opts inner, or inner_below below the fine level) */
-  hx_pc jac;             /* inner S: Jacobi (in prec) */
-  hx_fdm fdm;            /* or Schwarz */
+  hx_pc S[HX_SMOOTH_COUNT]; /* the inner S of each smoother type the level holds (in prec; the
+                               smoother trial holds two), inner's applied */
   hx_cheb cheb;
-  double est;                /* eigenvalue estimate (before the safety factor) */
-  double est_jac, est_fdm;   /* the same of each S the level holds */
+  double est;                     /* eigenvalue estimate (before the safety factor) */
+  double est_of[HX_SMOOTH_COUNT]; /* the same of each S the level holds */
   void *bv, *x, *r, *dd, *t; /* rhs, correction, work (in prec) */
   double t_setup, t_smooth, t_transfer;
 } pmg_level;
