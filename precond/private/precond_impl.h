@@ -501,6 +501,11 @@ int hx_pc_levels_read(const hx_opt *o, hx_pmg_opts *g);
 int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *levels, int *n);
 double hx_pmg_mem_per_node(const hx_pmg_opts *g, int p, int trial);
 
+/* ================================================================ cheby
+ * (pc_cheby.c) The bound rho of lambda_max(D^-1 A) of a set-up type cheby
+ * (0 for another type or before setup), for tests. */
+double hx_pc_cheby_rho(hx_pc pc);
+
 /* LAPACK's info after a call (precond/lapack.c): HX_SUCCESS for 0, else an
  * error naming the routine and what it was solving; a parameter that
  * LAPACK's error handler (replaced there: it would end the process with
