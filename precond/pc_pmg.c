@@ -779,24 +779,18 @@ static int pmg_check_solver(const hx_opt *o, const void *vals, const char *solve
   }
   const hx_smoother_class *in = hx_smoothers[g->inner];
   const hx_smoother_class *below = g->inner_below >= 0 ? hx_smoothers[g->inner_below] : in;
-  if (!below->symmetric && in->symmetric) {
-    const hx_opt *t = sm ? hx_opt_get(sm, "type_below") : NULL;
-    return hx_opt_error(
-        t ? t : o,
-        "preconditioner.smoother.type_below: %s (%s) is not symmetric, and "
-        "solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a "
-        "symmetric smoother (asm, cheby-asm, jacobi, cheby-jacobi)",
-        smoother_types_below[v->sm_type_below], below->what, solver);
-  }
-  if (in->symmetric) return HX_SUCCESS;
+  const int bad_below = !below->symmetric && in->symmetric;
+  if (in->symmetric && !bad_below) return HX_SUCCESS;
   /* the node that chose the smoother (the defaults are symmetric) */
-  const hx_opt *t = sm ? hx_opt_get(sm, "type") : NULL;
-  return hx_opt_error(
-      t ? t : o,
-      "preconditioner.smoother.type: %s (%s) is not symmetric, and solver.type %s "
-      "needs a symmetric preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother "
-      "(asm, cheby-asm, jacobi, cheby-jacobi)",
-      smoother_types[v->sm_type], in->what, solver);
+  const char *key = bad_below ? "type_below" : "type";
+  const hx_smoother_class *bad = bad_below ? below : in;
+  const hx_opt *t = sm ? hx_opt_get(sm, key) : NULL;
+  return hx_opt_error(t ? t : o,
+                      "preconditioner.smoother.%s: %s (%s) is not symmetric, and solver.type %s needs a symmetric "
+                      "preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother (asm, cheby-asm, "
+                      "jacobi, cheby-jacobi)",
+                      key, bad_below ? smoother_types_below[v->sm_type_below] : smoother_types[v->sm_type],
+                      bad->what ? bad->what : bad->name, solver);
 }
 
 static int pmg_create(hx_disc d, const void *vals, hx_pc *pc) {
