@@ -216,3 +216,25 @@ int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown
   HX_CHECK(*lmax > 0 && isfinite(*lmax), HX_ERR_NUMERIC, "eigenvalue estimate %g", *lmax);
   return HX_SUCCESS;
 }
+
+int hx_eig_start_vector(hx_disc d, hx_precision prec, void *d_v) {
+  hx_gs gs = hx_disc_gs(d);
+  const int64_t n = hx_op_size(hx_disc_op(d));
+  const int64_t *gid = hx_gs_global_ids(gs);
+  double *h;
+  HX_CALL(HX_ALLOC(&h, n > 0 ? n : 1));
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t s = (uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
+    h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+  if (prec == HX_F32) {
+    float *h32 = (float *)h; /* in place: entry i is read before float i is written */
+    for (int64_t i = 0; i < n; i++) h32[i] = (float)h[i];
+  }
+  int err = hx_mem_to_device(hx_disc_backend(d), d_v, h, hx_precision_size(prec) * (size_t)n);
+  if (!err) err = hx_gs_apply_mask_p(gs, prec, d_v);
+  free(h);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}

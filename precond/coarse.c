@@ -23,6 +23,9 @@
  * once instead of every L entry (which the inverse-multiplicity form,
  * P^T r = Z_c^T Phi^T W Z_f r, would). */
 #include "precond_impl.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <HYPRE.h>
 #include <HYPRE_IJ_mv.h>
@@ -30,6 +33,7 @@
 #include <HYPRE_utilities.h>
 #include <_hypre_parcsr_ls.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +88,50 @@ void hx_coarse_opts_default(hx_coarse_opts *o) {
   o->pmax = 4;
   o->max_levels = 25;
   o->print_level = 0;
+}
+
+/* ---------------------------------------------------------------- options
+ * the coarse: mapping of asm, pmg and auto (their records name the group) */
+static const char *const coarse_solvers[] = {"none", "boomeramg"};
+static const char *const coarse_ops[] = {"fem", "galerkin"}; /* hx_coarse_operator */
+_Static_assert(sizeof(hx_coarse_operator) == sizeof(int), "option enums are int-sized");
+#define AT(f) offsetof(hx_pc_coarse_vals, f)
+static const hx_opt_key coarse_rows[] = {
+    HX_PC_ENUM("solver", AT(solver), coarse_solvers, NULL,
+               "none: no coarse level (one-level Schwarz, or pmg's last order only smoothed)"),
+    HX_PC_ENUM("operator", AT(co.op), coarse_ops, NULL,
+               "Q1 finite elements, or P^T A P from the order-p element matrices"),
+    HX_PC_INT("cycles", AT(co.cycles), 1, 100, "BoomerAMG V-cycles per apply"),
+    HX_PC_INT("coarsen_type", AT(co.coarsen_type), 0, 22,
+              "HYPRE_BoomerAMGSetCoarsenType (10: HMIS, 8: PMIS, 6: Falgout)"),
+    HX_PC_INT("interp_type", AT(co.interp_type), 0, 100, "HYPRE_BoomerAMGSetInterpType (6: extended+i)"),
+    HX_PC_INT("relax_type", AT(co.relax_type), 0, 100,
+              "HYPRE_BoomerAMGSetRelaxType, symmetric only: 0, 6, 7, 8, 16, 18"),
+    HX_PC_INT("relax_sweeps", AT(co.relax_sweeps), 1, 100, "HYPRE_BoomerAMGSetNumSweeps"),
+    HX_PC_DBL("strong_threshold", AT(co.strong_threshold), 0.0, 1.0, 0, "HYPRE_BoomerAMGSetStrongThreshold"),
+    HX_PC_INT("agg_levels", AT(co.agg_levels), 0, 100, "levels of aggressive coarsening"),
+    HX_PC_INT("pmax", AT(co.pmax), 0, 100, "most interpolation entries per row"),
+    HX_PC_INT("max_levels", AT(co.max_levels), 1, 100, "most AMG levels"),
+    HX_PC_INT("print_level", AT(co.print_level), 0, 3, "BoomerAMG's own output"),
+};
+#undef AT
+const hx_opt_group hx_pc_coarse_group = {"preconditioner.coarse", "type: asm, pmg", coarse_rows,
+                                         HX_NELEM(coarse_rows)};
+
+int hx_pc_coarse_read(const hx_opt *c, hx_pc_coarse_vals *v) {
+  HX_CALL(hx_opt_read_group(c, &hx_pc_coarse_group, v));
+  /* BoomerAMG must be a fixed SPD operator for CG: symmetric relaxations only */
+  static const int symmetric[] = {0, 6, 7, 8, 16, 18};
+  int ok = 0;
+  for (int i = 0; i < HX_NELEM(symmetric) && !ok; i++) ok = v->co.relax_type == symmetric[i];
+  const hx_opt *rt = hx_opt_get(c, "relax_type");
+  if (!ok && rt)
+    return hx_opt_error(rt,
+                        "%s.relax_type: %d is not a symmetric BoomerAMG relaxation; use one of 0 (Jacobi), 6 "
+                        "(hybrid symmetric Gauss-Seidel), 8 (l1 symmetric Gauss-Seidel), 16 (Chebyshev), "
+                        "18 (l1 Jacobi)",
+                        hx_pc_coarse_group.path, v->co.relax_type);
+  return HX_SUCCESS;
 }
 
 /* ------------------------------------------------------------ element matrices */
@@ -424,6 +472,51 @@ static int check_opts(const hx_coarse_opts *o) {
   return HX_SUCCESS;
 }
 
+/* the fine side: mask and the chosen copy of each fine G entry (per
+ * element, the entries first reached from it) with its restriction and
+ * prolongation weights */
+static int fine_side(hx_coarse c, hx_gs fine_gs) {
+  const int32_t E = c->E;
+  const int n3 = c->n3;
+  c->nf = hx_gs_num_local(fine_gs);
+  c->nf_owned = hx_gs_num_owned(fine_gs);
+  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
+  if (hx_gs_mask(fine_gs))
+    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
+                           sizeof(double) * (size_t)c->nf));
+  else
+    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
+  HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
+  const int32_t *fmap = hx_gs_map_host(fine_gs);
+  unsigned char *seen = NULL;
+  HX_CALL(HX_ALLOC(&seen, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_off, (int64_t)E + 1));
+  HX_CALL(HX_ALLOC(&c->pe_g, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_node, c->nf + 1));
+  int64_t cnt = 0;
+  for (int32_t e = 0; e < E; e++) {
+    c->pe_off[e] = (int32_t)cnt;
+    for (int i = 0; i < n3; i++) {
+      const int32_t g = fmap[(int64_t)e * n3 + i];
+      if (g < 0 || seen[g]) continue;
+      seen[g] = 1;
+      c->pe_g[cnt] = g, c->pe_node[cnt] = i, cnt++;
+    }
+  }
+  c->pe_off[E] = (int32_t)cnt;
+  free(seen);
+  HX_CALL(HX_ALLOC(&c->pe_rw, c->nf + 1));
+  HX_CALL(HX_ALLOC(&c->pe_pw, c->nf + 1));
+  for (int64_t q = 0; q < cnt; q++) {
+    const int32_t g = c->pe_g[q];
+    c->pe_pw[q] = c->fmask[g];
+    c->pe_rw[q] = g < c->nf_owned ? c->fmask[g] : 0.0;
+  }
+  HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
+           (long long)cnt, (long long)c->nf);
+  return HX_SUCCESS;
+}
+
 static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
                   const double *h_lambda, const int *h_dirichlet_l) {
   HX_MPI(MPI_Comm_dup(hx_mesh_comm(mesh), &c->comm));
@@ -510,43 +603,7 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   HX_CALL(hx_gs_exchange(c->cgs, c->cg, HX_GS_ADD));
   for (int64_t g = 0; g < c->ncg; g++) c->row[g] = (int64_t)c->cg[g] - 1;
 
-  /* fine side: mask and the chosen copy of each fine G entry */
-  c->nf = hx_gs_num_local(fine_gs);
-  c->nf_owned = hx_gs_num_owned(fine_gs);
-  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
-  if (hx_gs_mask(fine_gs))
-    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
-                           sizeof(double) * (size_t)c->nf));
-  else
-    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
-  HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
-  const int32_t *fmap = hx_gs_map_host(fine_gs);
-  unsigned char *seen = NULL;
-  HX_CALL(HX_ALLOC(&seen, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_off, (int64_t)E + 1));
-  HX_CALL(HX_ALLOC(&c->pe_g, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_node, c->nf + 1));
-  int64_t cnt = 0;
-  for (int32_t e = 0; e < E; e++) {
-    c->pe_off[e] = (int32_t)cnt;
-    for (int i = 0; i < n3; i++) {
-      const int32_t g = fmap[(int64_t)e * n3 + i];
-      if (g < 0 || seen[g]) continue;
-      seen[g] = 1;
-      c->pe_g[cnt] = g, c->pe_node[cnt] = i, cnt++;
-    }
-  }
-  c->pe_off[E] = (int32_t)cnt;
-  free(seen);
-  HX_CALL(HX_ALLOC(&c->pe_rw, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_pw, c->nf + 1));
-  for (int64_t q = 0; q < cnt; q++) {
-    const int32_t g = c->pe_g[q];
-    c->pe_pw[q] = c->fmask[g];
-    c->pe_rw[q] = g < c->nf_owned ? c->fmask[g] : 0.0;
-  }
-  HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
-           (long long)cnt, (long long)c->nf);
+  HX_CALL(fine_side(c, fine_gs));
 
   /* coarse matrix and AMG */
   double t1 = hx_wtime();
@@ -788,5 +845,54 @@ int hx_coarse_report(hx_coarse c, hx_coarse_operator op, hx_opt *node, hx_opt **
                             op == HX_COARSE_GALERKIN ? "q1 galerkin boomeramg" : "q1 fem boomeramg"));
   HX_CALL(hx_pc_report_int(*sub, "rows", cs.rows_global));
   HX_CALL(hx_pc_report_int(*sub, "amg_levels", cs.amg_levels));
+  return HX_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the solve beside other work */
+static void *job_run(void *arg) {
+  hx_coarse_job *j = arg;
+#ifdef _OPENMP
+  /* also called inline on the caller's thread: its team size is put back below, or every later
+   * parallel region of the run would get one thread */
+  const int nthreads = omp_get_max_threads();
+  omp_set_num_threads(1); /* this thread's own team size: the other work keeps the cores */
+#endif
+  const double t0 = hx_wtime();
+  const int err = hx_coarse_apply(j->c, j->h_r, j->h_z);
+  j->st.code = HX_SUCCESS;
+  if (err) {
+    hx_error_capture(&j->st);
+    if (!j->st.code) j->st.code = err;
+    hx_error_clear();
+  }
+  j->t = hx_wtime() - t0;
+#ifdef _OPENMP
+  omp_set_num_threads(nthreads);
+#endif
+  return NULL;
+}
+
+void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread) {
+  j->c = c, j->h_r = h_r, j->h_z = h_z, j->t = 0.0;
+  j->started = thread && pthread_create(&j->th, NULL, job_run, j) == 0;
+}
+
+int hx_coarse_job_join(hx_coarse_job *j, int err, double *t) {
+  if (j->started)
+    pthread_join(j->th, NULL);
+  else
+    job_run(j);
+  j->started = 0;
+  *t = j->t;
+  HX_CALL(err);
+  if (j->st.code) return HX_ERROR_RERAISE(&j->st);
+  return HX_SUCCESS;
+}
+
+int hx_coarse_create_on(hx_disc d, const hx_coarse_opts *o, hx_coarse *c) {
+  hx_coarse_opts co = *o; /* the disc's Robin term and null space */
+  co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);
+  HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
+                           hx_disc_dirichlet_l(d), &co, c));
   return HX_SUCCESS;
 }

@@ -1057,3 +1057,18 @@ int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {
 int64_t hx_fdm_num_extended(hx_fdm f) { return f ? f->xng : 0; }
 
 int hx_fdm_grouped(hx_fdm f) { return f ? f->grouped : 0; }
+
+int hx_fdm_create_on(hx_disc d, hx_fdm_weight weight, int overlap, hx_precision prec, hx_fdm *f) {
+  const hx_fdm_opts fo = {.mesh = hx_disc_mesh(d),
+                          .gs = hx_disc_gs(d),
+                          .p = hx_disc_order(d),
+                          .h_kappa = hx_disc_kappa(d),
+                          .h_kappa_node = hx_disc_kappa_nodes(d),
+                          .h_lambda = hx_disc_lambda(d),
+                          .h_dirichlet_face = hx_disc_dirichlet_faces(d),
+                          .weight = weight,
+                          .overlap = overlap,
+                          .prec = prec};
+  HX_CALL(hx_fdm_create(&fo, f));
+  return HX_SUCCESS;
+}

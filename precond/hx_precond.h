@@ -67,6 +67,20 @@ void hx_pc_options_print_keys(int names_only, FILE *out);
  * (the expensive part) runs in hx_pc_setup. Collective. */
 int hx_pc_create_from_options(hx_disc d, const hx_opt *opts, hx_pc *pc);
 
+/* The options read once: the hx_pc_options_* functions above each read the
+ * tree for one question; a caller with several reads it once into an
+ * hx_pc_config (typed, checked as there; it keeps opts, which must outlive
+ * it, for the positions of later messages) and asks it. Host only. */
+typedef struct hx_pc_config_s *hx_pc_config;
+int hx_pc_config_read(const hx_opt *opts, hx_pc_config *cfg);
+void hx_pc_config_free(hx_pc_config *cfg); /* accepts NULL; nulls *cfg */
+const char *hx_pc_config_type(hx_pc_config cfg);
+int hx_pc_config_mem_per_node(hx_pc_config cfg, int p, double *bytes);
+int hx_pc_config_levels(hx_pc_config cfg, int order, int *levels, int *n);
+int hx_pc_config_check_solver(hx_pc_config cfg, int flexible, const char *solver);
+/* Collective. */
+int hx_pc_create(hx_disc d, hx_pc_config cfg, hx_pc *pc);
+
 /* Jacobi: z = r ./ diag(A) with the exact assembled diagonal of the masked
  * operator (hx_op_diagonal), computed in setup; a non-positive diagonal
  * entry is an HX_ERR_NUMERIC error there. Collective. */

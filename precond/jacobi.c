@@ -2,6 +2,7 @@
  * the diagonal is assembled and inverted in FP64 and, for FP32, rounded to
  * float once; the apply is the pointwise product in the pc's precision. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,3 +117,45 @@ int hx_pc_create_jacobi(hx_op op, hx_pc *pc) {
   HX_CALL(hx_pc_create_jacobi_prec(op, HX_F64, pc));
   return HX_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- types none and jacobi */
+static const hx_opt_key none_rows[] = {HX_PC_TYPE_KEY};
+static const hx_opt_group none_group = {"preconditioner", NULL, none_rows, HX_NELEM(none_rows)};
+static int none_create(hx_disc d, const void *vals, hx_pc *pc) {
+  (void)vals;
+  HX_CALL(hx_pc_create_identity(hx_disc_op(d), pc));
+  return HX_SUCCESS;
+}
+const hx_pc_class hx_pc_type_none = {.name = "none", .group = &none_group, .create = none_create};
+
+typedef struct {
+  int prec; /* hx_precision */
+} jacobi_vals;
+static const hx_opt_key jacobi_rows[] = {HX_PC_TYPE_KEY, HX_PC_PREC_KEY(offsetof(jacobi_vals, prec))};
+static const hx_opt_group jacobi_group = {"preconditioner", "type: jacobi", jacobi_rows,
+                                          HX_NELEM(jacobi_rows)};
+
+static void jacobi_defaults(void *vals) { ((jacobi_vals *)vals)->prec = HX_F64; }
+
+static int jacobi_read(const hx_opt *o, void *vals) {
+  if (((const jacobi_vals *)vals)->prec != HX_F32) return HX_SUCCESS;
+  /* Jacobi is one multiplication per entry on the FP64 vectors CG hands
+   * it: nothing to gain in FP32 */
+  return hx_opt_error(
+      hx_opt_get(o, "precision"),
+      "preconditioner.precision: type jacobi has no FP32 variant (one multiplication per "
+      "entry, bound by CG's FP64 vectors); remove the key, write fp64, or use type asm or pmg");
+}
+
+static int jacobi_create(hx_disc d, const void *vals, hx_pc *pc) {
+  (void)vals;
+  HX_CALL(hx_pc_create_jacobi(hx_disc_op(d), pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_jacobi = {.name = "jacobi",
+                                       .group = &jacobi_group,
+                                       .size = sizeof(jacobi_vals),
+                                       .defaults = jacobi_defaults,
+                                       .read = jacobi_read,
+                                       .create = jacobi_create};

@@ -5,12 +5,9 @@
  * correction runs in a host thread of its own (own communicator, one OpenMP
  * thread) while the fine level runs; it needs MPI_THREAD_MULTIPLE, without
  * it the two run one after the other (one warning). docs/preconditioner.md. */
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "precond_impl.h"
 
@@ -28,10 +25,7 @@ typedef struct {
   /* per-apply figures */
   int64_t applies;
   double t_fine, t_coarse, t_total, t_copy;
-  /* the coarse thread's result */
   hx_log_event ev_fine, ev_coarse, ev_copy;
-  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
-  double thread_t;
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
@@ -62,22 +56,9 @@ static int asm_setup(void *ctx) {
     HX_CALL(hx_pc_f32_fits(d, a->b, "asm", "Schwarz level", &fits));
     if (!fits) a->o.prec = HX_F64;
   }
-  const hx_fdm_opts fo = {.mesh = hx_disc_mesh(d),
-                          .gs = hx_disc_gs(d),
-                          .p = hx_disc_order(d),
-                          .h_kappa = hx_disc_kappa(d),
-                          .h_kappa_node = hx_disc_kappa_nodes(d),
-                          .h_lambda = hx_disc_lambda(d),
-                          .h_dirichlet_face = hx_disc_dirichlet_faces(d),
-                          .weight = a->o.weight,
-                          .overlap = a->o.halo_overlap,
-                          .prec = a->o.prec};
-  HX_CALL(hx_fdm_create(&fo, &a->fine));
+  HX_CALL(hx_fdm_create_on(d, a->o.weight, a->o.halo_overlap, a->o.prec, &a->fine));
   if (a->o.coarse) {
-    hx_coarse_opts co = a->o.coarse_opts; /* the fine disc's Robin term and null space (coarse.c) */
-    co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);
-    HX_CALL(hx_coarse_create(hx_disc_mesh(d), hx_disc_gs(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d),
-                             hx_disc_dirichlet_l(d), &co, &a->coarse));
+    HX_CALL(hx_coarse_create_on(d, &a->o.coarse_opts, &a->coarse));
     const size_t n = (size_t)(a->ng > 0 ? a->ng : 1);
     HX_CALL(HX_ALLOC(&a->h_r, n));
     HX_CALL(HX_ALLOC(&a->h_zc, n));
@@ -100,29 +81,6 @@ static int asm_setup(void *ctx) {
   return HX_SUCCESS;
 }
 
-static void *coarse_thread(void *arg) {
-  asm_pc *a = (asm_pc *)arg;
-#ifdef _OPENMP
-  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
-   * every later parallel region of the run would get one thread */
-  const int nthreads = omp_get_max_threads();
-  omp_set_num_threads(1); /* this thread's own team size: the fine level keeps the cores */
-#endif
-  const double t0 = hx_wtime();
-  const int err = hx_coarse_apply(a->coarse, a->h_r, a->h_zc);
-  a->thread_st.code = HX_SUCCESS;
-  if (err) {
-    hx_error_capture(&a->thread_st); /* the error state is per thread: the caller re-raises it */
-    if (!a->thread_st.code) a->thread_st.code = err;
-    hx_error_clear();
-  }
-  a->thread_t = hx_wtime() - t0;
-#ifdef _OPENMP
-  omp_set_num_threads(nthreads);
-#endif
-  return NULL;
-}
-
 static int asm_apply(void *ctx, const double *d_r, double *d_z) {
   asm_pc *a = (asm_pc *)ctx;
   const double t0 = hx_wtime();
@@ -136,16 +94,11 @@ static int asm_apply(void *ctx, const double *d_r, double *d_z) {
     const double t1 = hx_wtime();
     a->t_copy += t1 - t0;
     hx_log_event_add(a->ev_copy, t1 - t0, 2.0 * (double)bytes, 0.0);
-    pthread_t th;
-    int started = 0;
-    if (a->overlap) started = pthread_create(&th, NULL, coarse_thread, a) == 0;
-    int err = hx_fdm_apply(a->fine, d_r, d_z);
+    hx_coarse_job job;
+    hx_coarse_job_start(&job, a->coarse, a->h_r, a->h_zc, a->overlap);
+    const int err = hx_fdm_apply(a->fine, d_r, d_z);
     tf = hx_wtime() - t1;
-    if (started) pthread_join(th, NULL);
-    else coarse_thread(a);
-    HX_CALL(err);
-    if (a->thread_st.code) return HX_ERROR_RERAISE(&a->thread_st);
-    tc = a->thread_t;
+    HX_CALL(hx_coarse_job_join(&job, err, &tc));
     const double t2 = hx_wtime();
     HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));
     HX_CALL(hx_array_axpby(a->b, a->ng, d_z, 1.0, a->d_zc, 1.0));
@@ -273,3 +226,74 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
   HX_CALL(err);
   return HX_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- type asm */
+typedef struct {
+  hx_asm_opts a;
+  hx_pc_coarse_vals c;
+} asm_vals;
+static const char *const weight_names[] = {"none", "sqrt"}; /* hx_fdm_weight */
+_Static_assert(sizeof(hx_fdm_weight) == sizeof(int) && sizeof(hx_precision) == sizeof(int),
+               "option enums are int-sized");
+#define AT(f) offsetof(asm_vals, f)
+static const hx_opt_key asm_rows[] = {
+    HX_PC_TYPE_KEY,
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(a.overlap),
+     .flags = HX_OPT_AUTO,
+     .auto_value = HX_ASM_OVERLAP_AUTO,
+     .help = "coarse level in a host thread beside the fine level"},
+    HX_PC_ENUM("weight", AT(a.weight), weight_names, NULL, "overlap weights of the fine level"),
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG)"),
+    HX_PC_PREC_KEY(AT(a.prec)),
+};
+static const hx_opt_group asm_group = {"preconditioner", "type: asm", asm_rows, HX_NELEM(asm_rows)};
+
+static void asm_defaults(void *vals) {
+  asm_vals *v = vals;
+  hx_asm_opts_default(&v->a);
+  v->c = (hx_pc_coarse_vals){.solver = v->a.coarse, .co = v->a.coarse_opts};
+}
+
+static int asm_read(const hx_opt *o, void *vals) {
+  asm_vals *v = vals;
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  v->a.coarse = v->c.solver, v->a.coarse_opts = v->c.co;
+  return HX_SUCCESS;
+}
+
+static int asm_write(hx_opt *o, const void *vals) {
+  const asm_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &asm_group, v));
+  hx_opt *c;
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* Bytes per GLL node that the preconditioner adds to a Jacobi-PCG solve
+ * (HX_MEM_RUN_NODE in hx_core.h), a lower bound (docs/case-format.md,
+ * "Memory"): both levels at the fine order, about 180-200 at p = 3 and 7. */
+#define PC_MEM_ASM_NODE 160.0
+static double asm_mem_per_node(const void *vals, int p) {
+  (void)vals, (void)p;
+  return PC_MEM_ASM_NODE;
+}
+
+static int asm_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_asm(d, &((const asm_vals *)vals)->a, pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_asm = {.name = "asm",
+                                    .group = &asm_group,
+                                    .sub = {&hx_pc_coarse_group},
+                                    .sub_at = {AT(c)},
+                                    .size = sizeof(asm_vals),
+                                    .defaults = asm_defaults,
+                                    .read = asm_read,
+                                    .write = asm_write,
+                                    .mem_per_node = asm_mem_per_node,
+                                    .create = asm_create};
+#undef AT

@@ -21,10 +21,11 @@
  * converging solve still switches, later. A right-hand side that excites
  * few modes (one eigenfunction) keeps the estimate, and the solve, short. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "precond_impl.h"
+#include "pmg_cycle.h"
 
 void hx_auto_opts_default(hx_auto_opts *o) {
   memset(o, 0, sizeof *o);
@@ -355,3 +356,466 @@ const char *hx_pc_auto_choice(hx_pc pc) {
   const char *trial = hx_pc_trial_choice(a->mg);
   return trial ? trial : "pmg";
 }
+
+/* ================================================================ smoother trial
+ * (type pmg-trial: the pmg of auto with trial: true)
+ * Candidates are pmg contexts (not hx_pc objects) that share the fine
+ * discretisation; the Jacobi one is set up once and tried at each of its
+ * degrees (the degree changes the polynomial only: rho bounds S A whatever
+ * the degree). The trial is PCG on a pseudo-random right-hand side with the
+ * fine FP64 operator and the candidate as preconditioner, as the solve
+ * will run it; its rate is the mean reduction per iteration of sqrt(r.z)
+ * after the first iteration (the first one removes what any smoother
+ * removes), its time the max over ranks, so every rank chooses the same. */
+enum { TRIAL_JACOBI = 0, TRIAL_ASM = 1, TRIAL_OBJECTS = 2 };
+#define TRIAL_MAX_CANDIDATES 4
+#define TRIAL_TOL 1e-8 /* the reduction the estimates are for (solver.tol's default) */
+
+typedef struct {
+  char name[32];
+  int obj, degree;
+  int status; /* 0 not tried (skipped), 1 tried, 2 chosen */
+  int injected;
+  double t_it, rate, est_its, est_solve;
+} trial_cand;
+
+typedef struct {
+  hx_disc d;
+  hx_pmg_auto_opts o;
+  pmg *g; /* the levels, the coarse level, the smoothers of every candidate */
+  double t_obj_setup[TRIAL_OBJECTS];
+  trial_cand c[TRIAL_MAX_CANDIDATES];
+  int nc, chosen;
+  double t_trial;
+  char skipped[160];
+} pmg_trial;
+
+void hx_pmg_auto_opts_default(hx_pmg_auto_opts *o) {
+  memset(o, 0, sizeof *o);
+  hx_pmg_opts_default(&o->base);
+  o->trial_iterations = 4;
+  o->schwarz_above = 12;
+}
+
+static void pmg_set_degree(pmg *g, int degree) {
+  g->o.degree = degree;
+  for (int l = 0; l < g->nl; l++) g->lv[l].cheb.degree = degree;
+}
+
+static void pmg_reset_stats(pmg *g) {
+  g->applies = 0;
+  g->t_coarse = g->t_copy = g->t_total = 0.0;
+  for (int l = 0; l < g->nl; l++) g->lv[l].t_smooth = g->lv[l].t_transfer = 0.0;
+}
+
+/* HEXCG_AUTO_TIMINGS: "name=seconds[,name=seconds...]"; 1 and *t when
+ * candidate `name` is listed */
+static int trial_injected(const char *name, double *t) {
+  const char *env = hx_env("HEXCG_AUTO_TIMINGS");
+  if (!env) return 0;
+  const size_t n = strlen(name);
+  for (const char *s = env; s && *s;) {
+    while (*s == ',' || *s == ' ') s++;
+    if (!strncmp(s, name, n) && s[n] == '=') {
+      char *end = NULL;
+      const double v = strtod(s + n + 1, &end);
+      if (end != s + n + 1 && v > 0 && isfinite(v)) {
+        *t = v;
+        return 1;
+      }
+    }
+    s = strchr(s, ',');
+  }
+  return 0;
+}
+
+static int trial_dot(const hx_op op, MPI_Comm comm, const double *x, const double *y, double *r) {
+  double loc = 0.0;
+  HX_CALL(hx_array_dot_p(hx_op_backend(op), HX_F64, hx_op_owned(op), x, y, &loc));
+  HX_MPI(MPI_Allreduce(&loc, r, 1, MPI_DOUBLE, MPI_SUM, comm));
+  return HX_SUCCESS;
+}
+
+/* c->t_it, c->rate: its PCG iterations with g (set up) on the pseudo-random
+ * masked right-hand side h_b; work: 4 backend FP64 vectors */
+static int trial_time(pmg_trial *a, pmg *g, trial_cand *c, const double *h_b, double **w) {
+  hx_op op = hx_disc_op(a->d);
+  hx_backend b = hx_disc_backend(a->d);
+  const MPI_Comm comm = hx_gs_comm(hx_disc_gs(a->d));
+  const int64_t n = hx_op_size(op);
+  double *r = w[0], *z = w[1], *p = w[2], *q = w[3];
+  HX_CALL(hx_mem_to_device(b, r, h_b, sizeof(double) * (size_t)n));
+  HX_CALL(hx_pmg_apply(g, r, z));
+  HX_CALL(hx_array_copy_p(b, HX_F64, n, p, z));
+  double rz, rz1 = 0.0;
+  HX_CALL(trial_dot(op, comm, r, z, &rz));
+  const int m = a->o.trial_iterations;
+  double t_its[64];
+  int done = 0;
+  for (int it = 0; it < m; it++) {
+    double pq, rzn;
+    HX_CALL(hx_backend_sync(b));
+    const double t0 = hx_wtime();
+    HX_CALL(hx_op_apply(op, p, q, NULL));
+    HX_CALL(trial_dot(op, comm, p, q, &pq));
+    HX_CHECK(pq > 0 && isfinite(pq), HX_ERR_NUMERIC, "preconditioner auto: trial of %s: p.Ap = %g", c->name,
+             pq);
+    HX_CALL(hx_array_axpby_p(b, HX_F64, n, r, -rz / pq, q, 1.0));
+    HX_CALL(hx_pmg_apply(g, r, z));
+    HX_CALL(trial_dot(op, comm, r, z, &rzn));
+    HX_CHECK(rzn >= 0 && isfinite(rzn), HX_ERR_NUMERIC, "preconditioner auto: trial of %s: r.z = %g", c->name,
+             rzn);
+    HX_CALL(hx_array_xpay_p(b, HX_F64, n, p, z, rzn / rz));
+    HX_CALL(hx_backend_sync(b));
+    t_its[done] = hx_wtime() - t0;
+    rz = rzn, done++;
+    if (it == 0) rz1 = rz;
+    if (!(rz > 0)) break;
+  }
+  /* each iteration's time the max over ranks, then the least of them: on a
+   * shared host the mean follows the other processes' load (candidates
+   * measured 2-4x apart between runs at load 14 on 2 cores), the least
+   * iteration much less */
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, t_its, done, MPI_DOUBLE, MPI_MAX, comm));
+  c->t_it = HUGE_VAL;
+  for (int i = 0; i < done; i++)
+    if (t_its[i] < c->t_it) c->t_it = t_its[i];
+  c->injected = trial_injected(c->name, &c->t_it);
+  /* per-iteration reduction of |r|_{M^-1} = sqrt(r.z) from iteration 1 to m */
+  c->rate = done > 1 && rz1 > 0 ? pow(rz > 0 ? rz / rz1 : 1e-300, 0.5 / (double)(done - 1)) : 1.0;
+  if (c->rate > 0.999) c->rate = 0.999;
+  c->est_its = 1.0 + log(TRIAL_TOL) / log(c->rate);
+  c->est_solve = c->est_its * c->t_it;
+  c->status = 1;
+  return HX_SUCCESS;
+}
+
+/* the smoother `which` of every level (the Jacobi one with the whole pmg
+ * at first, the Schwarz one added to the same levels and coarse level) */
+static int trial_obj_setup(pmg_trial *a, int which) {
+  const double t0 = hx_wtime();
+  if (which == TRIAL_JACOBI) {
+    hx_pmg_opts o = a->o.base;
+    o.cycle = HX_PMG_MULTIPLICATIVE, o.sides = HX_PMG_SIDES_BOTH, o.kind = HX_CHEB_OPT_FOURTH;
+    o.inner = HX_SMOOTH_JACOBI;
+    o.inner_below = -1, o.degree_below = 0, o.degree = 3;
+    HX_CALL(hx_pmg_new(a->d, &o, &a->g));
+    HX_CALL(hx_pmg_setup(a->g));
+  } else {
+    for (int l = 0; l < a->g->nl; l++) {
+      const double tl = hx_wtime();
+      HX_CALL(hx_pmg_level_smoother(a->g, l, HX_SMOOTH_ASM));
+      a->g->lv[l].t_setup += hx_wtime() - tl;
+    }
+    a->g->o.inner = HX_SMOOTH_ASM;
+  }
+  double dt = hx_wtime() - t0;
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
+  a->t_obj_setup[which] = dt;
+  return HX_SUCCESS;
+}
+
+/* every level to the smoother `which` (set up) at degree */
+static void trial_use(pmg_trial *a, int which, int degree) {
+  pmg *g = a->g;
+  g->o.inner = which == TRIAL_JACOBI ? HX_SMOOTH_JACOBI : HX_SMOOTH_ASM;
+  for (int l = 0; l < g->nl; l++) {
+    pmg_level *L = &g->lv[l];
+    L->inner = g->o.inner;
+    L->est = L->est_of[g->o.inner];
+    L->cheb.rho = g->o.eig_safety * L->est;
+  }
+  pmg_set_degree(g, degree);
+}
+
+static void trial_add(pmg_trial *a, int obj, int degree) {
+  trial_cand *c = &a->c[a->nc++];
+  memset(c, 0, sizeof *c);
+  c->obj = obj, c->degree = degree;
+  snprintf(c->name, sizeof c->name, "cheby-%s-%d", obj == TRIAL_JACOBI ? "jacobi" : "asm", degree);
+  c->est_its = c->est_solve = HUGE_VAL;
+}
+
+static int trial_run_all(pmg_trial *a, double **w, double *h_b) {
+  /* the Jacobi candidates first: almost no setup */
+  HX_CALL(trial_obj_setup(a, TRIAL_JACOBI));
+  /* warm-up: the first candidate's iterations on the random vector; their
+   * residual, rid of the rough components every smoother removes at once
+   * (on a random vector the first iterations of any candidate look fast:
+   * 4 iterations predicted 38 of cheby-jacobi's 105 on Kershaw), is the
+   * right-hand side every candidate is timed on */
+  trial_cand warm = a->c[0];
+  trial_use(a, warm.obj, warm.degree);
+  HX_CALL(trial_time(a, a->g, &warm, h_b, w));
+  HX_CALL(hx_mem_to_host(hx_disc_backend(a->d), h_b, w[0],
+                         sizeof(double) * (size_t)hx_op_size(hx_disc_op(a->d))));
+  double best_j = HUGE_VAL;
+  for (int i = 0; i < a->nc; i++) {
+    trial_cand *c = &a->c[i];
+    if (c->obj != TRIAL_JACOBI) continue;
+    trial_use(a, TRIAL_JACOBI, c->degree);
+    HX_CALL(trial_time(a, a->g, c, h_b, w));
+    if (c->est_its < best_j) best_j = c->est_its;
+  }
+  if (a->o.schwarz_above > 0 && best_j <= a->o.schwarz_above) {
+    snprintf(a->skipped, sizeof a->skipped,
+             "the Schwarz candidates: the Jacobi candidate's estimate, %.1f iterations, is within "
+             "schwarz_above (%d)",
+             best_j, a->o.schwarz_above);
+    return HX_SUCCESS;
+  }
+  HX_CALL(trial_obj_setup(a, TRIAL_ASM));
+  for (int i = 0; i < a->nc; i++) {
+    trial_cand *c = &a->c[i];
+    if (c->obj != TRIAL_ASM) continue;
+    trial_use(a, TRIAL_ASM, c->degree);
+    HX_CALL(trial_time(a, a->g, c, h_b, w));
+  }
+  return HX_SUCCESS;
+}
+
+static int trial_setup(void *ctx) {
+  pmg_trial *a = (pmg_trial *)ctx;
+  const double t0 = hx_wtime();
+  hx_op op = hx_disc_op(a->d);
+  hx_backend b = hx_disc_backend(a->d);
+  const int64_t n = hx_op_size(op);
+  /* the trial's right-hand side: pseudo-random (seeded by the global ids),
+   * masked, the same on any rank count */
+  double *h_b = NULL, *w[4] = {NULL, NULL, NULL, NULL};
+  int err = HX_ALLOC(&h_b, n > 0 ? n : 1);
+  const int64_t *gid = hx_gs_global_ids(hx_disc_gs(a->d));
+  for (int64_t i = 0; i < n && !err; i++) {
+    uint64_t s = (uint64_t)gid[i] * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
+    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
+    h_b[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+  for (int i = 0; i < 4 && !err; i++)
+    err = hx_mem_alloc(b, sizeof(double) * (size_t)(n > 0 ? n : 1), (void **)&w[i]);
+  if (!err) err = hx_mem_to_device(b, w[0], h_b, sizeof(double) * (size_t)n);
+  if (!err) err = hx_gs_apply_mask(hx_disc_gs(a->d), w[0]);
+  if (!err) err = hx_mem_to_host(b, h_b, w[0], sizeof(double) * (size_t)n);
+  if (!err) err = trial_run_all(a, w, h_b);
+  for (int i = 0; i < 4; i++)
+    if (w[i]) hx_mem_free(b, (void **)&w[i]);
+  free(h_b);
+  HX_CALL(err);
+  /* the least estimated solve time (the setups are spent either way) */
+  a->chosen = -1;
+  for (int i = 0; i < a->nc; i++)
+    if (a->c[i].status && (a->chosen < 0 || a->c[i].est_solve < a->c[a->chosen].est_solve)) a->chosen = i;
+  HX_CHECK(a->chosen >= 0, HX_ERR_NUMERIC, "preconditioner auto: no candidate was tried");
+  trial_cand *c = &a->c[a->chosen];
+  c->status = 2;
+  /* the other smoother's memory back before the solve */
+  trial_use(a, c->obj, c->degree);
+  for (int l = 0; l < a->g->nl; l++)
+    for (int s = 0; s < HX_SMOOTH_COUNT; s++)
+      if (s != (int)a->g->o.inner) HX_CALL(hx_pc_destroy(&a->g->lv[l].S[s]));
+  pmg_reset_stats(a->g);
+  double dt = hx_wtime() - t0;
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
+  a->t_trial = dt;
+  for (int i = 0; i < a->nc; i++) {
+    const trial_cand *ci = &a->c[i];
+    if (ci->status)
+      hx_log(HX_LOG_NORMAL,
+             "preconditioner auto: %-16s %.3e s per iteration%s, rate %.3f, about %.0f iterations, "
+             "%.3e s to 1e-8%s\n",
+             ci->name, ci->t_it, ci->injected ? " (injected)" : "", ci->rate, ci->est_its, ci->est_solve,
+             ci->status == 2 ? "  <- chosen" : "");
+  }
+  if (a->skipped[0]) hx_log(HX_LOG_NORMAL, "preconditioner auto: skipped %s\n", a->skipped);
+  hx_log(HX_LOG_NORMAL, "preconditioner auto: chose %s after a %.3f s trial (setups included)\n", c->name,
+         a->t_trial);
+  return HX_SUCCESS;
+}
+
+static int trial_apply(void *ctx, const double *d_r, double *d_z) {
+  pmg_trial *a = (pmg_trial *)ctx;
+  HX_CHECK(a->chosen >= 0, HX_ERR_ARG, "preconditioner auto: applied before its setup");
+  HX_CALL(hx_pmg_apply(a->g, d_r, d_z));
+  return HX_SUCCESS;
+}
+
+static void trial_describe(void *ctx, char *buf, size_t len) {
+  pmg_trial *a = (pmg_trial *)ctx;
+  if (a->chosen < 0) {
+    snprintf(buf, len, "pmg-trial(cheby-jacobi or cheby-asm, chosen at setup)");
+    return;
+  }
+  char in[400];
+  hx_pmg_describe(a->g, in, sizeof in);
+  snprintf(buf, len, "pmg-trial(%s: %s)", a->c[a->chosen].name, in);
+}
+
+/* the auto node: the choice, the trial and its candidates, and the chosen
+ * pmg's own figures under `chosen` */
+static int trial_report(void *ctx, hx_opt *node) {
+  pmg_trial *a = (pmg_trial *)ctx;
+  if (a->chosen < 0) return HX_SUCCESS;
+  hx_opt *list, *m;
+  HX_CALL(hx_pc_report_text(node, "choice", a->c[a->chosen].name));
+  HX_CALL(hx_pc_report_real(node, "trial_s", a->t_trial));
+  HX_CALL(hx_pc_report_int(node, "trial_iterations", a->o.trial_iterations));
+  HX_CALL(hx_pc_report_int(node, "schwarz_above", a->o.schwarz_above));
+  if (a->skipped[0]) HX_CALL(hx_pc_report_text(node, "skipped", a->skipped));
+  HX_CALL(hx_pc_report_list(node, "candidates", &list));
+  for (int i = 0; i < a->nc; i++) {
+    const trial_cand *c = &a->c[i];
+    HX_CALL(hx_pc_report_map(list, NULL, &m));
+    HX_CALL(hx_pc_report_text(m, "name", c->name));
+    HX_CALL(hx_pc_report_text(m, "status", c->status == 2 ? "chosen" : c->status ? "tried" : "skipped"));
+    if (!c->status) continue;
+    HX_CALL(hx_pc_report_real(m, "smoother_setup_s", a->t_obj_setup[c->obj]));
+    HX_CALL(hx_pc_report_real(m, "iteration_s", c->t_it));
+    HX_CALL(hx_pc_report_text(m, "timing", c->injected ? "injected" : "measured"));
+    HX_CALL(hx_pc_report_real(m, "rate", c->rate));
+    HX_CALL(hx_pc_report_real(m, "estimated_iterations", c->est_its));
+    HX_CALL(hx_pc_report_real(m, "estimated_solve_s", c->est_solve));
+  }
+  pmg *g = a->g;
+  char desc[400];
+  hx_pmg_describe(g, desc, sizeof desc);
+  HX_CALL(hx_pc_report_map(node, "chosen", &m));
+  HX_CALL(hx_pc_report_text(m, "description", desc));
+  HX_CALL(hx_pmg_report(g, m));
+  return HX_SUCCESS;
+}
+
+static int trial_destroy(void *ctx) {
+  pmg_trial *a = (pmg_trial *)ctx;
+  int first = HX_SUCCESS;
+  if (a->g) first = hx_pmg_destroy(a->g);
+  const int err = hx_disc_destroy(&a->d);
+  if (err && !first) first = err;
+  free(a);
+  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc) {
+  *pc = NULL;
+  HX_CHECK(o->trial_iterations >= 2 && o->trial_iterations <= 50, HX_ERR_INPUT,
+           "preconditioner.trial_iterations: %d outside 2..50", o->trial_iterations);
+  pmg_trial *a;
+  HX_CALL(HX_ALLOC(&a, 1));
+  memset(a, 0, sizeof *a);
+  a->o = *o;
+  a->chosen = -1;
+  a->d = d;
+  int err = hx_disc_reference(d);
+  if (err) {
+    free(a);
+    HX_CALL(err);
+  }
+  trial_add(a, TRIAL_JACOBI, 3);
+  trial_add(a, TRIAL_JACOBI, 5);
+  trial_add(a, TRIAL_ASM, 3);
+  const hx_pc_ops ops = {.type = "pmg-trial",
+                         .setup = trial_setup,
+                         .apply = trial_apply,
+                         .describe = trial_describe,
+                         .report = trial_report,
+                         .destroy = trial_destroy,
+                         .passes = 2 * 3 * 6};
+  err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
+  if (err) trial_destroy(a);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+const char *hx_pc_trial_choice(hx_pc pc) {
+  if (!pc || strcmp(hx_pc_type(pc), "pmg-trial")) return NULL;
+  const pmg_trial *a = (const pmg_trial *)hx_pc_context(pc);
+  return a->chosen >= 0 ? a->c[a->chosen].name : NULL;
+}
+
+/* ---------------------------------------------------------------- type auto */
+static const char *const auto_starts[] = {"jacobi", "pmg"}; /* HX_AUTO_START_* */
+typedef struct {
+  hx_auto_opts au; /* its pmg's options: au.pmg.base */
+  hx_pc_coarse_vals c;
+} auto_vals;
+#define AT(f) offsetof(auto_vals, f)
+static const hx_opt_key auto_rows[] = {
+    HX_PC_TYPE_KEY,
+    HX_PC_ENUM(
+        "start", AT(au.start), auto_starts, NULL,
+        "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
+    HX_PC_DBL("setup_cost", AT(au.setup_cost), 0.0, 1e9, 0,
+              "the model: pmg's setup, in Jacobi-PCG iterations"),
+    HX_PC_DBL("cycle_cost", AT(au.cycle_cost), 0.0, 1e6, 0,
+              "the model: one pmg iteration, in Jacobi-PCG iterations"),
+    HX_PC_DBL("pmg_iterations", AT(au.pmg_iterations), 0.0, 1e6, 0,
+              "the model: pmg iterations per 1e8 reduction"),
+    HX_PC_INT("min_iterations", AT(au.min_iterations), 2, 1000000,
+              "Jacobi-PCG iterations before the first estimate"),
+    HX_PC_LEVELS_KEY("the orders of the pmg's levels"),
+    {.key = "trial",
+     .type = HX_OT_BOOL,
+     .offset = AT(au.trial),
+     .help = "the pmg's smoother chosen by timing candidates at its setup (trial_iterations, schwarz_above)"},
+    HX_PC_INT("trial_iterations", AT(au.pmg.trial_iterations), 2, 50,
+              "trial: PCG iterations timed per candidate"),
+    HX_PC_INT(
+        "schwarz_above", AT(au.pmg.schwarz_above), 0, 100000,
+        "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG) of the pmg"),
+    HX_PC_PREC_KEY(AT(au.pmg.base.prec)),
+};
+static const hx_opt_group auto_group = {"preconditioner", "type: auto", auto_rows, HX_NELEM(auto_rows)};
+
+static void auto_defaults(void *vals) {
+  auto_vals *v = vals;
+  hx_auto_opts_default(&v->au);
+  v->c = (hx_pc_coarse_vals){.solver = v->au.pmg.base.coarse, .co = v->au.pmg.base.coarse_opts};
+}
+
+static int auto_read(const hx_opt *o, void *vals) {
+  auto_vals *v = vals;
+  hx_pmg_opts *g = &v->au.pmg.base;
+  HX_CALL(hx_pc_levels_read(o, g));
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  g->coarse = v->c.solver, g->coarse_opts = v->c.co;
+  return HX_SUCCESS;
+}
+
+static int auto_write(hx_opt *o, const void *vals) {
+  const auto_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &auto_group, v));
+  if (v->au.pmg.base.nlevels == 0) HX_CALL(hx_opt_set(o, "levels", "auto"));
+  hx_opt *c;
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* its pmg (the Jacobi phase holds less) */
+static double auto_mem_per_node(const void *vals, int p) {
+  const auto_vals *v = vals;
+  return hx_pmg_mem_per_node(&v->au.pmg.base, p, v->au.trial);
+}
+
+static int auto_levels(const hx_opt *o, const void *vals, int order, int *levels, int *n) {
+  HX_CALL(hx_pmg_known_levels(o, &((const auto_vals *)vals)->au.pmg.base, order, levels, n));
+  return HX_SUCCESS;
+}
+
+static int auto_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_auto(d, &((const auto_vals *)vals)->au, pc));
+  return HX_SUCCESS;
+}
+
+const hx_pc_class hx_pc_type_auto = {.name = "auto",
+                                     .group = &auto_group,
+                                     .sub = {&hx_pc_coarse_group},
+                                     .sub_at = {AT(c)},
+                                     .size = sizeof(auto_vals),
+                                     .defaults = auto_defaults,
+                                     .read = auto_read,
+                                     .write = auto_write,
+                                     .mem_per_node = auto_mem_per_node,
+                                     .levels = auto_levels,
+                                     .create = auto_create};
+#undef AT

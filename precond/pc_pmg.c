@@ -32,51 +32,12 @@
  * in FP32 too, with the FP32 operator and smoother (setup; no FP64 vector
  * of the level is allocated). */
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-#include "precond_impl.h"
+#include "pmg_cycle.h"
 
-typedef struct {
-  hx_disc d;
-  hx_op op;  /* the FP64 operator (Jacobi's diagonal) */
-  hx_op opc; /* the cycle's operator, in prec (op itself for FP64; owned by the disc) */
-  hx_backend b;
-  int64_t n, nown;
-  int order;
-  hx_precision prec;     /* of the cycle on this level: vectors, opc, smoother */
-  hx_smooth_inner inner; /* this level's S (hx_pmg_opts inner, or inner_below below the fine level) */
-  hx_pc jac;             /* inner S: Jacobi (in prec) */
-  hx_fdm fdm;            /* or Schwarz */
-  hx_cheb cheb;
-  double est;                /* eigenvalue estimate (before the safety factor) */
-  double est_jac, est_fdm;   /* the same of each S the level holds */
-  void *bv, *x, *r, *dd, *t; /* rhs, correction, work (in prec) */
-  double t_setup, t_smooth, t_transfer;
-} pmg_level;
-
-typedef struct {
-  hx_disc d;
-  hx_backend b;
-  hx_pmg_opts o;
-  hx_precision prec; /* of the cycle (preconditioner.precision) */
-  int nl;
-  pmg_level lv[HX_PMG_MAX_LEVELS];
-  hx_coarse coarse;
-  double *h_r, *h_z, *d_zc;
-  int overlap;
-  double t_coarse_setup;
-  int64_t applies;
-  double t_coarse, t_copy, t_total;
-  hx_error_state thread_st; /* the coarse solve's error, re-raised by the caller */
-  double thread_t;
-} pmg;
-
-static const char *const inner_names[] = {"jacobi", "asm", "ras"};
 static const char *const kind_names[] = {"plain", "fourth", "opt-fourth", "first"};
 
 void hx_pmg_opts_default(hx_pmg_opts *o) {
@@ -118,23 +79,19 @@ static int lv_A(void *ctx, const void *x, void *y) {
 
 static int lv_S(void *ctx, const void *r, void *z) {
   pmg_level *L = (pmg_level *)ctx;
-  if (L->inner != HX_SMOOTH_JACOBI)
-    HX_CALL(hx_fdm_apply_p(L->fdm, L->prec, r, z));
-  else
-    HX_CALL(hx_pc_apply_p(L->jac, r, z));
+  HX_CALL(hx_pc_apply_p(L->S[L->inner], r, z));
   return HX_SUCCESS;
 }
 
 /* ------------------------------------------------------------ lifecycle */
-static int pmg_destroy(void *ctx) {
+int hx_pmg_destroy(void *ctx) {
   pmg *g = (pmg *)ctx;
   int first = HX_SUCCESS, err;
 #define KEEP(e) \
   if ((err = (e)) && !first) first = err
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];
-    KEEP(hx_pc_destroy(&L->jac));
-    KEEP(hx_fdm_destroy(&L->fdm));
+    for (int s = 0; s < HX_SMOOTH_COUNT; s++) KEEP(hx_pc_destroy(&L->S[s]));
     if (L->b) {
       KEEP(hx_mem_free(L->b, (void **)&L->bv));
       KEEP(hx_mem_free(L->b, (void **)&L->x));
@@ -153,69 +110,23 @@ static int pmg_destroy(void *ctx) {
   return HX_SUCCESS;
 }
 
-/* a masked pseudo-random G-vector of level L (the same global values on any
- * rank count: seeded by the global id) in the level's precision (rounded
- * from FP64), for the eigenvalue estimate */
-static int random_start(pmg_level *L, void *d_v) {
-  hx_gs gs = hx_disc_gs(L->d);
-  const int64_t *gid = hx_gs_global_ids(gs);
-  double *h;
-  HX_CALL(HX_ALLOC(&h, L->n > 0 ? L->n : 1));
-  for (int64_t i = 0; i < L->n; i++) {
-    uint64_t s = (uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
-    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
-    h[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-  }
-  if (L->prec == HX_F32) {
-    float *h32 = (float *)h; /* in place: entry i is read before float i is written */
-    for (int64_t i = 0; i < L->n; i++) h32[i] = (float)h[i];
-  }
-  int err = hx_mem_to_device(L->b, d_v, h, hx_precision_size(L->prec) * (size_t)L->n);
-  if (!err) err = hx_gs_apply_mask_p(gs, L->prec, d_v);
-  free(h);
-  HX_CALL(err);
-  return HX_SUCCESS;
-}
-
 /* level l's smoother around S = inner (built unless it exists: a level may
  * hold a Jacobi and a Schwarz S, type auto), its eigenvalue bound and
  * polynomial; the level is inner's from here on */
-static int level_smoother(pmg *g, int l, hx_smooth_inner inner) {
+int hx_pmg_level_smoother(pmg *g, int l, hx_smooth_inner inner) {
   pmg_level *L = &g->lv[l];
   const int below = l > 0 && g->o.inner_below >= 0;
-  if (inner == HX_SMOOTH_JACOBI) {
-    /* the diagonal of the level's FP64 operator (the FP32 one differs from
-     * it by rounding only), applied in the level's precision */
-    if (!L->jac) {
-      HX_CALL(hx_pc_create_jacobi_prec(L->op, L->prec, &L->jac));
-      HX_CALL(hx_pc_setup(L->jac));
-    }
-  } else if (!L->fdm) {
-    const hx_fdm_opts fo = {.mesh = hx_disc_mesh(L->d),
-                            .gs = hx_disc_gs(L->d),
-                            .p = L->order,
-                            .h_kappa = hx_disc_kappa(L->d),
-                            .h_kappa_node = hx_disc_kappa_nodes(L->d),
-                            .h_lambda = hx_disc_lambda(L->d),
-                            .h_dirichlet_face = hx_disc_dirichlet_faces(L->d),
-                            .weight = inner == HX_SMOOTH_RAS ? HX_FDM_WEIGHT_RAS : HX_FDM_WEIGHT_SQRT,
-                            .overlap = 1,
-                            .prec = L->prec};
-    HX_CALL(hx_fdm_create(&fo, &L->fdm));
-  }
+  if (!L->S[inner]) HX_CALL(hx_smoothers[inner]->create(L->d, L->prec, &L->S[inner]));
   /* rho >= lambda_max(S A): a few Lanczos (CG) steps on a random vector, in
    * the cycle's precision with the operator and smoother the cycle applies;
    * the level's vectors serve as work (x holds the start vector) */
   const MPI_Comm comm = hx_gs_comm(hx_disc_gs(L->d));
   L->inner = inner; /* lv_S applies it */
-  const int sym = inner != HX_SMOOTH_RAS;
-  HX_CALL(random_start(L, L->x));
+  const int sym = hx_smoothers[inner]->symmetric;
+  HX_CALL(hx_eig_start_vector(L->d, L->prec, L->x));
   HX_CALL(hx_eig_max_estimate(L->b, L->prec, L->n, L->nown, comm, lv_A, L, lv_S, L, sym, g->o.eig_steps, L->x,
                               L->bv, L->r, L->dd, L->t, &L->est));
-  if (inner == HX_SMOOTH_JACOBI)
-    L->est_jac = L->est;
-  else
-    L->est_fdm = L->est;
+  L->est_of[inner] = L->est;
   const int deg = l > 0 && g->o.degree_below > 0 ? g->o.degree_below : g->o.degree;
   L->cheb = (hx_cheb){.kind = below ? g->o.kind_below : g->o.kind,
                       .degree = deg,
@@ -248,14 +159,14 @@ static int level_setup(pmg *g, int l) {
   HX_CALL(hx_mem_alloc(L->b, bytes, &L->r));
   HX_CALL(hx_mem_alloc(L->b, bytes, &L->dd));
   HX_CALL(hx_mem_alloc(L->b, bytes, &L->t));
-  HX_CALL(level_smoother(g, l, L->inner));
+  HX_CALL(hx_pmg_level_smoother(g, l, L->inner));
   double dt = hx_wtime() - t0;
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
   L->t_setup = dt;
   return HX_SUCCESS;
 }
 
-static int pmg_setup(void *ctx) {
+int hx_pmg_setup(void *ctx) {
   pmg *g = (pmg *)ctx;
   if (g->prec == HX_F32) {
     int fits = 1;
@@ -266,10 +177,7 @@ static int pmg_setup(void *ctx) {
   if (g->o.coarse) {
     pmg_level *L = &g->lv[g->nl - 1];
     const double t0 = hx_wtime();
-    hx_coarse_opts co = g->o.coarse_opts; /* the level's Robin term and null space (coarse.c) */
-    co.robin_l = hx_disc_robin_l(L->d), co.nullspace = hx_disc_nullspace(L->d);
-    HX_CALL(hx_coarse_create(hx_disc_mesh(L->d), hx_disc_gs(L->d), hx_disc_ax(L->d), hx_disc_kappa(L->d),
-                             hx_disc_lambda(L->d), hx_disc_dirichlet_l(L->d), &co, &g->coarse));
+    HX_CALL(hx_coarse_create_on(L->d, &g->o.coarse_opts, &g->coarse));
     g->t_coarse_setup = hx_wtime() - t0;
     HX_CALL(HX_ALLOC(&g->h_r, L->n > 0 ? L->n : 1));
     HX_CALL(HX_ALLOC(&g->h_z, L->n > 0 ? L->n : 1));
@@ -293,31 +201,6 @@ static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
   HX_CALL(hx_cheb_apply(L->b, L->n, &L->cheb, lv_A, L, lv_S, L, b, x, x_zero, L->r, L->dd, L->t));
   L->t_smooth += hx_wtime() - t0;
   return HX_SUCCESS;
-}
-
-/* h_z = A0^{-1} h_r on the host (the Q1 level); an error is captured for
- * the joining thread (the error state is per thread), which re-raises it */
-static void *coarse_thread(void *arg) {
-  pmg *g = (pmg *)arg;
-#ifdef _OPENMP
-  /* also called inline on the caller's thread (no overlap): its team size is put back below, or
-   * every later parallel region of the run would get one thread */
-  const int nthreads = omp_get_max_threads();
-  omp_set_num_threads(1); /* the smoothing keeps the cores */
-#endif
-  const double t0 = hx_wtime();
-  const int err = hx_coarse_apply(g->coarse, g->h_r, g->h_z);
-  g->thread_st.code = HX_SUCCESS;
-  if (err) {
-    hx_error_capture(&g->thread_st);
-    if (!g->thread_st.code) g->thread_st.code = err;
-    hx_error_clear();
-  }
-  g->thread_t = hx_wtime() - t0;
-#ifdef _OPENMP
-  omp_set_num_threads(nthreads);
-#endif
-  return NULL;
 }
 
 /* the last level's residual r (in its precision) to the host for the coarse
@@ -352,9 +235,11 @@ static int coarse_out(pmg *g, pmg_level *L, void *x) {
 /* x += P0 A0^{-1} P0^T r on the last level; r on the backend */
 static int coarse_correct(pmg *g, pmg_level *L, const void *r, void *x) {
   HX_CALL(coarse_in(g, L, r));
-  coarse_thread(g);
-  if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
-  g->t_coarse += g->thread_t;
+  hx_coarse_job job = {.started = 0};
+  double t;
+  hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, 0);
+  HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &t));
+  g->t_coarse += t;
   HX_CALL(coarse_out(g, L, x));
   return HX_SUCCESS;
 }
@@ -408,22 +293,17 @@ static int additive(pmg *g, const void *b, void *x) {
     bl[l] = g->lv[l].bv, xl[l] = g->lv[l].x;
   }
   pmg_level *C = &g->lv[nl - 1];
-  pthread_t th;
-  int started = 0;
+  hx_coarse_job job = {.started = 0};
   if (g->coarse) {
     HX_CALL(coarse_in(g, C, bl[nl - 1]));
-    if (g->overlap) started = pthread_create(&th, NULL, coarse_thread, g) == 0;
+    hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, g->overlap);
   }
   int err = HX_SUCCESS;
   for (int l = 0; l < nl && !err; l++) err = smooth(&g->lv[l], bl[l], xl[l], 1);
   if (g->coarse) {
-    if (started)
-      pthread_join(th, NULL);
-    else if (!err)
-      coarse_thread(g);
-    HX_CALL(err);
-    if (g->thread_st.code) return HX_ERROR_RERAISE(&g->thread_st);
-    g->t_coarse += g->thread_t;
+    double t;
+    HX_CALL(hx_coarse_job_join(&job, err, &t));
+    g->t_coarse += t;
     HX_CALL(coarse_out(g, C, xl[nl - 1]));
   }
   HX_CALL(err);
@@ -441,7 +321,7 @@ static int additive(pmg *g, const void *b, void *x) {
 /* d_z = M^{-1} d_r; below FP64, r is rounded on entry (level 0's bv), the
  * cycle runs on the residual equation from x = 0 and the correction is
  * widened (exactly) on exit */
-static int pmg_apply(void *ctx, const double *d_r, double *d_z) {
+int hx_pmg_apply(void *ctx, const double *d_r, double *d_z) {
   pmg *g = (pmg *)ctx;
   pmg_level *L = &g->lv[0];
   const double t0 = hx_wtime();
@@ -468,9 +348,9 @@ static int pmg_apply(void *ctx, const double *d_r, double *d_z) {
 /* ------------------------------------------------------------ view, stats */
 static void smoother_name(hx_smooth_inner inner, hx_cheb_kind kind, int degree, char *buf, size_t len) {
   if (kind == HX_CHEB_NONE)
-    snprintf(buf, len, "%s x%d", inner_names[inner], degree);
+    snprintf(buf, len, "%s x%d", hx_smoothers[inner]->name, degree);
   else
-    snprintf(buf, len, "cheby-%s %s degree %d", inner_names[inner], kind_names[kind], degree);
+    snprintf(buf, len, "cheby-%s %s degree %d", hx_smoothers[inner]->name, kind_names[kind], degree);
 }
 
 /* the smoothers of the options: the fine level's, and below it what differs */
@@ -488,7 +368,7 @@ static void smoothers_text(const hx_pmg_opts *o, char *buf, size_t len) {
                                                                         : ", post only");
 }
 
-static void pmg_describe(void *ctx, char *buf, size_t len) {
+void hx_pmg_describe(void *ctx, char *buf, size_t len) {
   pmg *g = (pmg *)ctx;
   char lv[96] = "";
   for (int l = 0; l < g->o.nlevels; l++) {
@@ -541,7 +421,7 @@ void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
 /* the report tree's pmg node (hx_pc_ops.report): per level its order,
  * global DOFs, smoother, eigenvalue estimate, setup and per-cycle times;
  * the Q1 coarse level */
-static int pmg_report(void *ctx, hx_opt *node) {
+int hx_pmg_report(void *ctx, hx_opt *node) {
   pmg *g = (pmg *)ctx;
   const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
   char sm[64];
@@ -579,10 +459,10 @@ static int pmg_report(void *ctx, hx_opt *node) {
   return HX_SUCCESS;
 }
 
-static int pmg_destroy_ctx(void *ctx) { return pmg_destroy(ctx); }
+static int pmg_destroy_ctx(void *ctx) { return hx_pmg_destroy(ctx); }
 
 /* a pmg context on d (referenced) with options o, levels checked, not set up */
-static int pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out) {
+int hx_pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out) {
   *out = NULL;
   pmg *g;
   HX_CALL(HX_ALLOC(&g, 1));
@@ -619,398 +499,315 @@ static int pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out) {
 int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
   *pc = NULL;
   pmg *g;
-  HX_CALL(pmg_new(d, o, &g));
+  HX_CALL(hx_pmg_new(d, o, &g));
   /* passes per apply: the fine level's smoothing dominates, two smoothings
    * of `degree` steps, each an operator apply, an inner apply and ~6 vector passes */
   const hx_pc_ops ops = {
       .type = "pmg",
-      .setup = pmg_setup,
-      .apply = pmg_apply,
-      .describe = pmg_describe,
-      .report = pmg_report,
+      .setup = hx_pmg_setup,
+      .apply = hx_pmg_apply,
+      .describe = hx_pmg_describe,
+      .report = hx_pmg_report,
       .destroy = pmg_destroy_ctx,
       .passes = (o->sides == HX_PMG_SIDES_BOTH ? 2 : 1) * o->degree * 6,
-      .nonsymmetric = o->inner == HX_SMOOTH_RAS || o->inner_below == HX_SMOOTH_RAS ||
+      .nonsymmetric = !hx_smoothers[o->inner]->symmetric ||
+                      (o->inner_below >= 0 && !hx_smoothers[o->inner_below]->symmetric) ||
                       (o->cycle == HX_PMG_MULTIPLICATIVE && o->sides != HX_PMG_SIDES_BOTH)};
   const int err = hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc);
-  if (err) pmg_destroy(g);
+  if (err) hx_pmg_destroy(g);
   HX_CALL(err);
   return HX_SUCCESS;
 }
 
-/* ================================================================ auto
- * Candidates are pmg contexts (not hx_pc objects) that share the fine
- * discretisation; the Jacobi one is set up once and tried at each of its
- * degrees (the degree changes the polynomial only: rho bounds S A whatever
- * the degree). The trial is PCG on a pseudo-random right-hand side with the
- * fine FP64 operator and the candidate as preconditioner, as the solve
- * will run it; its rate is the mean reduction per iteration of sqrt(r.z)
- * after the first iteration (the first one removes what any smoother
- * removes), its time the max over ranks, so every rank chooses the same. */
-enum { AUTO_JACOBI = 0, AUTO_ASM = 1, AUTO_OBJECTS = 2 };
-#define AUTO_MAX_CANDIDATES 4
-#define AUTO_TOL 1e-8 /* the reduction the estimates are for (solver.tol's default) */
+/* ---------------------------------------------------------------- type pmg */
+/* smoother.type: the inner preconditioner S (smoother_types.h), plain, then
+ * in a Chebyshev polynomial */
+#define HX_SMOOTHER(ID_, id_) #id_,
+#define HX_SMOOTHER_CHEBY(ID_, id_) "cheby-" #id_,
+static const char *const smoother_types[] = {
+#include "smoother_types.h"
+#undef HX_SMOOTHER
+#define HX_SMOOTHER HX_SMOOTHER_CHEBY
+#include "smoother_types.h"
+};
+#undef HX_SMOOTHER
+/* smoother.type_below: "same" (as the fine level), then smoother_types */
+#define HX_SMOOTHER(ID_, id_) #id_,
+static const char *const smoother_types_below[] = {
+    "same",
+#include "smoother_types.h"
+#undef HX_SMOOTHER
+#define HX_SMOOTHER HX_SMOOTHER_CHEBY
+#include "smoother_types.h"
+};
+#undef HX_SMOOTHER
+#undef HX_SMOOTHER_CHEBY
+/* smoother_types[t]: its S, and plain or Chebyshev */
+static hx_smooth_inner smoother_inner(int t) { return (hx_smooth_inner)(t % HX_SMOOTH_COUNT); }
+static int smoother_cheby(int t) { return t >= HX_SMOOTH_COUNT; }
+static const char *const sides_names[] = {"both", "pre", "post"};          /* hx_pmg_sides */
+static const char *const cheb_kinds[] = {"fourth", "opt-fourth", "first"}; /* hx_cheb_kind - 1 */
+static const char *const cycle_names[] = {"multiplicative", "additive"};   /* hx_pmg_cycle */
+_Static_assert(sizeof(hx_precision) == sizeof(int) && sizeof(hx_pmg_cycle) == sizeof(int) &&
+                   sizeof(hx_pmg_sides) == sizeof(int),
+               "option enums are int-sized");
 
+/* the smoother's type and kind as named (hx_pmg_opts holds them as inner + kind) */
 typedef struct {
-  char name[32];
-  int obj, degree;
-  int status; /* 0 not tried (skipped), 1 tried, 2 chosen */
-  int injected;
-  double t_it, rate, est_its, est_solve;
-} auto_cand;
+  hx_pmg_opts g;
+  hx_pc_coarse_vals c;
+  int sm_type, sm_kind;
+  int sm_type_below; /* 0: same, else smoother_types index + 1 */
+} pmg_vals;
 
-typedef struct {
-  hx_disc d;
-  hx_pmg_auto_opts o;
-  pmg *g; /* the levels, the coarse level, the smoothers of every candidate */
-  double t_obj_setup[AUTO_OBJECTS];
-  auto_cand c[AUTO_MAX_CANDIDATES];
-  int nc, chosen;
-  double t_trial;
-  char skipped[160];
-} pmg_auto;
+#define AT(f) offsetof(pmg_vals, f)
+static const hx_opt_key smoother_rows[] = {
+    HX_PC_ENUM("type", AT(sm_type), smoother_types, NULL,
+               "inner preconditioner S, plain or in a Chebyshev polynomial"),
+    HX_PC_INT("degree", AT(g.degree), 1, HX_CHEB_DEGREE_MAX, "polynomial degree (opt-fourth: at most 7)"),
+    HX_PC_ENUM("kind", AT(sm_kind), cheb_kinds, NULL, "Chebyshev kind"),
+    HX_PC_DBL("lower", AT(g.lower), 1e-6, 0.999, 0, "1st kind: lambda_min / rho"),
+    HX_PC_ENUM("type_below", AT(sm_type_below), smoother_types_below, NULL,
+               "the levels below the fine one: same, or their own smoother type"),
+    HX_PC_INT("degree_below", AT(g.degree_below), 0, HX_CHEB_DEGREE_MAX,
+              "polynomial degree of the levels below the fine one (0: degree)"),
+    HX_PC_INT("eig_steps", AT(g.eig_steps), 1, 60, "Lanczos steps of the lambda_max(S A) estimate"),
+    HX_PC_DBL("eig_safety", AT(g.eig_safety), 1.0, 10.0, 0, "rho = eig_safety x the estimate"),
+};
+static const hx_opt_group smoother_group = {"preconditioner.smoother", "type: pmg", smoother_rows,
+                                            HX_NELEM(smoother_rows)};
+static const hx_opt_key pmg_rows[] = {
+    HX_PC_TYPE_KEY,
+    HX_PC_LEVELS_KEY("the orders of the levels, e.g. [7, 3, 1]"),
+    HX_PC_ENUM("cycle", AT(g.cycle), cycle_names, NULL, "V-cycle, or every level's correction summed"),
+    HX_PC_ENUM(
+        "sides", AT(g.sides), sides_names, NULL,
+        "V-cycle: smooth down and up (symmetric), or down (pre) or up (post) only (needs solver.type fcg)"),
+    {.key = "smoother",
+     .type = HX_OT_GROUP,
+     .offset = HX_OPT_NOWHERE,
+     .sub = &smoother_group,
+     .help = "the smoother of every level"},
+    HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG)"),
+    {.key = "overlap",
+     .type = HX_OT_BOOL,
+     .offset = AT(g.overlap),
+     .help = "additive cycle: BoomerAMG in a host thread while the levels smooth"},
+    HX_PC_PREC_KEY(AT(g.prec)),
+};
+static const hx_opt_group pmg_group = {"preconditioner", "type: pmg", pmg_rows, HX_NELEM(pmg_rows)};
 
-void hx_pmg_auto_opts_default(hx_pmg_auto_opts *o) {
-  memset(o, 0, sizeof *o);
-  hx_pmg_opts_default(&o->base);
-  o->trial_iterations = 4;
-  o->schwarz_above = 12;
+static void pmg_defaults(void *vals) {
+  pmg_vals *v = vals;
+  hx_pmg_opts_default(&v->g);
+  v->c = (hx_pc_coarse_vals){.solver = v->g.coarse, .co = v->g.coarse_opts};
+  v->sm_type_below = 0;
+  v->sm_type = (int)v->g.inner + (v->g.kind == HX_CHEB_NONE ? 0 : HX_SMOOTH_COUNT);
+  v->sm_kind = v->g.kind == HX_CHEB_NONE ? 1 /* opt-fourth */ : (int)v->g.kind - 1;
 }
 
-static void pmg_set_degree(pmg *g, int degree) {
-  g->o.degree = degree;
-  for (int l = 0; l < g->nl; l++) g->lv[l].cheb.degree = degree;
+/* preconditioner.levels: auto (nlevels 0), a list, or (from --set
+ * preconditioner.levels=[7,3,1]) a scalar "[7,3,1]" */
+int hx_pc_levels_read(const hx_opt *o, hx_pmg_opts *g) {
+  const hx_opt *lv = hx_opt_get(o, "levels");
+  if (!lv || (lv->kind == HX_OPT_SCALAR && lv->value && !strcmp(lv->value, "auto"))) return HX_SUCCESS;
+  const char *txt[HX_PMG_MAX_LEVELS + 1];
+  const hx_opt *at[HX_PMG_MAX_LEVELS + 1];
+  char flat[256] = "";
+  int n = 0;
+  if (lv->kind == HX_OPT_LIST) {
+    for (int i = 0; i < lv->n && n <= HX_PMG_MAX_LEVELS; i++, n++)
+      txt[n] = lv->items[i]->kind == HX_OPT_SCALAR ? lv->items[i]->value : NULL, at[n] = lv->items[i];
+  } else if (lv->kind == HX_OPT_SCALAR && lv->value && lv->value[0] == '[') {
+    snprintf(flat, sizeof flat, "%s", lv->value + 1);
+    char *close = strchr(flat, ']'), *save = NULL;
+    if (close) *close = '\0';
+    for (char *tok = strtok_r(flat, ", ", &save); tok && n <= HX_PMG_MAX_LEVELS;
+         tok = strtok_r(NULL, ", ", &save))
+      txt[n] = tok, at[n++] = lv;
+  }
+  if (n < 1 || n > HX_PMG_MAX_LEVELS)
+    return hx_opt_error(lv, "preconditioner.levels: expected auto or a list of 1..%d orders, e.g. [7, 3, 1]",
+                        HX_PMG_MAX_LEVELS);
+  for (int i = 0; i < n; i++) {
+    char *end = NULL;
+    const long q = txt[i] ? strtol(txt[i], &end, 10) : -1;
+    if (!end || *end || q < HX_ORDER_MIN || q > HX_ORDER_MAX)
+      return hx_opt_error(at[i], "preconditioner.levels: '%s' is not an order in %d..%d",
+                          txt[i] ? txt[i] : "(not a scalar)", HX_ORDER_MIN, HX_ORDER_MAX);
+    if (i > 0 && q >= g->levels[i - 1])
+      return hx_opt_error(at[i], "preconditioner.levels: the orders must decrease (%ld after %d)", q,
+                          g->levels[i - 1]);
+    g->levels[i] = (int)q;
+  }
+  if (g->levels[n - 1] != 1)
+    return hx_opt_error(lv, "preconditioner.levels: the last level must be order 1 (the Q1 coarse level)");
+  g->nlevels = n;
+  return HX_SUCCESS;
 }
 
-static void pmg_reset_stats(pmg *g) {
-  g->applies = 0;
-  g->t_coarse = g->t_copy = g->t_total = 0.0;
-  for (int l = 0; l < g->nl; l++) g->lv[l].t_smooth = g->lv[l].t_transfer = 0.0;
+/* degree of the smoother of kind k (named by key in sm) within what opt-fourth tabulates */
+static int opt_degree_check(const hx_opt *sm, const char *key, hx_cheb_kind k, int degree) {
+  if (k != HX_CHEB_OPT_FOURTH || degree <= HX_CHEB_OPT_DEGREE_MAX) return HX_SUCCESS;
+  return hx_opt_error(hx_opt_get(sm, key) ? hx_opt_get(sm, key) : sm,
+                      "%s.%s: %d; the optimised 4th-kind weights are tabulated for degrees 1..%d (use "
+                      "kind: fourth or first for higher degrees)",
+                      smoother_group.path, key, degree, HX_CHEB_OPT_DEGREE_MAX);
 }
 
-/* HEXCG_AUTO_TIMINGS: "name=seconds[,name=seconds...]"; 1 and *t when
- * candidate `name` is listed */
-static int auto_injected(const char *name, double *t) {
-  const char *env = hx_env("HEXCG_AUTO_TIMINGS");
-  if (!env) return 0;
-  const size_t n = strlen(name);
-  for (const char *s = env; s && *s;) {
-    while (*s == ',' || *s == ' ') s++;
-    if (!strncmp(s, name, n) && s[n] == '=') {
-      char *end = NULL;
-      const double v = strtod(s + n + 1, &end);
-      if (end != s + n + 1 && v > 0 && isfinite(v)) {
-        *t = v;
-        return 1;
-      }
+static int pmg_read(const hx_opt *o, void *vals) {
+  pmg_vals *v = vals;
+  hx_pmg_opts *pg = &v->g;
+  HX_CALL(hx_pc_levels_read(o, pg));
+  const hx_opt *sm = hx_opt_get(o, "smoother");
+  HX_CALL(hx_opt_read_group(sm, &smoother_group, v));
+  HX_CALL(hx_pc_coarse_read(hx_opt_get(o, "coarse"), &v->c));
+  pg->coarse = v->c.solver, pg->coarse_opts = v->c.co;
+  pg->inner = smoother_inner(v->sm_type);
+  pg->kind = smoother_cheby(v->sm_type) ? (hx_cheb_kind)(v->sm_kind + 1) : HX_CHEB_NONE;
+  HX_CALL(opt_degree_check(sm, "degree", pg->kind, pg->degree));
+  const int below = v->sm_type_below - 1; /* -1: same */
+  pg->inner_below = below >= 0 ? (int)smoother_inner(below) : -1;
+  pg->kind_below = below < 0               ? pg->kind
+                   : smoother_cheby(below) ? (hx_cheb_kind)(v->sm_kind + 1)
+                                           : HX_CHEB_NONE;
+  HX_CALL(opt_degree_check(sm, "degree_below", pg->kind_below,
+                           pg->degree_below > 0 ? pg->degree_below : pg->degree));
+  if (pg->cycle == HX_PMG_ADDITIVE && pg->sides != HX_PMG_SIDES_BOTH)
+    return hx_opt_error(
+        hx_opt_get(o, "sides"),
+        "preconditioner.sides: %s applies to the multiplicative cycle (V-cycle); the additive "
+        "cycle smooths each level once; remove the key or use cycle: multiplicative",
+        sides_names[pg->sides]);
+  return HX_SUCCESS;
+}
+
+static int pmg_write(hx_opt *o, const void *vals) {
+  const pmg_vals *v = vals;
+  HX_CALL(hx_opt_write_group(o, &pmg_group, v));
+  if (v->g.nlevels == 0) HX_CALL(hx_opt_set(o, "levels", "auto"));
+  hx_opt *sm, *c;
+  HX_CALL(hx_opt_submap(o, "smoother", &sm));
+  HX_CALL(hx_opt_write_group(sm, &smoother_group, v));
+  HX_CALL(hx_opt_submap(o, "coarse", &c));
+  HX_CALL(hx_opt_write_group(c, &hx_pc_coarse_group, &v->c));
+  return HX_SUCCESS;
+}
+
+/* Bytes per GLL node that pmg adds to a Jacobi-PCG solve (HX_MEM_RUN_NODE
+ * in hx_core.h), lower bounds (docs/case-format.md, "Memory"), per node of
+ * each level at its order q, weighted by its share ((q+1)/(p+1))^3 of the
+ * fine nodes: the smoother (its type's mem_per_node, smoother.c), the
+ * level's discretisation and vectors below the fine one, the Q1 level
+ * (BoomerAMG). Fitted to the peak memory of box and Kershaw cases (CPU,
+ * FP32, p = 3, 5, 7, cheby-asm and cheby-jacobi, 2 ranks of 0.4-2M nodes,
+ * and a box of 38M nodes per rank): within 10 % at the small sizes, 16 %
+ * over at the large one. */
+#define PC_MEM_PMG_LEVEL_NODE 15.8
+#define PC_MEM_PMG_Q1_NODE 15.8
+
+double hx_pmg_mem_per_node(const hx_pmg_opts *opts, int p, int trial) {
+  hx_pmg_opts g = *opts;
+  double bytes = 0.0;
+  /* with the smoother trial both candidates exist at once (Jacobi, then Schwarz) */
+  for (int k = 0; k < (trial ? 2 : 1); k++) {
+    if (trial) g.inner = k ? HX_SMOOTH_ASM : HX_SMOOTH_JACOBI, g.inner_below = -1;
+    int levels[HX_PMG_MAX_LEVELS], n = g.nlevels;
+    if (n)
+      memcpy(levels, g.levels, sizeof(int) * (size_t)n);
+    else
+      n = hx_pmg_default_levels(p, levels);
+    const double fine = (p + 1.0) * (p + 1.0) * (p + 1.0);
+    for (int l = 0; l < n; l++) {
+      const double q = levels[l], share = (q + 1) * (q + 1) * (q + 1) / fine;
+      double node = l > 0 ? PC_MEM_PMG_LEVEL_NODE : 0.0;
+      if (l == n - 1 && g.coarse) /* the Q1 level: BoomerAMG, not smoothed */
+        node = PC_MEM_PMG_Q1_NODE;
+      else
+        node +=
+            hx_smoothers[l > 0 && g.inner_below >= 0 ? g.inner_below : (int)g.inner]->mem_per_node(levels[l]);
+      bytes += node * share;
     }
-    s = strchr(s, ',');
   }
-  return 0;
+  return bytes;
 }
 
-static int auto_dot(const hx_op op, MPI_Comm comm, const double *x, const double *y, double *r) {
-  double loc = 0.0;
-  HX_CALL(hx_array_dot_p(hx_op_backend(op), HX_F64, hx_op_owned(op), x, y, &loc));
-  HX_MPI(MPI_Allreduce(&loc, r, 1, MPI_DOUBLE, MPI_SUM, comm));
-  return HX_SUCCESS;
+static double pmg_mem_per_node(const void *vals, int p) {
+  return hx_pmg_mem_per_node(&((const pmg_vals *)vals)->g, p, 0);
 }
 
-/* c->t_it, c->rate: its PCG iterations with g (set up) on the pseudo-random
- * masked right-hand side h_b; work: 4 backend FP64 vectors */
-static int auto_trial(pmg_auto *a, pmg *g, auto_cand *c, const double *h_b, double **w) {
-  hx_op op = hx_disc_op(a->d);
-  hx_backend b = hx_disc_backend(a->d);
-  const MPI_Comm comm = hx_gs_comm(hx_disc_gs(a->d));
-  const int64_t n = hx_op_size(op);
-  double *r = w[0], *z = w[1], *p = w[2], *q = w[3];
-  HX_CALL(hx_mem_to_device(b, r, h_b, sizeof(double) * (size_t)n));
-  HX_CALL(pmg_apply(g, r, z));
-  HX_CALL(hx_array_copy_p(b, HX_F64, n, p, z));
-  double rz, rz1 = 0.0;
-  HX_CALL(auto_dot(op, comm, r, z, &rz));
-  const int m = a->o.trial_iterations;
-  double t_its[64];
-  int done = 0;
-  for (int it = 0; it < m; it++) {
-    double pq, rzn;
-    HX_CALL(hx_backend_sync(b));
-    const double t0 = hx_wtime();
-    HX_CALL(hx_op_apply(op, p, q, NULL));
-    HX_CALL(auto_dot(op, comm, p, q, &pq));
-    HX_CHECK(pq > 0 && isfinite(pq), HX_ERR_NUMERIC, "preconditioner auto: trial of %s: p.Ap = %g", c->name,
-             pq);
-    HX_CALL(hx_array_axpby_p(b, HX_F64, n, r, -rz / pq, q, 1.0));
-    HX_CALL(pmg_apply(g, r, z));
-    HX_CALL(auto_dot(op, comm, r, z, &rzn));
-    HX_CHECK(rzn >= 0 && isfinite(rzn), HX_ERR_NUMERIC, "preconditioner auto: trial of %s: r.z = %g", c->name,
-             rzn);
-    HX_CALL(hx_array_xpay_p(b, HX_F64, n, p, z, rzn / rz));
-    HX_CALL(hx_backend_sync(b));
-    t_its[done] = hx_wtime() - t0;
-    rz = rzn, done++;
-    if (it == 0) rz1 = rz;
-    if (!(rz > 0)) break;
-  }
-  /* each iteration's time the max over ranks, then the least of them: on a
-   * shared host the mean follows the other processes' load (candidates
-   * measured 2-4x apart between runs at load 14 on 2 cores), the least
-   * iteration much less */
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, t_its, done, MPI_DOUBLE, MPI_MAX, comm));
-  c->t_it = HUGE_VAL;
-  for (int i = 0; i < done; i++)
-    if (t_its[i] < c->t_it) c->t_it = t_its[i];
-  c->injected = auto_injected(c->name, &c->t_it);
-  /* per-iteration reduction of |r|_{M^-1} = sqrt(r.z) from iteration 1 to m */
-  c->rate = done > 1 && rz1 > 0 ? pow(rz > 0 ? rz / rz1 : 1e-300, 0.5 / (double)(done - 1)) : 1.0;
-  if (c->rate > 0.999) c->rate = 0.999;
-  c->est_its = 1.0 + log(AUTO_TOL) / log(c->rate);
-  c->est_solve = c->est_its * c->t_it;
-  c->status = 1;
-  return HX_SUCCESS;
-}
-
-/* the smoother `which` of every level (the Jacobi one with the whole pmg
- * at first, the Schwarz one added to the same levels and coarse level) */
-static int auto_obj_setup(pmg_auto *a, int which) {
-  const double t0 = hx_wtime();
-  if (which == AUTO_JACOBI) {
-    hx_pmg_opts o = a->o.base;
-    o.cycle = HX_PMG_MULTIPLICATIVE, o.sides = HX_PMG_SIDES_BOTH, o.kind = HX_CHEB_OPT_FOURTH;
-    o.inner = HX_SMOOTH_JACOBI;
-    o.inner_below = -1, o.degree_below = 0, o.degree = 3;
-    HX_CALL(pmg_new(a->d, &o, &a->g));
-    HX_CALL(pmg_setup(a->g));
-  } else {
-    for (int l = 0; l < a->g->nl; l++) {
-      const double tl = hx_wtime();
-      HX_CALL(level_smoother(a->g, l, HX_SMOOTH_ASM));
-      a->g->lv[l].t_setup += hx_wtime() - tl;
-    }
-    a->g->o.inner = HX_SMOOTH_ASM;
-  }
-  double dt = hx_wtime() - t0;
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
-  a->t_obj_setup[which] = dt;
-  return HX_SUCCESS;
-}
-
-/* every level to the smoother `which` (set up) at degree */
-static void auto_use(pmg_auto *a, int which, int degree) {
-  pmg *g = a->g;
-  g->o.inner = which == AUTO_JACOBI ? HX_SMOOTH_JACOBI : HX_SMOOTH_ASM;
-  for (int l = 0; l < g->nl; l++) {
-    pmg_level *L = &g->lv[l];
-    L->inner = g->o.inner;
-    L->est = which == AUTO_JACOBI ? L->est_jac : L->est_fdm;
-    L->cheb.rho = g->o.eig_safety * L->est;
-  }
-  pmg_set_degree(g, degree);
-}
-
-static void auto_add(pmg_auto *a, int obj, int degree) {
-  auto_cand *c = &a->c[a->nc++];
-  memset(c, 0, sizeof *c);
-  c->obj = obj, c->degree = degree;
-  snprintf(c->name, sizeof c->name, "cheby-%s-%d", obj == AUTO_JACOBI ? "jacobi" : "asm", degree);
-  c->est_its = c->est_solve = HUGE_VAL;
-}
-
-static int auto_run_trials(pmg_auto *a, double **w, double *h_b) {
-  /* the Jacobi candidates first: almost no setup */
-  HX_CALL(auto_obj_setup(a, AUTO_JACOBI));
-  /* warm-up: the first candidate's iterations on the random vector; their
-   * residual, rid of the rough components every smoother removes at once
-   * (on a random vector the first iterations of any candidate look fast:
-   * 4 iterations predicted 38 of cheby-jacobi's 105 on Kershaw), is the
-   * right-hand side every candidate is timed on */
-  auto_cand warm = a->c[0];
-  auto_use(a, warm.obj, warm.degree);
-  HX_CALL(auto_trial(a, a->g, &warm, h_b, w));
-  HX_CALL(hx_mem_to_host(hx_disc_backend(a->d), h_b, w[0],
-                         sizeof(double) * (size_t)hx_op_size(hx_disc_op(a->d))));
-  double best_j = HUGE_VAL;
-  for (int i = 0; i < a->nc; i++) {
-    auto_cand *c = &a->c[i];
-    if (c->obj != AUTO_JACOBI) continue;
-    auto_use(a, AUTO_JACOBI, c->degree);
-    HX_CALL(auto_trial(a, a->g, c, h_b, w));
-    if (c->est_its < best_j) best_j = c->est_its;
-  }
-  if (a->o.schwarz_above > 0 && best_j <= a->o.schwarz_above) {
-    snprintf(a->skipped, sizeof a->skipped,
-             "the Schwarz candidates: the Jacobi candidate's estimate, %.1f iterations, is within "
-             "schwarz_above (%d)",
-             best_j, a->o.schwarz_above);
+int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *levels, int *n) {
+  *n = 0;
+  if (g->nlevels == 0) { /* auto */
+    levels[(*n)++] = order;
+    if (order > 1) levels[(*n)++] = 1;
     return HX_SUCCESS;
   }
-  HX_CALL(auto_obj_setup(a, AUTO_ASM));
-  for (int i = 0; i < a->nc; i++) {
-    auto_cand *c = &a->c[i];
-    if (c->obj != AUTO_ASM) continue;
-    auto_use(a, AUTO_ASM, c->degree);
-    HX_CALL(auto_trial(a, a->g, c, h_b, w));
+  if (g->levels[0] != order) {
+    /* the setup refuses the mismatch too, but without a position */
+    const hx_opt *lv = hx_opt_get(o, "levels");
+    return hx_opt_error(
+        lv && lv->kind == HX_OPT_LIST && lv->n > 0 ? lv->items[0] : lv,
+        "preconditioner.levels: the first level is order %d but the case's order is %d; start "
+        "the list at the order (e.g. [%d, ..., 1]) or use levels: auto",
+        g->levels[0], order, order);
   }
+  for (int i = 0; i < g->nlevels; i++) levels[i] = g->levels[i];
+  *n = g->nlevels;
   return HX_SUCCESS;
 }
 
-static int auto_setup(void *ctx) {
-  pmg_auto *a = (pmg_auto *)ctx;
-  const double t0 = hx_wtime();
-  hx_op op = hx_disc_op(a->d);
-  hx_backend b = hx_disc_backend(a->d);
-  const int64_t n = hx_op_size(op);
-  /* the trial's right-hand side: pseudo-random (seeded by the global ids),
-   * masked, the same on any rank count */
-  double *h_b = NULL, *w[4] = {NULL, NULL, NULL, NULL};
-  int err = HX_ALLOC(&h_b, n > 0 ? n : 1);
-  const int64_t *gid = hx_gs_global_ids(hx_disc_gs(a->d));
-  for (int64_t i = 0; i < n && !err; i++) {
-    uint64_t s = (uint64_t)gid[i] * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
-    s ^= s >> 31, s *= 0xBF58476D1CE4E5B9ull, s ^= s >> 29;
-    h_b[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-  }
-  for (int i = 0; i < 4 && !err; i++)
-    err = hx_mem_alloc(b, sizeof(double) * (size_t)(n > 0 ? n : 1), (void **)&w[i]);
-  if (!err) err = hx_mem_to_device(b, w[0], h_b, sizeof(double) * (size_t)n);
-  if (!err) err = hx_gs_apply_mask(hx_disc_gs(a->d), w[0]);
-  if (!err) err = hx_mem_to_host(b, h_b, w[0], sizeof(double) * (size_t)n);
-  if (!err) err = auto_run_trials(a, w, h_b);
-  for (int i = 0; i < 4; i++)
-    if (w[i]) hx_mem_free(b, (void **)&w[i]);
-  free(h_b);
-  HX_CALL(err);
-  /* the least estimated solve time (the setups are spent either way) */
-  a->chosen = -1;
-  for (int i = 0; i < a->nc; i++)
-    if (a->c[i].status && (a->chosen < 0 || a->c[i].est_solve < a->c[a->chosen].est_solve)) a->chosen = i;
-  HX_CHECK(a->chosen >= 0, HX_ERR_NUMERIC, "preconditioner auto: no candidate was tried");
-  auto_cand *c = &a->c[a->chosen];
-  c->status = 2;
-  /* the other smoother's memory back before the solve */
-  auto_use(a, c->obj, c->degree);
-  for (int l = 0; l < a->g->nl; l++) {
-    pmg_level *L = &a->g->lv[l];
-    if (c->obj == AUTO_JACOBI)
-      HX_CALL(hx_fdm_destroy(&L->fdm));
-    else
-      HX_CALL(hx_pc_destroy(&L->jac));
-  }
-  pmg_reset_stats(a->g);
-  double dt = hx_wtime() - t0;
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
-  a->t_trial = dt;
-  for (int i = 0; i < a->nc; i++) {
-    const auto_cand *ci = &a->c[i];
-    if (ci->status)
-      hx_log(HX_LOG_NORMAL,
-             "preconditioner auto: %-16s %.3e s per iteration%s, rate %.3f, about %.0f iterations, "
-             "%.3e s to 1e-8%s\n",
-             ci->name, ci->t_it, ci->injected ? " (injected)" : "", ci->rate, ci->est_its, ci->est_solve,
-             ci->status == 2 ? "  <- chosen" : "");
-  }
-  if (a->skipped[0]) hx_log(HX_LOG_NORMAL, "preconditioner auto: skipped %s\n", a->skipped);
-  hx_log(HX_LOG_NORMAL, "preconditioner auto: chose %s after a %.3f s trial (setups included)\n", c->name,
-         a->t_trial);
+static int pmg_levels(const hx_opt *o, const void *vals, int order, int *levels, int *n) {
+  HX_CALL(hx_pmg_known_levels(o, &((const pmg_vals *)vals)->g, order, levels, n));
   return HX_SUCCESS;
 }
 
-static int auto_apply(void *ctx, const double *d_r, double *d_z) {
-  pmg_auto *a = (pmg_auto *)ctx;
-  HX_CHECK(a->chosen >= 0, HX_ERR_ARG, "preconditioner auto: applied before its setup");
-  HX_CALL(pmg_apply(a->g, d_r, d_z));
-  return HX_SUCCESS;
-}
-
-static void auto_describe(void *ctx, char *buf, size_t len) {
-  pmg_auto *a = (pmg_auto *)ctx;
-  if (a->chosen < 0) {
-    snprintf(buf, len, "pmg-trial(cheby-jacobi or cheby-asm, chosen at setup)");
-    return;
+/* a restricted Schwarz smoother, or smoothing on one side of the V-cycle,
+ * is not symmetric */
+static int pmg_check_solver(const hx_opt *o, const void *vals, const char *solver) {
+  const pmg_vals *v = vals;
+  const hx_pmg_opts *g = &v->g;
+  const hx_opt *sm = hx_opt_get(o, "smoother");
+  if (g->cycle == HX_PMG_MULTIPLICATIVE && g->sides != HX_PMG_SIDES_BOTH) {
+    const hx_opt *sd = hx_opt_get(o, "sides");
+    return hx_opt_error(
+        sd ? sd : o,
+        "preconditioner.sides: %s (smoothing on one side of the V-cycle only) is not symmetric, "
+        "and solver.type %s needs a symmetric preconditioner; use solver.type: fcg (flexible CG) "
+        "or sides: both",
+        sides_names[g->sides], solver);
   }
-  char in[400];
-  pmg_describe(a->g, in, sizeof in);
-  snprintf(buf, len, "pmg-trial(%s: %s)", a->c[a->chosen].name, in);
+  const hx_smoother_class *in = hx_smoothers[g->inner];
+  const hx_smoother_class *below = g->inner_below >= 0 ? hx_smoothers[g->inner_below] : in;
+  const int bad_below = !below->symmetric && in->symmetric;
+  if (in->symmetric && !bad_below) return HX_SUCCESS;
+  /* the node that chose the smoother (the defaults are symmetric) */
+  const char *key = bad_below ? "type_below" : "type";
+  const hx_smoother_class *bad = bad_below ? below : in;
+  const hx_opt *t = sm ? hx_opt_get(sm, key) : NULL;
+  return hx_opt_error(t ? t : o,
+                      "preconditioner.smoother.%s: %s (%s) is not symmetric, and solver.type %s needs a symmetric "
+                      "preconditioner; use solver.type: fcg (flexible CG) or a symmetric smoother (asm, cheby-asm, "
+                      "jacobi, cheby-jacobi)",
+                      key, bad_below ? smoother_types_below[v->sm_type_below] : smoother_types[v->sm_type],
+                      bad->what ? bad->what : bad->name, solver);
 }
 
-/* the auto node: the choice, the trial and its candidates, and the chosen
- * pmg's own figures under `chosen` */
-static int auto_report(void *ctx, hx_opt *node) {
-  pmg_auto *a = (pmg_auto *)ctx;
-  if (a->chosen < 0) return HX_SUCCESS;
-  hx_opt *list, *m;
-  HX_CALL(hx_pc_report_text(node, "choice", a->c[a->chosen].name));
-  HX_CALL(hx_pc_report_real(node, "trial_s", a->t_trial));
-  HX_CALL(hx_pc_report_int(node, "trial_iterations", a->o.trial_iterations));
-  HX_CALL(hx_pc_report_int(node, "schwarz_above", a->o.schwarz_above));
-  if (a->skipped[0]) HX_CALL(hx_pc_report_text(node, "skipped", a->skipped));
-  HX_CALL(hx_pc_report_list(node, "candidates", &list));
-  for (int i = 0; i < a->nc; i++) {
-    const auto_cand *c = &a->c[i];
-    HX_CALL(hx_pc_report_map(list, NULL, &m));
-    HX_CALL(hx_pc_report_text(m, "name", c->name));
-    HX_CALL(hx_pc_report_text(m, "status", c->status == 2 ? "chosen" : c->status ? "tried" : "skipped"));
-    if (!c->status) continue;
-    HX_CALL(hx_pc_report_real(m, "smoother_setup_s", a->t_obj_setup[c->obj]));
-    HX_CALL(hx_pc_report_real(m, "iteration_s", c->t_it));
-    HX_CALL(hx_pc_report_text(m, "timing", c->injected ? "injected" : "measured"));
-    HX_CALL(hx_pc_report_real(m, "rate", c->rate));
-    HX_CALL(hx_pc_report_real(m, "estimated_iterations", c->est_its));
-    HX_CALL(hx_pc_report_real(m, "estimated_solve_s", c->est_solve));
-  }
-  pmg *g = a->g;
-  char desc[400];
-  pmg_describe(g, desc, sizeof desc);
-  HX_CALL(hx_pc_report_map(node, "chosen", &m));
-  HX_CALL(hx_pc_report_text(m, "description", desc));
-  HX_CALL(pmg_report(g, m));
+static int pmg_create(hx_disc d, const void *vals, hx_pc *pc) {
+  HX_CALL(hx_pc_create_pmg(d, &((const pmg_vals *)vals)->g, pc));
   return HX_SUCCESS;
 }
 
-static int auto_destroy(void *ctx) {
-  pmg_auto *a = (pmg_auto *)ctx;
-  int first = HX_SUCCESS;
-  if (a->g) first = pmg_destroy(a->g);
-  const int err = hx_disc_destroy(&a->d);
-  if (err && !first) first = err;
-  free(a);
-  if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
-  return HX_SUCCESS;
-}
-
-int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc) {
-  *pc = NULL;
-  HX_CHECK(o->trial_iterations >= 2 && o->trial_iterations <= 50, HX_ERR_INPUT,
-           "preconditioner.trial_iterations: %d outside 2..50", o->trial_iterations);
-  pmg_auto *a;
-  HX_CALL(HX_ALLOC(&a, 1));
-  memset(a, 0, sizeof *a);
-  a->o = *o;
-  a->chosen = -1;
-  a->d = d;
-  int err = hx_disc_reference(d);
-  if (err) {
-    free(a);
-    HX_CALL(err);
-  }
-  auto_add(a, AUTO_JACOBI, 3);
-  auto_add(a, AUTO_JACOBI, 5);
-  auto_add(a, AUTO_ASM, 3);
-  const hx_pc_ops ops = {.type = "pmg-trial",
-                         .setup = auto_setup,
-                         .apply = auto_apply,
-                         .describe = auto_describe,
-                         .report = auto_report,
-                         .destroy = auto_destroy,
-                         .passes = 2 * 3 * 6};
-  err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
-  if (err) auto_destroy(a);
-  HX_CALL(err);
-  return HX_SUCCESS;
-}
-
-const char *hx_pc_trial_choice(hx_pc pc) {
-  if (!pc || strcmp(hx_pc_type(pc), "pmg-trial")) return NULL;
-  const pmg_auto *a = (const pmg_auto *)hx_pc_context(pc);
-  return a->chosen >= 0 ? a->c[a->chosen].name : NULL;
-}
+const hx_pc_class hx_pc_type_pmg = {.name = "pmg",
+                                    .group = &pmg_group,
+                                    .sub = {&hx_pc_coarse_group, &smoother_group},
+                                    .sub_at = {AT(c), 0},
+                                    .size = sizeof(pmg_vals),
+                                    .defaults = pmg_defaults,
+                                    .read = pmg_read,
+                                    .write = pmg_write,
+                                    .mem_per_node = pmg_mem_per_node,
+                                    .levels = pmg_levels,
+                                    .check_solver = pmg_check_solver,
+                                    .create = pmg_create};
+#undef AT

@@ -8,6 +8,8 @@
 #ifndef HX_PRECOND_IMPL_H
 #define HX_PRECOND_IMPL_H
 
+#include <pthread.h>
+
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_precond.h"
@@ -64,6 +66,9 @@ typedef struct hx_fdm_s *hx_fdm;
  * widths, 1D extended matrices, eigenproblems (LAPACK dsygv), extended
  * exchange pattern. */
 int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *f);
+/* The same on discretisation d (its mesh, gs, coefficients, Dirichlet
+ * faces; d must outlive f). Collective. */
+int hx_fdm_create_on(hx_disc d, hx_fdm_weight weight, int overlap, hx_precision prec, hx_fdm *f);
 /* Collective. d_z = fine-level correction of d_r (fine G-vectors in the
  * backend's memory, d_r masked and consistent; d_z comes out masked and
  * consistent). d_r and d_z must not alias. */
@@ -140,6 +145,10 @@ typedef struct hx_coarse_s *hx_coarse;
 int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
                      const double *h_lambda, const int *h_dirichlet_l, const hx_coarse_opts *o,
                      hx_coarse *c);
+/* The same on discretisation d (its mesh, gs, element operator,
+ * coefficients, Dirichlet nodes, Robin term and null space; d must outlive
+ * c). Collective. */
+int hx_coarse_create_on(hx_disc d, const hx_coarse_opts *o, hx_coarse *c);
 /* Collective over the coarse level's own duplicated communicator (not the
  * fine one). h_r, h_z: fine G-vectors in HOST memory (h_r masked). h_z =
  * P A0^{-1} P^T h_r (masked). Uses only host memory, its own communicator
@@ -148,6 +157,25 @@ int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h
  * that thread's OpenMP team size). */
 int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z);
 int hx_coarse_destroy(hx_coarse *c);
+
+/* The coarse solve h_z = A0^{-1} h_r beside other work (asm's fine level,
+ * pmg's additive smoothing): hx_coarse_job_start starts it in a host thread
+ * of its own (thread != 0 and the thread starts), hx_coarse_job_join waits
+ * for it, or runs it then on the caller's thread. It runs with one OpenMP
+ * thread (the other work keeps the cores; the caller's team size is put
+ * back). join: the caller's own error err (nonzero: returned after the
+ * join), else the solve's error re-raised; *t its seconds. */
+typedef struct {
+  hx_coarse c;
+  const double *h_r;
+  double *h_z;
+  int started;
+  pthread_t th;
+  hx_error_state st; /* the error state is per thread: the join re-raises it */
+  double t;
+} hx_coarse_job;
+void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread);
+int hx_coarse_job_join(hx_coarse_job *j, int err, double *t);
 
 typedef struct {
   int64_t rows_global;    /* coarse unknowns (non-Dirichlet vertices) */
@@ -263,13 +291,36 @@ int hx_cheb_apply(hx_backend b, int64_t n, const hx_cheb *c, hx_lin_fn A, void *
  * callbacks in prec, dots accumulated in FP64). d_v: the start vector
  * (masked; it is not changed); work: 4 vectors of length n. Dots over the
  * first nown entries summed over comm. Collective. */
+/* The start vector of the estimate on discretisation d: pseudo-random
+ * (seeded by the global ids: the same global values on any rank count),
+ * rounded to prec, masked. Not collective. */
+int hx_eig_start_vector(hx_disc d, hx_precision prec, void *d_v);
 int hx_eig_max_estimate(hx_backend b, hx_precision prec, int64_t n, int64_t nown, MPI_Comm comm, hx_lin_fn A,
                         void *actx, hx_lin_fn S, void *sctx, int symmetric, int steps, const void *d_v,
                         void *d_w0, void *d_w1, void *d_w2, void *d_w3, double *lmax);
 
 /* ================================================================ p-multigrid
  * (pc_pmg.c) docs/preconditioner.md. */
-typedef enum { HX_SMOOTH_JACOBI = 0, HX_SMOOTH_ASM = 1, HX_SMOOTH_RAS = 2 } hx_smooth_inner;
+/* The inner preconditioner S of a level's smoother: an hx_pc object of a
+ * smoother type (smoother.c), one record each and one line in
+ * smoother_types.h, which also makes the enum HX_SMOOTH_ID. */
+#define HX_SMOOTHER(ID_, id_) HX_SMOOTH_##ID_,
+typedef enum {
+#include "smoother_types.h"
+  HX_SMOOTH_COUNT
+} hx_smooth_inner;
+#undef HX_SMOOTHER
+typedef struct {
+  const char *name; /* smoother.type: name, or cheby-name in a Chebyshev polynomial */
+  const char *what; /* for messages, NULL: none ("restricted Schwarz") */
+  int symmetric;    /* S symmetric (else a solver that is not flexible refuses it) */
+  double (*mem_per_node)(int q); /* bytes per node of a level of order q (memory check) */
+  int (*create)(hx_disc d, hx_precision prec, hx_pc *S); /* level d's S in prec, set up */
+} hx_smoother_class;
+#define HX_SMOOTHER(ID_, id_) extern const hx_smoother_class hx_smoother_##id_;
+#include "smoother_types.h"
+#undef HX_SMOOTHER
+extern const hx_smoother_class *const hx_smoothers[HX_SMOOTH_COUNT];
 typedef enum { HX_PMG_MULTIPLICATIVE = 0, HX_PMG_ADDITIVE = 1 } hx_pmg_cycle;
 /* where the V-cycle smooths: both ways (symmetric with a symmetric
  * smoother), or only on the way down (pre) or up (post): half the smoothing,
@@ -312,7 +363,7 @@ int hx_pmg_default_levels(int p, int *levels);
 int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc);
 
 /* ================================================================ smoother trial
- * (pc_pmg.c) type auto with trial: true: at setup, pmg candidates (cheby-jacobi, then,
+ * (pc_auto.c) type auto with trial: true: at setup, pmg candidates (cheby-jacobi, then,
  * unless the Jacobi candidate already converges fast, cheby-asm) built on
  * d with base's levels, precision and coarse level, each timed over
  * trial_iterations PCG iterations on a pseudo-random right-hand side; the
@@ -371,6 +422,89 @@ typedef struct {
 } hx_auto_pred;
 int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, double target,
                     const hx_auto_opts *o, hx_auto_pred *p);
+
+/* ================================================================ types
+ * A preconditioner type is one record (its pc_*.c file) and one line in
+ * pc_types.h; pc_options.c's factory loops over the records: the type key,
+ * the keys of another type dropped, the reading into the type's own typed
+ * options (vals, `size` bytes), the effective case, the memory estimate, the
+ * levels, the solver check, hexcg keys and the create. docs/developer.md
+ * "Add a preconditioner". */
+#define HX_NELEM(a) ((int)(sizeof(a) / sizeof *(a)))
+/* option rows, off_ = offsetof(the type's vals, field) */
+#define HX_PC_ENUM(k_, off_, nm_, d_, h_)                                                            \
+  {                                                                                                  \
+    .key = k_, .type = HX_OT_ENUM, .offset = off_, .names = nm_, .nnames = HX_NELEM(nm_), .def = d_, \
+    .help = h_                                                                                       \
+  }
+#define HX_PC_INT(k_, off_, lo_, hi_, h_) \
+  { .key = k_, .type = HX_OT_INT, .offset = off_, .min = lo_, .max = hi_, .help = h_ }
+#define HX_PC_DBL(k_, off_, lo_, hi_, fl_, h_) \
+  { .key = k_, .type = HX_OT_DOUBLE, .offset = off_, .min = lo_, .max = hi_, .flags = fl_, .help = h_ }
+/* row 0 of every type's group: the type key (read by the factory) */
+#define HX_PC_TYPE_KEY \
+  { .key = "type", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .help = "the preconditioner" }
+/* preconditioner.precision, in hx_precision order (HX_F64 = 0, HX_F32 = 1) */
+extern const char *const hx_pc_precision_names[2];
+#define HX_PC_PREC_KEY(off_)                                                                             \
+  {                                                                                                      \
+    .key = "precision", .type = HX_OT_ENUM, .offset = off_, .names = hx_pc_precision_names, .nnames = 2, \
+    .help = "arithmetic of the preconditioner"                                                           \
+  }
+#define HX_PC_COARSE_KEY(help_)                                                                 \
+  {                                                                                             \
+    .key = "coarse", .type = HX_OT_GROUP, .offset = HX_OPT_NOWHERE, .sub = &hx_pc_coarse_group, \
+    .help = (help_)                                                                             \
+  }
+#define HX_PC_LEVELS_KEY(help_)                                                    \
+  {                                                                                \
+    .key = "levels", .type = HX_OT_OTHER, .offset = HX_OPT_NOWHERE, .def = "auto", \
+    .what = "auto or a list of decreasing orders ending in 1", .help = (help_)     \
+  }
+
+typedef struct hx_pc_class {
+  const char *name;           /* the value of preconditioner.type */
+  const hx_opt_group *group;  /* its keys under preconditioner: (row 0 HX_PC_TYPE_KEY) */
+  const hx_opt_group *sub[2]; /* its sub-mappings' keys (hexcg keys lists each once) ... */
+  size_t sub_at[2];           /* ... and where in vals each one's defaults lie */
+  size_t size;                /* of its vals */
+  void (*defaults)(void *vals);
+  /* after the group's keys are read into vals: the rest (sub-mappings,
+   * levels) and the checks across keys; NULL: none */
+  int (*read)(const hx_opt *o, void *vals);
+  /* every default made explicit in o (the effective case); NULL: none */
+  int (*write)(hx_opt *o, const void *vals);
+  /* bytes per fine GLL node at order p (hx_pc_options_mem_per_node); NULL: 0 */
+  double (*mem_per_node)(const void *vals, int p);
+  /* the orders known before the setup (hx_pc_options_levels); NULL: none */
+  int (*levels)(const hx_opt *o, const void *vals, int order, int *levels, int *n);
+  /* a solver that is not flexible: refuse what is not symmetric; NULL: symmetric */
+  int (*check_solver)(const hx_opt *o, const void *vals, const char *solver);
+  int (*create)(hx_disc d, const void *vals, hx_pc *pc);
+} hx_pc_class;
+#define HX_PC_TYPE(id_) extern const hx_pc_class hx_pc_type_##id_;
+#include "pc_types.h"
+#undef HX_PC_TYPE
+
+/* the coarse: mapping of asm, pmg and auto (coarse.c): solver and options */
+typedef struct {
+  int solver; /* coarse.solver: 0 none, 1 boomeramg */
+  hx_coarse_opts co;
+} hx_pc_coarse_vals;
+extern const hx_opt_group hx_pc_coarse_group;
+/* Read (and check) a coarse: mapping c into *v (NULL: *v left alone). */
+int hx_pc_coarse_read(const hx_opt *c, hx_pc_coarse_vals *v);
+/* preconditioner.levels of o (pc_pmg.c): auto (g->nlevels 0) or a list. */
+int hx_pc_levels_read(const hx_opt *o, hx_pmg_opts *g);
+/* pmg's levels known before the setup and its memory per node (auto's
+ * pmg too; trial: both smoothers at once). pc_pmg.c. */
+int hx_pmg_known_levels(const hx_opt *o, const hx_pmg_opts *g, int order, int *levels, int *n);
+double hx_pmg_mem_per_node(const hx_pmg_opts *g, int p, int trial);
+
+/* ================================================================ cheby
+ * (pc_cheby.c) The bound rho of lambda_max(D^-1 A) of a set-up type cheby
+ * (0 for another type or before setup), for tests. */
+double hx_pc_cheby_rho(hx_pc pc);
 
 /* LAPACK's info after a call (precond/lapack.c): HX_SUCCESS for 0, else an
  * error naming the routine and what it was solving; a parameter that

@@ -1,5 +1,5 @@
 /* type auto's smoother trial ({type: auto, start: pmg, trial: true};
- * pc_pmg.c): the choice is reproducible given the
+ * pc_auto.c): the choice is reproducible given the
  * timings. HEXCG_AUTO_TIMINGS replaces the measured seconds per trial
  * iteration of the named candidates; the rates come from PCG on a fixed
  * pseudo-random right-hand side (the same on every run), so with injected

@@ -1,0 +1,62 @@
+/* Private to precond/: pmg's levels and cycle (pc_pmg.c), for the smoother
+ * trial of type auto (pc_auto.c), which builds pmg contexts, switches their
+ * levels' smoothers and times them. */
+#ifndef HX_PMG_CYCLE_H
+#define HX_PMG_CYCLE_H
+
+#include "precond_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  hx_disc d;
+  hx_op op;  /* the FP64 operator (Jacobi's diagonal) */
+  hx_op opc; /* the cycle's operator, in prec (op itself for FP64; owned by the disc) */
+  hx_backend b;
+  int64_t n, nown;
+  int order;
+  hx_precision prec;     /* of the cycle on this level: vectors, opc, smoother */
+  hx_smooth_inner inner; /* this level's S (hx_pmg_opts inner, or inner_below below the fine level) */
+  hx_pc S[HX_SMOOTH_COUNT]; /* the inner S of each smoother type the level holds (in prec; the
+                               smoother trial holds two), inner's applied */
+  hx_cheb cheb;
+  double est;                     /* eigenvalue estimate (before the safety factor) */
+  double est_of[HX_SMOOTH_COUNT]; /* the same of each S the level holds */
+  void *bv, *x, *r, *dd, *t; /* rhs, correction, work (in prec) */
+  double t_setup, t_smooth, t_transfer;
+} pmg_level;
+
+typedef struct {
+  hx_disc d;
+  hx_backend b;
+  hx_pmg_opts o;
+  hx_precision prec; /* of the cycle (preconditioner.precision) */
+  int nl;
+  pmg_level lv[HX_PMG_MAX_LEVELS];
+  hx_coarse coarse;
+  double *h_r, *h_z, *d_zc;
+  int overlap;
+  double t_coarse_setup;
+  int64_t applies;
+  double t_coarse, t_copy, t_total;
+} pmg;
+
+/* a pmg context on d (referenced) with options o, levels checked, not set up */
+int hx_pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out);
+/* the hx_pc_ops of type pmg on a context */
+int hx_pmg_setup(void *ctx);
+int hx_pmg_apply(void *ctx, const double *d_r, double *d_z);
+void hx_pmg_describe(void *ctx, char *buf, size_t len);
+int hx_pmg_report(void *ctx, hx_opt *node);
+int hx_pmg_destroy(void *ctx);
+/* level l's smoother around S = inner (built unless it exists: a level may
+ * hold a Jacobi and a Schwarz S), its eigenvalue bound and polynomial; the
+ * level is inner's from here on */
+int hx_pmg_level_smoother(pmg *g, int l, hx_smooth_inner inner);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
