@@ -351,22 +351,16 @@ int hx_mem_zero(hx_backend b, void *ptr, size_t bytes) { HX_CALL(hx_mem_zero_q(b
 int hx_array_copy_q(hx_queue q, int64_t n, double *y, const double *x) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_copy(q, n, y, x));
-  HX_MC_DEV(q->b, y, n, "copy: y");
-  HX_MC_DEV(q->b, x, n, "copy: x");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_copy(n, y, x));
+  HX_KERNEL_DISPATCH(q->b, "copy", hx_cuda_copy(q, n, y, x), HX_CALL(hx_cpu_copy(n, y, x)),
+                     HX_KARG_D(y, n), HX_KARG_D(x, n));
   return HX_SUCCESS;
 }
 
 int hx_array_axpby_q(hx_queue q, int64_t n, double *y, double a, const double *x, double bb) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_axpby(q, n, y, a, x, bb));
-  HX_MC_DEV(q->b, y, n, "axpby: y");
-  HX_MC_DEV(q->b, x, n, "axpby: x");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_axpby(n, y, a, x, bb));
+  HX_KERNEL_DISPATCH(q->b, "axpby", hx_cuda_axpby(q, n, y, a, x, bb), HX_CALL(hx_cpu_axpby(n, y, a, x, bb)),
+                     HX_KARG_D(y, n), HX_KARG_D(x, n));
   return HX_SUCCESS;
 }
 
@@ -374,22 +368,9 @@ int hx_array_dot_q(hx_queue q, int64_t n, const double *x, const double *y, doub
   HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_dot(q, n, x, y, result));
-  HX_MC_DEV(q->b, x, n, "dot: x");
-  HX_MC_DEV(q->b, y, n, "dot: y");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_dot(q, n, x, y, result));
+  HX_KERNEL_DISPATCH(q->b, "dot", hx_cuda_dot(q, n, x, y, result), HX_CALL(hx_cpu_dot(q, n, x, y, result)),
+                     HX_KARG_D(x, n), HX_KARG_D(y, n));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX)); /* a reduction waits for its queue */
-  return HX_SUCCESS;
-}
-
-int hx_array_copy(hx_backend b, int64_t n, double *y, const double *x) { HX_CALL(hx_array_copy_q(b->q0, n, y, x)); return HX_SUCCESS; }
-int hx_array_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb) {
-  HX_CALL(hx_array_axpby_q(b->q0, n, y, a, x, bb));
-  return HX_SUCCESS;
-}
-int hx_array_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
-  HX_CALL(hx_array_dot_q(b->q0, n, x, y, result));
   return HX_SUCCESS;
 }
 

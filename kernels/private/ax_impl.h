@@ -85,6 +85,9 @@ static inline int hx_ax_off_w3(int n) { return n * n + 2 * n; }
 
 /* General FP64 factors of element e on the host (ax.c): g[c*n^3 + node],
  * c = 0..5 the factors, 6 the lambda-mass; mass[node] = w |J| if not NULL. */
+/* ax_prec.c: replace the FP64 backend data of a new operator by its FP32
+ * storage (prec_impl.h "operator, FP32 storage") */
+int hx_ax_make_f32(struct hx_ax_s *ax);
 int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass);
 
 /* Per-backend apply of the listed elements (list == NULL: elements 0..nlist-1).
