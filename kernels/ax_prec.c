@@ -119,8 +119,7 @@ hx_precision hx_ax_precision(hx_ax ax) { return ax->prec; }
  * reduction slot (d_slot, backend memory: no host wait) */
 HX_CUDA_ONLY(static int ax_cuda_apply_sums(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
                                            const void *d_u, void *d_w, double *part, double *uw, double *d_slot) {
-  if (ax->prec == HX_F32) HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, d_map, d_u, d_w, part));
-  else HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
+  HX_CALL(HX_CUDA_P(ax->prec, ax_apply, ax, nlist, d_list, d_map, d_u, d_w, part));
   if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
   if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
   return HX_SUCCESS;
@@ -153,8 +152,7 @@ int hx_ax_apply_prec(hx_ax ax, hx_precision prec, int32_t nlist, const int32_t *
   HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
   const size_t es = hx_precision_size(prec), nl = (size_t)hx_ax_num_nodes(ax);
   HX_KERNEL_DISPATCH(ax->b, "operator", ax_cuda_apply_sums(ax, nlist, d_list, d_map, d_u, d_w, part, uw, d_slot),
-                     HX_CALL(prec == HX_F32 ? hx_ax_cpu_apply_f32(ax, nlist, d_list, d_map, d_u, d_w, part)
-                                            : hx_ax_cpu_apply(ax, nlist, d_list, d_map, d_u, d_w, part)),
+                     HX_CALL(HX_CPU_P(prec, ax_apply, ax, nlist, d_list, d_map, d_u, d_w, part)),
                      HX_KARG(d_list, d_list ? (size_t)nlist : 0, sizeof(int32_t), "element list"),
                      HX_KARG(d_map, d_map ? nl : 0, sizeof(int32_t), "L->G map"),
                      HX_KARG(d_u, d_map ? 1 : nl, es, "u"), HX_KARG(d_w, nl, es, "w"));

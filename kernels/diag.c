@@ -1,7 +1,7 @@
 /* An extra diagonal on listed entries (hx_array_diag_add_list_p,
  * hx_kernels_prec.h): argument checks and dispatch to cpu/diag_cpu.c or
  * cuda/diag_cuda.cu, the x.R.x sum left as one partial of a reduction slot. */
-#include "diag_impl.h"
+#include "backend_impl.h"
 #include "stream_impl.h"
 
 int hx_array_diag_add_list_p(hx_backend b, hx_precision prec, int64_t m, int64_t mred, const int32_t *d_idx,
@@ -23,17 +23,8 @@ int hx_array_diag_add_list_p(hx_backend b, hx_precision prec, int64_t m, int64_t
   HX_CHECK(d_x != d_y, HX_ERR_ARG, "diag_add_list: x and y alias");
   /* x and y are read at the listed entries only: at least one entry each */
   const size_t es = hx_precision_size(prec);
-  HX_KERNEL_DISPATCH(b, "diag_add_list",
-                     HX_BY_PREC(prec,
-                                hx_cuda_diag_add_list(b, m, mred, d_idx, (const double *)d_r, (const double *)d_x,
-                                                      (double *)d_y, part),
-                                hx_cuda_diag_add_list_f32(b, m, mred, d_idx, (const float *)d_r, (const float *)d_x,
-                                                          (float *)d_y, part)),
-                     HX_BY_PREC(prec,
-                                hx_cpu_diag_add_list(m, mred, d_idx, (const double *)d_r, (const double *)d_x,
-                                                     (double *)d_y, part),
-                                hx_cpu_diag_add_list_f32(m, mred, d_idx, (const float *)d_r, (const float *)d_x,
-                                                         (float *)d_y, part)),
+  HX_KERNEL_DISPATCH(b, "diag_add_list", HX_CUDA_P(prec, diag_add_list, b, m, mred, d_idx, d_r, d_x, d_y, part),
+                     HX_CPU_P(prec, diag_add_list, m, mred, d_idx, d_r, d_x, d_y, part),
                      HX_KARG(d_idx, m, sizeof(int32_t), "idx"), HX_KARG(d_r, m, es, "r"), HX_KARG(d_x, 1, es, "x"),
                      HX_KARG(d_y, 1, es, "y"));
   return HX_SUCCESS;

@@ -35,31 +35,38 @@ int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *r, const do
   return HX_SUCCESS;
 }
 
-int hx_array_xpay_q(hx_queue q, int64_t n, double *p, const double *z, double beta) {
+/* HX_F32: beta rounded to float */
+int hx_array_xpay_q(hx_queue q, hx_precision prec, int64_t n, void *p, const void *z, double beta) {
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_KERNEL_DISPATCH(q->b, "xpay", hx_cuda_xpay(q, n, p, z, beta), HX_CALL(hx_cpu_xpay(n, p, z, beta)),
-                     HX_KARG_D(p, n), HX_KARG_D(z, n));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "xpay", HX_CUDA_P(prec, xpay, q, n, p, z, beta), HX_CALL(HX_CPU_P(prec, xpay, n, p, z, beta)),
+                     HX_KARG(p, n, es, "p"), HX_KARG(z, n, es, "z"));
   return HX_SUCCESS;
 }
 
-int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *y, const double *x, const double *z) {
+int hx_array_pointwise_mult_q(hx_queue q, hx_precision prec, int64_t n, void *y, const void *x, const void *z) {
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_KERNEL_DISPATCH(q->b, "pointwise_mult", hx_cuda_pointwise_mult(q, n, y, x, z), HX_CALL(hx_cpu_pointwise_mult(n, y, x, z)),
-                     HX_KARG_D(y, n), HX_KARG_D(x, n), HX_KARG_D(z, n));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "pointwise_mult", HX_CUDA_P(prec, pointwise_mult, q, n, y, x, z),
+                     HX_CALL(HX_CPU_P(prec, pointwise_mult, n, y, x, z)), HX_KARG(y, n, es, "y"),
+                     HX_KARG(x, n, es, "x"), HX_KARG(z, n, es, "z"));
   return HX_SUCCESS;
 }
 
-int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *x, double *result) {
+int hx_array_norm2sq_q(hx_queue q, hx_precision prec, int64_t n, const void *x, double *result) {
   HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_KERNEL_DISPATCH(q->b, "norm2sq", hx_cuda_norm2sq(q, n, x, result), HX_CALL(hx_cpu_norm2sq(q, n, x, result)),
-                     HX_KARG_D(x, n));
+  HX_KERNEL_DISPATCH(q->b, "norm2sq", HX_CUDA_P(prec, norm2sq, q, n, x, result),
+                     HX_CALL(HX_CPU_P(prec, norm2sq, q, n, x, result)), HX_KARG(x, n, hx_precision_size(prec), "x"));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
   return HX_SUCCESS;
 }

@@ -61,104 +61,39 @@ int hx_array_axpy_f32_to_f64(hx_backend b, int64_t n, double *d_y, double a, con
   return HX_SUCCESS;
 }
 
-/* The precision-taking streaming ops: HX_F64 runs the queue functions of
- * backend.c and stream.c on the default queue (the FP64 names of
- * hx_kernels.h are inline wrappers of these), HX_F32 the float launchers. */
-#define HX_STREAM_P_BEGIN(b, prec, n)  \
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend"); \
-  HX_CHECK_PREC(prec);                     \
-  HX_LEN_OK(n)
+/* The precision-taking streaming ops: the queue functions (backend.c,
+ * stream.c: one dispatch each, both precisions) on the default queue; the
+ * FP64 names of hx_kernels.h are inline forms of these. */
+#define HX_STREAM_P(b, n, call)                 \
+  do {                                          \
+    HX_CHECK(b, HX_ERR_ARG, "NULL backend");    \
+    HX_LEN_OK(n);                               \
+    HX_CALL(call);                              \
+    return HX_SUCCESS;                          \
+  } while (0)
 
 int hx_array_copy_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x) {
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_copy_q(b->q0, n, (double *)d_y, (const double *)d_x));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  float *y = (float *)d_y;
-  const float *x = (const float *)d_x;
-  HX_KERNEL_DISPATCH(b, "copy", hx_cuda_copy_f32(b->q0, n, y, x), HX_CALL(hx_cpu_copy_f32(n, y, x)),
-                     HX_KARG_P(d_y, n, prec), HX_KARG_P(d_x, n, prec));
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_copy_q(b->q0, prec, n, d_y, d_x));
 }
-
 int hx_array_axpby_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, double a, const void *d_x,
                      double bb) {
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_axpby_q(b->q0, n, (double *)d_y, a, (const double *)d_x, bb));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  float *y = (float *)d_y;
-  const float *x = (const float *)d_x;
-  HX_KERNEL_DISPATCH(b, "axpby", hx_cuda_axpby_f32(b->q0, n, y, (float)a, x, (float)bb),
-                     HX_CALL(hx_cpu_axpby_f32(n, y, (float)a, x, (float)bb)), HX_KARG_P(d_y, n, prec),
-                     HX_KARG_P(d_x, n, prec));
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_axpby_q(b->q0, prec, n, d_y, a, d_x, bb));
 }
-
 int hx_array_dot_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, const void *d_y,
                    double *result) {
   HX_CHECK(result, HX_ERR_ARG, "NULL result pointer");
   *result = 0.0;
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_dot_q(b->q0, n, (const double *)d_x, (const double *)d_y, result));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  const float *x = (const float *)d_x, *y = (const float *)d_y;
-  HX_KERNEL_DISPATCH(b, "dot", hx_cuda_dot_f32(b->q0, n, x, y, result), HX_CALL(hx_cpu_dot_f32(b->q0, n, x, y, result)),
-                     HX_KARG_P(d_x, n, prec), HX_KARG_P(d_y, n, prec));
-  if (b->memcheck) HX_CALL(hx_mc_flush(b->q0, UINT64_MAX)); /* a reduction waits for its queue, as FP64 */
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_dot_q(b->q0, prec, n, d_x, d_y, result));
 }
-
 int hx_array_norm2sq_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, double *result) {
   HX_CHECK(result, HX_ERR_ARG, "NULL result pointer");
   *result = 0.0;
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_norm2sq_q(b->q0, n, (const double *)d_x, result));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  const float *x = (const float *)d_x;
-  HX_KERNEL_DISPATCH(b, "norm2sq", hx_cuda_norm2sq_f32(b->q0, n, x, result),
-                     HX_CALL(hx_cpu_norm2sq_f32(b->q0, n, x, result)), HX_KARG_P(d_x, n, prec));
-  if (b->memcheck) HX_CALL(hx_mc_flush(b->q0, UINT64_MAX)); /* a reduction waits for its queue, as FP64 */
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_norm2sq_q(b->q0, prec, n, d_x, result));
 }
-
 int hx_array_xpay_p(hx_backend b, hx_precision prec, int64_t n, void *d_p, const void *d_z, double beta) {
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_xpay_q(b->q0, n, (double *)d_p, (const double *)d_z, beta));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  float *p = (float *)d_p;
-  const float *z = (const float *)d_z;
-  HX_KERNEL_DISPATCH(b, "xpay", hx_cuda_xpay_f32(b->q0, n, p, z, (float)beta),
-                     HX_CALL(hx_cpu_xpay_f32(n, p, z, (float)beta)), HX_KARG_P(d_p, n, prec),
-                     HX_KARG_P(d_z, n, prec));
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_xpay_q(b->q0, prec, n, d_p, d_z, beta));
 }
-
 int hx_array_pointwise_mult_p(hx_backend b, hx_precision prec, int64_t n, void *d_y, const void *d_x,
                               const void *d_z) {
-  HX_STREAM_P_BEGIN(b, prec, n);
-  if (prec == HX_F64) {
-    HX_CALL(hx_array_pointwise_mult_q(b->q0, n, (double *)d_y, (const double *)d_x, (const double *)d_z));
-    return HX_SUCCESS;
-  }
-  if (n == 0) return HX_SUCCESS;
-  float *y = (float *)d_y;
-  const float *x = (const float *)d_x, *z = (const float *)d_z;
-  HX_KERNEL_DISPATCH(b, "pointwise_mult", hx_cuda_pointwise_mult_f32(b->q0, n, y, x, z),
-                     HX_CALL(hx_cpu_pointwise_mult_f32(n, y, x, z)), HX_KARG_P(d_y, n, prec),
-                     HX_KARG_P(d_x, n, prec), HX_KARG_P(d_z, n, prec));
-  return HX_SUCCESS;
+  HX_STREAM_P(b, n, hx_array_pointwise_mult_q(b->q0, prec, n, d_y, d_x, d_z));
 }

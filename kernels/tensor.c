@@ -2,7 +2,7 @@
  * cpu/tensor_cpu.c or cuda/tensor_cuda.cu, in FP64 or (hx_tensor3_apply_p)
  * FP32. Math: hx_tensor_math.h. */
 #include "hx_tensor_math.h"
-#include "tensor_impl.h"
+#include "backend_impl.h"
 
 /* The one entry point (hx_tensor3_apply is its FP64 form, hx_kernels.h). */
 int hx_tensor3_apply_p(hx_backend b, hx_precision prec, int a, int c, int32_t E, const void *d_A, const void *d_in,
@@ -16,11 +16,8 @@ int hx_tensor3_apply_p(hx_backend b, hx_precision prec, int a, int c, int32_t E,
   HX_CHECK(d_A && d_in && d_out, HX_ERR_ARG, "NULL array");
   HX_CHECK(d_in != d_out, HX_ERR_ARG, "input and output L-vectors alias");
   const size_t es = hx_precision_size(prec), a3 = (size_t)a * a * a, c3 = (size_t)c * c * c;
-  HX_KERNEL_DISPATCH(b, "tensor transfer",
-                     HX_BY_PREC(prec, hx_tensor3_cuda(b, a, c, E, d_A, d_in, d_out),
-                                hx_tensor3_f32_cuda(b, a, c, E, d_A, d_in, d_out)),
-                     HX_CALL(HX_BY_PREC(prec, hx_tensor3_cpu(a, c, E, d_A, d_in, d_out),
-                                        hx_tensor3_f32_cpu(a, c, E, d_A, d_in, d_out))),
+  HX_KERNEL_DISPATCH(b, "tensor transfer", HX_CUDA_P(prec, tensor3, b, a, c, E, d_A, d_in, d_out),
+                     HX_CALL(HX_CPU_P(prec, tensor3, a, c, E, d_A, d_in, d_out)),
                      HX_KARG(d_A, (size_t)c * a, es, "A"), HX_KARG(d_in, (size_t)E * a3, es, "in"),
                      HX_KARG(d_out, (size_t)E * c3, es, "out"));
   return HX_SUCCESS;

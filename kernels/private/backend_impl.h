@@ -46,16 +46,9 @@ struct hx_vec_s {
 
 /* ------------------------------------------------------------ backend dispatch
  * Written once here for every entry point of kernels/ and gs/ (issue 28).
- * An entry point checks its arguments, then dispatches:
- *
- *   int hx_thing(hx_backend b, ...) {
- *     HX_CHECK(...);
- *     HX_CUDA_DISPATCH(b, hx_cuda_thing(b, ...));  // cuda: run it, return
- *     HX_MC_DEV(b, d_x, n, "thing: x");            // cpu and cpu-memcheck
- *     HX_MC_SCOPE(b);
- *     hx_cpu_thing(...);
- *     return HX_SUCCESS;
- *   }
+ * A kernel entry point uses HX_KERNEL_DISPATCH (below, after cpu-memcheck),
+ * which is built on these; the other backend functions (allocation,
+ * transfers, events) use them directly.
  *
  * HX_CUDA_DISPATCH(b, call): when b (an hx_backend) is a CUDA backend, make
  *   call (an int-returning CUDA entry point), propagate its error with
@@ -191,10 +184,8 @@ int hx_kernel_args(hx_backend b, const char *kernel, size_t nargs, const hx_karg
 #define HX_CHECK_PREC(prec) \
   HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
 
-/* CPU implementations (kernels/cpu/) */
-int hx_cpu_copy(int64_t n, double *y, const double *x);
-int hx_cpu_axpby(int64_t n, double *y, double a, const double *x, double bb);
-int hx_cpu_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
+/* The launchers of the kernels of both precisions (one list) */
+#include "hx_kernel_list.h"
 
 #ifdef HEXCG_HAVE_CUDA
 /* CUDA implementations (kernels/cuda/) */
@@ -218,9 +209,6 @@ int hx_cuda_malloc_host(size_t bytes, void **ptr);
 /* kind 1 h2d 2 d2h 3 d2d; sync != 0: wait for q before returning */
 int hx_cuda_memcpy(hx_queue q, void *dst, const void *src, size_t bytes, int kind, int sync);
 int hx_cuda_memset0(hx_queue q, void *ptr, size_t bytes);
-int hx_cuda_copy(hx_queue q, int64_t n, double *y, const double *x);
-int hx_cuda_axpby(hx_queue q, int64_t n, double *y, double a, const double *x, double bb);
-int hx_cuda_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
 #endif
 
 /* FDM box solves and weighted copies (kernels/fdm.c, cpu/fdm_cpu.c,
