@@ -950,11 +950,9 @@ int hx_gs_scatter(hx_gs gs, const double *d_g, double *d_l) {
   HX_CALL(hx_gs_maps_kept(gs, "scatter"));
   HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
   if (gs->nl == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l));
-  HX_MC_DEV(gs->b, d_g, gs->ng, "gs scatter: G-vector");
-  HX_MC_DEV(gs->b, d_l, gs->nl, "gs scatter: L-vector");
-  HX_MC_SCOPE(gs->b);
-  hx_cpu_gs_scatter(gs->nl, gs->d_map, d_g, d_l);
+  HX_KERNEL_DISPATCH(gs->b, "gs scatter", hx_cuda_gs_scatter(gs->b, gs->nl, gs->d_map, d_g, d_l),
+                     hx_cpu_gs_scatter(gs->nl, gs->d_map, d_g, d_l), HX_KARG(d_g, gs->ng, sizeof(double), "G-vector"),
+                     HX_KARG(d_l, gs->nl, sizeof(double), "L-vector"));
   return HX_SUCCESS;
 }
 
@@ -965,11 +963,11 @@ int hx_gs_gather_part(hx_gs gs, hx_gs_part part, const double *d_l, double *d_g)
   const int64_t s0 = gs->ng - gs->n_shared;
   int64_t r0 = part == HX_GS_SHARED ? s0 : 0, r1 = part == HX_GS_INTERIOR ? s0 : gs->ng;
   if (r1 <= r0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
-                                            gs->d_row, gs->d_col, d_l, d_g));
-  HX_MC_DEV(gs->b, d_l, gs->nl, "gs gather: L-vector");
-  HX_MC_DEV(gs->b, d_g, gs->ng, "gs gather: G-vector");
-  HX_MC_SCOPE(gs->b);
+  HX_KERNEL_DISPATCH(gs->b, "gs gather",
+                     hx_cuda_gs_gather(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart, gs->d_row,
+                                       gs->d_col, d_l, d_g),
+                     (void)0, HX_KARG(d_l, gs->nl, sizeof(double), "L-vector"),
+                     HX_KARG(d_g, gs->ng, sizeof(double), "G-vector")); /* the CPU loops follow, in the scope */
   if (gs->pull) {
     hx_cpu_gs_gather_range(r0, r1, gs->d_row, gs->d_col, d_l, d_g);
     return HX_SUCCESS;
@@ -1041,7 +1039,8 @@ int hx_gs_xstart(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
     return HX_SUCCESS;
   }
   {
-    if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
+    const hx_karg g = HX_KARG(d_g, gs->ng, es, "G-vector");
+    HX_CALL(hx_kernel_args(gs->b, "gs exchange", 1, &g));
     HX_MC_SCOPE(gs->b);
     if (f32) hx_cpu_gs_pack_f32(gs->nsend, gs->d_send_idx, (const float *)d_g, (float *)gs->h_sendbuf);
     else hx_cpu_gs_pack(gs->nsend, gs->d_send_idx, (const double *)d_g, gs->h_sendbuf);
@@ -1087,7 +1086,8 @@ int hx_gs_xfinish(hx_gs gs, int f32, void *d_g, hx_gs_op op) {
     HX_CALL(hx_queue_wait_event(gs->b->q0, gs->ev_done));
     return HX_SUCCESS;
   }
-  if (gs->b->memcheck) HX_CALL(hx_mc_check_dev(d_g, (size_t)gs->ng * es, "gs exchange: G-vector"));
+  const hx_karg g = HX_KARG(d_g, gs->ng, es, "G-vector");
+  HX_CALL(hx_kernel_args(gs->b, "gs exchange", 1, &g));
   HX_MC_SCOPE(gs->b);
   if (f32)
     hx_cpu_gs_combine_f32((int)op, gs->n_shared, (float *)d_g + s0, gs->d_comb_off, gs->d_comb_pos,
@@ -1187,10 +1187,9 @@ const int32_t *hx_gs_masked_idx(hx_gs gs) { return gs->has_mask ? gs->d_masked_i
 
 int hx_gs_apply_mask(hx_gs gs, double *d_g) {
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g));
-  HX_MC_DEV(gs->b, d_g, gs->ng, "gs mask: G-vector");
-  HX_MC_SCOPE(gs->b);
-  hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g);
+  HX_KERNEL_DISPATCH(gs->b, "gs mask", hx_cuda_gs_zero_idx(gs->b, gs->n_masked, gs->d_masked_idx, d_g),
+                     hx_cpu_gs_zero_idx(gs->n_masked, gs->d_masked_idx, d_g),
+                     HX_KARG(d_g, gs->ng, sizeof(double), "G-vector"));
   return HX_SUCCESS;
 }
 

@@ -5,13 +5,11 @@
  * doubles, so floats fit). */
 #include "gs_impl.h"
 
-#define HX_PREC_OK(prec) \
-  HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
+#define HX_PREC_OK(prec) HX_CHECK_PREC(prec)
 
 int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
-  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
-  HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: scatter before the L side was built (hx_gs_finish_l)");
   HX_PREC_OK(prec);
   if (prec == HX_F64) {
     HX_CALL(hx_gs_scatter(gs, (const double *)d_g, (double *)d_l));
@@ -19,16 +17,16 @@ int hx_gs_scatter_p(hx_gs gs, hx_precision prec, const void *d_g, void *d_l) {
   }
   HX_CALL(hx_gs_maps_kept(gs, "scatter"));
   if (gs->nl == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(gs->b,
-                   hx_cuda_gs_scatter_f32(gs->b, gs->nl, gs->d_map, (const float *)d_g, (float *)d_l));
-  hx_cpu_gs_scatter_f32(gs->nl, gs->d_map, (const float *)d_g, (float *)d_l);
+  HX_KERNEL_DISPATCH(gs->b, "gs scatter",
+                     hx_cuda_gs_scatter_f32(gs->b, gs->nl, gs->d_map, (const float *)d_g, (float *)d_l),
+                     hx_cpu_gs_scatter_f32(gs->nl, gs->d_map, (const float *)d_g, (float *)d_l),
+                     HX_KARG(d_g, gs->ng, sizeof(float), "G-vector"), HX_KARG(d_l, gs->nl, sizeof(float), "L-vector"));
   return HX_SUCCESS;
 }
 
 int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void *d_l, void *d_g) {
-  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: gather before the L side was built (hx_gs_finish_l)");
-  HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: gather before the L side was built (hx_gs_finish_l)");
   HX_PREC_OK(prec);
   if (prec == HX_F64) {
     HX_CALL(hx_gs_gather_part(gs, part, (const double *)d_l, (double *)d_g));
@@ -41,8 +39,11 @@ int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void
   if (r1 <= r0) return HX_SUCCESS;
   const float *l = (const float *)d_l;
   float *g = (float *)d_g;
-  HX_CUDA_DISPATCH(gs->b, hx_cuda_gs_gather_f32(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
-                                                gs->d_row, gs->d_col, l, g));
+  HX_KERNEL_DISPATCH(gs->b, "gs gather",
+                     hx_cuda_gs_gather_f32(gs->b, hx_gs_blk0(gs, part), hx_gs_blk1(gs, part), gs->d_bstart,
+                                           gs->d_row, gs->d_col, l, g),
+                     (void)0, HX_KARG(d_l, gs->nl, sizeof(float), "L-vector"),
+                     HX_KARG(d_g, gs->ng, sizeof(float), "G-vector")); /* the CPU loops follow, in the scope */
   if (gs->pull) {
     hx_cpu_gs_gather_range_f32(r0, r1, gs->d_row, gs->d_col, l, g);
     return HX_SUCCESS;
@@ -61,7 +62,6 @@ int hx_gs_gather_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g) {
 }
 
 int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op) {
-  HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
   HX_PREC_OK(prec);
   if (prec == HX_F64) {
@@ -76,7 +76,6 @@ int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op) 
 }
 
 int hx_gs_exchange_finish_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op) {
-  HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
   HX_PREC_OK(prec);
   if (prec == HX_F64) {
@@ -121,7 +120,6 @@ int hx_gs_dot_p(hx_gs gs, hx_precision prec, const void *d_x, const void *d_y, d
 }
 
 int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g) {
-  HX_MC_SCOPE(gs->b);
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: NULL handle");
   HX_PREC_OK(prec);
   if (prec == HX_F64) {
@@ -129,8 +127,8 @@ int hx_gs_apply_mask_p(hx_gs gs, hx_precision prec, void *d_g) {
     return HX_SUCCESS;
   }
   if (!gs->has_mask || gs->n_masked == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(gs->b,
-                   hx_cuda_gs_zero_idx_f32(gs->b, gs->n_masked, gs->d_masked_idx, (float *)d_g));
-  hx_cpu_gs_zero_idx_f32(gs->n_masked, gs->d_masked_idx, (float *)d_g);
+  HX_KERNEL_DISPATCH(gs->b, "gs mask", hx_cuda_gs_zero_idx_f32(gs->b, gs->n_masked, gs->d_masked_idx, (float *)d_g),
+                     hx_cpu_gs_zero_idx_f32(gs->n_masked, gs->d_masked_idx, (float *)d_g),
+                     HX_KARG(d_g, gs->ng, sizeof(float), "G-vector"));
   return HX_SUCCESS;
 }

@@ -334,17 +334,9 @@ hx_ax_opts hx_ax_opts_default(void) {
   return (hx_ax_opts){.mode = HX_GEO_PRECOMPUTED, .geometry = HX_AX_GEO_FP64, .affine = 1};
 }
 
-int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                 const double *h_lambda, hx_geo_mode mode, hx_ax *out) {
-  hx_ax_opts o = hx_ax_opts_default();
-  o.mode = mode;
-  HX_CALL(hx_ax_create_opts(b, p, E, npe, h_nodes, h_kappa, h_lambda, &o, out));
-  return HX_SUCCESS;
-}
-
-int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                      const double *h_lambda, const hx_ax_opts *opts, hx_ax *out) {
-  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+/* the FP64 operator (the factors in double; an FP32 one is made from it) */
+static int hx_ax_build(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                       const double *h_lambda, const hx_ax_opts *opts, hx_ax *out) {
   const hx_ax_opts o = opts ? *opts : hx_ax_opts_default();
   const hx_geo_mode mode = o.mode;
   HX_CHECK(o.geometry == HX_AX_GEO_FP64 || o.geometry == HX_AX_GEO_SPLIT, HX_ERR_ARG, "unknown geometry storage %d",
@@ -386,6 +378,26 @@ int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_n
   return HX_SUCCESS;
 }
 
+/* The one constructor: hx_ax_create, hx_ax_create_opts and hx_ax_create_prec
+ * are its inline forms (hx_kernels.h, hx_kernels_prec.h). */
+int hx_ax_create_opts_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                           const double *h_lambda, const hx_ax_opts *opts, hx_precision prec, hx_ax *out) {
+  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
+  *out = NULL;
+  HX_CHECK_PREC(prec);
+  hx_ax ax = NULL;
+  HX_CALL(hx_ax_build(b, p, E, npe, h_nodes, h_kappa, h_lambda, opts, &ax));
+  if (prec == HX_F32) {
+    int ierr = hx_ax_make_f32(ax);
+    if (ierr) {
+      hx_ax_destroy(&ax);
+      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    }
+  }
+  *out = ax;
+  return HX_SUCCESS;
+}
+
 int hx_ax_destroy(hx_ax *pax) {
   if (!pax || !*pax) return HX_SUCCESS;
   hx_ax_free_all(*pax);
@@ -406,88 +418,7 @@ void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t
   if (n_general) *n_general = ax->mode == HX_GEO_PRECOMPUTED ? ax->nkind[HX_AXK_GEN] : ax->E;
 }
 
-/* cuda: the element pass, then its partial sums to the host (uw) and/or a slot */
-HX_CUDA_ONLY(static int ax_cuda_apply_sums(hx_ax ax, int32_t nlist, const int32_t *d_list,
-                                           const int32_t *d_map, const double *d_u, double *d_w, double *part,
-                                           double *uw, double *d_slot) {
-  HX_CALL(hx_ax_cuda_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
-  if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
-  if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
-  return HX_SUCCESS;
-})
-
-/* uw: the sum of the element u.w to the host (waits on cuda); or, with
- * d_slot (from hx_red_next_part), left in backend memory there (no wait) */
-static int hx_ax_apply_impl(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
-                            const double *d_u, double *d_w, double *uw, double *d_slot) {
-  double *part = uw || d_slot ? ax->d_part : NULL;
-  if (uw) *uw = 0.0;
-  HX_CHECK(ax->prec == HX_F64, HX_ERR_ARG, "FP64 apply of an FP32 operator (use hx_ax_apply_p)");
-  if (nlist == 0) {
-    if (d_slot) {
-      HX_CUDA_DISPATCH(ax->b, hx_mem_zero(ax->b, d_slot, sizeof(double)));
-      *d_slot = 0.0; /* the slots are host memory on the cpu backends */
-    }
-    return HX_SUCCESS;
-  }
-  HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
-  HX_CUDA_DISPATCH(ax->b, ax_cuda_apply_sums(ax, nlist, d_list, d_map, d_u, d_w, part, uw, d_slot));
-  const int64_t nl = hx_ax_num_nodes(ax);
-  if (!d_map) HX_MC_DEV(ax->b, d_u, nl, "operator: u");
-  if (d_map && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_map, (size_t)nl * sizeof(int32_t), "operator: L->G map"));
-  HX_MC_DEV(ax->b, d_w, nl, "operator: w");
-  if (d_list && ax->b->memcheck) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
-  HX_MC_SCOPE(ax->b);
-  HX_CALL(hx_ax_cpu_apply(ax, nlist, d_list, d_map, d_u, d_w, part));
-  if (uw || d_slot) {
-    double s = 0.0;
-    for (int32_t k = 0; k < nlist; k++) s += part[k];
-    if (uw) *uw = s;
-    if (d_slot) *d_slot = s; /* the slot's memory is host memory on the cpu backends */
-  }
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, ax->E, NULL, NULL, d_u, d_w, uw, NULL));
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u, double *d_w,
-                     double *uw) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
-           (int)ax->E);
-  HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, NULL, d_u, d_w, uw, NULL));
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const double *d_x,
-                       double *d_w, double *uw) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
-           (int)ax->E);
-  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
-  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, uw, NULL));
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_list_g_red(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
-                           const double *d_x, double *d_w, hx_red red, int k) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
-           (int)ax->E);
-  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
-  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
-  HX_CHECK(red && red->b == ax->b, HX_ERR_ARG, "reduction set NULL or on another backend");
-  double *d_slot;
-  HX_CALL(hx_red_next_part(red, k, &d_slot));
-  HX_CALL(hx_ax_apply_impl(ax, nlist, d_list, d_map, d_x, d_w, NULL, d_slot));
-  return HX_SUCCESS;
-}
+/* The apply: ax_prec.c (hx_ax_apply_prec, both precisions). */
 
 int hx_ax_diagonal(hx_ax ax, double *h_diag) {
   HX_CHECK(ax && h_diag, HX_ERR_ARG, "NULL argument");

@@ -19,7 +19,7 @@ static int hx_ax_upload_f32(hx_backend b, const double *h, size_t n, float **d_o
   return HX_SUCCESS;
 }
 
-static int hx_ax_make_f32(struct hx_ax_s *ax) {
+int hx_ax_make_f32(struct hx_ax_s *ax) {
   const int n = ax->n, n3 = n * n * n;
   const size_t E = (size_t)ax->E;
   /* basis [D, t, w, w3]; w3 multiplied in float, (w_i w_j) w_k */
@@ -113,104 +113,54 @@ static int hx_ax_make_f32(struct hx_ax_s *ax) {
   return HX_SUCCESS;
 }
 
-int hx_ax_create_opts_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                           const double *h_lambda, const hx_ax_opts *opts, hx_precision prec, hx_ax *out) {
-  HX_CHECK(out, HX_ERR_ARG, "output handle is NULL");
-  *out = NULL;
-  HX_CHECK(prec == HX_F64 || prec == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)prec);
-  hx_ax ax = NULL;
-  HX_CALL(hx_ax_create_opts(b, p, E, npe, h_nodes, h_kappa, h_lambda, opts, &ax));
-  if (prec == HX_F32) {
-    int ierr = hx_ax_make_f32(ax);
-    if (ierr) {
-      hx_ax_destroy(&ax);
-      return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
-    }
-  }
-  *out = ax;
-  return HX_SUCCESS;
-}
-
-int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *out) {
-  hx_ax_opts o = hx_ax_opts_default();
-  o.mode = mode;
-  HX_CALL(hx_ax_create_opts_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, &o, prec, out));
-  return HX_SUCCESS;
-}
-
 hx_precision hx_ax_precision(hx_ax ax) { return ax->prec; }
 
-/* cuda: the FP32 element pass, then its partial sums to the host (uw) */
-HX_CUDA_ONLY(static int ax_cuda_apply_f32_sum(hx_ax ax, int32_t nlist, const int32_t *d_list,
-                                              const int32_t *d_map, const float *u, float *w, double *part,
-                                              double *uw) {
-  HX_CALL(hx_ax_cuda_apply_f32(ax, nlist, d_list, d_map, u, w, part));
+/* cuda: the element pass, then its partial sums to the host (uw) or to a
+ * reduction slot (d_slot, backend memory: no host wait) */
+HX_CUDA_ONLY(static int ax_cuda_apply_sums(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                                           const void *d_u, void *d_w, double *part, double *uw, double *d_slot) {
+  HX_CALL(HX_CUDA_P(ax->prec, ax_apply, ax, nlist, d_list, d_map, d_u, d_w, part));
   if (uw) HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part, uw));
+  if (d_slot) HX_CALL(hx_ax_cuda_sum_to(ax->b, nlist, part, d_slot));
   return HX_SUCCESS;
 })
 
-static int hx_ax_apply_f32(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
-                           void *d_w, double *uw) {
-  double *part = uw ? ax->d_part : NULL;
+/* The one apply: every hx_ax_apply* name is an inline form of it
+ * (hx_kernels.h, hx_kernels_prec.h). The element u.w sum: on the cpu
+ * backends the element partials summed in list order, to *uw or to the
+ * slot (host memory there). */
+int hx_ax_apply_prec(hx_ax ax, hx_precision prec, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                     const void *d_u, void *d_w, double *uw, hx_red red, int k) {
   if (uw) *uw = 0.0;
-  if (nlist == 0) return HX_SUCCESS;
-  HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
-  const float *u = (const float *)d_u;
-  float *w = (float *)d_w;
-  HX_CUDA_DISPATCH(ax->b, ax_cuda_apply_f32_sum(ax, nlist, d_list, d_map, u, w, part, uw));
-  if (ax->b->memcheck) {
-    const size_t nl = (size_t)hx_ax_num_nodes(ax);
-    if (!d_map) HX_CALL(hx_mc_check_dev(d_u, nl * sizeof(float), "operator: u"));
-    if (d_map) HX_CALL(hx_mc_check_dev(d_map, nl * sizeof(int32_t), "operator: L->G map"));
-    HX_CALL(hx_mc_check_dev(d_w, nl * sizeof(float), "operator: w"));
-    if (d_list) HX_CALL(hx_mc_check_dev(d_list, (size_t)nlist * sizeof(int32_t), "operator: element list"));
-  }
-  HX_MC_SCOPE(ax->b);
-  HX_CALL(hx_ax_cpu_apply_f32(ax, nlist, d_list, d_map, u, w, part));
-  if (uw) {
-    double s = 0.0;
-    for (int32_t k = 0; k < nlist; k++) s += part[k];
-    *uw = s;
-  }
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw) {
   HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  if (ax->prec == HX_F64) {
-    HX_CALL(hx_ax_apply(ax, (const double *)d_u, (double *)d_w, uw));
-    return HX_SUCCESS;
-  }
-  HX_CALL(hx_ax_apply_f32(ax, ax->E, NULL, NULL, d_u, d_w, uw));
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
-                       double *uw) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  if (ax->prec == HX_F64) {
-    HX_CALL(hx_ax_apply_list(ax, nlist, d_list, (const double *)d_u, (double *)d_w, uw));
-    return HX_SUCCESS;
-  }
-  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
-           (int)ax->E);
-  HX_CHECK(nlist == 0 || d_list, HX_ERR_ARG, "element list is NULL");
-  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, NULL, d_u, d_w, uw));
-  return HX_SUCCESS;
-}
-
-int hx_ax_apply_list_g_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
-                         void *d_w, double *uw) {
-  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
-  if (ax->prec == HX_F64) {
-    HX_CALL(hx_ax_apply_list_g(ax, nlist, d_list, d_map, (const double *)d_u, (double *)d_w, uw));
-    return HX_SUCCESS;
-  }
+  HX_CHECK(prec == ax->prec, HX_ERR_ARG, "%s apply of an %s operator (use hx_ax_apply_p)",
+           prec == HX_F64 ? "FP64" : "FP32", ax->prec == HX_F64 ? "FP64" : "FP32");
   HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
            (int)ax->E);
   HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
-  HX_CHECK(nlist == 0 || d_map, HX_ERR_ARG, "L->G map is NULL");
-  HX_CALL(hx_ax_apply_f32(ax, nlist, d_list, d_map, d_u, d_w, uw));
+  HX_CHECK(!red || (red->b == ax->b && !uw), HX_ERR_ARG, "reduction set on another backend, or with uw");
+  double *d_slot = NULL;
+  if (red) HX_CALL(hx_red_next_part(red, k, &d_slot));
+  double *part = uw || d_slot ? ax->d_part : NULL;
+  if (nlist == 0) {
+    if (d_slot) {
+      HX_CUDA_DISPATCH(ax->b, hx_mem_zero(ax->b, d_slot, sizeof(double)));
+      *d_slot = 0.0; /* the slots are host memory on the cpu backends */
+    }
+    return HX_SUCCESS;
+  }
+  HX_CHECK(d_u && d_w, HX_ERR_ARG, "NULL vector");
+  const size_t es = hx_precision_size(prec), nl = (size_t)hx_ax_num_nodes(ax);
+  HX_KERNEL_DISPATCH(ax->b, "operator", ax_cuda_apply_sums(ax, nlist, d_list, d_map, d_u, d_w, part, uw, d_slot),
+                     HX_CALL(HX_CPU_P(prec, ax_apply, ax, nlist, d_list, d_map, d_u, d_w, part)),
+                     HX_KARG(d_list, d_list ? (size_t)nlist : 0, sizeof(int32_t), "element list"),
+                     HX_KARG(d_map, d_map ? nl : 0, sizeof(int32_t), "L->G map"),
+                     HX_KARG(d_u, d_map ? 1 : nl, es, "u"), HX_KARG(d_w, nl, es, "w"));
+  if (part) {
+    double s = 0.0;
+    for (int32_t i = 0; i < nlist; i++) s += part[i];
+    if (uw) *uw = s;
+    if (d_slot) *d_slot = s;
+  }
   return HX_SUCCESS;
 }

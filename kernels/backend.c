@@ -339,57 +339,45 @@ int hx_mem_copy_q(hx_queue q, void *d, const void *s, size_t n) { HX_CALL(hx_mem
 int hx_mem_zero_q(hx_queue q, void *ptr, size_t bytes) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
   if (bytes == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_memset0(q, ptr, bytes));
-  if (q->b->memcheck) HX_CALL(hx_mc_check_dev(ptr, bytes, "hx_mem_zero pointer"));
-  HX_MC_SCOPE(q->b);
-  memset(ptr, 0, bytes);
+  HX_KERNEL_DISPATCH(q->b, "hx_mem_zero", hx_cuda_memset0(q, ptr, bytes), memset(ptr, 0, bytes),
+                     HX_KARG(ptr, bytes, 1, "pointer"));
   return HX_SUCCESS;
 }
 int hx_mem_zero(hx_backend b, void *ptr, size_t bytes) { HX_CALL(hx_mem_zero_q(b->q0, ptr, bytes)); return HX_SUCCESS; }
 
 /* ------------------------------------------------------------ arrays */
-int hx_array_copy_q(hx_queue q, int64_t n, double *y, const double *x) {
+/* The streaming ops of both precisions, on a queue (queue_impl.h); the
+ * public _p functions run them on the default queue. */
+int hx_array_copy_q(hx_queue q, hx_precision prec, int64_t n, void *y, const void *x) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
+  HX_CHECK_PREC(prec);
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_copy(q, n, y, x));
-  HX_MC_DEV(q->b, y, n, "copy: y");
-  HX_MC_DEV(q->b, x, n, "copy: x");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_copy(n, y, x));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "copy", HX_CUDA_P(prec, copy, q, n, y, x), HX_CALL(HX_CPU_P(prec, copy, n, y, x)),
+                     HX_KARG(y, n, es, "y"), HX_KARG(x, n, es, "x"));
   return HX_SUCCESS;
 }
 
-int hx_array_axpby_q(hx_queue q, int64_t n, double *y, double a, const double *x, double bb) {
+/* HX_F32: a and bb rounded to float */
+int hx_array_axpby_q(hx_queue q, hx_precision prec, int64_t n, void *y, double a, const void *x, double bb) {
   HX_CHECK(q, HX_ERR_ARG, "queue is NULL");
+  HX_CHECK_PREC(prec);
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_axpby(q, n, y, a, x, bb));
-  HX_MC_DEV(q->b, y, n, "axpby: y");
-  HX_MC_DEV(q->b, x, n, "axpby: x");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_axpby(n, y, a, x, bb));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "axpby", HX_CUDA_P(prec, axpby, q, n, y, a, x, bb),
+                     HX_CALL(HX_CPU_P(prec, axpby, n, y, a, x, bb)), HX_KARG(y, n, es, "y"), HX_KARG(x, n, es, "x"));
   return HX_SUCCESS;
 }
 
-int hx_array_dot_q(hx_queue q, int64_t n, const double *x, const double *y, double *result) {
+int hx_array_dot_q(hx_queue q, hx_precision prec, int64_t n, const void *x, const void *y, double *result) {
   HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
+  HX_CHECK_PREC(prec);
   if (n <= 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_dot(q, n, x, y, result));
-  HX_MC_DEV(q->b, x, n, "dot: x");
-  HX_MC_DEV(q->b, y, n, "dot: y");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_dot(q, n, x, y, result));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "dot", HX_CUDA_P(prec, dot, q, n, x, y, result),
+                     HX_CALL(HX_CPU_P(prec, dot, q, n, x, y, result)), HX_KARG(x, n, es, "x"), HX_KARG(y, n, es, "y"));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX)); /* a reduction waits for its queue */
-  return HX_SUCCESS;
-}
-
-int hx_array_copy(hx_backend b, int64_t n, double *y, const double *x) { HX_CALL(hx_array_copy_q(b->q0, n, y, x)); return HX_SUCCESS; }
-int hx_array_axpby(hx_backend b, int64_t n, double *y, double a, const double *x, double bb) {
-  HX_CALL(hx_array_axpby_q(b->q0, n, y, a, x, bb));
-  return HX_SUCCESS;
-}
-int hx_array_dot(hx_backend b, int64_t n, const double *x, const double *y, double *result) {
-  HX_CALL(hx_array_dot_q(b->q0, n, x, y, result));
   return HX_SUCCESS;
 }
 

@@ -189,10 +189,9 @@ int hx_vec_axpby(hx_vec y, double a, hx_vec x, double b);   /* y = a x + b y */
 int hx_vec_dot(hx_vec x, hx_vec y, double *result);         /* x . y */
 int hx_vec_norm2sq(hx_vec x, double *result);               /* x . x */
 
-/* The same on raw arrays in the backend's memory (n entries). */
-int hx_array_copy(hx_backend b, int64_t n, double *d_y, const double *d_x);
-int hx_array_axpby(hx_backend b, int64_t n, double *d_y, double a, const double *d_x, double bb);
-int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, double *result);
+/* The same on raw arrays in the backend's memory (n entries): hx_array_copy
+ * (y = x), hx_array_axpby (y = a x + bb y), hx_array_dot (x . y), inline
+ * FP64 forms of the _p entry points (end of this header). */
 
 /* ============================================================ streaming
  * Fused CG updates and the other streaming kernels (BS5...) - issue 7. */
@@ -211,13 +210,10 @@ int hx_array_cg_update(hx_backend b, int64_t n, int64_t nred, double *d_x, doubl
 /* the 3-word variant (streamParanumal 2023): r -= alpha w; *rr = sum_{i<nred} r_i^2 */
 int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *d_r, const double *d_w,
                       double alpha, double *rr);
-/* p = z + beta p */
-int hx_array_xpay(hx_backend b, int64_t n, double *d_p, const double *d_z, double beta);
-/* y = x .* z (pointwise, e.g. Jacobi); y == x or y == z allowed */
-int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *d_x,
-                            const double *d_z);
-/* BS3: *result = sum_i x_i^2 (n entries) */
-int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result);
+/* hx_array_xpay (p = z + beta p), hx_array_pointwise_mult (y = x .* z,
+ * pointwise, e.g. Jacobi; y == x or y == z allowed), hx_array_norm2sq (BS3:
+ * *result = sum_i x_i^2, n entries): inline FP64 forms of the _p entry
+ * points (end of this header). */
 
 /* Deferred reductions (issue 17): the _red kernels below leave their local
  * partial sums in a slot of an hx_red (backend memory) and return without
@@ -312,16 +308,16 @@ hx_ax_opts hx_ax_opts_default(void);
  *   HX_GEO_ONTHEFLY: recompute them on the fly from the 8 vertices (hex8 only;
  *     npe = 27 with this mode is an HX_ERR_ARG error).
  * A non-positive Jacobian at any GLL node is an HX_ERR_INPUT error naming the
- * local element index. Inputs are copied. */
-int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
-                 const double *h_kappa, const double *h_lambda, hx_geo_mode mode, hx_ax *ax);
-/* npe may also be (p+1)^3: h_nodes are then the element map's values at the
+ * local element index. Inputs are copied.
+ * hx_ax_create(b, p, E, npe, h_nodes, h_kappa, h_lambda, mode, &ax): inline,
+ * end of this header (the defaults with mode; hx_ax_create_opts_prec, the one
+ * constructor, is in hx_kernels_prec.h). */
+/* hx_ax_create_opts(b, p, E, npe, h_nodes, h_kappa, h_lambda, opts, &ax): the
+ * same with the storage options (hx_ax_create: defaults with mode); opts ==
+ * NULL: the defaults. Inline, end of this header.
+ * npe may also be (p+1)^3: h_nodes are then the element map's values at the
  * operator's own GLL nodes (an isoparametric map of order p, e.g. an exact
- * curved map sampled by hx_mesh_gll_nodes; PRECOMPUTED only, stored per node).
- * The same with the storage options (hx_ax_create: defaults with mode);
- * opts == NULL: the defaults. */
-int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
-                      const double *h_kappa, const double *h_lambda, const hx_ax_opts *opts, hx_ax *ax);
+ * curved map sampled by hx_mesh_gll_nodes; PRECOMPUTED only, stored per node). */
 /* Elements stored affine (7 constants), split, and general FP64 per node. */
 void hx_ax_storage_counts(hx_ax ax, int32_t *n_affine, int32_t *n_split, int32_t *n_general);
 hx_ax_geometry hx_ax_geometry_of(hx_ax ax);
@@ -335,7 +331,7 @@ int64_t hx_ax_num_nodes(hx_ax ax);         /* E*(p+1)^3: L-vector length */
 hx_geo_mode hx_ax_geo_mode(hx_ax ax);
 hx_backend hx_ax_backend(hx_ax ax);
 
-/* d_w = A_L d_u for all local elements (backend memory, L-vectors; d_u and
+/* hx_ax_apply(ax, d_u, d_w, uw): d_w = A_L d_u for all local elements (backend memory, L-vectors; d_u and
  * d_w must not overlap). If uw != NULL, also *uw = sum over the elements of
  * u_e . w_e (local to this rank, deterministic: on the CPU per-element
  * partials summed in element order, same bits for any thread count; on CUDA
@@ -343,27 +339,23 @@ hx_backend hx_ax_backend(hx_ax ax);
  * when u = Z p. Synchronous with respect to *uw (returns after the value is
  * on the host); without uw the CUDA launch is asynchronous on the backend's
  * stream. */
-int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw);
-/* The same restricted to the nlist elements whose local indices are in
+/* hx_ax_apply_list(ax, nlist, d_list, d_u, d_w, uw): the same restricted to the nlist elements whose local indices are in
  * d_list (backend memory, int32, each in [0, E), no duplicates): lets the
  * caller do elements touching other ranks first, start the halo exchange,
  * then the interior. Entries of d_w of other elements are left untouched.
  * *uw sums the listed elements in list order. nlist == 0 gives *uw = 0. */
-int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u,
-                     double *d_w, double *uw);
-/* hx_ax_apply_list with the scatter fused in: the element reads its values
+/* hx_ax_apply_list_g(ax, nlist, d_list, d_map, d_x, d_w, uw): hx_ax_apply_list with the scatter fused in: the element reads its values
  * u_e[q] = d_x[d_map[e n^3 + q]] (0 where d_map < 0) straight from the
  * G-vector d_x; d_map: backend memory, E n^3 int32 (the gather-scatter's L->G
  * map). d_list == NULL with nlist == E: every element. Same result bits as
  * scatter + hx_ax_apply_list. */
-int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
-                       const double *d_x, double *d_w, double *uw);
-/* hx_ax_apply_list_g whose sum of the element u.w is not read to the host
+/* hx_ax_apply_list_g_red(ax, nlist, d_list, d_map, d_x, d_w, red, k): hx_ax_apply_list_g whose sum of the element u.w is not read to the host
  * but appended as one partial to slot k of red (hx_red_fetch returns the
  * slot's partials summed in the order appended): no host wait on cuda, the
- * same value as uw on the cpu backends (an empty list appends 0). */
-int hx_ax_apply_list_g_red(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
-                           const double *d_x, double *d_w, hx_red red, int k);
+ * same value as uw on the cpu backends (an empty list appends 0).
+ * These four are inline FP64 forms of hx_ax_apply_prec (hx_kernels_prec.h;
+ * end of this header): an FP32 operator refuses them (HX_ERR_ARG). */
+
 /* Host arrays, E*(p+1)^3 each: the diagonal of A_L (for the assembled Jacobi
  * diagonal after gather), and the lumped mass w_i w_j w_k |J| (no lambda)
  * per node (right-hand side, error norms, coarse space). */
@@ -390,24 +382,22 @@ int hx_ax_peak_gflops(hx_backend b, double seconds, double *gflops);
  * (per element the r, s, t matrices, row i = eigenvector i); d_L: backend
  * memory, E*3*m eigenvalues (kappa folded in, lambda added to the r
  * direction). Asynchronous on the backend's stream for cuda. */
-/* d_w = A_box^{-1} d_u on every element (whole m^3 boxes; d_u, d_w must not
- * overlap). p in 1..15. */
-int hx_fdm_elem_apply(hx_backend b, int p, int32_t E, const double *d_S, const double *d_L, const double *d_u,
-                      double *d_w);
-/* The same on the nlist elements whose local indices are in d_list (backend
- * memory, int32, no duplicates); boxes of other elements are untouched. */
-int hx_fdm_elem_apply_list(hx_backend b, int p, int32_t nlist, const int32_t *d_list, const double *d_S,
-                           const double *d_L, const double *d_u, double *d_w);
-/* The same with the scatter fused in: the input box of element e is
+/* hx_fdm_elem_apply(b, p, E, d_S, d_L, d_u, d_w): d_w = A_box^{-1} d_u on
+ * every element (whole m^3 boxes; d_u, d_w must not overlap). p in 1..15.
+ * hx_fdm_elem_apply_list(b, p, nlist, d_list, d_S, d_L, d_u, d_w): the same
+ * on the nlist elements whose local indices are in d_list (backend memory,
+ * int32, no duplicates; NULL: 0..nlist-1); boxes of other elements are
+ * untouched.
+ * hx_fdm_elem_apply_map(b, p, nlist, d_list, d_S, d_L, d_map, d_x, d_w): the
+ * same with the scatter fused in: the input box of element e is
  * d_x[d_map[e m^3 + pt]] (0 where d_map < 0), d_map an extended L -> G map
  * (backend memory, E m^3 int32), d_x the G-vector; d_list NULL: elements
- * 0..nlist-1. d_w must not overlap d_x. */
-int hx_fdm_elem_apply_map(hx_backend b, int p, int32_t nlist, const int32_t *d_list, const double *d_S,
-                          const double *d_L, const int32_t *d_map, const double *d_x, double *d_w);
-/* d_y[i] = d_idx[i] >= 0 ? d_w[i] * d_x[d_idx[i]] : 0 for i < n (backend
- * memory; d_y must not overlap d_x). */
-int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w, const double *d_x,
-                   double *d_y);
+ * 0..nlist-1. d_w must not overlap d_x.
+ * hx_fdm_wgather(b, n, d_idx, d_w, d_x, d_y): d_y[i] = d_idx[i] >= 0 ?
+ * d_w[i] * d_x[d_idx[i]] : 0 for i < n (backend memory; d_y must not overlap
+ * d_x).
+ * Inline FP64 forms of the _p functions (hx_kernels_prec.h; end of this
+ * header). */
 
 /* ============================================================ tensor
  * Element-wise tensor-product transfers between orders (kernels/tensor.c,
@@ -415,14 +405,82 @@ int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *
  * collective. d_out_e (c^3 values) = (A x A x A) d_in_e (a^3 values) for
  * e < E, with d_A (backend memory) c x a row-major and the L-vector layout
  * of the operator (e*a^3 + i + a*(j + a*k)). a, c in 1..16; d_in and d_out
- * must not overlap. Asynchronous on the backend's stream for cuda. */
-int hx_tensor3_apply(hx_backend b, int a, int c, int32_t E, const double *d_A, const double *d_in,
-                     double *d_out);
+ * must not overlap. Asynchronous on the backend's stream for cuda.
+ * hx_tensor3_apply(b, a, c, E, d_A, d_in, d_out): FP64, the inline form of
+ * hx_tensor3_apply_p (end of this header). */
 
 /* ============================================================ precision
  * FP32 twins of the streaming ops, gather-scatter and operator, conversion
  * kernels (hx_precision, HX_F64 / HX_F32): see hx_kernels_prec.h. */
 #include "hx_kernels_prec.h"
+
+/* ------------------------------------------------------------ FP64 names
+ * The FP64 forms of the precision-taking entry points, documented above:
+ * each is its _p function with HX_F64 (the same code, the same bits). */
+static inline int hx_array_copy(hx_backend b, int64_t n, double *d_y, const double *d_x) {
+  return hx_array_copy_p(b, HX_F64, n, d_y, d_x);
+}
+static inline int hx_array_axpby(hx_backend b, int64_t n, double *d_y, double a, const double *d_x, double bb) {
+  return hx_array_axpby_p(b, HX_F64, n, d_y, a, d_x, bb);
+}
+static inline int hx_array_dot(hx_backend b, int64_t n, const double *d_x, const double *d_y, double *result) {
+  return hx_array_dot_p(b, HX_F64, n, d_x, d_y, result);
+}
+static inline int hx_array_xpay(hx_backend b, int64_t n, double *d_p, const double *d_z, double beta) {
+  return hx_array_xpay_p(b, HX_F64, n, d_p, d_z, beta);
+}
+static inline int hx_array_pointwise_mult(hx_backend b, int64_t n, double *d_y, const double *d_x,
+                                          const double *d_z) {
+  return hx_array_pointwise_mult_p(b, HX_F64, n, d_y, d_x, d_z);
+}
+static inline int hx_array_norm2sq(hx_backend b, int64_t n, const double *d_x, double *result) {
+  return hx_array_norm2sq_p(b, HX_F64, n, d_x, result);
+}
+static inline int hx_ax_create_opts(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
+                                    const double *h_kappa, const double *h_lambda, const hx_ax_opts *opts,
+                                    hx_ax *ax) {
+  return hx_ax_create_opts_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, opts, HX_F64, ax);
+}
+static inline int hx_ax_create(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
+                               const double *h_lambda, hx_geo_mode mode, hx_ax *ax) {
+  return hx_ax_create_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, mode, HX_F64, ax);
+}
+static inline int hx_ax_apply(hx_ax ax, const double *d_u, double *d_w, double *uw) {
+  return hx_ax_apply_prec(ax, HX_F64, ax ? hx_ax_num_elements(ax) : 0, NULL, NULL, d_u, d_w, uw, NULL, 0);
+}
+static inline int hx_ax_apply_list(hx_ax ax, int32_t nlist, const int32_t *d_list, const double *d_u, double *d_w,
+                                   double *uw) {
+  return hx_ax_apply_prec(ax, HX_F64, nlist, d_list, NULL, d_u, d_w, uw, NULL, 0);
+}
+static inline int hx_ax_apply_list_g(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                                     const double *d_x, double *d_w, double *uw) {
+  return hx_ax_apply_prec(ax, HX_F64, nlist, d_list, d_map, d_x, d_w, uw, NULL, 0);
+}
+static inline int hx_ax_apply_list_g_red(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                                         const double *d_x, double *d_w, hx_red red, int k) {
+  return hx_ax_apply_prec(ax, HX_F64, nlist, d_list, d_map, d_x, d_w, NULL, red, k);
+}
+static inline int hx_fdm_elem_apply_list(hx_backend b, int p, int32_t nlist, const int32_t *d_list,
+                                         const double *d_S, const double *d_L, const double *d_u, double *d_w) {
+  return hx_fdm_elem_apply_list_p(b, HX_F64, p, nlist, d_list, d_S, d_L, d_u, d_w);
+}
+static inline int hx_fdm_elem_apply(hx_backend b, int p, int32_t E, const double *d_S, const double *d_L,
+                                    const double *d_u, double *d_w) {
+  return hx_fdm_elem_apply_list_p(b, HX_F64, p, E, NULL, d_S, d_L, d_u, d_w);
+}
+static inline int hx_fdm_elem_apply_map(hx_backend b, int p, int32_t nlist, const int32_t *d_list,
+                                        const double *d_S, const double *d_L, const int32_t *d_map,
+                                        const double *d_x, double *d_w) {
+  return hx_fdm_elem_apply_map_p(b, HX_F64, p, nlist, d_list, d_S, d_L, d_map, d_x, d_w);
+}
+static inline int hx_fdm_wgather(hx_backend b, int64_t n, const int32_t *d_idx, const double *d_w,
+                                 const double *d_x, double *d_y) {
+  return hx_fdm_wgather_p(b, n, d_idx, d_w, HX_F64, d_x, HX_F64, d_y);
+}
+static inline int hx_tensor3_apply(hx_backend b, int a, int c, int32_t E, const double *d_A, const double *d_in,
+                                   double *d_out) {
+  return hx_tensor3_apply_p(b, HX_F64, a, c, E, d_A, d_in, d_out);
+}
 
 #ifdef __cplusplus
 }

@@ -92,29 +92,51 @@ int hx_array_diag_add_list_p(hx_backend b, hx_precision prec, int64_t m, int64_t
  * CPUs with AVX2+FMA at p = 7 a hand-written 8-wide kernel). hx_ax_diagonal
  * and hx_ax_mass stay FP64 (host, computed from the double inputs).
  * hx_ax_apply / hx_ax_apply_list on an HX_F32 operator are HX_ERR_ARG: use
- * the _p forms. hx_ax_storage_counts reports the FP32 kinds (no split). */
-int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
-                      const double *h_lambda, hx_geo_mode mode, hx_precision prec, hx_ax *ax);
+ * the _p forms. hx_ax_storage_counts reports the FP32 kinds (no split).
+ * hx_ax_create_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, mode, prec, &ax)
+ * is the inline form of hx_ax_create_opts_prec with the defaults and mode. */
 /* the same with the options of hx_ax_create_opts (opts->affine = 0: every
  * element stored general, the tests' reference; opts->geometry only matters
  * for HX_F64) */
 int hx_ax_create_opts_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes, const double *h_kappa,
                            const double *h_lambda, const hx_ax_opts *opts, hx_precision prec, hx_ax *ax);
 hx_precision hx_ax_precision(hx_ax ax);
+/* The operator's one apply, every hx_ax_apply* name is an inline form of it:
+ * d_w = A_L d_u on the nlist elements of d_list (backend memory, int32,
+ * distinct; NULL when nlist = E: every element; entries of d_w of other
+ * elements are untouched). prec: the precision of d_u and d_w, which must be
+ * the operator's (HX_ERR_ARG otherwise). d_map NULL: d_u is an L-vector;
+ * else d_u is a G-vector read through the L->G map d_map (backend memory, E
+ * n^3 int32; element e reads u_e[q] = d_u[d_map[e n^3 + q]], 0 where the map
+ * is negative), the same bits as a scatter then the apply. The sum of the
+ * element u.w in FP64 (element partials in list order on the cpu backends,
+ * from float products in double for HX_F32; a fixed tree on cuda): to *uw
+ * when uw != NULL (synchronous), or, with red != NULL (uw NULL), appended as
+ * one partial to slot k of red (no host wait; hx_red_fetch). Without a sum
+ * the cuda launch is asynchronous on the backend's stream. */
+int hx_ax_apply_prec(hx_ax ax, hx_precision prec, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                     const void *d_u, void *d_w, double *uw, hx_red red, int k);
+static inline int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
+                                    const double *h_kappa, const double *h_lambda, hx_geo_mode mode,
+                                    hx_precision prec, hx_ax *ax) {
+  hx_ax_opts o = hx_ax_opts_default();
+  o.mode = mode;
+  return hx_ax_create_opts_prec(b, p, E, npe, h_nodes, h_kappa, h_lambda, &o, prec, ax);
+}
 /* d_w = A_L d_u in the operator's precision (d_u, d_w: L-vectors of that
- * precision). *uw (if uw != NULL) = sum of the element u.w in FP64,
- * deterministic as for hx_ax_apply (element partials accumulated in double
- * from float products on the CPU). Other rules as hx_ax_apply(_list). */
-int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw);
-int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
-                       double *uw);
-/* hx_ax_apply_list_g with a precision (the scatter fused into the kernel):
- * d_u is a G-vector in the operator's precision, element e reads
- * u_e[q] = d_u[d_map[e n^3 + q]] (0 where the map is negative); d_list may
- * be NULL when nlist = E. The same bits as hx_gs_scatter_p followed by
- * hx_ax_apply_list_p (w and u.w). HX_F64 operators call hx_ax_apply_list_g. */
-int hx_ax_apply_list_g_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map, const void *d_u,
-                         void *d_w, double *uw);
+ * precision), on every element / on a list / through the L->G map. */
+static inline int hx_ax_apply_p(hx_ax ax, const void *d_u, void *d_w, double *uw) {
+  return hx_ax_apply_prec(ax, ax ? hx_ax_precision(ax) : HX_F64, ax ? hx_ax_num_elements(ax) : 0, NULL, NULL, d_u,
+                          d_w, uw, NULL, 0);
+}
+static inline int hx_ax_apply_list_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const void *d_u, void *d_w,
+                                     double *uw) {
+  return hx_ax_apply_prec(ax, ax ? hx_ax_precision(ax) : HX_F64, nlist, d_list, NULL, d_u, d_w, uw, NULL, 0);
+}
+static inline int hx_ax_apply_list_g_p(hx_ax ax, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
+                                       const void *d_u, void *d_w, double *uw) {
+  return hx_ax_apply_prec(ax, ax ? hx_ax_precision(ax) : HX_F64, nlist, d_list, d_map, d_u, d_w, uw, NULL, 0);
+}
 
 /* ------------------------------------------------------------ tensor transfers
  * hx_tensor3_apply with a precision: d_A, d_in, d_out all in prec (HX_F32:

@@ -26,6 +26,7 @@
 #include "backend_impl.h"
 
 #include <execinfo.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -299,6 +300,18 @@ int hx_mc_check_dev(const void *p, size_t bytes, const char *what) {
                   "cpu-memcheck: %s (%p, %zu bytes) runs past the end of backend allocation #%llu (%zu bytes, "
                   "offset %zu)",
                   what, p, bytes, (unsigned long long)r->id, r->bytes, (size_t)((uintptr_t)p - r->base));
+}
+
+int hx_kernel_args(hx_backend b, const char *kernel, size_t nargs, const hx_karg *args) {
+  for (size_t i = 0; i < nargs; i++) {
+    if (args[i].bytes == 0) continue;
+    HX_CHECK(args[i].p, HX_ERR_ARG, "%s: %s is NULL", kernel, args[i].what);
+    if (!b->memcheck) continue;
+    char what[128];
+    snprintf(what, sizeof what, "%s: %s", kernel, args[i].what);
+    HX_CALL(hx_mc_check_dev(args[i].p, args[i].bytes, what));
+  }
+  return HX_SUCCESS;
 }
 
 int hx_mc_check_host(const void *p, size_t bytes, const char *what) {

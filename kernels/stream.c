@@ -17,13 +17,8 @@ int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *x, double 
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_cg_update(q, n, nred, x, r, p, w, alpha, rr));
-  HX_MC_DEV(q->b, x, n, "cg_update: x");
-  HX_MC_DEV(q->b, r, n, "cg_update: r");
-  HX_MC_DEV(q->b, p, n, "cg_update: p");
-  HX_MC_DEV(q->b, w, n, "cg_update: w");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_cg_update(q, n, nred, x, r, p, w, alpha, rr));
+  HX_KERNEL_DISPATCH(q->b, "cg_update", hx_cuda_cg_update(q, n, nred, x, r, p, w, alpha, rr), HX_CALL(hx_cpu_cg_update(q, n, nred, x, r, p, w, alpha, rr)),
+                     HX_KARG_D(x, n), HX_KARG_D(r, n), HX_KARG_D(p, n), HX_KARG_D(w, n));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX)); /* a reduction waits for its queue */
   return HX_SUCCESS;
 }
@@ -34,49 +29,44 @@ int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *r, const do
   *rr = 0.0;
   HX_STREAM_SIZES(n, nred);
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_r_update(q, n, nred, r, w, alpha, rr));
-  HX_MC_DEV(q->b, r, n, "r_update: r");
-  HX_MC_DEV(q->b, w, n, "r_update: w");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_r_update(q, n, nred, r, w, alpha, rr));
+  HX_KERNEL_DISPATCH(q->b, "r_update", hx_cuda_r_update(q, n, nred, r, w, alpha, rr), HX_CALL(hx_cpu_r_update(q, n, nred, r, w, alpha, rr)),
+                     HX_KARG_D(r, n), HX_KARG_D(w, n));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
   return HX_SUCCESS;
 }
 
-int hx_array_xpay_q(hx_queue q, int64_t n, double *p, const double *z, double beta) {
+/* HX_F32: beta rounded to float */
+int hx_array_xpay_q(hx_queue q, hx_precision prec, int64_t n, void *p, const void *z, double beta) {
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_xpay(q, n, p, z, beta));
-  HX_MC_DEV(q->b, p, n, "xpay: p");
-  HX_MC_DEV(q->b, z, n, "xpay: z");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_xpay(n, p, z, beta));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "xpay", HX_CUDA_P(prec, xpay, q, n, p, z, beta), HX_CALL(HX_CPU_P(prec, xpay, n, p, z, beta)),
+                     HX_KARG(p, n, es, "p"), HX_KARG(z, n, es, "z"));
   return HX_SUCCESS;
 }
 
-int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *y, const double *x, const double *z) {
+int hx_array_pointwise_mult_q(hx_queue q, hx_precision prec, int64_t n, void *y, const void *x, const void *z) {
   HX_CHECK(q, HX_ERR_ARG, "NULL queue");
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_pointwise_mult(q, n, y, x, z));
-  HX_MC_DEV(q->b, y, n, "pointwise_mult: y");
-  HX_MC_DEV(q->b, x, n, "pointwise_mult: x");
-  HX_MC_DEV(q->b, z, n, "pointwise_mult: z");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_pointwise_mult(n, y, x, z));
+  const size_t es = hx_precision_size(prec);
+  HX_KERNEL_DISPATCH(q->b, "pointwise_mult", HX_CUDA_P(prec, pointwise_mult, q, n, y, x, z),
+                     HX_CALL(HX_CPU_P(prec, pointwise_mult, n, y, x, z)), HX_KARG(y, n, es, "y"),
+                     HX_KARG(x, n, es, "x"), HX_KARG(z, n, es, "z"));
   return HX_SUCCESS;
 }
 
-int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *x, double *result) {
+int hx_array_norm2sq_q(hx_queue q, hx_precision prec, int64_t n, const void *x, double *result) {
   HX_CHECK(q && result, HX_ERR_ARG, "NULL queue or result pointer");
   *result = 0.0;
+  HX_CHECK_PREC(prec);
   HX_CHECK(n >= 0, HX_ERR_ARG, "negative vector length %lld", (long long)n);
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(q->b, hx_cuda_norm2sq(q, n, x, result));
-  HX_MC_DEV(q->b, x, n, "norm2sq: x");
-  HX_MC_SCOPE(q->b);
-  HX_CALL(hx_cpu_norm2sq(q, n, x, result));
+  HX_KERNEL_DISPATCH(q->b, "norm2sq", HX_CUDA_P(prec, norm2sq, q, n, x, result),
+                     HX_CALL(HX_CPU_P(prec, norm2sq, q, n, x, result)), HX_KARG(x, n, hx_precision_size(prec), "x"));
   if (q->b->memcheck) HX_CALL(hx_mc_flush(q, UINT64_MAX));
   return HX_SUCCESS;
 }
@@ -92,21 +82,6 @@ int hx_array_r_update(hx_backend b, int64_t n, int64_t nred, double *r, const do
                       double *rr) {
   HX_CHECK(b, HX_ERR_ARG, "NULL backend");
   HX_CALL(hx_array_r_update_q(b->q0, n, nred, r, w, alpha, rr));
-  return HX_SUCCESS;
-}
-int hx_array_xpay(hx_backend b, int64_t n, double *p, const double *z, double beta) {
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
-  HX_CALL(hx_array_xpay_q(b->q0, n, p, z, beta));
-  return HX_SUCCESS;
-}
-int hx_array_pointwise_mult(hx_backend b, int64_t n, double *y, const double *x, const double *z) {
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
-  HX_CALL(hx_array_pointwise_mult_q(b->q0, n, y, x, z));
-  return HX_SUCCESS;
-}
-int hx_array_norm2sq(hx_backend b, int64_t n, const double *x, double *result) {
-  HX_CHECK(b, HX_ERR_ARG, "NULL backend");
-  HX_CALL(hx_array_norm2sq_q(b->q0, n, x, result));
   return HX_SUCCESS;
 }
 
@@ -188,11 +163,8 @@ int hx_array_dot_red(hx_red red, int k, int64_t n, const double *x, const double
   HX_RED_SLOT(red, k, n);
   red->nparts[k] = 0;
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(red->b, hx_cuda_dot_red(red, k, n, x, y));
-  HX_MC_DEV(red->b, x, n, "dot_red: x");
-  HX_MC_DEV(red->b, y, n, "dot_red: y");
-  HX_MC_SCOPE(red->b);
-  hx_cpu_dot_red(red, k, n, x, y);
+  HX_KERNEL_DISPATCH(red->b, "dot_red", hx_cuda_dot_red(red, k, n, x, y), hx_cpu_dot_red(red, k, n, x, y),
+                     HX_KARG_D(x, n), HX_KARG_D(y, n));
   return HX_SUCCESS;
 }
 
@@ -203,13 +175,8 @@ int hx_array_cg_update_red(hx_red red, int k_rr, int64_t n, int64_t nred, double
   HX_RED_SLOT(red, k_rr, n);
   red->nparts[k_rr] = 0;
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(red->b, hx_cuda_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha));
-  HX_MC_DEV(red->b, x, n, "cg_update_red: x");
-  HX_MC_DEV(red->b, r, n, "cg_update_red: r");
-  HX_MC_DEV(red->b, p, n, "cg_update_red: p");
-  HX_MC_DEV(red->b, w, n, "cg_update_red: w");
-  HX_MC_SCOPE(red->b);
-  hx_cpu_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha);
+  HX_KERNEL_DISPATCH(red->b, "cg_update_red", hx_cuda_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha), hx_cpu_cg_update_red(red, k_rr, n, nred, x, r, p, w, alpha),
+                     HX_KARG_D(x, n), HX_KARG_D(r, n), HX_KARG_D(p, n), HX_KARG_D(w, n));
   return HX_SUCCESS;
 }
 
@@ -226,15 +193,8 @@ int hx_array_cg_update_diag_red(hx_red red, int k_rr, int k_rz, int k_zw, int64_
   red->nparts[k_rr] = red->nparts[k_rz] = 0;
   if (k_zw >= 0) red->nparts[k_zw] = 0;
   if (n == 0) return HX_SUCCESS;
-  HX_CUDA_DISPATCH(red->b, hx_cuda_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha));
-  HX_MC_DEV(red->b, x, n, "cg_update_diag_red: x");
-  HX_MC_DEV(red->b, r, n, "cg_update_diag_red: r");
-  HX_MC_DEV(red->b, p, n, "cg_update_diag_red: p");
-  HX_MC_DEV(red->b, w, n, "cg_update_diag_red: w");
-  HX_MC_DEV(red->b, d, n, "cg_update_diag_red: d");
-  HX_MC_DEV(red->b, z, n, "cg_update_diag_red: z");
-  HX_MC_SCOPE(red->b);
-  hx_cpu_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha);
+  HX_KERNEL_DISPATCH(red->b, "cg_update_diag_red", hx_cuda_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha), hx_cpu_cg_update_diag_red(red, k_rr, k_rz, k_zw, n, nred, x, r, p, w, d, z, alpha),
+                     HX_KARG_D(x, n), HX_KARG_D(r, n), HX_KARG_D(p, n), HX_KARG_D(w, n), HX_KARG_D(d, n), HX_KARG_D(z, n));
   return HX_SUCCESS;
 }
 

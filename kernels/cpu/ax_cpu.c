@@ -493,7 +493,7 @@ int hx_cpu_avx512(void) {
 #endif
 }
 
-int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {
   /* p = 2..6 AVX2: 4 elements at once, except split records */
   int32_t nrest = 0, *rest = NULL, *sub = NULL;
@@ -540,7 +540,7 @@ int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
   return HX_SUCCESS;
 }
 
-int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+int hx_cpu_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                         const float *u, float *w, double *part) {
   /* p = 1, 2, 4, 5, 6 AVX2, precomputed: 8 elements at once (the same
    * bits), except the general records at p = 4 and 5 */

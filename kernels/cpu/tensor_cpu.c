@@ -14,7 +14,7 @@
  * fused), so the results are bit for bit those of the generic loop and the
  * CUDA kernel. HEXCG_TENSOR_XELEM=0 selects the generic loop (tests). */
 #include "../hx_tensor_math.h"
-#include "tensor_impl.h"
+#include "backend_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +161,7 @@ static int hx_tx_serves(int a, int c) {
 #define HX_TX_HAVE 0
 #endif
 
-int hx_tensor3_cpu(int a, int c, int32_t E, const double *A, const double *in, double *out) {
+int hx_cpu_tensor3(int a, int c, int32_t E, const double *A, const double *in, double *out) {
 #if HX_TX_HAVE
   if (hx_tx_serves(a, c)) {
     hx_tx_apply_f64(a, c, E, A, in, out);
@@ -171,7 +171,7 @@ int hx_tensor3_cpu(int a, int c, int32_t E, const double *A, const double *in, d
   return hx_tensor3_generic(a, c, E, A, in, out);
 }
 
-int hx_tensor3_f32_cpu(int a, int c, int32_t E, const float *A, const float *in, float *out) {
+int hx_cpu_tensor3_f32(int a, int c, int32_t E, const float *A, const float *in, float *out) {
 #if HX_TX_HAVE
   if (hx_tx_serves(a, c)) {
     hx_tx_apply_f32(a, c, E, A, in, out);

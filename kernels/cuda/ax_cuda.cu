@@ -233,13 +233,13 @@ static int hx_ax_dispatch(const struct hx_ax_s *ax, int32_t nlist, const int32_t
   return HX_SUCCESS;
 }
 
-extern "C" int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+extern "C" int hx_cuda_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                                 const double *u, double *w, double *part) {
   HX_CALL(hx_ax_dispatch<double>(ax, nlist, list, map, ax->d_basis, ax->d_geo, u, w, part));
   return HX_SUCCESS;
 }
 
-extern "C" int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
+extern "C" int hx_cuda_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
                                     const int32_t *map, const float *u, float *w, double *part) {
   HX_CALL(hx_ax_dispatch<float>(ax, nlist, list, map, ax->d_basis32, ax->d_geo32, u, w, part));
   return HX_SUCCESS;

@@ -4,7 +4,7 @@
 // thread t takes j = t, t + 256, ... in order and the block adds the 256
 // partials in a fixed tree, so it is deterministic run to run (the list
 // holds boundary nodes only). It runs before the update (reads x, y unwritten).
-#include "diag_impl.h"
+#include "backend_impl.h"
 #include "hx_cuda_check.h"
 #include "hx_diag_math.h"
 

@@ -7,7 +7,7 @@
 // float math). Per-entry math: ../hx_tensor_math.h (the same
 // sums in the same order as cpu/tensor_cpu.c).
 #include "../hx_tensor_math.h"
-#include "tensor_impl.h"
+#include "backend_impl.h"
 #include "hx_cuda_check.h"
 
 template <typename T>
@@ -38,12 +38,12 @@ static int launch(hx_backend b, int a, int c, int32_t E, const T *A, const T *in
   return HX_SUCCESS;
 }
 
-extern "C" int hx_tensor3_cuda(hx_backend b, int a, int c, int32_t E, const double *A, const double *in,
+extern "C" int hx_cuda_tensor3(hx_backend b, int a, int c, int32_t E, const double *A, const double *in,
                                double *out) {
   return launch<double>(b, a, c, E, A, in, out);
 }
 
-extern "C" int hx_tensor3_f32_cuda(hx_backend b, int a, int c, int32_t E, const float *A, const float *in,
+extern "C" int hx_cuda_tensor3_f32(hx_backend b, int a, int c, int32_t E, const float *A, const float *in,
                                    float *out) {
   return launch<float>(b, a, c, E, A, in, out);
 }

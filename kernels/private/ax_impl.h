@@ -85,6 +85,9 @@ static inline int hx_ax_off_w3(int n) { return n * n + 2 * n; }
 
 /* General FP64 factors of element e on the host (ax.c): g[c*n^3 + node],
  * c = 0..5 the factors, 6 the lambda-mass; mass[node] = w |J| if not NULL. */
+/* ax_prec.c: replace the FP64 backend data of a new operator by its FP32
+ * storage (prec_impl.h "operator, FP32 storage") */
+int hx_ax_make_f32(struct hx_ax_s *ax);
 int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *mass);
 
 /* Per-backend apply of the listed elements (list == NULL: elements 0..nlist-1).
@@ -92,10 +95,10 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
  * position, or element index when list == NULL). map != NULL: u is a
  * G-vector and the element reads u_e[q] = u[map[e n^3 + q]] (0 where
  * map < 0: the scatter fused into the kernel). */
-int hx_ax_cpu_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
+int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part);
 /* The cross-element AVX2 kernel (cpu/ax_xelem_cpu.c): same contract as
- * hx_ax_cpu_apply; returns 1 when it applied the list, 0 when it does not
+ * hx_cpu_ax_apply; returns 1 when it applied the list, 0 when it does not
  * serve this operator (order, mode, ISA, or HEXCG_AX_XELEM=0), to be done by
  * the one-element kernels. With 1, *nrest > 0 list positions (*rest,
  * malloc'd, the caller frees) hold split elements it left to the
@@ -118,9 +121,6 @@ double hx_ax_cpu_peak_run(int isa, long iters);
 #ifdef HEXCG_HAVE_CUDA
 /* FP64 multiply-add chains on the device for about `seconds`; *gflops */
 int hx_ax_cuda_peak(hx_backend b, double seconds, double *gflops);
-int hx_ax_cuda_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
-                     const double *u, double *w,
-                     double *part);
 /* *result = sum of part[0..m-1] in a fixed order (deterministic); synchronises. */
 int hx_ax_cuda_sum(hx_backend b, int32_t m, double *part, double *result);
 /* The same sum left in device memory at d_dst (queued, no wait). */

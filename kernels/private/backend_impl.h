@@ -46,16 +46,9 @@ struct hx_vec_s {
 
 /* ------------------------------------------------------------ backend dispatch
  * Written once here for every entry point of kernels/ and gs/ (issue 28).
- * An entry point checks its arguments, then dispatches:
- *
- *   int hx_thing(hx_backend b, ...) {
- *     HX_CHECK(...);
- *     HX_CUDA_DISPATCH(b, hx_cuda_thing(b, ...));  // cuda: run it, return
- *     HX_MC_DEV(b, d_x, n, "thing: x");            // cpu and cpu-memcheck
- *     HX_MC_SCOPE(b);
- *     hx_cpu_thing(...);
- *     return HX_SUCCESS;
- *   }
+ * A kernel entry point uses HX_KERNEL_DISPATCH (below, after cpu-memcheck),
+ * which is built on these; the other backend functions (allocation,
+ * transfers, events) use them directly.
  *
  * HX_CUDA_DISPATCH(b, call): when b (an hx_backend) is a CUDA backend, make
  *   call (an int-returning CUDA entry point), propagate its error with
@@ -137,20 +130,62 @@ uint64_t hx_mc_seq(hx_queue q);
  * backend memory at all (HX_ERR_ARG with a message otherwise) */
 int hx_mc_check_dev(const void *p, size_t bytes, const char *what);
 int hx_mc_check_host(const void *p, size_t bytes, const char *what);
-/* check a backend pointer argument of n doubles when b is cpu-memcheck */
-#define HX_MC_DEV(b, p, n, what)                                                               \
-  do {                                                                                         \
-    if ((b)->memcheck) HX_CALL(hx_mc_check_dev((p), (size_t)(n) * sizeof(double), (what)));    \
-  } while (0)
 void hx_mc_queue_free(hx_queue q);
 static inline int hx_mc_begin(hx_backend b) { return b && b->memcheck ? hx_mc_enter() : 0; }
 #define HX_MC_SCOPE(b) \
   int hx_mc_scope_ __attribute__((cleanup(hx_mc_leave), unused)) = hx_mc_begin(b)
 
-/* CPU implementations (kernels/cpu/) */
-int hx_cpu_copy(int64_t n, double *y, const double *x);
-int hx_cpu_axpby(int64_t n, double *y, double a, const double *x, double bb);
-int hx_cpu_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
+/* ------------------------------------------------------------ kernel dispatch
+ * Every kernel entry point of kernels/ and gs/ ends in the same three steps,
+ * written once here: check the pointer arguments, run the CUDA launcher on a
+ * CUDA backend, else open the memcheck scope and run the CPU loop.
+ *
+ *   int hx_thing_p(hx_backend b, hx_precision prec, int64_t n, const void *d_x, void *d_y) {
+ *     HX_CHECK(b, ...); HX_CHECK_PREC(prec); ...sizes...; if (n == 0) return HX_SUCCESS;
+ *     const size_t es = hx_precision_size(prec);
+ *     HX_KERNEL_DISPATCH(b, "thing",
+ *                        HX_BY_PREC(prec, hx_cuda_thing(...), hx_cuda_thing_f32(...)),
+ *                        HX_CALL(HX_BY_PREC(prec, hx_cpu_thing(...), hx_cpu_thing_f32(...))),
+ *                        HX_KARG(d_x, n, es, "x"), HX_KARG(d_y, n, es, "y"));
+ *     return HX_SUCCESS;
+ *   }
+ *
+ * hx_karg: one pointer argument, [p, p + bytes) in backend memory.
+ * HX_KARG(p, count, size, what): count entries of size bytes; HX_KARG_D(p, n):
+ *   n doubles, named as the variable.
+ * hx_kernel_args: each argument with bytes > 0 must be non-NULL
+ *   (HX_ERR_ARG "kernel: what is NULL"); on cpu-memcheck it must lie inside
+ *   one live backend allocation (hx_mc_check_dev, named "kernel: what"); the
+ *   only memory check of the kernel entry points.
+ * HX_KERNEL_DISPATCH(b, kernel, cuda_call, cpu_stmt, args...): the
+ *   arguments' checks, then HX_CUDA_DISPATCH(b, cuda_call) (cuda: make the
+ *   call and return), then the memcheck scope, open until the function
+ *   returns (what follows cpu_stmt may read backend memory: a CPU sum of
+ *   partials), and cpu_stmt (a statement). It declares variables: once per
+ *   function, at the top level of its body. */
+typedef struct {
+  const void *p;
+  size_t bytes;
+  const char *what;
+} hx_karg;
+#define HX_KARG(p, count, size, what) \
+  ((hx_karg){(const void *)(p), (size_t)(count) * (size_t)(size), (what)})
+/* n doubles named as the variable */
+#define HX_KARG_D(p, n) HX_KARG(p, n, sizeof(double), #p)
+int hx_kernel_args(hx_backend b, const char *kernel, size_t nargs, const hx_karg *args);
+#define HX_KERNEL_DISPATCH(b, kernel, cuda_call, cpu_stmt, ...)                                  \
+  const hx_karg hx_kargs_[] = {__VA_ARGS__};                                                    \
+  HX_CALL(hx_kernel_args((b), (kernel), sizeof hx_kargs_ / sizeof hx_kargs_[0], hx_kargs_));     \
+  HX_CUDA_DISPATCH((b), cuda_call);                                                             \
+  HX_MC_SCOPE(b);                                                                               \
+  cpu_stmt
+/* the FP64 or the FP32 launcher of a kernel by precision */
+#define HX_BY_PREC(prec, f64_call, f32_call) ((prec) == HX_F64 ? (f64_call) : (f32_call))
+#define HX_CHECK_PREC(prec) \
+  HX_CHECK((prec) == HX_F64 || (prec) == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)(prec))
+
+/* The launchers of the kernels of both precisions (one list) */
+#include "hx_kernel_list.h"
 
 #ifdef HEXCG_HAVE_CUDA
 /* CUDA implementations (kernels/cuda/) */
@@ -174,9 +209,6 @@ int hx_cuda_malloc_host(size_t bytes, void **ptr);
 /* kind 1 h2d 2 d2h 3 d2d; sync != 0: wait for q before returning */
 int hx_cuda_memcpy(hx_queue q, void *dst, const void *src, size_t bytes, int kind, int sync);
 int hx_cuda_memset0(hx_queue q, void *ptr, size_t bytes);
-int hx_cuda_copy(hx_queue q, int64_t n, double *y, const double *x);
-int hx_cuda_axpby(hx_queue q, int64_t n, double *y, double a, const double *x, double bb);
-int hx_cuda_dot(hx_queue q, int64_t n, const double *x, const double *y, double *result);
 #endif
 
 /* FDM box solves and weighted copies (kernels/fdm.c, cpu/fdm_cpu.c,

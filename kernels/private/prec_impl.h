@@ -21,12 +21,6 @@ extern "C" {
 int hx_cpu_convert(int64_t n, double *y, const float *x);
 int hx_cpu_convert_f32(int64_t n, float *y, const double *x);
 void hx_cpu_axpy_f32_to_f64(int64_t n, double *y, double a, const float *x);
-int hx_cpu_copy_f32(int64_t n, float *y, const float *x);
-int hx_cpu_axpby_f32(int64_t n, float *y, float a, const float *x, float bb);
-int hx_cpu_xpay_f32(int64_t n, float *p, const float *z, float beta);
-int hx_cpu_pointwise_mult_f32(int64_t n, float *y, const float *x, const float *z);
-int hx_cpu_dot_f32(hx_queue q, int64_t n, const float *x, const float *y, double *result);
-int hx_cpu_norm2sq_f32(hx_queue q, int64_t n, const float *x, double *result);
 
 /* ---- operator, FP32 storage (ax_prec.c) ----
  * ax->d_basis32: [D (n*n), t (n), w (n), w3 (n^3)] as float, w3[q] = w_i w_j
@@ -44,11 +38,6 @@ int hx_cpu_norm2sq_f32(hx_queue q, int64_t n, const float *x, double *result);
  * ONTHEFLY: HX_AX_OTF_STRIDE floats per element (map coefficients, kappa,
  * lambda). */
 static inline int hx_ax_off_w3_f32(int n) { return n * n + 2 * n; }
-/* ---- operator, CPU (cpu/ax_cpu.c, the float instantiation of cpu/ax_cpu_t.h). part: per-element u.w in double;
- * map != NULL: u is a G-vector read through map (the fused scatter, as
- * hx_ax_cpu_apply). ---- */
-int hx_ax_cpu_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
-                        const float *u, float *w, double *part);
 /* The cross-element FP32 kernel (cpu/ax_xelem_f32_cpu.c): same contract;
  * returns 1 when it applied the list, 0 when it does not serve this operator
  * (order, mode, ISA, HEXCG_AX_XELEM=0, or no scratch memory), to be done by
@@ -69,15 +58,6 @@ int hx_ax_xelem_serves_f32(int p);
 int hx_cuda_convert(hx_queue q, int64_t n, double *y, const float *x);
 int hx_cuda_convert_f32(hx_queue q, int64_t n, float *y, const double *x);
 int hx_cuda_axpy_f32_to_f64(hx_queue q, int64_t n, double *y, double a, const float *x);
-int hx_cuda_copy_f32(hx_queue q, int64_t n, float *y, const float *x);
-int hx_cuda_axpby_f32(hx_queue q, int64_t n, float *y, float a, const float *x, float bb);
-int hx_cuda_xpay_f32(hx_queue q, int64_t n, float *p, const float *z, float beta);
-int hx_cuda_pointwise_mult_f32(hx_queue q, int64_t n, float *y, const float *x, const float *z);
-int hx_cuda_dot_f32(hx_queue q, int64_t n, const float *x, const float *y, double *result);
-int hx_cuda_norm2sq_f32(hx_queue q, int64_t n, const float *x, double *result);
-
-int hx_ax_cuda_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
-                         const float *u, float *w, double *part);
 #endif
 
 #ifdef __cplusplus

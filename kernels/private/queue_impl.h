@@ -28,22 +28,27 @@ int hx_mem_to_host_q(hx_queue q, void *h_dst, const void *d_src, size_t bytes);
 int hx_mem_copy_q(hx_queue q, void *d_dst, const void *d_src, size_t bytes);
 int hx_mem_zero_q(hx_queue q, void *d_ptr, size_t bytes);
 
-/* hx_array_copy / _axpby / _dot on queue q. copy/axpby are asynchronous (cuda); dot returns with
- * the host result, waiting for q only (other queues keep running). */
-int hx_array_copy_q(hx_queue q, int64_t n, double *d_y, const double *d_x);
-int hx_array_axpby_q(hx_queue q, int64_t n, double *d_y, double a, const double *d_x, double bb);
-int hx_array_dot_q(hx_queue q, int64_t n, const double *d_x, const double *d_y, double *result);
+/* The streaming ops of both precisions on queue q: the one dispatch of each
+ * (the public _p functions run them on the default queue, and the FP64
+ * names are inline forms of those). copy/axpby/xpay/pointwise_mult are
+ * asynchronous (cuda); dot and norm2sq return with the host result, waiting
+ * for q only (other queues keep running). HX_F32: scalars rounded to float,
+ * reductions accumulated in double (hx_kernels_prec.h). n <= 0 for copy,
+ * axpby and dot does nothing. */
+int hx_array_copy_q(hx_queue q, hx_precision prec, int64_t n, void *d_y, const void *d_x);
+int hx_array_axpby_q(hx_queue q, hx_precision prec, int64_t n, void *d_y, double a, const void *d_x, double bb);
+int hx_array_dot_q(hx_queue q, hx_precision prec, int64_t n, const void *d_x, const void *d_y, double *result);
+int hx_array_xpay_q(hx_queue q, hx_precision prec, int64_t n, void *d_p, const void *d_z, double beta);
+int hx_array_pointwise_mult_q(hx_queue q, hx_precision prec, int64_t n, void *d_y, const void *d_x,
+                              const void *d_z);
+int hx_array_norm2sq_q(hx_queue q, hx_precision prec, int64_t n, const void *d_x, double *result);
 
-/* The fused CG kernels on queue q (hx_array_cg_update...). The reductions
- * wait for q only. */
+/* The fused CG kernels on queue q (hx_array_cg_update...; FP64). The
+ * reductions wait for q only. */
 int hx_array_cg_update_q(hx_queue q, int64_t n, int64_t nred, double *d_x, double *d_r,
                          const double *d_p, const double *d_w, double alpha, double *rr);
 int hx_array_r_update_q(hx_queue q, int64_t n, int64_t nred, double *d_r, const double *d_w,
                         double alpha, double *rr);
-int hx_array_xpay_q(hx_queue q, int64_t n, double *d_p, const double *d_z, double beta);
-int hx_array_pointwise_mult_q(hx_queue q, int64_t n, double *d_y, const double *d_x,
-                              const double *d_z);
-int hx_array_norm2sq_q(hx_queue q, int64_t n, const double *d_x, double *result);
 
 #ifdef __cplusplus
 }

@@ -38,9 +38,6 @@ int hx_cpu_cg_update(hx_queue q, int64_t n, int64_t nred, double *x, double *r, 
                      const double *w, double alpha, double *rr);
 int hx_cpu_r_update(hx_queue q, int64_t n, int64_t nred, double *r, const double *w, double alpha,
                     double *rr);
-int hx_cpu_xpay(int64_t n, double *p, const double *z, double beta);
-int hx_cpu_pointwise_mult(int64_t n, double *y, const double *x, const double *z);
-int hx_cpu_norm2sq(hx_queue q, int64_t n, const double *x, double *result);
 /* deferred reductions: partials of the chunks holding reduced entries into
  * the slots' rows of red->part */
 void hx_cpu_dot_red(hx_red red, int k, int64_t n, const double *x, const double *y);
@@ -56,9 +53,6 @@ int hx_cuda_cg_update(hx_queue q, int64_t n, int64_t nred, double *x, double *r,
                       const double *w, double alpha, double *rr);
 int hx_cuda_r_update(hx_queue q, int64_t n, int64_t nred, double *r, const double *w, double alpha,
                      double *rr);
-int hx_cuda_xpay(hx_queue q, int64_t n, double *p, const double *z, double beta);
-int hx_cuda_pointwise_mult(hx_queue q, int64_t n, double *y, const double *x, const double *z);
-int hx_cuda_norm2sq(hx_queue q, int64_t n, const double *x, double *result);
 int hx_cuda_red_alloc(hx_red red); /* part, d_res, h_res */
 int hx_cuda_red_free(hx_red red);
 /* stage 2 of slots 0..m-1 into d_res, one copy to h_res, one wait */

@@ -77,7 +77,7 @@ static void make_mesh(int mk, double *v) {
 
 static void set_xelem(int on) { setenv("HEXCG_AX_XELEM", on ? "1" : "0", 1); }
 
-/* One apply through hx_ax_cpu_apply with the kernel on or off, on host
+/* One apply through hx_cpu_ax_apply with the kernel on or off, on host
  * arrays (the operator's own memory opened to host code under cpu-memcheck,
  * as ax.c does around the call). */
 static void apply(hx_ax ax, int on, int32_t nl, const int32_t *list, const int32_t *map, const double *u, double *w,
@@ -85,7 +85,7 @@ static void apply(hx_ax ax, int on, int32_t nl, const int32_t *list, const int32
   memset(w, 0, nw * sizeof(double));
   set_xelem(on);
   HX_MC_SCOPE(hx_ax_backend(ax));
-  if (hx_ax_cpu_apply(ax, nl, list, map, u, w, part)) HX_ASSERT(0, "hx_ax_cpu_apply failed");
+  if (hx_cpu_ax_apply(ax, nl, list, map, u, w, part)) HX_ASSERT(0, "hx_cpu_ax_apply failed");
   set_xelem(1);
 }
 
@@ -226,13 +226,13 @@ static int check_order(hx_backend b, int p) {
   return 0;
 }
 
-/* FP32: one apply through hx_ax_cpu_apply_f32, the kernel on or off */
+/* FP32: one apply through hx_cpu_ax_apply_f32, the kernel on or off */
 static void apply_f32(hx_ax ax, int on, int32_t nl, const int32_t *list, const int32_t *map, const float *u,
                       float *w, double *part, size_t nw) {
   memset(w, 0, nw * sizeof(float));
   set_xelem(on);
   HX_MC_SCOPE(hx_ax_backend(ax));
-  if (hx_ax_cpu_apply_f32(ax, nl, list, map, u, w, part)) HX_ASSERT(0, "hx_ax_cpu_apply_f32 failed");
+  if (hx_cpu_ax_apply_f32(ax, nl, list, map, u, w, part)) HX_ASSERT(0, "hx_cpu_ax_apply_f32 failed");
   set_xelem(1);
 }
 

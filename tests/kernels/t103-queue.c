@@ -40,8 +40,8 @@ static int reduce_loop(job *j) {
   HX_CALL(hx_queue_create(j->b, &q));
   for (int it = 0; it < NITER; it++) {
     double d = 0.0, s = 0.0;
-    int ierr = hx_array_dot_q(q, j->n, j->d_x, j->d_y, &d);
-    if (!ierr) ierr = hx_array_norm2sq_q(q, j->n, j->d_x, &s);
+    int ierr = hx_array_dot_q(q, HX_F64, j->n, j->d_x, j->d_y, &d);
+    if (!ierr) ierr = hx_array_norm2sq_q(q, HX_F64, j->n, j->d_x, &s);
     if (ierr) {
       hx_queue_destroy(&q);
       return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
@@ -110,11 +110,11 @@ static int test_events(hx_backend b) {
   /* A: upload, x = 3x in several passes (long enough for B to overtake it
    * without the event); B: waits, y = x, download */
   HX_TCALL(hx_mem_to_device_q(qa, d_x, h, bytes));
-  for (int k = 0; k < 8; k++) HX_TCALL(hx_array_axpby_q(qa, n, d_x, 0.0, d_x, 1.0)); /* x = 0 x + 1 x */
-  HX_TCALL(hx_array_axpby_q(qa, n, d_x, 2.0, d_x, 1.0));                               /* x = 3 x */
+  for (int k = 0; k < 8; k++) HX_TCALL(hx_array_axpby_q(qa, HX_F64, n, d_x, 0.0, d_x, 1.0)); /* x = 0 x + 1 x */
+  HX_TCALL(hx_array_axpby_q(qa, HX_F64, n, d_x, 2.0, d_x, 1.0));                               /* x = 3 x */
   HX_TCALL(hx_event_record(ev, qa));
   HX_TCALL(hx_queue_wait_event(qb, ev));
-  HX_TCALL(hx_array_copy_q(qb, n, d_y, d_x));
+  HX_TCALL(hx_array_copy_q(qb, HX_F64, n, d_y, d_x));
   HX_TCALL(hx_mem_to_host_q(qb, out, d_y, bytes));
   if (!strcmp(hx_backend_name(b), "cpu-memcheck"))
     HX_ASSERT(isnan(out[0]) && isnan(out[n - 1]), "cpu-memcheck: async download visible before the sync");
@@ -125,7 +125,7 @@ static int test_events(hx_backend b) {
   HX_ASSERT(bad == 0, "%d entries of y differ from 3 x after the event wait", bad);
 
   /* an event recorded after a download completes it on hx_event_sync */
-  HX_TCALL(hx_array_axpby_q(qb, n, d_y, 1.0, d_y, 1.0)); /* y = 6 h */
+  HX_TCALL(hx_array_axpby_q(qb, HX_F64, n, d_y, 1.0, d_y, 1.0)); /* y = 6 h */
   HX_TCALL(hx_mem_to_host_q(qb, out, d_y, bytes));
   HX_TCALL(hx_event_record(ev, qb));
   HX_TCALL(hx_event_sync(ev));
@@ -136,7 +136,7 @@ static int test_events(hx_backend b) {
   /* a reduction on a queue returns after the queue's earlier work */
   double s = 0.0;
   HX_TCALL(hx_mem_copy_q(qa, d_x, d_y, bytes));
-  HX_TCALL(hx_array_dot_q(qa, n, d_x, d_y, &s));
+  HX_TCALL(hx_array_dot_q(qa, HX_F64, n, d_x, d_y, &s));
   long double ref = 0;
   for (int64_t i = 0; i < n; i++) ref += 36.0L * h[i] * h[i];
   HX_ASSERT(hx_test_reldiff(s, (double)ref, 1e-300) < 1e-12, "dot after copy %.17g ref %.17g", s, (double)ref);
@@ -231,7 +231,7 @@ static int test_pinned(hx_backend b) {
   for (int64_t i = 0; i < n; i++) bad += p[i] != (double)i - 6.0;
   HX_ASSERT(bad == 0, "%d entries of a synchronous download into pinned memory wrong on return", bad);
   /* an asynchronous download on a queue of its own, completed by hx_backend_sync */
-  HX_TCALL(hx_array_axpby_q(q, n, d, 2.0, d, 1.0)); /* d = 3 d */
+  HX_TCALL(hx_array_axpby_q(q, HX_F64, n, d, 2.0, d, 1.0)); /* d = 3 d */
   HX_TCALL(hx_mem_to_host_q(q, p, d, bytes));
   HX_TCALL(hx_backend_sync(b));
   bad = 0;

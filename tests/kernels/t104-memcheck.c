@@ -98,7 +98,7 @@ static int test_inprocess(hx_backend b) {
   memset(out, 0, bytes);
   HX_TCALL(hx_mem_to_host_q(q, out, d, bytes));
   HX_ASSERT(isnan(out[0]) && isnan(out[n / 2]), "async download visible before its queue was synchronised");
-  HX_TCALL(hx_array_axpby_q(q, n, d, 1.0, d, 1.0)); /* later work on q must not change the download */
+  HX_TCALL(hx_array_axpby_q(q, HX_F64, n, d, 1.0, d, 1.0)); /* later work on q must not change the download */
   HX_TCALL(hx_queue_sync(q));
   HX_ASSERT(memcmp(out, h, bytes) == 0, "async download after hx_queue_sync");
 
