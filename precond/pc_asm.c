@@ -70,7 +70,7 @@ static int asm_setup(void *ctx) {
      * for the same cores, and its hypre/gather-scatter messages wait for
      * the peer rank's coarse thread to be scheduled: measured at 12^3,
      * p = 7, 2 ranks on 2 cores, the overlapped apply took 33-85 ms
-     * against 15-17 ms sequential (docs/performance.md). */
+     * against 15-17 ms sequential (docs/log/performance.md, "Two-level Schwarz"). */
     const int want = a->o.overlap == HX_ASM_OVERLAP_AUTO ? hx_backend_get_kind(a->b) != HX_BACKEND_CPU
                                                          : a->o.overlap != 0;
     a->overlap = want && provided == MPI_THREAD_MULTIPLE;

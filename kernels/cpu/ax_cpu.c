@@ -114,7 +114,7 @@
  * p = 7 on 2 cores: 7.3-8.5 ms per apply of 3906 elements before, 5.6-6.3
  * after; in L2 on one core 2.1 -> 1.4 us per element. The r direction
  * even-odd too (it was register-blocked, 16 multiply-adds a line): 9-25%
- * less per apply streaming from memory (docs/performance.md, 2026-12-01). */
+ * less per apply streaming from memory (docs/log/performance.md, 2026-12-01). */
 #include <immintrin.h>
 #define HX_AX_AVX2_FN static inline __attribute__((always_inline, target("avx2,fma")))
 

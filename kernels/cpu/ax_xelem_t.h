@@ -241,7 +241,7 @@ HX_XE_DEFINE(7)
 #undef HX_XE_CHUNK
 
 /* The orders served (p), with the measurements that chose them in
- * docs/performance.md, "Cross-element vectorisation (issue 17 item 3)". */
+ * docs/log/performance.md, "Cross-element vectorisation (issue 17 item 3)". */
 static int XN(hx_xe_fn)(int p, void (**fn)(const hx_xe_args *)) {
   switch (p) {
     case 2: *fn = XN(hx_xe_apply_3); return 1;

@@ -3,7 +3,7 @@
  * of a line accumulate in registers). hx_fdm_cpu_apply_f32 (cpu/fdm_cpu.c)
  * hands it the complete groups of 8 of a list and solves the rest with the
  * within-element kernel. Off with HEXCG_FDM_XELEM=0 (A/B runs, tests) and
- * with HEXCG_CPU_ISA=generic. Measured (docs/performance.md, "Cross-element
+ * with HEXCG_CPU_ISA=generic. Measured (docs/log/performance.md, "Cross-element
  * FDM"): FP32 p = 7 about 12 % fewer cycles than the within-element kernel,
  * whose lines of 10 are padded to 16 float lanes; in FP64 (4 lanes) the
  * same code gained nothing at p = 7 and 10 % at p = 3, so FP64 keeps the

@@ -13,7 +13,7 @@
  *            lambda = 3: asm converges to the same discrete solution as Jacobi
  *            (error norms equal to 1e-6 relative at tol 1e-12), in under half
  *            of Jacobi's iterations (the quarter of the issue's target is
- *            measured at 12^3, p = 7 in docs/performance.md)
+ *            measured at 12^3, p = 7 in docs/log/performance.md)
  *   variants overlap on == off (same iterations, solutions equal to 1e-12),
  *            coarse.solver none (one-level) converges and needs more
  *            iterations than two-level, weight none converges, the FEM coarse
