@@ -328,7 +328,28 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
   return HX_SUCCESS;
 }
 
-int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) {
+/* What rank 0 builds the global mesh from: a generator's options or a
+ * file's path (and a .re2 file's boundary field). */
+typedef struct {
+  const hx_mesh_box_opts *box;
+  const char *path;
+  int field;
+  int (*read)(const char *path, int field, hx_gmesh *g); /* NULL: the box generator */
+} mesh_source;
+
+static int read_gmsh(const char *path, int field, hx_gmesh *g) {
+  (void)field;
+  return hx_gmesh_read_gmsh(path, g);
+}
+static int read_exodus(const char *path, int field, hx_gmesh *g) {
+  (void)field;
+  return hx_gmesh_read_exodus(path, g);
+}
+
+/* Collective: rank 0 generates or reads the global mesh and partitions it,
+ * every rank receives its part (the one path of every hx_mesh_create_*). */
+static int create(MPI_Comm comm, const mesh_source *src, hx_partitioner part, int npairs,
+                  const char *const (*pairs)[2], hx_mesh *m) {
   HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
   *m = NULL;
   int rank, size, err = HX_SUCCESS;
@@ -339,13 +360,22 @@ int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) 
   hx_mesh_times t = {0, 0, 0, 0, 0};
   if (rank == 0) {
     double t0 = hx_wtime();
-    err = hx_gmesh_box(opts, &g);
-    if (!err) err = hx_gmesh_box_periodic(opts, &g);
+    if (!src->read) {
+      err = src->box ? hx_gmesh_box(src->box, &g) : HX_ERROR(HX_ERR_ARG, "box options are NULL");
+      if (!err) err = hx_gmesh_box_periodic(src->box, &g);
+    } else {
+      err = src->path ? src->read(src->path, src->field, &g) : HX_ERROR(HX_ERR_ARG, "mesh file path is NULL");
+    }
     t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, opts->partitioner, 0, NULL, &t);
+    if (!err) err = build_rank0(&g, size, part, npairs, pairs, &t);
   }
   HX_CALL(finish_create(comm, &g, err, t, m));
   return HX_SUCCESS;
+}
+
+int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) {
+  const mesh_source src = {opts, NULL, 0, NULL}; /* opts matter on rank 0 only */
+  return create(comm, &src, opts ? opts->partitioner : HX_PART_RCB, 0, NULL, m);
 }
 
 int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx_mesh *m) {
@@ -354,64 +384,20 @@ int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx
 
 int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                                  const char *const (*pairs)[2], hx_mesh *m) {
-  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
-  *m = NULL;
-  int rank, size, err = HX_SUCCESS;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-  hx_gmesh g;
-  memset(&g, 0, sizeof g);
-  hx_mesh_times t = {0, 0, 0, 0, 0};
-  if (rank == 0) {
-    double t0 = hx_wtime();
-    err = path ? hx_gmesh_read_gmsh(path, &g) : HX_ERROR(HX_ERR_ARG, "Gmsh file path is NULL");
-    t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, part, npairs, pairs, &t);
-  }
-  HX_CALL(finish_create(comm, &g, err, t, m));
-  return HX_SUCCESS;
+  const mesh_source src = {NULL, path, 0, read_gmsh};
+  return create(comm, &src, part, npairs, pairs, m);
 }
 
 int hx_mesh_create_exodus(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                           const char *const (*pairs)[2], hx_mesh *m) {
-  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
-  *m = NULL;
-  int rank, size, err = HX_SUCCESS;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-  hx_gmesh g;
-  memset(&g, 0, sizeof g);
-  hx_mesh_times t = {0, 0, 0, 0, 0};
-  if (rank == 0) {
-    double t0 = hx_wtime();
-    err = path ? hx_gmesh_read_exodus(path, &g) : HX_ERROR(HX_ERR_ARG, "Exodus file path is NULL");
-    t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, part, npairs, pairs, &t);
-  }
-  HX_CALL(finish_create(comm, &g, err, t, m));
-  return HX_SUCCESS;
+  const mesh_source src = {NULL, path, 0, read_exodus};
+  return create(comm, &src, part, npairs, pairs, m);
 }
-
 
 int hx_mesh_create_nek(MPI_Comm comm, const char *path, int field, hx_partitioner part, hx_mesh *m) {
-  HX_CHECK(m != NULL, HX_ERR_ARG, "output mesh pointer is NULL");
-  *m = NULL;
-  int rank, size, err = HX_SUCCESS;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-  hx_gmesh g;
-  memset(&g, 0, sizeof g);
-  hx_mesh_times t = {0, 0, 0, 0, 0};
-  if (rank == 0) {
-    double t0 = hx_wtime();
-    err = path ? hx_gmesh_read_nek(path, field, &g) : HX_ERROR(HX_ERR_ARG, ".re2 file path is NULL");
-    t.build = hx_wtime() - t0;
-    if (!err) err = build_rank0(&g, size, part, 0, NULL, &t);
-  }
-  HX_CALL(finish_create(comm, &g, err, t, m));
-  return HX_SUCCESS;
+  const mesh_source src = {NULL, path, field, hx_gmesh_read_nek};
+  return create(comm, &src, part, 0, NULL, m);
 }
-
 
 int hx_mesh_path_is_exodus(const char *path) {
   const char *dot = path ? strrchr(path, '.') : NULL;

@@ -22,31 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hx_mesh m = NULL;
   int err = hx_mesh_create_gmsh(MPI_COMM_SELF, path, HX_PART_RCB, &m);
   if (!err) {
-    const int p = 2, npe = (p + 1) * (p + 1) * (p + 1);
-    const int32_t E = hx_mesh_num_elements(m);
-    const int64_t N = hx_mesh_num_global_gll(m, p);
-    int64_t *gid = malloc(sizeof(int64_t) * (size_t)(E > 0 ? E : 1) * npe);
-    if (!gid) abort();
-    char *seen = calloc((size_t)(N > 0 ? N : 1) + 1, 1);
-    if (!seen) abort();
-    err = hx_mesh_gll_ids(m, p, gid);
-    for (int64_t i = 0; !err && i < (int64_t)E * npe; i++) {
-      if (gid[i] < 1 || gid[i] > N) {
-        fprintf(stderr, "fuzz_gmsh: GLL id %lld of node %lld outside [1, %lld]\n", (long long)gid[i],
-                (long long)i, (long long)N);
-        abort();
-      }
-      seen[gid[i]] = 1;
-    }
-    for (int64_t k = 1; !err && k <= N; k++)
-      if (!seen[k]) {
-        fprintf(stderr, "fuzz_gmsh: GLL id %lld of 1..%lld is not used\n", (long long)k, (long long)N);
-        abort();
-      }
-    free(seen);
-    free(gid);
-    double jmin, jmax, hmin, hmax;
-    if (!err) err = hx_mesh_check_jacobian(m, 1, &jmin, &jmax, &hmin, &hmax);
+    err = hx_fuzz_mesh_checks(m, 1, "fuzz_gmsh");
     hx_mesh_destroy(&m);
   }
   hx_fuzz_done(err, "hx_mesh_create_gmsh");

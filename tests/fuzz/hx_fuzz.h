@@ -32,6 +32,11 @@ char *hx_fuzz_strndup(const uint8_t *data, size_t size);
  * err other than HX_SUCCESS / HX_ERR_INPUT (an I/O or internal error on a
  * well-formed scratch file) aborts, so the fuzzer reports it. */
 void hx_fuzz_done(int err, const char *what);
+/* The mesh targets (hx_fuzz_mesh.c, linked with hx_mesh): on an accepted
+ * mesh the order-2 GLL ids (exactly 1..N, else abort) and the Jacobian check
+ * at jac_order; the error of those calls (who names the target in aborts). */
+struct hx_mesh_s;
+int hx_fuzz_mesh_checks(struct hx_mesh_s *m, int jac_order, const char *who);
 /* End of a replay (not under libFuzzer, which never returns): the scratch
  * folder removed and MPI finalized, so the process leaves mpiexec the way
  * every other test does. */
