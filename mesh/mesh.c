@@ -1,5 +1,7 @@
 /* Mesh object: creation (rank 0 builds, partitions, distributes),
  * accessors, collective error agreement. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -326,6 +328,15 @@ static int build_rank0(hx_gmesh *g, int size, hx_partitioner part, int npairs, c
   HX_CALL(hx_gmesh_partition(g, size, part));
   t->partition = hx_wtime() - t0;
   return HX_SUCCESS;
+}
+
+void hx_mesh_note(const char *fmt, ...) {
+  if (hx_log_rank() != 0 || hx_log_get_level() < HX_LOG_NORMAL) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
 }
 
 /* What rank 0 builds the global mesh from: a generator's options or a

@@ -18,16 +18,6 @@
 
 #define EXO_ERR(...) HX_ERROR(HX_ERR_INPUT, __VA_ARGS__)
 
-static void exo_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void exo_note(const char *fmt, ...) {
-  if (hx_log_rank() != 0 || hx_log_get_level() < HX_LOG_NORMAL) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fflush(stderr);
-}
-
 /* ---------------------------------------------------------------- netCDF classic
  * The netCDF classic formats (CDF-1, CDF-2 64-bit offset, CDF-5), read
  * directly: Debian's libnetcdf links the serial HDF5, hexcg the MPI one, and
@@ -677,7 +667,7 @@ static int read_file(exo *x, hx_gmesh *g) {
     if (err) goto done;
   }
   if (nns > 0)
-    exo_note("note: %s: %zu node set(s) ignored (hexcg takes boundary tags from side sets; docs/mesh.md)\n", x->path,
+    hx_mesh_note("note: %s: %zu node set(s) ignored (hexcg takes boundary tags from side sets; docs/mesh.md)\n", x->path,
              nns);
 done:
   free(b);

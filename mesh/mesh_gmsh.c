@@ -43,18 +43,6 @@ static int cur_err(const cur *c, const char *file, int line, const char *func, c
   return hx_error_set(file, line, func, HX_ERR_INPUT, "%s:%ld: %s", c->path, line_of(c, c->pos), msg);
 }
 
-/* A note about the file on stderr (rank 0; not with --quiet): stdout stays
- * for results. */
-static void mesh_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void mesh_note(const char *fmt, ...) {
-  if (hx_log_rank() != 0 || hx_log_get_level() < HX_LOG_NORMAL) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fflush(stderr);
-}
-
 static void skip_ws(cur *c) {
   while (c->pos < c->len && (c->buf[c->pos] == ' ' || c->buf[c->pos] == '\t' || c->buf[c->pos] == '\n' ||
                              c->buf[c->pos] == '\r'))
@@ -760,7 +748,7 @@ static int resolve_empty_links(cur *c, rd *r, hx_gmesh *g, const int64_t *bt) {
     const int k = g->nfile_pairs++;
     HX_CALL(hx_strdup(g->tag_names[gm], &g->file_pairs[2 * k]));
     HX_CALL(hx_strdup(g->tag_names[gs], &g->file_pairs[2 * k + 1]));
-    mesh_note(
+    hx_mesh_note(
         "note: %s:%ld: the $Periodic link of surface %lld to %lld lists no node pairs: matching "
         "the nodes of '%s' and '%s' by translation\n",
         c->path, line, (long long)st, (long long)mt, g->tag_names[gm], g->tag_names[gs]);
@@ -946,7 +934,7 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   if (r->have_per) HX_CALL(periodic_pairs(c, r, g, nv));
   HX_CALL(resolve_empty_links(c, r, g, bt));
   if (off)
-    mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
+    hx_mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
   int64_t nign = 0;
   for (int t = 0; t < 128; t++) nign += r->ignored[t];
@@ -956,7 +944,7 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     for (int t = 0; t < 128 && o < sizeof list; t++)
       if (r->ignored[t])
         o += (size_t)snprintf(list + o, sizeof list - o, " %lld of type %d", (long long)r->ignored[t], t);
-    mesh_note("note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
+    hx_mesh_note("note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
               (long long)nign, list);
   }
   return HX_SUCCESS;

@@ -59,16 +59,6 @@ static int nek_err(const nrd *c, const char *file, int line, const char *func, c
   return hx_error_set(file, line, func, HX_ERR_INPUT, "%s: byte offset %zu: %s", c->path, c->pos, msg);
 }
 
-static void nek_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void nek_note(const char *fmt, ...) {
-  if (hx_log_rank() != 0 || hx_log_get_level() < HX_LOG_NORMAL) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fflush(stderr);
-}
-
 /* one word at byte offset off (no bounds check: the caller checked) */
 static double word_at(const nrd *c, size_t off) {
   unsigned char b[8];
@@ -568,7 +558,7 @@ static int parse(nrd *c, int field, hx_gmesh *g) {
         "Nek5000): choose one of 1..%d",
         c->path, field, nfields, nfields);
   if (nfields == 0)
-    nek_note("note: %s: the file has no boundary section: every boundary face is '%s'\n", c->path,
+    hx_mesh_note("note: %s: the file has no boundary section: every boundary face is '%s'\n", c->path,
              HX_MESH_UNTAGGED);
   return HX_SUCCESS;
 }
@@ -582,7 +572,7 @@ void hx_gmesh_nek_interior(hx_gmesh *g) {
       g->ftag[q] = -1;
     }
   if (n)
-    nek_note(
+    hx_mesh_note(
         "note: %s: %lld boundary code(s) of the field sit on faces between two elements (the first: '%s' on "
         "face %d of element %lld; e.g. a fluid field's codes where the fluid meets the solid): ignored, "
         "hexcg solves on every element\n",

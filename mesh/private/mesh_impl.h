@@ -124,6 +124,9 @@ extern const int hx_hex_face_vert[6][4]; /* face-local corner (a,b) at a + 2b */
 
 void hx_gmesh_free(hx_gmesh *g);
 int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g);
+/* A note about a mesh file on stderr (rank 0, not with --quiet): stdout
+ * stays for results (the readers' notes: ignored sections, node sets, ...). */
+void hx_mesh_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g);
 int hx_gmesh_read_exodus(const char *path, hx_gmesh *g); /* mesh_exodus.c */
 /* corner Jacobians, edges, faces, neighbours, conformity, boundary quads */
