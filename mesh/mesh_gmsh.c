@@ -647,8 +647,7 @@ static int group_index(const int64_t *tags, int n, int64_t t) {
   return p ? (int)(p - tags) : -1;
 }
 
-/* Gmsh node order -> tensor order: tensor index -> Gmsh index */
-static void gmsh_maps(int map8[8], int map27[27]) {
+void hx_gmsh_node_maps(int map8[8], int map27[27]) {
   static const int gv[8][3] = {{0, 0, 0}, {2, 0, 0}, {2, 2, 0}, {0, 2, 0},
                                {0, 0, 2}, {2, 0, 2}, {2, 2, 2}, {0, 2, 2}};
   static const int ge[12][2] = {{0, 1}, {0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3},
@@ -841,7 +840,7 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   }
   const int npe = r->npe, q = npe == 8 ? 2 : 3;
   int map8[8], map27[27];
-  gmsh_maps(map8, map27);
+  hx_gmsh_node_maps(map8, map27);
   /* vertices: the distinct corner node tags, in tag order */
   int64_t *vt;
   HX_CALL(HX_ALLOC(&vt, r->nh * 8));

@@ -25,24 +25,12 @@ static int cmp_gid(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Gmsh's hex27 node order: the tensor index (a + 3b + 9c) of Gmsh node g */
+/* Gmsh's hex27 node order: the tensor index (a + 3b + 9c) of Gmsh node g
+ * (the inverse of the reader's map) */
 static void gmsh_order27(int tens[27]) {
-  static const int gv[8][3] = {{0, 0, 0}, {2, 0, 0}, {2, 2, 0}, {0, 2, 0},
-                               {0, 0, 2}, {2, 0, 2}, {2, 2, 2}, {0, 2, 2}};
-  static const int ge[12][2] = {{0, 1}, {0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3},
-                                {2, 6}, {3, 7}, {4, 5}, {4, 7}, {5, 6}, {6, 7}};
-  static const int gf[6][4] = {{0, 3, 2, 1}, {0, 1, 5, 4}, {0, 4, 7, 3},
-                               {1, 2, 6, 5}, {2, 3, 7, 6}, {4, 5, 6, 7}};
-  int pos[27][3];
-  for (int v = 0; v < 8; v++)
-    for (int d = 0; d < 3; d++) pos[v][d] = gv[v][d];
-  for (int e = 0; e < 12; e++)
-    for (int d = 0; d < 3; d++) pos[8 + e][d] = (gv[ge[e][0]][d] + gv[ge[e][1]][d]) / 2;
-  for (int f = 0; f < 6; f++)
-    for (int d = 0; d < 3; d++)
-      pos[20 + f][d] = (gv[gf[f][0]][d] + gv[gf[f][1]][d] + gv[gf[f][2]][d] + gv[gf[f][3]][d]) / 4;
-  for (int d = 0; d < 3; d++) pos[26][d] = 1;
-  for (int g = 0; g < 27; g++) tens[g] = pos[g][0] + 3 * pos[g][1] + 9 * pos[g][2];
+  int map8[8], map27[27];
+  hx_gmsh_node_maps(map8, map27);
+  for (int t = 0; t < 27; t++) tens[map27[t]] = t;
 }
 
 /* 1 if the order-2 points of element e (27 tensor points) are not the

@@ -124,6 +124,10 @@ extern const int hx_hex_face_vert[6][4]; /* face-local corner (a,b) at a + 2b */
 
 void hx_gmesh_free(hx_gmesh *g);
 int hx_gmesh_box(const hx_mesh_box_opts *o, hx_gmesh *g);
+/* Gmsh's node order against the tensor order (mesh_gmsh.c): map8[t] and
+ * map27[t] are the Gmsh indices of tensor node t of a hex8 / hex27 (the
+ * reader and the --convert writer share them). */
+void hx_gmsh_node_maps(int map8[8], int map27[27]);
 /* A note about a mesh file on stderr (rank 0, not with --quiet): stdout
  * stays for results (the readers' notes: ignored sections, node sets, ...). */
 void hx_mesh_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
