@@ -362,12 +362,18 @@ if a.mode == "restart":
 if a.mode == "signal":
     c = case("sig", scheme="bdf2", dt=0.002, steps=150, p=5, ne=3, tol=1e-10, ce=0, oe=50)
     out, ref = os.path.join(W, "sig"), os.path.join(W, "ref")
-    p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", c, "--output", out], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    t0 = time.time()
-    for line in p.stdout:
-        if line.startswith("step 5 ") or time.time() - t0 > 120:
-            break
+
+    def started(out):
+        """the case c on 2 ranks writing to out, once it has printed step 5 (or 120 s passed)"""
+        p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", c, "--output", out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        t0 = time.time()
+        for line in p.stdout:
+            if line.startswith("step 5 ") or time.time() - t0 > 120:
+                break
+        return p
+
+    p = started(out)
     pids = []
     for d in os.listdir("/proc"):
         try:
@@ -401,12 +407,7 @@ if a.mode == "signal":
     # SIGTERM to the launcher (as `timeout`, a batch system or `kill` of the job send it): the launcher
     # forwards it, and the message names SIGTERM, not SIGINT (issue 54 point 5)
     out_l = os.path.join(W, "sig-launcher")
-    p = subprocess.Popen([a.mpiexec, "-n", "2", a.hexcg, "run", c, "--output", out_l], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    t0 = time.time()
-    for line in p.stdout:
-        if line.startswith("step 5 ") or time.time() - t0 > 120:
-            break
+    p = started(out_l)
     p.send_signal(signal.SIGTERM)
     rest, err = p.communicate(timeout=120)
     # (the launcher's own exit status is Hydra's: 5 from the ranks, or 0 when it was signalled
