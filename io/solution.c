@@ -395,6 +395,43 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   return err;
 }
 
+/* Collective: *any = 1 if the ranks give the exact solution (all of them or
+ * none: some only is an argument error). */
+static int agree_exact(MPI_Comm comm, const double *exact, int *any) {
+  int has = exact != NULL, all = 0;
+  *any = 0;
+  HX_MPI(MPI_Allreduce(&has, &all, 1, MPI_INT, MPI_MIN, comm));
+  HX_MPI(MPI_Allreduce(&has, any, 1, MPI_INT, MPI_MAX, comm));
+  HX_CHECK(all == *any, HX_ERR_ARG, "exact given on some ranks only");
+  return HX_SUCCESS;
+}
+
+/* Collective: the file's element count *E and this rank's rows (*row,
+ * E_local + 1 entries, free() it): by global element id (sorted) or in rank
+ * order. */
+static int file_rows(MPI_Comm comm, int32_t E_local, const int64_t *gid, int sorted, long long *E,
+                     int64_t **row) {
+  long long El = E_local, eoff = 0;
+  int rank = 0;
+  *row = NULL, *E = 0;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Exscan(&El, &eoff, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  if (rank == 0) eoff = 0;
+  HX_MPI(MPI_Allreduce(&El, E, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  HX_CALL(hx_io_agree_error(comm, hx_calloc((size_t)El + 1, sizeof(int64_t), row)));
+  int err = HX_SUCCESS;
+  if (sorted)
+    err = sorted_rows(comm, E_local, gid, *E, *row);
+  else
+    for (long long e = 0; e < El; e++) (*row)[e] = eoff + e;
+  if (err) {
+    free(*row);
+    *row = NULL;
+    HX_CALL(err);
+  }
+  return HX_SUCCESS;
+}
+
 /* Collective. dir/name as w says (rank 0 creates, every rank writes its rows). */
 static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w, int p, int32_t E_local,
                       const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
@@ -403,28 +440,14 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
            (int)E_local);
-  int has_exact = exact != NULL, all_exact = 0, any_exact = 0;
-  HX_MPI(MPI_Allreduce(&has_exact, &all_exact, 1, MPI_INT, MPI_MIN, comm));
-  HX_MPI(MPI_Allreduce(&has_exact, &any_exact, 1, MPI_INT, MPI_MAX, comm));
-  HX_CHECK(all_exact == any_exact, HX_ERR_ARG, "exact given on some ranks only");
+  int any_exact;
+  HX_CALL(agree_exact(comm, exact, &any_exact));
   if (!any_exact)
     w->ds &= ~(DSB(DS_EXACT) | DSB(DS_ERROR)), w->fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR);
-  long long El = E_local, eoff = 0, E = 0;
-  HX_MPI(MPI_Exscan(&El, &eoff, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  if (rank == 0) eoff = 0;
-  HX_MPI(MPI_Allreduce(&El, &E, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  int64_t *row = NULL;
-  int err = hx_calloc((size_t)El + 1, sizeof(int64_t), &row);
-  HX_CALL(hx_io_agree_error(comm, err));
-  if (w->sorted) {
-    err = sorted_rows(comm, E_local, gid, E, row);
-  } else {
-    for (long long e = 0; e < El; e++) row[e] = eoff + e;
-  }
-  if (err) {
-    free(row);
-    HX_CALL(err);
-  }
+  long long E;
+  int64_t *row;
+  int err = HX_SUCCESS;
+  HX_CALL(file_rows(comm, E_local, gid, w->sorted, &E, &row));
 
   char path[4200], tmp[4210];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -769,21 +792,13 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
   HX_MPI(MPI_Comm_rank(comm, &rank));
   HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
            (int)E_local);
-  int has_exact = exact != NULL, any_exact = 0, all_exact = 0;
-  HX_MPI(MPI_Allreduce(&has_exact, &all_exact, 1, MPI_INT, MPI_MIN, comm));
-  HX_MPI(MPI_Allreduce(&has_exact, &any_exact, 1, MPI_INT, MPI_MAX, comm));
-  HX_CHECK(all_exact == any_exact, HX_ERR_ARG, "exact given on some ranks only");
+  int any_exact;
+  HX_CALL(agree_exact(comm, exact, &any_exact));
   if (!any_exact) fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR), exact = NULL;
-  long long El = E_local, E = 0;
-  HX_MPI(MPI_Allreduce(&El, &E, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  int64_t *row = NULL;
-  int err = hx_io_agree_error(comm, hx_calloc((size_t)El + 1, sizeof(int64_t), &row));
-  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
-  err = sorted_rows(comm, E_local, gid, E, row);
-  if (err) {
-    free(row);
-    HX_CALL(err);
-  }
+  long long E;
+  int64_t *row;
+  int err = HX_SUCCESS;
+  HX_CALL(file_rows(comm, E_local, gid, 1, &E, &row));
   char path[4200], tmp[4210];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
