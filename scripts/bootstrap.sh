@@ -7,7 +7,12 @@
 # no OpenMP, static) into a cache prefix outside the clone. A second run finds
 # the cached install and returns in seconds.
 #
-#   scripts/bootstrap.sh            the MPICH stack (the default build)
+#   scripts/bootstrap.sh            the MPICH stack (the default build) and
+#                                   everything the test suite needs
+#   scripts/bootstrap.sh --app      only what building and running hexcg needs
+#                                   (the README's first command, through
+#                                   scripts/build.sh --app): no test readers,
+#                                   ParaView, Slurm, clang or Gmsh
 #   scripts/bootstrap.sh --openmpi  also Debian's Open MPI stack for the second
 #                                   build (scripts/build.sh with HEXCG_MPI=openmpi,
 #                                   scripts/test.sh --mpi openmpi): openmpi-bin,
@@ -34,14 +39,16 @@ HYPRE_VERSION=2.26.0
 CACHE=${HEXCG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hexcg}
 JOBS=${HEXCG_JOBS:-$(nproc)}
 
-OPENMPI=0
+OPENMPI=0 APPONLY=0
 case ${1:-} in
   --openmpi) OPENMPI=1 ;;
+  --app) APPONLY=1 ;;
   "") ;;
-  *) die "unknown option $1 (scripts/bootstrap.sh [--openmpi])" ;;
+  *) die "unknown option $1 (scripts/bootstrap.sh [--app | --openmpi])" ;;
 esac
 
-PACKAGES=(
+# what building and running hexcg needs (--app stops here)
+APP_PACKAGES=(
   build-essential cmake pkg-config git ca-certificates dpkg-dev ccache
   mpich libmpich-dev
   libhdf5-mpich-dev hdf5-tools
@@ -49,11 +56,16 @@ PACKAGES=(
   liblapack-dev libblas-dev
   libmetis-dev
   libmatheval-dev
+  python3
+)
+# and the test suite's tools
+PACKAGES=(
+  "${APP_PACKAGES[@]}"
   gmsh
   clang libclang-rt-dev libomp-dev
   munge slurmctld slurmd slurm-client
   strace
-  python3 python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
+  python3-numpy python3-h5py python3-matplotlib python3-yaml python3-meshio
   # ParaView itself reads output.format: vtkhdf in app.vtkhdf (pvpython; its
   # 5.11 renders through X only, so under xvfb-run)
   python3-paraview xvfb xauth
@@ -67,6 +79,10 @@ PYPI_PACKAGES=(pymech==2.0.1)
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)
 OPENMPI_PACKAGES=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libhypre-dev)
 ((OPENMPI)) && PACKAGES+=("${OPENMPI_PACKAGES[@]}")
+if ((APPONLY)); then
+  PACKAGES=("${APP_PACKAGES[@]}")
+  PYPI_PACKAGES=()
+fi
 
 # ---------------------------------------------------------------- packages
 missing=()
@@ -86,7 +102,7 @@ else
 fi
 
 # ---------------------------------------------------------------- PyPI
-for spec in "${PYPI_PACKAGES[@]}"; do
+for spec in ${PYPI_PACKAGES[@]+"${PYPI_PACKAGES[@]}"}; do
   mod=${spec%%==*}
   if /usr/bin/python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('$mod') != '${spec#*==}')" 2>/dev/null; then
     continue

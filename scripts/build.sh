@@ -24,7 +24,9 @@ MPI=${HEXCG_MPI:-mpich}
 case $MPI in
   mpich)
     BUILD=${HEXCG_BUILD_DIR:-$ROOT/build}
-    boot=$("$ROOT/scripts/bootstrap.sh" | tail -1)
+    BOOT=()
+    ((APP)) && BOOT=(--app) # the packages to build and run; scripts/test.sh installs the rest
+    boot=$("$ROOT/scripts/bootstrap.sh" "${BOOT[@]}" | tail -1)
     [[ $boot == HYPRE_ROOT=?* ]] || { echo "build.sh: bootstrap did not report HYPRE_ROOT" >&2; exit 1; }
     # Debian has both MPIs once the Open MPI stack is installed: name MPICH's
     # compiler, launcher and HDF5 wrapper
