@@ -811,7 +811,8 @@ int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) {
 void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s) {
   *s = c->st;
   s->t_assembly = c->ev_setup[0].seconds, s->t_amg_setup = c->ev_setup[1].seconds;
-  s->t_restrict = c->ev_restrict.seconds, s->t_solve = c->ev_solve.seconds, s->t_prolong = c->ev_prolong.seconds;
+  s->t_restrict = c->ev_restrict.seconds, s->t_solve = c->ev_solve.seconds;
+  s->t_prolong = c->ev_prolong.seconds;
 }
 
 void *hx_coarse_parcsr(hx_coarse c, int64_t *ilower, int64_t *iupper) {

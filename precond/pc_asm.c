@@ -171,7 +171,8 @@ static int asm_report(void *ctx, hx_opt *node) {
   if (a->fine) hx_fdm_get_stats(a->fine, &fs);
   else memset(&fs, 0, sizeof fs);
   const long n = a->ev_total.count; /* the applies */
-  const double tf = hx_ev_per(&a->ev_fine, n), tc = hx_ev_per(&a->ev_coarse, n), tt = hx_ev_per(&a->ev_total, n);
+  const double tf = hx_ev_per(&a->ev_fine, n), tc = hx_ev_per(&a->ev_coarse, n);
+  const double tt = hx_ev_per(&a->ev_total, n);
   const double m = tf > tc ? tf : tc;
   hx_opt *part;
   HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(a->o.prec)));

@@ -109,7 +109,8 @@ int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
 int hx_pc_cg_update_passes(hx_pc pc) { return hx_pc_has_cg_update(pc) ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
 void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) {
-  *s = (hx_pc_stats){.applies = pc->ev_apply.count, .t_apply = pc->ev_apply.seconds, .t_setup = pc->ev_setup.seconds};
+  *s = (hx_pc_stats){
+      .applies = pc->ev_apply.count, .t_apply = pc->ev_apply.seconds, .t_setup = pc->ev_setup.seconds};
 }
 int hx_pc_is_symmetric(hx_pc pc) {
   if (pc->ops.nonsymmetric) return 0;

@@ -41,14 +41,16 @@ int main(int argc, char **argv) {
   }
   const double t_out = hx_ev_end(&eo, 0.0, 3.0);
   HX_ASSERT(inner.count == 10 && outer.count == 1, "counts %ld %ld", inner.count, outer.count);
-  HX_ASSERT(inner.bytes == 5 * 124.0 && inner.flops == 50.0, "inner bytes %g flops %g", inner.bytes, inner.flops);
+  HX_ASSERT(inner.bytes == 5 * 124.0 && inner.flops == 50.0, "inner bytes %g flops %g", inner.bytes,
+            inner.flops);
   HX_ASSERT(outer.bytes == 0.0 && outer.flops == 3.0, "outer bytes %g flops %g", outer.bytes, outer.flops);
   HX_ASSERT(inner.seconds == t_in && outer.seconds == t_out, "seconds are the sum of the returned intervals");
   HX_ASSERT(t_in >= 0.0 && t_out >= 0.0, "intervals non-negative");
   /* each inner pair lies within the outer interval and the nested one within its enclosing one, so
    * the sum of the inner ones is at most twice the outer (the stamps' differences are exact; 1e-12
    * covers the rounding of the sums) */
-  HX_ASSERT(t_out * (1.0 + 1e-12) >= 0.5 * t_in, "outer %g holds the inner intervals (pairs %g)", t_out, 0.5 * t_in);
+  HX_ASSERT(t_out * (1.0 + 1e-12) >= 0.5 * t_in, "outer %g holds the inner intervals (pairs %g)", t_out,
+            0.5 * t_in);
 
   /* derived figures from known sums */
   hx_ev_slot r;
@@ -73,7 +75,8 @@ int main(int argc, char **argv) {
   hx_log_event_info info;
   HX_ASSERT(hx_log_event_get(le, &info), "log event exists");
   HX_ASSERT(info.count == 2 && info.bytes == 96.0 && info.flops == 16.0 && info.seconds == s1 + 0.25,
-            "log event count %ld bytes %g flops %g seconds %g", info.count, info.bytes, info.flops, info.seconds);
+            "log event count %ld bytes %g flops %g seconds %g", info.count, info.bytes, info.flops,
+            info.seconds);
   HX_ASSERT(t1.count == 1 && t2.count == 1 && t2.bytes == 32.0, "slots stay per object");
   hx_ev_reset(&t1);
   HX_ASSERT(t1.count == 0 && t1.seconds == 0.0 && t1.bytes == 0.0 && t1.flops == 0.0 && t1.log == le + 1,
@@ -104,8 +107,8 @@ int main(int argc, char **argv) {
     double want = 0.0;
     for (int q = 0; q < size; q++)
       if ((double)((q + i) % size) + 0.5 * i > want) want = (double)((q + i) % size) + 0.5 * i;
-    HX_ASSERT(m[i].seconds == want && m[i].count == 1 && m[i].bytes == (double)rank, "max of slot %d: %g, want %g",
-              i, m[i].seconds, want);
+    HX_ASSERT(m[i].seconds == want && m[i].count == 1 && m[i].bytes == (double)rank,
+              "max of slot %d: %g, want %g", i, m[i].seconds, want);
   }
 
   MPI_Finalize();
