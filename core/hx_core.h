@@ -366,6 +366,60 @@ void hx_log_event_reset_all(void);
  * and GFLOP/s from the summed bytes/flops over the max seconds. */
 int hx_log_event_view(MPI_Comm comm, FILE *out);
 
+/* Scoped timing events (core/event.c): the per-object statistics of a
+ * preconditioner, a level, a coarse solve. A slot, a member of the object,
+ * is declared once (hx_ev_slot_init: zeroed, optionally tied to the log
+ * event of that name) and accumulates the count, seconds, and the bytes
+ * and flops (model counts, 0 where unknown) of every interval closed on it;
+ * the object's figures (seconds per apply, GB/s, GFLOP/s) are derived from
+ * its slots. An interval is opened and closed in scope:
+ *
+ *   hx_ev e = hx_ev_begin(&L->ev_smooth);
+ *   ... work ...
+ *   hx_ev_end(&e, bytes, flops);
+ *
+ * The open event lives on the caller's stack, so intervals nest freely
+ * (on the same slot too). No allocation and no lock: a slot has one writer
+ * at a time (a thread of its own writes its own slot, or measures and the
+ * owner adds with hx_ev_add after the join); a slot tied to a log event
+ * also feeds that event (which takes the log's lock) on each close. A
+ * zeroed slot is valid (tied to no log event). Host only. */
+typedef struct {
+  long count;
+  double seconds, bytes, flops;
+  int log; /* the log event it also feeds, plus 1 (0: none) */
+} hx_ev_slot;
+typedef struct {
+  hx_ev_slot *slot;
+  double t0;
+} hx_ev;
+/* Zero *s; with log_name (may be NULL) tie it to that log event
+ * (hx_log_event_register: hexcg run --log-view lists it). */
+int hx_ev_slot_init(hx_ev_slot *s, const char *log_name);
+/* Open an interval on slot s. */
+static inline hx_ev hx_ev_begin(hx_ev_slot *s) {
+  hx_ev e;
+  e.slot = s, e.t0 = hx_wtime();
+  return e;
+}
+/* Close e: its slot gains one count, the seconds since hx_ev_begin, bytes
+ * and flops. Returns the interval's seconds. */
+double hx_ev_end(hx_ev *e, double bytes, double flops);
+/* Add an interval measured elsewhere (in a thread that had no access to
+ * the slot, or by device events). */
+void hx_ev_add(hx_ev_slot *s, double seconds, double bytes, double flops);
+/* Zero the sums, keep the log tie. */
+void hx_ev_reset(hx_ev_slot *s);
+/* Derived figures: seconds / n (per apply when n counts the applies; 0
+ * for n <= 0); GB/s and GFLOP/s of the slot's bytes and flops over its
+ * seconds (0 when either is 0). */
+double hx_ev_per(const hx_ev_slot *s, long n);
+double hx_ev_gbs(const hx_ev_slot *s);
+double hx_ev_gflops(const hx_ev_slot *s);
+/* Collective over comm: each of s[0..n-1]'s seconds becomes the max over
+ * the ranks (a setup figure is the slowest rank's). */
+int hx_ev_max_seconds(MPI_Comm comm, hx_ev_slot *s, int n);
+
 /* Name of a category ("operator"). */
 const char *hx_timer_name(hx_timer_id id);
 /* The fixed categories as events (hx_timer_id i is event i): start/stop

@@ -72,7 +72,9 @@ struct hx_coarse_s {
   HYPRE_ParVector pb, px;
   HYPRE_Solver amg;
   int amg_created;
-  hx_coarse_stats st;
+  hx_coarse_stats st;   /* the figures other than timings */
+  hx_ev_slot ev_setup[2]; /* the matrix, the AMG setup (seconds: the max over ranks; log coarse.setup.*) */
+  hx_ev_slot ev_restrict, ev_solve, ev_prolong; /* over all applies */
 };
 
 void hx_coarse_opts_default(hx_coarse_opts *o) {
@@ -606,8 +608,11 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
   HX_CALL(fine_side(c, fine_gs));
 
   /* coarse matrix and AMG */
-  double t1 = hx_wtime();
   if (c->rows_global > 0) {
+    /* hexcg run --log-view: where the coarse setup goes */
+    HX_CALL(hx_ev_slot_init(&c->ev_setup[0], "coarse.setup.matrix"));
+    HX_CALL(hx_ev_slot_init(&c->ev_setup[1], "coarse.setup.amg"));
+    hx_ev ev = hx_ev_begin(&c->ev_setup[0]);
     double *K = NULL;
     HX_CALL(HX_ALLOC(&K, (int64_t)E * 64 + 1));
     err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
@@ -618,22 +623,14 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
     if (!err) err = assemble(c, K);
     free(K);
     HX_CALL(err);
-    c->st.t_assembly = hx_wtime() - t1;
-    t1 = hx_wtime();
+    hx_ev_end(&ev, 0.0, 0.0);
+    ev = hx_ev_begin(&c->ev_setup[1]);
     HX_CALL(amg_setup(c));
-    c->st.t_amg_setup = hx_wtime() - t1;
-    /* hexcg run --log-view: where the coarse setup goes */
-    hx_log_event ev_asm, ev_amg;
-    HX_CALL(hx_log_event_register("coarse.setup.matrix", &ev_asm));
-    HX_CALL(hx_log_event_register("coarse.setup.amg", &ev_amg));
-    hx_log_event_add(ev_asm, c->st.t_assembly, 0.0, 0.0);
-    hx_log_event_add(ev_amg, c->st.t_amg_setup, 0.0, 0.0);
+    hx_ev_end(&ev, 0.0, 0.0);
   }
   c->st.rows_global = c->rows_global;
   /* report the slowest rank */
-  double tt[2] = {c->st.t_assembly, c->st.t_amg_setup};
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, c->comm));
-  c->st.t_assembly = tt[0], c->st.t_amg_setup = tt[1];
+  HX_CALL(hx_ev_max_seconds(c->comm, c->ev_setup, 2));
   return HX_SUCCESS;
 }
 
@@ -790,28 +787,33 @@ static double *par_data(HYPRE_ParVector v) {
 }
 
 int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) {
-  double t0 = hx_wtime();
   if (c->rows_global == 0) { /* everything Dirichlet: no coarse space */
     memset(h_z, 0, sizeof(double) * (size_t)c->nf);
     c->st.applies++;
     return HX_SUCCESS;
   }
+  hx_ev ev = hx_ev_begin(&c->ev_restrict);
   HX_CALL(restrict_to_cg(c, h_r));
-  double t1 = hx_wtime();
-  c->st.t_restrict += t1 - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
+  ev = hx_ev_begin(&c->ev_solve);
   double *b = par_data(c->pb), *x = par_data(c->px);
   for (int k = 0; k < c->nrows; k++) b[k] = c->cg[c->own_g[k]], x[k] = 0.0;
   HX_HYPRE(HYPRE_BoomerAMGSolve(c->amg, c->pA, c->pb, c->px));
   HX_CALL(rows_to_cg(c, x));
-  double t2 = hx_wtime();
-  c->st.t_solve += t2 - t1;
+  hx_ev_end(&ev, 0.0, 0.0);
+  ev = hx_ev_begin(&c->ev_prolong);
   prolong_from_cg(c, h_z);
-  c->st.t_prolong += hx_wtime() - t2;
+  hx_ev_end(&ev, 0.0, 0.0);
   c->st.applies++;
   return HX_SUCCESS;
 }
 
-void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s) { *s = c->st; }
+void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s) {
+  *s = c->st;
+  s->t_assembly = c->ev_setup[0].seconds, s->t_amg_setup = c->ev_setup[1].seconds;
+  s->t_restrict = c->ev_restrict.seconds, s->t_solve = c->ev_solve.seconds;
+  s->t_prolong = c->ev_prolong.seconds;
+}
 
 void *hx_coarse_parcsr(hx_coarse c, int64_t *ilower, int64_t *iupper) {
   if (ilower) *ilower = c->ilower;
@@ -857,7 +859,7 @@ static void *job_run(void *arg) {
   const int nthreads = omp_get_max_threads();
   omp_set_num_threads(1); /* this thread's own team size: the other work keeps the cores */
 #endif
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&j->ev);
   const int err = hx_coarse_apply(j->c, j->h_r, j->h_z);
   j->st.code = HX_SUCCESS;
   if (err) {
@@ -865,7 +867,7 @@ static void *job_run(void *arg) {
     if (!j->st.code) j->st.code = err;
     hx_error_clear();
   }
-  j->t = hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
 #ifdef _OPENMP
   omp_set_num_threads(nthreads);
 #endif
@@ -873,7 +875,8 @@ static void *job_run(void *arg) {
 }
 
 void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread) {
-  j->c = c, j->h_r = h_r, j->h_z = h_z, j->t = 0.0;
+  j->c = c, j->h_r = h_r, j->h_z = h_z;
+  memset(&j->ev, 0, sizeof j->ev); /* tied to no log event */
   j->started = thread && pthread_create(&j->th, NULL, job_run, j) == 0;
 }
 
@@ -883,7 +886,7 @@ int hx_coarse_job_join(hx_coarse_job *j, int err, double *t) {
   else
     job_run(j);
   j->started = 0;
-  *t = j->t;
+  *t = j->ev.seconds;
   HX_CALL(err);
   if (j->st.code) return HX_ERROR_RERAISE(&j->st);
   return HX_SUCCESS;

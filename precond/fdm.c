@@ -45,7 +45,10 @@ struct hx_fdm_s {
   int grouped;
   int32_t gbnd, gall;   /* groups of the boundary list (overlap), all groups */
   float *d_Sg, *d_Lg;
-  hx_fdm_stats st;
+  hx_fdm_stats st; /* bytes_per_apply; the timings come from the slots */
+  hx_ev_slot ev_setup;           /* hx_fdm_create (seconds: the max over ranks) */
+  hx_ev_slot ev_apply;           /* whole applies, bytes_per_apply each (count: the applies) */
+  hx_ev_slot ev_local, ev_exch;  /* the element solves; the overlap exchanges (not hidden) */
 };
 
 /* ---------------------------------------------------------------- setup helpers */
@@ -890,7 +893,8 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   HX_CHECK(o->weight == HX_FDM_WEIGHT_NONE || o->weight == HX_FDM_WEIGHT_SQRT || o->weight == HX_FDM_WEIGHT_RAS,
            HX_ERR_ARG,
            "unknown FDM weight %d", (int)o->weight);
-  const double t0 = hx_wtime();
+  hx_ev_slot setup = {0}; /* f's own once it exists */
+  hx_ev ev_setup = hx_ev_begin(&setup);
   const int32_t E = hx_mesh_num_elements(o->mesh);
   const int n = o->p + 1;
   HX_CHECK(hx_gs_num_l(o->gs) == (int64_t)E * n * n * n, HX_ERR_ARG,
@@ -938,9 +942,9 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
     if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
     return HX_ERROR(HX_ERR_INTERNAL, "FDM setup failed on another rank");
   }
-  double dt = hx_wtime() - t0, dtmax = 0.0;
-  HX_MPI(MPI_Allreduce(&dt, &dtmax, 1, MPI_DOUBLE, MPI_MAX, f->comm));
-  f->st.t_setup = dtmax;
+  hx_ev_end(&ev_setup, 0.0, 0.0);
+  f->ev_setup = setup;
+  HX_CALL(hx_ev_max_seconds(f->comm, &f->ev_setup, 1));
   *out = f;
   return HX_SUCCESS;
 }
@@ -973,42 +977,44 @@ int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z) {
   HX_CHECK(d_r != d_z || f->ng == 0, HX_ERR_ARG, "r and z alias");
   HX_CHECK(io == HX_F64 || io == HX_F32, HX_ERR_ARG, "unknown precision %d", (int)io);
   const hx_precision P = f->prec;
-  const double t0 = hx_wtime();
+  hx_ev ev_apply = hx_ev_begin(&f->ev_apply);
+  hx_ev ev = hx_ev_begin(&f->ev_exch);
   /* r (weighted, masked) onto the extended G-space, written by the owner
    * only; the exchange then gives every holder (ghost layers included) r */
   HX_CALL(hx_fdm_wscatter_p(f->b, f->xng, hx_gs_num_owned(f->gs), f->d_out_idx, f->d_in_w ? f->d_in_w : f->d_out_w,
                             io, d_r, P, f->d_xg));
   HX_CALL(hx_gs_exchange_p(f->xgs, P, f->d_xg, HX_GS_ADD));
   HX_CALL(hx_backend_sync(f->b));
-  const double t1 = hx_wtime();
-  double t_loc = 0.0, t_exch = t1 - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   if (!f->overlap) {
+    ev = hx_ev_begin(&f->ev_local);
     HX_CALL(solve_part(f, 0));
     HX_CALL(hx_backend_sync(f->b));
-    const double t2 = hx_wtime();
+    hx_ev_end(&ev, 0.0, 0.0);
+    ev = hx_ev_begin(&f->ev_exch);
     HX_CALL(hx_gs_gather_p(f->xgs, P, f->d_xw, f->d_xg));
     HX_CALL(hx_gs_exchange_p(f->xgs, P, f->d_xg, HX_GS_ADD));
-    const double t3 = hx_wtime();
-    t_loc += t2 - t1, t_exch += t3 - t2;
+    hx_ev_end(&ev, 0.0, 0.0);
   } else {
+    ev = hx_ev_begin(&f->ev_local);
     HX_CALL(solve_part(f, 1));
     HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_SHARED, f->d_xw, f->d_xg));
-    const double t2 = hx_wtime();
+    hx_ev_end(&ev, 0.0, 0.0);
+    ev = hx_ev_begin(&f->ev_exch);
     HX_CALL(hx_gs_exchange_start_p(f->xgs, P, f->d_xg, HX_GS_ADD));
-    const double t3 = hx_wtime();
+    hx_ev_end(&ev, 0.0, 0.0);
+    ev = hx_ev_begin(&f->ev_local);
     HX_CALL(solve_part(f, 2));
     HX_CALL(hx_gs_gather_part_p(f->xgs, P, HX_GS_INTERIOR, f->d_xw, f->d_xg));
     HX_CALL(hx_backend_sync(f->b));
-    const double t4 = hx_wtime();
+    hx_ev_end(&ev, 0.0, 0.0);
+    ev = hx_ev_begin(&f->ev_exch);
     HX_CALL(hx_gs_exchange_finish_p(f->xgs, P, f->d_xg, HX_GS_ADD));
-    const double t5 = hx_wtime();
-    t_loc += (t2 - t1) + (t4 - t3), t_exch += (t3 - t2) + (t5 - t4);
+    hx_ev_end(&ev, 0.0, 0.0);
   }
   /* back to the fine G-vector: weight, mask (out_w is 0 on masked nodes) */
   HX_CALL(hx_fdm_wgather_p(f->b, f->ng, f->d_out_idx, f->d_out_w, P, f->d_xg, io, d_z));
-  f->st.applies++;
-  f->st.t_local += t_loc;
-  f->st.t_exchange += t_exch;
+  hx_ev_end(&ev_apply, f->st.bytes_per_apply, 0.0);
   return HX_SUCCESS;
 }
 
@@ -1020,7 +1026,11 @@ int hx_fdm_apply(hx_fdm f, const double *d_r, double *d_z) {
 hx_precision hx_fdm_precision(hx_fdm f) { return f ? f->prec : HX_F64; }
 
 void hx_fdm_get_stats(hx_fdm f, hx_fdm_stats *s) {
-  if (f && s) *s = f->st;
+  if (!f || !s) return;
+  *s = f->st;
+  s->applies = f->ev_apply.count;
+  s->t_local = f->ev_local.seconds, s->t_exchange = f->ev_exch.seconds;
+  s->t_setup = f->ev_setup.seconds;
 }
 
 int hx_fdm_box_solve(hx_fdm f, int32_t e, const double *h_u, double *h_w) {

@@ -22,10 +22,10 @@ typedef struct {
   double *h_r, *h_zc; /* host G-vectors for the coarse level */
   double *d_zc;       /* backend G-vector: the coarse correction */
   int overlap;        /* effective (MPI_THREAD_MULTIPLE granted) */
-  /* per-apply figures */
-  int64_t applies;
-  double t_fine, t_coarse, t_total, t_copy;
-  hx_log_event ev_fine, ev_coarse, ev_copy;
+  /* per-apply figures: whole applies (count: the applies); the fine level (the FDM's model bytes
+   * each), the coarse level, the host copies (tied to the log events pc.asm.*) */
+  hx_ev_slot ev_total, ev_fine, ev_coarse, ev_copy;
+  double fine_bytes; /* the FDM's model bytes per apply */
 } asm_pc;
 
 void hx_asm_opts_default(hx_asm_opts *o) {
@@ -57,6 +57,9 @@ static int asm_setup(void *ctx) {
     if (!fits) a->o.prec = HX_F64;
   }
   HX_CALL(hx_fdm_create_on(d, a->o.weight, a->o.halo_overlap, a->o.prec, &a->fine));
+  hx_fdm_stats fs;
+  hx_fdm_get_stats(a->fine, &fs);
+  a->fine_bytes = fs.bytes_per_apply;
   if (a->o.coarse) {
     HX_CALL(hx_coarse_create_on(d, &a->o.coarse_opts, &a->coarse));
     const size_t n = (size_t)(a->ng > 0 ? a->ng : 1);
@@ -83,33 +86,31 @@ static int asm_setup(void *ctx) {
 
 static int asm_apply(void *ctx, const double *d_r, double *d_z) {
   asm_pc *a = (asm_pc *)ctx;
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&a->ev_total);
   const size_t bytes = sizeof(double) * (size_t)a->ng;
-  double tc = 0.0, tf = 0.0;
   if (!a->coarse) {
+    hx_ev ef = hx_ev_begin(&a->ev_fine);
     HX_CALL(hx_fdm_apply(a->fine, d_r, d_z));
-    tf = hx_wtime() - t0;
+    hx_ev_end(&ef, a->fine_bytes, 0.0);
   } else {
+    hx_ev ec = hx_ev_begin(&a->ev_copy);
     HX_CALL(hx_mem_to_host(a->b, a->h_r, d_r, bytes));
-    const double t1 = hx_wtime();
-    a->t_copy += t1 - t0;
-    hx_log_event_add(a->ev_copy, t1 - t0, 2.0 * (double)bytes, 0.0);
+    hx_ev_end(&ec, 2.0 * (double)bytes, 0.0);
     hx_coarse_job job;
     hx_coarse_job_start(&job, a->coarse, a->h_r, a->h_zc, a->overlap);
+    hx_ev ef = hx_ev_begin(&a->ev_fine);
     const int err = hx_fdm_apply(a->fine, d_r, d_z);
-    tf = hx_wtime() - t1;
+    hx_ev_end(&ef, a->fine_bytes, 0.0);
+    double tc;
     HX_CALL(hx_coarse_job_join(&job, err, &tc));
-    const double t2 = hx_wtime();
+    hx_ev_add(&a->ev_coarse, tc, 0.0, 0.0);
+    ec = hx_ev_begin(&a->ev_copy);
     HX_CALL(hx_mem_to_device(a->b, a->d_zc, a->h_zc, bytes));
     HX_CALL(hx_array_axpby(a->b, a->ng, d_z, 1.0, a->d_zc, 1.0));
-    a->t_copy += hx_wtime() - t2;
-    hx_log_event_add(a->ev_copy, hx_wtime() - t2, 5.0 * (double)bytes, 0.0);
+    hx_ev_end(&ec, 5.0 * (double)bytes, 0.0);
   }
   HX_CALL(hx_backend_sync(a->b));
-  a->applies++;
-  a->t_fine += tf, a->t_coarse += tc, a->t_total += hx_wtime() - t0;
-  hx_log_event_add(a->ev_fine, tf, 0.0, 0.0);
-  if (a->coarse) hx_log_event_add(a->ev_coarse, tc, 0.0, 0.0);
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -136,14 +137,15 @@ void hx_asm_get_stats(hx_pc pc, hx_asm_stats *s) {
   memset(s, 0, sizeof *s);
   if (!pc || strcmp(hx_pc_type(pc), "asm")) return;
   asm_pc *a = (asm_pc *)hx_pc_context(pc);
-  s->applies = a->applies;
+  const long n = a->ev_total.count; /* the applies */
+  s->applies = n;
   s->coarse = a->coarse != NULL;
   s->overlap = a->overlap;
-  if (a->applies) {
-    s->t_fine = a->t_fine / (double)a->applies;
-    s->t_coarse = a->t_coarse / (double)a->applies;
-    s->t_total = a->t_total / (double)a->applies;
-    s->t_copy = a->t_copy / (double)a->applies;
+  if (n) {
+    s->t_fine = hx_ev_per(&a->ev_fine, n);
+    s->t_coarse = hx_ev_per(&a->ev_coarse, n);
+    s->t_total = hx_ev_per(&a->ev_total, n);
+    s->t_copy = hx_ev_per(&a->ev_copy, n);
     const double m = s->t_fine > s->t_coarse ? s->t_fine : s->t_coarse;
     s->overlap_efficiency = m > 0 ? s->t_total / m : 0.0;
   }
@@ -168,8 +170,9 @@ static int asm_report(void *ctx, hx_opt *node) {
   hx_fdm_stats fs;
   if (a->fine) hx_fdm_get_stats(a->fine, &fs);
   else memset(&fs, 0, sizeof fs);
-  const double per = a->applies ? 1.0 / (double)a->applies : 0.0;
-  const double tf = a->t_fine * per, tc = a->t_coarse * per, tt = a->t_total * per;
+  const long n = a->ev_total.count; /* the applies */
+  const double tf = hx_ev_per(&a->ev_fine, n), tc = hx_ev_per(&a->ev_coarse, n);
+  const double tt = hx_ev_per(&a->ev_total, n);
   const double m = tf > tc ? tf : tc;
   hx_opt *part;
   HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(a->o.prec)));
@@ -180,6 +183,16 @@ static int asm_report(void *ctx, hx_opt *node) {
   HX_CALL(hx_pc_report_text(part, "weight", a->o.weight == HX_FDM_WEIGHT_SQRT ? "sqrt" : "none"));
   HX_CALL(hx_pc_report_real(part, "setup_s", fs.t_setup));
   HX_CALL(hx_pc_report_real(part, "apply_s", tf));
+  {
+    /* the FDM's model bytes per apply (summed over the ranks) and their rate over the slowest rank's
+     * fine-level seconds (the apply_s interval) */
+    double v[2] = {fs.bytes_per_apply, a->ev_fine.bytes}, sec = a->ev_fine.seconds;
+    const MPI_Comm comm = hx_gs_comm(hx_disc_gs(a->d));
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, comm));
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &sec, 1, MPI_DOUBLE, MPI_MAX, comm));
+    HX_CALL(hx_pc_report_real(part, "bytes_per_apply", v[0]));
+    HX_CALL(hx_pc_report_real(part, "gbs", sec > 0 ? v[1] / sec * 1e-9 : 0.0));
+  }
   if (a->coarse) {
     hx_coarse_stats cs;
     hx_coarse_get_stats(a->coarse, &cs);
@@ -189,7 +202,7 @@ static int asm_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_real(part, "assembly_s", cs.t_assembly));
     HX_CALL(hx_pc_report_real(part, "amg_setup_s", cs.t_amg_setup));
     HX_CALL(hx_pc_report_real(part, "apply_s", tc));
-    HX_CALL(hx_pc_report_real(part, "copy_s", a->t_copy * per));
+    HX_CALL(hx_pc_report_real(part, "copy_s", hx_ev_per(&a->ev_copy, n)));
     HX_CALL(hx_pc_report_text(node, "overlap", a->overlap ? "true" : "false"));
     HX_CALL(hx_pc_report_real(node, "overlap_efficiency", eff));
   }
@@ -206,9 +219,9 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
   a->b = hx_disc_backend(d);
   a->ng = hx_op_size(a->op);
   a->o = *o;
-  int err = hx_log_event_register("pc.asm.fine", &a->ev_fine);
-  if (!err) err = hx_log_event_register("pc.asm.coarse", &a->ev_coarse);
-  if (!err) err = hx_log_event_register("pc.asm.host-copies", &a->ev_copy);
+  int err = hx_ev_slot_init(&a->ev_fine, "pc.asm.fine");
+  if (!err) err = hx_ev_slot_init(&a->ev_coarse, "pc.asm.coarse");
+  if (!err) err = hx_ev_slot_init(&a->ev_copy, "pc.asm.host-copies");
   if (!err) err = hx_disc_reference(d);
   if (err) {
     free(a);

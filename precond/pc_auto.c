@@ -142,12 +142,13 @@ typedef struct {
   double *alpha, *beta;
   int nk, cap;
   int next_check;
-  double t_run; /* when its first step was observed */
+  hx_ev run; /* on ev_jacobi, open from the first step observed */
   /* what was decided */
   int runs, observed, checks;
   int switched, switch_run, switch_k, switch_iteration;
   hx_auto_pred at; /* the prediction at the switch, or the last one */
-  double t_jacobi_it, t_switch;
+  hx_ev_slot ev_jacobi; /* the Jacobi run up to the switch (switch_k - 1 iterations) */
+  hx_ev_slot ev_switch; /* the pmg setup */
 } pc_auto;
 
 static int auto_pmg_create(pc_auto *a) {
@@ -162,9 +163,9 @@ static int auto_pmg_create(pc_auto *a) {
 static int auto_setup(void *ctx) {
   pc_auto *a = ctx;
   if (a->o.start == HX_AUTO_START_PMG) {
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&a->ev_switch);
     HX_CALL(auto_pmg_create(a));
-    a->t_switch = hx_wtime() - t0;
+    hx_ev_end(&ev, 0.0, 0.0);
     return HX_SUCCESS;
   }
   HX_CALL(hx_pc_create_jacobi(hx_disc_op(a->d), &a->jac));
@@ -205,7 +206,7 @@ static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
   if (in->k == 1) {
     a->nk = 0, a->runs++;
     a->next_check = a->o.min_iterations;
-    a->t_run = hx_wtime();
+    a->run = hx_ev_begin(&a->ev_jacobi);
   }
   a->observed++;
   if (a->nk == a->cap) {
@@ -229,16 +230,16 @@ static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
          in->k, a->at.kappa, a->at.jacobi, a->at.jacobi_bound, a->at.jacobi_rate, a->at.pmg);
   if (!(a->at.jacobi > a->at.pmg)) return HX_SUCCESS;
   /* switch: pmg set up (collective: every rank is here at the same step) */
-  a->t_jacobi_it = in->k > 1 ? (hx_wtime() - a->t_run) / (double)(in->k - 1) : 0.0;
-  const double t0 = hx_wtime();
+  if (a->run.slot) hx_ev_end(&a->run, 0.0, 0.0);
+  hx_ev ev = hx_ev_begin(&a->ev_switch);
   HX_CALL(auto_pmg_create(a));
-  a->t_switch = hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   a->switched = 1, a->switch_run = a->runs, a->switch_k = in->k, a->switch_iteration = a->observed;
   HX_CALL(hx_pc_destroy(&a->jac));
   hx_log(HX_LOG_NORMAL,
          "preconditioner auto: pmg from iteration %d (kappa(D^-1 A) >= %.3g: Jacobi-PCG about %.0f more "
          "iterations against pmg's %.0f; its setup %.3f s)\n",
-         a->switch_iteration, a->at.kappa, a->at.jacobi, a->at.pmg, a->t_switch);
+         a->switch_iteration, a->at.kappa, a->at.jacobi, a->at.pmg, a->ev_switch.seconds);
   *restart = 1;
   return HX_SUCCESS;
 }
@@ -290,8 +291,8 @@ static int auto_report(void *ctx, hx_opt *node) {
       hx_pc_get_stats(a->mg, &s);
       const double cyc = s.applies ? s.t_apply / (double)s.applies : 0.0;
       HX_CALL(hx_pc_report_map(node, "measured", &m));
-      HX_CALL(hx_pc_report_real(m, "jacobi_iteration_s", a->t_jacobi_it));
-      HX_CALL(hx_pc_report_real(m, "pmg_setup_s", a->t_switch));
+      HX_CALL(hx_pc_report_real(m, "jacobi_iteration_s", hx_ev_per(&a->ev_jacobi, a->switch_k - 1)));
+      HX_CALL(hx_pc_report_real(m, "pmg_setup_s", a->ev_switch.seconds));
       HX_CALL(hx_pc_report_real(m, "pmg_apply_s", cyc));
     }
   }
@@ -376,6 +377,7 @@ typedef struct {
   int obj, degree;
   int status; /* 0 not tried (skipped), 1 tried, 2 chosen */
   int injected;
+  hx_ev_slot ev_its; /* its timed iterations */
   double t_it, rate, est_its, est_solve;
 } trial_cand;
 
@@ -383,10 +385,10 @@ typedef struct {
   hx_disc d;
   hx_pmg_auto_opts o;
   pmg *g; /* the levels, the coarse level, the smoothers of every candidate */
-  double t_obj_setup[TRIAL_OBJECTS];
+  hx_ev_slot ev_obj_setup[TRIAL_OBJECTS]; /* seconds: the max over ranks */
   trial_cand c[TRIAL_MAX_CANDIDATES];
   int nc, chosen;
-  double t_trial;
+  hx_ev_slot ev_trial; /* seconds: the max over ranks */
   char skipped[160];
 } pmg_trial;
 
@@ -403,9 +405,8 @@ static void pmg_set_degree(pmg *g, int degree) {
 }
 
 static void pmg_reset_stats(pmg *g) {
-  g->applies = 0;
-  g->t_coarse = g->t_copy = g->t_total = 0.0;
-  for (int l = 0; l < g->nl; l++) g->lv[l].t_smooth = g->lv[l].t_transfer = 0.0;
+  hx_ev_reset(&g->ev_cycle), hx_ev_reset(&g->ev_coarse), hx_ev_reset(&g->ev_copy);
+  for (int l = 0; l < g->nl; l++) hx_ev_reset(&g->lv[l].ev_smooth), hx_ev_reset(&g->lv[l].ev_transfer);
 }
 
 /* HEXCG_AUTO_TIMINGS: "name=seconds[,name=seconds...]"; 1 and *t when
@@ -455,7 +456,7 @@ static int trial_time(pmg_trial *a, pmg *g, trial_cand *c, const double *h_b, do
   for (int it = 0; it < m; it++) {
     double pq, rzn;
     HX_CALL(hx_backend_sync(b));
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&c->ev_its);
     HX_CALL(hx_op_apply(op, p, q, NULL));
     HX_CALL(trial_dot(op, comm, p, q, &pq));
     HX_CHECK(pq > 0 && isfinite(pq), HX_ERR_NUMERIC, "preconditioner auto: trial of %s: p.Ap = %g", c->name,
@@ -467,7 +468,7 @@ static int trial_time(pmg_trial *a, pmg *g, trial_cand *c, const double *h_b, do
              rzn);
     HX_CALL(hx_array_xpay_p(b, HX_F64, n, p, z, rzn / rz));
     HX_CALL(hx_backend_sync(b));
-    t_its[done] = hx_wtime() - t0;
+    t_its[done] = hx_ev_end(&ev, 0.0, 0.0);
     rz = rzn, done++;
     if (it == 0) rz1 = rz;
     if (!(rz > 0)) break;
@@ -493,7 +494,7 @@ static int trial_time(pmg_trial *a, pmg *g, trial_cand *c, const double *h_b, do
 /* the smoother `which` of every level (the Jacobi one with the whole pmg
  * at first, the Schwarz one added to the same levels and coarse level) */
 static int trial_obj_setup(pmg_trial *a, int which) {
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&a->ev_obj_setup[which]);
   if (which == TRIAL_JACOBI) {
     hx_pmg_opts o = a->o.base;
     o.cycle = HX_PMG_MULTIPLICATIVE, o.sides = HX_PMG_SIDES_BOTH, o.kind = HX_CHEB_OPT_FOURTH;
@@ -503,15 +504,14 @@ static int trial_obj_setup(pmg_trial *a, int which) {
     HX_CALL(hx_pmg_setup(a->g));
   } else {
     for (int l = 0; l < a->g->nl; l++) {
-      const double tl = hx_wtime();
+      hx_ev el = hx_ev_begin(&a->g->lv[l].ev_setup);
       HX_CALL(hx_pmg_level_smoother(a->g, l, HX_SMOOTH_ASM));
-      a->g->lv[l].t_setup += hx_wtime() - tl;
+      hx_ev_end(&el, 0.0, 0.0);
     }
     a->g->o.inner = HX_SMOOTH_ASM;
   }
-  double dt = hx_wtime() - t0;
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
-  a->t_obj_setup[which] = dt;
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_obj_setup[which], 1));
   return HX_SUCCESS;
 }
 
@@ -576,7 +576,7 @@ static int trial_run_all(pmg_trial *a, double **w, double *h_b) {
 
 static int trial_setup(void *ctx) {
   pmg_trial *a = (pmg_trial *)ctx;
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&a->ev_trial);
   hx_op op = hx_disc_op(a->d);
   hx_backend b = hx_disc_backend(a->d);
   const int64_t n = hx_op_size(op);
@@ -613,9 +613,8 @@ static int trial_setup(void *ctx) {
     for (int s = 0; s < HX_SMOOTH_COUNT; s++)
       if (s != (int)a->g->o.inner) HX_CALL(hx_pc_destroy(&a->g->lv[l].S[s]));
   pmg_reset_stats(a->g);
-  double dt = hx_wtime() - t0;
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(a->d))));
-  a->t_trial = dt;
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_trial, 1));
   for (int i = 0; i < a->nc; i++) {
     const trial_cand *ci = &a->c[i];
     if (ci->status)
@@ -627,7 +626,7 @@ static int trial_setup(void *ctx) {
   }
   if (a->skipped[0]) hx_log(HX_LOG_NORMAL, "preconditioner auto: skipped %s\n", a->skipped);
   hx_log(HX_LOG_NORMAL, "preconditioner auto: chose %s after a %.3f s trial (setups included)\n", c->name,
-         a->t_trial);
+         a->ev_trial.seconds);
   return HX_SUCCESS;
 }
 
@@ -656,7 +655,7 @@ static int trial_report(void *ctx, hx_opt *node) {
   if (a->chosen < 0) return HX_SUCCESS;
   hx_opt *list, *m;
   HX_CALL(hx_pc_report_text(node, "choice", a->c[a->chosen].name));
-  HX_CALL(hx_pc_report_real(node, "trial_s", a->t_trial));
+  HX_CALL(hx_pc_report_real(node, "trial_s", a->ev_trial.seconds));
   HX_CALL(hx_pc_report_int(node, "trial_iterations", a->o.trial_iterations));
   HX_CALL(hx_pc_report_int(node, "schwarz_above", a->o.schwarz_above));
   if (a->skipped[0]) HX_CALL(hx_pc_report_text(node, "skipped", a->skipped));
@@ -667,7 +666,7 @@ static int trial_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_text(m, "name", c->name));
     HX_CALL(hx_pc_report_text(m, "status", c->status == 2 ? "chosen" : c->status ? "tried" : "skipped"));
     if (!c->status) continue;
-    HX_CALL(hx_pc_report_real(m, "smoother_setup_s", a->t_obj_setup[c->obj]));
+    HX_CALL(hx_pc_report_real(m, "smoother_setup_s", a->ev_obj_setup[c->obj].seconds));
     HX_CALL(hx_pc_report_real(m, "iteration_s", c->t_it));
     HX_CALL(hx_pc_report_text(m, "timing", c->injected ? "injected" : "measured"));
     HX_CALL(hx_pc_report_real(m, "rate", c->rate));

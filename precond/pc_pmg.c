@@ -138,7 +138,7 @@ int hx_pmg_level_smoother(pmg *g, int l, hx_smooth_inner inner) {
 
 static int level_setup(pmg *g, int l) {
   pmg_level *L = &g->lv[l];
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&L->ev_setup);
   if (l == 0) {
     L->d = g->d;
     HX_CALL(hx_disc_reference(g->d));
@@ -160,9 +160,8 @@ static int level_setup(pmg *g, int l) {
   HX_CALL(hx_mem_alloc(L->b, bytes, &L->dd));
   HX_CALL(hx_mem_alloc(L->b, bytes, &L->t));
   HX_CALL(hx_pmg_level_smoother(g, l, L->inner));
-  double dt = hx_wtime() - t0;
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
-  L->t_setup = dt;
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(L->d)), &L->ev_setup, 1));
   return HX_SUCCESS;
 }
 
@@ -176,9 +175,9 @@ int hx_pmg_setup(void *ctx) {
   for (int l = 0; l < g->nl; l++) HX_CALL(level_setup(g, l));
   if (g->o.coarse) {
     pmg_level *L = &g->lv[g->nl - 1];
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&g->ev_coarse_setup);
     HX_CALL(hx_coarse_create_on(L->d, &g->o.coarse_opts, &g->coarse));
-    g->t_coarse_setup = hx_wtime() - t0;
+    hx_ev_end(&ev, 0.0, 0.0);
     HX_CALL(HX_ALLOC(&g->h_r, L->n > 0 ? L->n : 1));
     HX_CALL(HX_ALLOC(&g->h_z, L->n > 0 ? L->n : 1));
     HX_CALL(hx_mem_alloc(g->b, sizeof(double) * (size_t)(L->n > 0 ? L->n : 1), (void **)&g->d_zc));
@@ -197,30 +196,30 @@ int hx_pmg_setup(void *ctx) {
 
 /* ------------------------------------------------------------ apply */
 static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&L->ev_smooth);
   HX_CALL(hx_cheb_apply(L->b, L->n, &L->cheb, lv_A, L, lv_S, L, b, x, x_zero, L->r, L->dd, L->t));
-  L->t_smooth += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
 /* the last level's residual r (in its precision) to the host for the coarse
  * solve, widened (exactly) to FP64 first when it is FP32 */
 static int coarse_in(pmg *g, pmg_level *L, const void *r) {
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&g->ev_copy);
   const double *src = (const double *)r;
   if (L->prec != HX_F64) {
     HX_CALL(hx_array_convert(L->b, L->n, HX_F64, g->d_zc, L->prec, r));
     src = g->d_zc;
   }
   HX_CALL(hx_mem_to_host(L->b, g->h_r, src, sizeof(double) * (size_t)L->n));
-  g->t_copy += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
 /* x += the coarse solve's FP64 result (rounded to the level's precision in
  * its work vector t first when that is FP32) */
 static int coarse_out(pmg *g, pmg_level *L, void *x) {
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&g->ev_copy);
   HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, sizeof(double) * (size_t)L->n));
   const void *z = g->d_zc;
   if (L->prec != HX_F64) {
@@ -228,7 +227,7 @@ static int coarse_out(pmg *g, pmg_level *L, void *x) {
     z = L->t;
   }
   HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, z, 1.0));
-  g->t_copy += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -239,7 +238,7 @@ static int coarse_correct(pmg *g, pmg_level *L, const void *r, void *x) {
   double t;
   hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, 0);
   HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &t));
-  g->t_coarse += t;
+  hx_ev_add(&g->ev_coarse, t, 0.0, 0.0);
   HX_CALL(coarse_out(g, L, x));
   return HX_SUCCESS;
 }
@@ -266,14 +265,14 @@ static int vcycle(pmg *g, int l, const void *b, void *x) {
       HX_CALL(coarse_correct(g, L, L->r, x));
     } else {
       pmg_level *C = &g->lv[l + 1];
-      double t0 = hx_wtime();
+      hx_ev ev = hx_ev_begin(&L->ev_transfer);
       HX_CALL(hx_disc_interpolate_transpose_p(C->d, L->d, L->prec, L->r, C->bv));
-      L->t_transfer += hx_wtime() - t0;
+      hx_ev_end(&ev, 0.0, 0.0);
       HX_CALL(vcycle(g, l + 1, C->bv, C->x));
-      t0 = hx_wtime();
+      ev = hx_ev_begin(&L->ev_transfer);
       HX_CALL(hx_disc_interpolate_p(C->d, L->d, L->prec, C->x, L->t));
       HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, L->t, 1.0));
-      L->t_transfer += hx_wtime() - t0;
+      hx_ev_end(&ev, 0.0, 0.0);
     }
   }
   if (post) HX_CALL(smooth(L, b, x, !pre && last && !g->coarse));
@@ -287,9 +286,9 @@ static int additive(pmg *g, const void *b, void *x) {
   void *xl[HX_PMG_MAX_LEVELS];
   bl[0] = b, xl[0] = x;
   for (int l = 1; l < nl; l++) {
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&g->lv[l - 1].ev_transfer);
     HX_CALL(hx_disc_interpolate_transpose_p(g->lv[l].d, g->lv[l - 1].d, g->prec, bl[l - 1], g->lv[l].bv));
-    g->lv[l - 1].t_transfer += hx_wtime() - t0;
+    hx_ev_end(&ev, 0.0, 0.0);
     bl[l] = g->lv[l].bv, xl[l] = g->lv[l].x;
   }
   pmg_level *C = &g->lv[nl - 1];
@@ -303,17 +302,17 @@ static int additive(pmg *g, const void *b, void *x) {
   if (g->coarse) {
     double t;
     HX_CALL(hx_coarse_job_join(&job, err, &t));
-    g->t_coarse += t;
+    hx_ev_add(&g->ev_coarse, t, 0.0, 0.0);
     HX_CALL(coarse_out(g, C, xl[nl - 1]));
   }
   HX_CALL(err);
   /* sum the corrections upwards */
   for (int l = nl - 2; l >= 0; l--) {
     pmg_level *L = &g->lv[l];
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&L->ev_transfer);
     HX_CALL(hx_disc_interpolate_p(g->lv[l + 1].d, L->d, g->prec, xl[l + 1], L->t));
     HX_CALL(hx_array_axpby_p(L->b, g->prec, L->n, xl[l], 1.0, L->t, 1.0));
-    L->t_transfer += hx_wtime() - t0;
+    hx_ev_end(&ev, 0.0, 0.0);
   }
   return HX_SUCCESS;
 }
@@ -324,7 +323,7 @@ static int additive(pmg *g, const void *b, void *x) {
 int hx_pmg_apply(void *ctx, const double *d_r, double *d_z) {
   pmg *g = (pmg *)ctx;
   pmg_level *L = &g->lv[0];
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&g->ev_cycle);
   const void *b = d_r;
   void *x = d_z;
   if (g->prec != HX_F64) {
@@ -340,8 +339,7 @@ int hx_pmg_apply(void *ctx, const double *d_r, double *d_z) {
     HX_CALL(hx_array_axpy_f32_to_f64(L->b, L->n, d_z, 1.0, (const float *)L->x));
   }
   HX_CALL(hx_backend_sync(g->b));
-  g->applies++;
-  g->t_total += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -389,26 +387,26 @@ void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
   memset(s, 0, sizeof *s);
   if (!pc || strcmp(hx_pc_type(pc), "pmg")) return;
   pmg *g = (pmg *)hx_pc_context(pc);
-  s->applies = g->applies;
+  const long n = g->ev_cycle.count; /* the applies */
+  s->applies = n;
   s->nlevels = g->nl;
   s->additive = g->o.cycle == HX_PMG_ADDITIVE;
   s->overlap = g->overlap;
   s->coarse = g->coarse != NULL;
-  const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
   double work = 0.0;
   for (int l = 0; l < g->nl && l < HX_PMG_STATS_LEVELS; l++) {
     const pmg_level *L = &g->lv[l];
     s->order[l] = L->order;
-    s->t_setup[l] = L->t_setup;
+    s->t_setup[l] = L->ev_setup.seconds;
     s->rho[l] = L->cheb.rho;
-    s->t_smooth[l] = L->t_smooth * per;
-    s->t_transfer[l] = L->t_transfer * per;
+    s->t_smooth[l] = hx_ev_per(&L->ev_smooth, n);
+    s->t_transfer[l] = hx_ev_per(&L->ev_transfer, n);
     work += s->t_smooth[l] + s->t_transfer[l];
   }
-  s->t_coarse = g->t_coarse * per;
-  s->t_coarse_copy = g->t_copy * per;
-  s->t_coarse_setup = g->t_coarse_setup;
-  s->t_total = g->t_total * per;
+  s->t_coarse = hx_ev_per(&g->ev_coarse, n);
+  s->t_coarse_copy = hx_ev_per(&g->ev_copy, n);
+  s->t_coarse_setup = g->ev_coarse_setup.seconds;
+  s->t_total = hx_ev_per(&g->ev_cycle, n);
   const double m = work > s->t_coarse ? work : s->t_coarse;
   s->overlap_efficiency = m > 0 ? s->t_total / m : 0.0;
   if (g->coarse) {
@@ -423,7 +421,7 @@ void hx_pmg_get_stats(hx_pc pc, hx_pmg_stats *s) {
  * the Q1 coarse level */
 int hx_pmg_report(void *ctx, hx_opt *node) {
   pmg *g = (pmg *)ctx;
-  const double per = g->applies ? 1.0 / (double)g->applies : 0.0;
+  const long n = g->ev_cycle.count; /* the applies */
   char sm[64];
   hx_opt *levels, *m;
   HX_CALL(hx_pc_report_text(node, "precision", hx_precision_name(g->o.prec)));
@@ -443,19 +441,19 @@ int hx_pmg_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_text(m, "smoother", sm));
     HX_CALL(hx_pc_report_real(m, "eig_estimate", L->est));
     HX_CALL(hx_pc_report_real(m, "rho", L->cheb.rho));
-    HX_CALL(hx_pc_report_real(m, "setup_s", L->t_setup));
-    HX_CALL(hx_pc_report_real(m, "smooth_s", L->t_smooth * per));
-    HX_CALL(hx_pc_report_real(m, "transfer_s", L->t_transfer * per));
+    HX_CALL(hx_pc_report_real(m, "setup_s", L->ev_setup.seconds));
+    HX_CALL(hx_pc_report_real(m, "smooth_s", hx_ev_per(&L->ev_smooth, n)));
+    HX_CALL(hx_pc_report_real(m, "transfer_s", hx_ev_per(&L->ev_transfer, n)));
   }
   if (g->coarse) {
     HX_CALL(hx_coarse_report(g->coarse, g->o.coarse_opts.op, node, &m));
-    HX_CALL(hx_pc_report_real(m, "setup_s", g->t_coarse_setup));
-    HX_CALL(hx_pc_report_real(m, "apply_s", g->t_coarse * per));
-    HX_CALL(hx_pc_report_real(m, "copy_s", g->t_copy * per));
+    HX_CALL(hx_pc_report_real(m, "setup_s", g->ev_coarse_setup.seconds));
+    HX_CALL(hx_pc_report_real(m, "apply_s", hx_ev_per(&g->ev_coarse, n)));
+    HX_CALL(hx_pc_report_real(m, "copy_s", hx_ev_per(&g->ev_copy, n)));
     if (g->o.cycle == HX_PMG_ADDITIVE)
       HX_CALL(hx_pc_report_text(m, "overlap", g->overlap ? "true" : "false"));
   }
-  HX_CALL(hx_pc_report_real(node, "cycle_s", g->t_total * per));
+  HX_CALL(hx_pc_report_real(node, "cycle_s", hx_ev_per(&g->ev_cycle, n)));
   return HX_SUCCESS;
 }
 

@@ -13,7 +13,7 @@ struct hx_pc_s {
   int nchildren;
   hx_pc *children;
   int is_setup;
-  hx_pc_stats stats;
+  hx_ev_slot ev_setup, ev_apply; /* hx_pc_stats (ev_apply.count: the applies) */
 };
 
 int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *out) {
@@ -63,11 +63,11 @@ int hx_pc_destroy(hx_pc *ppc) {
 int hx_pc_setup(hx_pc pc) {
   HX_CHECK(pc, HX_ERR_ARG, "preconditioner is NULL");
   if (pc->is_setup) return HX_SUCCESS;
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&pc->ev_setup);
   for (int i = 0; i < pc->nchildren; i++) HX_CALL(hx_pc_setup(pc->children[i]));
   if (pc->ops.setup) HX_CALL(pc->ops.setup(pc->ctx));
   pc->is_setup = 1;
-  pc->stats.t_setup += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -81,10 +81,9 @@ hx_precision hx_pc_precision(hx_pc pc) { return pc->ops.prec; }
 
 int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z) {
   if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&pc->ev_apply);
   HX_CALL(pc->ops.apply(pc->ctx, (const double *)d_r, (double *)d_z));
-  pc->stats.t_apply += hx_wtime() - t0;
-  pc->stats.applies++;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -99,10 +98,9 @@ int hx_pc_cg_update(hx_pc pc, const hx_pc_cg_step *u) {
   HX_CHECK(pc->ops.prec == HX_F64, HX_ERR_ARG, "preconditioner %s: the fused CG update is FP64 only",
            pc->ops.type);
   if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&pc->ev_apply);
   HX_CALL(pc->ops.cg_update(pc->ctx, u));
-  pc->stats.t_apply += hx_wtime() - t0;
-  pc->stats.applies++;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
@@ -110,7 +108,10 @@ const char *hx_pc_type(hx_pc pc) { return pc->ops.type; }
 int hx_pc_passes(hx_pc pc) { return pc->ops.passes; }
 int hx_pc_cg_update_passes(hx_pc pc) { return hx_pc_has_cg_update(pc) ? pc->ops.cg_update_passes : 0; }
 void *hx_pc_context(hx_pc pc) { return pc->ctx; }
-void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) { *s = pc->stats; }
+void hx_pc_get_stats(hx_pc pc, hx_pc_stats *s) {
+  *s = (hx_pc_stats){
+      .applies = pc->ev_apply.count, .t_apply = pc->ev_apply.seconds, .t_setup = pc->ev_setup.seconds};
+}
 int hx_pc_is_symmetric(hx_pc pc) {
   if (pc->ops.nonsymmetric) return 0;
   for (int i = 0; i < pc->nchildren; i++)
@@ -191,10 +192,9 @@ int hx_pc_report_node(hx_pc pc, hx_opt *node) {
   else snprintf(desc, sizeof desc, "%s", pc->ops.type);
   HX_CALL(hx_pc_report_text(node, "type", pc->ops.type));
   HX_CALL(hx_pc_report_text(node, "description", desc));
-  HX_CALL(hx_pc_report_real(node, "setup_s", pc->stats.t_setup));
-  HX_CALL(hx_pc_report_int(node, "applies", pc->stats.applies));
-  HX_CALL(hx_pc_report_real(node, "apply_s",
-                            pc->stats.applies ? pc->stats.t_apply / (double)pc->stats.applies : 0.0));
+  HX_CALL(hx_pc_report_real(node, "setup_s", pc->ev_setup.seconds));
+  HX_CALL(hx_pc_report_int(node, "applies", pc->ev_apply.count));
+  HX_CALL(hx_pc_report_real(node, "apply_s", hx_ev_per(&pc->ev_apply, pc->ev_apply.count)));
   if (pc->ops.report) HX_CALL(pc->ops.report(pc->ctx, node));
   if (pc->nchildren) {
     hx_opt *parts, *item;

@@ -25,7 +25,8 @@ typedef struct {
   double est;                     /* eigenvalue estimate (before the safety factor) */
   double est_of[HX_SMOOTH_COUNT]; /* the same of each S the level holds */
   void *bv, *x, *r, *dd, *t; /* rhs, correction, work (in prec) */
-  double t_setup, t_smooth, t_transfer;
+  hx_ev_slot ev_setup;              /* the level's setup (seconds: the max over ranks) */
+  hx_ev_slot ev_smooth, ev_transfer; /* per apply: the smoothing, the transfers to and from the next level */
 } pmg_level;
 
 typedef struct {
@@ -38,9 +39,9 @@ typedef struct {
   hx_coarse coarse;
   double *h_r, *h_z, *d_zc;
   int overlap;
-  double t_coarse_setup;
-  int64_t applies;
-  double t_coarse, t_copy, t_total;
+  hx_ev_slot ev_coarse_setup;
+  hx_ev_slot ev_cycle; /* whole applies (its count: the applies) */
+  hx_ev_slot ev_coarse, ev_copy; /* the coarse solve (in its thread: added at the join), its host copies */
 } pmg;
 
 /* a pmg context on d (referenced) with options o, levels checked, not set up */

@@ -172,7 +172,7 @@ typedef struct {
   int started;
   pthread_t th;
   hx_error_state st; /* the error state is per thread: the join re-raises it */
-  double t;
+  hx_ev_slot ev;     /* the solve, closed in the thread that ran it */
 } hx_coarse_job;
 void hx_coarse_job_start(hx_coarse_job *j, hx_coarse c, const double *h_r, double *h_z, int thread);
 int hx_coarse_job_join(hx_coarse_job *j, int err, double *t);

@@ -9,7 +9,7 @@ rows) and checks preconditioner.report in summary.yaml: the common keys of
 every node (type, description, setup_s, applies, apply_s), and the type's
 own: for pmg per level order, DOFs, smoother, eigenvalue estimate, rho,
 setup and per-cycle times, and the Q1 coarse level; for asm the fine and
-coarse parts; for jacobi its unknowns and diagonal range. DOF counts must
+coarse parts (the fine level's model bytes and GB/s agreeing with its time); for jacobi its unknowns and diagonal range. DOF counts must
 equal the level's count ((N p + 1)^3 global GLL nodes), times be finite and
 >= 0, eigenvalue estimates > 0. Exit 0 pass, 1 fail."""
 import argparse
@@ -116,6 +116,13 @@ def check_asm(rep, summary):
         check(f.get("solver") == "fdm", f"report.fine.solver: {f.get('solver')!r}")
         seconds(f, "setup_s", "report.fine")
         check(seconds(f, "apply_s", "report.fine") > 0, "report.fine.apply_s is 0")
+        # the rate of the fine level's timing event: the FDM's model bytes (summed over the ranks)
+        # over the slowest rank's fine-level seconds, the interval apply_s reports, so
+        # gbs = bytes_per_apply / apply_s * 1e-9 (both printed to 7 digits: 1e-5 covers the rounding)
+        b, g, t = f.get("bytes_per_apply"), f.get("gbs"), f.get("apply_s")
+        if check(isinstance(b, float) and b > 0 and isinstance(g, float) and g > 0,
+                 f"report.fine: bytes_per_apply {b!r}, gbs {g!r} (want > 0)") and isinstance(t, float) and t > 0:
+            check(abs(g - b / t * 1e-9) <= 1e-5 * g, f"report.fine.gbs {g} != bytes_per_apply / apply_s = {b / t * 1e-9}")
     c = rep.get("coarse")
     if check(isinstance(c, dict), f"report.coarse: {c!r}"):
         check(c.get("rows") == (N - 1) ** 3, f"report.coarse.rows {c.get('rows')} != {(N - 1) ** 3}")
