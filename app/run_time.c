@@ -1,12 +1,12 @@
-/* The time loop of `hexcg run` for a case with a time: section
- * (docs/time.md): BDF1/2/3 for du/dt - div(kappa grad u) + lambda u = f(x, t),
- * each step the Helmholtz solve of the run's operator (built once with
- * lambda + beta0/dt by run_case.c) with the initial guess projected on the
- * earlier solutions; steps.csv, the per-step history, the temporal
- * collection, checkpoints, signals and --restart. */
+/* The app's side of the time loop of `hexcg run` for a case with a time:
+ * section (docs/time.md). The stepping itself (BDF1/2/3, the start-up order
+ * rise, the projected guess, when to write and when to stop) is time/'s
+ * (hx_time_run); here are its callbacks: the data at time t and the shift
+ * change (into run_case.c's env->eval and env->reshift), the initial
+ * condition, and every file: steps.csv, the per-step history, the temporal
+ * collection (series/), checkpoints and what --restart reads and carries. */
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,26 +18,9 @@
 #include "hx_app.h"
 #include "hx_precond.h"
 #include "hx_run.h"
+#include "hx_time.h"
 
-#define HX_BDF_MAX 3
-
-/* BDFq: (beta0 u^{n+1} - sum_j alpha_j u^{n+1-j}) / dt (DESIGN.md) */
-static const double bdf_beta0[HX_BDF_MAX] = {1.0, 1.5, 11.0 / 6.0};
-static const double bdf_alpha[HX_BDF_MAX][HX_BDF_MAX] = {{1.0, 0, 0}, {2.0, -0.5, 0}, {3.0, -1.5, 1.0 / 3.0}};
-
-double hx_run_bdf_shift(int q, double dt) { return bdf_beta0[q - 1] / dt; }
-
-
-/* The iterations the projected guess saved on a step, estimated: the solve
- * reduced its residual by rnorm / r0norm in `iterations` steps, a mean
- * contraction rho per iteration; the guess had already reduced ||b|| by the
- * gain, which at that rate takes log(gain) / log(rho) iterations. 0 without
- * a gain (< 1) or a contraction to measure. */
-static double iterations_saved(const hx_pcg_result *r, double gain) {
-  if (!(gain > 0.0 && gain < 1.0) || r->iterations <= 0 || !(r->r0norm > 0.0) || !(r->rnorm > 0.0)) return 0.0;
-  const double rho = pow(r->rnorm / r->r0norm, 1.0 / r->iterations);
-  return rho > 0.0 && rho < 1.0 ? log(gain) / log(rho) : 0.0;
-}
+double hx_run_bdf_shift(int q, double dt) { return hx_time_bdf_shift(q, dt); }
 
 /* growing text (steps.csv) */
 typedef struct {
@@ -64,17 +47,14 @@ static int tb_printf(tbuf *t, const char *fmt, ...) {
   }
 }
 
-/* The loop's state, freed by hx_run_time on every path. */
+/* The loop's state on the app's side, freed by hx_run_time on every path. */
 typedef struct {
   hx_run_time_env *env;
   const hx_case *cs;
   MPI_Comm comm;
   int k, K;                     /* BDF order, projection capacity */
   int64_t nl;
-  double *lev[HX_BDF_MAX];      /* u^n, u^{n-1}, ... (host L-vectors, newest first) */
-  double *unew, *feff, *pbuf[64]; /* pbuf: allocated at the first checkpoint */
-  int nlev;                     /* levels held */
-  hx_proj pj;
+  hx_run_texpr ex;              /* the exact solution at the step's time (its error norms) */
   hx_run_monitor mon;
   tbuf steps;
   char **files;                 /* the temporal collection: series/ file names and times */
@@ -93,11 +73,12 @@ typedef struct {
   long long its;
   double gain_sum, saved_sum, proj_sum, first_s, after_s;
   /* the run's PCG monitor, and the test hook around it (HEXCG_TEST_SIGNAL) */
+  hx_pcg_opts po;
   void (*mon_fn)(void *ctx, int iteration, double rnorm, double rel);
   void *mon_ctx;
   int step_now, hook_step, hook_iter, hook_rank, hook_count;
   /* where each step's rows start in the history (to drop an interrupted solve's) */
-  int *hs_row, *hs_step, nhs, caphs;
+  int *hs_row, *hs_step, nhs, caphs, hist0;
   double *hs_t;
 } tloop;
 
@@ -373,33 +354,20 @@ static int carry_series(tloop *L, int ck) {
   return HX_SUCCESS;
 }
 
-static int ensure_proj(tloop *L) {
-  if (!L->K) return HX_SUCCESS;
-  hx_proj_destroy(&L->pj);
-  HX_CALL(hx_proj_create(hx_disc_op(*L->env->d), L->K, &L->pj));
-  return HX_SUCCESS;
-}
-
-static int write_checkpoint(tloop *L, int step) {
+/* hx_time_io.checkpoint: the state into ckdir/checkpoint (issue 53: written
+ * at once into the folder the run commits to) */
+static int cb_checkpoint(void *ctx, const hx_time_state *s) {
+  tloop *L = ctx;
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-  /* the basis belongs to the operator of the current shift: when the next
-   * step's order rises (BDF start-up) the run drops it, so must a restart */
-  const int qn = L->nlev < L->k ? L->nlev : L->k;
-  const int np = hx_run_bdf_shift(qn, L->cs->time.dt) == L->env->shift ? hx_proj_size(L->pj) : 0;
-  for (int i = 0; i < np; i++) {
-    if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
-                              "out of memory");
-    HX_CALL(hx_proj_get(L->pj, i, L->pbuf[i]));
-  }
   const double t = hx_wtime();
-  HX_CALL(hx_checkpoint_write(L->comm, L->ckdir, L->cs, &L->mid, L->run_id, step, step * L->cs->time.dt, L->nlev,
-                              (const double *const *)L->lev, np, (const double *const *)L->pbuf, L->cs->order,
-                              hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), X, Y, Z));
+  HX_CALL(hx_checkpoint_write(L->comm, L->ckdir, L->cs, &L->mid, L->run_id, s->step, s->t, s->nlev, s->levels,
+                              s->nproj, s->proj, L->cs->order, hx_disc_num_elements(d),
+                              hx_mesh_element_global_ids(L->env->m), X, Y, Z));
   *L->env->t_io += hx_wtime() - t;
   L->checkpoints++;
-  hx_log(HX_LOG_VERBOSE, "checkpoint: step %d written to %s/checkpoint\n", step, L->ckdir);
+  hx_log(HX_LOG_VERBOSE, "checkpoint: step %d written to %s/checkpoint\n", s->step, L->ckdir);
   return HX_SUCCESS;
 }
 
@@ -436,10 +404,13 @@ static int write_series_mesh(tloop *L) {
   return HX_SUCCESS;
 }
 
-/* the level u of step `step` into series/solution_STEP.h5 (the stage's series folder) */
-static int write_output(tloop *L, int step, const double *u) {
+/* hx_time_io.output: the level u of step `step` into
+ * series/solution_STEP.h5 (the stage's series folder); work: free for the
+ * exact solution at t */
+static int cb_output(void *ctx, int step, double t, const double *u, double *work) {
+  tloop *L = ctx;
   const hx_case *cs = L->cs;
-  if (!cs->output.solution || L->last_out == step) return HX_SUCCESS;
+  if (!cs->output.solution) return HX_SUCCESS;
   hx_disc d = *L->env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
@@ -448,22 +419,21 @@ static int write_output(tloop *L, int step, const double *u) {
   HX_CALL(series_dir(L, sdir, sizeof sdir));
   const int vtk = cs->output.format == HX_OUTPUT_VTKHDF;
   snprintf(name, sizeof name, "solution_%06d.%s", step, vtk ? "hdf" : "h5");
-  /* the exact solution at this step's time, if asked for (feff is free between steps) */
+  /* the exact solution at this step's time, if asked for */
   const int want_exact = cs->problem.exact && (cs->output.fields & (HX_FIELD_EXACT | HX_FIELD_ERROR));
-  if (want_exact)
-    hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, step * cs->time.dt, L->feff);
+  if (want_exact) hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, work);
   const double t0 = hx_wtime();
   const int first = L->frame_bytes == 0;
   const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
   if (vtk) /* ParaView's own high-order cells; the mesh an external link into series/mesh.hdf */
     HX_CALL(hx_io_write_vtkhdf(L->comm, sdir, name, HX_SERIES_VTK_MESH_NAME, L->run_id, cs->output.fields,
                                fp32, cs->order, hx_disc_num_elements(d),
-                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, u, want_exact ? L->feff : NULL,
+                               hx_mesh_element_global_ids(L->env->m), X, Y, Z, u, want_exact ? work : NULL,
                                &L->frame_bytes));
   else
     HX_CALL(hx_io_write_series_frame(L->comm, sdir, name, L->run_id, cs->output.fields, fp32, cs->order,
                                      hx_disc_num_elements(d), hx_mesh_element_global_ids(L->env->m), u,
-                                     want_exact ? L->feff : NULL, &L->frame_bytes));
+                                     want_exact ? work : NULL, &L->frame_bytes));
   *L->env->t_io += hx_wtime() - t0;
   if (first) {
     char fl[64] = "";
@@ -475,71 +445,68 @@ static int write_output(tloop *L, int step, const double *u) {
            L->frame_bytes, fl, fp32 ? "fp32" : "fp64", vtk ? HX_SERIES_VTK_MESH_NAME : HX_SERIES_MESH_NAME,
            L->mesh_bytes);
   }
-  HX_CALL(add_output(L, name, step * cs->time.dt));
+  HX_CALL(add_output(L, name, t));
   L->last_out = step;
   return HX_SUCCESS;
 }
 
-/* u at t = 0 into lev[0] (and the exact start-up levels); returns the step reached */
-static int initial_levels(tloop *L, int *n0) {
+/* hx_time_problem.initial: level 0 the case's time.initial at t = 0
+ * (checked finite), a start-up level j the exact solution at t = j dt */
+static int cb_initial(void *ctx, int level, double t, double *u) {
+  tloop *L = ctx;
   hx_run_time_env *env = L->env;
   const hx_case *cs = L->cs;
   hx_disc d = *env->d;
   const double *X, *Y, *Z;
   HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-  *n0 = 0;
-  if (env->restart) {
-    char dir[4300];
-    HX_CALL(hx_checkpoint_find(env->restart, dir, sizeof dir));
-    for (int i = 0; i < L->K; i++)
-      if (!L->pbuf[i]) HX_CHECK(L->pbuf[i] = malloc(sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1)), HX_ERR_MEM,
-                                "out of memory");
-    int step = 0, nlev = 0, np = 0;
-    double t = 0;
-    const double t0 = hx_wtime();
-    HX_CALL(hx_checkpoint_read(L->comm, dir, cs, &L->mid, cs->order, hx_disc_num_elements(d),
-                               hx_mesh_element_global_ids(env->m), X, Y, Z, L->k, L->lev, L->K, L->pbuf, &step, &t,
-                               &nlev, &np, L->ck_run_id));
-    /* the run goes on under the checkpoint's id (one of an earlier hexcg has none: a new one) */
-    if (L->ck_run_id[0]) snprintf(L->run_id, sizeof L->run_id, "%s", L->ck_run_id);
-    *env->t_io += hx_wtime() - t0;
-    L->nlev = nlev, *n0 = step;
-    /* the earlier outputs are in the folder the checkpoint is in */
-    snprintf(L->prev, sizeof L->prev, "%s", dir);
-    char *slash = strrchr(L->prev, '/');
-    if (slash) *slash = '\0';
-    else snprintf(L->prev, sizeof L->prev, ".");
-    if (np > 0 && L->pj) HX_CALL(hx_proj_set(L->pj, np, (const double *const *)L->pbuf));
-    hx_log(HX_LOG_NORMAL, "restart: step %d (t = %g) from %s, %d level%s, %d projection vector%s\n", step, t, dir,
-           nlev, nlev > 1 ? "s" : "", np, np == 1 ? "" : "s");
+  if (level > 0) {
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, u);
     return HX_SUCCESS;
   }
   switch (cs->time.initial_kind) {
-    case HX_TIME_INIT_EXPR: hx_expr_eval_array_t(cs->time.initial, (size_t)L->nl, X, Y, Z, 0.0, L->lev[0]); break;
-    case HX_TIME_INIT_EXACT: hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, 0.0, L->lev[0]); break;
+    case HX_TIME_INIT_EXPR: hx_expr_eval_array_t(cs->time.initial, (size_t)L->nl, X, Y, Z, 0.0, u); break;
+    case HX_TIME_INIT_EXACT: hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, 0.0, u); break;
     case HX_TIME_INIT_FILE: {
       const double t0 = hx_wtime();
       HX_CALL(hx_io_read_solution_at(L->comm, cs->time.initial_file, cs->order, hx_disc_num_elements(d),
-                                     hx_mesh_element_global_ids(env->m), X, Y, Z, L->lev[0]));
+                                     hx_mesh_element_global_ids(env->m), X, Y, Z, u));
       *env->t_io += hx_wtime() - t0;
       break;
     }
   }
-  HX_CALL(hx_io_agree_error(
-      L->comm, hx_case_check_finite(cs, "time.initial", cs->time.initial, (size_t)L->nl, X, Y, Z, L->lev[0])));
-  L->nlev = 1;
-  /* with the exact solution known, BDFk starts from it at t = dt .. (k-1) dt:
-   * the full order (and its operator) from the first solved step */
-  if (cs->time.initial_kind == HX_TIME_INIT_EXACT && L->k > 1) {
-    for (int j = 1; j < L->k && j <= cs->time.steps; j++) {
-      for (int i = L->nlev; i > 0; i--) {
-        double *tmp = L->lev[i];
-        L->lev[i] = L->lev[i - 1], L->lev[i - 1] = tmp;
-      }
-      hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, j * cs->time.dt, L->lev[0]);
-      L->nlev++, *n0 = j;
-    }
-  }
+  HX_CALL(hx_io_agree_error(L->comm,
+                            hx_case_check_finite(cs, "time.initial", cs->time.initial, (size_t)L->nl, X, Y, Z, u)));
+  L->mon.t0 = hx_wtime();
+  return HX_SUCCESS;
+}
+
+/* --restart: the checkpoint's state into r->levels and r->proj */
+static int read_checkpoint(tloop *L, hx_time_resume *r) {
+  hx_run_time_env *env = L->env;
+  const hx_case *cs = L->cs;
+  hx_disc d = *env->d;
+  const double *X, *Y, *Z;
+  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+  char dir[4300];
+  HX_CALL(hx_checkpoint_find(env->restart, dir, sizeof dir));
+  int step = 0, nlev = 0, np = 0;
+  double t = 0;
+  const double t0 = hx_wtime();
+  HX_CALL(hx_checkpoint_read(L->comm, dir, cs, &L->mid, cs->order, hx_disc_num_elements(d),
+                             hx_mesh_element_global_ids(env->m), X, Y, Z, r->k, r->levels, r->K, r->proj, &step, &t,
+                             &nlev, &np, L->ck_run_id));
+  /* the run goes on under the checkpoint's id (one of an earlier hexcg has none: a new one) */
+  if (L->ck_run_id[0]) snprintf(L->run_id, sizeof L->run_id, "%s", L->ck_run_id);
+  *env->t_io += hx_wtime() - t0;
+  r->step = step, r->nlev = nlev, r->nproj = np;
+  /* the earlier outputs are in the folder the checkpoint is in */
+  snprintf(L->prev, sizeof L->prev, "%s", dir);
+  char *slash = strrchr(L->prev, '/');
+  if (slash) *slash = '\0';
+  else snprintf(L->prev, sizeof L->prev, ".");
+  hx_log(HX_LOG_NORMAL, "restart: step %d (t = %g) from %s, %d level%s, %d projection vector%s\n", step, t, dir,
+         nlev, nlev > 1 ? "s" : "", np, np == 1 ? "" : "s");
+  snprintf(env->res->time.run_id, sizeof env->res->time.run_id, "%s", L->run_id);
   return HX_SUCCESS;
 }
 
@@ -594,32 +561,15 @@ static int committed_set_is(tloop *L, int last, char *why, size_t len) {
   return 1;
 }
 
-static int loop(tloop *L) {
+/* hx_time_io.resume: the checkpoint's state; at the case's last step,
+ * whether the run is complete; else the earlier segments' rows and series
+ * files carried into this run's */
+static int cb_resume(void *ctx, hx_time_resume *r) {
+  tloop *L = ctx;
   hx_run_time_env *env = L->env;
-  const hx_case *cs = L->cs;
-  hx_run_result *res = env->res;
-  const double dt = cs->time.dt;
-  const int N = cs->time.steps;
-  hx_disc d = *env->d;
-  L->nl = hx_disc_num_l(d);
-  const size_t bytes = sizeof(double) * (size_t)(L->nl > 0 ? L->nl : 1);
-  for (int i = 0; i < L->k; i++) HX_CHECK(L->lev[i] = malloc(bytes), HX_ERR_MEM, "out of memory");
-  HX_CHECK((L->unew = malloc(bytes)) && (L->feff = malloc(bytes)), HX_ERR_MEM, "out of memory");
-  /* L->pbuf (host copies of the projection vectors) only when a checkpoint is read or written */
-  {
-    const double *X, *Y, *Z;
-    HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-    HX_CALL(hx_checkpoint_mesh_hash(L->comm, cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(env->m),
-                                    X, Y, Z, &L->mid.nodes));
-    L->mid.have_nodes = 1;
-    HX_CALL(hx_run_mesh_parts(L->comm, env->m, &L->mid));
-  }
-  HX_CALL(new_run_id(L->comm, L->run_id));
-  HX_CALL(ensure_proj(L));
-  int n0 = 0;
-  HX_CALL(initial_levels(L, &n0));
-  snprintf(res->time.run_id, sizeof res->time.run_id, "%s", L->run_id);
-  if (env->restart && n0 >= N) {
+  HX_CALL(read_checkpoint(L, r));
+  const int n0 = r->step;
+  if (n0 >= L->cs->time.steps) {
     /* complete only when the folder's committed set is this run's and ends
      * at this step (issue 53, defect 9: a kill after the last checkpoint,
      * before the commit, left no results, or another run's, and a restart
@@ -634,8 +584,7 @@ static int loop(tloop *L) {
              "restart: the checkpoint is at step %d, the case's last: the run is complete; nothing solved, nothing "
              "written (the results of run %s in %s are kept)\n",
              n0, L->run_id, L->final);
-      res->time.enabled = 1, res->time.complete = 1;
-      res->time.first_step = res->time.last_step = n0, res->time.t_end = n0 * dt;
+      r->complete = 1;
       return HX_SUCCESS;
     }
     hx_log(HX_LOG_NORMAL,
@@ -643,176 +592,110 @@ static int loop(tloop *L) {
            "checkpoint and committed\n",
            n0, why);
   }
+  L->mon.t0 = hx_wtime();
+  /* a continued run holds the whole run: the earlier segments' rows and series files */
+  int err = env->ctx->rank == 0 ? carry_rows(L, n0) : HX_SUCCESS;
+  HX_CALL(hx_io_agree_error(L->comm, err));
+  HX_CALL(carry_series(L, n0));
+  r->last_output = L->last_out;
+  return HX_SUCCESS;
+}
 
-  hx_pcg_opts po;
-  hx_run_pcg_opts(cs, &L->mon, &po);
-  L->mon_fn = po.monitor, L->mon_ctx = po.monitor_ctx;
-  {
-    const char *h = hx_env("HEXCG_TEST_SIGNAL");
-    L->hook_count = 1;
-    if (h && sscanf(h, "%d:%d:%d:%d", &L->hook_step, &L->hook_iter, &L->hook_rank, &L->hook_count) >= 3)
-      po.monitor = hook_monitor, po.monitor_ctx = L;
-    else
-      L->hook_count = 0;
+/* hx_time_problem.data: run_case.c's data at t (env->eval) and, where the
+ * error norms are due, the exact solution checked finite at the nodes (a
+ * value of rhs, a boundary value or the exact solution that is not finite
+ * at t: HX_ERR_INPUT with the key and its line:col; time/ adds the step and
+ * t and keeps the steps before it, issue 53, defect 19) */
+static int cb_data(void *ctx, double t, hx_time_data *a) {
+  tloop *L = ctx;
+  hx_run_time_env *env = L->env;
+  const hx_case *cs = L->cs;
+  int everr = env->eval(env->arg, t);
+  if (!everr && cs->problem.exact && a->exact_due) {
+    const double *X, *Y, *Z;
+    HX_CALL(hx_disc_coords(*env->d, &X, &Y, &Z));
+    hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, a->work);
+    everr = hx_io_agree_error(L->comm, hx_case_check_finite(cs, "problem.exact", cs->problem.exact, (size_t)L->nl,
+                                                            X, Y, Z, a->work));
   }
+  HX_CALL(everr);
+  a->f = *env->hf, a->g = *env->hg, a->bn = *env->hbn;
+  L->ex.e = cs->problem.exact, L->ex.t = t;
+  const int ex = cs->problem.exact && a->exact_due;
+  a->exact = (hx_field){ex ? hx_run_texpr_fn : NULL, &L->ex, ex ? hx_run_texpr_fn_n : NULL};
+  return HX_SUCCESS;
+}
+
+/* hx_time_problem.set_shift: run_case.c rebuilds the operator and the
+ * preconditioner with lambda + shift (env->reshift) */
+static int cb_set_shift(void *ctx, double shift, hx_disc *d, hx_pc *pc) {
+  hx_run_time_env *env = ((tloop *)ctx)->env;
+  HX_CALL(env->reshift(env->arg, shift));
+  env->shift = shift, env->setups++;
+  *d = *env->d, *pc = *env->pc;
+  return HX_SUCCESS;
+}
+
+/* hx_time_io.solve_begin: the history rows from now on are step `step`'s;
+ * again: those of its interrupted solve dropped first */
+static int cb_solve_begin(void *ctx, int step, double t, int again) {
+  tloop *L = ctx;
+  if (again) HX_CALL(hist_truncate(L, L->hist0));
+  HX_CALL(hist_step(L, step, t));
+  if (!again) L->hist0 = hx_history_size(L->mon.hist);
+  L->step_now = step;
+  return HX_SUCCESS;
+}
+
+/* hx_time_io.step: the step's row of steps.csv and summary.yaml's totals */
+static int cb_step(void *ctx, const hx_time_step *s) {
+  tloop *L = ctx;
+  const hx_solve_result *dr = s->solve;
+  char e1[32] = "", e2[32] = "";
+  if (dr->exact_known) snprintf(e1, sizeof e1, "%.17g", dr->err_l2), snprintf(e2, sizeof e2, "%.17g", dr->err_max);
+  HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g,%.6g,%s\n", s->step, s->t,
+                    s->order, dr->pcg.iterations, dr->pcg.r0norm, dr->pcg.rnorm, dr->pcg.rel, e1, e2,
+                    s->projection_vectors, s->gain, s->saved, s->seconds, s->projection_s, L->run_id));
+  account(L, s->step, dr->pcg.iterations, s->gain, s->saved, s->projection_s, s->seconds);
+  return HX_SUCCESS;
+}
+
+/* the run's identity, its solver options (with the test hook), the history
+ * and the steps.csv header: what the callbacks write into */
+static int setup(tloop *L) {
+  hx_run_time_env *env = L->env;
+  const hx_case *cs = L->cs;
+  hx_disc d = *env->d;
+  L->nl = hx_disc_num_l(d);
+  {
+    const double *X, *Y, *Z;
+    HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
+    HX_CALL(hx_checkpoint_mesh_hash(L->comm, cs->order, hx_disc_num_elements(d), hx_mesh_element_global_ids(env->m),
+                                    X, Y, Z, &L->mid.nodes));
+    L->mid.have_nodes = 1;
+    HX_CALL(hx_run_mesh_parts(L->comm, env->m, &L->mid));
+  }
+  HX_CALL(new_run_id(L->comm, L->run_id));
+  snprintf(env->res->time.run_id, sizeof env->res->time.run_id, "%s", L->run_id);
+  hx_run_pcg_opts(cs, &L->mon, &L->po);
+  L->mon_fn = L->po.monitor, L->mon_ctx = L->po.monitor_ctx;
+  const char *h = hx_env("HEXCG_TEST_SIGNAL");
+  L->hook_count = 1;
+  if (h && sscanf(h, "%d:%d:%d:%d", &L->hook_step, &L->hook_iter, &L->hook_rank, &L->hook_count) >= 3)
+    L->po.monitor = hook_monitor, L->po.monitor_ctx = L;
+  else
+    L->hook_count = 0;
   HX_CALL(hx_history_create(&L->mon.hist));
   HX_CALL(hx_progress_create(0, 0, cs->solver.tol, stdout, &L->mon.prog)); /* one line per step instead */
   L->mon.t0 = hx_wtime();
   HX_CALL(tb_printf(&L->steps, STEPS_HEADER "\n"));
-  /* a continued run holds the whole run: the earlier segments' rows and series files */
-  if (L->prev[0]) {
-    int err = env->ctx->rank == 0 ? carry_rows(L, n0) : HX_SUCCESS;
-    HX_CALL(hx_io_agree_error(L->comm, err));
-    HX_CALL(carry_series(L, n0));
-  }
-  /* a fresh run's first frame: the initial state at t = 0 (the oldest level:
-   * after an exact start-up the newer ones are at dt .. (k-1) dt) */
-  if (!env->restart && cs->time.output_every > 0) HX_CALL(write_output(L, 0, L->lev[L->nlev - 1]));
+  return HX_SUCCESS;
+}
 
-  hx_solve_result *tot = env->dr, dr;
-  memset(tot, 0, sizeof *tot);
-  res->time.enabled = 1;
-  res->time.first_step = n0 + 1;
-  res->time.last_step = n0;
-  res->time.t_end = n0 * dt;
-  int done = 0, interrupted = 0, failed = 0, data_failed = 0;
-  for (int n = n0 + 1; n <= N; n++) {
-    const double ts = hx_wtime();
-    const int q = L->nlev < L->k ? L->nlev : L->k;
-    const double shift = hx_run_bdf_shift(q, dt);
-    if (shift != env->shift) { /* BDF start-up: the order rose, so did beta0 */
-      HX_CALL(env->reshift(env->arg, shift));
-      env->shift = shift, env->setups++;
-      d = *env->d;
-      HX_CALL(ensure_proj(L));
-    }
-    const double t = n * dt;
-    {
-      /* the data at this step (a value of rhs, a boundary value or, where
-       * the error norms are due, the exact solution that is not finite at t:
-       * the key and its line:col, the step and t; the steps before it are
-       * kept and committed, issue 53, defect 19) */
-      int everr = env->eval(env->arg, t);
-      const int norms_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N ||
-                            (cs->time.error_every > 0 && n % cs->time.error_every == 0);
-      if (!everr && cs->problem.exact && norms_due) {
-        /* the exact solution of the error norms and the output, at the nodes
-         * (unew is free until the solve) */
-        const double *X, *Y, *Z;
-        HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-        hx_expr_eval_array_t(cs->problem.exact, (size_t)L->nl, X, Y, Z, t, L->unew);
-        everr = hx_io_agree_error(L->comm, hx_case_check_finite(cs, "problem.exact", cs->problem.exact,
-                                                                (size_t)L->nl, X, Y, Z, L->unew));
-      }
-      if (everr == HX_ERR_INPUT) {
-        char msg[1800];
-        snprintf(msg, sizeof msg, "%s", hx_error_message());
-        hx_error_clear();
-        if (done == 0)
-          return HX_ERROR(HX_ERR_INPUT, "%s, at step %d (t = %.12g); nothing of this run is written", msg, n, t);
-        snprintf(res->time.data_error, sizeof res->time.data_error,
-                 "%s, at step %d (t = %.12g); steps %d..%d are written to %s (summary.yaml: reason data_not_finite)",
-                 msg, n, t, L->rows > 0 ? L->first_step : n0 + 1, n - 1, L->final);
-        res->time.data_failed = 1, data_failed = 1;
-        break;
-      }
-      HX_CALL(everr);
-    }
-    const double *hf = *env->hf;
-    for (int64_t i = 0; i < L->nl; i++) {
-      double s = 0;
-      for (int j = 0; j < q; j++) s += bdf_alpha[q - 1][j] * L->lev[j][i];
-      L->feff[i] = hf[i] + s / dt;
-    }
-    HX_CALL(hist_step(L, n, t));
-    const int hist0 = hx_history_size(L->mon.hist);
-    /* the error norms (an over-integrated quadrature of the exact solution: a
-     * large part of a cheap step) every error_every steps, at output steps
-     * and at the last */
-    const int out_due = (cs->time.output_every > 0 && n % cs->time.output_every == 0) || n == N;
-    const int err_due = (cs->time.error_every > 0 && n % cs->time.error_every == 0) || out_due;
-    hx_run_texpr ex = {cs->problem.exact, t};
-    hx_field exact = {cs->problem.exact && err_due ? hx_run_texpr_fn : NULL, &ex,
-                      cs->problem.exact && err_due ? hx_run_texpr_fn_n : NULL};
-    const int np_before = hx_proj_size(L->pj);
-    L->step_now = n;
-    HX_CALL(hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr));
-    if (dr.pcg.reason == HX_INTERRUPTED) {
-      /* a signal stopped the solve on every rank at the same iteration. The
-       * step is finished: first a checkpoint of the state before it (the
-       * interrupted solve changed neither the levels nor the projection
-       * basis), so a kill while it finishes loses nothing; then the step
-       * again from its start with the signal deferred, which gives the bits
-       * of a run without the signal. A second signal ends the process. */
-      HX_CALL(write_checkpoint(L, n - 1));
-      hx_log(HX_LOG_NORMAL, "signal during step %d: checkpoint of step %d written; finishing step %d\n", n, n - 1, n);
-      HX_CALL(hist_truncate(L, hist0)); /* the interrupted solve's rows */
-      HX_CALL(hist_step(L, n, t));
-      hx_signals_defer(1);
-      int err = hx_solve_proj(d, *env->pc, L->pj, L->feff, *env->hg, *env->hbn, exact, &po, L->lev[0], L->unew, &dr);
-      hx_signals_defer(0);
-      HX_CALL(err);
-    }
-    /* the new level */
-    double *old = L->lev[L->k - 1];
-    for (int j = L->k - 1; j > 0; j--) L->lev[j] = L->lev[j - 1];
-    L->lev[0] = L->unew, L->unew = old;
-    if (L->nlev < L->k) L->nlev++;
-    const double sec = hx_wtime() - ts;
-    const double gain = dr.pcg.bnorm > 0 ? dr.pcg.r0norm / dr.pcg.bnorm : 0.0;
-    const double saved = iterations_saved(&dr.pcg, gain);
-    double mx[2] = {sec, dr.t_proj}; /* the step's and the projection's seconds: the slowest rank's */
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, L->comm));
-    const double smax = mx[0], pmax = mx[1];
-    char e1[32] = "", e2[32] = "";
-    if (dr.exact_known) snprintf(e1, sizeof e1, "%.17g", dr.err_l2), snprintf(e2, sizeof e2, "%.17g", dr.err_max);
-    HX_CALL(tb_printf(&L->steps, "%d,%.17g,%d,%d,%.17g,%.17g,%.17g,%s,%s,%d,%.17g,%.3f,%.6g,%.6g,%s\n", n, t, q,
-                      dr.pcg.iterations, dr.pcg.r0norm, dr.pcg.rnorm, dr.pcg.rel, e1, e2, np_before, gain, saved, smax,
-                      pmax, L->run_id));
-    account(L, n, dr.pcg.iterations, gain, saved, pmax, smax);
-    hx_log(HX_LOG_NORMAL, "step %d  t = %-10.6g BDF%d  %4d iterations  rel %.2e  gain %.2e (~%.1f saved)%s%s  %.3f s\n",
-           n, t, q, dr.pcg.iterations, dr.pcg.rel, gain, saved, dr.exact_known ? "  error " : "",
-           dr.exact_known ? e1 : "", smax);
-    /* totals */
-    tot->pcg.iterations += dr.pcg.iterations;
-    tot->pcg.t_operator += dr.pcg.t_operator, tot->pcg.t_precond += dr.pcg.t_precond;
-    tot->pcg.t_vector += dr.pcg.t_vector, tot->pcg.t_reduction += dr.pcg.t_reduction;
-    tot->pcg.t_exchange += dr.pcg.t_exchange;
-    tot->pcg.replacements += dr.pcg.replacements, tot->pcg.t_replace += dr.pcg.t_replace;
-    tot->t_rhs += dr.t_rhs, tot->t_pc_setup += dr.t_pc_setup, tot->t_solve += dr.t_solve;
-    tot->pcg.starts += dr.pcg.starts;
-    tot->refinements += dr.refinements, tot->exact_residuals += dr.exact_residuals, tot->t_refine += dr.t_refine;
-    tot->pcg.reason = dr.pcg.reason, tot->pcg.bnorm = dr.pcg.bnorm, tot->pcg.r0norm = dr.pcg.r0norm;
-    tot->pcg.rnorm = dr.pcg.rnorm, tot->pcg.rel = dr.pcg.rel;
-    tot->pcg.allreduces_per_iteration = dr.pcg.allreduces_per_iteration;
-    tot->pcg.vector_passes_per_iteration = dr.pcg.vector_passes_per_iteration;
-    if (dr.exact_known) tot->exact_known = 1, tot->err_l2 = dr.err_l2, tot->err_max = dr.err_max;
-    tot->dofs = dr.dofs;
-    done++;
-    res->time.last_step = n, res->time.t_end = t;
-    if (dr.pcg.reason < 0) { /* not converged: stop, report */
-      failed = 1;
-      break;
-    }
-    if (out_due) HX_CALL(write_output(L, n, L->lev[0]));
-    if (cs->time.checkpoint_every > 0 && n % cs->time.checkpoint_every == 0 && n < N) HX_CALL(write_checkpoint(L, n));
-    /* a signal between solves: every rank stops after the same step */
-    int sig = hx_signal_pending();
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, L->comm));
-    if (sig && n < N) {
-      interrupted = 1;
-      break;
-    }
-  }
-  /* the outputs so far: the last completed step's solution and a checkpoint */
-  const int last = res->time.last_step;
-  if (!failed && last > 0) {
-    if (done > 0 || n0 > 0) {
-      /* the last step's solution (of an outputs rebuild from the checkpoint too: the case's last step) */
-      if (L->last_out != last && (done > 0 || n0 >= N)) HX_CALL(write_output(L, last, L->lev[0]));
-      HX_CALL(write_checkpoint(L, last));
-    }
-  }
+/* the temporal collection, the history and steps.csv into the output folder */
+static int write_tables(tloop *L) {
+  hx_run_time_env *env = L->env;
+  const hx_case *cs = L->cs;
   const double t0 = hx_wtime();
   if (cs->output.solution && L->nout > 0) {
     HX_CALL(write_series_mesh(L)); /* a segment that wrote no frame of its own (all carried) */
@@ -827,27 +710,43 @@ static int loop(tloop *L) {
     HX_CALL(hx_io_agree_error(L->comm, err));
   }
   if (cs->output.history) HX_CALL(hx_history_write(L->mon.hist, L->comm, cs->output.dir));
-  {
-    int err = HX_SUCCESS;
-    if (env->ctx->rank == 0) {
-      char p[4200];
-      snprintf(p, sizeof p, "%s/steps.csv", cs->output.dir);
-      err = hx_io_write_file_atomic(p, L->steps.b, L->steps.n);
-    }
-    HX_CALL(hx_io_agree_error(L->comm, err));
+  int err = HX_SUCCESS;
+  if (env->ctx->rank == 0) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/steps.csv", cs->output.dir);
+    err = hx_io_write_file_atomic(p, L->steps.b, L->steps.n);
   }
+  HX_CALL(hx_io_agree_error(L->comm, err));
   *env->t_io += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
 
-  /* summary.yaml: the last step's solve, the totals */
+/* summary.yaml: the last step's solve, the totals over the steps in
+ * steps.csv (after a restart the earlier segments' too) */
+static void fill_result(tloop *L, const hx_time_result *tr) {
+  hx_run_time_env *env = L->env;
+  hx_run_result *res = env->res;
+  const hx_solve_result *tot = &tr->total;
+  res->time.enabled = 1;
+  res->time.first_step = L->rows > 0 ? L->first_step : tr->first_step;
+  res->time.last_step = tr->last_step, res->time.t_end = tr->t_end;
+  if (tr->data_failed) {
+    snprintf(res->time.data_error, sizeof res->time.data_error,
+             "%s, at step %d (t = %.12g); steps %d..%d are written to %s (summary.yaml: reason data_not_finite)",
+             tr->data_error, tr->data_step, tr->data_t, L->rows > 0 ? L->first_step : tr->first_step,
+             tr->data_step - 1, L->final);
+    res->time.data_failed = 1;
+  }
   res->dofs = hx_disc_num_dofs(*env->d);
-  /* the totals over the steps in steps.csv: after a restart the earlier segments' too */
   res->iterations = (int)L->its;
-  res->converged = !failed && !interrupted && !data_failed;
+  res->converged = !tr->failed && !tr->interrupted && !tr->data_failed;
   snprintf(res->reason, sizeof res->reason, "%s",
-           data_failed ? "data_not_finite" : interrupted ? "interrupted" : failed ? hx_reason_name(tot->pcg.reason) : done ? hx_reason_name(tot->pcg.reason) : "converged_rtol");
+           tr->data_failed   ? "data_not_finite"
+           : tr->interrupted ? "interrupted"
+           : tr->solved      ? hx_reason_name(tot->pcg.reason)
+                             : "converged_rtol");
   res->residual0 = tot->pcg.r0norm, res->residual = tot->pcg.rnorm, res->rel_residual = tot->pcg.rel;
   res->exact_known = tot->exact_known, res->error_l2 = tot->err_l2, res->error_max = tot->err_max;
-  if (L->rows > 0) res->time.first_step = L->first_step;
   res->time.iterations = L->its;
   res->time.iterations_mean = L->rows ? (double)L->its / L->rows : 0.0;
   res->time.gain_mean = L->rows ? L->gain_sum / L->rows : 0.0;
@@ -856,11 +755,44 @@ static int loop(tloop *L) {
   res->time.t_step_first = L->first_s;
   res->time.t_step_mean = L->rows > 1 ? L->after_s / (L->rows - 1) : 0.0;
   res->time.setups = env->setups;
-  res->time.interrupted = interrupted;
+  res->time.interrupted = tr->interrupted;
   res->time.checkpoints = L->checkpoints;
   res->time.outputs = L->nout;
   res->time.frame_bytes = L->frame_bytes, res->time.mesh_bytes = L->mesh_bytes;
-  env->solved = done;
+  env->solved = tr->solved;
+}
+
+static int loop(tloop *L) {
+  hx_run_time_env *env = L->env;
+  const hx_case *cs = L->cs;
+  HX_CALL(setup(L));
+  const hx_time_opts o = {.comm = L->comm,
+                          .scheme = L->k,
+                          .dt = cs->time.dt,
+                          .steps = cs->time.steps,
+                          .projection = L->K,
+                          .output_every = cs->time.output_every,
+                          .checkpoint_every = cs->time.checkpoint_every,
+                          .error_every = cs->time.error_every,
+                          .exact_startup = cs->time.initial_kind == HX_TIME_INIT_EXACT,
+                          .restart = env->restart != NULL,
+                          .d = *env->d,
+                          .pc = *env->pc,
+                          .shift = env->shift,
+                          .pcg = &L->po};
+  const hx_time_problem p = {L, cb_data, cb_set_shift, cb_initial};
+  const hx_time_io io = {L, cb_resume, cb_solve_begin, cb_step, cb_output, cb_checkpoint};
+  hx_time_result tr;
+  HX_CALL(hx_time_run(&o, &p, &io, &tr));
+  if (tr.complete) {
+    hx_run_result *res = env->res;
+    res->time.enabled = 1, res->time.complete = 1;
+    res->time.first_step = res->time.last_step = tr.last_step, res->time.t_end = tr.t_end;
+    return HX_SUCCESS;
+  }
+  *env->dr = tr.total;
+  HX_CALL(write_tables(L));
+  fill_result(L, &tr);
   return HX_SUCCESS;
 }
 
@@ -875,13 +807,10 @@ int hx_run_time(hx_run_time_env *env) {
   /* a checkpoint.new that a kill left half written goes first (issue 53) */
   int err = hx_checkpoint_clean(L.comm, L.ckdir);
   if (!err) err = loop(&L);
-  for (int i = 0; i < HX_BDF_MAX; i++) free(L.lev[i]);
-  for (int i = 0; i < 64; i++) free(L.pbuf[i]);
-  free(L.unew), free(L.feff), free(L.steps.b);
+  free(L.steps.b);
   for (int i = 0; i < L.nout; i++) free(L.files[i]);
   free(L.files), free(L.times);
   free(L.hs_row), free(L.hs_step), free(L.hs_t);
-  hx_proj_destroy(&L.pj);
   hx_history_destroy(&L.mon.hist);
   hx_progress_destroy(&L.mon.prog);
   HX_CALL(err);
