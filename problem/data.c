@@ -115,10 +115,10 @@ int hx_problem_data(hx_problem p, hx_disc d, double t, int flags, double **hf, d
   if (!*hg) HX_CALL(HX_ALLOC(hg, nl));
   if (*hbn) memset(*hbn, 0, sizeof(double) * (size_t)nl); /* the loads are added up */
   int ferr = rhs(p, nl, X, Y, Z, t, flags, *hf);
-  HX_CALL(hx_problem_agree(p->comm, ferr));
+  HX_CALL(hx_error_agree(p->comm, ferr));
   HX_CALL(dirichlet(p, d, X, Y, Z, t, *hg, &ferr));
-  HX_CALL(hx_problem_agree(p->comm, ferr));
+  HX_CALL(hx_error_agree(p->comm, ferr));
   HX_CALL(neumann(p, d, X, Y, Z, t, hbn, &ferr));
-  HX_CALL(hx_problem_agree(p->comm, ferr));
+  HX_CALL(hx_error_agree(p->comm, ferr));
   return HX_SUCCESS;
 }

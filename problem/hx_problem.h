@@ -125,7 +125,9 @@ void hx_problem_destroy(hx_problem *p);
  * HX_ERR_INPUT naming it and the fix. A Robin alpha < 0 at a node is
  * HX_ERR_INPUT at the condition's key (hx_problem_error). Changing the
  * shift today is a new call (a new disc: destroy the old one and what was
- * made from it first). */
+ * made from it first; each call's coefficient fields are kept until p is
+ * destroyed); an in-place update of an existing disc's shift belongs beside
+ * this function. */
 int hx_problem_disc(hx_problem p, int order, double shift, hx_disc *d);
 /* 1 if the last hx_problem_disc decided the null space (pure Neumann). */
 int hx_problem_singular(hx_problem p);

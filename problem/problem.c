@@ -18,22 +18,6 @@ static double shifted_fn(const void *ctx, double x, double y, double z) {
   return c->f.fn(c->f.ctx, x, y, z) + c->shift;
 }
 
-int hx_problem_agree(MPI_Comm comm, int code) {
-  int rank = 0, size = 1;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-  int mine = code ? rank : size, root = size;
-  HX_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
-  if (root == size) return HX_SUCCESS;
-  HX_MPI(MPI_Bcast(&code, 1, MPI_INT, root, comm));
-  char msg[2048];
-  if (rank == root) snprintf(msg, sizeof msg, "%s", hx_error_message());
-  HX_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, root, comm));
-  msg[sizeof msg - 1] = '\0';
-  if (rank != root) return hx_error_set(__FILE__, __LINE__, __func__, code, "%s", msg);
-  return code;
-}
-
 int hx_problem_create(hx_mesh m, hx_backend b, const hx_problem_desc *desc, hx_problem *pp) {
   *pp = NULL;
   struct hx_problem_s *p;
@@ -263,6 +247,6 @@ int hx_problem_check_coefs(hx_problem p, int order, double shift) {
       }
     }
   free(xyz);
-  HX_CALL(hx_problem_agree(p->comm, err));
+  HX_CALL(hx_error_agree(p->comm, err));
   return HX_SUCCESS;
 }

@@ -37,9 +37,6 @@ struct hx_problem_s {
   hx_problem_components comps;
 };
 
-/* Collective: if any rank has code != 0, every rank returns the error
- * (code and message) of the lowest such rank. */
-int hx_problem_agree(MPI_Comm comm, int code);
 /* The components with the elements marked in fixed: logged, kept in out
  * (may be NULL), refused when several with a floating one. Collective. */
 int hx_problem_decide_components(hx_problem p, const int *fixed, hx_problem_components *out);
