@@ -45,22 +45,6 @@ double hx_run_texpr_fn(const void *ctx, double x, double y, double z); /* ctx: a
 void hx_run_texpr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z,
                        double *out); /* the same at n points */
 
-/* The mesh's connected components (elements joined through shared nodes,
- * periodic identification and ranks included) and which of them float (no
- * Dirichlet face, no Robin face with alpha > 0, lambda = 0 on all of it;
- * from d's values): logged per component (normal level when more than one)
- * and put in res->components*. Several components with a floating one are
- * HX_ERR_INPUT naming the first floating component (elements, first global
- * element, bounding box) and the fix: the solver's null-space handling
- * removes one constant for the whole mesh only (app/run_components.c).
- * Collective over the mesh's communicator. */
-int hx_run_components(const hx_case *cs, hx_mesh m, hx_disc d, hx_run_result *res);
-/* The same for a dry run, from the case alone (no discretisation): an
- * element is fixed by a face of a Dirichlet tag or of a Robin tag with alpha
- * > 0, or by lambda (plus shift) > 0 on its material; an expression counts
- * as > 0 (the run decides from its values). Collective. */
-int hx_run_components_check(const hx_case *cs, hx_mesh m, double shift);
-
 /* Collective over ctx->comm. Solve the validated case cs: mesh -> operator ->
  * PCG (progress lines through hx_progress, history through hx_history) ->
  * solution/history files in cs->output.dir (already created; its case.yaml

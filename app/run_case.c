@@ -1,20 +1,15 @@
-/* The run driver of `hexcg run`: case -> mesh -> discretization -> PCG ->
- * output files (see app/hx_run.h). */
+/* The run driver of `hexcg run`: case -> mesh -> problem (the case
+ * translated: problem/) -> discretization -> PCG -> output files (see
+ * app/hx_run.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hx_disc.h"
 #include "hx_precond.h"
+#include "hx_problem.h"
 #include "hx_run.h"
 #include "hx_solver.h"
-
-/* what the case's preconditioner adds per GLL node (precond/ estimates it) */
-static double pc_node_bytes(const hx_case *cs) {
-  double b = 0.0;
-  if (hx_pc_options_mem_per_node(cs->preconditioner.opts, cs->order, &b)) hx_error_clear(), b = 0.0;
-  return b;
-}
 
 void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel) {
   hx_run_monitor *m = (hx_run_monitor *)ctx;
@@ -49,11 +44,6 @@ void hx_run_texpr_fn_n(const void *ctx, size_t n, const double *x, const double 
                        double *out) {
   const hx_run_texpr *c = (const hx_run_texpr *)ctx;
   hx_expr_eval_array_t(c->e, n, x, y, z, c->t, out);
-}
-
-static double const_fn(const void *ctx, double x, double y, double z) {
-  (void)x, (void)y, (void)z;
-  return *(const double *)ctx;
 }
 
 hx_partitioner hx_run_partitioner(const hx_case *cs) {
@@ -94,8 +84,29 @@ static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
   return HX_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- case -> problem
+ * The case's expressions as the problem's fields, its coefficients per
+ * material and conditions per tag as the problem's description
+ * (problem/hx_problem.h); the numerics are problem/'s. */
+static double texpr_fn(const void *ctx, double x, double y, double z, double t) {
+  return hx_expr_eval_t((const hx_expr *)ctx, x, y, z, t);
+}
+static void texpr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z, double t,
+                       double *out) {
+  hx_expr_eval_array_t((const hx_expr *)ctx, n, x, y, z, t, out);
+}
+static hx_tfield texpr(const hx_expr *e) {
+  return e ? (hx_tfield){texpr_fn, e, texpr_fn_n} : (hx_tfield){NULL, NULL, NULL};
+}
+
+/* the problem's finiteness check: the case's positions (hx_case_check_finite) */
+static int check_finite(void *ctx, const char *key, const void *src, size_t n, const double *x, const double *y,
+                        const double *z, const double *v) {
+  return hx_case_check_finite((const hx_case *)ctx, key, (const hx_expr *)src, n, x, y, z, v);
+}
+
 /* per mesh tag: index of the case boundary entry naming it, or -1 */
-static int tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
+static void tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
   const int nt = hx_mesh_num_tags(m);
   for (int t = 0; t < nt; t++) {
     entry[t] = -1;
@@ -103,38 +114,68 @@ static int tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
       for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
         if (!strcmp(cs->problem.boundary[bi].tags[k], hx_mesh_tag_name(m, t))) entry[t] = bi;
   }
+}
+
+/* The description's arrays (freed by run_case). */
+typedef struct {
+  hx_problem_coef *kappa, *lambda; /* per material */
+  hx_problem_bc *bc;               /* per entry of problem.boundary */
+  char (*key)[32];                 /* its "problem.boundary.N" */
+  const hx_problem_bc **tag_bc;    /* per mesh tag */
+  int *entry;
+} case_problem;
+
+static void case_problem_free(case_problem *cp) {
+  free(cp->kappa), free(cp->lambda), free(cp->bc), free(cp->key), free(cp->tag_bc), free(cp->entry);
+  memset(cp, 0, sizeof *cp);
+}
+
+/* kappa (c = 0) or lambda (c = 1) of material i: a number (a constant
+ * expression evaluated), or an expression evaluated at the nodes */
+static int case_coef(const hx_case *cs, hx_mesh m, int c, int i, hx_problem_coef *co) {
+  const char *mn = hx_mesh_material_name(m, i);
+  const hx_expr *e = NULL;
+  const int found = hx_case_coef_get(cs, c, mn, &co->value, &e, &co->src) == 0;
+  HX_CHECK(found, HX_ERR_INPUT, "%s: problem.%s gives no value for material '%s' of the mesh", cs->path,
+           c ? "lambda" : "kappa", mn);
+  if (e && hx_expr_is_constant(e)) co->value = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
+  if (e) co->field = (hx_field){expr_fn, e, NULL};
   return HX_SUCCESS;
 }
 
-typedef struct {
-  const hx_case *cs;
-  const hx_case_boundary *bc;
-  double t; /* the time (0 for a steady run) */
-} bc_ctx;
-
-static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z, double t);
-static double bc_fn(const void *ctx, double x, double y, double z) {
-  const bc_ctx *c = (const bc_ctx *)ctx;
-  return bc_value(c->cs, c->bc, x, y, z, c->t);
+/* entry bi of problem.boundary */
+static void case_bc(const hx_case *cs, int bi, hx_problem_bc *pb, char *key, size_t len) {
+  const hx_case_boundary *bc = &cs->problem.boundary[bi];
+  snprintf(key, len, "problem.boundary.%d", bi);
+  *pb = (hx_problem_bc){.type = bc->type, .value_exact = bc->value_kind == HX_BCV_EXACT, .value = bc->value,
+                        .value_src = bc->expr, .alpha = bc->alpha, .key = key};
+  if (bc->value_kind == HX_BCV_EXPR) pb->value_field = texpr(bc->expr);
+  if (bc->alpha_expr) pb->alpha_field = (hx_field){expr_fn, bc->alpha_expr, NULL};
 }
 
-static double bc_value(const hx_case *cs, const hx_case_boundary *bc, double x, double y, double z, double t) {
-  switch (bc->value_kind) {
-    case HX_BCV_NUMBER: return bc->value;
-    case HX_BCV_EXPR: return hx_expr_eval_t(bc->expr, x, y, z, t);
-    case HX_BCV_EXACT: return hx_expr_eval_t(cs->problem.exact, x, y, z, t);
+static int case_to_problem(const hx_case *cs, hx_mesh m, case_problem *cp, hx_problem_desc *pd) {
+  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m), nb = cs->problem.nboundary;
+  HX_CALL(HX_ALLOC(&cp->kappa, nmat + 1));
+  HX_CALL(HX_ALLOC(&cp->lambda, nmat + 1));
+  HX_CALL(HX_ALLOC(&cp->bc, nb + 1));
+  HX_CALL(HX_ALLOC(&cp->key, nb + 1));
+  HX_CALL(HX_ALLOC(&cp->tag_bc, nt + 1));
+  HX_CALL(HX_ALLOC(&cp->entry, nt + 1));
+  for (int i = 0; i < nmat; i++) {
+    HX_CALL(case_coef(cs, m, 0, i, &cp->kappa[i]));
+    HX_CALL(case_coef(cs, m, 1, i, &cp->lambda[i]));
   }
-  return 0.0;
-}
-
-/* a lambda expression plus a constant (the BDF shift beta0 / dt) */
-typedef struct {
-  const hx_expr *e;
-  double shift;
-} expr_shift_ctx;
-static double expr_shift_fn(const void *ctx, double x, double y, double z) {
-  const expr_shift_ctx *c = (const expr_shift_ctx *)ctx;
-  return hx_expr_eval(c->e, x, y, z) + c->shift;
+  for (int bi = 0; bi < nb; bi++) case_bc(cs, bi, &cp->bc[bi], cp->key[bi], sizeof cp->key[bi]);
+  tag_entries(cs, m, cp->entry);
+  for (int t = 0; t < nt; t++) cp->tag_bc[t] = cp->entry[t] >= 0 ? &cp->bc[cp->entry[t]] : NULL;
+  *pd = hx_problem_desc_default();
+  pd->origin = cs->path;
+  pd->kappa = cp->kappa, pd->lambda = cp->lambda, pd->bc = cp->tag_bc;
+  pd->rhs = texpr(cs->problem.rhs), pd->rhs_src = cs->problem.rhs, pd->rhs_key = "problem.rhs";
+  pd->exact = texpr(cs->problem.exact), pd->exact_src = cs->problem.exact, pd->exact_key = "problem.exact";
+  pd->geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
+  pd->check_finite = check_finite, pd->check_ctx = (void *)cs;
+  return HX_SUCCESS;
 }
 
 /* The objects and host arrays of one run, freed by run_case on every path,
@@ -148,14 +189,10 @@ typedef struct {
   hx_disc d;
   hx_pc pc;
   hx_run_monitor mon;
-  int nt, nmat;                                            /* mesh tags and materials */
-  hx_field *kfield, *lfield;           /* per material: expression coefficients (fn NULL: constant) */
-  const char **ksrc, **lsrc;           /* per material: case position of the value (borrowed from cs) */
-  expr_shift_ctx *lshift;              /* per material: a lambda expression plus the time shift */
-  double *kappa, *lambda, *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
-  int *entry, *dtag;
-  hx_field *ralpha; /* per mesh tag: the Robin coefficient (fn NULL: not Robin) */
-  int singular;     /* pure Neumann: no Dirichlet tag, lambda = 0, no Robin alpha > 0 */
+  hx_pc_config pcc;    /* the case's preconditioner options, read once */
+  case_problem cp;     /* the problem's description (case_to_problem) */
+  hx_problem prob;     /* what is solved on the mesh (problem/) */
+  double *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   hx_solve_result dr;
   double t_start, t_setup, t_io;
   double time;  /* time-dependent runs: the time phase_data evaluates the data at */
@@ -164,6 +201,13 @@ typedef struct {
   int pc_reported;                 /* report_pc done */
   hx_checkpoint_mesh_id *mid;      /* a dry run of --restart: the mesh's identity (NULL: not wanted) */
 } run_state;
+
+/* what the case's preconditioner adds per GLL node (precond/ estimates it) */
+static double pc_node_bytes(const run_state *st) {
+  double b = 0.0;
+  if (hx_pc_config_mem_per_node(st->pcc, st->cs->order, &b)) hx_error_clear(), b = 0.0;
+  return b;
+}
 
 /* The backend (cuda: each rank takes the device of its node-local rank). */
 static int phase_backend(run_state *st) {
@@ -275,10 +319,10 @@ static int phase_mesh(run_state *st) {
   hx_mesh m = st->m;
   st->res->elements = hx_mesh_num_global_elements(m);
   if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) /* its size is known now */
-    HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(cs)));
+    HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(st)));
 
   /* names the case must match: boundary tags and materials */
-  const int nt = st->nt = hx_mesh_num_tags(m), nmat = st->nmat = hx_mesh_num_materials(m);
+  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
   const char **names;
   HX_CALL(HX_ALLOC(&names, (nt > nmat ? nt : nmat) + 1));
   for (int t = 0; t < nt; t++) names[t] = hx_mesh_tag_name(m, t);
@@ -307,209 +351,48 @@ static int phase_mesh(run_state *st) {
   return HX_SUCCESS;
 }
 
-/* An alpha < 0 at a node of some order (disc/robin.c names the tag and the
- * node; the fine disc or a pmg level): the message with the case file and
- * the entry's key; other errors unchanged. */
-static int robin_error(run_state *st, int ierr) {
-  if (ierr != HX_ERR_INPUT || !strstr(hx_error_message(), "Robin coefficient alpha on boundary tag '"))
-    return ierr;
-  char why[1024];
-  snprintf(why, sizeof why, "%s", hx_error_message());
-  hx_error_clear();
-  int entry = -1;
-  for (int t = 0; t < st->nt; t++) { /* the entry of the tag the message names */
-    char tq[256];
-    snprintf(tq, sizeof tq, "tag '%s'", hx_mesh_tag_name(st->m, t));
-    if (st->ralpha && st->ralpha[t].fn && strstr(why, tq)) entry = st->entry[t];
-  }
-  return HX_ERROR(HX_ERR_INPUT, "%s: problem.boundary.%d.alpha: %s; give an alpha >= 0 on the whole boundary",
-                  st->cs->path, entry, why);
+/* The problem of the case on the mesh (after phase_mesh). */
+static int phase_problem(run_state *st) {
+  hx_problem_desc pd;
+  HX_CALL(case_to_problem(st->cs, st->m, &st->cp, &pd));
+  HX_CALL(hx_problem_create(st->m, st->b, &pd, &st->prob));
+  return HX_SUCCESS;
 }
 
-/* The host arrays phase_disc allocates (again at each time_reshift). */
-static void disc_arrays_free(run_state *st) {
-  free(st->kappa), free(st->lambda), free(st->entry), free(st->dtag), free(st->ralpha);
-  free(st->kfield), free(st->lfield), free(st->ksrc), free(st->lsrc), free(st->lshift);
-  st->kappa = st->lambda = NULL, st->entry = st->dtag = NULL, st->ralpha = NULL;
-  st->kfield = st->lfield = NULL, st->ksrc = st->lsrc = NULL, st->lshift = NULL;
-}
-
-/* Coefficients per material, Dirichlet tags, the discretisation. */
+/* The discretisation with lambda + st->shift (problem/: coefficients,
+ * Dirichlet and Robin tags, the null space, the components). */
+_Static_assert(HX_COMPONENTS_LISTED == HX_PROBLEM_COMPONENTS_LISTED &&
+                   sizeof(((hx_run_result *)0)->components_yaml) == sizeof(((hx_problem_components *)0)->yaml),
+               "summary.yaml's component list is problem/'s");
 static int phase_disc(run_state *st) {
-  const hx_case *cs = st->cs;
-  hx_mesh m = st->m;
-  const int nt = st->nt, nmat = st->nmat;
-  HX_CALL(HX_ALLOC(&st->kappa, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->lambda, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->entry, nt + 1));
-  HX_CALL(HX_ALLOC(&st->dtag, nt + 1));
-  HX_CALL(HX_ALLOC(&st->ralpha, nt + 1));
-  HX_CALL(HX_ALLOC(&st->kfield, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->lfield, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->ksrc, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->lsrc, nmat + 1));
-  HX_CALL(HX_ALLOC(&st->lshift, nmat + 1));
-  int nfield = 0, lambda_any = 0;
-  for (int i = 0; i < nmat; i++) {
-    /* kappa and lambda of material i: a number, or an expression that the
-     * discretisation evaluates (and checks) at the GLL nodes of each level */
-    for (int c = 0; c < 2; c++) {
-      const char *mn = hx_mesh_material_name(m, i);
-      const hx_expr *e = NULL;
-      double *val = c ? &st->lambda[i] : &st->kappa[i];
-      const int found = hx_case_coef_get(cs, c, mn, val, &e, c ? &st->lsrc[i] : &st->ksrc[i]) == 0;
-      HX_CHECK(found, HX_ERR_INPUT, "%s: problem.%s gives no value for material '%s' of the mesh", cs->path,
-               c ? "lambda" : "kappa", mn);
-      if (e && hx_expr_is_constant(e)) *val = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
-      if (e && c && st->shift != 0.0) { /* time runs: lambda + beta0/dt at the nodes */
-        st->lshift[i] = (expr_shift_ctx){e, st->shift};
-        st->lfield[i] = (hx_field){expr_shift_fn, &st->lshift[i], NULL};
-        nfield++;
-      } else if (e) {
-        hx_field *f = c ? &st->lfield[i] : &st->kfield[i];
-        f->fn = expr_fn, f->ctx = e;
-        nfield++;
-      } else {
-        const char *src = c ? st->lsrc[i] : st->ksrc[i];
-        HX_CHECK(c ? *val >= 0.0 && isfinite(*val) : *val > 0.0 && isfinite(*val), HX_ERR_INPUT,
-                 "%s: %s = %g must be %s", src ? src : cs->path, c ? "lambda" : "kappa", *val,
-                 c ? "finite and >= 0" : "finite and > 0");
-      }
-      if (c) lambda_any |= e || *val > 0.0;
-    }
-    st->lambda[i] += st->shift; /* a constant lambda (an expression's is added at the nodes) */
-  }
-  HX_CALL(tag_entries(cs, m, st->entry));
-  int ndirichlet = 0, nrobin = 0, nrobin_pos = 0;
-  for (int t = 0; t < nt; t++) {
-    const hx_case_boundary *bc = st->entry[t] >= 0 ? &cs->problem.boundary[st->entry[t]] : NULL;
-    st->dtag[t] = bc && bc->type == HX_BC_DIRICHLET;
-    ndirichlet += st->dtag[t];
-    if (bc && bc->type == HX_BC_ROBIN) {
-      st->ralpha[t] =
-          bc->alpha_expr ? (hx_field){expr_fn, bc->alpha_expr, NULL} : (hx_field){const_fn, &bc->alpha, NULL};
-      nrobin++;
-      nrobin_pos += bc->alpha_expr != NULL || bc->alpha > 0; /* an expression counts as alpha > 0 */
-    }
-  }
-
-  hx_disc_opts o = hx_disc_opts_default();
-  o.p = cs->order, o.kappa = st->kappa, o.lambda = st->lambda, o.dirichlet_tag = st->dtag;
-  o.robin_alpha = nrobin ? st->ralpha : NULL;
-  /* pure Neumann: the constants are the null space (no Dirichlet tag,
-   * lambda = 0, no Robin alpha > 0); solved for the zero-mean solution */
-  st->singular = o.nullspace = ndirichlet == 0 && !lambda_any && nrobin_pos == 0 && st->shift == 0.0;
-  o.geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
-  if (nfield) {
-    o.kappa_field = st->kfield, o.lambda_field = st->lfield;
-    o.kappa_src = st->ksrc, o.lambda_src = st->lsrc;
-  }
-  hx_timer_start(HX_T_SETUP);
-  int ierr = hx_disc_create(m, st->b, &o, &st->d);
-  hx_timer_stop(HX_T_SETUP);
-  HX_CALL(robin_error(st, ierr));
-  /* The test above counts a lambda or alpha expression as > 0; one that is
-   * 0 at every node ("0*x", or alpha "x" on the face x = 0) leaves the
-   * constants in the null space all the same, and a solve without the
-   * projection then breaks down (pmg: an indefinite preconditioner). The
-   * disc checked lambda >= 0 and alpha >= 0 at every node and the weights
-   * are positive, so the per-element means of lambda and the Robin face
-   * weights are all 0 exactly when the coefficients are 0 at every node:
-   * then the discretisation is made again with the null space. */
-  if (!st->singular && ndirichlet == 0 && st->shift == 0.0) {
-    const double *lam = hx_disc_lambda(st->d), *rl = hx_disc_robin_l(st->d);
-    const int32_t ne = hx_disc_num_elements(st->d);
-    const int64_t nl = hx_disc_num_l(st->d);
-    double loc = 0.0, glob = 0.0;
-    for (int32_t e = 0; e < ne; e++) loc = fmax(loc, lam[e]);
-    for (int64_t i = 0; rl && i < nl; i++) loc = fmax(loc, rl[i]);
-    HX_MPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE, MPI_MAX, st->ctx->comm));
-    if (glob == 0.0) {
-      hx_log(HX_LOG_NORMAL,
-             "note: %s: lambda%s 0 at every node and no tag is Dirichlet: the constants are the "
-             "operator's null space (pure Neumann), solved for the zero-mean solution\n",
-             cs->path, nrobin ? " and every Robin alpha are" : " is");
-      HX_CALL(hx_disc_destroy(&st->d));
-      st->singular = o.nullspace = 1;
-      hx_timer_start(HX_T_SETUP);
-      ierr = hx_disc_create(m, st->b, &o, &st->d);
-      hx_timer_stop(HX_T_SETUP);
-      HX_CALL(robin_error(st, ierr));
-    }
-  }
-  /* the null space per connected component: several bodies with a floating
-   * one are refused (once per run: a time run's reshifts keep lambda > 0) */
-  if (!st->res->components) HX_CALL(hx_run_components(cs, m, st->d, st->res));
+  HX_CALL(hx_problem_disc(st->prob, st->cs->order, st->shift, &st->d));
+  const hx_problem_components *pc = hx_problem_get_components(st->prob);
+  st->res->components = pc->n, st->res->components_floating = pc->floating;
+  memcpy(st->res->components_yaml, pc->yaml, sizeof pc->yaml);
   st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
   return HX_SUCCESS;
 }
 
-/* The case's data at the GLL nodes: right-hand side, exact solution,
- * Dirichlet values, Neumann loads, the initial guess; values that are not
- * finite at some node are refused (case position and the node), agreed
- * across ranks before the next collective step. */
+/* The case's data at the GLL nodes at st->time (problem/: right-hand side,
+ * exact solution checked, Dirichlet values, Neumann loads), the initial
+ * guess; values that are not finite at some node are refused (case
+ * position and the node), agreed across ranks before the next collective
+ * step. */
 static int phase_data(run_state *st) {
   const hx_case *cs = st->cs;
   MPI_Comm comm = st->ctx->comm;
   hx_disc d = st->d;
-  hx_mesh m = st->m;
-  const int64_t nl = hx_disc_num_l(d);
-  const double *X, *Y, *Z;
-  HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
-  /* a time-dependent run calls this once per step (st->time): the arrays stay */
-  if (!st->hf) HX_CALL(HX_ALLOC(&st->hf, nl));
-  if (!st->hg) HX_CALL(HX_ALLOC(&st->hg, nl));
-  if (st->hbn) memset(st->hbn, 0, sizeof(double) * (size_t)nl); /* the loads are added up */
-  hx_expr_eval_array_t(cs->problem.rhs, (size_t)nl, X, Y, Z, st->time, st->hf);
-  int ferr = hx_case_check_finite(cs, "problem.rhs", cs->problem.rhs, (size_t)nl, X, Y, Z, st->hf);
-  if (cs->problem.exact && !cs->time.enabled && !ferr) { /* a time loop evaluates it where it writes it */
-    /* checked here, before the solve, a chunk of nodes at a time (the
-     * solution's array is allocated by the solve after PCG); kept only for
-     * the output, evaluated there (phase_output), when the solve's vectors
-     * are gone */
-    enum { CHUNK = 4096 };
-    double v[CHUNK];
-    for (int64_t i = 0; !ferr && i < nl; i += CHUNK) {
-      const size_t k = (size_t)(nl - i < CHUNK ? nl - i : CHUNK);
-      hx_expr_eval_array_t(cs->problem.exact, k, X + i, Y + i, Z + i, st->time, v);
-      ferr = hx_case_check_finite(cs, "problem.exact", cs->problem.exact, k, X + i, Y + i, Z + i, v);
-    }
-  }
-  HX_CALL(hx_io_agree_error(comm, ferr));
-  char key[64];
-  /* Dirichlet values per Dirichlet tag */
-  for (int t = 0; t < st->nt; t++) {
-    if (st->entry[t] < 0 || !st->dtag[t]) continue;
-    bc_ctx c = {cs, &cs->problem.boundary[st->entry[t]], st->time};
-    hx_field g = {bc_fn, &c, NULL};
-    HX_CALL(hx_disc_dirichlet_values(d, t, g, st->hg));
-    snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
-    if (!ferr) ferr = hx_case_check_finite(cs, key, c.bc->expr, (size_t)nl, X, Y, Z, st->hg);
-  }
-  HX_CALL(hx_io_agree_error(comm, ferr));
-  /* Neumann loads: kappa du/dn = value on each Neumann tag */
-  for (int t = 0; t < st->nt; t++) {
-    if (st->entry[t] < 0 || st->dtag[t]) continue;
-    const hx_case_boundary *bc = &cs->problem.boundary[st->entry[t]];
-    HX_CHECK(bc->value_kind != HX_BCV_EXACT, HX_ERR_INPUT,
-             "%s: boundary on tag '%s': a Neumann or Robin condition needs the data (kappa du/dn, or "
-             "kappa du/dn + alpha u) as its value (a number or an expression), not 'exact'",
-             cs->path, hx_mesh_tag_name(m, t));
-    if (bc->value_kind == HX_BCV_NUMBER && bc->value == 0.0) continue;
-    if (!st->hbn) HX_CALL(HX_ALLOC(&st->hbn, nl));
-    hx_run_texpr ec = {bc->expr, st->time};
-    hx_field g = {bc->value_kind == HX_BCV_EXPR ? hx_run_texpr_fn : const_fn,
-                  bc->value_kind == HX_BCV_EXPR ? (const void *)&ec : (const void *)&bc->value, NULL};
-    HX_CALL(hx_disc_neumann_load(d, t, g, st->hbn));
-    snprintf(key, sizeof key, "problem.boundary.%d.value", st->entry[t]);
-    if (!ferr) ferr = hx_case_check_finite(cs, key, bc->expr, (size_t)nl, X, Y, Z, st->hbn);
-  }
-  HX_CALL(hx_io_agree_error(comm, ferr));
+  /* a time loop evaluates the exact solution where it writes it */
+  const int flags = cs->problem.exact && !cs->time.enabled ? HX_PROBLEM_DATA_EXACT : 0;
+  HX_CALL(hx_problem_data(st->prob, d, st->time, flags, &st->hf, &st->hg, &st->hbn));
   if (cs->solver.initial_guess && !cs->time.enabled) {
+    const int64_t nl = hx_disc_num_l(d);
+    const double *X, *Y, *Z;
+    HX_CALL(hx_disc_coords(d, &X, &Y, &Z));
     HX_CALL(HX_ALLOC(&st->hu0, nl));
     const double t = hx_wtime();
     HX_CALL(hx_io_read_solution_at(comm, cs->solver.initial_guess, cs->order, hx_disc_num_elements(d),
-                                   hx_mesh_element_global_ids(m), X, Y, Z, st->hu0));
+                                   hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu0));
     st->t_io += hx_wtime() - t;
     HX_CALL(hx_io_agree_error(
         comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, st->hu0)));
@@ -531,11 +414,11 @@ static int phase_solve(run_state *st) {
   st->mon.t0 = hx_wtime();
   hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact,
                     cs->problem.exact ? expr_fn_n : NULL};
-  HX_CALL(robin_error(st, hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc)));
+  HX_CALL(hx_problem_error(st->prob, hx_pc_create(st->d, st->pcc, &st->pc)));
   /* the data arrays are freed once the right-hand side is formed and the
    * solution's array is allocated after PCG: the preconditioner's setup and
    * PCG, where the peak is, run without them */
-  HX_CALL(robin_error(st, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, &st->hu,
+  HX_CALL(hx_problem_error(st->prob, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, &st->hu,
                                         &st->dr)));
   char pcview[512];
   hx_pc_view(st->pc, pcview, sizeof pcview);
@@ -668,7 +551,7 @@ static int phase_report(run_state *st) {
   { /* the case check's estimate for the rank with the most elements, beside it */
     double el = (double)E;
     HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &el, 1, MPI_DOUBLE, MPI_MAX, comm));
-    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st->cs));
+    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st));
   }
 
   const char *pct = hx_case_pc_type(st->cs);
@@ -696,7 +579,7 @@ static int phase_report(run_state *st) {
 }
 
 /* The time loop's callbacks (hx_run_time_env): the data at time t, and the
- * operator and preconditioner rebuilt with another shift. */
+ * operator and preconditioner with another shift. */
 static int time_eval(void *arg, double t) {
   run_state *st = (run_state *)arg;
   st->time = t;
@@ -704,14 +587,16 @@ static int time_eval(void *arg, double t) {
   return HX_SUCCESS;
 }
 
+/* A new shift: today the discretisation and the preconditioner are made
+ * again (hx_problem_disc with the new shift); an in-place update of the
+ * operator's and preconditioner's shift goes here. */
 static int time_reshift(void *arg, double shift) {
   run_state *st = (run_state *)arg;
   hx_pc_destroy(&st->pc);
   hx_disc_destroy(&st->d);
-  disc_arrays_free(st);
   st->shift = shift;
   HX_CALL(phase_disc(st));
-  HX_CALL(hx_pc_create_from_options(st->d, st->cs->preconditioner.opts, &st->pc));
+  HX_CALL(hx_pc_create(st->d, st->pcc, &st->pc));
   return HX_SUCCESS;
 }
 
@@ -731,7 +616,7 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   const int k = cs->time.scheme + 1;
   st->shift = env.shift = hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT || restart ? k : 1, cs->time.dt);
   HX_CALL(phase_disc(st));
-  HX_CALL(hx_pc_create_from_options(st->d, cs->preconditioner.opts, &st->pc));
+  HX_CALL(hx_pc_create(st->d, st->pcc, &st->pc));
   env.setups = 1;
   HX_CALL(hx_run_time(&env));
   if (st->res->time.complete) return HX_SUCCESS; /* --restart of a finished run: nothing to report */
@@ -741,56 +626,25 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   return HX_SUCCESS;
 }
 
-/* Kappa and lambda given as expressions, at the GLL nodes of order p,
- * element by element (the coordinates of one element at a time), with the
- * discretisation's message (disc/disc.c eval_coefficients), the lowest
- * failing rank's on every rank. */
-static int check_coefs_order(run_state *st, int p) {
-  const hx_case *cs = st->cs;
-  hx_mesh m = st->m;
-  const int n3 = (p + 1) * (p + 1) * (p + 1);
-  const int32_t E = hx_mesh_num_elements(m), *mat = hx_mesh_element_material(m);
-  double *xyz = NULL;
-  int err = HX_ALLOC(&xyz, 3 * n3);
-  for (int c = 0; c < 2 && !err; c++)
-    for (int32_t e = 0; e < E && !err; e++) {
-      const char *mn = hx_mesh_material_name(m, mat[e]), *src = NULL;
-      const hx_expr *ex = NULL;
-      double val = 0.0;
-      if (hx_case_coef_get(cs, c, mn, &val, &ex, &src) || !ex || hx_expr_is_constant(ex)) continue;
-      double *x = xyz, *y = xyz + n3, *z = xyz + 2 * n3;
-      err = hx_mesh_gll_coords_range(m, p, e, e + 1, x, y, z);
-      for (int q = 0; q < n3 && !err; q++) {
-        const double v = hx_expr_eval(ex, x[q], y[q], z[q]) + (c ? st->shift : 0.0);
-        if (!hx_disc_coef_valid(c, v))
-          err = hx_disc_coef_node_error(c, v, x[q], y[q], z[q], (long long)hx_mesh_element_global_ids(m)[e],
-                                        mn, p, src);
-      }
-    }
-  free(xyz);
-  HX_CALL(hx_io_agree_error(st->ctx->comm, err));
-  return HX_SUCCESS;
-}
-
 /* A dry run (hexcg run --dry-run) after the mesh: the checks the setup
  * makes before the first iteration that the case alone does not show,
  * made without building the discretisation (a dry run must stay cheap:
  * on a login node, for a case sized for the job): kappa > 0 and lambda >=
  * 0 at the GLL nodes of the order and of pmg's coarse order 1 and given
  * levels (the orders the run evaluates them at; the middle orders of
- * levels: auto only the run checks). The materials' coefficients and
- * pmg's levels against the order are checked before (phase_mesh,
- * app/cmd_run.c). */
+ * levels: auto only the run checks), the components. The materials'
+ * coefficients and pmg's levels against the order are checked before
+ * (phase_mesh, app/cmd_run.c). */
 static int check_setup(run_state *st) {
   const hx_case *cs = st->cs;
   if (cs->time.enabled) /* lambda + beta0/dt of the first step */
     st->shift =
         hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
-  HX_CALL(check_coefs_order(st, cs->order));
+  HX_CALL(hx_problem_check_coefs(st->prob, cs->order, st->shift));
   int lv[HX_PC_LEVELS_MAX], n = 0;
-  HX_CALL(hx_pc_options_levels(cs->preconditioner.opts, cs->order, lv, &n));
-  for (int i = 1; i < n; i++) HX_CALL(check_coefs_order(st, lv[i]));
-  HX_CALL(hx_run_components_check(cs, st->m, st->shift)); /* several bodies, one floating */
+  HX_CALL(hx_pc_config_levels(st->pcc, cs->order, lv, &n));
+  for (int i = 1; i < n; i++) HX_CALL(hx_problem_check_coefs(st->prob, lv[i], st->shift));
+  HX_CALL(hx_problem_check_components(st->prob, st->shift)); /* several bodies, one floating */
   return HX_SUCCESS;
 }
 
@@ -801,8 +655,10 @@ static int run(run_state *st, int check_only) {
   st->res->ranks = st->ctx->size;
   snprintf(st->res->backend, sizeof st->res->backend, "%s", hx_case_backend_name(st->cs->backend));
   st->res->order = st->cs->order;
+  HX_CALL(hx_pc_config_read(st->cs->preconditioner.opts, &st->pcc)); /* the options, read once */
   HX_CALL(phase_backend(st));
   HX_CALL(phase_mesh(st));
+  HX_CALL(phase_problem(st));
   if (check_only) {
     HX_CALL(check_setup(st));
     if (st->mid) HX_CALL(hx_run_mesh_parts(st->ctx->comm, st->m, st->mid));
@@ -826,12 +682,14 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir, st.mid = mid;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
-  disc_arrays_free(&st);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
   hx_pc_destroy(&st.pc);
   hx_history_destroy(&st.mon.hist);
   hx_progress_destroy(&st.mon.prog);
   hx_disc_destroy(&st.d);
+  hx_problem_destroy(&st.prob);
+  case_problem_free(&st.cp);
+  hx_pc_config_free(&st.pcc);
   hx_mesh_destroy(&st.m);
   hx_backend_destroy(&st.b);
   if (ierr) hx_opt_free(&res->pc_report);

@@ -72,6 +72,22 @@ int hx_error_mpi(const char *file, int line, const char *func, int mpierr, const
   return hx_error_set(file, line, func, HX_ERR_MPI, "MPI call %s failed: %s", expr, s);
 }
 
+int hx_error_agree(MPI_Comm comm, int code) {
+  int rank = 0, size = 1;
+  HX_MPI(MPI_Comm_rank(comm, &rank));
+  HX_MPI(MPI_Comm_size(comm, &size));
+  int mine = code ? rank : size, root = size;
+  HX_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
+  if (root == size) return HX_SUCCESS;
+  HX_MPI(MPI_Bcast(&code, 1, MPI_INT, root, comm));
+  char msg[2048];
+  if (rank == root) snprintf(msg, sizeof msg, "%s", hx_err_.msg);
+  HX_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, root, comm));
+  msg[sizeof msg - 1] = '\0';
+  if (rank != root) return hx_error_set(__FILE__, __LINE__, __func__, code, "%s", msg);
+  return code;
+}
+
 const char *hx_error_message(void) { return hx_err_.msg; }
 int hx_error_code(void) { return hx_err_.code; }
 void hx_error_clear(void) {

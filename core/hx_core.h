@@ -112,6 +112,9 @@ int hx_error_reraise(const hx_error_state *st, const char *file, int line, const
     if (hx_mpierr_ != MPI_SUCCESS) return hx_error_mpi(__FILE__, __LINE__, __func__, hx_mpierr_, #expr); \
   } while (0)
 int hx_error_mpi(const char *file, int line, const char *func, int mpierr, const char *expr);
+/* Collective: if any rank has code != 0, every rank returns the error (code
+ * and message) of the lowest such rank; HX_SUCCESS everywhere otherwise. */
+int hx_error_agree(MPI_Comm comm, int code);
 
 /* Allocation helpers: zero-initialised, error on failure (n may be 0). */
 int hx_calloc(size_t n, size_t size, void *pptr);

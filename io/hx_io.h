@@ -74,7 +74,11 @@ typedef enum {
 /* a mesh read from mesh.file (not generated: gmsh, exodus, nek) */
 #define HX_CASE_MESH_FROM_FILE(t) \
   ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS || (t) == HX_CASE_MESH_NEK)
-typedef enum { HX_BC_DIRICHLET = 0, HX_BC_NEUMANN = 1, HX_BC_ROBIN = 2 } hx_bc_type;
+/* hx_bc_type (HX_BC_DIRICHLET, HX_BC_NEUMANN, HX_BC_ROBIN) is problem/'s:
+ * its self-contained first part, without linking problem/ */
+#define HX_PROBLEM_BC_ONLY
+#include "hx_problem.h"
+#undef HX_PROBLEM_BC_ONLY
 /* mesh.partitioner (the order of hx_partitioner in hx_mesh.h) */
 typedef enum { HX_CASE_PART_RCB = 0, HX_CASE_PART_METIS = 1 } hx_case_partitioner;
 /* solver.type: CG, flexible CG, single-reduction CG (hx_solver.h) */
@@ -560,7 +564,7 @@ typedef struct {
   int nullspace;
   double nullspace_defect, exact_mean;
 #define HX_NULLSPACE_WARN 1e-6 /* a defect above this is warned about */
-  /* the mesh's connected components (app/run_components.c, docs/solver.md
+  /* the mesh's connected components (problem/components.c, docs/solver.md
    * "Null space"): their number (0: not computed), how many float (no
    * Dirichlet face, no Robin alpha > 0, lambda = 0 on all of it), and one
    * YAML flow mapping per component ("    - {...}\n"), the first

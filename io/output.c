@@ -149,15 +149,7 @@ int hx_output_discard_dir(MPI_Comm comm, const char *dir, int created) {
   return HX_SUCCESS;
 }
 
-int hx_io_agree_error(MPI_Comm comm, int code) {
-  int rank = 0, size = 1;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_MPI(MPI_Comm_size(comm, &size));
-  int mine = code ? rank : size, root = size;
-  HX_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
-  if (root == size) return HX_SUCCESS;
-  return hx_io_bcast_error(comm, root, code);
-}
+int hx_io_agree_error(MPI_Comm comm, int code) { return hx_error_agree(comm, code); }
 
 /* A double that reads back exactly, as short as possible. */
 void hx_io_fmt_double(char *buf, size_t len, double v) { hx_fmt_double(buf, len, v); }
