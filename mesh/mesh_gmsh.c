@@ -778,8 +778,9 @@ static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
   return HX_SUCCESS;
 }
 
-static int build(cur *c, rd *r, hx_gmesh *g) {
-  /* solving on the hexahedra alone would silently drop part of the domain */
+/* the file holds hexahedra, and nothing 3-D besides: solving on the
+ * hexahedra alone would silently drop part of the domain */
+static int check_solids(cur *c, const rd *r) {
   char solids[512] = "";
   size_t so = 0;
   for (int t = 0; t < 128; t++)
@@ -797,12 +798,24 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
                    "(Gmsh types 5 hex8 or 12 hex27; Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1)",
                    solids);
   }
-  if (r->nh > 1) { /* element tags are unique in a valid file */
+  if (r->nh == 0) {
+    c->pos = r->elems_pos;
+    c->binary = 0;
+    return CUR_ERR(c,
+                   "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
+                   "mesh with Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1 or extrude recombined layers");
+  }
+  return HX_SUCCESS;
+}
+
+/* element tags and node tags are unique in a valid file (sorts r->ntag) */
+static int check_unique_tags(cur *c, rd *r) {
+  int64_t first, second;
+  if (r->nh > 1) {
     tagidx *t = malloc(sizeof *t * (size_t)r->nh);
     HX_CHECK(t, HX_ERR_MEM, "out of memory");
     for (int64_t i = 0; i < r->nh; i++) t[i].tag = r->htag[i], t[i].idx = i;
     qsort(t, (size_t)r->nh, sizeof *t, cmp_tagidx);
-    int64_t first, second;
     const int dup = first_repeat(t, r->nh, &first, &second);
     free(t);
     if (dup) {
@@ -816,32 +829,24 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
                      (long long)r->htag[second], w);
     }
   }
-  if (r->nh == 0) {
-    c->pos = r->elems_pos;
-    c->binary = 0;
-    return CUR_ERR(c,
-                   "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
-                   "mesh with Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1 or extrude recombined layers");
-  }
   c->binary = 0;
   qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, cmp_tagidx);
-  {
-    int64_t first, second;
-    if (first_repeat(r->ntag, r->nn, &first, &second)) {
-      char w[64];
-      where_at(c, r->npos[first], w, sizeof w);
-      c->pos = r->npos[second];
-      int64_t tag = -1;
-      for (int64_t i = 0; i < r->nn && tag < 0; i++)
-        if (r->ntag[i].idx == second) tag = r->ntag[i].tag;
-      return CUR_ERR(c, "node tag %lld is defined twice in $Nodes (first at %s); node tags must be unique",
-                     (long long)tag, w);
-    }
+  if (first_repeat(r->ntag, r->nn, &first, &second)) {
+    char w[64];
+    where_at(c, r->npos[first], w, sizeof w);
+    c->pos = r->npos[second];
+    int64_t tag = -1;
+    for (int64_t i = 0; i < r->nn && tag < 0; i++)
+      if (r->ntag[i].idx == second) tag = r->ntag[i].tag;
+    return CUR_ERR(c, "node tag %lld is defined twice in $Nodes (first at %s); node tags must be unique",
+                   (long long)tag, w);
   }
-  const int npe = r->npe, q = npe == 8 ? 2 : 3;
-  int map8[8], map27[27];
-  hx_gmsh_node_maps(map8, map27);
-  /* vertices: the distinct corner node tags, in tag order */
+  return HX_SUCCESS;
+}
+
+/* vertices: the distinct corner node tags, in tag order (g->vtag, g->nv) */
+static int number_vertices(const rd *r, hx_gmesh *g) {
+  const int npe = r->npe;
   int64_t *vt;
   HX_CALL(HX_ALLOC(&vt, r->nh * 8));
   for (int64_t e = 0; e < r->nh; e++)
@@ -850,11 +855,17 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   int64_t nv = 0;
   for (int64_t i = 0; i < r->nh * 8; i++)
     if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
-  memset(g, 0, sizeof *g);
-  snprintf(g->src, sizeof g->src, "%s", c->path);
-  g->ne = r->nh, g->npe = npe, g->nv = nv;
+  g->nv = nv;
   g->vtag = vt;
   HX_CALL(hx_realloc((size_t)nv, sizeof *vt, &g->vtag));
+  return HX_SUCCESS;
+}
+
+/* the elements: nodes in tensor order, vertex ids, tags */
+static int fill_elements(cur *c, const rd *r, hx_gmesh *g) {
+  const int npe = r->npe, q = npe == 8 ? 2 : 3;
+  int map8[8], map27[27];
+  hx_gmsh_node_maps(map8, map27);
   HX_CALL(HX_ALLOC(&g->nodes, r->nh * npe * 3));
   HX_CALL(HX_ALLOC(&g->vid, r->nh * 8));
   HX_CALL(HX_ALLOC(&g->mat, r->nh));
@@ -877,61 +888,67 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
       int a = v & 1, b = (v >> 1) & 1, cc = v >> 2;
       int t = a * (q - 1) + q * (b * (q - 1) + q * cc * (q - 1));
       int64_t tag = r->hnodes[e * npe + (npe == 8 ? map8[t] : map27[t])];
-      const int64_t *p = bsearch(&tag, g->vtag, (size_t)nv, sizeof tag, cmp_i64);
+      const int64_t *p = bsearch(&tag, g->vtag, (size_t)g->nv, sizeof tag, cmp_i64);
       g->vid[e * 8 + v] = p - g->vtag;
     }
     for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
   }
-  /* where each vertex's node record is, for the topology's messages
-   * (check_coincident): one sweep of the file for all the lines */
+  return HX_SUCCESS;
+}
+
+/* where each vertex's node record is, for the topology's messages
+ * (check_coincident): one sweep of the file for all the lines */
+static int vertex_lines(const cur *c, const rd *r, hx_gmesh *g) {
+  const int64_t nv = g->nv;
   HX_CALL(HX_ALLOC(&g->vloc, nv));
   g->vloc_bin = c->fbin;
-  {
-    tagidx *pv = NULL;
-    HX_CALL(HX_ALLOC(&pv, nv));
-    for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
-    if (!c->fbin) {
-      qsort(pv, (size_t)nv, sizeof *pv, cmp_tagidx);
-      long line = 1;
-      size_t at = 0;
-      for (int64_t i = 0; i < nv; i++) {
-        for (; at < (size_t)pv[i].tag && at < c->len; at++) line += c->buf[at] == '\n';
-        g->vloc[pv[i].idx] = line;
-      }
-    } else {
-      for (int64_t v = 0; v < nv; v++) g->vloc[v] = pv[v].tag;
+  tagidx *pv = NULL;
+  HX_CALL(HX_ALLOC(&pv, nv));
+  for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
+  if (!c->fbin) {
+    qsort(pv, (size_t)nv, sizeof *pv, cmp_tagidx);
+    long line = 1;
+    size_t at = 0;
+    for (int64_t i = 0; i < nv; i++) {
+      for (; at < (size_t)pv[i].tag && at < c->len; at++) line += c->buf[at] == '\n';
+      g->vloc[pv[i].idx] = line;
     }
-    free(pv);
+  } else {
+    for (int64_t v = 0; v < nv; v++) g->vloc[v] = pv[v].tag;
   }
-  /* materials */
-  int64_t *mt = NULL;
-  HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
-  for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
-  free(mt);
-  /* boundary quads: corner node tags -> vertex ids */
+  free(pv);
+  return HX_SUCCESS;
+}
+
+/* boundary quads: corner node tags -> vertex ids; *off: the quads that do
+ * not lie on hexahedra */
+static int boundary_quads(rd *r, hx_gmesh *g, int64_t *off) {
   HX_CALL(make_groups(r, r->qphys, r->nq, 2, &r->qtags, &g->ntags, &g->tag_names));
-  const int64_t *bt = r->qtags;
   HX_CALL(HX_ALLOC(&g->bq_v, r->nq * 4));
   HX_CALL(HX_ALLOC(&g->bq_tag, r->nq));
-  int64_t nq = 0, off = 0;
+  int64_t nq = 0;
+  *off = 0;
   for (int64_t i = 0; i < r->nq; i++) {
     int ok = 1;
     for (int k = 0; k < 4; k++) {
-      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)g->nv, sizeof(int64_t), cmp_i64);
       if (!p)
         ok = 0;
       else
         g->bq_v[nq * 4 + k] = p - g->vtag;
     }
     if (!ok) {
-      off++;
+      ++*off;
       continue;
     }
-    g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
+    g->bq_tag[nq++] = group_index(r->qtags, g->ntags, r->qphys[i]);
   }
   g->nbq = nq;
-  if (r->have_per) HX_CALL(periodic_pairs(c, r, g, nv));
-  HX_CALL(resolve_empty_links(c, r, g, bt));
+  return HX_SUCCESS;
+}
+
+/* the notes on what the mesh leaves out */
+static void note_ignored(const cur *c, const rd *r, int64_t off) {
   if (off)
     hx_mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
@@ -946,6 +963,27 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     hx_mesh_note("note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
               (long long)nign, list);
   }
+}
+
+static int build(cur *c, rd *r, hx_gmesh *g) {
+  HX_CALL(check_solids(c, r));
+  HX_CALL(check_unique_tags(c, r));
+  memset(g, 0, sizeof *g);
+  snprintf(g->src, sizeof g->src, "%s", c->path);
+  g->ne = r->nh, g->npe = r->npe;
+  HX_CALL(number_vertices(r, g));
+  HX_CALL(fill_elements(c, r, g));
+  HX_CALL(vertex_lines(c, r, g));
+  /* materials */
+  int64_t *mt = NULL;
+  HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
+  for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
+  free(mt);
+  int64_t off;
+  HX_CALL(boundary_quads(r, g, &off));
+  if (r->have_per) HX_CALL(periodic_pairs(c, r, g, g->nv));
+  HX_CALL(resolve_empty_links(c, r, g, r->qtags));
+  note_ignored(c, r, off);
   return HX_SUCCESS;
 }
 
