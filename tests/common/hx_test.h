@@ -80,14 +80,19 @@ static inline double hx_test_rand(hx_test_rng *r) {
   return (double)(v >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-/* The start of an MPI test's main: MPI_Init, this rank and the number of
- * ranks of MPI_COMM_WORLD, the log quiet. */
-static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
+/* MPI_Init, this rank and the number of ranks of MPI_COMM_WORLD. */
+static inline void hx_test_mpi_init(int *argc, char ***argv, int *rank, int *size) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+/* The start of an MPI test's main: hx_test_mpi_init, the log quiet. */
+static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
+  hx_test_mpi_init(argc, argv, rank, size);
   hx_log_init(*rank, HX_LOG_QUIET);
 }
+
 
 /* Parse --backend NAME (default "cpu"). */
 static inline const char *hx_test_backend_arg(int argc, char **argv) {
@@ -97,6 +102,15 @@ static inline const char *hx_test_backend_arg(int argc, char **argv) {
 }
 
 static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }
+
+/* The end of an MPI test's main: the verdict of all ranks (1 where rc is
+ * nonzero or an assertion failed on any rank, else 0), after MPI_Finalize. */
+static inline int hx_test_mpi_finish(int rc) {
+  int fail = rc || hx_test_result(), anyfail = 0;
+  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return anyfail;
+}
 
 #ifdef HX_KERNELS_H
 /* Ends the test with HX_TEST_SKIP (after MPI_Finalize, rank 0 printing the

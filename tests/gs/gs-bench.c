@@ -24,10 +24,8 @@ static double tmax(double t) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   int nx = 16, ny = 16, nz = 16, p = 7, reps = 20, rr = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--n") && i + 3 < argc) {

@@ -212,10 +212,8 @@ static const char *cyl_geo =
     "Physical Volume(\"cyl\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n";
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   hx_backend b = NULL;
   int ierr = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
   if (ierr == HX_ERR_NO_DEVICE) {

@@ -215,9 +215,7 @@ static double max_abs(const double *a, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  hx_test_mpi_init(&argc, &argv, &g_rank, &g_size);
   const char *backend = hx_test_backend_arg(argc, argv);
   hx_test_skip_without_device(backend);
   int rc = 0;
@@ -248,8 +246,5 @@ int main(int argc, char **argv) {
   }
   free(g.asm64), free(g.asm32), free(gc.asm64), free(gc.asm32);
   free(o.y), free(o.y_nofuse), free(oc.y), free(oc.y_nofuse);
-  int fail = rc || hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(rc);
 }

@@ -266,17 +266,12 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   hx_backend bk = NULL;
   int rc = hx_backend_create(hx_test_backend_arg(argc, argv), &bk);
   const cfg_t cases[] = {{3, 2, 4, 1}, {2, 3, 5, 2}, {3, 3, 4, 3}, {2, 2, 6, 4}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0] && !rc; k++) rc = run_case(bk, &cases[k], rank, size);
   hx_backend_destroy(&bk);
-  int fail = rc || hx_test_result(), anyfail = 0;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(rc);
 }

@@ -151,8 +151,5 @@ int main(int argc, char **argv) {
   hx_disc_destroy(&d);
   hx_mesh_destroy(&m);
   hx_backend_destroy(&b);
-  int fail = hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }
