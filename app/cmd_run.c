@@ -378,12 +378,8 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   char msg[512] = "";
   int pa = parse_args(argc, argv, &o, msg, sizeof msg);
   if (pa) {
-    if (ctx->rank == 0) {
-      if (pa == 2) fprintf(stderr, "hexcg run: %s\n\n", msg);
-      run_usage(pa == 2 ? stderr : stdout);
-    }
     free(o.sets);
-    return pa == 2 ? 2 : 0;
+    return hx_app_usage_exit(ctx, pa, "run", msg, run_usage);
   }
   hx_log_init(ctx->rank, o.level);
   /* SIGINT, SIGTERM, SIGUSR1: stop the solve at its next iteration and keep what it did */

@@ -493,6 +493,28 @@ int hx_cpu_avx512(void) {
 #endif
 }
 
+/* The elements that the cross-element kernel left (rest[0..nrest), list
+ * positions) as a sublist for the one-element kernel (*sub: their element
+ * numbers; *subpart: room for their partials where part is given); what:
+ * the kind of element, for the message. */
+static int rest_sublist(int32_t nrest, int32_t *rest, const int32_t *list, const double *part, const char *what,
+                        int32_t **sub, double **subpart) {
+  if (!(*sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
+      (part && !(*subpart = malloc(sizeof(double) * (size_t)nrest)))) {
+    free(rest), free(*sub);
+    return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d %s elements", (int)nrest, what);
+  }
+  for (int32_t j = 0; j < nrest; j++) (*sub)[j] = list ? list[rest[j]] : rest[j];
+  return HX_SUCCESS;
+}
+
+/* The sublist's partials put back at their list positions; the lists freed. */
+static void rest_done(int32_t nrest, int32_t *rest, int32_t *sub, double *subpart, double *part) {
+  if (sub && part)
+    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
+  free(rest), free(sub), free(subpart);
+}
+
 int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {
   /* p = 2..6 AVX2: 4 elements at once, except split records */
@@ -502,12 +524,7 @@ int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
     if (nrest == 0) return HX_SUCCESS;
     /* the split elements by the one-element kernel on their sublist, their
      * partials put back at their list positions */
-    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
-        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
-      free(rest), free(sub);
-      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d split elements", (int)nrest);
-    }
-    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
+    HX_CALL(rest_sublist(nrest, rest, list, part, "split", &sub, &subpart));
     nlist = nrest, list = sub;
   }
   const int n = ax->n;
@@ -534,9 +551,7 @@ int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
   else
 #endif
     hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
-  if (sub && part)
-    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
-  free(rest), free(sub), free(subpart);
+  rest_done(nrest, rest, sub, subpart, part);
   return HX_SUCCESS;
 }
 
@@ -548,12 +563,7 @@ int hx_cpu_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
   double *subpart = NULL;
   if (hx_ax_xelem_apply_f32(ax, nlist, list, map, u, w, part, &nrest, &rest)) {
     if (nrest == 0) return HX_SUCCESS;
-    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
-        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
-      free(rest), free(sub);
-      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d general elements", (int)nrest);
-    }
-    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
+    HX_CALL(rest_sublist(nrest, rest, list, part, "general", &sub, &subpart));
     nlist = nrest, list = sub;
   }
   const int n = ax->n;
@@ -591,9 +601,7 @@ int hx_cpu_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
   else
 #endif
     hx_ax_cpu_table_f32[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
-  if (sub && part)
-    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
-  free(rest), free(sub), free(subpart);
+  rest_done(nrest, rest, sub, subpart, part);
   return HX_SUCCESS;
 }
 

@@ -497,15 +497,9 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *bname = hx_test_backend_arg(argc, argv);
   hx_backend b = NULL, cpu = NULL;
-  int ierr = hx_backend_create(bname, &b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  if (ierr) {
+  /* no device: a skip */
+  if (hx_test_backends(argc, argv, &b, NULL)) {
     hx_error_print(stderr, rank, 1);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

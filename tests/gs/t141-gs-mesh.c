@@ -215,13 +215,8 @@ int main(int argc, char **argv) {
   int rank, size;
   hx_test_mpi_init(&argc, &argv, &rank, &size);
   hx_backend b = NULL;
-  int ierr = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  if (ierr) {
+  /* no device: a skip */
+  if (hx_test_backends(argc, argv, &b, NULL)) {
     hx_error_print(stderr, rank, 1);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
