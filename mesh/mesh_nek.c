@@ -183,14 +183,7 @@ static int merge_vertices(hx_gmesh *g, double *hmin_out) {
       for (int dy = -1; dy <= 1; dy++)
         for (int dz = -1; dz <= 1; dz++) {
           cellpt key = {{pt[i].k[0] + dx, pt[i].k[1] + dy, pt[i].k[2] + dz}, -1};
-          int64_t a = 0, b = n;
-          while (a < b) {
-            int64_t mid = (a + b) / 2;
-            if (cmp_cell(&pt[mid], &key) < 0)
-              a = mid + 1;
-            else
-              b = mid;
-          }
+          const int64_t a = hx_lower_bound(pt, n, sizeof *pt, &key, cmp_cell);
           for (int64_t j = a;
                j < n && pt[j].k[0] == key.k[0] && pt[j].k[1] == key.k[1] && pt[j].k[2] == key.k[2]; j++) {
             const double *Y = &g->nodes[pt[j].i * 3];

@@ -152,14 +152,7 @@ static int boundary_keys(per_state *P) {
 /* the masters of vertex v (at most MAXCAND) */
 static int masters_of(const per_state *P, int64_t v, int64_t *cand) {
   vpair key = {v, INT64_MIN};
-  int64_t lo = 0, hi = P->np;
-  while (lo < hi) {
-    int64_t mid = (lo + hi) / 2;
-    if (cmp_vpair(&P->pr[mid], &key) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  const int64_t lo = hx_lower_bound(P->pr, P->np, sizeof *P->pr, &key, cmp_vpair);
   int n = 0;
   for (int64_t j = lo; j < P->np && P->pr[j].s == v && n < MAXCAND; j++) cand[n++] = P->pr[j].m;
   return n;

@@ -553,14 +553,7 @@ static int check_coincident(hx_gmesh *g, double *tol_out) {
     for (int dx = -1; dx <= 1 && !err; dx++)
       for (int dy = -1; dy <= 1 && !err; dy++) {
         vcell key = {{c[i].q[0] + dx, c[i].q[1] + dy, c[i].q[2] - 1}, -1};
-        int64_t lo = 0, hi = g->nv; /* first >= key */
-        while (lo < hi) {
-          int64_t mid = (lo + hi) / 2;
-          if (cmp_vcell(&c[mid], &key) < 0)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
+        const int64_t lo = hx_lower_bound(c, g->nv, sizeof *c, &key, cmp_vcell);
         for (int64_t j = lo;
              j < g->nv && c[j].q[0] == key.q[0] && c[j].q[1] == key.q[1] && c[j].q[2] <= c[i].q[2] + 1; j++) {
           if (c[j].v <= c[i].v) continue;

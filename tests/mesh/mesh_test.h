@@ -19,6 +19,10 @@ static inline int mt_cmp_node(const void *pa, const void *pb) {
   return 0;
 }
 
+/* The corners of a hex8 in Gmsh's order as offsets (i, j, k) on a grid. */
+static const int mt_gmsh_hex8_corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+
 /* Volume index of node (i, j) of face f at order p (see hx_mesh.h). */
 static inline int mt_face_node(int f, int p, int i, int j) {
   int n = p + 1, a, b, c;

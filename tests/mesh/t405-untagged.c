@@ -69,8 +69,7 @@ static int write_box(const char *path, int nx, int ny, int nz, double Lx, const 
     for (int j = 0; j < ny; j++)
       for (int i = 0; i < nx; i++) {
         fprintf(f, "%d 5 2 %d 1", 100 + et++, nphys + 1);
-        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        const int(*g)[3] = mt_gmsh_hex8_corner;
         for (int q = 0; q < 8; q++) fprintf(f, " %d", NID(i + g[q][0], j + g[q][1], k + g[q][2]));
         fprintf(f, "\n");
       }
