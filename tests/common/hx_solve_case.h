@@ -14,23 +14,12 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_exp.h"
 
 static const char *g_backend = "cpu";
 static int g_rank = 0;
 static char g_msg[1024];
 
-/* u = exp(x y z), -lap u + lambda u */
-typedef struct {
-  double lambda;
-} prob;
-static double u_exp(const void *c, double x, double y, double z) {
-  (void)c;
-  return exp(x * y * z);
-}
-static double f_exp(const void *c, double x, double y, double z) {
-  const double lam = ((const prob *)c)->lambda;
-  return (-(y * y * z * z + x * x * z * z + x * x * y * y) + lam) * exp(x * y * z);
-}
 
 typedef struct {
   int n, p, metis, deform;
@@ -68,8 +57,8 @@ static int solve(MPI_Comm comm, const setup *s, outcome *out) {
   hx_pc pc;
   HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
   hx_opt_free(&opts);
-  prob pr = {s->lambda};
-  hx_field f = {f_exp, &pr, NULL}, ex = {u_exp, &pr, NULL};
+  hx_test_exp_prob pr = {s->lambda};
+  hx_field f = {hx_test_f_exp, &pr, NULL}, ex = {hx_test_u_exp, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
   out->u = malloc(sizeof(double) * nl);
@@ -151,6 +140,15 @@ static int check_overlap_same(const setup *s0, const char *pc_on, const char *pc
   if (its) *its = ov.r.pcg.iterations;
   free(ov.u), free(sq.u);
   return 0;
+}
+
+/* The main of a test of modes that solves (MPI with thread support, the
+ * rank and backend for solve()): hx_test_run_modes. */
+static inline int hx_solve_case_main(int argc, char **argv, const char *prog, const hx_test_mode *modes, int nmodes) {
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  g_backend = hx_test_backend_arg(argc, argv);
+  return hx_test_run_modes(argc, argv, prog, modes, nmodes);
 }
 
 #endif

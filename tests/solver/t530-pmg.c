@@ -113,9 +113,6 @@ static int mode_jacobi(void) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  g_backend = hx_test_backend_arg(argc, argv);
   static const hx_test_mode modes[] = {{"scaling", mode_scaling}, {"ranks", mode_ranks}, {"smoothers", mode_smoothers}, {"jacobi", mode_jacobi}};
-  return hx_test_run_modes(argc, argv, "t530-pmg", modes, (int)(sizeof modes / sizeof modes[0]));
+  return hx_solve_case_main(argc, argv, "t530-pmg", modes, (int)(sizeof modes / sizeof modes[0]));
 }
