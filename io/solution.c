@@ -307,6 +307,22 @@ static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long 
   return err;
 }
 
+/* One dataset's rows of this rank's El elements (eb bytes each) into the
+ * file open at fd, the dataset starting at off: local element e at file row
+ * row[e], a run of elements whose rows follow each other in one write. */
+static int put_rows(int fd, const char *path, const char *ds, long long off, int32_t El, const int64_t *row,
+                    size_t eb, const void *data) {
+  for (int32_t i = 0; i < El;) {
+    int32_t j = i + 1;
+    while (j < El && row[j] == row[j - 1] + 1) j++;
+    if (pwrite_all(fd, (const char *)data + (size_t)i * eb, (size_t)(j - i) * eb, (off_t)off + (off_t)row[i] * (off_t)eb) !=
+        0)
+      return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds);
+    i = j;
+  }
+  return HX_SUCCESS;
+}
+
 /* Not collective. This rank's rows of every dataset of w into tmp (created by
  * rank 0) at the offsets off: local element e at file row row[e]. */
 static int write_rows(const char *path, const char *tmp, const long long off[DS_N], const wspec *w, int rank,
@@ -328,20 +344,11 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
   if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
     /* dataset d: runs of elements whose rows follow each other, per_elem rows each */
-#define PUT(d, per_elem, data)                                                                              \
-  do {                                                                                                      \
-    if (!err && off[d] >= 0 && (w->ds & DSB(d))) {                                                          \
-      const size_t rowb = (size_t)s[d].cols * s[d].esize, eb = (size_t)(per_elem)*rowb;                     \
-      for (int32_t i = 0; !err && i < El;) {                                                                \
-        int32_t j = i + 1;                                                                                  \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
-        const off_t at = (off_t)off[d] + (off_t)row[i] * (off_t)eb;                                         \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb, at) != 0)           \
-          err =                                                                                             \
-              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds_name[d]); \
-        i = j;                                                                                              \
-      }                                                                                                     \
-    }                                                                                                       \
+#define PUT(d, per_elem, data)                                                                         \
+  do {                                                                                                 \
+    if (!err && off[d] >= 0 && (w->ds & DSB(d)))                                                       \
+      err = put_rows(fd, path, ds_name[d], off[d], El, row, (size_t)(per_elem) * ((size_t)s[d].cols * s[d].esize), \
+                     (data));                                                                          \
   } while (0)
     /* a node field, converted to float32 when asked */
 #define PUT_FIELD(d, v)                                      \
@@ -730,20 +737,10 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   if (!err) err = hx_calloc((size_t)El, sizeof(int32_t), &rk);
   int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
   if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
-#define VPUT(d, per_elem, rowb, data)                                                                       \
-  do {                                                                                                      \
-    if (!err && off[d] >= 0) {                                                                              \
-      const size_t eb = (size_t)(per_elem) * (rowb);                                                        \
-      for (int32_t i = 0; !err && i < El;) {                                                                \
-        int32_t j = i + 1;                                                                                  \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb,                     \
-                       (off_t)off[d] + (off_t)row[i] * (off_t)eb) != 0)                                     \
-          err =                                                                                             \
-              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), vd_name[d]); \
-        i = j;                                                                                              \
-      }                                                                                                     \
-    }                                                                                                       \
+#define VPUT(d, per_elem, rowb, data)                                                                  \
+  do {                                                                                                 \
+    if (!err && off[d] >= 0)                                                                           \
+      err = put_rows(fd, path, vd_name[d], off[d], El, row, (size_t)(per_elem) * (rowb), (data));       \
   } while (0)
 #define VFIELD(d, v)                                         \
   do {                                                       \
