@@ -50,6 +50,17 @@ def hexcg(args, ranks=1, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
+def run_or_kill(cmd, cwd, out, timeout):
+    """cmd in the folder cwd: (exit status, stderr); past timeout seconds the processes whose command
+    line names cwd/out (the run's output folder) are killed and the status is 'timeout'"""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        subprocess.run(["pkill", "-KILL", "-f", os.path.join(cwd, out)], capture_output=True)
+        return "timeout", ""
+
+
 def summary_section(path, key):
     """the scalars of one top-level section of a summary.yaml (`time:` ...) as text, {} when the
     file or the section is not there (read line by line: the file may be one a failed run cut)"""
