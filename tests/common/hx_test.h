@@ -94,6 +94,23 @@ static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
 }
 
 
+/* Gmsh on the text geo, written to dir/geo_name, a 3-D mesh into dir/out
+ * with the options args (its log in dir/gmsh.log): 0, or nonzero (said on
+ * stderr) where the file cannot be written or gmsh fails. */
+static inline int hx_test_gmsh(const char *dir, const char *geo_name, const char *geo, const char *args,
+                               const char *out) {
+  char p[512], cmd[1400];
+  snprintf(p, sizeof p, "%s/%s", dir, geo_name);
+  FILE *f = fopen(p, "w");
+  if (!f) return 1;
+  fputs(geo, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s %s -o %s/%s > %s/gmsh.log 2>&1", p, args, dir, out, dir);
+  const int rc = system(cmd);
+  if (rc != 0) fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+  return rc;
+}
+
 /* Parse --backend NAME (default "cpu"). */
 static inline const char *hx_test_backend_arg(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i++)

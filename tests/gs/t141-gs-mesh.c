@@ -262,19 +262,14 @@ int main(int argc, char **argv) {
   }
   /* gmsh cylinder (unstructured in the plane) */
   {
-    char dir[64], geo[128], msh[128], cmd[512];
+    char dir[64], msh[128];
     snprintf(dir, sizeof dir, "t141-np%d.d", size);
-    snprintf(geo, sizeof geo, "%s/cyl.geo", dir);
     snprintf(msh, sizeof msh, "%s/cyl.msh", dir);
     int ok = 1;
     if (rank == 0) {
       mkdir(dir, 0755);
-      FILE *f = fopen(geo, "w");
-      ok = f != NULL;
-      if (f) fputs(cyl_geo, f), fclose(f);
-      snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s -format msh22 -o %s > %s/gmsh.log 2>&1", geo, msh,
-               dir);
-      ok = ok && system("command -v gmsh > /dev/null 2>&1") == 0 && system(cmd) == 0;
+      ok = system("command -v gmsh > /dev/null 2>&1") == 0 &&
+           hx_test_gmsh(dir, "cyl.geo", cyl_geo, "-format msh22", "cyl.msh") == 0;
       if (!ok) printf("note: gmsh not available or failed: the Gmsh-mesh part is skipped\n");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -289,8 +284,5 @@ int main(int argc, char **argv) {
     }
   }
   hx_backend_destroy(&b);
-  int f = hx_test_failures_, fall = 0;
-  MPI_Allreduce(&f, &fall, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return fall ? 1 : 0;
+  return hx_test_mpi_finish(0);
 }

@@ -17,21 +17,8 @@
 
 static char dir[256];
 
-static int sh(const char *cmd) {
-  int rc = system(cmd);
-  if (rc != 0) fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-  return rc;
-}
-
 static int gen(const char *geo_name, const char *geo, const char *args, const char *out) {
-  char p[512], cmd[1400];
-  snprintf(p, sizeof p, "%s/%s", dir, geo_name);
-  FILE *f = fopen(p, "w");
-  if (!f) return 1;
-  fputs(geo, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s %s -o %s/%s > %s/gmsh.log 2>&1", p, args, dir, out, dir);
-  return sh(cmd);
+  return hx_test_gmsh(dir, geo_name, geo, args, out);
 }
 
 static const char *box_geo =

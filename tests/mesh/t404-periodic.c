@@ -533,12 +533,7 @@ int main(int argc, char **argv) {
   k.periodic[0] = 1;
   expect_fail(comm, k, "Kershaw periodic x", "periodic x on a Kershaw mesh (eps 0.3 < 1)");
   snprintf(dir, sizeof dir, "t404-np%d.d", size);
-  if (rank == 0) {
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd)) HX_ASSERT(0, "cannot create %s", dir);
-  }
-  MPI_Barrier(comm);
+  mt_fresh_dir(comm, dir);
   test_gmsh_files(comm, rank);
   test_gmsh_real(comm, rank);
   MPI_Finalize();

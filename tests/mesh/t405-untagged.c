@@ -187,12 +187,7 @@ int main(int argc, char **argv) {
   hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
   snprintf(dir, sizeof dir, "t405-np%d.d", size);
-  if (rank == 0) {
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd)) HX_ASSERT(0, "cannot create %s", dir);
-  }
-  MPI_Barrier(comm);
+  mt_fresh_dir(comm, dir);
   const int nx = 3, ny = 2, nz = 2;
   const double Lx = 1.5;
   const int64_t fx = ny * nz, fy = nx * nz, fz = nx * ny; /* faces per surface x, y, z */
