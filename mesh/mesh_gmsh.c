@@ -367,13 +367,47 @@ static int read_nodes22(cur *c, rd *r) {
   return expect(c, "$EndNodes");
 }
 
+/* MSH 4.1: a section's header "numBlocks numX minTag maxTag" (what: node,
+ * element), checked against what the file can hold (per_item bytes at the
+ * least) */
+static int head41(cur *c, const char *what, int64_t per_item, int64_t *nb, int64_t *n) {
+  char w[64];
+  int64_t mn, mx;
+  snprintf(w, sizeof w, "number of %s blocks", what);
+  HX_CALL(get_size(c, nb, w));
+  snprintf(w, sizeof w, "number of %ss", what);
+  HX_CALL(get_size(c, n, w));
+  snprintf(w, sizeof w, "minimum %s tag", what);
+  HX_CALL(get_size(c, &mn, w));
+  snprintf(w, sizeof w, "maximum %s tag", what);
+  HX_CALL(get_size(c, &mx, w));
+  return count_check(c, *n, per_item, what);
+}
+
+/* MSH 4.1: a block's header "entityDim entityTag X numXInBlock" (third: what
+ * X is) */
+static int block41(cur *c, const char *what, const char *third, int64_t *dim, int64_t *etag, int64_t *x,
+                   int64_t *m) {
+  char w[64];
+  HX_CALL(get_int(c, dim, "entity dimension"));
+  HX_CALL(get_int(c, etag, "entity tag"));
+  HX_CALL(get_int(c, x, third));
+  snprintf(w, sizeof w, "number of %ss in block", what);
+  return get_size(c, m, w);
+}
+
+/* MSH 4.1: the end of a section of n items whose blocks held k */
+static int end41(cur *c, const char *what, int64_t k, int64_t n, const char *end) {
+  if (k != n)
+    return CUR_ERR(c, "the %s blocks hold %lld %ss, the header announced %lld", what, (long long)k, what,
+                   (long long)n);
+  c->binary = 0;
+  return expect(c, end);
+}
+
 static int read_nodes41(cur *c, rd *r) {
-  int64_t nb, n, mn, mx;
-  HX_CALL(get_size(c, &nb, "number of node blocks"));
-  HX_CALL(get_size(c, &n, "number of nodes"));
-  HX_CALL(get_size(c, &mn, "minimum node tag"));
-  HX_CALL(get_size(c, &mx, "maximum node tag"));
-  HX_CALL(count_check(c, n, c->binary ? 32 : 8, "node"));
+  int64_t nb, n;
+  HX_CALL(head41(c, "node", c->binary ? 32 : 8, &nb, &n));
   HX_CALL(HX_ALLOC(&r->ntag, n));
   HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
   HX_CALL(HX_ALLOC(&r->npos, n));
@@ -381,10 +415,7 @@ static int read_nodes41(cur *c, rd *r) {
   int64_t k = 0;
   for (int64_t b = 0; b < nb; b++) {
     int64_t dim, etag, par, m;
-    HX_CALL(get_int(c, &dim, "entity dimension"));
-    HX_CALL(get_int(c, &etag, "entity tag"));
-    HX_CALL(get_int(c, &par, "parametric flag"));
-    HX_CALL(get_size(c, &m, "number of nodes in block"));
+    HX_CALL(block41(c, "node", "parametric flag", &dim, &etag, &par, &m));
     if (par)
       return CUR_ERR(c, "parametric node coordinates are not supported (save without Mesh.SaveParametric)");
     if (m > n - k)
@@ -401,11 +432,7 @@ static int read_nodes41(cur *c, rd *r) {
       for (int d = 0; d < 3; d++) HX_CALL(get_dbl(c, &r->nxyz[3 * (k + i) + d], "node coordinate"));
     k += m;
   }
-  if (k != n)
-    return CUR_ERR(c, "the node blocks hold %lld nodes, the header announced %lld", (long long)k,
-                   (long long)n);
-  c->binary = 0;
-  return expect(c, "$EndNodes");
+  return end41(c, "node", k, n, "$EndNodes");
 }
 
 static int grow(int64_t need, int64_t *cap, size_t sz, void *pp) {
@@ -487,19 +514,12 @@ static int read_elements22(cur *c, rd *r) {
 }
 
 static int read_elements41(cur *c, rd *r) {
-  int64_t nb, n, mn, mx, nodes[128];
-  HX_CALL(get_size(c, &nb, "number of element blocks"));
-  HX_CALL(get_size(c, &n, "number of elements"));
-  HX_CALL(get_size(c, &mn, "minimum element tag"));
-  HX_CALL(get_size(c, &mx, "maximum element tag"));
-  HX_CALL(count_check(c, n, c->binary ? 16 : 4, "element"));
+  int64_t nb, n, nodes[128];
+  HX_CALL(head41(c, "element", c->binary ? 16 : 4, &nb, &n));
   int64_t k = 0;
   for (int64_t b = 0; b < nb; b++) {
     int64_t dim, etag, type, m;
-    HX_CALL(get_int(c, &dim, "entity dimension"));
-    HX_CALL(get_int(c, &etag, "entity tag"));
-    HX_CALL(get_int(c, &type, "element type"));
-    HX_CALL(get_size(c, &m, "number of elements in block"));
+    HX_CALL(block41(c, "element", "element type", &dim, &etag, &type, &m));
     int nn = type_nodes(type);
     if (nn == 0)
       return CUR_ERR(c, "unknown Gmsh element type %lld in element block %lld", (long long)type,
@@ -519,11 +539,7 @@ static int read_elements41(cur *c, rd *r) {
     }
     k += m;
   }
-  if (k != n)
-    return CUR_ERR(c, "the element blocks hold %lld elements, the header announced %lld", (long long)k,
-                   (long long)n);
-  c->binary = 0;
-  return expect(c, "$EndElements");
+  return end41(c, "element", k, n, "$EndElements");
 }
 
 /* $Periodic (MSH 2.2: links "dim slave master", an optional "Affine" line
