@@ -61,6 +61,31 @@ def run_or_kill(cmd, cwd, out, timeout):
         return "timeout", ""
 
 
+def png_text(data):
+    """the (width, height) and the text chunks (tEXt, zTXt, iTXt: {key: text}) of the PNG file data"""
+    import struct
+    import zlib
+    i, size, text = 8, None, {}
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif kind == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            text[k.decode("latin-1")] = v.decode("latin-1")
+        elif kind == b"zTXt":
+            k, v = body.split(b"\0", 1)
+            text[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
+        elif kind == b"iTXt":
+            k, rest = body.split(b"\0", 1)
+            comp, rest = rest[0], rest[2:]
+            rest = rest.split(b"\0", 2)[2]
+            text[k.decode("latin-1")] = (zlib.decompress(rest) if comp else rest).decode("utf-8")
+        i += 12 + n
+    return size, text
+
+
 def summary_section(path, key):
     """the scalars of one top-level section of a summary.yaml (`time:` ...) as text, {} when the
     file or the section is not there (read line by line: the file may be one a failed run cut)"""
