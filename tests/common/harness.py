@@ -15,6 +15,12 @@ failures = []
 A = None
 
 
+# the options of a seeded fuzzer's rounds (tests/fuzz/diff_*.py), for setup(options=...)
+ROUND_OPTIONS = ((("--seed",), dict(type=int, default=1, help="seed of the first round (round k uses seed + k)")),
+                 (("--rounds",), dict(type=int, default=0, help="rounds to run (0: until --time)")),
+                 (("--time",), dict(type=float, default=120.0, help="seconds to run when --rounds is 0")))
+
+
 def setup(case=False, options=(), source=False, clean=True):
     """parse the arguments (options: (flags, keywords) pairs for more) and
     empty the work folder (clean=False: leave it as it is)"""
