@@ -995,7 +995,7 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
   HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
   for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
   free(mt);
-  int64_t off;
+  int64_t off = 0;
   HX_CALL(boundary_quads(r, g, &off));
   if (r->have_per) HX_CALL(periodic_pairs(c, r, g, g->nv));
   HX_CALL(resolve_empty_links(c, r, g, r->qtags));
