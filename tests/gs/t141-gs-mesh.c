@@ -21,6 +21,7 @@
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_test.h"
+#include "hx_test_geo.h"
 
 typedef struct {
   int64_t k[3];
@@ -202,15 +203,6 @@ static int check_mesh(hx_backend b, hx_mesh m, int p, const char *label) {
   return 0;
 }
 
-static const char *cyl_geo =
-    "Mesh.RecombineAll = 1;\nMesh.SubdivisionAlgorithm = 1;\n"
-    "Point(1)={0,0,0,0.6}; Point(2)={1,0,0,0.6}; Point(3)={0,1,0,0.6}; Point(4)={-1,0,0,0.6}; "
-    "Point(5)={0,-1,0,0.6};\n"
-    "Circle(1)={2,1,3}; Circle(2)={3,1,4}; Circle(3)={4,1,5}; Circle(4)={5,1,2};\n"
-    "Curve Loop(1)={1,2,3,4}; Plane Surface(1)={1};\nRecombine Surface{1};\n"
-    "v[]=Extrude{0,0,0.5}{Surface{1}; Layers{2}; Recombine;};\n"
-    "Physical Volume(\"cyl\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n";
-
 int main(int argc, char **argv) {
   int rank, size;
   hx_test_mpi_init(&argc, &argv, &rank, &size);
@@ -269,7 +261,7 @@ int main(int argc, char **argv) {
     if (rank == 0) {
       mkdir(dir, 0755);
       ok = system("command -v gmsh > /dev/null 2>&1") == 0 &&
-           hx_test_gmsh(dir, "cyl.geo", cyl_geo, "-format msh22", "cyl.msh") == 0;
+           hx_test_gmsh(dir, "cyl.geo", hx_test_disk_geo, "-format msh22", "cyl.msh") == 0;
       if (!ok) printf("note: gmsh not available or failed: the Gmsh-mesh part is skipped\n");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

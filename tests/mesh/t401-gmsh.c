@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hx_test_geo.h"
 #include "mesh_test.h"
 
 static char dir[256];
@@ -27,16 +28,6 @@ static const char *box_geo =
     "v[] = Extrude{0, 0, 1}{ Surface{e[1]}; Layers{2}; Recombine; };\n"
     "Physical Volume(\"solid\") = {v[1]};\nPhysical Surface(\"bottom\") = {e[1]};\n"
     "Physical Surface(\"top\") = {v[0]};\nPhysical Surface(\"sides\") = {v[2], v[3], v[4], v[5]};\n";
-
-static const char *disk_geo =
-    "Mesh.RecombineAll = 1;\nMesh.SubdivisionAlgorithm = 1;\n"
-    "Point(1)={0,0,0,0.6}; Point(2)={1,0,0,0.6}; Point(3)={0,1,0,0.6}; Point(4)={-1,0,0,0.6}; "
-    "Point(5)={0,-1,0,0.6};\n"
-    "Circle(1)={2,1,3}; Circle(2)={3,1,4}; Circle(3)={4,1,5}; Circle(4)={5,1,2};\n"
-    "Curve Loop(1)={1,2,3,4}; Plane Surface(1)={1};\nRecombine Surface{1};\n"
-    "v[]=Extrude{0,0,0.5}{Surface{1}; Layers{2}; Recombine;};\n"
-    "Physical Volume(\"disk\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n"
-    "Physical Surface(\"ends\")={1,v[0]};\n";
 
 static int64_t global_sum(MPI_Comm c, int64_t v) {
   int64_t s = 0;
@@ -398,8 +389,8 @@ int main(int argc, char **argv) {
       rc |= gen("box.geo", box_geo, "-format msh41", "box41.msh");
       rc |= gen("box.geo", box_geo, "-format msh41 -bin", "box41b.msh");
       rc |= gen("box.geo", box_geo, "-order 2 -format msh41", "box27.msh");
-      rc |= gen("disk.geo", disk_geo, "-format msh41 -bin", "disk.msh");
-      rc |= gen("disk.geo", disk_geo, "-order 2 -format msh22", "disk27.msh");
+      rc |= gen("disk.geo", hx_test_disk_geo, "-format msh41 -bin", "disk.msh");
+      rc |= gen("disk.geo", hx_test_disk_geo, "-order 2 -format msh22", "disk27.msh");
       if (rc && rc != 77) rc = 1;
     }
   }
