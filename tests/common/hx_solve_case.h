@@ -98,6 +98,26 @@ static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
   return 0;
 }
 
+/* The element counts per direction of the h-scaling runs. */
+static const int hx_scaling_n[3] = {4, 8, 16};
+
+/* The h-scaling of s0's preconditioner: the iteration counts it[i] at
+ * hx_scaling_n[i]^3 elements, each solve with an L2 error below 1e-5 and at
+ * most max_its iterations (label names the preconditioner in the messages
+ * and the lines printed). */
+static int scaling_counts(const setup *s0, const char *label, int max_its, int it[3]) {
+  for (int i = 0; i < 3; i++) {
+    setup s = *s0;
+    s.n = hx_scaling_n[i];
+    double err;
+    HX_TCALL(count(MPI_COMM_WORLD, &s, &it[i], &err));
+    HX_ASSERT(err < 1e-5, "%s %d^3: L2 error %.3e", label, s.n, err);
+    if (g_rank == 0) printf("%2d^3 p=%d: %s %3d iterations\n", s.n, s.p, label, it[i]);
+    HX_ASSERT(it[i] <= max_its, "%s %d^3: %d iterations (expected <= %d)", label, s.n, it[i], max_its);
+  }
+  return 0;
+}
+
 /* The preconditioner of s0 does not depend on the partition: the iteration
  * count on all ranks with RCB and with METIS partitions within 1 of the
  * count on one rank. label names the preconditioner in the line printed. */

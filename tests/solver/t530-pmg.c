@@ -22,17 +22,8 @@
 static const setup base = {.n = 8, .p = 4, .tol = 1e-8, .pc = "{type: pmg}"};
 
 static int mode_scaling(void) {
-  const int ns[3] = {4, 8, 16};
   int it[3];
-  for (int i = 0; i < 3; i++) {
-    setup s = base;
-    s.n = ns[i];
-    double err;
-    HX_TCALL(count(MPI_COMM_WORLD, &s, &it[i], &err));
-    HX_ASSERT(err < 1e-5, "pmg %d^3: L2 error %.3e", ns[i], err);
-    if (g_rank == 0) printf("%2d^3 p=4: pmg %3d iterations\n", ns[i], it[i]);
-    HX_ASSERT(it[i] <= 15, "pmg %d^3: %d iterations (expected <= 15)", ns[i], it[i]);
-  }
+  HX_TCALL(scaling_counts(&base, "pmg", 15, it));
   HX_ASSERT(it[2] <= 1.2 * it[0], "pmg count grows %d -> %d from 4^3 to 16^3 (more than 1.2x)", it[0], it[2]);
   return 0;
 }
