@@ -14,6 +14,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 #include "hx_test_exp.h"
 
 static const char *g_backend = "cpu";
@@ -51,12 +52,8 @@ static int solve(MPI_Comm comm, const setup *s, outcome *out) {
   o.p = s->p, o.lambda = &lam;
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(s->pc, "t510", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, s->pc, "t510", &pc));
   hx_test_exp_prob pr = {s->lambda};
   hx_field f = {hx_test_f_exp, &pr, NULL}, ex = {hx_test_u_exp, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);

@@ -18,6 +18,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 #include "hx_test_exp.h"
 #include "hx_test_indef.h"
 
@@ -83,12 +84,8 @@ static int run(const spec *s, outcome *o) {
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &dopt, &d));
   hx_op op = hx_disc_op(d);
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(s->pc, "t540", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, s->pc, "t540", &pc));
 
   const int64_t nl = hx_disc_num_l(d), ng = hx_op_size(op);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);

@@ -13,6 +13,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 static double g_t = 0;
 static double u_fn(const void *c, double x, double y, double z) {
@@ -47,12 +48,8 @@ int main(int argc, char **argv) {
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &dopt, &d));
   hx_op op = hx_disc_op(d);
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml("jacobi", "t550", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, "jacobi", "t550", &pc));
   const int K = 6, NS = 12;
   hx_proj pj;
   HX_TCALL(hx_proj_create(op, K, &pj));
