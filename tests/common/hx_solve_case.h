@@ -95,6 +95,29 @@ static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
   return 0;
 }
 
+/* The cases of the comparisons with Jacobi (mode jacobi) from base: c = 0
+ * the Kershaw mesh (eps 0.3) at p = 5, c = 1 a deformed box at p = 3 with
+ * lambda = 3; tolerance 1e-12. name: how the lines printed call it. */
+static setup jacobi_case(const setup *base, int c, const char **name) {
+  setup s = *base;
+  s.tol = 1e-12;
+  if (c == 0)
+    s.n = 6, s.p = 5, s.eps = 0.3;
+  else
+    s.n = 4, s.p = 3, s.deform = 1, s.lambda = 3.0;
+  *name = c ? "deformed, lambda 3" : "kershaw 0.3";
+  return s;
+}
+
+/* Collective: the largest difference between two solutions of the same
+ * case over the ranks. */
+static double max_diff(const outcome *a, const outcome *b) {
+  double d = 0;
+  for (int64_t i = 0; i < a->nl; i++) d = fmax(d, fabs(a->u[i] - b->u[i]));
+  MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return d;
+}
+
 /* The element counts per direction of the h-scaling runs. */
 static const int hx_scaling_n[3] = {4, 8, 16};
 

@@ -45,22 +45,18 @@ static int mode_ranks(void) { return check_ranks(&base, "asm"); }
 
 static int mode_jacobi(void) {
   for (int c = 0; c < 2; c++) {
-    setup s = base;
-    s.tol = 1e-12;
-    if (c == 0) s.n = 6, s.p = 5, s.eps = 0.3;
-    else s.n = 4, s.p = 3, s.deform = 1, s.lambda = 3.0;
+    const char *name;
+    setup s = jacobi_case(&base, c, &name);
     outcome a, j;
     HX_TCALL(solve(MPI_COMM_WORLD, &s, &a));
     s.pc = "{type: jacobi}";
     HX_TCALL(solve(MPI_COMM_WORLD, &s, &j));
     if (g_rank == 0)
-      printf("%s: asm %d, jacobi %d iterations; L2 errors %.6e %.6e\n", c ? "deformed, lambda 3" : "kershaw 0.3",
-             a.r.pcg.iterations, j.r.pcg.iterations, a.r.err_l2, j.r.err_l2);
+      printf("%s: asm %d, jacobi %d iterations; L2 errors %.6e %.6e\n", name, a.r.pcg.iterations,
+             j.r.pcg.iterations, a.r.err_l2, j.r.err_l2);
     HX_ASSERT(fabs(a.r.err_l2 - j.r.err_l2) <= 1e-6 * j.r.err_l2, "L2 errors differ: asm %.10e, jacobi %.10e",
               a.r.err_l2, j.r.err_l2);
-    double dmax = 0;
-    for (int64_t i = 0; i < a.nl; i++) dmax = fmax(dmax, fabs(a.u[i] - j.u[i]));
-    MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double dmax = max_diff(&a, &j);
     HX_ASSERT(dmax <= 1e-9, "asm and jacobi solutions differ by %.3e", dmax);
     HX_ASSERT(2 * a.r.pcg.iterations < j.r.pcg.iterations, "asm %d not under half of jacobi %d",
               a.r.pcg.iterations, j.r.pcg.iterations);
