@@ -204,6 +204,47 @@ static void ds_shapes(int p, long long E, int fp32, ds_shape s[DS_N]) {
   s[DS_RANK] = (ds_shape){E * cpe, 1, sizeof(int32_t), H5T_NATIVE_INT32};
 }
 
+/* Rank 0, serial HDF5: tmp created (truncated) in *f. */
+static int create_tmp(const char *tmp, hid_t *f) {
+  *f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (*f < 0) {
+    char why[512];
+    hx_h5_reason(why, sizeof why);
+    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
+  }
+  return HX_SUCCESS;
+}
+
+/* The creation properties of a dataset whose rows the ranks write
+ * themselves: contiguous, allocated early, never filled. */
+static hid_t contiguous_dcpl(void) {
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  return dcpl;
+}
+
+/* Dataset name of file f (dims[0] rows, of dims[1] columns where ndim is
+ * 2) allocated with dcpl, *off its file offset (none where HDF5 gives an
+ * empty one none); what names it in the messages about path. */
+static int alloc_dataset(hid_t f, const char *path, const char *name, const char *what, hid_t type, int ndim,
+                         const hsize_t dims[2], hid_t dcpl, long long *off) {
+  int err = HX_SUCCESS;
+  hid_t fs = H5Screate_simple(ndim, dims, NULL);
+  hid_t ds = H5Dcreate2(f, name, type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
+  if (ds < 0)
+    err = hx_h5_write_error(path, what);
+  else if (a != HADDR_UNDEF)
+    *off = (long long)a;
+  else if (dims[0] > 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (dataset %s)", path, name);
+  if (ds >= 0) H5Dclose(ds);
+  H5Sclose(fs);
+  return err;
+}
+
 /* Rank 0, serial HDF5: tmp with every dataset of w allocated (contiguous,
  * early, never filled) and the root attributes; off[d] the file offset of
  * dataset d's first byte (-1: not written). Closed on every path. */
@@ -212,38 +253,21 @@ static int create_structure(const char *path, const char *tmp, int p, long long 
   ds_shape s[DS_N];
   ds_shapes(p, E, w->fp32, s);
   for (int d = 0; d < DS_N; d++) off[d] = -1;
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char why[512];
-    hx_h5_reason(why, sizeof why);
-    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
-  }
+  hid_t f;
+  HX_CALL(create_tmp(tmp, &f));
   int err = HX_SUCCESS;
   hid_t g1 = H5Gcreate2(f, "mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hid_t g2 = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g1 < 0 || g2 < 0) err = hx_h5_write_error(path, "creating the groups");
   if (g1 >= 0) H5Gclose(g1);
   if (g2 >= 0) H5Gclose(g2);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
-  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  hid_t dcpl = contiguous_dcpl();
   for (int d = 0; !err && d < DS_N; d++) {
     if (!(w->ds & DSB(d))) continue;
     hsize_t dims[2] = {(hsize_t)s[d].rows, (hsize_t)s[d].cols};
-    hid_t fs = H5Screate_simple(s[d].cols > 1 ? 2 : 1, dims, NULL);
-    hid_t ds = H5Dcreate2(f, ds_name[d], s[d].type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
     char what[128];
     snprintf(what, sizeof what, "dataset %s", ds_name[d]);
-    if (ds < 0)
-      err = hx_h5_write_error(path, what);
-    else if (a != HADDR_UNDEF)
-      off[d] = (long long)a;
-    else if (s[d].rows > 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (%s)", path, what);
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(fs);
+    err = alloc_dataset(f, path, ds_name[d], what, s[d].type, s[d].cols > 1 ? 2 : 1, dims, dcpl, &off[d]);
   }
   H5Pclose(dcpl);
   if (!err) {
@@ -610,12 +634,8 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
                          const char *run_id, const char *mesh_file, long long off[VD_N]) {
   const long long npe = (long long)(p + 1) * (p + 1) * (p + 1);
   for (int d = 0; d < VD_N; d++) off[d] = -1;
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char why[512];
-    hx_h5_reason(why, sizeof why);
-    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
-  }
+  hid_t f;
+  HX_CALL(create_tmp(tmp, &f));
   int err = HX_SUCCESS;
   const char *groups[] = {"/VTKHDF", "/VTKHDF/PointData", "/VTKHDF/CellData"};
   for (int g = 0; g < 3 && !err; g++) {
@@ -679,10 +699,7 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
     }
     free(v);
   }
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
-  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  hid_t dcpl = contiguous_dcpl();
   const unsigned want[VD_N] = {!mesh_file,
                                !mesh_file,
                                fields & HX_FIELD_U,
@@ -697,17 +714,7 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
                  : d == VD_RANK ? H5T_NATIVE_INT32
                  : fp32         ? H5T_NATIVE_FLOAT
                                 : H5T_NATIVE_DOUBLE;
-    hid_t fs = H5Screate_simple(d == VD_POINTS ? 2 : 1, dims, NULL);
-    hid_t ds = H5Dcreate2(f, vd_name[d], type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
-    if (ds < 0)
-      err = hx_h5_write_error(path, vd_name[d]);
-    else if (a != HADDR_UNDEF)
-      off[d] = (long long)a;
-    else if (E > 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (dataset %s)", path, vd_name[d]);
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(fs);
+    err = alloc_dataset(f, path, vd_name[d], vd_name[d], type, d == VD_POINTS ? 2 : 1, dims, dcpl, &off[d]);
   }
   H5Pclose(dcpl);
   /* hexcg's own marks beside /VTKHDF (readers of VTKHDF ignore them) */
