@@ -21,6 +21,21 @@ ROUND_OPTIONS = ((("--seed",), dict(type=int, default=1, help="seed of the first
                  (("--time",), dict(type=float, default=120.0, help="seconds to run when --rounds is 0")))
 
 
+def fuzz_rounds(a):
+    """the rounds of a seeded fuzzer with ROUND_OPTIONS: (seed, its random generator, a new folder
+    A.WORK/seedS) from a.seed on, a.rounds of them or, where that is 0, until a.time seconds have passed"""
+    import random
+    import time
+    t_end = time.time() + a.time
+    k = 0
+    while (a.rounds and k < a.rounds) or (not a.rounds and time.time() < t_end):
+        seed = a.seed + k
+        k += 1
+        work = os.path.join(a.work, f"seed{seed}")
+        os.makedirs(work)
+        yield seed, random.Random(seed), work
+
+
 def setup(case=False, options=(), source=False, clean=True):
     """parse the arguments (options: (flags, keywords) pairs for more) and
     empty the work folder (clean=False: leave it as it is)"""

@@ -39,18 +39,16 @@ any disagreement. Run longer with `--rounds N` or `--time SECONDS`
 """
 import math
 import os
-import random
 import shutil
 import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import ROUND_OPTIONS, setup  # noqa: E402
+from harness import ROUND_OPTIONS, fuzz_rounds, setup  # noqa: E402
 
 U_TOL = 1e-6
 ERR_TOL = 1e-3
@@ -303,14 +301,9 @@ def differ(ref, got, pure):
     return None
 
 
-t_end = time.time() + a.time
 rounds = failures = runs = 0
-while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end):
-    seed = a.seed + rounds
+for seed, rng, work in fuzz_rounds(a):
     rounds += 1
-    rng = random.Random(seed)
-    work = os.path.join(a.work, f"seed{seed}")
-    os.makedirs(work)
     case, desc, nel, pure = draw_case(rng, work)
     with open(os.path.join(work, "case.yaml"), "w") as f:
         yaml.safe_dump(case, f, sort_keys=False)

@@ -47,7 +47,6 @@ disagreement. docs/developer.md, "Differential fuzzing".
 import csv
 import math
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -59,7 +58,7 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import ROUND_OPTIONS, setup  # noqa: E402
+from harness import ROUND_OPTIONS, fuzz_rounds, setup  # noqa: E402
 
 U_TOL = 1e-7
 HOWS = ["signal", "signal", "kill", "term-mpiexec", "term-group", "term-timeout", "term-ranks", "end"]
@@ -283,14 +282,9 @@ def differ(ref, got, bitwise, killed, last):
 
 
 load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
-t_end = time.time() + a.time
 rounds = failures = runs = 0
-while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end):
-    seed = a.seed + rounds
+for seed, rng, work in fuzz_rounds(a):
     rounds += 1
-    rng = random.Random(seed)
-    work = os.path.join(a.work, f"seed{seed}")
-    os.makedirs(work)
     case, nsteps, ranks, desc = draw_case(rng)
     with open(os.path.join(work, "case.yaml"), "w") as f:
         yaml.safe_dump(case, f, sort_keys=False)
