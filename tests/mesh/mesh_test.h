@@ -32,6 +32,14 @@ static inline void mt_fresh_dir(MPI_Comm comm, const char *dir) {
   MPI_Barrier(comm);
 }
 
+/* The default box options with nx x ny x nz elements. */
+static inline hx_mesh_box_opts mt_box(int nx, int ny, int nz) {
+  hx_mesh_box_opts o;
+  hx_mesh_box_opts_default(&o);
+  o.nx = nx, o.ny = ny, o.nz = nz;
+  return o;
+}
+
 /* The corners of a hex8 in Gmsh's order as offsets (i, j, k) on a grid. */
 static const int mt_gmsh_hex8_corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
                                              {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};

@@ -130,9 +130,7 @@ static int test_formats(MPI_Comm comm, int rank) {
   mt_node *ref = NULL, *box = NULL;
   int64_t nref = 0, nbox = 0;
   if (rank == 0) {
-    hx_mesh_box_opts o;
-    hx_mesh_box_opts_default(&o);
-    o.nx = 3, o.ny = 3, o.nz = 2;
+    hx_mesh_box_opts o = mt_box(3, 3, 2);
     hx_mesh b;
     HX_TCALL(hx_mesh_create_box(MPI_COMM_SELF, &o, &b));
     HX_TCALL(mt_gather(b, p, &box, &nbox));
@@ -342,9 +340,7 @@ static int write_rotated(const char *path, hx_mesh_box_opts *o) {
 static int test_rotated(MPI_Comm comm, int rank) {
   char path[512];
   snprintf(path, sizeof path, "%s/rotated.msh", dir);
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 4, o.ny = 3, o.nz = 2;
+  hx_mesh_box_opts o = mt_box(4, 3, 2);
   int rc = 0;
   if (rank == 0) rc = write_rotated(path, &o);
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);

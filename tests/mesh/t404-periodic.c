@@ -492,9 +492,7 @@ int main(int argc, char **argv) {
   int rank, size;
   hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 4, o.ny = 3, o.nz = 2;
+  hx_mesh_box_opts o = mt_box(4, 3, 2);
   o.extent[0][0] = -1, o.extent[0][1] = 2;
   o.extent[1][0] = 0, o.extent[1][1] = 0.5;
   const int ps[3] = {1, 2, 4};

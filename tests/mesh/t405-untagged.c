@@ -232,9 +232,7 @@ int main(int argc, char **argv) {
   run_file(comm, rank, "pair", nx, ny, nz, Lx, lr, 0, 1, pair, 2 * fy, all - 2 * fx, fx);
   /* 8. a box: every face tagged */
   {
-    hx_mesh_box_opts o;
-    hx_mesh_box_opts_default(&o);
-    o.nx = 3, o.ny = 2, o.nz = 2;
+    hx_mesh_box_opts o = mt_box(3, 2, 2);
     hx_mesh m = NULL;
     HX_TCALL(hx_mesh_create_box(comm, &o, &m));
     int64_t nb = -1;
