@@ -301,11 +301,6 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off) {
   return 0;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Collective. row[e]: the file row of local element e, its global id's
  * place among all the ids (the same file on any partition). */
 static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long E, int64_t *row) {
@@ -321,9 +316,9 @@ static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long 
     HX_MPI(MPI_Allgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm));
     for (int r = 1; r < size; r++) dsp[r] = dsp[r - 1] + cnt[r - 1];
     HX_MPI(MPI_Allgatherv(gid, n, MPI_INT64_T, all, cnt, dsp, MPI_INT64_T, comm));
-    qsort(all, (size_t)E, sizeof *all, cmp_i64);
+    qsort(all, (size_t)E, sizeof *all, hx_io_cmp_key);
     for (int32_t e = 0; e < El; e++) {
-      const int64_t *hit = bsearch(&gid[e], all, (size_t)E, sizeof *all, cmp_i64);
+      const int64_t *hit = bsearch(&gid[e], all, (size_t)E, sizeof *all, hx_io_cmp_key);
       row[e] = hit ? hit - all : 0;
     }
   }
@@ -891,20 +886,10 @@ typedef struct {
   int64_t gid, row;
 } gid_row;
 
-static int cmp_gid(const void *a, const void *b) {
-  int64_t x = ((const gid_row *)a)->gid, y = ((const gid_row *)b)->gid;
-  return x < y ? -1 : x > y;
-}
-
 typedef struct {
   int64_t row;
   int32_t e;
 } row_e;
-
-static int cmp_row(const void *a, const void *b) {
-  int64_t x = ((const row_e *)a)->row, y = ((const row_e *)b)->row;
-  return x < y ? -1 : x > y;
-}
 
 /* A root attribute that must be one integer: H5Aread writes as many values
  * as the attribute holds, so its shape and class are checked first. */
@@ -1060,14 +1045,14 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
     H5Dclose(ds), ds = -1;
   }
   for (long long i = 0; !err && i < E; i++) map[i].gid = ids[i], map[i].row = i;
-  if (!err) qsort(map, (size_t)E, sizeof *map, cmp_gid);
+  if (!err) qsort(map, (size_t)E, sizeof *map, hx_io_cmp_key);
   for (long long i = 1; !err && i < E; i++)
     if (map[i].gid == map[i - 1].gid)
       err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/element_id holds element %lld twice (rows %lld and %lld)", path,
                      (long long)map[i].gid, (long long)map[i - 1].row, (long long)map[i].row);
   for (int32_t e = 0; !err && e < El; e++) {
     gid_row key = {gid[e], 0};
-    gid_row *hit = bsearch(&key, map, (size_t)E, sizeof *map, cmp_gid);
+    gid_row *hit = bsearch(&key, map, (size_t)E, sizeof *map, hx_io_cmp_key);
     if (!hit)
       err = HX_ERROR(HX_ERR_INPUT,
                      "%s: the initial guess has no element with global id %lld (a different mesh?)", path,
@@ -1077,7 +1062,7 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   }
   err = hx_io_agree_error(comm, err);
   if (err) goto done;
-  qsort(want, (size_t)El, sizeof *want, cmp_row);
+  qsort(want, (size_t)El, sizeof *want, hx_io_cmp_key);
   ds = H5Dopen2(f, "/fields/u", H5P_DEFAULT);
   if (ds >= 0) {
     fs = H5Dget_space(ds);

@@ -413,11 +413,6 @@ typedef struct {
   char name[64];
 } blk;
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* what read_file gathers on the way: the counts, the blocks, the node
  * coordinates and the corner node numbers */
 typedef struct {
@@ -611,13 +606,13 @@ static int number_vertices(const exo_read *r, hx_gmesh *g) {
   int64_t *vt = NULL;
   HX_CALL(HX_ALLOC(&vt, n));
   memcpy(vt, r->conn, sizeof *vt * (size_t)n);
-  qsort(vt, (size_t)n, sizeof *vt, cmp_i64);
+  qsort(vt, (size_t)n, sizeof *vt, hx_mesh_cmp_key);
   int64_t nv = 0;
   for (int64_t i = 0; i < n; i++)
     if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
   g->vtag = vt, g->nv = nv;
   for (int64_t i = 0; i < n; i++) {
-    const int64_t *p = bsearch(&r->conn[i], vt, (size_t)nv, sizeof *vt, cmp_i64);
+    const int64_t *p = bsearch(&r->conn[i], vt, (size_t)nv, sizeof *vt, hx_mesh_cmp_key);
     g->vid[i] = p - vt;
   }
   return HX_SUCCESS;

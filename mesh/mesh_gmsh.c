@@ -179,15 +179,6 @@ typedef struct {
   int64_t tag;
   int64_t idx;
 } tagidx;
-static int cmp_tagidx(const void *a, const void *b) {
-  int64_t x = ((const tagidx *)a)->tag, y = ((const tagidx *)b)->tag;
-  return x < y ? -1 : x > y;
-}
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* t: n (tag, file order) sorted by tag. Among the tags given more than once,
  * the one whose second occurrence comes first in the file: *first and
  * *second (file order); 0 if every tag is unique. */
@@ -632,7 +623,7 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
   int64_t *t;
   HX_CALL(HX_ALLOC(&t, n));
   if (n > 0) memcpy(t, phys, sizeof(int64_t) * n);
-  qsort(t, (size_t)n, sizeof *t, cmp_i64);
+  qsort(t, (size_t)n, sizeof *t, hx_mesh_cmp_key);
   int64_t u = 0;
   for (int64_t i = 0; i < n; i++)
     if (i == 0 || t[i] != t[i - 1]) t[u++] = t[i];
@@ -659,7 +650,7 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
 }
 
 static int group_index(const int64_t *tags, int n, int64_t t) {
-  const int64_t *p = bsearch(&t, tags, (size_t)n, sizeof *tags, cmp_i64);
+  const int64_t *p = bsearch(&t, tags, (size_t)n, sizeof *tags, hx_mesh_cmp_key);
   return p ? (int)(p - tags) : -1;
 }
 
@@ -685,7 +676,7 @@ void hx_gmsh_node_maps(int map8[8], int map27[27]) {
 
 static int64_t find_node(const rd *r, int64_t tag) {
   tagidx key = {tag, 0};
-  const tagidx *p = bsearch(&key, r->ntag, (size_t)r->nn, sizeof key, cmp_tagidx);
+  const tagidx *p = bsearch(&key, r->ntag, (size_t)r->nn, sizeof key, hx_mesh_cmp_key);
   return p ? p->idx : -1;
 }
 
@@ -777,8 +768,8 @@ static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
   HX_CALL(HX_ALLOC(&g->per, 2 * r->nper + 2));
   int64_t w = 0;
   for (int64_t i = 0; i < r->nper; i++) {
-    const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64),
-                  *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+    const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), hx_mesh_cmp_key),
+                  *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), hx_mesh_cmp_key);
     if (a && b) g->per[2 * w] = a - g->vtag, g->per[2 * w + 1] = b - g->vtag, w++;
   }
   g->nper = w;
@@ -831,7 +822,7 @@ static int check_unique_tags(cur *c, rd *r) {
     tagidx *t = malloc(sizeof *t * (size_t)r->nh);
     HX_CHECK(t, HX_ERR_MEM, "out of memory");
     for (int64_t i = 0; i < r->nh; i++) t[i].tag = r->htag[i], t[i].idx = i;
-    qsort(t, (size_t)r->nh, sizeof *t, cmp_tagidx);
+    qsort(t, (size_t)r->nh, sizeof *t, hx_mesh_cmp_key);
     const int dup = first_repeat(t, r->nh, &first, &second);
     free(t);
     if (dup) {
@@ -846,7 +837,7 @@ static int check_unique_tags(cur *c, rd *r) {
     }
   }
   c->binary = 0;
-  qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, cmp_tagidx);
+  qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, hx_mesh_cmp_key);
   if (first_repeat(r->ntag, r->nn, &first, &second)) {
     char w[64];
     where_at(c, r->npos[first], w, sizeof w);
@@ -867,7 +858,7 @@ static int number_vertices(const rd *r, hx_gmesh *g) {
   HX_CALL(HX_ALLOC(&vt, r->nh * 8));
   for (int64_t e = 0; e < r->nh; e++)
     for (int v = 0; v < 8; v++) vt[e * 8 + v] = r->hnodes[e * npe + v];
-  qsort(vt, (size_t)(r->nh * 8), sizeof *vt, cmp_i64);
+  qsort(vt, (size_t)(r->nh * 8), sizeof *vt, hx_mesh_cmp_key);
   int64_t nv = 0;
   for (int64_t i = 0; i < r->nh * 8; i++)
     if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
@@ -904,7 +895,7 @@ static int fill_elements(cur *c, const rd *r, hx_gmesh *g) {
       int a = v & 1, b = (v >> 1) & 1, cc = v >> 2;
       int t = a * (q - 1) + q * (b * (q - 1) + q * cc * (q - 1));
       int64_t tag = r->hnodes[e * npe + (npe == 8 ? map8[t] : map27[t])];
-      const int64_t *p = bsearch(&tag, g->vtag, (size_t)g->nv, sizeof tag, cmp_i64);
+      const int64_t *p = bsearch(&tag, g->vtag, (size_t)g->nv, sizeof tag, hx_mesh_cmp_key);
       g->vid[e * 8 + v] = p - g->vtag;
     }
     for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
@@ -922,7 +913,7 @@ static int vertex_lines(const cur *c, const rd *r, hx_gmesh *g) {
   HX_CALL(HX_ALLOC(&pv, nv));
   for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
   if (!c->fbin) {
-    qsort(pv, (size_t)nv, sizeof *pv, cmp_tagidx);
+    qsort(pv, (size_t)nv, sizeof *pv, hx_mesh_cmp_key);
     long line = 1;
     size_t at = 0;
     for (int64_t i = 0; i < nv; i++) {
@@ -947,7 +938,7 @@ static int boundary_quads(rd *r, hx_gmesh *g, int64_t *off) {
   for (int64_t i = 0; i < r->nq; i++) {
     int ok = 1;
     for (int k = 0; k < 4; k++) {
-      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)g->nv, sizeof(int64_t), cmp_i64);
+      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)g->nv, sizeof(int64_t), hx_mesh_cmp_key);
       if (!p)
         ok = 0;
       else

@@ -20,11 +20,6 @@ typedef struct {
 typedef struct {
   int64_t gid, idx;
 } gid_idx;
-static int cmp_gid(const void *a, const void *b) {
-  int64_t x = ((const gid_idx *)a)->gid, y = ((const gid_idx *)b)->gid;
-  return x < y ? -1 : x > y;
-}
-
 /* Gmsh's hex27 node order: the tensor index (a + 3b + 9c) of Gmsh node g
  * (the inverse of the reader's map) */
 static void gmsh_order27(int tens[27]) {
@@ -153,7 +148,7 @@ static void unpack_records(const gmsh_out *o, int64_t N, double *X, elem_hdr *h,
       if (id >= 1 && id <= N) memcpy(&X[3 * (id - 1)], cp + (size_t)k * 3 * sizeof(double), 3 * sizeof(double));
     }
   }
-  qsort(order, (size_t)o->total, sizeof *order, cmp_gid);
+  qsort(order, (size_t)o->total, sizeof *order, hx_mesh_cmp_key);
 }
 
 /* the physical names (a surface group per tag, a volume group per material)

@@ -72,4 +72,11 @@ int hx_io_bcast_error(MPI_Comm comm, int root, int code);
 enum { HX_IO_OWN_KEEP = 0, HX_IO_OWN_FILE = 1, HX_IO_OWN_SERIES = 2 };
 void hx_io_remove_own(const char *d, int (*entry)(const char *name));
 
+/* The qsort and bsearch order of records that begin with an int64_t key
+ * (an int64_t array, or structs whose first member is the key): by the key. */
+static inline int hx_io_cmp_key(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 #endif

@@ -186,4 +186,11 @@ static inline int64_t hx_lower_bound(const void *base, int64_t n, size_t size, c
   return lo;
 }
 
+/* The qsort and bsearch order of records that begin with an int64_t key
+ * (an int64_t array, or structs whose first member is the key): by the key. */
+static inline int hx_mesh_cmp_key(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 #endif
