@@ -116,6 +116,17 @@ static int rd_atts(exo *x, char *keep, size_t keepn, const char *what) {
   return HX_SUCCESS;
 }
 
+/* a list's head: its tag (want, or ABSENT with no items) and item count
+ * (at least min_bytes each in the file) */
+static int rd_list(exo *x, uint64_t want, uint64_t min_bytes, const char *what, uint64_t *n) {
+  uint64_t tag = 0;
+  HX_CALL(rd_u(x, 4, &tag, what));
+  HX_CALL(rd_count(x, n, what));
+  if (tag != want && !(tag == 0 && *n == 0)) return hdr_err(x, what);
+  if (*n > x->len / min_bytes) return hdr_err(x, what);
+  return HX_SUCCESS;
+}
+
 static int parse_header(exo *x) {
   if (x->len < 4 || memcmp(x->buf, "CDF", 3) || (x->buf[3] != 1 && x->buf[3] != 2 && x->buf[3] != 5))
     return EXO_ERR("%s: not an Exodus II file (no netCDF 'CDF' header; %zu bytes): mesh.type exodus reads "
@@ -123,12 +134,9 @@ static int parse_header(exo *x) {
                    x->path, x->len);
   x->ver = x->buf[3];
   x->pos = 4;
-  uint64_t nrec = 0, tag = 0, n = 0;
+  uint64_t nrec = 0, n = 0;
   HX_CALL(rd_count(x, &nrec, "the record count"));
-  HX_CALL(rd_u(x, 4, &tag, "the dimension list"));
-  HX_CALL(rd_count(x, &n, "the dimension list"));
-  if (tag != 0x0A && !(tag == 0 && n == 0)) return hdr_err(x, "the dimension list");
-  if (n > x->len / 8) return hdr_err(x, "the dimension list");
+  HX_CALL(rd_list(x, 0x0A, 8, "the dimension list", &n));
   x->ndims = (int)n;
   HX_CALL(HX_ALLOC(&x->dims, n + 1));
   for (uint64_t i = 0; i < n; i++) {
@@ -136,10 +144,7 @@ static int parse_header(exo *x) {
     HX_CALL(rd_count(x, &x->dims[i].len, "a dimension"));
   }
   HX_CALL(rd_atts(x, NULL, 0, "the global attributes"));
-  HX_CALL(rd_u(x, 4, &tag, "the variable list"));
-  HX_CALL(rd_count(x, &n, "the variable list"));
-  if (tag != 0x0B && !(tag == 0 && n == 0)) return hdr_err(x, "the variable list");
-  if (n > x->len / 16) return hdr_err(x, "the variable list");
+  HX_CALL(rd_list(x, 0x0B, 16, "the variable list", &n));
   x->nvars = (int)n;
   HX_CALL(HX_ALLOC(&x->vars, n + 1));
   for (uint64_t i = 0; i < n; i++) {
