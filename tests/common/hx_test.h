@@ -70,6 +70,21 @@ static inline void hx_test_env_pop(const char *name, const hx_test_env_keep *kee
     unsetenv(name);
 }
 
+/* A 64-bit mixing hash (splitmix64's finaliser): deterministic
+ * pseudo-random bits from a key. */
+static inline uint64_t hx_test_mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* A value in [-1, 1) from a key (hx_test_mix64): the same for the same key
+ * on every rank and backend. */
+static inline double hx_test_key_rand(uint64_t k) {
+  return (double)(hx_test_mix64(k) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
 /* Deterministic pseudo-random numbers (xorshift64*), uniform in [-1, 1). */
 typedef struct { uint64_t s; } hx_test_rng;
 static inline double hx_test_rand(hx_test_rng *r) {
