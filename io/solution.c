@@ -94,11 +94,7 @@ static int write_xdmf(const char *dir, int p, long long E, unsigned fields, int 
   len = xdmf_mesh(b, cap, len, "      ", "solution.h5", p, E);
   len = xdmf_fields(b, cap, len, "      ", "solution.h5", "solution.h5", p, E, fields, fp32);
   P("    </Grid>\n  </Domain>\n</Xdmf>\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/solution.xdmf", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, "solution.xdmf", b, len, cap, "XDMF text");
   return err;
 }
 
@@ -160,11 +156,7 @@ int hx_io_write_solution_series(const char *dir, int p, long long E, unsigned fi
     P("      </Grid>\n");
   }
   P("    </Grid>\n  </Domain>\n</Xdmf>\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/solution.xdmf", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, "solution.xdmf", b, len, cap, "XDMF text");
   HX_CALL(err);
   return HX_SUCCESS;
 }
@@ -846,11 +838,7 @@ int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, 
     len += (size_t)snprintf(b + len, cap - len, "    { \"name\": \"%s\", \"time\": %.17g }%s\n", files[i],
                             times[i], i + 1 < n ? "," : "");
   if (len < cap) len += (size_t)snprintf(b + len, cap - len, "  ]\n}\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "series text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/" HX_VTKHDF_NAME ".series", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, HX_VTKHDF_NAME ".series", b, len, cap, "series text");
   HX_CALL(err);
   return HX_SUCCESS;
 }
