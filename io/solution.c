@@ -318,6 +318,25 @@ static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long 
   return err;
 }
 
+/* tmp (made by rank 0) opened for this rank's rows in *fd. */
+static int open_rows(const char *tmp, int *fd) {
+  *fd = open(tmp, O_WRONLY | O_CLOEXEC);
+  if (*fd < 0) return HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+  return HX_SUCCESS;
+}
+
+/* The rows written at fd synced and fd closed (-1: none); err: the error
+ * so far, kept before any of these. Each rank's own data reaches the disk
+ * (on a distributed file system rank 0's fsync at the commit covers its own
+ * writes only). */
+static int close_rows(int fd, const char *path, int err) {
+  if (!err && fd >= 0 && fdatasync(fd) != 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
+  if (fd >= 0 && close(fd) != 0 && !err)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  return err;
+}
+
 /* One dataset's rows of this rank's El elements (eb bytes each) into the
  * file open at fd, the dataset starting at off: local element e at file row
  * row[e], a run of elements whose rows follow each other in one write. */
@@ -352,8 +371,8 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   if (!err && w->fp32) err = hx_calloc(Nl, sizeof(float), &fb);
   if (!err && (w->ds & DSB(DS_CONN))) err = hx_calloc(Cl * 8, sizeof(int64_t), &conn);
   if (!err && (w->ds & DSB(DS_RANK))) err = hx_calloc(Cl, sizeof(int32_t), &rk);
-  int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
-  if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+  int fd = -1;
+  if (!err) err = open_rows(tmp, &fd);
     /* dataset d: runs of elements whose rows follow each other, per_elem rows each */
 #define PUT(d, per_elem, data)                                                                         \
   do {                                                                                                 \
@@ -403,12 +422,7 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   if (rk) PUT(DS_RANK, cpe, rk);
 #undef PUT_FIELD
 #undef PUT
-  /* each rank's own data reaches the disk (on a distributed file system
-   * rank 0's fsync at the commit covers its own writes only) */
-  if (!err && fd >= 0 && fdatasync(fd) != 0)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
-  if (fd >= 0 && close(fd) != 0 && !err)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  err = close_rows(fd, path, err);
   free(buf), free(fb), free(conn), free(rk);
   return err;
 }
@@ -729,8 +743,8 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   if (!err) err = hx_calloc(Nl, sizeof(int64_t), &conn);
   if (!err) err = hx_calloc(npe, sizeof(int), &perm);
   if (!err) err = hx_calloc((size_t)El, sizeof(int32_t), &rk);
-  int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
-  if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+  int fd = -1;
+  if (!err) err = open_rows(tmp, &fd);
 #define VPUT(d, per_elem, rowb, data)                                                                  \
   do {                                                                                                 \
     if (!err && off[d] >= 0)                                                                           \
@@ -767,10 +781,7 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   }
 #undef VFIELD
 #undef VPUT
-  if (!err && fd >= 0 && fdatasync(fd) != 0)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
-  if (fd >= 0 && close(fd) != 0 && !err)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  err = close_rows(fd, path, err);
   free(buf), free(fb), free(conn), free(perm), free(rk);
   return err;
 }
