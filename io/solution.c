@@ -318,6 +318,17 @@ static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long 
   return err;
 }
 
+/* Rank 0: the written file tmp renamed to path (*bytes: its size), or
+ * removed after an error (err: the error so far); the error. */
+static int publish_tmp(const char *tmp, const char *path, int err, long long *bytes) {
+  struct stat sb;
+  if (!err && stat(tmp, &sb) == 0) *bytes = (long long)sb.st_size;
+  if (!err && rename(tmp, path) != 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+  if (err) remove(tmp);
+  return err;
+}
+
 /* tmp (made by rank 0) opened for this rank's rows in *fd. */
 static int open_rows(const char *tmp, int *fd) {
   *fd = open(tmp, O_WRONLY | O_CLOEXEC);
@@ -513,11 +524,7 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   free(row);
   long long bytes = 0;
   if (rank == 0) {
-    struct stat sb;
-    if (!err && stat(tmp, &sb) == 0) bytes = (long long)sb.st_size;
-    if (!err && rename(tmp, path) != 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (err) remove(tmp);
+    err = publish_tmp(tmp, path, err, &bytes);
     if (!err && w->xdmf) err = write_xdmf(dir, p, E, w->fields, w->fp32);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
@@ -825,11 +832,7 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
   free(row);
   long long size = 0;
   if (rank == 0) {
-    struct stat sb;
-    if (!err && stat(tmp, &sb) == 0) size = (long long)sb.st_size;
-    if (!err && rename(tmp, path) != 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (err) remove(tmp);
+    err = publish_tmp(tmp, path, err, &size);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
   HX_MPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm));
