@@ -14,6 +14,9 @@ import sys
 failures = []
 A = None
 
+# the $Nodes lines of the unit cube's corners, in Gmsh's hex8 order (nodes 1..8)
+UNIT_CUBE_NODES = "1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n"
+
 
 # the options of a seeded fuzzer's rounds (tests/fuzz/diff_*.py), for setup(options=...)
 ROUND_OPTIONS = ((("--seed",), dict(type=int, default=1, help="seed of the first round (round k uses seed + k)")),
