@@ -88,7 +88,11 @@ def _axes_layout(fig, ax, name):
 
 def _save(fig, top, name, mode, axes, **extra):
     """the figure laid out as top/NAME.png, with its layout (what each of axes, a list of (axes, name),
-    shows) in the PNG's metadata hexcg:layout"""
+    shows) in the PNG's metadata hexcg:layout (matplotlib imported by plot())"""
+    import json
+
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     fig.canvas.draw()
     layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode}
@@ -112,8 +116,6 @@ def plot(mode, top, rows, pred):
     """scaling.png (time per iteration and efficiency against the rank count, with the ideal line,
     the repeats' min..max bars and the model's prediction where there is one), setup.png,
     time_split.png; each PNG carries what it shows in a text chunk "hexcg:layout" (JSON)"""
-    import json
-
     import matplotlib
 
     matplotlib.use("Agg")
