@@ -285,13 +285,7 @@ int hx_cmd_compare(hx_app_ctx *ctx, int argc, char **argv) {
   memset(&a, 0, sizeof a);
   char msg[512] = "";
   int pa = parse_args(argc, argv, &a, msg, sizeof msg);
-  if (pa) {
-    if (ctx->rank == 0) {
-      if (pa == 2) fprintf(stderr, "hexcg compare: %s\n\n", msg);
-      compare_usage(pa == 2 ? stderr : stdout);
-    }
-    return pa == 2 ? 2 : 0;
-  }
+  if (pa) return hx_app_usage_exit(ctx, pa, "compare", msg, compare_usage);
   int status = 0;
   if (ctx->rank == 0) status = compare_main(&a);
   MPI_Bcast(&status, 1, MPI_INT, 0, ctx->comm);

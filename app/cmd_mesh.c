@@ -192,155 +192,200 @@ static int check_memory(const hx_app_ctx *ctx, const mesh_args *a) {
                   a->box.nx, a->box.ny, a->box.nz, E, a->order, why);
 }
 
-static int run(hx_app_ctx *ctx, const mesh_args *a) {
-  hx_mesh m = NULL;
-  char src[1200];
+/* the mesh's source in words, for the report's first line */
+static void describe_source(const mesh_args *a, char *src, size_t len) {
   if (a->type == 2)
-    snprintf(src, sizeof src, "Gmsh file %s", a->file);
+    snprintf(src, len, "Gmsh file %s", a->file);
   else if (a->type == 3)
-    snprintf(src, sizeof src, "Exodus II file %s", a->file);
+    snprintf(src, len, "Exodus II file %s", a->file);
   else if (a->type == 4)
-    snprintf(src, sizeof src, "Nek .re2 file %s (boundary field %d)", a->file, a->field);
+    snprintf(src, len, "Nek .re2 file %s (boundary field %d)", a->file, a->field);
   else if (a->type == 1 || a->box.kershaw_eps != 1.0)
-    snprintf(src, sizeof src, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz,
-             a->box.kershaw_eps);
+    snprintf(src, len, "Kershaw box %dx%dx%d, eps %g", a->box.nx, a->box.ny, a->box.nz, a->box.kershaw_eps);
   else
-    snprintf(src, sizeof src, "box %dx%dx%d%s", a->box.nx, a->box.ny, a->box.nz,
-             a->box.deform ? " (deformed)" : "");
-  HX_CALL(check_memory(ctx, a));
-  double t0 = hx_wtime();
-  if (a->type == 3)
-    HX_CALL(hx_mesh_create_exodus(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
-                                  a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL, &m));
-  else if (a->type == 4)
-    HX_CALL(hx_mesh_create_nek(ctx->comm, a->file, a->field, a->part, &m));
-  else if (a->type == 2)
-    HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, a->cs ? a->cs->mesh.nperiodic_pairs : 0,
-                                         a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL,
-                                         &m));
-  else
-    HX_CALL(hx_mesh_create_box(ctx->comm, &a->box, &m));
-  double t_create = hx_wtime() - t0;
-  double rss_create = (double)hx_peak_rss_bytes(), rss_create_max = 0;
-  MPI_Reduce(&rss_create, &rss_create_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
-  const int p = a->order, n = p + 1;
-  const int32_t ne = hx_mesh_num_elements(m);
-  const size_t nl = (size_t)ne * n * n * n;
+    snprintf(src, len, "box %dx%dx%d%s", a->box.nx, a->box.ny, a->box.nz, a->box.deform ? " (deformed)" : "");
+}
+
+/* Collective: the mesh from its file or generator */
+static int create_mesh(hx_app_ctx *ctx, const mesh_args *a, hx_mesh *m) {
+  const int npp = a->cs ? a->cs->mesh.nperiodic_pairs : 0;
+  const char *const(*pp)[2] = a->cs ? (const char *const(*)[2])a->cs->mesh.periodic_pairs : NULL;
+  if (a->type == 3) return hx_mesh_create_exodus(ctx->comm, a->file, a->part, npp, pp, m);
+  if (a->type == 4) return hx_mesh_create_nek(ctx->comm, a->file, a->field, a->part, m);
+  if (a->type == 2) return hx_mesh_create_gmsh_periodic(ctx->comm, a->file, a->part, npp, pp, m);
+  return hx_mesh_create_box(ctx->comm, &a->box, m);
+}
+
+/* what the report measures besides the mesh's own counts */
+typedef struct {
+  double t_create, t_ids_max, t_rep, t_jac;
+  double rss_create_max, rss_max, rss_sum;
+  int64_t gidmax; /* the largest GLL id over the ranks */
+  double jmin, jmax, hmin, hmax;
+  int64_t *gcnt; /* faces per tag, then elements per material (rank 0) */
+} mesh_stats;
+
+/* Collective: the GLL ids at order p (timed), and their largest value */
+static int gll_id_check(hx_app_ctx *ctx, hx_mesh m, int p, mesh_stats *st) {
+  const int n = p + 1;
+  const size_t nl = (size_t)hx_mesh_num_elements(m) * n * n * n;
   int64_t *gid = NULL;
   int err = HX_ALLOC(&gid, nl);
   int anyerr = 0;
   MPI_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, ctx->comm);
   if (anyerr) {
-    hx_mesh_destroy(&m);
     hx_free_host(&gid);
     return err ? err : HX_ERROR(HX_ERR_MEM, "out of memory on another rank");
   }
   MPI_Barrier(ctx->comm);
-  t0 = hx_wtime();
-  HX_CALL(hx_mesh_gll_ids(m, p, gid));
-  double t_ids = hx_wtime() - t0, t_ids_max;
-  MPI_Allreduce(&t_ids, &t_ids_max, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
-  int64_t idmax = 0, gidmax = 0;
-  for (size_t i = 0; i < nl; i++) idmax = gid[i] > idmax ? gid[i] : idmax;
-  MPI_Allreduce(&idmax, &gidmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm);
-  hx_free_host(&gid);
-  t0 = hx_wtime();
-  hx_mesh_report rep;
-  HX_CALL(hx_mesh_partition_report(m, p, &rep));
-  double t_rep = hx_wtime() - t0;
-  double jmin, jmax, hmin, hmax;
-  t0 = hx_wtime();
-  err = hx_mesh_check_jacobian(m, p, &jmin, &jmax, &hmin, &hmax);
-  double t_jac = hx_wtime() - t0;
+  double t0 = hx_wtime();
+  err = hx_mesh_gll_ids(m, p, gid);
   if (err) {
-    hx_mesh_report_free(&rep);
-    hx_mesh_destroy(&m);
+    hx_free_host(&gid);
     return err;
   }
-  /* tag and material counts */
-  int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
-  int64_t *cnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t)),
-          *gcnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
+  double t_ids = hx_wtime() - t0;
+  MPI_Allreduce(&t_ids, &st->t_ids_max, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
+  int64_t idmax = 0;
+  for (size_t i = 0; i < nl; i++) idmax = gid[i] > idmax ? gid[i] : idmax;
+  MPI_Allreduce(&idmax, &st->gidmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm);
+  hx_free_host(&gid);
+  return HX_SUCCESS;
+}
+
+/* Collective: the tag and material counts, and the peak memory at the end */
+static void count_tags(hx_app_ctx *ctx, hx_mesh m, mesh_stats *st, int64_t *cnt) {
+  const int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
+  const int32_t ne = hx_mesh_num_elements(m);
   const int32_t *ft = hx_mesh_face_tags(m), *mat = hx_mesh_element_material(m);
   for (int32_t e = 0; e < ne; e++) {
     for (int f = 0; f < 6; f++)
       if (ft[e * 6 + f] >= 0) cnt[ft[e * 6 + f]]++;
     cnt[nt + mat[e]]++;
   }
-  MPI_Reduce(cnt, gcnt, nt + nm, MPI_INT64_T, MPI_SUM, 0, ctx->comm);
-  double rss = (double)hx_peak_rss_bytes(), rss_max = 0, rss_sum = 0;
-  MPI_Reduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
-  MPI_Reduce(&rss, &rss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, ctx->comm);
+  MPI_Reduce(cnt, st->gcnt, nt + nm, MPI_INT64_T, MPI_SUM, 0, ctx->comm);
+  double rss = (double)hx_peak_rss_bytes();
+  MPI_Reduce(&rss, &st->rss_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+  MPI_Reduce(&rss, &st->rss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, ctx->comm);
+}
+
+/* the note on boundary faces that carry no tag */
+static void print_untagged(hx_mesh m, const mesh_args *a) {
+  const char *where = "";
+  int64_t nbnd = 0;
+  const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
+  if (nun > 0 && a->type == 4)
+    printf("\n  note: %lld of %lld boundary faces have no boundary code in field %d (the first: %s); they form "
+           "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a condition with "
+           "tags: [%s] in problem.boundary",
+           (long long)nun, (long long)nbnd, a->field, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
+  else if (nun > 0)
+    printf(
+        "\n  note: %lld of %lld boundary faces carry no %s (the first: %s); they form "
+        "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
+        "condition with tags: [%s] in problem.boundary, or they are put in a %s",
+        (long long)nun, (long long)nbnd, a->type == 3 ? "side set" : "surface physical tag", where,
+        HX_MESH_UNTAGGED, HX_MESH_UNTAGGED, a->type == 3 ? "side set" : "physical group");
+}
+
+/* rank 0: the report */
+static void print_report(hx_app_ctx *ctx, hx_mesh m, const mesh_args *a, const char *src, const hx_mesh_report *rep,
+                         const mesh_stats *st) {
+  const int p = a->order, n = p + 1;
+  const int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
   hx_mesh_times t = hx_mesh_get_times(m);
+  int64_t N = hx_mesh_num_global_gll(m, p);
+  printf("hexcg mesh: %s, %s elements, partitioner %s\n", src, hx_mesh_nodes_per_element(m) == 8 ? "hex8" : "hex27",
+         hx_partitioner_name(a->part));
+  printf("  elements              %lld\n", (long long)hx_mesh_num_global_elements(m));
+  printf("  vertices              %lld  (edges %lld, faces %lld)\n", (long long)hx_mesh_num_global_vertices(m),
+         (long long)hx_mesh_num_global_edges(m), (long long)hx_mesh_num_global_faces(m));
+  printf("  unique GLL nodes      %lld at order %d%s\n", (long long)N, p,
+         st->gidmax == N ? "" : "  (MISMATCH with the largest id!)");
+  if (hx_mesh_num_periodic_faces(m) > 0) {
+    printf("  periodic face pairs   %lld  (periodic tags:", (long long)hx_mesh_num_periodic_faces(m));
+    for (int i = 0; i < nt; i++)
+      if (hx_mesh_tag_is_periodic(m, i)) printf(" %s", hx_mesh_tag_name(m, i));
+    printf("%s)\n", a->type == 4 ? " none: the .re2 file's 'P' boundary records" : "");
+  }
+  if (hx_mesh_num_curved_elements(m) > 0)
+    printf("  curved elements       %lld  (exact curved sides: the map at the GLL nodes of any order)\n",
+           (long long)hx_mesh_num_curved_elements(m));
+  hx_mesh_report_print(rep, stdout, a->verbose);
+  printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", st->jmin, st->jmax, p);
+  printf("  element size          min %.6g  max %.6g  (element edge length)\n", st->hmin, st->hmax);
+  printf("  materials            ");
+  for (int i = 0; i < nm; i++) printf(" %s (%lld elements)", hx_mesh_material_name(m, i), (long long)st->gcnt[nt + i]);
+  printf("\n  boundary tags        ");
+  for (int i = 0; i < nt; i++) printf(" %s (%lld faces)", hx_mesh_tag_name(m, i), (long long)st->gcnt[i]);
+  if (nt == 0) printf(" none");
+  print_untagged(m, a);
+  printf(
+      "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
+      "validate %.3f (create total %.3f)\n",
+      t.build, t.topology, t.partition, t.distribute, t.validate, st->t_create);
+  printf("                        GLL ids %.3f, partition report %.3f, Jacobian check %.3f\n", st->t_ids_max,
+         st->t_rep, st->t_jac);
+  printf(
+      "  peak memory           max %.1f MiB per rank after create, %.1f MiB at the end (GLL id array "
+      "%.1f MiB per rank), %.1f MiB over %d ranks\n",
+      st->rss_create_max / 1048576.0, st->rss_max / 1048576.0,
+      (double)hx_mesh_num_global_elements(m) / ctx->size * n * n * n * 8 / 1048576.0, st->rss_sum / 1048576.0,
+      ctx->size);
+}
+
+/* --convert: the mesh as a Gmsh file */
+static int convert_mesh(hx_app_ctx *ctx, hx_mesh m, const mesh_args *a) {
+  int curved = 0;
+  HX_CALL(hx_mesh_write_gmsh(m, a->convert, &curved));
   if (ctx->rank == 0) {
-    int64_t N = hx_mesh_num_global_gll(m, p);
-    printf("hexcg mesh: %s, %s elements, partitioner %s\n", src,
-           hx_mesh_nodes_per_element(m) == 8 ? "hex8" : "hex27", hx_partitioner_name(a->part));
-    printf("  elements              %lld\n", (long long)hx_mesh_num_global_elements(m));
-    printf("  vertices              %lld  (edges %lld, faces %lld)\n",
-           (long long)hx_mesh_num_global_vertices(m), (long long)hx_mesh_num_global_edges(m),
-           (long long)hx_mesh_num_global_faces(m));
-    printf("  unique GLL nodes      %lld at order %d%s\n", (long long)N, p,
-           gidmax == N ? "" : "  (MISMATCH with the largest id!)");
-    if (hx_mesh_num_periodic_faces(m) > 0) {
-      printf("  periodic face pairs   %lld  (periodic tags:", (long long)hx_mesh_num_periodic_faces(m));
-      for (int i = 0; i < nt; i++)
-        if (hx_mesh_tag_is_periodic(m, i)) printf(" %s", hx_mesh_tag_name(m, i));
-      printf("%s)\n", a->type == 4 ? " none: the .re2 file's 'P' boundary records" : "");
-    }
-    if (hx_mesh_num_curved_elements(m) > 0)
-      printf("  curved elements       %lld  (exact curved sides: the map at the GLL nodes of any order)\n",
-             (long long)hx_mesh_num_curved_elements(m));
-    hx_mesh_report_print(&rep, stdout, a->verbose);
-    printf("  Jacobian det          min %.6g  max %.6g  (at the order-%d GLL nodes)\n", jmin, jmax, p);
-    printf("  element size          min %.6g  max %.6g  (element edge length)\n", hmin, hmax);
-    printf("  materials            ");
-    for (int i = 0; i < nm; i++)
-      printf(" %s (%lld elements)", hx_mesh_material_name(m, i), (long long)gcnt[nt + i]);
-    printf("\n  boundary tags        ");
-    for (int i = 0; i < nt; i++) printf(" %s (%lld faces)", hx_mesh_tag_name(m, i), (long long)gcnt[i]);
-    if (nt == 0) printf(" none");
-    const char *where = "";
-    int64_t nbnd = 0;
-    const int64_t nun = hx_mesh_untagged_faces(m, &nbnd, &where);
-    if (nun > 0 && a->type == 4)
-      printf("\n  note: %lld of %lld boundary faces have no boundary code in field %d (the first: %s); they form "
-             "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a condition with "
-             "tags: [%s] in problem.boundary",
-             (long long)nun, (long long)nbnd, a->field, where, HX_MESH_UNTAGGED, HX_MESH_UNTAGGED);
-    else if (nun > 0)
-      printf(
-          "\n  note: %lld of %lld boundary faces carry no %s (the first: %s); they form "
-          "the tag '%s' and get the natural condition kappa du/dn = 0 unless a case gives them a "
-          "condition with tags: [%s] in problem.boundary, or they are put in a %s",
-          (long long)nun, (long long)nbnd, a->type == 3 ? "side set" : "surface physical tag", where,
-          HX_MESH_UNTAGGED, HX_MESH_UNTAGGED, a->type == 3 ? "side set" : "physical group");
-    printf(
-        "\n  time [s]              build %.3f, topology %.3f, partition %.3f, distribute %.3f, "
-        "validate %.3f (create total %.3f)\n",
-        t.build, t.topology, t.partition, t.distribute, t.validate, t_create);
-    printf("                        GLL ids %.3f, partition report %.3f, Jacobian check %.3f\n", t_ids_max,
-           t_rep, t_jac);
-    printf(
-        "  peak memory           max %.1f MiB per rank after create, %.1f MiB at the end (GLL id array "
-        "%.1f MiB per rank), %.1f MiB over %d ranks\n",
-        rss_create_max / 1048576.0, rss_max / 1048576.0,
-        (double)hx_mesh_num_global_elements(m) / ctx->size * n * n * n * 8 / 1048576.0, rss_sum / 1048576.0,
-        ctx->size);
+    printf("  converted             %s (Gmsh MSH 2.2, %s elements)\n", a->convert, curved ? "hex27" : "hex8");
+    if (hx_mesh_num_periodic_faces(m) > 0)
+      printf("  note: the %lld periodic face pairs are not written: give the pairs in the case that reads "
+             "%s (mesh.periodic)\n",
+             (long long)hx_mesh_num_periodic_faces(m), a->convert);
   }
-  free(cnt), free(gcnt);
+  return HX_SUCCESS;
+}
+
+static int run(hx_app_ctx *ctx, const mesh_args *a) {
+  hx_mesh m = NULL;
+  char src[1200];
+  describe_source(a, src, sizeof src);
+  HX_CALL(check_memory(ctx, a));
+  mesh_stats st;
+  memset(&st, 0, sizeof st);
+  double t0 = hx_wtime();
+  HX_CALL(create_mesh(ctx, a, &m));
+  st.t_create = hx_wtime() - t0;
+  double rss_create = (double)hx_peak_rss_bytes();
+  MPI_Reduce(&rss_create, &st.rss_create_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+  const int p = a->order;
+  int err = gll_id_check(ctx, m, p, &st);
+  if (err) {
+    hx_mesh_destroy(&m);
+    return err;
+  }
+  t0 = hx_wtime();
+  hx_mesh_report rep;
+  HX_CALL(hx_mesh_partition_report(m, p, &rep));
+  st.t_rep = hx_wtime() - t0;
+  t0 = hx_wtime();
+  err = hx_mesh_check_jacobian(m, p, &st.jmin, &st.jmax, &st.hmin, &st.hmax);
+  st.t_jac = hx_wtime() - t0;
+  if (err) {
+    hx_mesh_report_free(&rep);
+    hx_mesh_destroy(&m);
+    return err;
+  }
+  const int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
+  int64_t *cnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
+  st.gcnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
+  count_tags(ctx, m, &st, cnt);
+  if (ctx->rank == 0) print_report(ctx, m, a, src, &rep, &st);
+  free(cnt), free(st.gcnt);
   hx_mesh_report_free(&rep);
-  if (a->convert) {
-    int curved = 0;
-    err = hx_mesh_write_gmsh(m, a->convert, &curved);
-    if (!err && ctx->rank == 0) {
-      printf("  converted             %s (Gmsh MSH 2.2, %s elements)\n", a->convert, curved ? "hex27" : "hex8");
-      if (hx_mesh_num_periodic_faces(m) > 0)
-        printf("  note: the %lld periodic face pairs are not written: give the pairs in the case that reads "
-               "%s (mesh.periodic)\n",
-               (long long)hx_mesh_num_periodic_faces(m), a->convert);
-    }
-  }
+  if (a->convert) err = convert_mesh(ctx, m, a);
   hx_mesh_destroy(&m);
   return err;
 }

@@ -197,34 +197,14 @@ static void print_file(const char *path) {
   fclose(f);
 }
 
-int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
-  double t0 = hx_wtime();
-  run_opts o;
-  memset(&o, 0, sizeof o);
-  o.sets = calloc((size_t)argc + 1, sizeof(char *));
-  if (!o.sets) return hx_app_fail(ctx, HX_ERROR(HX_ERR_MEM, "out of memory"), 1);
-  char msg[512] = "";
-  int pa = parse_args(argc, argv, &o, msg, sizeof msg);
-  if (pa) {
-    if (ctx->rank == 0) {
-      if (pa == 2) fprintf(stderr, "hexcg run: %s\n\n", msg);
-      run_usage(pa == 2 ? stderr : stdout);
-    }
-    free(o.sets);
-    return pa == 2 ? 2 : 0;
-  }
-  hx_log_init(ctx->rank, o.level);
-  /* SIGINT, SIGTERM, SIGUSR1: stop the solve at its next iteration and keep what it did */
-  hx_signals_install();
-
-  int status = 0, err;
+/* the case with the command line's settings, its preconditioner options
+ * checked and its size checked against the memory, before anything is built */
+static int load_case(const hx_app_ctx *ctx, const run_opts *o, hx_case **csp) {
   hx_case *cs = NULL;
-  hx_outdir od = NULL;
-  char *final_dir = NULL;
-  char effective[4200];
-  err = hx_case_load_comm(ctx->comm, o.case_path, o.nsets, o.sets, &cs);
-  if (!err && o.output) err = hx_case_set_output_dir(cs, o.output);
-  if (!err && o.progress_every >= 0) cs->output.progress_every = o.progress_every;
+  int err = hx_case_load_comm(ctx->comm, o->case_path, o->nsets, o->sets, &cs);
+  *csp = cs;
+  if (!err && o->output) err = hx_case_set_output_dir(cs, o->output);
+  if (!err && o->progress_every >= 0) cs->output.progress_every = o->progress_every;
   /* precond/ validates its own options (positions in the case file) and
    * makes its defaults explicit for the effective case */
   if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
@@ -245,9 +225,172 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (!err) err = hx_pc_config_mem_per_node(pcc, cs->order, &pc_node);
   hx_pc_config_free(&pcc);
   if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN, pc_node);
-  if (!err && o.restart && !cs->time.enabled)
+  if (!err && o->restart && !cs->time.enabled)
     err = HX_ERROR(HX_ERR_INPUT, "--restart %s: %s has no time: section; only a time-dependent run continues from a "
-                   "checkpoint (docs/time.md)", o.restart, cs->path);
+                   "checkpoint (docs/time.md)", o->restart, cs->path);
+  return err;
+}
+
+/* rank 0: the version, the ranks and threads, the case (and with --verbose
+ * the effective case file) */
+static void print_banner(const hx_app_ctx *ctx, const run_opts *o, const hx_case *cs, const char *final_dir,
+                         const char *effective) {
+  if (ctx->rank != 0 || o->level < HX_LOG_NORMAL) return;
+  int nt, nc;
+  thread_counts(&nt, &nc);
+  printf("hexcg %s (git %s), %d MPI rank%s x %d OpenMP thread%s (%d cores available to a rank)\n",
+         HX_VERSION_FULL, HX_GIT_HASH, ctx->size, ctx->size > 1 ? "s" : "", nt, nt > 1 ? "s" : "", nc);
+  hx_case_print(cs, stdout);
+  if (o->level >= HX_LOG_VERBOSE) {
+    printf("effective case (%s/case.yaml):\n", final_dir);
+    print_file(effective);
+  }
+  fflush(stdout);
+}
+
+/* --dry-run: the mesh, discretisation, data and preconditioner too
+ * (hx_run_check stops before the first iteration), so that a passing dry run
+ * means the run will start; the exit status */
+static int dry_run(hx_app_ctx *ctx, const run_opts *o, hx_case *cs, hx_outdir od, const char *final_dir) {
+  int status = 0, err;
+  hx_checkpoint_mesh_id mid;
+  memset(&mid, 0, sizeof mid);
+  err = hx_run_check(ctx, cs, o->restart ? &mid : NULL);
+  if (agree_fail(ctx, err, &status)) return status;
+  if (o->restart) { /* the checkpoint exists and fits the case and its mesh (the GLL node hash: when the run reads it) */
+    char ckdir[4300];
+    int ck_step = 0;
+    double ck_time = 0.0;
+    err = hx_checkpoint_check(ctx->comm, o->restart, cs, &mid, ckdir, sizeof ckdir, &ck_step, &ck_time);
+    if (agree_fail(ctx, err, &status)) return status;
+    hx_log(HX_LOG_NORMAL, "dry run: --restart from %s, step %d (t = %g) of %d: it fits the case\n", ckdir, ck_step,
+           ck_time, cs->time.steps);
+  }
+  if (hx_outdir_had_results(od)) { /* keep the earlier results with their own case.yaml */
+    hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are%s)\n", final_dir,
+           o->force ? "" : "; the run needs --force to replace them");
+  } else {
+    err = hx_outdir_commit(od);
+    if (agree_fail(ctx, err, &status)) return status;
+    hx_log(HX_LOG_NORMAL, "dry run: case valid, effective case written to %s/case.yaml\n", final_dir);
+  }
+  return status;
+}
+
+/* what the run left unset in its result: the ranks, threads, backend,
+ * order and total time */
+static void result_defaults(const hx_app_ctx *ctx, const hx_case *cs, double t0, hx_run_result *res) {
+  if (res->ranks == 0) res->ranks = ctx->size;
+  if (res->threads == 0) {
+    int nc;
+    thread_counts(&res->threads, &nc);
+  }
+  if (!res->backend[0]) snprintf(res->backend, sizeof res->backend, "%s", hx_case_backend_name(cs->backend));
+  if (res->order == 0) res->order = cs->order;
+  if (res->t_total == 0) res->t_total = hx_wtime() - t0;
+}
+
+/* the exit status of a committed run, with its message: data that failed at
+ * a step, an interruption (with the command that continues it), or no
+ * convergence */
+static int run_status(const hx_app_ctx *ctx, const run_opts *o, const hx_run_result *res, const char *final_dir) {
+  int status = 0;
+  if (res->time.data_failed) {
+    /* data not finite at a step: the steps before it are committed, the
+     * status is that of invalid input (issue 53, defect 19) */
+    int err = HX_ERROR(HX_ERR_INPUT, "%s", res->time.data_error);
+    agree_fail(ctx, err, &status);
+  } else if (res->time.interrupted) {
+    /* a time-dependent run: the last completed step is checkpointed */
+    int sig = hx_signal_pending();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
+    if (ctx->rank == 0) {
+      /* the command that continues in the same folder with the same case */
+      fprintf(stderr,
+              "hexcg run: interrupted by %s after step %d (t = %g); checkpoint in %s/checkpoint, the outputs so far in "
+              "%s; continue with: hexcg run %s",
+              hx_signal_name(sig), res->time.last_step, res->time.t_end, final_dir, final_dir, o->case_path);
+      for (int i = 0; i < o->nsets; i++) fprintf(stderr, " --set '%s'", o->sets[i]);
+      fprintf(stderr, " --output %s --restart %s\n", final_dir, final_dir);
+    }
+    status = HX_EXIT_CHECKPOINTED;
+  } else if (!strcmp(res->reason, "interrupted")) {
+    /* a signal: the solve stopped at the same iteration on every rank, the outputs are written;
+     * the signal may have reached some ranks only */
+    int sig = hx_signal_pending();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
+    if (ctx->rank == 0)
+      fprintf(stderr,
+              "hexcg run: interrupted by %s after %d iterations; the results so far are in %s (summary.yaml: "
+              "reason interrupted)\n",
+              hx_signal_name(sig), res->iterations, final_dir);
+    status = HX_EXIT_INTERRUPTED;
+  } else if (!res->converged) {
+    /* results are written, but the exit status says the solve failed */
+    if (ctx->rank == 0)
+      fprintf(stderr, "hexcg run: not converged after %d iterations (%s)\n", res->iterations, res->reason);
+    status = HX_EXIT_NOT_CONVERGED;
+  }
+  return status;
+}
+
+/* the run into the staging folder, its summary, and the commit that makes
+ * it the results; the exit status */
+static int run_and_commit(hx_app_ctx *ctx, const run_opts *o, hx_case *cs, hx_outdir od, const char *final_dir,
+                          double t0) {
+  int status = 0;
+  /* the writers write into the staging folder */
+  int err = hx_case_set_output_dir(cs, hx_outdir_stage(od));
+  if (agree_fail(ctx, err, &status)) return status;
+  hx_run_result res;
+  memset(&res, 0, sizeof res);
+  err = cs->time.enabled ? hx_run_case_time(ctx, cs, o->restart, final_dir, &res) : hx_run_case(ctx, cs, &res);
+  if (agree_fail(ctx, err, &status)) return status; /* nothing of this run is kept */
+  if (res.time.complete) return status; /* --restart of a finished run: its results stay as they are (status 0) */
+  result_defaults(ctx, cs, t0, &res);
+  if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
+  /* rank 0's error reaches every rank before the collective commit (issue 32: 2 ranks hung here) */
+  int failed = agree_fail(ctx, err, &status);
+  if (!failed) {
+    err = hx_outdir_commit(od);
+    if (!err) err = hx_case_set_output_dir(cs, final_dir);
+    failed = agree_fail(ctx, err, &status);
+  }
+  if (failed) {
+    hx_opt_free(&res.pc_report);
+    return status;
+  }
+  if (ctx->rank == 0 && o->level >= HX_LOG_NORMAL) {
+    hx_summary_print(cs, &res, stdout); /* auto's phases from the report tree */
+    fflush(stdout);
+  }
+  hx_opt_free(&res.pc_report);
+  if (o->log_view) hx_log_event_view(ctx->comm, stdout);
+  return run_status(ctx, o, &res, final_dir);
+}
+
+int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
+  double t0 = hx_wtime();
+  run_opts o;
+  memset(&o, 0, sizeof o);
+  o.sets = calloc((size_t)argc + 1, sizeof(char *));
+  if (!o.sets) return hx_app_fail(ctx, HX_ERROR(HX_ERR_MEM, "out of memory"), 1);
+  char msg[512] = "";
+  int pa = parse_args(argc, argv, &o, msg, sizeof msg);
+  if (pa) {
+    free(o.sets);
+    return hx_app_usage_exit(ctx, pa, "run", msg, run_usage);
+  }
+  hx_log_init(ctx->rank, o.level);
+  /* SIGINT, SIGTERM, SIGUSR1: stop the solve at its next iteration and keep what it did */
+  hx_signals_install();
+
+  int status = 0, err;
+  hx_case *cs = NULL;
+  hx_outdir od = NULL;
+  char *final_dir = NULL;
+  char effective[4200];
+  err = load_case(ctx, &o, &cs);
   if (agree_fail(ctx, err, &status)) goto done;
 
   /* every file goes to a staging folder and the complete set replaces the
@@ -261,117 +404,8 @@ int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv) {
   if (agree_fail(ctx, err, &status)) goto done;
   err = write_effective(ctx, cs, hx_outdir_stage(od), effective, sizeof effective);
   if (agree_fail(ctx, err, &status)) goto done;
-
-  if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
-    int nt, nc;
-    thread_counts(&nt, &nc);
-    printf("hexcg %s (git %s), %d MPI rank%s x %d OpenMP thread%s (%d cores available to a rank)\n",
-           HX_VERSION_FULL, HX_GIT_HASH, ctx->size, ctx->size > 1 ? "s" : "", nt, nt > 1 ? "s" : "", nc);
-    hx_case_print(cs, stdout);
-    if (o.level >= HX_LOG_VERBOSE) {
-      printf("effective case (%s/case.yaml):\n", final_dir);
-      print_file(effective);
-    }
-    fflush(stdout);
-  }
-  if (o.dry_run) {
-    /* the mesh, discretisation, data and preconditioner too (hx_run_check
-     * stops before the first iteration), so that a passing dry run means
-     * the run will start */
-    hx_checkpoint_mesh_id mid;
-    memset(&mid, 0, sizeof mid);
-    err = hx_run_check(ctx, cs, o.restart ? &mid : NULL);
-    if (agree_fail(ctx, err, &status)) goto done;
-    if (o.restart) { /* the checkpoint exists and fits the case and its mesh (the GLL node hash: when the run reads it) */
-      char ckdir[4300];
-      int ck_step = 0;
-      double ck_time = 0.0;
-      err = hx_checkpoint_check(ctx->comm, o.restart, cs, &mid, ckdir, sizeof ckdir, &ck_step, &ck_time);
-      if (agree_fail(ctx, err, &status)) goto done;
-      hx_log(HX_LOG_NORMAL, "dry run: --restart from %s, step %d (t = %g) of %d: it fits the case\n", ckdir, ck_step,
-             ck_time, cs->time.steps);
-    }
-    if (hx_outdir_had_results(od)) { /* keep the earlier results with their own case.yaml */
-      hx_log(HX_LOG_NORMAL, "dry run: case valid (the results in %s are kept as they are%s)\n", final_dir,
-             o.force ? "" : "; the run needs --force to replace them");
-    } else {
-      err = hx_outdir_commit(od);
-      if (agree_fail(ctx, err, &status)) goto done;
-      hx_log(HX_LOG_NORMAL, "dry run: case valid, effective case written to %s/case.yaml\n", final_dir);
-    }
-    goto done;
-  }
-
-  /* the writers write into the staging folder */
-  err = hx_case_set_output_dir(cs, hx_outdir_stage(od));
-  if (agree_fail(ctx, err, &status)) goto done;
-  hx_run_result res;
-  memset(&res, 0, sizeof res);
-  err = cs->time.enabled ? hx_run_case_time(ctx, cs, o.restart, final_dir, &res) : hx_run_case(ctx, cs, &res);
-  if (agree_fail(ctx, err, &status)) goto done; /* nothing of this run is kept */
-  if (res.time.complete) goto done; /* --restart of a finished run: its results stay as they are (status 0) */
-  if (res.ranks == 0) res.ranks = ctx->size;
-  if (res.threads == 0) {
-    int nc;
-    thread_counts(&res.threads, &nc);
-  }
-  if (!res.backend[0]) snprintf(res.backend, sizeof res.backend, "%s", hx_case_backend_name(cs->backend));
-  if (res.order == 0) res.order = cs->order;
-  if (res.t_total == 0) res.t_total = hx_wtime() - t0;
-  if (ctx->rank == 0) err = hx_summary_write(cs->output.dir, cs, &res, HX_VERSION_FULL, HX_GIT_HASH);
-  /* rank 0's error reaches every rank before the collective commit (issue 32: 2 ranks hung here) */
-  if (agree_fail(ctx, err, &status)) {
-    hx_opt_free(&res.pc_report);
-    goto done;
-  }
-  err = hx_outdir_commit(od);
-  if (!err) err = hx_case_set_output_dir(cs, final_dir);
-  if (agree_fail(ctx, err, &status)) {
-    hx_opt_free(&res.pc_report);
-    goto done;
-  }
-  if (ctx->rank == 0 && o.level >= HX_LOG_NORMAL) {
-    hx_summary_print(cs, &res, stdout); /* auto's phases from the report tree */
-    fflush(stdout);
-  }
-  hx_opt_free(&res.pc_report);
-  if (o.log_view) hx_log_event_view(ctx->comm, stdout);
-  if (res.time.data_failed) {
-    /* data not finite at a step: the steps before it are committed, the
-     * status is that of invalid input (issue 53, defect 19) */
-    err = HX_ERROR(HX_ERR_INPUT, "%s", res.time.data_error);
-    agree_fail(ctx, err, &status);
-  } else if (res.time.interrupted) {
-    /* a time-dependent run: the last completed step is checkpointed */
-    int sig = hx_signal_pending();
-    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
-    if (ctx->rank == 0) {
-      /* the command that continues in the same folder with the same case */
-      fprintf(stderr,
-              "hexcg run: interrupted by %s after step %d (t = %g); checkpoint in %s/checkpoint, the outputs so far in "
-              "%s; continue with: hexcg run %s",
-              hx_signal_name(sig), res.time.last_step, res.time.t_end, final_dir, final_dir, o.case_path);
-      for (int i = 0; i < o.nsets; i++) fprintf(stderr, " --set '%s'", o.sets[i]);
-      fprintf(stderr, " --output %s --restart %s\n", final_dir, final_dir);
-    }
-    status = HX_EXIT_CHECKPOINTED;
-  } else if (!strcmp(res.reason, "interrupted")) {
-    /* a signal: the solve stopped at the same iteration on every rank, the outputs are written;
-     * the signal may have reached some ranks only */
-    int sig = hx_signal_pending();
-    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, ctx->comm);
-    if (ctx->rank == 0)
-      fprintf(stderr,
-              "hexcg run: interrupted by %s after %d iterations; the results so far are in %s (summary.yaml: "
-              "reason interrupted)\n",
-              hx_signal_name(sig), res.iterations, final_dir);
-    status = HX_EXIT_INTERRUPTED;
-  } else if (!res.converged) {
-    /* results are written, but the exit status says the solve failed */
-    if (ctx->rank == 0)
-      fprintf(stderr, "hexcg run: not converged after %d iterations (%s)\n", res.iterations, res.reason);
-    status = HX_EXIT_NOT_CONVERGED;
-  }
+  print_banner(ctx, &o, cs, final_dir, effective);
+  status = o.dry_run ? dry_run(ctx, &o, cs, od, final_dir) : run_and_commit(ctx, &o, cs, od, final_dir, t0);
 
 done:
   hx_outdir_close(&od); /* without a commit: the staged files and the folders this run made go */

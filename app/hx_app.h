@@ -5,6 +5,7 @@
 #define HX_APP_H
 
 #include <mpi.h>
+#include <stdio.h>
 
 typedef struct {
   MPI_Comm comm;
@@ -28,6 +29,11 @@ int hx_app_status(int code);
 /* print the current error (rank-tagged) and return hx_app_status(code). If
  * collective != 0 every rank has the same error and only rank 0 prints. */
 int hx_app_fail(const hx_app_ctx *ctx, int code, int collective);
+/* After a subcommand's argument parse that asked for --help (pa 1) or
+ * failed (pa 2, the reason in msg): rank 0 prints "hexcg CMD: msg" and the
+ * usage (on stderr after a failure, on stdout for --help); returns the exit
+ * status, 0 or 2. */
+int hx_app_usage_exit(const hx_app_ctx *ctx, int pa, const char *cmd, const char *msg, void (*usage)(FILE *));
 
 int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);

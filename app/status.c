@@ -14,3 +14,11 @@ int hx_app_fail(const hx_app_ctx *ctx, int code, int collective) {
   if (!collective || ctx->rank == 0) hx_error_print(stderr, ctx->rank, hx_log_get_level() >= HX_LOG_VERBOSE);
   return hx_app_status(code);
 }
+
+int hx_app_usage_exit(const hx_app_ctx *ctx, int pa, const char *cmd, const char *msg, void (*usage)(FILE *)) {
+  if (ctx->rank == 0) {
+    if (pa == 2) fprintf(stderr, "hexcg %s: %s\n\n", cmd, msg);
+    usage(pa == 2 ? stderr : stdout);
+  }
+  return pa == 2 ? 2 : 0;
+}

@@ -186,11 +186,6 @@ typedef struct {
   long long row;
 } gid_row;
 
-static int cmp_gid(const void *a, const void *b) {
-  int64_t x = ((const gid_row *)a)->gid, y = ((const gid_row *)b)->gid;
-  return x < y ? -1 : x > y;
-}
-
 int hx_solution_diff(const char *run, const char *base, hx_solution_diff_info *d) {
   memset(d, 0, sizeof *d);
   sol_file a, b;
@@ -208,14 +203,14 @@ int hx_solution_diff(const char *run, const char *base, hx_solution_diff_info *d
   err = hx_calloc((size_t)b.E, sizeof *map, &map);
   if (err) goto done;
   for (long long i = 0; i < b.E; i++) map[i].gid = b.gid[i], map[i].row = i;
-  qsort(map, (size_t)b.E, sizeof *map, cmp_gid);
+  qsort(map, (size_t)b.E, sizeof *map, hx_io_cmp_key);
   double scale = 0, umax = 0, sdd = 0, suu = 0, dmax = 0;
   for (long long i = 0; i < b.E * b.npe * 3; i++) scale = fmax(scale, fabs(b.xyz[i]));
   for (long long i = 0; i < b.E * b.npe; i++) umax = fmax(umax, fabs(b.u[i]));
   const double tol = 1e-9 * scale; /* the writer stores the same computed points (restart's rule) */
   for (long long e = 0; e < a.E; e++) {
     gid_row key = {a.gid[e], 0};
-    const gid_row *hit = bsearch(&key, map, (size_t)b.E, sizeof *map, cmp_gid);
+    const gid_row *hit = bsearch(&key, map, (size_t)b.E, sizeof *map, hx_io_cmp_key);
     if (!hit) {
       snprintf(d->why_not, sizeof d->why_not, "element %lld of %s is not in %s (another mesh)",
                (long long)a.gid[e], run, base);

@@ -36,6 +36,15 @@ int hx_io_bcast_error(MPI_Comm comm, int root, int code) {
   return code;
 }
 
+int hx_io_write_text(const char *dir, const char *name, char *b, size_t len, size_t cap, const char *what) {
+  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "%s too long", what);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (!err) err = hx_io_write_file_atomic(path, b, len);
+  free(b);
+  return err;
+}
+
 int hx_io_write_file_atomic(const char *path, const char *data, size_t len) {
   size_t n = strlen(path) + 8;
   char *tmp = malloc(n);

@@ -94,11 +94,7 @@ static int write_xdmf(const char *dir, int p, long long E, unsigned fields, int 
   len = xdmf_mesh(b, cap, len, "      ", "solution.h5", p, E);
   len = xdmf_fields(b, cap, len, "      ", "solution.h5", "solution.h5", p, E, fields, fp32);
   P("    </Grid>\n  </Domain>\n</Xdmf>\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/solution.xdmf", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, "solution.xdmf", b, len, cap, "XDMF text");
   return err;
 }
 
@@ -160,11 +156,7 @@ int hx_io_write_solution_series(const char *dir, int p, long long E, unsigned fi
     P("      </Grid>\n");
   }
   P("    </Grid>\n  </Domain>\n</Xdmf>\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "XDMF text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/solution.xdmf", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, "solution.xdmf", b, len, cap, "XDMF text");
   HX_CALL(err);
   return HX_SUCCESS;
 }
@@ -204,6 +196,47 @@ static void ds_shapes(int p, long long E, int fp32, ds_shape s[DS_N]) {
   s[DS_RANK] = (ds_shape){E * cpe, 1, sizeof(int32_t), H5T_NATIVE_INT32};
 }
 
+/* Rank 0, serial HDF5: tmp created (truncated) in *f. */
+static int create_tmp(const char *tmp, hid_t *f) {
+  *f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (*f < 0) {
+    char why[512];
+    hx_h5_reason(why, sizeof why);
+    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
+  }
+  return HX_SUCCESS;
+}
+
+/* The creation properties of a dataset whose rows the ranks write
+ * themselves: contiguous, allocated early, never filled. */
+static hid_t contiguous_dcpl(void) {
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  return dcpl;
+}
+
+/* Dataset name of file f (dims[0] rows, of dims[1] columns where ndim is
+ * 2) allocated with dcpl, *off its file offset (none where HDF5 gives an
+ * empty one none); what names it in the messages about path. */
+static int alloc_dataset(hid_t f, const char *path, const char *name, const char *what, hid_t type, int ndim,
+                         const hsize_t dims[2], hid_t dcpl, long long *off) {
+  int err = HX_SUCCESS;
+  hid_t fs = H5Screate_simple(ndim, dims, NULL);
+  hid_t ds = H5Dcreate2(f, name, type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
+  if (ds < 0)
+    err = hx_h5_write_error(path, what);
+  else if (a != HADDR_UNDEF)
+    *off = (long long)a;
+  else if (dims[0] > 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (dataset %s)", path, name);
+  if (ds >= 0) H5Dclose(ds);
+  H5Sclose(fs);
+  return err;
+}
+
 /* Rank 0, serial HDF5: tmp with every dataset of w allocated (contiguous,
  * early, never filled) and the root attributes; off[d] the file offset of
  * dataset d's first byte (-1: not written). Closed on every path. */
@@ -212,38 +245,21 @@ static int create_structure(const char *path, const char *tmp, int p, long long 
   ds_shape s[DS_N];
   ds_shapes(p, E, w->fp32, s);
   for (int d = 0; d < DS_N; d++) off[d] = -1;
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char why[512];
-    hx_h5_reason(why, sizeof why);
-    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
-  }
+  hid_t f;
+  HX_CALL(create_tmp(tmp, &f));
   int err = HX_SUCCESS;
   hid_t g1 = H5Gcreate2(f, "mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hid_t g2 = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g1 < 0 || g2 < 0) err = hx_h5_write_error(path, "creating the groups");
   if (g1 >= 0) H5Gclose(g1);
   if (g2 >= 0) H5Gclose(g2);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
-  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  hid_t dcpl = contiguous_dcpl();
   for (int d = 0; !err && d < DS_N; d++) {
     if (!(w->ds & DSB(d))) continue;
     hsize_t dims[2] = {(hsize_t)s[d].rows, (hsize_t)s[d].cols};
-    hid_t fs = H5Screate_simple(s[d].cols > 1 ? 2 : 1, dims, NULL);
-    hid_t ds = H5Dcreate2(f, ds_name[d], s[d].type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
     char what[128];
     snprintf(what, sizeof what, "dataset %s", ds_name[d]);
-    if (ds < 0)
-      err = hx_h5_write_error(path, what);
-    else if (a != HADDR_UNDEF)
-      off[d] = (long long)a;
-    else if (s[d].rows > 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (%s)", path, what);
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(fs);
+    err = alloc_dataset(f, path, ds_name[d], what, s[d].type, s[d].cols > 1 ? 2 : 1, dims, dcpl, &off[d]);
   }
   H5Pclose(dcpl);
   if (!err) {
@@ -277,11 +293,6 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off) {
   return 0;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Collective. row[e]: the file row of local element e, its global id's
  * place among all the ids (the same file on any partition). */
 static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long E, int64_t *row) {
@@ -297,14 +308,60 @@ static int sorted_rows(MPI_Comm comm, int32_t El, const int64_t *gid, long long 
     HX_MPI(MPI_Allgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm));
     for (int r = 1; r < size; r++) dsp[r] = dsp[r - 1] + cnt[r - 1];
     HX_MPI(MPI_Allgatherv(gid, n, MPI_INT64_T, all, cnt, dsp, MPI_INT64_T, comm));
-    qsort(all, (size_t)E, sizeof *all, cmp_i64);
+    qsort(all, (size_t)E, sizeof *all, hx_io_cmp_key);
     for (int32_t e = 0; e < El; e++) {
-      const int64_t *hit = bsearch(&gid[e], all, (size_t)E, sizeof *all, cmp_i64);
+      const int64_t *hit = bsearch(&gid[e], all, (size_t)E, sizeof *all, hx_io_cmp_key);
       row[e] = hit ? hit - all : 0;
     }
   }
   free(cnt), free(dsp), free(all);
   return err;
+}
+
+/* Rank 0: the written file tmp renamed to path (*bytes: its size), or
+ * removed after an error (err: the error so far); the error. */
+static int publish_tmp(const char *tmp, const char *path, int err, long long *bytes) {
+  struct stat sb;
+  if (!err && stat(tmp, &sb) == 0) *bytes = (long long)sb.st_size;
+  if (!err && rename(tmp, path) != 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+  if (err) remove(tmp);
+  return err;
+}
+
+/* tmp (made by rank 0) opened for this rank's rows in *fd. */
+static int open_rows(const char *tmp, int *fd) {
+  *fd = open(tmp, O_WRONLY | O_CLOEXEC);
+  if (*fd < 0) return HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+  return HX_SUCCESS;
+}
+
+/* The rows written at fd synced and fd closed (-1: none); err: the error
+ * so far, kept before any of these. Each rank's own data reaches the disk
+ * (on a distributed file system rank 0's fsync at the commit covers its own
+ * writes only). */
+static int close_rows(int fd, const char *path, int err) {
+  if (!err && fd >= 0 && fdatasync(fd) != 0)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
+  if (fd >= 0 && close(fd) != 0 && !err)
+    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  return err;
+}
+
+/* One dataset's rows of this rank's El elements (eb bytes each) into the
+ * file open at fd, the dataset starting at off: local element e at file row
+ * row[e], a run of elements whose rows follow each other in one write. */
+static int put_rows(int fd, const char *path, const char *ds, long long off, int32_t El, const int64_t *row,
+                    size_t eb, const void *data) {
+  for (int32_t i = 0; i < El;) {
+    int32_t j = i + 1;
+    while (j < El && row[j] == row[j - 1] + 1) j++;
+    if (pwrite_all(fd, (const char *)data + (size_t)i * eb, (size_t)(j - i) * eb, (off_t)off + (off_t)row[i] * (off_t)eb) !=
+        0)
+      return HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds);
+    i = j;
+  }
+  return HX_SUCCESS;
 }
 
 /* Not collective. This rank's rows of every dataset of w into tmp (created by
@@ -325,23 +382,14 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   if (!err && w->fp32) err = hx_calloc(Nl, sizeof(float), &fb);
   if (!err && (w->ds & DSB(DS_CONN))) err = hx_calloc(Cl * 8, sizeof(int64_t), &conn);
   if (!err && (w->ds & DSB(DS_RANK))) err = hx_calloc(Cl, sizeof(int32_t), &rk);
-  int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
-  if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+  int fd = -1;
+  if (!err) err = open_rows(tmp, &fd);
     /* dataset d: runs of elements whose rows follow each other, per_elem rows each */
-#define PUT(d, per_elem, data)                                                                              \
-  do {                                                                                                      \
-    if (!err && off[d] >= 0 && (w->ds & DSB(d))) {                                                          \
-      const size_t rowb = (size_t)s[d].cols * s[d].esize, eb = (size_t)(per_elem)*rowb;                     \
-      for (int32_t i = 0; !err && i < El;) {                                                                \
-        int32_t j = i + 1;                                                                                  \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
-        const off_t at = (off_t)off[d] + (off_t)row[i] * (off_t)eb;                                         \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb, at) != 0)           \
-          err =                                                                                             \
-              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), ds_name[d]); \
-        i = j;                                                                                              \
-      }                                                                                                     \
-    }                                                                                                       \
+#define PUT(d, per_elem, data)                                                                         \
+  do {                                                                                                 \
+    if (!err && off[d] >= 0 && (w->ds & DSB(d)))                                                       \
+      err = put_rows(fd, path, ds_name[d], off[d], El, row, (size_t)(per_elem) * ((size_t)s[d].cols * s[d].esize), \
+                     (data));                                                                          \
   } while (0)
     /* a node field, converted to float32 when asked */
 #define PUT_FIELD(d, v)                                      \
@@ -385,12 +433,7 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   if (rk) PUT(DS_RANK, cpe, rk);
 #undef PUT_FIELD
 #undef PUT
-  /* each rank's own data reaches the disk (on a distributed file system
-   * rank 0's fsync at the commit covers its own writes only) */
-  if (!err && fd >= 0 && fdatasync(fd) != 0)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
-  if (fd >= 0 && close(fd) != 0 && !err)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  err = close_rows(fd, path, err);
   free(buf), free(fb), free(conn), free(rk);
   return err;
 }
@@ -481,11 +524,7 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   free(row);
   long long bytes = 0;
   if (rank == 0) {
-    struct stat sb;
-    if (!err && stat(tmp, &sb) == 0) bytes = (long long)sb.st_size;
-    if (!err && rename(tmp, path) != 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (err) remove(tmp);
+    err = publish_tmp(tmp, path, err, &bytes);
     if (!err && w->xdmf) err = write_xdmf(dir, p, E, w->fields, w->fp32);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
@@ -603,12 +642,8 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
                          const char *run_id, const char *mesh_file, long long off[VD_N]) {
   const long long npe = (long long)(p + 1) * (p + 1) * (p + 1);
   for (int d = 0; d < VD_N; d++) off[d] = -1;
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char why[512];
-    hx_h5_reason(why, sizeof why);
-    HX_CALL(HX_ERROR(HX_ERR_IO, "cannot create '%s': %s", tmp, why));
-  }
+  hid_t f;
+  HX_CALL(create_tmp(tmp, &f));
   int err = HX_SUCCESS;
   const char *groups[] = {"/VTKHDF", "/VTKHDF/PointData", "/VTKHDF/CellData"};
   for (int g = 0; g < 3 && !err; g++) {
@@ -672,10 +707,7 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
     }
     free(v);
   }
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
-  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+  hid_t dcpl = contiguous_dcpl();
   const unsigned want[VD_N] = {!mesh_file,
                                !mesh_file,
                                fields & HX_FIELD_U,
@@ -690,17 +722,7 @@ static int vtk_structure(const char *path, const char *tmp, int p, long long E, 
                  : d == VD_RANK ? H5T_NATIVE_INT32
                  : fp32         ? H5T_NATIVE_FLOAT
                                 : H5T_NATIVE_DOUBLE;
-    hid_t fs = H5Screate_simple(d == VD_POINTS ? 2 : 1, dims, NULL);
-    hid_t ds = H5Dcreate2(f, vd_name[d], type, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    haddr_t a = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
-    if (ds < 0)
-      err = hx_h5_write_error(path, vd_name[d]);
-    else if (a != HADDR_UNDEF)
-      off[d] = (long long)a;
-    else if (E > 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot write '%s': HDF5 gave no file offset (dataset %s)", path, vd_name[d]);
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(fs);
+    err = alloc_dataset(f, path, vd_name[d], vd_name[d], type, d == VD_POINTS ? 2 : 1, dims, dcpl, &off[d]);
   }
   H5Pclose(dcpl);
   /* hexcg's own marks beside /VTKHDF (readers of VTKHDF ignore them) */
@@ -728,22 +750,12 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   if (!err) err = hx_calloc(Nl, sizeof(int64_t), &conn);
   if (!err) err = hx_calloc(npe, sizeof(int), &perm);
   if (!err) err = hx_calloc((size_t)El, sizeof(int32_t), &rk);
-  int fd = err ? -1 : open(tmp, O_WRONLY | O_CLOEXEC);
-  if (!err && fd < 0) err = HX_ERROR(HX_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
-#define VPUT(d, per_elem, rowb, data)                                                                       \
-  do {                                                                                                      \
-    if (!err && off[d] >= 0) {                                                                              \
-      const size_t eb = (size_t)(per_elem) * (rowb);                                                        \
-      for (int32_t i = 0; !err && i < El;) {                                                                \
-        int32_t j = i + 1;                                                                                  \
-        while (j < El && row[j] == row[j - 1] + 1) j++;                                                     \
-        if (pwrite_all(fd, (const char *)(data) + (size_t)i * eb, (size_t)(j - i) * eb,                     \
-                       (off_t)off[d] + (off_t)row[i] * (off_t)eb) != 0)                                     \
-          err =                                                                                             \
-              HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (dataset %s)", path, strerror(errno), vd_name[d]); \
-        i = j;                                                                                              \
-      }                                                                                                     \
-    }                                                                                                       \
+  int fd = -1;
+  if (!err) err = open_rows(tmp, &fd);
+#define VPUT(d, per_elem, rowb, data)                                                                  \
+  do {                                                                                                 \
+    if (!err && off[d] >= 0)                                                                           \
+      err = put_rows(fd, path, vd_name[d], off[d], El, row, (size_t)(per_elem) * (rowb), (data));       \
   } while (0)
 #define VFIELD(d, v)                                         \
   do {                                                       \
@@ -776,10 +788,7 @@ static int vtk_rows(const char *path, const char *tmp, const long long off[VD_N]
   }
 #undef VFIELD
 #undef VPUT
-  if (!err && fd >= 0 && fdatasync(fd) != 0)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (syncing the rows)", path, strerror(errno));
-  if (fd >= 0 && close(fd) != 0 && !err)
-    err = HX_ERROR(HX_ERR_IO, "cannot write '%s': %s (closing the file)", path, strerror(errno));
+  err = close_rows(fd, path, err);
   free(buf), free(fb), free(conn), free(perm), free(rk);
   return err;
 }
@@ -823,11 +832,7 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
   free(row);
   long long size = 0;
   if (rank == 0) {
-    struct stat sb;
-    if (!err && stat(tmp, &sb) == 0) size = (long long)sb.st_size;
-    if (!err && rename(tmp, path) != 0)
-      err = HX_ERROR(HX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (err) remove(tmp);
+    err = publish_tmp(tmp, path, err, &size);
   }
   HX_CALL(hx_io_bcast_error(comm, 0, err));
   HX_MPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm));
@@ -847,11 +852,7 @@ int hx_io_write_vtkhdf_series(const char *dir, int n, const char *const *files, 
     len += (size_t)snprintf(b + len, cap - len, "    { \"name\": \"%s\", \"time\": %.17g }%s\n", files[i],
                             times[i], i + 1 < n ? "," : "");
   if (len < cap) len += (size_t)snprintf(b + len, cap - len, "  ]\n}\n");
-  int err = len < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "series text too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/" HX_VTKHDF_NAME ".series", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, len);
-  free(b);
+  int err = hx_io_write_text(dir, HX_VTKHDF_NAME ".series", b, len, cap, "series text");
   HX_CALL(err);
   return HX_SUCCESS;
 }
@@ -887,20 +888,10 @@ typedef struct {
   int64_t gid, row;
 } gid_row;
 
-static int cmp_gid(const void *a, const void *b) {
-  int64_t x = ((const gid_row *)a)->gid, y = ((const gid_row *)b)->gid;
-  return x < y ? -1 : x > y;
-}
-
 typedef struct {
   int64_t row;
   int32_t e;
 } row_e;
-
-static int cmp_row(const void *a, const void *b) {
-  int64_t x = ((const row_e *)a)->row, y = ((const row_e *)b)->row;
-  return x < y ? -1 : x > y;
-}
 
 /* A root attribute that must be one integer: H5Aread writes as many values
  * as the attribute holds, so its shape and class are checked first. */
@@ -1056,14 +1047,14 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
     H5Dclose(ds), ds = -1;
   }
   for (long long i = 0; !err && i < E; i++) map[i].gid = ids[i], map[i].row = i;
-  if (!err) qsort(map, (size_t)E, sizeof *map, cmp_gid);
+  if (!err) qsort(map, (size_t)E, sizeof *map, hx_io_cmp_key);
   for (long long i = 1; !err && i < E; i++)
     if (map[i].gid == map[i - 1].gid)
       err = HX_ERROR(HX_ERR_INPUT, "%s: /mesh/element_id holds element %lld twice (rows %lld and %lld)", path,
                      (long long)map[i].gid, (long long)map[i - 1].row, (long long)map[i].row);
   for (int32_t e = 0; !err && e < El; e++) {
     gid_row key = {gid[e], 0};
-    gid_row *hit = bsearch(&key, map, (size_t)E, sizeof *map, cmp_gid);
+    gid_row *hit = bsearch(&key, map, (size_t)E, sizeof *map, hx_io_cmp_key);
     if (!hit)
       err = HX_ERROR(HX_ERR_INPUT,
                      "%s: the initial guess has no element with global id %lld (a different mesh?)", path,
@@ -1073,7 +1064,7 @@ static int read_body(MPI_Comm comm, hid_t f, const char *path, int p, int32_t El
   }
   err = hx_io_agree_error(comm, err);
   if (err) goto done;
-  qsort(want, (size_t)El, sizeof *want, cmp_row);
+  qsort(want, (size_t)El, sizeof *want, hx_io_cmp_key);
   ds = H5Dopen2(f, "/fields/u", H5P_DEFAULT);
   if (ds >= 0) {
     fs = H5Dget_space(ds);

@@ -174,11 +174,7 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
       st->time.interrupted ? "true" : "false", st->time.run_id[0] ? st->time.run_id : "none");
   }
 #undef P
-  int err = n < cap ? HX_SUCCESS : HX_ERROR(HX_ERR_INTERNAL, "summary too long");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/summary.yaml", dir);
-  if (!err) err = hx_io_write_file_atomic(path, b, n);
-  free(b);
+  int err = hx_io_write_text(dir, "summary.yaml", b, n, cap, "summary");
   HX_CALL(err);
   return HX_SUCCESS;
 }

@@ -86,6 +86,22 @@ def _axes_layout(fig, ax, name):
     return out
 
 
+def _save(fig, top, name, mode, axes, **extra):
+    """the figure laid out as top/NAME.png, with its layout (what each of axes, a list of (axes, name),
+    shows) in the PNG's metadata hexcg:layout (matplotlib imported by plot())"""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.canvas.draw()
+    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode}
+    layout.update(extra)
+    layout["axes"] = [_axes_layout(fig, a, n) for a, n in axes]
+    fig.savefig(os.path.join(top, name + ".png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
+    plt.close(fig)
+
+
 def _errorbar(ax, x, y, lo, hi, **kw):
     """measured medians with min..max bars (lo, hi: None when there are no repeats)"""
     line = ax.plot(x, y, "o-", color="C0", lw=1.8, ms=6, label=kw.pop("label"), gid="measured")[0]
@@ -100,8 +116,6 @@ def plot(mode, top, rows, pred):
     """scaling.png (time per iteration and efficiency against the rank count, with the ideal line,
     the repeats' min..max bars and the model's prediction where there is one), setup.png,
     time_split.png; each PNG carries what it shows in a text chunk "hexcg:layout" (JSON)"""
-    import json
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,14 +181,8 @@ def plot(mode, top, rows, pred):
         a.legend(loc="best", framealpha=0.9)
     ax.tick_params(labelbottom=True)
     fig.suptitle(f"hexcg {mode} scaling, {size}", fontsize=11)
-    fig.tight_layout()
-    fig.canvas.draw()
-    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
-              "suptitle": fig._suptitle.get_text(), "repeats": reps,
-              "errorbars": "min..max over the repeats around the median" if bars else None,
-              "axes": [_axes_layout(fig, ax, "time"), _axes_layout(fig, ex, "efficiency")]}
-    fig.savefig(os.path.join(top, "scaling.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
-    plt.close(fig)
+    _save(fig, top, "scaling", mode, [(ax, "time"), (ex, "efficiency")], suptitle=fig._suptitle.get_text(),
+          repeats=reps, errorbars="min..max over the repeats around the median" if bars else None)
 
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
     ax.plot(ranks, [r["t_setup"] for r in rows], "o-", label="discretisation (mesh, gather-scatter, operator)",
@@ -189,12 +197,7 @@ def plot(mode, top, rows, pred):
     ax.set_title(f"Setup ({mode} scaling, {'median of %d runs' % reps if bars else 'one run per rank count'})")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.canvas.draw()
-    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
-              "axes": [_axes_layout(fig, ax, "setup")]}
-    fig.savefig(os.path.join(top, "setup.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
-    plt.close(fig)
+    _save(fig, top, "setup", mode, [(ax, "setup")])
 
     fig, ax = plt.subplots(figsize=(8.6, 4.6))
     x = list(range(len(rows)))
@@ -209,12 +212,7 @@ def plot(mode, top, rows, pred):
     ax.set_ylabel("time per iteration (s)")
     ax.set_title(f"Time per iteration by part (setup apart), {mode} scaling")
     ax.legend(fontsize=9, markerscale=0.35, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: no bar hidden
-    fig.tight_layout()
-    fig.canvas.draw()
-    layout = {"figure": [0, 0, round(fig.bbox.width, 1), round(fig.bbox.height, 1)], "mode": mode,
-              "axes": [_axes_layout(fig, ax, "time_split")]}
-    fig.savefig(os.path.join(top, "time_split.png"), dpi=110, metadata={"hexcg:layout": json.dumps(layout)})
-    plt.close(fig)
+    _save(fig, top, "time_split", mode, [(ax, "time_split")])
 
 
 def one_run(s):

@@ -38,12 +38,14 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
   const double *kn = ax->h_var && (ax->h_var[e] & 1) ? ax->h_kn + (size_t)e * n3 : NULL;
   const double *ln = ax->h_var && (ax->h_var[e] & 2) ? ax->h_ln + (size_t)e * n3 : NULL;
   double J0[9];
-  if ((kn || ln) && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
-    /* affine with a varying coefficient (the AFV record and kernel): the
-     * geometry's factors of the centre scaled per node by w_q kappa_q and
-     * w_q lambda_q (hx_geo_scaled_node) */
-    double g0[7];
-    const double det = hx_geo_factors(J0, 1.0, 1.0, g0, &g0[6]);
+  if (ax->affine && hx_ax_elem_affine(ax, e, J0)) {
+    /* affine: the factors of the centre times the weights, |J| constant; with
+     * a varying coefficient (the AFV record and kernel) the geometry's factors
+     * scaled per node by w_q kappa_q and w_q lambda_q (hx_geo_scaled_node),
+     * else as the affine record and kernel compute them (hx_geo_affine_node) */
+    const int var = kn || ln;
+    double g0[7], m0 = 0.0;
+    const double det = var ? hx_geo_factors(J0, 1.0, 1.0, g0, &g0[6]) : hx_geo_factors(J0, kappa, lambda, g0, &m0);
     HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
              "element %d (local index): non-positive Jacobian determinant %g (affine element of order %d: "
              "inverted or degenerate)",
@@ -53,30 +55,15 @@ int hx_ax_elem_factors(const struct hx_ax_s *ax, int32_t e, double *g, double *m
         for (int i = 0; i < n; i++) {
           const int q = i + n * (j + n * k);
           const double wq = ax->w[i] * ax->w[j] * ax->w[k];
-          double gq[6], mq;
-          hx_geo_scaled_node(g0, wq, kn ? kn[q] : kappa, ln ? ln[q] : lambda, 7, gq, &mq);
-          for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = gq[cc];
-          g[6 * n3 + q] = mq;
-          if (mass) mass[q] = wq * det;
-        }
-    return HX_SUCCESS;
-  }
-  if (!kn && !ln && ax->affine && hx_ax_elem_affine(ax, e, J0)) {
-    /* affine: the factors of the centre times the weights, as the affine
-     * record and kernel compute them (hx_geo_affine_node), |J| constant */
-    double g0[6], m0;
-    const double det = hx_geo_factors(J0, kappa, lambda, g0, &m0);
-    HX_CHECK(det > 0.0 && isfinite(det), HX_ERR_INPUT,
-             "element %d (local index): non-positive Jacobian determinant %g (affine element of order %d: "
-             "inverted or degenerate)",
-             (int)e, det, ax->p);
-    for (int k = 0; k < n; k++)
-      for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) {
-          const int q = i + n * (j + n * k);
-          const double wq = ax->w[i] * ax->w[j] * ax->w[k];
-          for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = wq * g0[cc];
-          g[6 * n3 + q] = wq * m0;
+          if (var) {
+            double gq[6], mq;
+            hx_geo_scaled_node(g0, wq, kn ? kn[q] : kappa, ln ? ln[q] : lambda, 7, gq, &mq);
+            for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = gq[cc];
+            g[6 * n3 + q] = mq;
+          } else {
+            for (int cc = 0; cc < 6; cc++) g[cc * n3 + q] = wq * g0[cc];
+            g[6 * n3 + q] = wq * m0;
+          }
           if (mass) mass[q] = wq * det;
         }
     return HX_SUCCESS;

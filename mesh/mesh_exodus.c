@@ -116,6 +116,17 @@ static int rd_atts(exo *x, char *keep, size_t keepn, const char *what) {
   return HX_SUCCESS;
 }
 
+/* a list's head: its tag (want, or ABSENT with no items) and item count
+ * (at least min_bytes each in the file) */
+static int rd_list(exo *x, uint64_t want, uint64_t min_bytes, const char *what, uint64_t *n) {
+  uint64_t tag = 0;
+  HX_CALL(rd_u(x, 4, &tag, what));
+  HX_CALL(rd_count(x, n, what));
+  if (tag != want && !(tag == 0 && *n == 0)) return hdr_err(x, what);
+  if (*n > x->len / min_bytes) return hdr_err(x, what);
+  return HX_SUCCESS;
+}
+
 static int parse_header(exo *x) {
   if (x->len < 4 || memcmp(x->buf, "CDF", 3) || (x->buf[3] != 1 && x->buf[3] != 2 && x->buf[3] != 5))
     return EXO_ERR("%s: not an Exodus II file (no netCDF 'CDF' header; %zu bytes): mesh.type exodus reads "
@@ -123,12 +134,9 @@ static int parse_header(exo *x) {
                    x->path, x->len);
   x->ver = x->buf[3];
   x->pos = 4;
-  uint64_t nrec = 0, tag = 0, n = 0;
+  uint64_t nrec = 0, n = 0;
   HX_CALL(rd_count(x, &nrec, "the record count"));
-  HX_CALL(rd_u(x, 4, &tag, "the dimension list"));
-  HX_CALL(rd_count(x, &n, "the dimension list"));
-  if (tag != 0x0A && !(tag == 0 && n == 0)) return hdr_err(x, "the dimension list");
-  if (n > x->len / 8) return hdr_err(x, "the dimension list");
+  HX_CALL(rd_list(x, 0x0A, 8, "the dimension list", &n));
   x->ndims = (int)n;
   HX_CALL(HX_ALLOC(&x->dims, n + 1));
   for (uint64_t i = 0; i < n; i++) {
@@ -136,10 +144,7 @@ static int parse_header(exo *x) {
     HX_CALL(rd_count(x, &x->dims[i].len, "a dimension"));
   }
   HX_CALL(rd_atts(x, NULL, 0, "the global attributes"));
-  HX_CALL(rd_u(x, 4, &tag, "the variable list"));
-  HX_CALL(rd_count(x, &n, "the variable list"));
-  if (tag != 0x0B && !(tag == 0 && n == 0)) return hdr_err(x, "the variable list");
-  if (n > x->len / 16) return hdr_err(x, "the variable list");
+  HX_CALL(rd_list(x, 0x0B, 16, "the variable list", &n));
   x->nvars = (int)n;
   HX_CALL(HX_ALLOC(&x->vars, n + 1));
   for (uint64_t i = 0; i < n; i++) {
@@ -413,269 +418,310 @@ typedef struct {
   char name[64];
 } blk;
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
+/* what read_file gathers on the way: the counts, the blocks, the node
+ * coordinates and the corner node numbers */
+typedef struct {
+  size_t nnodes, nelem, nblk, nss, nns;
+  blk *b;
+  int64_t *ids, *conn;
+  double *xyz;
+  char (*names)[64];
+  int64_t total; /* elements over all blocks */
+  int quad;      /* some block is HEX20 or HEX27 */
+} exo_read;
 
-static int read_file(exo *x, hx_gmesh *g) {
-  size_t ndim, nnodes, nelem, nblk, nss, nns;
+/* the dimensions, checked for a 3-D mesh and for counts a file can hold */
+static int read_counts(exo *x, exo_read *r) {
+  size_t ndim;
   HX_CALL(need_dim(x, "num_dim", "the space dimension", &ndim));
   if (ndim != 3)
     return EXO_ERR("%s: num_dim is %zu: hexcg reads 3-D meshes only (hexahedra in 3-D space)", x->path, ndim);
-  HX_CALL(need_dim(x, "num_nodes", "the node count", &nnodes));
-  HX_CALL(need_dim(x, "num_elem", "the element count", &nelem));
-  HX_CALL(need_dim(x, "num_el_blk", "the element block count", &nblk));
-  HX_CALL(dim_len(x, "num_side_sets", &nss, NULL));
-  HX_CALL(dim_len(x, "num_node_sets", &nns, NULL));
-  if (nnodes == 0 || nelem == 0 || nblk == 0)
-    return EXO_ERR("%s: the file has %zu nodes, %zu elements in %zu blocks: no mesh to read", x->path, nnodes,
-                   nelem, nblk);
-  if (nelem > (size_t)INT64_MAX / 216 || nnodes > (size_t)INT64_MAX / 24 || nblk > 1000000 || nss > 1000000)
+  HX_CALL(need_dim(x, "num_nodes", "the node count", &r->nnodes));
+  HX_CALL(need_dim(x, "num_elem", "the element count", &r->nelem));
+  HX_CALL(need_dim(x, "num_el_blk", "the element block count", &r->nblk));
+  HX_CALL(dim_len(x, "num_side_sets", &r->nss, NULL));
+  HX_CALL(dim_len(x, "num_node_sets", &r->nns, NULL));
+  if (r->nnodes == 0 || r->nelem == 0 || r->nblk == 0)
+    return EXO_ERR("%s: the file has %zu nodes, %zu elements in %zu blocks: no mesh to read", x->path, r->nnodes,
+                   r->nelem, r->nblk);
+  if (r->nelem > (size_t)INT64_MAX / 216 || r->nnodes > (size_t)INT64_MAX / 24 || r->nblk > 1000000 ||
+      r->nss > 1000000)
     return EXO_ERR("%s: counts beyond what a file can hold (%zu nodes, %zu elements, %zu blocks, %zu side "
                    "sets): a corrupt file",
-                   x->path, nnodes, nelem, nblk, nss);
+                   x->path, r->nnodes, r->nelem, r->nblk, r->nss);
+  return HX_SUCCESS;
+}
 
-  /* blocks */
-  blk *b = NULL;
-  int64_t *ids = NULL, *conn = NULL;
-  double *xyz = NULL, *tmp = NULL;
-  char(*names)[64] = NULL;
-  int err = HX_ALLOC(&b, nblk);
-  if (!err) err = HX_ALLOC(&ids, nblk > nss ? nblk : nss + 1);
-  if (!err) err = HX_ALLOC(&names, (nblk > nss ? nblk : nss) + 1);
-  if (err) goto done;
-  err = get_i64(x, "eb_prop1", "the element block ids", nblk, ids);
-  if (err) goto done;
-  get_names(x, "eb_names", nblk, names);
-  int64_t total = 0;
-  int quad = 0;
-  for (size_t i = 0; i < nblk; i++) {
-    char dn[64], what[160];
-    b[i].id = ids[i];
-    if (names[i][0])
-      snprintf(b[i].name, sizeof b[i].name, "%s", names[i]);
-    else
-      snprintf(b[i].name, sizeof b[i].name, "block_%lld", (long long)ids[i]);
-    snprintf(what, sizeof what, "block %zu, id %lld, '%s'", i + 1, (long long)ids[i], b[i].name);
-    size_t n, nq;
-    int have;
-    snprintf(dn, sizeof dn, "num_el_in_blk%zu", i + 1);
-    err = dim_len(x, dn, &n, &have);
-    if (err) goto done;
-    if (!have || n == 0) { /* an empty block: no connectivity */
-      b[i].n = 0, b[i].nq = 8;
-      continue;
-    }
-    snprintf(dn, sizeof dn, "num_nod_per_el%zu", i + 1);
-    err = need_dim(x, dn, what, &nq);
-    if (err) goto done;
-    char vn[64], type[64] = "";
-    snprintf(vn, sizeof vn, "connect%zu", i + 1);
-    const ncvar *cv;
-    err = var_check(x, vn, what, n * nq, &cv);
-    if (err) goto done;
-    snprintf(type, sizeof type, "%s", cv->elem_type);
-    for (char *c = type; *c; c++) *c = (char)toupper((unsigned char)*c);
-    for (size_t l = strlen(type); l > 0 && (type[l - 1] == ' ' || type[l - 1] == 0); l--) type[l - 1] = 0;
-    const int hex = !strncmp(type, "HEX", 3);
-    if (!hex || (nq != 8 && nq != 20 && nq != 27)) {
-      err = EXO_ERR("%s: %s has %zu elements of type '%s' with %zu nodes each: hexcg needs an all-hex mesh "
-                    "(HEX8, HEX20 or HEX27 blocks); convert or remesh that block with hexahedra (Cubit: "
-                    "'block %lld element type hex8'), or remove it",
-                    x->path, what, n, type[0] ? type : "(none)", nq, (long long)ids[i]);
-      goto done;
-    }
-    if ((!strcmp(type, "HEX20") && nq != 20) || (!strcmp(type, "HEX27") && nq != 27) ||
-        (!strcmp(type, "HEX8") && nq != 8)) {
-      err = EXO_ERR("%s: %s says element type '%s' but has %zu nodes per element (num_nod_per_el%zu): a "
-                    "corrupt file",
-                    x->path, what, type, nq, i + 1);
-      goto done;
-    }
-    b[i].n = (int64_t)n, b[i].nq = (int)nq;
-    total += (int64_t)n;
-    quad |= nq != 8;
+/* block i's name, element count and element type (HEX8, HEX20 or HEX27) */
+static int read_block(exo *x, size_t i, int64_t id, const char *name, blk *b) {
+  char dn[64], what[160];
+  b->id = id;
+  if (name[0])
+    snprintf(b->name, sizeof b->name, "%s", name);
+  else
+    snprintf(b->name, sizeof b->name, "block_%lld", (long long)id);
+  snprintf(what, sizeof what, "block %zu, id %lld, '%s'", i + 1, (long long)id, b->name);
+  size_t n, nq;
+  int have;
+  snprintf(dn, sizeof dn, "num_el_in_blk%zu", i + 1);
+  HX_CALL(dim_len(x, dn, &n, &have));
+  if (!have || n == 0) { /* an empty block: no connectivity */
+    b->n = 0, b->nq = 8;
+    return HX_SUCCESS;
   }
-  if ((size_t)total != nelem) {
-    err = EXO_ERR("%s: the element blocks hold %lld elements but num_elem says %zu (counts that do not agree: a "
-                  "corrupt file)",
-                  x->path, (long long)total, nelem);
-    goto done;
-  }
+  snprintf(dn, sizeof dn, "num_nod_per_el%zu", i + 1);
+  HX_CALL(need_dim(x, dn, what, &nq));
+  char vn[64], type[64] = "";
+  snprintf(vn, sizeof vn, "connect%zu", i + 1);
+  const ncvar *cv;
+  HX_CALL(var_check(x, vn, what, n * nq, &cv));
+  snprintf(type, sizeof type, "%s", cv->elem_type);
+  for (char *c = type; *c; c++) *c = (char)toupper((unsigned char)*c);
+  for (size_t l = strlen(type); l > 0 && (type[l - 1] == ' ' || type[l - 1] == 0); l--) type[l - 1] = 0;
+  const int hex = !strncmp(type, "HEX", 3);
+  if (!hex || (nq != 8 && nq != 20 && nq != 27))
+    return EXO_ERR("%s: %s has %zu elements of type '%s' with %zu nodes each: hexcg needs an all-hex mesh "
+                   "(HEX8, HEX20 or HEX27 blocks); convert or remesh that block with hexahedra (Cubit: "
+                   "'block %lld element type hex8'), or remove it",
+                   x->path, what, n, type[0] ? type : "(none)", nq, (long long)id);
+  if ((!strcmp(type, "HEX20") && nq != 20) || (!strcmp(type, "HEX27") && nq != 27) ||
+      (!strcmp(type, "HEX8") && nq != 8))
+    return EXO_ERR("%s: %s says element type '%s' but has %zu nodes per element (num_nod_per_el%zu): a "
+                   "corrupt file",
+                   x->path, what, type, nq, i + 1);
+  b->n = (int64_t)n, b->nq = (int)nq;
+  return HX_SUCCESS;
+}
 
-  /* coordinates: coordx/y/z, or the older coord[3][num_nodes] */
-  err = HX_ALLOC(&xyz, nnodes * 3);
-  if (!err) err = HX_ALLOC(&tmp, nnodes * 3);
-  if (err) goto done;
-  {
-    if (find_var(x, "coordx")) {
-      const char *cn[3] = {"coordx", "coordy", "coordz"};
-      for (int d = 0; d < 3 && !err; d++) err = get_f64(x, cn[d], "node coordinates", nnodes, tmp + d * nnodes);
+/* every block, and their element total checked against num_elem */
+static int read_blocks(exo *x, exo_read *r) {
+  HX_CALL(get_i64(x, "eb_prop1", "the element block ids", r->nblk, r->ids));
+  get_names(x, "eb_names", r->nblk, r->names);
+  for (size_t i = 0; i < r->nblk; i++) {
+    HX_CALL(read_block(x, i, r->ids[i], r->names[i], &r->b[i]));
+    r->total += r->b[i].n;
+    r->quad |= r->b[i].n > 0 && r->b[i].nq != 8;
+  }
+  if ((size_t)r->total != r->nelem)
+    return EXO_ERR("%s: the element blocks hold %lld elements but num_elem says %zu (counts that do not agree: a "
+                   "corrupt file)",
+                   x->path, (long long)r->total, r->nelem);
+  return HX_SUCCESS;
+}
+
+/* coordinates: coordx/y/z, or the older coord[3][num_nodes] */
+static int read_coords(exo *x, exo_read *r) {
+  const size_t nn = r->nnodes;
+  double *tmp = NULL;
+  int err = HX_ALLOC(&r->xyz, nn * 3);
+  if (!err) err = HX_ALLOC(&tmp, nn * 3);
+  if (!err && find_var(x, "coordx")) {
+    const char *cn[3] = {"coordx", "coordy", "coordz"};
+    for (int d = 0; d < 3 && !err; d++) err = get_f64(x, cn[d], "node coordinates", nn, tmp + d * nn);
+  } else if (!err) {
+    err = get_f64(x, "coord", "node coordinates", nn * 3, tmp);
+  }
+  for (size_t v = 0; !err && v < nn; v++)
+    for (int d = 0; d < 3; d++) r->xyz[3 * v + d] = tmp[d * nn + v];
+  free(tmp);
+  return err;
+}
+
+/* block i's material: one per block name, blocks of the same name merged */
+static int block_material(hx_gmesh *g, const blk *b, int *mi) {
+  *mi = -1;
+  for (int k = 0; k < g->nmat && *mi < 0; k++)
+    if (!strcmp(g->mat_names[k], b->name)) *mi = k;
+  if (*mi < 0 && b->n > 0) {
+    HX_CALL(hx_strdup(b->name, &g->mat_names[g->nmat]));
+    *mi = g->nmat++;
+  }
+  return HX_SUCCESS;
+}
+
+/* block i's elements from e0 on: nodes (27 per element where any block is
+ * quadratic), corner node numbers, material and tags */
+static int block_elements(exo *x, exo_read *r, size_t i, int64_t e0, int mi, hx_gmesh *g) {
+  const blk *b = &r->b[i];
+  char vn[64], what[160];
+  snprintf(vn, sizeof vn, "connect%zu", i + 1);
+  snprintf(what, sizeof what, "connectivity of block %zu, '%s'", i + 1, b->name);
+  const int nq = b->nq, npe = g->npe;
+  int64_t *c = NULL;
+  int err = HX_ALLOC(&c, b->n * nq);
+  if (!err) err = get_i64(x, vn, what, (size_t)(b->n * nq), c);
+  for (int64_t l = 0; !err && l < b->n; l++) {
+    const int64_t e = e0 + l;
+    double src[27 * 3], X[27 * 3];
+    for (int k = 0; k < nq; k++) {
+      const int64_t nd = c[l * nq + k];
+      if (nd < 1 || (size_t)nd > r->nnodes) {
+        err = EXO_ERR("%s: element %lld of block %zu ('%s'; element %lld of the file) names node %lld, "
+                      "outside the file's nodes 1..%zu (a corrupt or truncated file)",
+                      x->path, (long long)(l + 1), i + 1, b->name, (long long)(e + 1), (long long)nd,
+                      r->nnodes);
+        break;
+      }
+      memcpy(src + 3 * k, r->xyz + 3 * (nd - 1), 3 * sizeof(double));
+    }
+    if (err) break;
+    for (int k = 0; k < 8; k++) r->conn[e * 8 + exo_corner_tensor8[k]] = c[l * nq + k];
+    if (npe == 8) {
+      for (int k = 0; k < 8; k++) memcpy(&g->nodes[(e * 8 + exo_corner_tensor8[k]) * 3], src + 3 * k, 3 * sizeof(double));
     } else {
-      err = get_f64(x, "coord", "node coordinates", nnodes * 3, tmp);
+      fill27(nq, src, X);
+      memcpy(&g->nodes[e * 27 * 3], X, sizeof X);
     }
-    if (err) goto done;
-    for (size_t v = 0; v < nnodes; v++)
-      for (int d = 0; d < 3; d++) xyz[3 * v + d] = tmp[d * nnodes + v];
+    g->mat[e] = mi;
+    g->etag[e] = e + 1;
+    for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
   }
+  free(c);
+  return err;
+}
 
+/* the mesh's elements, block after block */
+static int fill_elements(exo *x, exo_read *r, hx_gmesh *g) {
+  const int64_t total = r->total;
   memset(g, 0, sizeof *g);
   snprintf(g->src, sizeof g->src, "%s", x->path);
-  const int npe = quad ? 27 : 8;
+  const int npe = r->quad ? 27 : 8;
   g->ne = total, g->npe = npe;
-  err = HX_ALLOC(&g->nodes, total * npe * 3);
-  if (!err) err = HX_ALLOC(&g->vid, total * 8);
-  if (!err) err = HX_ALLOC(&g->mat, total);
-  if (!err) err = HX_ALLOC(&g->ftag, total * 6);
-  if (!err) err = HX_ALLOC(&g->etag, total);
-  if (!err) err = HX_ALLOC(&conn, total * 8); /* corner node numbers, tensor order */
-  if (err) goto done;
-  /* materials: one per block, blocks of the same name merged */
-  err = HX_ALLOC(&g->mat_names, nblk);
-  if (err) goto done;
+  HX_CALL(HX_ALLOC(&g->nodes, total * npe * 3));
+  HX_CALL(HX_ALLOC(&g->vid, total * 8));
+  HX_CALL(HX_ALLOC(&g->mat, total));
+  HX_CALL(HX_ALLOC(&g->ftag, total * 6));
+  HX_CALL(HX_ALLOC(&g->etag, total));
+  HX_CALL(HX_ALLOC(&r->conn, total * 8)); /* corner node numbers, tensor order */
+  HX_CALL(HX_ALLOC(&g->mat_names, r->nblk));
   int64_t e0 = 0;
-  for (size_t i = 0; i < nblk; i++) {
-    int mi = -1;
-    for (int k = 0; k < g->nmat && mi < 0; k++)
-      if (!strcmp(g->mat_names[k], b[i].name)) mi = k;
-    if (mi < 0 && b[i].n > 0) {
-      err = hx_strdup(b[i].name, &g->mat_names[g->nmat]);
-      if (err) goto done;
-      mi = g->nmat++;
-    }
-    if (b[i].n == 0) continue;
-    char vn[64], what[160];
-    snprintf(vn, sizeof vn, "connect%zu", i + 1);
-    snprintf(what, sizeof what, "connectivity of block %zu, '%s'", i + 1, b[i].name);
-    const int nq = b[i].nq;
-    int64_t *c = NULL;
-    err = HX_ALLOC(&c, b[i].n * nq);
-    if (!err) err = get_i64(x, vn, what, (size_t)(b[i].n * nq), c);
-    for (int64_t l = 0; !err && l < b[i].n; l++) {
-      const int64_t e = e0 + l;
-      double src[27 * 3], X[27 * 3];
-      for (int k = 0; k < nq; k++) {
-        const int64_t nd = c[l * nq + k];
-        if (nd < 1 || (size_t)nd > nnodes) {
-          err = EXO_ERR("%s: element %lld of block %zu ('%s'; element %lld of the file) names node %lld, "
-                        "outside the file's nodes 1..%zu (a corrupt or truncated file)",
-                        x->path, (long long)(l + 1), i + 1, b[i].name, (long long)(e + 1), (long long)nd,
-                        nnodes);
-          break;
-        }
-        memcpy(src + 3 * k, xyz + 3 * (nd - 1), 3 * sizeof(double));
-      }
-      if (err) break;
-      for (int k = 0; k < 8; k++) conn[e * 8 + exo_corner_tensor8[k]] = c[l * nq + k];
-      if (npe == 8) {
-        for (int k = 0; k < 8; k++) memcpy(&g->nodes[(e * 8 + exo_corner_tensor8[k]) * 3], src + 3 * k, 3 * sizeof(double));
-      } else {
-        fill27(nq, src, X);
-        memcpy(&g->nodes[e * 27 * 3], X, sizeof X);
-      }
-      g->mat[e] = mi;
-      g->etag[e] = e + 1;
-      for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
-    }
-    free(c);
-    if (err) goto done;
-    e0 += b[i].n;
+  for (size_t i = 0; i < r->nblk; i++) {
+    int mi;
+    HX_CALL(block_material(g, &r->b[i], &mi));
+    if (r->b[i].n == 0) continue;
+    HX_CALL(block_elements(x, r, i, e0, mi, g));
+    e0 += r->b[i].n;
   }
-  /* vertices: the distinct corner node numbers */
-  {
-    int64_t *vt = NULL;
-    err = HX_ALLOC(&vt, total * 8);
-    if (err) goto done;
-    memcpy(vt, conn, sizeof *vt * (size_t)total * 8);
-    qsort(vt, (size_t)total * 8, sizeof *vt, cmp_i64);
-    int64_t nv = 0;
-    for (int64_t i = 0; i < total * 8; i++)
-      if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
-    g->vtag = vt, g->nv = nv;
-    for (int64_t i = 0; i < total * 8; i++) {
-      const int64_t *p = bsearch(&conn[i], vt, (size_t)nv, sizeof *vt, cmp_i64);
-      g->vid[i] = p - vt;
-    }
-  }
+  return HX_SUCCESS;
+}
 
-  /* side sets: boundary quads (4 corner vertices) resolved by the topology */
-  if (nss > 0) {
-    err = get_i64(x, "ss_prop1", "the side set ids", nss, ids);
-    if (err) goto done;
-    get_names(x, "ss_names", nss, names);
-    int64_t nq = 0;
-    size_t *cnt = calloc(nss, sizeof *cnt);
-    if (!cnt) {
-      err = HX_ERROR(HX_ERR_MEM, "out of memory");
-      goto done;
-    }
-    for (size_t s = 0; s < nss && !err; s++) {
-      char dn[64];
-      snprintf(dn, sizeof dn, "num_side_ss%zu", s + 1);
-      err = dim_len(x, dn, &cnt[s], NULL);
-      if (!err && cnt[s] > (size_t)total * 6)
-        err = EXO_ERR("%s: side set %zu (%s) holds %zu sides, more than the %lld elements have (a corrupt file)",
-                      x->path, s + 1, names[s], cnt[s], (long long)total);
-      nq += (int64_t)cnt[s];
-    }
-    if (!err) err = HX_ALLOC(&g->bq_v, nq * 4 + 1);
-    if (!err) err = HX_ALLOC(&g->bq_tag, nq + 1);
-    if (!err) err = HX_ALLOC(&g->tag_names, nss);
-    for (size_t s = 0; s < nss && !err; s++) {
-      char nm[64];
-      if (names[s][0])
-        snprintf(nm, sizeof nm, "%s", names[s]);
-      else
-        snprintf(nm, sizeof nm, "sideset_%lld", (long long)ids[s]);
-      int ti = -1;
-      for (int k = 0; k < g->ntags && ti < 0; k++)
-        if (!strcmp(g->tag_names[k], nm)) ti = k;
-      if (ti < 0) {
-        err = hx_strdup(nm, &g->tag_names[g->ntags]);
-        if (err) break;
-        ti = g->ntags++;
-      }
-      if (cnt[s] == 0) continue;
-      int64_t *el = NULL, *sd = NULL;
-      char v1[64], v2[64], what[160];
-      snprintf(v1, sizeof v1, "elem_ss%zu", s + 1);
-      snprintf(v2, sizeof v2, "side_ss%zu", s + 1);
-      snprintf(what, sizeof what, "side set %zu, id %lld, '%s'", s + 1, (long long)ids[s], nm);
-      err = HX_ALLOC(&el, cnt[s]);
-      if (!err) err = HX_ALLOC(&sd, cnt[s]);
-      if (!err) err = get_i64(x, v1, what, cnt[s], el);
-      if (!err) err = get_i64(x, v2, what, cnt[s], sd);
-      for (size_t k = 0; !err && k < cnt[s]; k++) {
-        if (el[k] < 1 || el[k] > total)
-          err = EXO_ERR("%s: %s: entry %zu names element %lld, but the file has elements 1..%lld (a side set "
-                        "naming elements that do not exist: fix or remove the side set)",
-                        x->path, what, k + 1, (long long)el[k], (long long)total);
-        else if (sd[k] < 1 || sd[k] > 6)
-          err = EXO_ERR("%s: %s: entry %zu names side %lld of element %lld; a hexahedron has sides 1..6 (a "
-                        "corrupt file)",
-                        x->path, what, k + 1, (long long)sd[k], (long long)el[k]);
-        if (err) break;
-        const int f = exo_side_face[sd[k] - 1];
-        for (int c = 0; c < 4; c++) g->bq_v[g->nbq * 4 + c] = g->vid[(el[k] - 1) * 8 + hx_hex_face_vert[f][c]];
-        g->bq_tag[g->nbq++] = ti;
-      }
-      free(el);
-      free(sd);
-    }
-    free(cnt);
-    if (err) goto done;
+/* vertices: the distinct corner node numbers */
+static int number_vertices(const exo_read *r, hx_gmesh *g) {
+  const int64_t n = r->total * 8;
+  int64_t *vt = NULL;
+  HX_CALL(HX_ALLOC(&vt, n));
+  memcpy(vt, r->conn, sizeof *vt * (size_t)n);
+  qsort(vt, (size_t)n, sizeof *vt, hx_mesh_cmp_key);
+  int64_t nv = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
+  g->vtag = vt, g->nv = nv;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t *p = bsearch(&r->conn[i], vt, (size_t)nv, sizeof *vt, hx_mesh_cmp_key);
+    g->vid[i] = p - vt;
   }
-  if (nns > 0)
+  return HX_SUCCESS;
+}
+
+/* side set s's tag number: one per name, sets of the same name merged */
+static int side_set_tag(hx_gmesh *g, const char *nm, int *ti) {
+  *ti = -1;
+  for (int k = 0; k < g->ntags && *ti < 0; k++)
+    if (!strcmp(g->tag_names[k], nm)) *ti = k;
+  if (*ti < 0) {
+    HX_CALL(hx_strdup(nm, &g->tag_names[g->ntags]));
+    *ti = g->ntags++;
+  }
+  return HX_SUCCESS;
+}
+
+/* side set s's cnt sides as boundary quads (4 corner vertices) with tag ti */
+static int side_set_quads(exo *x, size_t s, const char *what, size_t cnt, int ti, int64_t total, hx_gmesh *g) {
+  int64_t *el = NULL, *sd = NULL;
+  char v1[64], v2[64];
+  snprintf(v1, sizeof v1, "elem_ss%zu", s + 1);
+  snprintf(v2, sizeof v2, "side_ss%zu", s + 1);
+  int err = HX_ALLOC(&el, cnt);
+  if (!err) err = HX_ALLOC(&sd, cnt);
+  if (!err) err = get_i64(x, v1, what, cnt, el);
+  if (!err) err = get_i64(x, v2, what, cnt, sd);
+  for (size_t k = 0; !err && k < cnt; k++) {
+    if (el[k] < 1 || el[k] > total)
+      err = EXO_ERR("%s: %s: entry %zu names element %lld, but the file has elements 1..%lld (a side set "
+                    "naming elements that do not exist: fix or remove the side set)",
+                    x->path, what, k + 1, (long long)el[k], (long long)total);
+    else if (sd[k] < 1 || sd[k] > 6)
+      err = EXO_ERR("%s: %s: entry %zu names side %lld of element %lld; a hexahedron has sides 1..6 (a "
+                    "corrupt file)",
+                    x->path, what, k + 1, (long long)sd[k], (long long)el[k]);
+    if (err) break;
+    const int f = exo_side_face[sd[k] - 1];
+    for (int c = 0; c < 4; c++) g->bq_v[g->nbq * 4 + c] = g->vid[(el[k] - 1) * 8 + hx_hex_face_vert[f][c]];
+    g->bq_tag[g->nbq++] = ti;
+  }
+  free(el);
+  free(sd);
+  return err;
+}
+
+/* side sets: boundary quads resolved by the topology */
+static int read_side_sets(exo *x, exo_read *r, hx_gmesh *g) {
+  const size_t nss = r->nss;
+  const int64_t total = r->total;
+  HX_CALL(get_i64(x, "ss_prop1", "the side set ids", nss, r->ids));
+  get_names(x, "ss_names", nss, r->names);
+  int64_t nq = 0;
+  size_t *cnt = calloc(nss, sizeof *cnt);
+  HX_CHECK(cnt != NULL, HX_ERR_MEM, "out of memory");
+  int err = HX_SUCCESS;
+  for (size_t s = 0; s < nss && !err; s++) {
+    char dn[64];
+    snprintf(dn, sizeof dn, "num_side_ss%zu", s + 1);
+    err = dim_len(x, dn, &cnt[s], NULL);
+    if (!err && cnt[s] > (size_t)total * 6)
+      err = EXO_ERR("%s: side set %zu (%s) holds %zu sides, more than the %lld elements have (a corrupt file)",
+                    x->path, s + 1, r->names[s], cnt[s], (long long)total);
+    nq += (int64_t)cnt[s];
+  }
+  if (!err) err = HX_ALLOC(&g->bq_v, nq * 4 + 1);
+  if (!err) err = HX_ALLOC(&g->bq_tag, nq + 1);
+  if (!err) err = HX_ALLOC(&g->tag_names, nss);
+  for (size_t s = 0; s < nss && !err; s++) {
+    char nm[64], what[160];
+    if (r->names[s][0])
+      snprintf(nm, sizeof nm, "%s", r->names[s]);
+    else
+      snprintf(nm, sizeof nm, "sideset_%lld", (long long)r->ids[s]);
+    int ti;
+    err = side_set_tag(g, nm, &ti);
+    if (err || cnt[s] == 0) continue;
+    snprintf(what, sizeof what, "side set %zu, id %lld, '%s'", s + 1, (long long)r->ids[s], nm);
+    err = side_set_quads(x, s, what, cnt[s], ti, total, g);
+  }
+  free(cnt);
+  return err;
+}
+
+static int read_file(exo *x, hx_gmesh *g) {
+  exo_read r = {0};
+  HX_CALL(read_counts(x, &r));
+  const size_t nblk = r.nblk, nss = r.nss;
+  int err = HX_ALLOC(&r.b, nblk);
+  if (!err) err = HX_ALLOC(&r.ids, nblk > nss ? nblk : nss + 1);
+  if (!err) err = HX_ALLOC(&r.names, (nblk > nss ? nblk : nss) + 1);
+  if (!err) err = read_blocks(x, &r);
+  if (!err) err = read_coords(x, &r);
+  if (!err) err = fill_elements(x, &r, g);
+  if (!err) err = number_vertices(&r, g);
+  if (!err && nss > 0) err = read_side_sets(x, &r, g);
+  if (!err && r.nns > 0)
     hx_mesh_note("note: %s: %zu node set(s) ignored (hexcg takes boundary tags from side sets; docs/mesh.md)\n", x->path,
-             nns);
-done:
-  free(b);
-  free(ids);
-  free(conn);
-  free(xyz);
-  free(tmp);
-  free(names);
+             r.nns);
+  free(r.b);
+  free(r.ids);
+  free(r.conn);
+  free(r.xyz);
+  free(r.names);
   return err;
 }
 

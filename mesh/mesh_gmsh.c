@@ -179,15 +179,6 @@ typedef struct {
   int64_t tag;
   int64_t idx;
 } tagidx;
-static int cmp_tagidx(const void *a, const void *b) {
-  int64_t x = ((const tagidx *)a)->tag, y = ((const tagidx *)b)->tag;
-  return x < y ? -1 : x > y;
-}
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* t: n (tag, file order) sorted by tag. Among the tags given more than once,
  * the one whose second occurrence comes first in the file: *first and
  * *second (file order); 0 if every tag is unique. */
@@ -367,13 +358,47 @@ static int read_nodes22(cur *c, rd *r) {
   return expect(c, "$EndNodes");
 }
 
+/* MSH 4.1: a section's header "numBlocks numX minTag maxTag" (what: node,
+ * element), checked against what the file can hold (per_item bytes at the
+ * least) */
+static int head41(cur *c, const char *what, int64_t per_item, int64_t *nb, int64_t *n) {
+  char w[64];
+  int64_t mn, mx;
+  snprintf(w, sizeof w, "number of %s blocks", what);
+  HX_CALL(get_size(c, nb, w));
+  snprintf(w, sizeof w, "number of %ss", what);
+  HX_CALL(get_size(c, n, w));
+  snprintf(w, sizeof w, "minimum %s tag", what);
+  HX_CALL(get_size(c, &mn, w));
+  snprintf(w, sizeof w, "maximum %s tag", what);
+  HX_CALL(get_size(c, &mx, w));
+  return count_check(c, *n, per_item, what);
+}
+
+/* MSH 4.1: a block's header "entityDim entityTag X numXInBlock" (third: what
+ * X is) */
+static int block41(cur *c, const char *what, const char *third, int64_t *dim, int64_t *etag, int64_t *x,
+                   int64_t *m) {
+  char w[64];
+  HX_CALL(get_int(c, dim, "entity dimension"));
+  HX_CALL(get_int(c, etag, "entity tag"));
+  HX_CALL(get_int(c, x, third));
+  snprintf(w, sizeof w, "number of %ss in block", what);
+  return get_size(c, m, w);
+}
+
+/* MSH 4.1: the end of a section of n items whose blocks held k */
+static int end41(cur *c, const char *what, int64_t k, int64_t n, const char *end) {
+  if (k != n)
+    return CUR_ERR(c, "the %s blocks hold %lld %ss, the header announced %lld", what, (long long)k, what,
+                   (long long)n);
+  c->binary = 0;
+  return expect(c, end);
+}
+
 static int read_nodes41(cur *c, rd *r) {
-  int64_t nb, n, mn, mx;
-  HX_CALL(get_size(c, &nb, "number of node blocks"));
-  HX_CALL(get_size(c, &n, "number of nodes"));
-  HX_CALL(get_size(c, &mn, "minimum node tag"));
-  HX_CALL(get_size(c, &mx, "maximum node tag"));
-  HX_CALL(count_check(c, n, c->binary ? 32 : 8, "node"));
+  int64_t nb, n;
+  HX_CALL(head41(c, "node", c->binary ? 32 : 8, &nb, &n));
   HX_CALL(HX_ALLOC(&r->ntag, n));
   HX_CALL(HX_ALLOC(&r->nxyz, 3 * n));
   HX_CALL(HX_ALLOC(&r->npos, n));
@@ -381,10 +406,7 @@ static int read_nodes41(cur *c, rd *r) {
   int64_t k = 0;
   for (int64_t b = 0; b < nb; b++) {
     int64_t dim, etag, par, m;
-    HX_CALL(get_int(c, &dim, "entity dimension"));
-    HX_CALL(get_int(c, &etag, "entity tag"));
-    HX_CALL(get_int(c, &par, "parametric flag"));
-    HX_CALL(get_size(c, &m, "number of nodes in block"));
+    HX_CALL(block41(c, "node", "parametric flag", &dim, &etag, &par, &m));
     if (par)
       return CUR_ERR(c, "parametric node coordinates are not supported (save without Mesh.SaveParametric)");
     if (m > n - k)
@@ -401,11 +423,7 @@ static int read_nodes41(cur *c, rd *r) {
       for (int d = 0; d < 3; d++) HX_CALL(get_dbl(c, &r->nxyz[3 * (k + i) + d], "node coordinate"));
     k += m;
   }
-  if (k != n)
-    return CUR_ERR(c, "the node blocks hold %lld nodes, the header announced %lld", (long long)k,
-                   (long long)n);
-  c->binary = 0;
-  return expect(c, "$EndNodes");
+  return end41(c, "node", k, n, "$EndNodes");
 }
 
 static int grow(int64_t need, int64_t *cap, size_t sz, void *pp) {
@@ -487,19 +505,12 @@ static int read_elements22(cur *c, rd *r) {
 }
 
 static int read_elements41(cur *c, rd *r) {
-  int64_t nb, n, mn, mx, nodes[128];
-  HX_CALL(get_size(c, &nb, "number of element blocks"));
-  HX_CALL(get_size(c, &n, "number of elements"));
-  HX_CALL(get_size(c, &mn, "minimum element tag"));
-  HX_CALL(get_size(c, &mx, "maximum element tag"));
-  HX_CALL(count_check(c, n, c->binary ? 16 : 4, "element"));
+  int64_t nb, n, nodes[128];
+  HX_CALL(head41(c, "element", c->binary ? 16 : 4, &nb, &n));
   int64_t k = 0;
   for (int64_t b = 0; b < nb; b++) {
     int64_t dim, etag, type, m;
-    HX_CALL(get_int(c, &dim, "entity dimension"));
-    HX_CALL(get_int(c, &etag, "entity tag"));
-    HX_CALL(get_int(c, &type, "element type"));
-    HX_CALL(get_size(c, &m, "number of elements in block"));
+    HX_CALL(block41(c, "element", "element type", &dim, &etag, &type, &m));
     int nn = type_nodes(type);
     if (nn == 0)
       return CUR_ERR(c, "unknown Gmsh element type %lld in element block %lld", (long long)type,
@@ -519,11 +530,7 @@ static int read_elements41(cur *c, rd *r) {
     }
     k += m;
   }
-  if (k != n)
-    return CUR_ERR(c, "the element blocks hold %lld elements, the header announced %lld", (long long)k,
-                   (long long)n);
-  c->binary = 0;
-  return expect(c, "$EndElements");
+  return end41(c, "element", k, n, "$EndElements");
 }
 
 /* $Periodic (MSH 2.2: links "dim slave master", an optional "Affine" line
@@ -616,7 +623,7 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
   int64_t *t;
   HX_CALL(HX_ALLOC(&t, n));
   if (n > 0) memcpy(t, phys, sizeof(int64_t) * n);
-  qsort(t, (size_t)n, sizeof *t, cmp_i64);
+  qsort(t, (size_t)n, sizeof *t, hx_mesh_cmp_key);
   int64_t u = 0;
   for (int64_t i = 0; i < n; i++)
     if (i == 0 || t[i] != t[i - 1]) t[u++] = t[i];
@@ -643,7 +650,7 @@ static int make_groups(const rd *r, const int64_t *phys, int64_t n, int dim, int
 }
 
 static int group_index(const int64_t *tags, int n, int64_t t) {
-  const int64_t *p = bsearch(&t, tags, (size_t)n, sizeof *tags, cmp_i64);
+  const int64_t *p = bsearch(&t, tags, (size_t)n, sizeof *tags, hx_mesh_cmp_key);
   return p ? (int)(p - tags) : -1;
 }
 
@@ -669,7 +676,7 @@ void hx_gmsh_node_maps(int map8[8], int map27[27]) {
 
 static int64_t find_node(const rd *r, int64_t tag) {
   tagidx key = {tag, 0};
-  const tagidx *p = bsearch(&key, r->ntag, (size_t)r->nn, sizeof key, cmp_tagidx);
+  const tagidx *p = bsearch(&key, r->ntag, (size_t)r->nn, sizeof key, hx_mesh_cmp_key);
   return p ? p->idx : -1;
 }
 
@@ -761,8 +768,8 @@ static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
   HX_CALL(HX_ALLOC(&g->per, 2 * r->nper + 2));
   int64_t w = 0;
   for (int64_t i = 0; i < r->nper; i++) {
-    const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64),
-                  *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+    const int64_t *a = bsearch(&r->per[2 * i], g->vtag, (size_t)nv, sizeof(int64_t), hx_mesh_cmp_key),
+                  *b = bsearch(&r->per[2 * i + 1], g->vtag, (size_t)nv, sizeof(int64_t), hx_mesh_cmp_key);
     if (a && b) g->per[2 * w] = a - g->vtag, g->per[2 * w + 1] = b - g->vtag, w++;
   }
   g->nper = w;
@@ -778,8 +785,9 @@ static int periodic_pairs(cur *c, const rd *r, hx_gmesh *g, int64_t nv) {
   return HX_SUCCESS;
 }
 
-static int build(cur *c, rd *r, hx_gmesh *g) {
-  /* solving on the hexahedra alone would silently drop part of the domain */
+/* the file holds hexahedra, and nothing 3-D besides: solving on the
+ * hexahedra alone would silently drop part of the domain */
+static int check_solids(cur *c, const rd *r) {
   char solids[512] = "";
   size_t so = 0;
   for (int t = 0; t < 128; t++)
@@ -797,12 +805,24 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
                    "(Gmsh types 5 hex8 or 12 hex27; Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1)",
                    solids);
   }
-  if (r->nh > 1) { /* element tags are unique in a valid file */
+  if (r->nh == 0) {
+    c->pos = r->elems_pos;
+    c->binary = 0;
+    return CUR_ERR(c,
+                   "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
+                   "mesh with Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1 or extrude recombined layers");
+  }
+  return HX_SUCCESS;
+}
+
+/* element tags and node tags are unique in a valid file (sorts r->ntag) */
+static int check_unique_tags(cur *c, rd *r) {
+  int64_t first, second;
+  if (r->nh > 1) {
     tagidx *t = malloc(sizeof *t * (size_t)r->nh);
     HX_CHECK(t, HX_ERR_MEM, "out of memory");
     for (int64_t i = 0; i < r->nh; i++) t[i].tag = r->htag[i], t[i].idx = i;
-    qsort(t, (size_t)r->nh, sizeof *t, cmp_tagidx);
-    int64_t first, second;
+    qsort(t, (size_t)r->nh, sizeof *t, hx_mesh_cmp_key);
     const int dup = first_repeat(t, r->nh, &first, &second);
     free(t);
     if (dup) {
@@ -816,45 +836,43 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
                      (long long)r->htag[second], w);
     }
   }
-  if (r->nh == 0) {
-    c->pos = r->elems_pos;
-    c->binary = 0;
-    return CUR_ERR(c,
-                   "the file has no hexahedral elements (Gmsh types 5 hex8 or 12 hex27); "
-                   "mesh with Mesh.RecombineAll=1 and Mesh.Recombine3DAll=1 or extrude recombined layers");
-  }
   c->binary = 0;
-  qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, cmp_tagidx);
-  {
-    int64_t first, second;
-    if (first_repeat(r->ntag, r->nn, &first, &second)) {
-      char w[64];
-      where_at(c, r->npos[first], w, sizeof w);
-      c->pos = r->npos[second];
-      int64_t tag = -1;
-      for (int64_t i = 0; i < r->nn && tag < 0; i++)
-        if (r->ntag[i].idx == second) tag = r->ntag[i].tag;
-      return CUR_ERR(c, "node tag %lld is defined twice in $Nodes (first at %s); node tags must be unique",
-                     (long long)tag, w);
-    }
+  qsort(r->ntag, (size_t)r->nn, sizeof *r->ntag, hx_mesh_cmp_key);
+  if (first_repeat(r->ntag, r->nn, &first, &second)) {
+    char w[64];
+    where_at(c, r->npos[first], w, sizeof w);
+    c->pos = r->npos[second];
+    int64_t tag = -1;
+    for (int64_t i = 0; i < r->nn && tag < 0; i++)
+      if (r->ntag[i].idx == second) tag = r->ntag[i].tag;
+    return CUR_ERR(c, "node tag %lld is defined twice in $Nodes (first at %s); node tags must be unique",
+                   (long long)tag, w);
   }
-  const int npe = r->npe, q = npe == 8 ? 2 : 3;
-  int map8[8], map27[27];
-  hx_gmsh_node_maps(map8, map27);
-  /* vertices: the distinct corner node tags, in tag order */
+  return HX_SUCCESS;
+}
+
+/* vertices: the distinct corner node tags, in tag order (g->vtag, g->nv) */
+static int number_vertices(const rd *r, hx_gmesh *g) {
+  const int npe = r->npe;
   int64_t *vt;
   HX_CALL(HX_ALLOC(&vt, r->nh * 8));
   for (int64_t e = 0; e < r->nh; e++)
     for (int v = 0; v < 8; v++) vt[e * 8 + v] = r->hnodes[e * npe + v];
-  qsort(vt, (size_t)(r->nh * 8), sizeof *vt, cmp_i64);
+  qsort(vt, (size_t)(r->nh * 8), sizeof *vt, hx_mesh_cmp_key);
   int64_t nv = 0;
   for (int64_t i = 0; i < r->nh * 8; i++)
     if (i == 0 || vt[i] != vt[i - 1]) vt[nv++] = vt[i];
-  memset(g, 0, sizeof *g);
-  snprintf(g->src, sizeof g->src, "%s", c->path);
-  g->ne = r->nh, g->npe = npe, g->nv = nv;
+  g->nv = nv;
   g->vtag = vt;
   HX_CALL(hx_realloc((size_t)nv, sizeof *vt, &g->vtag));
+  return HX_SUCCESS;
+}
+
+/* the elements: nodes in tensor order, vertex ids, tags */
+static int fill_elements(cur *c, const rd *r, hx_gmesh *g) {
+  const int npe = r->npe, q = npe == 8 ? 2 : 3;
+  int map8[8], map27[27];
+  hx_gmsh_node_maps(map8, map27);
   HX_CALL(HX_ALLOC(&g->nodes, r->nh * npe * 3));
   HX_CALL(HX_ALLOC(&g->vid, r->nh * 8));
   HX_CALL(HX_ALLOC(&g->mat, r->nh));
@@ -877,61 +895,67 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
       int a = v & 1, b = (v >> 1) & 1, cc = v >> 2;
       int t = a * (q - 1) + q * (b * (q - 1) + q * cc * (q - 1));
       int64_t tag = r->hnodes[e * npe + (npe == 8 ? map8[t] : map27[t])];
-      const int64_t *p = bsearch(&tag, g->vtag, (size_t)nv, sizeof tag, cmp_i64);
+      const int64_t *p = bsearch(&tag, g->vtag, (size_t)g->nv, sizeof tag, hx_mesh_cmp_key);
       g->vid[e * 8 + v] = p - g->vtag;
     }
     for (int f = 0; f < 6; f++) g->ftag[e * 6 + f] = -1;
   }
-  /* where each vertex's node record is, for the topology's messages
-   * (check_coincident): one sweep of the file for all the lines */
+  return HX_SUCCESS;
+}
+
+/* where each vertex's node record is, for the topology's messages
+ * (check_coincident): one sweep of the file for all the lines */
+static int vertex_lines(const cur *c, const rd *r, hx_gmesh *g) {
+  const int64_t nv = g->nv;
   HX_CALL(HX_ALLOC(&g->vloc, nv));
   g->vloc_bin = c->fbin;
-  {
-    tagidx *pv = NULL;
-    HX_CALL(HX_ALLOC(&pv, nv));
-    for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
-    if (!c->fbin) {
-      qsort(pv, (size_t)nv, sizeof *pv, cmp_tagidx);
-      long line = 1;
-      size_t at = 0;
-      for (int64_t i = 0; i < nv; i++) {
-        for (; at < (size_t)pv[i].tag && at < c->len; at++) line += c->buf[at] == '\n';
-        g->vloc[pv[i].idx] = line;
-      }
-    } else {
-      for (int64_t v = 0; v < nv; v++) g->vloc[v] = pv[v].tag;
+  tagidx *pv = NULL;
+  HX_CALL(HX_ALLOC(&pv, nv));
+  for (int64_t v = 0; v < nv; v++) pv[v].tag = (int64_t)r->npos[find_node(r, g->vtag[v])], pv[v].idx = v;
+  if (!c->fbin) {
+    qsort(pv, (size_t)nv, sizeof *pv, hx_mesh_cmp_key);
+    long line = 1;
+    size_t at = 0;
+    for (int64_t i = 0; i < nv; i++) {
+      for (; at < (size_t)pv[i].tag && at < c->len; at++) line += c->buf[at] == '\n';
+      g->vloc[pv[i].idx] = line;
     }
-    free(pv);
+  } else {
+    for (int64_t v = 0; v < nv; v++) g->vloc[v] = pv[v].tag;
   }
-  /* materials */
-  int64_t *mt = NULL;
-  HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
-  for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
-  free(mt);
-  /* boundary quads: corner node tags -> vertex ids */
+  free(pv);
+  return HX_SUCCESS;
+}
+
+/* boundary quads: corner node tags -> vertex ids; *off: the quads that do
+ * not lie on hexahedra */
+static int boundary_quads(rd *r, hx_gmesh *g, int64_t *off) {
   HX_CALL(make_groups(r, r->qphys, r->nq, 2, &r->qtags, &g->ntags, &g->tag_names));
-  const int64_t *bt = r->qtags;
   HX_CALL(HX_ALLOC(&g->bq_v, r->nq * 4));
   HX_CALL(HX_ALLOC(&g->bq_tag, r->nq));
-  int64_t nq = 0, off = 0;
+  int64_t nq = 0;
+  *off = 0;
   for (int64_t i = 0; i < r->nq; i++) {
     int ok = 1;
     for (int k = 0; k < 4; k++) {
-      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)nv, sizeof(int64_t), cmp_i64);
+      const int64_t *p = bsearch(&r->qnodes[i * 4 + k], g->vtag, (size_t)g->nv, sizeof(int64_t), hx_mesh_cmp_key);
       if (!p)
         ok = 0;
       else
         g->bq_v[nq * 4 + k] = p - g->vtag;
     }
     if (!ok) {
-      off++;
+      ++*off;
       continue;
     }
-    g->bq_tag[nq++] = group_index(bt, g->ntags, r->qphys[i]);
+    g->bq_tag[nq++] = group_index(r->qtags, g->ntags, r->qphys[i]);
   }
   g->nbq = nq;
-  if (r->have_per) HX_CALL(periodic_pairs(c, r, g, nv));
-  HX_CALL(resolve_empty_links(c, r, g, bt));
+  return HX_SUCCESS;
+}
+
+/* the notes on what the mesh leaves out */
+static void note_ignored(const cur *c, const rd *r, int64_t off) {
   if (off)
     hx_mesh_note("note: %s: %lld tagged quadrilateral(s) do not lie on hexahedra and are ignored\n",
            c->path, (long long)off);
@@ -946,6 +970,27 @@ static int build(cur *c, rd *r, hx_gmesh *g) {
     hx_mesh_note("note: %s: ignored %lld element(s) that are neither hexahedra nor quadrilaterals:%s\n", c->path,
               (long long)nign, list);
   }
+}
+
+static int build(cur *c, rd *r, hx_gmesh *g) {
+  HX_CALL(check_solids(c, r));
+  HX_CALL(check_unique_tags(c, r));
+  memset(g, 0, sizeof *g);
+  snprintf(g->src, sizeof g->src, "%s", c->path);
+  g->ne = r->nh, g->npe = r->npe;
+  HX_CALL(number_vertices(r, g));
+  HX_CALL(fill_elements(c, r, g));
+  HX_CALL(vertex_lines(c, r, g));
+  /* materials */
+  int64_t *mt = NULL;
+  HX_CALL(make_groups(r, r->hphys, r->nh, 3, &mt, &g->nmat, &g->mat_names));
+  for (int64_t e = 0; e < r->nh; e++) g->mat[e] = group_index(mt, g->nmat, r->hphys[e]);
+  free(mt);
+  int64_t off = 0;
+  HX_CALL(boundary_quads(r, g, &off));
+  if (r->have_per) HX_CALL(periodic_pairs(c, r, g, g->nv));
+  HX_CALL(resolve_empty_links(c, r, g, r->qtags));
+  note_ignored(c, r, off);
   return HX_SUCCESS;
 }
 

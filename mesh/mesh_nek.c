@@ -183,14 +183,7 @@ static int merge_vertices(hx_gmesh *g, double *hmin_out) {
       for (int dy = -1; dy <= 1; dy++)
         for (int dz = -1; dz <= 1; dz++) {
           cellpt key = {{pt[i].k[0] + dx, pt[i].k[1] + dy, pt[i].k[2] + dz}, -1};
-          int64_t a = 0, b = n;
-          while (a < b) {
-            int64_t mid = (a + b) / 2;
-            if (cmp_cell(&pt[mid], &key) < 0)
-              a = mid + 1;
-            else
-              b = mid;
-          }
+          const int64_t a = hx_lower_bound(pt, n, sizeof *pt, &key, cmp_cell);
           for (int64_t j = a;
                j < n && pt[j].k[0] == key.k[0] && pt[j].k[1] == key.k[1] && pt[j].k[2] == key.k[2]; j++) {
             const double *Y = &g->nodes[pt[j].i * 3];
@@ -251,6 +244,20 @@ static int arc_centre(nrd *c, int64_t rec, int64_t e, int edge, const double *A,
   return HX_SUCCESS;
 }
 
+/* The record of 8 words at c->pos (what: its kind, for messages) into w,
+ * and its type or code string (in the last word) into ty; c->pos stays at
+ * the record. */
+static int record_at(nrd *c, const char *what, double w[8], char ty[8]) {
+  const size_t at = c->pos;
+  HX_CALL(words(c, 8, w, what));
+  type_string(c, at + 7 * (size_t)c->wdsz, ty);
+  c->pos = at;
+  return HX_SUCCESS;
+}
+
+/* 1 where v is a whole number in 1..hi (an element, face or side number). */
+static int whole_in(double v, double hi) { return v >= 1 && v <= hi && v == floor(v); }
+
 static int read_curves(nrd *c, hx_gmesh *g, int64_t nelgt) {
   int64_t ncurve;
   HX_CALL(count_word(c, 8, &ncurve, "the number of curved-side records"));
@@ -260,11 +267,9 @@ static int read_curves(nrd *c, hx_gmesh *g, int64_t nelgt) {
   for (int64_t r = 0; r < ncurve; r++) {
     const size_t at = c->pos;
     double w[8];
-    HX_CALL(words(c, 8, w, "a curved-side record"));
     char ty[8];
-    type_string(c, at + 7 * (size_t)c->wdsz, ty);
-    c->pos = at;
-    if (!(w[0] >= 1 && w[0] <= (double)nelgt && w[0] == floor(w[0])))
+    HX_CALL(record_at(c, "a curved-side record", w, ty));
+    if (!whole_in(w[0], (double)nelgt))
       return NEK_ERR(
           c,
           "curved-side record %lld (type '%s') names element %g, but the file has elements 1..%lld "
@@ -400,30 +405,28 @@ static int read_fields(nrd *c, hx_gmesh *g, int64_t nelgt, int field, double hmi
     for (int64_t r = 0; r < nbc; r++) {
       const size_t at = c->pos;
       double w[8];
-      HX_CALL(words(c, 8, w, "a boundary record"));
       char ty[8];
-      type_string(c, at + 7 * (size_t)c->wdsz, ty);
-      c->pos = at;
-      if (!(w[0] >= 1 && w[0] <= (double)nelgt && w[0] == floor(w[0])))
+      HX_CALL(record_at(c, "a boundary record", w, ty));
+      if (!whole_in(w[0], (double)nelgt))
         return NEK_ERR(
             c,
             "boundary record %lld of field %d (code '%s') names element %g, but the file has elements "
             "1..%lld",
             (long long)r + 1, fld, ty, w[0], (long long)nelgt);
-      if (!(w[1] >= 1 && w[1] <= 6 && w[1] == floor(w[1])))
+      if (!whole_in(w[1], 6))
         return NEK_ERR(c, "boundary record %lld of field %d: element %.0f: face %g is outside 1..6",
                        (long long)r + 1, fld, w[0], w[1]);
       const int64_t e = (int64_t)w[0] - 1;
       const int kf = (int)w[1] - 1;
       if (fld == field && ty[0] && strcmp(ty, "E")) {
         if (!strcmp(ty, "P")) {
-          if (!(w[2] >= 1 && w[2] <= (double)nelgt && w[2] == floor(w[2])))
+          if (!whole_in(w[2], (double)nelgt))
             return NEK_ERR(
                 c,
                 "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "
                 "element %g, which does not exist (the file has elements 1..%lld)",
                 (long long)r + 1, fld, kf + 1, (long long)e + 1, w[2], (long long)nelgt);
-          if (!(w[3] >= 1 && w[3] <= 6 && w[3] == floor(w[3])))
+          if (!whole_in(w[3], 6))
             return NEK_ERR(
                 c,
                 "boundary record %lld of field %d: the periodic ('P') face %d of element %lld points at "

@@ -96,17 +96,25 @@ static int renumber(int64_t *parent, int64_t n, int64_t **newid, int64_t *count)
 #define HX_PERIODIC_TOL 1e-6 /* node matching of tag pairs, relative to the smallest edge */
 #define MAXCAND 4
 
-int hx_gmesh_periodic(hx_gmesh *g) {
-  if (g->nper == 0) return HX_SUCCESS;
-  const int64_t ne = g->ne, nf6 = ne * 6;
-  vpair *pr = NULL;
-  bkey *bk = NULL;
-  int64_t *pf = NULL, *pmap = NULL, *vp = NULL, *ep = NULL, *fp = NULL, *nv = NULL, *ned = NULL, *nfc = NULL;
-  int64_t *tot = NULL, *got = NULL;
-  int err = HX_ALLOC(&pr, g->nper);
-  if (!err) err = HX_ALLOC(&pf, nf6);
-  if (!err) err = HX_ALLOC(&pmap, nf6 * 4);
-  if (err) goto done;
+/* the state of one identification: the correspondences, the boundary faces
+ * by vertex set, the face pairs and the union-find classes */
+typedef struct {
+  hx_gmesh *g;
+  vpair *pr; /* slave -> master, sorted, distinct */
+  int64_t np;
+  bkey *bk; /* the boundary faces, sorted by vertex set */
+  int64_t nb;
+  int64_t *pf;         /* per face slot e*6+f: the paired slot, or -1 */
+  int64_t *pmap;       /* per face slot: its corners' images (at the slave side), -1 at the image */
+  int64_t *vp, *ep, *fp; /* union-find parents of vertices, edges, faces */
+  int64_t npairs;
+} per_state;
+
+/* the distinct correspondences between different vertices, sorted */
+static int sorted_pairs(per_state *P) {
+  const hx_gmesh *g = P->g;
+  HX_CALL(HX_ALLOC(&P->pr, g->nper));
+  vpair *pr = P->pr;
   int64_t np = 0;
   for (int64_t i = 0; i < g->nper; i++) {
     const int64_t s = g->per[2 * i], m = g->per[2 * i + 1];
@@ -114,107 +122,129 @@ int hx_gmesh_periodic(hx_gmesh *g) {
     pr[np].s = s, pr[np].m = m, np++;
   }
   qsort(pr, (size_t)np, sizeof *pr, cmp_vpair);
-  {
-    int64_t w = 0; /* drop duplicates */
-    for (int64_t i = 0; i < np; i++)
-      if (!w || pr[i].s != pr[w - 1].s || pr[i].m != pr[w - 1].m) pr[w++] = pr[i];
-    np = w;
-  }
-  /* boundary faces by their vertex set */
+  int64_t w = 0; /* drop duplicates */
+  for (int64_t i = 0; i < np; i++)
+    if (!w || pr[i].s != pr[w - 1].s || pr[i].m != pr[w - 1].m) pr[w++] = pr[i];
+  P->np = w;
+  return HX_SUCCESS;
+}
+
+/* boundary faces by their vertex set */
+static int boundary_keys(per_state *P) {
+  const hx_gmesh *g = P->g;
+  const int64_t nf6 = g->ne * 6;
   int64_t nb = 0;
   for (int64_t q = 0; q < nf6; q++) nb += g->nbr[q] < 0;
-  err = HX_ALLOC(&bk, nb + 1);
-  if (err) goto done;
+  HX_CALL(HX_ALLOC(&P->bk, nb + 1));
   nb = 0;
   for (int64_t q = 0; q < nf6; q++) {
-    pf[q] = -1;
+    P->pf[q] = -1;
     if (g->nbr[q] >= 0) continue;
-    for (int c = 0; c < 4; c++) bk[nb].v[c] = g->vid[(q / 6) * 8 + hx_hex_face_vert[q % 6][c]];
-    sort4v(bk[nb].v);
-    bk[nb++].ref = q;
+    for (int c = 0; c < 4; c++) P->bk[nb].v[c] = g->vid[(q / 6) * 8 + hx_hex_face_vert[q % 6][c]];
+    sort4v(P->bk[nb].v);
+    P->bk[nb++].ref = q;
   }
-  qsort(bk, (size_t)nb, sizeof *bk, cmp_bkey);
+  qsort(P->bk, (size_t)nb, sizeof *P->bk, cmp_bkey);
+  P->nb = nb;
+  return HX_SUCCESS;
+}
 
-  /* pair the boundary faces whose four vertices map onto another boundary face */
-  int64_t npairs = 0;
-  for (int64_t q = 0; q < nf6 && !err; q++) {
-    if (g->nbr[q] >= 0 || pf[q] >= 0) continue;
-    const int64_t e = q / 6;
-    const int f = (int)(q % 6);
-    int64_t cv[4], cand[4][MAXCAND];
-    int nc[4], all = 1;
-    for (int c = 0; c < 4 && all; c++) {
-      cv[c] = g->vid[e * 8 + hx_hex_face_vert[f][c]];
-      vpair key = {cv[c], INT64_MIN};
-      int64_t lo = 0, hi = np;
-      while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (cmp_vpair(&pr[mid], &key) < 0)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      nc[c] = 0;
-      for (int64_t j = lo; j < np && pr[j].s == cv[c] && nc[c] < MAXCAND; j++) cand[c][nc[c]++] = pr[j].m;
-      all = nc[c] > 0;
-    }
-    if (!all) continue;
-    int64_t hit = -1, img[4] = {0, 0, 0, 0};
-    for (int i0 = 0; i0 < nc[0] && hit < 0; i0++)
-      for (int i1 = 0; i1 < nc[1] && hit < 0; i1++)
-        for (int i2 = 0; i2 < nc[2] && hit < 0; i2++)
-          for (int i3 = 0; i3 < nc[3] && hit < 0; i3++) {
-            bkey key;
-            int64_t m4[4] = {cand[0][i0], cand[1][i1], cand[2][i2], cand[3][i3]};
-            memcpy(key.v, m4, sizeof m4);
-            sort4v(key.v);
-            const bkey *b = bsearch(&key, bk, (size_t)nb, sizeof *bk, cmp_bkey);
-            if (b && b->ref != q) hit = b->ref, memcpy(img, m4, sizeof m4);
-          }
-    if (hit < 0) {
-      char d[DESC];
-      size_t off = 0;
-      for (int c = 0; c < 4 && off < sizeof d; c++) {
-        double A[3], B[3] = {0, 0, 0};
-        vertex_xyz(g, e, hx_hex_face_vert[f][c], A);
-        vertex_of_xyz(g, cand[c][0], B);
-        off +=
-            (size_t)snprintf(d + off, sizeof d - off, "%s%lld (%g, %g, %g) -> %lld (%g, %g, %g)",
-                             c ? ", " : "", (long long)(g->vtag ? g->vtag[cv[c]] : cv[c]), A[0], A[1], A[2],
-                             (long long)(g->vtag ? g->vtag[cand[c][0]] : cand[c][0]), B[0], B[1], B[2]);
-      }
-      err = HX_ERROR(
-          HX_ERR_INPUT,
-          "%s: periodic: the four corners of boundary face %d of element %lld have periodic partners, "
-          "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a "
-          "partner is wrong): %s",
-          g->src, f, (long long)(g->etag ? g->etag[e] : e), d);
-      break;
-    }
-    if (pf[hit] >= 0 && pf[hit] != q) {
+/* the masters of vertex v (at most MAXCAND) */
+static int masters_of(const per_state *P, int64_t v, int64_t *cand) {
+  vpair key = {v, INT64_MIN};
+  const int64_t lo = hx_lower_bound(P->pr, P->np, sizeof *P->pr, &key, cmp_vpair);
+  int n = 0;
+  for (int64_t j = lo; j < P->np && P->pr[j].s == v && n < MAXCAND; j++) cand[n++] = P->pr[j].m;
+  return n;
+}
+
+/* the error for face slot q whose corners cv have partners cand that form
+ * no boundary face */
+static int no_image_face(const hx_gmesh *g, int64_t q, const int64_t cv[4], int64_t cand[4][MAXCAND]) {
+  const int64_t e = q / 6;
+  const int f = (int)(q % 6);
+  char d[DESC];
+  size_t off = 0;
+  for (int c = 0; c < 4 && off < sizeof d; c++) {
+    double A[3], B[3] = {0, 0, 0};
+    vertex_xyz(g, e, hx_hex_face_vert[f][c], A);
+    vertex_of_xyz(g, cand[c][0], B);
+    off += (size_t)snprintf(d + off, sizeof d - off, "%s%lld (%g, %g, %g) -> %lld (%g, %g, %g)", c ? ", " : "",
+                            (long long)(g->vtag ? g->vtag[cv[c]] : cv[c]), A[0], A[1], A[2],
+                            (long long)(g->vtag ? g->vtag[cand[c][0]] : cand[c][0]), B[0], B[1], B[2]);
+  }
+  return HX_ERROR(HX_ERR_INPUT,
+                  "%s: periodic: the four corners of boundary face %d of element %lld have periodic partners, "
+                  "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a "
+                  "partner is wrong): %s",
+                  g->src, f, (long long)(g->etag ? g->etag[e] : e), d);
+}
+
+/* boundary face slot q's image: a boundary face whose vertices are images of
+ * q's four corners (their images into img); -1 where a corner has no partner */
+static int face_image(const per_state *P, int64_t q, int64_t *hit, int64_t img[4]) {
+  const hx_gmesh *g = P->g;
+  const int64_t e = q / 6;
+  const int f = (int)(q % 6);
+  int64_t cv[4], cand[4][MAXCAND];
+  int nc[4];
+  *hit = -1;
+  for (int c = 0; c < 4; c++) {
+    cv[c] = g->vid[e * 8 + hx_hex_face_vert[f][c]];
+    nc[c] = masters_of(P, cv[c], cand[c]);
+    if (nc[c] == 0) return HX_SUCCESS;
+  }
+  for (int i0 = 0; i0 < nc[0] && *hit < 0; i0++)
+    for (int i1 = 0; i1 < nc[1] && *hit < 0; i1++)
+      for (int i2 = 0; i2 < nc[2] && *hit < 0; i2++)
+        for (int i3 = 0; i3 < nc[3] && *hit < 0; i3++) {
+          bkey key;
+          int64_t m4[4] = {cand[0][i0], cand[1][i1], cand[2][i2], cand[3][i3]};
+          memcpy(key.v, m4, sizeof m4);
+          sort4v(key.v);
+          const bkey *b = bsearch(&key, P->bk, (size_t)P->nb, sizeof *P->bk, cmp_bkey);
+          if (b && b->ref != q) *hit = b->ref, memcpy(img, m4, sizeof m4);
+        }
+  if (*hit < 0) return no_image_face(g, q, cv, cand);
+  return HX_SUCCESS;
+}
+
+/* pair the boundary faces whose four vertices map onto another boundary face */
+static int pair_faces(per_state *P) {
+  const hx_gmesh *g = P->g;
+  const int64_t nf6 = g->ne * 6;
+  for (int64_t q = 0; q < nf6; q++) {
+    if (g->nbr[q] >= 0 || P->pf[q] >= 0) continue;
+    int64_t hit, img[4] = {0, 0, 0, 0};
+    HX_CALL(face_image(P, q, &hit, img));
+    if (hit < 0) continue;
+    if (P->pf[hit] >= 0 && P->pf[hit] != q) {
       char d[DESC];
       hx_gmesh_describe(g, hit / 6, d, sizeof d);
-      err = HX_ERROR(HX_ERR_INPUT, "%s: periodic: face %d of %s is the periodic image of two faces", g->src,
-                     (int)(hit % 6), d);
-      break;
+      return HX_ERROR(HX_ERR_INPUT, "%s: periodic: face %d of %s is the periodic image of two faces", g->src,
+                      (int)(hit % 6), d);
     }
-    pf[q] = hit, pf[hit] = q;
-    memcpy(&pmap[q * 4], img, sizeof img);
-    for (int c = 0; c < 4; c++) pmap[hit * 4 + c] = -1; /* the image side: mapping stored at q */
-    npairs++;
+    P->pf[q] = hit, P->pf[hit] = q;
+    memcpy(&P->pmap[q * 4], img, sizeof img);
+    for (int c = 0; c < 4; c++) P->pmap[hit * 4 + c] = -1; /* the image side: mapping stored at q */
+    P->npairs++;
   }
-  if (err) goto done;
+  return HX_SUCCESS;
+}
 
-  /* merge vertices, edges, faces of each pair */
-  err = HX_ALLOC(&vp, g->nv + 1);
-  if (!err) err = HX_ALLOC(&ep, g->ned + 1);
-  if (!err) err = HX_ALLOC(&fp, g->nf + 1);
-  if (err) goto done;
+/* merge the vertices, edges and faces of each pair */
+static int merge_pairs(per_state *P) {
+  const hx_gmesh *g = P->g;
+  const int64_t nf6 = g->ne * 6;
+  HX_CALL(HX_ALLOC(&P->vp, g->nv + 1));
+  HX_CALL(HX_ALLOC(&P->ep, g->ned + 1));
+  HX_CALL(HX_ALLOC(&P->fp, g->nf + 1));
+  int64_t *vp = P->vp, *ep = P->ep, *fp = P->fp, *pf = P->pf, *pmap = P->pmap;
   for (int64_t i = 0; i < g->nv; i++) vp[i] = i;
   for (int64_t i = 0; i < g->ned; i++) ep[i] = i;
   for (int64_t i = 0; i < g->nf; i++) fp[i] = i;
   static const int cyc[4][2] = {{0, 1}, {1, 3}, {3, 2}, {2, 0}};
-  for (int64_t q = 0; q < nf6 && !err; q++) {
+  for (int64_t q = 0; q < nf6; q++) {
     if (pf[q] < 0 || pmap[q * 4] < 0) continue;
     const int64_t e = q / 6, e2 = pf[q] / 6;
     const int f = (int)(q % 6);
@@ -227,25 +257,29 @@ int hx_gmesh_periodic(hx_gmesh *g) {
     }
     for (int k = 0; k < 4; k++) {
       const int k1 = edge_of(lc[cyc[k][0]], lc[cyc[k][1]]), k2 = edge_of(lc2[cyc[k][0]], lc2[cyc[k][1]]);
-      if (k1 < 0 || k2 < 0) {
-        err = HX_ERROR(HX_ERR_INTERNAL, "periodic: face edge not found (%d, %d)", k1, k2);
-        break;
-      }
+      if (k1 < 0 || k2 < 0) return HX_ERROR(HX_ERR_INTERNAL, "periodic: face edge not found (%d, %d)", k1, k2);
       uf_union(ep, g->eid[e * 12 + k1], g->eid[e2 * 12 + k2]);
     }
   }
-  if (err) goto done;
-  /* every correspondence between vertices must have been realised by a face pair */
-  for (int64_t i = 0; i < np && !err; i++)
+  return HX_SUCCESS;
+}
+
+/* every correspondence between vertices realised by a face pair, and every
+ * element left with 8 distinct vertices */
+static int check_merge(const per_state *P) {
+  const hx_gmesh *g = P->g;
+  const vpair *pr = P->pr;
+  int64_t *vp = P->vp;
+  for (int64_t i = 0; i < P->np; i++)
     if (uf_find(vp, pr[i].s) != uf_find(vp, pr[i].m)) {
       double A[3] = {0, 0, 0}, B[3] = {0, 0, 0};
       int fa = 0, fb = 0;
-      for (int64_t e = 0; e < ne && !(fa && fb); e++)
+      for (int64_t e = 0; e < g->ne && !(fa && fb); e++)
         for (int c = 0; c < 8; c++) {
           if (!fa && g->vid[e * 8 + c] == pr[i].s) vertex_xyz(g, e, c, A), fa = 1;
           if (!fb && g->vid[e * 8 + c] == pr[i].m) vertex_xyz(g, e, c, B), fb = 1;
         }
-      err = HX_ERROR(
+      return HX_ERROR(
           HX_ERR_INPUT,
           "%s: periodic: node %lld at (%g, %g, %g) corresponds to node %lld at (%g, %g, %g), but no "
           "boundary face through the first maps onto a boundary face through the second: the "
@@ -255,50 +289,70 @@ int hx_gmesh_periodic(hx_gmesh *g) {
           g->src, (long long)(g->vtag ? g->vtag[pr[i].s] : pr[i].s), A[0], A[1], A[2],
           (long long)(g->vtag ? g->vtag[pr[i].m] : pr[i].m), B[0], B[1], B[2]);
     }
-  /* an element must keep 8 distinct vertices */
-  for (int64_t e = 0; e < ne && !err; e++)
-    for (int a = 0; a < 8 && !err; a++)
-      for (int b = a + 1; b < 8 && !err; b++)
+  for (int64_t e = 0; e < g->ne; e++)
+    for (int a = 0; a < 8; a++)
+      for (int b = a + 1; b < 8; b++)
         if (uf_find(vp, g->vid[e * 8 + a]) == uf_find(vp, g->vid[e * 8 + b])) {
           char d[DESC];
           hx_gmesh_describe(g, e, d, sizeof d);
-          err = HX_ERROR(HX_ERR_INPUT,
-                         "%s: periodic: the identification maps two vertices of %s onto each other: a "
-                         "periodic direction needs at least 2 elements across it",
-                         g->src, d);
+          return HX_ERROR(HX_ERR_INPUT,
+                          "%s: periodic: the identification maps two vertices of %s onto each other: a "
+                          "periodic direction needs at least 2 elements across it",
+                          g->src, d);
         }
-  if (err) goto done;
+  return HX_SUCCESS;
+}
 
-  /* tags of the paired faces: no longer boundary */
-  err = HX_ALLOC(&tot, g->ntags + 1);
+/* tags of the paired faces: no longer boundary; a tag all of whose faces
+ * are paired is periodic */
+static int retag_faces(per_state *P) {
+  hx_gmesh *g = P->g;
+  int64_t *tot = NULL, *got = NULL;
+  int err = HX_ALLOC(&tot, g->ntags + 1);
   if (!err) err = HX_ALLOC(&got, g->ntags + 1);
   if (!err && !g->tag_per) err = HX_ALLOC(&g->tag_per, g->ntags + 1);
-  if (err) goto done;
-  for (int64_t q = 0; q < nf6; q++) {
+  for (int64_t q = 0; !err && q < g->ne * 6; q++) {
     const int t = g->ftag[q];
     if (t < 0 || t >= g->ntags) continue;
     tot[t]++;
-    if (pf[q] >= 0) got[t]++, g->ftag[q] = -1;
+    if (P->pf[q] >= 0) got[t]++, g->ftag[q] = -1;
   }
-  for (int t = 0; t < g->ntags; t++) g->tag_per[t] = tot[t] > 0 && got[t] == tot[t];
+  for (int t = 0; !err && t < g->ntags; t++) g->tag_per[t] = tot[t] > 0 && got[t] == tot[t];
+  hx_free_host(&tot);
+  hx_free_host(&got);
+  return err;
+}
 
-  /* renumber */
+/* the merged vertices, edges and faces numbered compactly */
+static int renumber_all(per_state *P) {
+  hx_gmesh *g = P->g;
+  const int64_t ne = g->ne;
+  int64_t *nv = NULL, *ned = NULL, *nfc = NULL;
   int64_t cv = 0, ced = 0, cf = 0;
-  err = renumber(vp, g->nv, &nv, &cv);
-  if (!err) err = renumber(ep, g->ned, &ned, &ced);
-  if (!err) err = renumber(fp, g->nf, &nfc, &cf);
-  if (err) goto done;
-  for (int64_t i = 0; i < ne * 8; i++) g->vid[i] = nv[g->vid[i]];
-  for (int64_t i = 0; i < ne * 12; i++) g->eid[i] = ned[g->eid[i]];
-  for (int64_t i = 0; i < nf6; i++) g->fid[i] = nfc[g->fid[i]];
-  if (g->vtag) { /* a class keeps the file tag of its smallest member */
-    for (int64_t i = 0; i < g->nv; i++)
-      if (uf_find(vp, i) == i) g->vtag[nv[i]] = g->vtag[i];
+  int err = renumber(P->vp, g->nv, &nv, &cv);
+  if (!err) err = renumber(P->ep, g->ned, &ned, &ced);
+  if (!err) err = renumber(P->fp, g->nf, &nfc, &cf);
+  if (!err) {
+    for (int64_t i = 0; i < ne * 8; i++) g->vid[i] = nv[g->vid[i]];
+    for (int64_t i = 0; i < ne * 12; i++) g->eid[i] = ned[g->eid[i]];
+    for (int64_t i = 0; i < ne * 6; i++) g->fid[i] = nfc[g->fid[i]];
+    if (g->vtag) { /* a class keeps the file tag of its smallest member */
+      for (int64_t i = 0; i < g->nv; i++)
+        if (uf_find(P->vp, i) == i) g->vtag[nv[i]] = g->vtag[i];
+    }
+    g->nv = cv, g->ned = ced, g->nf = cf;
   }
-  g->nv = cv, g->ned = ced, g->nf = cf;
+  hx_free_host(&nv);
+  hx_free_host(&ned);
+  hx_free_host(&nfc);
+  return err;
+}
 
-  /* the paired faces become neighbours */
-  for (int64_t q = 0; q < nf6 && !err; q++) {
+/* the paired faces become neighbours */
+static int link_faces(per_state *P) {
+  hx_gmesh *g = P->g;
+  const int64_t *pf = P->pf;
+  for (int64_t q = 0; q < g->ne * 6; q++) {
     if (pf[q] < 0) continue;
     const int64_t e2 = pf[q] / 6;
     const int o = hx_gmesh_face_orient(g, q / 6, (int)(q % 6), e2, (int)(pf[q] % 6));
@@ -306,28 +360,37 @@ int hx_gmesh_periodic(hx_gmesh *g) {
       char d1[DESC], d2[DESC];
       hx_gmesh_describe(g, q / 6, d1, sizeof d1);
       hx_gmesh_describe(g, e2, d2, sizeof d2);
-      err = HX_ERROR(HX_ERR_INPUT, "%s: periodic: face %d of %s and face %d of %s are paired but %s", g->src,
-                     (int)(q % 6), d1, (int)(pf[q] % 6), d2,
-                     o == -2 ? "the map turns one inside out (a reflection, not a translation or rotation)"
-                             : "their corners do not correspond cyclically");
-      break;
+      return HX_ERROR(HX_ERR_INPUT, "%s: periodic: face %d of %s and face %d of %s are paired but %s", g->src,
+                      (int)(q % 6), d1, (int)(pf[q] % 6), d2,
+                      o == -2 ? "the map turns one inside out (a reflection, not a translation or rotation)"
+                              : "their corners do not correspond cyclically");
     }
     g->nbr[q] = e2, g->nbrf[q] = (int8_t)(pf[q] % 6), g->nbro[q] = (int8_t)o;
   }
-  g->nper_faces = npairs;
-done:
-  hx_free_host(&pr);
-  hx_free_host(&bk);
-  hx_free_host(&pf);
-  hx_free_host(&pmap);
-  hx_free_host(&vp);
-  hx_free_host(&ep);
-  hx_free_host(&fp);
-  hx_free_host(&nv);
-  hx_free_host(&ned);
-  hx_free_host(&nfc);
-  hx_free_host(&tot);
-  hx_free_host(&got);
+  return HX_SUCCESS;
+}
+
+int hx_gmesh_periodic(hx_gmesh *g) {
+  if (g->nper == 0) return HX_SUCCESS;
+  per_state P = {.g = g};
+  int err = sorted_pairs(&P);
+  if (!err) err = HX_ALLOC(&P.pf, g->ne * 6);
+  if (!err) err = HX_ALLOC(&P.pmap, g->ne * 6 * 4);
+  if (!err) err = boundary_keys(&P);
+  if (!err) err = pair_faces(&P);
+  if (!err) err = merge_pairs(&P);
+  if (!err) err = check_merge(&P);
+  if (!err) err = retag_faces(&P);
+  if (!err) err = renumber_all(&P);
+  if (!err) err = link_faces(&P);
+  if (!err) g->nper_faces = P.npairs;
+  hx_free_host(&P.pr);
+  hx_free_host(&P.bk);
+  hx_free_host(&P.pf);
+  hx_free_host(&P.pmap);
+  hx_free_host(&P.vp);
+  hx_free_host(&P.ep);
+  hx_free_host(&P.fp);
   return err;
 }
 

@@ -6,10 +6,6 @@
 
 #include "mesh_impl.h"
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
 typedef struct {
   int64_t key;
   int64_t rank;
@@ -64,7 +60,7 @@ int hx_mesh_partition_report(hx_mesh m, int p, hx_mesh_report *rep) {
     for (int d = 0; d < 12; d++) k[8 + d] = nV + m->eid[(size_t)e * 12 + d];
     for (int f = 0; f < 6; f++) k[20 + f] = nV + nE + m->fid[(size_t)e * 6 + f];
   }
-  qsort(keys, (size_t)nk, sizeof *keys, cmp_i64);
+  qsort(keys, (size_t)nk, sizeof *keys, hx_mesh_cmp_key);
   int64_t u = 0;
   for (int64_t i = 0; i < nk; i++)
     if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
@@ -133,7 +129,7 @@ int hx_mesh_partition_report(hx_mesh m, int p, hx_mesh_report *rep) {
     sk[i] = recv[2 * i];
     isnbr[recv[2 * i + 1]] = 1;
   }
-  qsort(sk, (size_t)ns, sizeof *sk, cmp_i64);
+  qsort(sk, (size_t)ns, sizeof *sk, hx_mesh_cmp_key);
   for (int64_t i = 0; i < ns; i++) {
     if (i > 0 && sk[i] == sk[i - 1]) continue;
     shared += sk[i] < nV ? 1 : sk[i] < nV + nE ? pm : pm * pm;

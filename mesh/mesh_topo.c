@@ -54,26 +54,26 @@ typedef struct {
   int64_t ref;
 } face_rec;
 
+/* The order of the key, then the nv vertex ids: 0 where they are equal. */
+static inline int cmp_kv(uint64_t ka, const int64_t *va, uint64_t kb, const int64_t *vb, int nv) {
+  if (ka != kb) return ka < kb ? -1 : 1;
+  for (int i = 0; i < nv; i++)
+    if (va[i] != vb[i]) return va[i] < vb[i] ? -1 : 1;
+  return 0;
+}
 static int cmp_edge(const void *pa, const void *pb) {
   const edge_rec *a = pa, *b = pb;
-  if (a->k != b->k) return a->k < b->k ? -1 : 1;
-  for (int i = 0; i < 2; i++)
-    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
-  return a->ref < b->ref ? -1 : a->ref > b->ref;
-}
-static int cmp_face(const void *pa, const void *pb) {
-  const face_rec *a = pa, *b = pb;
-  if (a->k != b->k) return a->k < b->k ? -1 : 1;
-  for (int i = 0; i < 4; i++)
-    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
-  return a->ref < b->ref ? -1 : a->ref > b->ref;
+  const int c = cmp_kv(a->k, a->v, b->k, b->v, 2);
+  return c ? c : a->ref < b->ref ? -1 : a->ref > b->ref;
 }
 static int cmp_face_key(const void *pa, const void *pb) {
   const face_rec *a = pa, *b = pb;
-  if (a->k != b->k) return a->k < b->k ? -1 : 1;
-  for (int i = 0; i < 4; i++)
-    if (a->v[i] != b->v[i]) return a->v[i] < b->v[i] ? -1 : 1;
-  return 0;
+  return cmp_kv(a->k, a->v, b->k, b->v, 4);
+}
+static int cmp_face(const void *pa, const void *pb) {
+  const face_rec *a = pa, *b = pb;
+  const int c = cmp_kv(a->k, a->v, b->k, b->v, 4);
+  return c ? c : a->ref < b->ref ? -1 : a->ref > b->ref;
 }
 /* Sort n records of size sz whose first member is a uint64_t key < nb: a
  * counting sort on the key, then cmp on the (short) runs of equal keys. */
@@ -553,14 +553,7 @@ static int check_coincident(hx_gmesh *g, double *tol_out) {
     for (int dx = -1; dx <= 1 && !err; dx++)
       for (int dy = -1; dy <= 1 && !err; dy++) {
         vcell key = {{c[i].q[0] + dx, c[i].q[1] + dy, c[i].q[2] - 1}, -1};
-        int64_t lo = 0, hi = g->nv; /* first >= key */
-        while (lo < hi) {
-          int64_t mid = (lo + hi) / 2;
-          if (cmp_vcell(&c[mid], &key) < 0)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
+        const int64_t lo = hx_lower_bound(c, g->nv, sizeof *c, &key, cmp_vcell);
         for (int64_t j = lo;
              j < g->nv && c[j].q[0] == key.q[0] && c[j].q[1] == key.q[1] && c[j].q[2] <= c[i].q[2] + 1; j++) {
           if (c[j].v <= c[i].v) continue;

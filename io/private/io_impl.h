@@ -61,6 +61,10 @@ void hx_io_fmt_double(char *buf, size_t len, double v);
  * with its free space), then remove tmp again. HX_ERR_IO "cannot write
  * 'path': No space left on device (it needs about X MiB)". */
 int hx_io_reserve_space(const char *path, const char *tmp, double bytes);
+/* The text b[0..len), built in a buffer of cap bytes (len >= cap: it did
+ * not fit, an internal error "WHAT too long"), written as dir/name through
+ * hx_io_write_file_atomic; b is freed either way. */
+int hx_io_write_text(const char *dir, const char *name, char *b, size_t len, size_t cap, const char *what);
 /* Broadcast the error state (code and message) of root to every rank of comm;
  * returns the code (HX_SUCCESS when root succeeded). */
 int hx_io_bcast_error(MPI_Comm comm, int root, int code);
@@ -71,5 +75,12 @@ int hx_io_bcast_error(MPI_Comm comm, int root, int code);
  * folder, HX_IO_OWN_KEEP leaves it; d goes when it is empty then. */
 enum { HX_IO_OWN_KEEP = 0, HX_IO_OWN_FILE = 1, HX_IO_OWN_SERIES = 2 };
 void hx_io_remove_own(const char *d, int (*entry)(const char *name));
+
+/* The qsort and bsearch order of records that begin with an int64_t key
+ * (an int64_t array, or structs whose first member is the key): by the key. */
+static inline int hx_io_cmp_key(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
 
 #endif

@@ -493,23 +493,51 @@ int hx_cpu_avx512(void) {
 #endif
 }
 
+/* The elements that the cross-element kernel left (n of them, at the list
+ * positions rest), for the one-element kernel on their sublist (sub: their
+ * element numbers; subpart: room for their partials where part is given). */
+typedef struct {
+  int32_t n, *rest, *sub;
+  double *subpart;
+  int err;
+} rest_list;
+
+/* After the cross-element kernel (served: it ran): 1 when nothing is left
+ * to do (r->err says whether that is an error: out of memory for the
+ * sublist), else 0 with *nlist and *list the elements left; what: the kind
+ * of element left, for the message. */
+static int rest_take(rest_list *r, int served, int32_t *nlist, const int32_t **list, const double *part,
+                     const char *what) {
+  r->err = HX_SUCCESS;
+  if (!served) return 0;
+  if (r->n == 0) return 1;
+  if (!(r->sub = malloc(sizeof(int32_t) * (size_t)r->n)) ||
+      (part && !(r->subpart = malloc(sizeof(double) * (size_t)r->n)))) {
+    free(r->rest), free(r->sub);
+    r->err = HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d %s elements", (int)r->n, what);
+    return 1;
+  }
+  for (int32_t j = 0; j < r->n; j++) r->sub[j] = *list ? (*list)[r->rest[j]] : r->rest[j];
+  *nlist = r->n, *list = r->sub;
+  return 0;
+}
+
+/* The sublist's partials put back at their list positions; the lists freed. */
+static void rest_done(rest_list *r, double *part) {
+  if (r->sub && part)
+    for (int32_t j = 0; j < r->n; j++) part[r->rest[j]] = r->subpart[j];
+  free(r->rest), free(r->sub), free(r->subpart);
+}
+
 int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,
                     const double *u, double *w, double *part) {
   /* p = 2..6 AVX2: 4 elements at once, except split records */
-  int32_t nrest = 0, *rest = NULL, *sub = NULL;
-  double *subpart = NULL;
-  if (hx_ax_xelem_apply(ax, nlist, list, map, u, w, part, &nrest, &rest)) {
-    if (nrest == 0) return HX_SUCCESS;
-    /* the split elements by the one-element kernel on their sublist, their
-     * partials put back at their list positions */
-    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
-        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
-      free(rest), free(sub);
-      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d split elements", (int)nrest);
-    }
-    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
-    nlist = nrest, list = sub;
-  }
+  /* the split elements by the one-element kernel on their sublist, their
+   * partials put back at their list positions */
+  rest_list rl = {0};
+  if (rest_take(&rl, hx_ax_xelem_apply(ax, nlist, list, map, u, w, part, &rl.n, &rl.rest), &nlist, &list, part,
+                "split"))
+    return rl.err;
   const int n = ax->n;
   double Dt[HX_AX_NMAX * HX_AX_NMAX];
   for (int i = 0; i < n; i++)
@@ -527,16 +555,14 @@ int hx_cpu_ax_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list
                       .map = map,
                       .u = u,
                       .out = w,
-                      .part = sub ? subpart : part};
+                      .part = rl.sub ? rl.subpart : part};
 #if HX_AX_HAVE_AVX2
   if (ax->avx512 && ax->p == 7 && ax->mode == HX_GEO_PRECOMPUTED)
     hx_ax_cpu_avx512_pre_8(&a);
   else
 #endif
     hx_ax_cpu_table[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
-  if (sub && part)
-    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
-  free(rest), free(sub), free(subpart);
+  rest_done(&rl, part);
   return HX_SUCCESS;
 }
 
@@ -544,18 +570,10 @@ int hx_cpu_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                         const float *u, float *w, double *part) {
   /* p = 1, 2, 4, 5, 6 AVX2, precomputed: 8 elements at once (the same
    * bits), except the general records at p = 4 and 5 */
-  int32_t nrest = 0, *rest = NULL, *sub = NULL;
-  double *subpart = NULL;
-  if (hx_ax_xelem_apply_f32(ax, nlist, list, map, u, w, part, &nrest, &rest)) {
-    if (nrest == 0) return HX_SUCCESS;
-    if (!(sub = malloc(sizeof(int32_t) * (size_t)nrest)) ||
-        (part && !(subpart = malloc(sizeof(double) * (size_t)nrest)))) {
-      free(rest), free(sub);
-      return HX_ERROR(HX_ERR_MEM, "operator: out of memory for a list of %d general elements", (int)nrest);
-    }
-    for (int32_t j = 0; j < nrest; j++) sub[j] = list ? list[rest[j]] : rest[j];
-    nlist = nrest, list = sub;
-  }
+  rest_list rl = {0};
+  if (rest_take(&rl, hx_ax_xelem_apply_f32(ax, nlist, list, map, u, w, part, &rl.n, &rl.rest), &nlist, &list,
+                part, "general"))
+    return rl.err;
   const int n = ax->n;
   const float *basis = ax->d_basis32;
   float Dt[HX_AX_NMAX * HX_AX_NMAX], eo[64];
@@ -584,16 +602,14 @@ int hx_cpu_ax_apply_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *
                    .map = map,
                    .u = u,
                    .out = w,
-                   .part = sub ? subpart : part};
+                   .part = rl.sub ? rl.subpart : part};
 #if HX_AX_HAVE_AVX2
   if (ax->avx512 && ax->p == 3 && ax->mode == HX_GEO_PRECOMPUTED)
     hx_ax_cpu_avx512_pre_4_f32(&a);
   else
 #endif
     hx_ax_cpu_table_f32[ax->isa][ax->mode == HX_GEO_ONTHEFLY][ax->p - 1](&a);
-  if (sub && part)
-    for (int32_t j = 0; j < nrest; j++) part[rest[j]] = subpart[j];
-  free(rest), free(sub), free(subpart);
+  rest_done(&rl, part);
   return HX_SUCCESS;
 }
 

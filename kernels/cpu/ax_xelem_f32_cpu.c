@@ -87,13 +87,10 @@ typedef struct {
   __attribute__((aligned(32))) float ones[HX_XF_N3MAX + 8];
 } hx_xf_scr;
 
-/* One group of 8 elements (positions pk[l], elements e[l]); nv lanes valid. */
-HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RESTRICT W, const int32_t *pk,
-                              const size_t *e, const int nv) {
-  const int n2 = n * n, n3 = n2 * n, n38 = (n3 + 7) & ~7, cs = n3 + HX_AX_PAD, ncomp = a->ncomp;
-  hx_v8 *HX_RESTRICT U = W->U, *HX_RESTRICT R = W->R, *HX_RESTRICT S = W->S, *HX_RESTRICT T = W->T,
-        *HX_RESTRICT O = W->O, *HX_RESTRICT G = W->G;
-  /* 1. gather */
+/* Step 1 of hx_xf_group: the 8 elements' nodes gathered into U, lane l
+ * element e[l]. */
+HX_XF_INLINE void hx_xf_gather(const int n, const hx_xf_args *a, hx_v8 *HX_RESTRICT U, const size_t *e) {
+  const int n3 = n * n * n;
   if (a->map) {
     float *HX_RESTRICT Uf = (float *)U;
     const float *HX_RESTRICT u = a->u;
@@ -106,11 +103,15 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
     for (int l = 0; l < 8; l++) p[l] = a->u + (size_t)n3 * e[l];
     hx_xf_load(n3, p, U);
   }
-  /* 2. gradients */
-  /* the one-element kernels' sums: from 0, m increasing, fused (ax_cpu_t.h
-   * steps 1a, 1b; the n = 4 kernel sums the same way), so each lane's
-   * result is bit for bit theirs */
-  const hx_v8 *HX_RESTRICT Dv = W->Dv; /* Dv[i*n + m] = D[i][m] broadcast */
+}
+
+/* Step 2 of hx_xf_group: the gradients R, S, T of U; the one-element
+ * kernels' sums: from 0, m increasing, fused (ax_cpu_t.h steps 1a, 1b; the
+ * n = 4 kernel sums the same way), so each lane's result is bit for bit
+ * theirs. */
+HX_XF_INLINE void hx_xf_grad(const int n, const hx_v8 *HX_RESTRICT Dv, const hx_v8 *HX_RESTRICT U,
+                             hx_v8 *HX_RESTRICT R, hx_v8 *HX_RESTRICT S, hx_v8 *HX_RESTRICT T) {
+  const int n2 = n * n;
   const hx_v8 z = _mm256_setzero_ps();
   for (int k = 0; k < n; k++)
     for (int ij = 0; ij < n2; ij++) {
@@ -129,84 +130,98 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
         }
         R[q] = r, S[q] = sv;
       }
-  /* 3. fluxes and mass term */
-  int kind[8], ngen = 0, nafv = 0;
-  const float *rec[8];
-  for (int l = 0; l < 8; l++) {
-    const int64_t eo = a->eoff[e[l]];
-    kind[l] = (int)(eo & 3);
-    rec[l] = a->geo + (eo >> 2);
-    ngen += kind[l] == HX_AXK_GEN;
-    nafv += kind[l] == HX_AXK_AFV;
-  }
-  if (ngen == 0) {
-    /* affine and scaled affine: g = (w_q kappa_q) m, mass (w_q lambda_q) m_6 */
-    hx_v8 M[7];
-    for (int c = 0; c < 7; c++)
-      M[c] = _mm256_setr_ps(rec[0][c], rec[1][c], rec[2][c], rec[3][c], rec[4][c], rec[5][c], rec[6][c],
-                            rec[7][c]);
-    hx_v8 *K = G, *Lm = G + n38; /* kappa, lambda per node and lane (AFF: 1) */
-    if (nafv) {
-      const float *p[8];
-      for (int l = 0; l < 8; l++) p[l] = kind[l] == HX_AXK_AFV ? rec[l] + HX_AX_MEANS : W->ones;
-      hx_xf_load(n3, p, K);
-      if (ncomp == 7) {
-        for (int l = 0; l < 8; l++) p[l] = kind[l] == HX_AXK_AFV ? rec[l] + HX_AX_MEANS + cs : W->ones;
-        hx_xf_load(n3, p, Lm);
-      }
+}
+
+/* Step 3 of hx_xf_group for a group of affine and scaled affine elements
+ * (rec[l]: lane l's record, nafv of them scaled): the fluxes into R, S, T
+ * and the mass term into O, g = (w_q kappa_q) m, mass (w_q lambda_q) m_6. */
+HX_XF_INLINE void hx_xf_flux_affine(const int n, const hx_xf_args *a, hx_xf_scr *HX_RESTRICT W, const int *kind,
+                                    const float *const *rec, const int nafv) {
+  const int n3 = n * n * n, n38 = (n3 + 7) & ~7, cs = n3 + HX_AX_PAD, ncomp = a->ncomp;
+  hx_v8 *HX_RESTRICT U = W->U, *HX_RESTRICT R = W->R, *HX_RESTRICT S = W->S, *HX_RESTRICT T = W->T,
+        *HX_RESTRICT O = W->O, *HX_RESTRICT G = W->G;
+  const hx_v8 z = _mm256_setzero_ps();
+  /* affine and scaled affine: g = (w_q kappa_q) m, mass (w_q lambda_q) m_6 */
+  hx_v8 M[7];
+  for (int c = 0; c < 7; c++)
+    M[c] = _mm256_setr_ps(rec[0][c], rec[1][c], rec[2][c], rec[3][c], rec[4][c], rec[5][c], rec[6][c],
+                          rec[7][c]);
+  hx_v8 *K = G, *Lm = G + n38; /* kappa, lambda per node and lane (AFF: 1) */
+  if (nafv) {
+    const float *p[8];
+    for (int l = 0; l < 8; l++) p[l] = kind[l] == HX_AXK_AFV ? rec[l] + HX_AX_MEANS : W->ones;
+    hx_xf_load(n3, p, K);
+    if (ncomp == 7) {
+      for (int l = 0; l < 8; l++) p[l] = kind[l] == HX_AXK_AFV ? rec[l] + HX_AX_MEANS + cs : W->ones;
+      hx_xf_load(n3, p, Lm);
     }
-    for (int q = 0; q < n3; q++) {
-      const hx_v8 wq = _mm256_broadcast_ss(a->w3 + q);
-      const hx_v8 wk = nafv ? _mm256_mul_ps(wq, K[q]) : wq;
-      const hx_v8 g0 = _mm256_mul_ps(wk, M[0]), g1 = _mm256_mul_ps(wk, M[1]), g2 = _mm256_mul_ps(wk, M[2]);
-      const hx_v8 g3 = _mm256_mul_ps(wk, M[3]), g4 = _mm256_mul_ps(wk, M[4]), g5 = _mm256_mul_ps(wk, M[5]);
-      const hx_v8 ur = R[q], us = S[q], ut = T[q];
-      HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
-      if (ncomp == 7) {
-        const hx_v8 wl = nafv ? _mm256_mul_ps(wq, Lm[q]) : wq;
-        O[q] = _mm256_mul_ps(_mm256_mul_ps(wl, M[6]), U[q]);
-      } else {
-        O[q] = n == 4 ? z : _mm256_mul_ps(z, U[q]); /* as the one-element kernels */
-      }
+  }
+  for (int q = 0; q < n3; q++) {
+    const hx_v8 wq = _mm256_broadcast_ss(a->w3 + q);
+    const hx_v8 wk = nafv ? _mm256_mul_ps(wq, K[q]) : wq;
+    const hx_v8 g0 = _mm256_mul_ps(wk, M[0]), g1 = _mm256_mul_ps(wk, M[1]), g2 = _mm256_mul_ps(wk, M[2]);
+    const hx_v8 g3 = _mm256_mul_ps(wk, M[3]), g4 = _mm256_mul_ps(wk, M[4]), g5 = _mm256_mul_ps(wk, M[5]);
+    const hx_v8 ur = R[q], us = S[q], ut = T[q];
+    HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
+    if (ncomp == 7) {
+      const hx_v8 wl = nafv ? _mm256_mul_ps(wq, Lm[q]) : wq;
+      O[q] = _mm256_mul_ps(_mm256_mul_ps(wl, M[6]), U[q]);
+    } else {
+      O[q] = n == 4 ? z : _mm256_mul_ps(z, U[q]); /* as the one-element kernels */
+    }
+  }
+}
+
+/* Step 3 of hx_xf_group for a group with general elements (all 8, or the
+ * one mixed group lane by lane with the one-element math): the fluxes into
+ * R, S, T and the mass term into O. */
+HX_XF_INLINE void hx_xf_flux_general(const int n, const hx_xf_args *a, hx_xf_scr *HX_RESTRICT W, const int *kind,
+                                     const float *const *rec, const int ngen) {
+  const int n3 = n * n * n, n38 = (n3 + 7) & ~7, cs = n3 + HX_AX_PAD, ncomp = a->ncomp;
+  hx_v8 *HX_RESTRICT U = W->U, *HX_RESTRICT R = W->R, *HX_RESTRICT S = W->S, *HX_RESTRICT T = W->T,
+        *HX_RESTRICT O = W->O, *HX_RESTRICT G = W->G;
+  const hx_v8 z = _mm256_setzero_ps();
+  if (ngen == 8) {
+    for (int c = 0; c < ncomp; c++) {
+      const float *p[8];
+      for (int l = 0; l < 8; l++) p[l] = rec[l] + (size_t)c * cs;
+      hx_xf_load(n3, p, G + c * n38);
     }
   } else {
-    if (ngen == 8) {
-      for (int c = 0; c < ncomp; c++) {
-        const float *p[8];
-        for (int l = 0; l < 8; l++) p[l] = rec[l] + (size_t)c * cs;
-        hx_xf_load(n3, p, G + c * n38);
-      }
-    } else {
-      /* the one mixed group: lane by lane, with the one-element math */
-      float *HX_RESTRICT Gf = (float *)G;
-      for (int l = 0; l < 8; l++)
-        for (int q = 0; q < n3; q++) {
-          float g[6], mm = 0.0f;
-          if (kind[l] == HX_AXK_GEN) {
-            for (int c = 0; c < 6; c++) g[c] = rec[l][c * cs + q];
-            if (ncomp == 7) mm = rec[l][6 * cs + q];
-          } else if (kind[l] == HX_AXK_AFF) {
-            hx_geo_affine_node_f32(rec[l], a->w3[q], ncomp, g, &mm);
-          } else {
-            const float *kq = rec[l] + HX_AX_MEANS;
-            hx_geo_scaled_node_f32(rec[l], a->w3[q], kq[q], ncomp == 7 ? kq[cs + q] : 0.0f, ncomp, g, &mm);
-          }
-          for (int c = 0; c < 6; c++) Gf[8 * (c * n38 + q) + l] = g[c];
-          Gf[8 * (6 * n38 + q) + l] = mm;
+    /* the one mixed group: lane by lane, with the one-element math */
+    float *HX_RESTRICT Gf = (float *)G;
+    for (int l = 0; l < 8; l++)
+      for (int q = 0; q < n3; q++) {
+        float g[6], mm = 0.0f;
+        if (kind[l] == HX_AXK_GEN) {
+          for (int c = 0; c < 6; c++) g[c] = rec[l][c * cs + q];
+          if (ncomp == 7) mm = rec[l][6 * cs + q];
+        } else if (kind[l] == HX_AXK_AFF) {
+          hx_geo_affine_node_f32(rec[l], a->w3[q], ncomp, g, &mm);
+        } else {
+          const float *kq = rec[l] + HX_AX_MEANS;
+          hx_geo_scaled_node_f32(rec[l], a->w3[q], kq[q], ncomp == 7 ? kq[cs + q] : 0.0f, ncomp, g, &mm);
         }
-    }
-    for (int q = 0; q < n3; q++) {
-      const hx_v8 ur = R[q], us = S[q], ut = T[q];
-      const hx_v8 g0 = G[q], g1 = G[n38 + q], g2 = G[2 * n38 + q], g3 = G[3 * n38 + q], g4 = G[4 * n38 + q],
-                  g5 = G[5 * n38 + q];
-      HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
-      O[q] = ncomp == 7 ? _mm256_mul_ps(G[6 * n38 + q], U[q]) : n == 4 ? z : _mm256_mul_ps(z, U[q]);
-    }
+        for (int c = 0; c < 6; c++) Gf[8 * (c * n38 + q) + l] = g[c];
+        Gf[8 * (6 * n38 + q) + l] = mm;
+      }
   }
-  /* 4. transposed gradients */
-  /* the one-element kernels' order: the generic loop adds the t, then the
-   * r and the s contractions (ax_cpu_t.h 2a, 2b); the n = 4 kernel adds
-   * r, s, t for each m in turn */
+  for (int q = 0; q < n3; q++) {
+    const hx_v8 ur = R[q], us = S[q], ut = T[q];
+    const hx_v8 g0 = G[q], g1 = G[n38 + q], g2 = G[2 * n38 + q], g3 = G[3 * n38 + q], g4 = G[4 * n38 + q],
+                g5 = G[5 * n38 + q];
+    HX_XF_FLUX(g0, g1, g2, g3, g4, g5, ur, us, ut, q);
+    O[q] = ncomp == 7 ? _mm256_mul_ps(G[6 * n38 + q], U[q]) : n == 4 ? z : _mm256_mul_ps(z, U[q]);
+  }
+}
+
+/* Step 4 of hx_xf_group: the transposed gradients added to O in the
+ * one-element kernels' order: the generic loop adds the t, then the r and
+ * the s contractions (ax_cpu_t.h 2a, 2b); the n = 4 kernel adds r, s, t for
+ * each m in turn. */
+HX_XF_INLINE void hx_xf_grad_t(const int n, const hx_v8 *HX_RESTRICT Dv, const hx_v8 *HX_RESTRICT R,
+                               const hx_v8 *HX_RESTRICT S, const hx_v8 *HX_RESTRICT T, hx_v8 *HX_RESTRICT O) {
+  const int n2 = n * n;
   if (n == 4) {
     for (int k = 0; k < n; k++)
       for (int j = 0; j < n; j++)
@@ -237,39 +252,70 @@ HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RE
           O[q] = acc;
         }
   }
-  /* partials (before the transposes below reorder O) */
-  if (a->part) {
-    /* hx_ax_cpu_dot_f32 per lane: accumulator j takes the nodes q = j mod 8
-     * (then the tail q - nb), in increasing q, the exact products of floats
-     * added in double; then its fixed tree */
-    __m256d s0[8], s1[8];
-    for (int j = 0; j < 8; j++) s0[j] = _mm256_setzero_pd(), s1[j] = _mm256_setzero_pd();
-    const int nb8 = n3 / 8 * 8;
-    for (int q = 0; q < n3; q++) {
-      const int j = q < nb8 ? q & 7 : q - nb8;
-      const __m128 u0 = _mm256_castps256_ps128(U[q]), u1 = _mm256_extractf128_ps(U[q], 1);
-      const __m128 o0 = _mm256_castps256_ps128(O[q]), o1 = _mm256_extractf128_ps(O[q], 1);
-      s0[j] = _mm256_add_pd(s0[j], _mm256_mul_pd(_mm256_cvtps_pd(u0), _mm256_cvtps_pd(o0)));
-      s1[j] = _mm256_add_pd(s1[j], _mm256_mul_pd(_mm256_cvtps_pd(u1), _mm256_cvtps_pd(o1)));
-    }
-    const __m256d t0 = _mm256_add_pd(_mm256_add_pd(s0[0], s0[1]), _mm256_add_pd(s0[2], s0[3]));
-    const __m256d t1 = _mm256_add_pd(_mm256_add_pd(s0[4], s0[5]), _mm256_add_pd(s0[6], s0[7]));
-    const __m256d t2 = _mm256_add_pd(_mm256_add_pd(s1[0], s1[1]), _mm256_add_pd(s1[2], s1[3]));
-    const __m256d t3 = _mm256_add_pd(_mm256_add_pd(s1[4], s1[5]), _mm256_add_pd(s1[6], s1[7]));
-    double sd[8];
-    _mm256_storeu_pd(sd, _mm256_add_pd(t0, t1)), _mm256_storeu_pd(sd + 4, _mm256_add_pd(t2, t3));
-    for (int l = 0; l < nv; l++) a->part[pk[l]] = sd[l];
+}
+
+/* The partials u.(A u) per lane into part[pk[l]] (before the transposes
+ * reorder O): hx_ax_cpu_dot_f32 per lane: accumulator j takes the nodes
+ * q = j mod 8 (then the tail q - nb), in increasing q, the exact products of
+ * floats added in double; then its fixed tree. */
+HX_XF_INLINE void hx_xf_part(const int n3, const hx_v8 *HX_RESTRICT U, const hx_v8 *HX_RESTRICT O, double *part,
+                             const int32_t *pk, const int nv) {
+  __m256d s0[8], s1[8];
+  for (int j = 0; j < 8; j++) s0[j] = _mm256_setzero_pd(), s1[j] = _mm256_setzero_pd();
+  const int nb8 = n3 / 8 * 8;
+  for (int q = 0; q < n3; q++) {
+    const int j = q < nb8 ? q & 7 : q - nb8;
+    const __m128 u0 = _mm256_castps256_ps128(U[q]), u1 = _mm256_extractf128_ps(U[q], 1);
+    const __m128 o0 = _mm256_castps256_ps128(O[q]), o1 = _mm256_extractf128_ps(O[q], 1);
+    s0[j] = _mm256_add_pd(s0[j], _mm256_mul_pd(_mm256_cvtps_pd(u0), _mm256_cvtps_pd(o0)));
+    s1[j] = _mm256_add_pd(s1[j], _mm256_mul_pd(_mm256_cvtps_pd(u1), _mm256_cvtps_pd(o1)));
   }
-  /* de-interleave into the valid lanes' L slots */
+  const __m256d t0 = _mm256_add_pd(_mm256_add_pd(s0[0], s0[1]), _mm256_add_pd(s0[2], s0[3]));
+  const __m256d t1 = _mm256_add_pd(_mm256_add_pd(s0[4], s0[5]), _mm256_add_pd(s0[6], s0[7]));
+  const __m256d t2 = _mm256_add_pd(_mm256_add_pd(s1[0], s1[1]), _mm256_add_pd(s1[2], s1[3]));
+  const __m256d t3 = _mm256_add_pd(_mm256_add_pd(s1[4], s1[5]), _mm256_add_pd(s1[6], s1[7]));
+  double sd[8];
+  _mm256_storeu_pd(sd, _mm256_add_pd(t0, t1)), _mm256_storeu_pd(sd + 4, _mm256_add_pd(t2, t3));
+  for (int l = 0; l < nv; l++) part[pk[l]] = sd[l];
+}
+
+/* The valid lanes of O de-interleaved into their elements' L slots. */
+HX_XF_INLINE void hx_xf_store(const int n3, hx_v8 *HX_RESTRICT O, float *out, const size_t *e, const int nv) {
   const int nb = n3 & ~7;
   for (int q = 0; q < nb; q += 8) {
     hx_avx2_tr8_ps(O + q);
-    for (int l = 0; l < nv; l++) _mm256_storeu_ps(a->out + (size_t)n3 * e[l] + q, O[q + l]);
+    for (int l = 0; l < nv; l++) _mm256_storeu_ps(out + (size_t)n3 * e[l] + q, O[q + l]);
   }
   for (int q = nb; q < n3; q++) {
     const float *Oq = (const float *)(O + q);
-    for (int l = 0; l < nv; l++) a->out[(size_t)n3 * e[l] + q] = Oq[l];
+    for (int l = 0; l < nv; l++) out[(size_t)n3 * e[l] + q] = Oq[l];
   }
+}
+
+/* One group of 8 elements (positions pk[l], elements e[l]); nv lanes valid:
+ * gather, gradients, fluxes and mass term, transposed gradients, partials,
+ * store. */
+HX_XF_INLINE void hx_xf_group(const int n, const hx_xf_args *a, hx_xf_scr *HX_RESTRICT W, const int32_t *pk,
+                              const size_t *e, const int nv) {
+  const int n3 = n * n * n;
+  hx_xf_gather(n, a, W->U, e);
+  hx_xf_grad(n, W->Dv, W->U, W->R, W->S, W->T);
+  int kind[8], ngen = 0, nafv = 0;
+  const float *rec[8];
+  for (int l = 0; l < 8; l++) {
+    const int64_t eo = a->eoff[e[l]];
+    kind[l] = (int)(eo & 3);
+    rec[l] = a->geo + (eo >> 2);
+    ngen += kind[l] == HX_AXK_GEN;
+    nafv += kind[l] == HX_AXK_AFV;
+  }
+  if (ngen == 0)
+    hx_xf_flux_affine(n, a, W, kind, rec, nafv);
+  else
+    hx_xf_flux_general(n, a, W, kind, rec, ngen);
+  hx_xf_grad_t(n, W->Dv, W->R, W->S, W->T, W->O);
+  if (a->part) hx_xf_part(n3, W->U, W->O, a->part, pk, nv);
+  hx_xf_store(n3, W->O, a->out, e, nv);
 }
 
 /* D broadcast into the scratch; a helper of its own as in ax_xelem_cpu.c

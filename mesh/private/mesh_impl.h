@@ -171,4 +171,26 @@ size_t hx_map_work_size(int n);
 void hx_map_eval(int q, const double *X, int n, const double *B, const double *D, double *xyz, double *detJ,
                  double *work);
 
+/* The first of base[0..n) (n records of size bytes, sorted by cmp) that is
+ * not below key; n where all are (std::lower_bound). */
+static inline int64_t hx_lower_bound(const void *base, int64_t n, size_t size, const void *key,
+                                     int (*cmp)(const void *, const void *)) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (cmp((const char *)base + (size_t)mid * size, key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The qsort and bsearch order of records that begin with an int64_t key
+ * (an int64_t array, or structs whose first member is the key): by the key. */
+static inline int hx_mesh_cmp_key(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 #endif

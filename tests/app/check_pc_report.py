@@ -12,7 +12,6 @@ setup and per-cycle times, and the Q1 coarse level; for asm the fine and
 coarse parts (the fine level's model bytes and GB/s agreeing with its time); for jacobi its unknowns and diagonal range. DOF counts must
 equal the level's count ((N p + 1)^3 global GLL nodes), times be finite and
 >= 0, eigenvalue estimates > 0. Exit 0 pass, 1 fail."""
-import argparse
 import math
 import os
 import shutil
@@ -20,6 +19,9 @@ import subprocess
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import setup  # noqa: E402
 
 N = 3  # elements per direction
 
@@ -147,14 +149,8 @@ def check_jacobi(rep, summary):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=sorted(CASES))
-    ap.add_argument("--ranks", type=int, default=1)
-    ap.add_argument("--hexcg", required=True)
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a, _ = setup(source=True, clean=False,
+                 options=((("kind",), dict(choices=sorted(CASES))), (("--ranks",), dict(type=int, default=1))))
     config, p, sets = CASES[a.kind]
     a.source = os.path.abspath(a.source)
     work = os.path.join(os.path.abspath(a.work), f"{a.kind}-np{a.ranks}")

@@ -16,11 +16,12 @@ layout with the rank axis."""
 import csv
 import json
 import os
-import struct
 import sys
-import zlib
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import png_text  # noqa: E402
 
 FAILS = []
 
@@ -36,22 +37,7 @@ def png_layout(path):
         return None  # the caller says which plot is missing (the old collect.py skipped them silently)
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    i, text = 8, {}
-    while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if kind == b"tEXt":
-            k, v = body.split(b"\0", 1)
-            text[k.decode("latin-1")] = v.decode("latin-1")
-        elif kind == b"zTXt":
-            k, v = body.split(b"\0", 1)
-            text[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
-        elif kind == b"iTXt":
-            k, rest = body.split(b"\0", 1)
-            comp, rest = rest[0], rest[2:]
-            rest = rest.split(b"\0", 2)[2]
-            text[k.decode("latin-1")] = (zlib.decompress(rest) if comp else rest).decode("utf-8")
-        i += 12 + n
+    text = png_text(data)[1]
     return json.loads(text["hexcg:layout"]) if "hexcg:layout" in text else None
 
 

@@ -18,16 +18,12 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 enum { N = 3 };
 
 static int make_pc(hx_disc d, const char *yaml, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  const int e = hx_pc_create_from_options(d, opts, pc);
-  hx_opt_free(&opts);
-  HX_TCALL(e);
+  HX_TCALL(hx_test_pc_create(d, yaml, "--pc", pc));
   return 0;
 }
 

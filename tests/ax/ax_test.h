@@ -35,6 +35,28 @@ static inline int axt_init(int *argc, char ***argv, hx_backend *b) {
   return rc;
 }
 
+/* axt_init, and in *cpu the CPU twin of a device backend (NULL on the cpu
+ * backends, where b is its own reference). */
+static inline int axt_init_twin(int *argc, char ***argv, hx_backend *b, hx_backend *cpu) {
+  *cpu = NULL;
+  const int rc = axt_init(argc, argv, b);
+  if (rc) return rc;
+  if (hx_backend_get_kind(*b) == HX_BACKEND_CUDA && hx_backend_create("cpu", cpu)) {
+    hx_error_print(stderr, 0, 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* The end of an ax test's main: the backends destroyed, MPI finalised, the
+ * assertions' verdict. */
+static inline int axt_finish(hx_backend *b, hx_backend *cpu) {
+  if (cpu) hx_backend_destroy(cpu);
+  hx_backend_destroy(b);
+  MPI_Finalize();
+  return hx_test_result();
+}
+
 /* Trilinear element: the box [x0, x0+h]^3 with each vertex moved by up to
  * amp*h in each coordinate (amp <= 0.2 keeps the Jacobian positive). */
 static inline void axt_random_hex8(hx_test_rng *r, double h, double amp, double *v) {

@@ -154,13 +154,9 @@ static int check_order(hx_backend b, hx_backend bcpu, int p) {
 
 int main(int argc, char **argv) {
   hx_backend b = NULL, bcpu = NULL;
-  const int rc = axt_init(&argc, &argv, &b);
+  const int rc = axt_init_twin(&argc, &argv, &b, &bcpu);
   if (rc) return rc;
-  if (hx_backend_get_kind(b) == HX_BACKEND_CUDA && hx_backend_create("cpu", &bcpu)) return 1;
   for (int p = 1; p <= 15; p++)
     if (check_order(b, bcpu, p)) break;
-  hx_backend_destroy(&bcpu);
-  hx_backend_destroy(&b);
-  MPI_Finalize();
-  return hx_test_result();
+  return axt_finish(&b, &bcpu);
 }

@@ -205,9 +205,8 @@ static int check_order(hx_backend b, hx_backend bc, int p) {
 
 int main(int argc, char **argv) {
   hx_backend b = NULL, bc = NULL;
-  const int rc = axt_init(&argc, &argv, &b);
+  const int rc = axt_init_twin(&argc, &argv, &b, &bc);
   if (rc) return rc;
-  if (hx_backend_get_kind(b) == HX_BACKEND_CUDA && hx_backend_create("cpu", &bc)) return 1;
   for (int p = 1; p <= 15; p++)
     if (check_order(b, bc, p)) break;
   { /* split needs stored factors */
@@ -220,8 +219,5 @@ int main(int argc, char **argv) {
     HX_ASSERT(hx_ax_create_opts(b, 3, 1, 8, v, &k, NULL, &o, &ax) == HX_ERR_ARG && !ax,
               "split with on-the-fly geometry accepted");
   }
-  hx_backend_destroy(&bc);
-  hx_backend_destroy(&b);
-  MPI_Finalize();
-  return hx_test_result();
+  return axt_finish(&b, &bc);
 }

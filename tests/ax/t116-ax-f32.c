@@ -271,18 +271,11 @@ static int run(hx_backend b, hx_backend cpu, int p, int kershaw, int verbose) {
 
 int main(int argc, char **argv) {
   hx_backend b = NULL, cpu = NULL;
-  const int rc = axt_init(&argc, &argv, &b);
+  const int rc = axt_init_twin(&argc, &argv, &b, &cpu);
   if (rc) return rc;
-  if (hx_backend_get_kind(b) == HX_BACKEND_CUDA && hx_backend_create("cpu", &cpu)) {
-    hx_error_print(stderr, 0, 1);
-    return 1;
-  }
   const int verbose = getenv("HX_TEST_VERBOSE") != NULL;
   for (int p = 1; p <= 8; p++)
     for (int k = 0; k < 2; k++)
       if (run(b, cpu, p, k, verbose)) break;
-  if (cpu) hx_backend_destroy(&cpu);
-  hx_backend_destroy(&b);
-  MPI_Finalize();
-  return hx_test_result();
+  return axt_finish(&b, &cpu);
 }

@@ -14,23 +14,13 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
+#include "hx_test_exp.h"
 
 static const char *g_backend = "cpu";
 static int g_rank = 0;
 static char g_msg[1024];
 
-/* u = exp(x y z), -lap u + lambda u */
-typedef struct {
-  double lambda;
-} prob;
-static double u_exp(const void *c, double x, double y, double z) {
-  (void)c;
-  return exp(x * y * z);
-}
-static double f_exp(const void *c, double x, double y, double z) {
-  const double lam = ((const prob *)c)->lambda;
-  return (-(y * y * z * z + x * x * z * z + x * x * y * y) + lam) * exp(x * y * z);
-}
 
 typedef struct {
   int n, p, metis, deform;
@@ -62,14 +52,10 @@ static int solve(MPI_Comm comm, const setup *s, outcome *out) {
   o.p = s->p, o.lambda = &lam;
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(s->pc, "t510", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
-  prob pr = {s->lambda};
-  hx_field f = {f_exp, &pr, NULL}, ex = {u_exp, &pr, NULL};
+  HX_TCALL(hx_test_pc_create(d, s->pc, "t510", &pc));
+  hx_test_exp_prob pr = {s->lambda};
+  hx_field f = {hx_test_f_exp, &pr, NULL}, ex = {hx_test_u_exp, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
   out->u = malloc(sizeof(double) * nl);
@@ -106,6 +92,49 @@ static int count(MPI_Comm comm, const setup *s, int *its, double *err) {
   *its = o.r.pcg.iterations;
   if (err) *err = o.r.err_l2;
   free(o.u);
+  return 0;
+}
+
+/* The cases of the comparisons with Jacobi (mode jacobi) from base: c = 0
+ * the Kershaw mesh (eps 0.3) at p = 5, c = 1 a deformed box at p = 3 with
+ * lambda = 3; tolerance 1e-12. name: how the lines printed call it. */
+static setup jacobi_case(const setup *base, int c, const char **name) {
+  setup s = *base;
+  s.tol = 1e-12;
+  if (c == 0)
+    s.n = 6, s.p = 5, s.eps = 0.3;
+  else
+    s.n = 4, s.p = 3, s.deform = 1, s.lambda = 3.0;
+  *name = c ? "deformed, lambda 3" : "kershaw 0.3";
+  return s;
+}
+
+/* Collective: the largest difference between two solutions of the same
+ * case over the ranks. */
+static double max_diff(const outcome *a, const outcome *b) {
+  double d = 0;
+  for (int64_t i = 0; i < a->nl; i++) d = fmax(d, fabs(a->u[i] - b->u[i]));
+  MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return d;
+}
+
+/* The element counts per direction of the h-scaling runs. */
+static const int hx_scaling_n[3] = {4, 8, 16};
+
+/* The h-scaling of s0's preconditioner: the iteration counts it[i] at
+ * hx_scaling_n[i]^3 elements, each solve with an L2 error below 1e-5 and at
+ * most max_its iterations (label names the preconditioner in the messages
+ * and the lines printed). */
+static int scaling_counts(const setup *s0, const char *label, int max_its, int it[3]) {
+  for (int i = 0; i < 3; i++) {
+    setup s = *s0;
+    s.n = hx_scaling_n[i];
+    double err;
+    HX_TCALL(count(MPI_COMM_WORLD, &s, &it[i], &err));
+    HX_ASSERT(err < 1e-5, "%s %d^3: L2 error %.3e", label, s.n, err);
+    if (g_rank == 0) printf("%2d^3 p=%d: %s %3d iterations\n", s.n, s.p, label, it[i]);
+    HX_ASSERT(it[i] <= max_its, "%s %d^3: %d iterations (expected <= %d)", label, s.n, it[i], max_its);
+  }
   return 0;
 }
 
@@ -151,6 +180,15 @@ static int check_overlap_same(const setup *s0, const char *pc_on, const char *pc
   if (its) *its = ov.r.pcg.iterations;
   free(ov.u), free(sq.u);
   return 0;
+}
+
+/* The main of a test of modes that solves (MPI with thread support, the
+ * rank and backend for solve()): hx_test_run_modes. */
+static inline int hx_solve_case_main(int argc, char **argv, const char *prog, const hx_test_mode *modes, int nmodes) {
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  g_backend = hx_test_backend_arg(argc, argv);
+  return hx_test_run_modes(argc, argv, prog, modes, nmodes);
 }
 
 #endif

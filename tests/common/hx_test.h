@@ -70,6 +70,21 @@ static inline void hx_test_env_pop(const char *name, const hx_test_env_keep *kee
     unsetenv(name);
 }
 
+/* A 64-bit mixing hash (splitmix64's finaliser): deterministic
+ * pseudo-random bits from a key. */
+static inline uint64_t hx_test_mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* A value in [-1, 1) from a key (hx_test_mix64): the same for the same key
+ * on every rank and backend. */
+static inline double hx_test_key_rand(uint64_t k) {
+  return (double)(hx_test_mix64(k) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
 /* Deterministic pseudo-random numbers (xorshift64*), uniform in [-1, 1). */
 typedef struct { uint64_t s; } hx_test_rng;
 static inline double hx_test_rand(hx_test_rng *r) {
@@ -80,13 +95,35 @@ static inline double hx_test_rand(hx_test_rng *r) {
   return (double)(v >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-/* The start of an MPI test's main: MPI_Init, this rank and the number of
- * ranks of MPI_COMM_WORLD, the log quiet. */
-static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
+/* MPI_Init, this rank and the number of ranks of MPI_COMM_WORLD. */
+static inline void hx_test_mpi_init(int *argc, char ***argv, int *rank, int *size) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+/* The start of an MPI test's main: hx_test_mpi_init, the log quiet. */
+static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
+  hx_test_mpi_init(argc, argv, rank, size);
   hx_log_init(*rank, HX_LOG_QUIET);
+}
+
+
+/* Gmsh on the text geo, written to dir/geo_name, a 3-D mesh into dir/out
+ * with the options args (its log in dir/gmsh.log): 0, or nonzero (said on
+ * stderr) where the file cannot be written or gmsh fails. */
+static inline int hx_test_gmsh(const char *dir, const char *geo_name, const char *geo, const char *args,
+                               const char *out) {
+  char p[512], cmd[1400];
+  snprintf(p, sizeof p, "%s/%s", dir, geo_name);
+  FILE *f = fopen(p, "w");
+  if (!f) return 1;
+  fputs(geo, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s %s -o %s/%s > %s/gmsh.log 2>&1", p, args, dir, out, dir);
+  const int rc = system(cmd);
+  if (rc != 0) fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+  return rc;
 }
 
 /* Parse --backend NAME (default "cpu"). */
@@ -97,6 +134,15 @@ static inline const char *hx_test_backend_arg(int argc, char **argv) {
 }
 
 static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }
+
+/* The end of an MPI test's main: the verdict of all ranks (1 where rc is
+ * nonzero or an assertion failed on any rank, else 0), after MPI_Finalize. */
+static inline int hx_test_mpi_finish(int rc) {
+  int fail = rc || hx_test_result(), anyfail = 0;
+  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return anyfail;
+}
 
 #ifdef HX_KERNELS_H
 /* Ends the test with HX_TEST_SKIP (after MPI_Finalize, rank 0 printing the

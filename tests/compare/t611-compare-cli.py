@@ -15,7 +15,7 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, failures, setup  # noqa: E402
+from harness import check, failures, png_text, setup  # noqa: E402
 
 a, _ = setup(source=True, clean=False)
 
@@ -433,23 +433,9 @@ check(f"solutions {pm:.2g} apart" in out and pm < 1e-5, f"pmg 1 vs 2 ranks (elem
 
 def png_layout(path):
     import json
-    import struct
-    import zlib
     data = open(path, "rb").read()
     check(data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is a PNG")
-    i, size, text = 8, None, {}
-    while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if kind == b"IHDR":
-            size = struct.unpack(">II", body[:8])
-        elif kind == b"tEXt":
-            k, v = body.split(b"\0", 1)
-            text[k.decode("latin-1")] = v.decode("latin-1")
-        elif kind == b"zTXt":
-            k, v = body.split(b"\0", 1)
-            text[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
-        i += 12 + n
+    size, text = png_text(data)
     lay = json.loads(text["hexcg:layout"]) if "hexcg:layout" in text else None
     return size, lay
 

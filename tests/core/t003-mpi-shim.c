@@ -17,10 +17,8 @@ static int shim_has(const char *name) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   const MPI_Comm c = MPI_COMM_WORLD;
 
   const char *expect = getenv("HX_EXPECT_SHIM");

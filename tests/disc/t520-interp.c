@@ -42,11 +42,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   hx_backend b;
   hx_mesh m;
-  if (hx_backend_create(hx_test_backend_arg(argc, argv), &b) == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL)); /* no device: a skip */
   hx_mesh_box_opts mo;
   hx_mesh_box_opts_default(&mo);
   mo.nx = 3, mo.ny = 2, mo.nz = 4;

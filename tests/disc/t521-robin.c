@@ -71,11 +71,7 @@ static int ones_energy(hx_disc d, double *xy) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   hx_backend b;
-  if (hx_backend_create(hx_test_backend_arg(argc, argv), &b) == HX_ERR_NO_DEVICE) {
-    printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
+  HX_TCALL(hx_test_backends(argc, argv, &b, NULL)); /* no device: a skip */
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   hx_mesh m;

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+from harness import check, failures, finish, run_or_kill, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=True, options=[(("--strace",), dict(default="/usr/bin/strace"))])
 if not os.access(a.strace, os.X_OK):
@@ -53,12 +53,7 @@ def launch(ranks, order, out, strace=None, rank=0):
             cmd.append(":")
         cmd += ["-n", "1"] + ([a.strace, "-f", "-o", "/dev/null"] + strace if strace and r == rank else [])
         cmd += run_args(order, out)
-    try:
-        p = subprocess.run(cmd, cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
-        return p.returncode, p.stderr
-    except subprocess.TimeoutExpired:
-        subprocess.run(["pkill", "-KILL", "-f", os.path.join(W, out)], capture_output=True)
-        return "timeout", ""
+    return run_or_kill(cmd, W, out, TIMEOUT)
 
 
 def compare(folder, ref):

@@ -25,7 +25,7 @@ import sys
 import h5py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, failures, finish, setup  # noqa: E402,F401
+from harness import check, failures, finish, run_or_kill, setup  # noqa: E402,F401
 
 a, W = setup(options=[(("--strace",), dict(default="/usr/bin/strace"))])
 if not os.access(a.strace, os.X_OK):
@@ -58,12 +58,7 @@ def run_cmd(which, out):
 def launch(which, out, strace=None):
     cmd = [a.mpiexec, "-n", "1"] + ([a.strace, "-f", "-o", "/dev/null"] + strace if strace else []) + \
         run_cmd(which, out)
-    try:
-        p = subprocess.run(cmd, cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
-        return p.returncode, p.stderr
-    except subprocess.TimeoutExpired:
-        subprocess.run(["pkill", "-KILL", "-f", os.path.join(W, out)], capture_output=True)
-        return "timeout", ""
+    return run_or_kill(cmd, W, out, TIMEOUT)
 
 
 def h5_order(path):

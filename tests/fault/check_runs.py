@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+from harness import UNIT_CUBE_NODES, check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=False)
 
@@ -127,15 +127,7 @@ $PhysicalNames
 $EndPhysicalNames
 $Nodes
 9
-1 0 0 0
-2 1 0 0
-3 1 1 0
-4 0 1 0
-5 0 0 1
-6 1 0 1
-7 1 1 1
-8 0 1 1
-9 2 0 0
+""" + UNIT_CUBE_NODES + """9 2 0 0
 $EndNodes
 $Elements
 %s

@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from harness import check, failures, finish, hexcg, setup  # noqa: E402,F401
+from harness import UNIT_CUBE_NODES, check, failures, finish, hexcg, setup  # noqa: E402,F401
 
 a, W = setup(case=False)
 
@@ -77,15 +77,7 @@ open(os.path.join(W, "one.msh"), "w").write("""$MeshFormat
 $EndMeshFormat
 $Nodes
 8
-1 0 0 0
-2 1 0 0
-3 1 1 0
-4 0 1 0
-5 0 0 1
-6 1 0 1
-7 1 1 1
-8 0 1 1
-$EndNodes
+""" + UNIT_CUBE_NODES + """$EndNodes
 $Elements
 1
 1 5 2 1 1 1 2 3 4 5 6 7 8

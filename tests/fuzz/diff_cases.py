@@ -37,38 +37,29 @@ keeps its folder: `diff_cases.py --seed S --rounds 1` replays it. Exit 1 on
 any disagreement. Run longer with `--rounds N` or `--time SECONDS`
 (docs/developer.md, "Differential fuzzing").
 """
-import argparse
 import math
 import os
-import random
 import shutil
 import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import ROUND_OPTIONS, fuzz_rounds, setup  # noqa: E402
+
 U_TOL = 1e-6
 ERR_TOL = 1e-3
 EXACT_TOL = 0.05
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--seed", type=int, default=1, help="seed of the first round (round k uses seed + k)")
-ap.add_argument("--rounds", type=int, default=0, help="rounds to run (0: until --time)")
-ap.add_argument("--time", type=float, default=120.0, help="seconds to run when --rounds is 0")
-ap.add_argument("--configs", type=int, default=4, help="configurations per round besides the reference")
-ap.add_argument("--gmsh", default=shutil.which("gmsh") or "")
-ap.add_argument("--backend", choices=["cpu", "cuda", "mixed"], default="cpu",
-                help="the configurations' backend (the reference stays on cpu): cuda for all, or "
-                     "mixed (each drawn); with cuda, a build whose backend has no device skips (77)")
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
+a, _ = setup(options=ROUND_OPTIONS + (
+    (("--configs",), dict(type=int, default=4, help="configurations per round besides the reference")),
+    (("--gmsh",), dict(default=shutil.which("gmsh") or "")),
+    (("--backend",), dict(choices=["cpu", "cuda", "mixed"], default="cpu",
+                          help="the configurations' backend (the reference stays on cpu): cuda for all, or "
+                               "mixed (each drawn); with cuda, a build whose backend has no device skips (77)"))))
 
 TAGS = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"]
 
@@ -310,14 +301,9 @@ def differ(ref, got, pure):
     return None
 
 
-t_end = time.time() + a.time
 rounds = failures = runs = 0
-while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end):
-    seed = a.seed + rounds
+for seed, rng, work in fuzz_rounds(a):
     rounds += 1
-    rng = random.Random(seed)
-    work = os.path.join(a.work, f"seed{seed}")
-    os.makedirs(work)
     case, desc, nel, pure = draw_case(rng, work)
     with open(os.path.join(work, "case.yaml"), "w") as f:
         yaml.safe_dump(case, f, sort_keys=False)

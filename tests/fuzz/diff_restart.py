@@ -44,11 +44,9 @@ folder: `diff_restart.py --seed S --rounds 1` replays it (the SIGKILL
 delays are wall-clock times: a replay may stop elsewhere). Exit 1 on any
 disagreement. docs/developer.md, "Differential fuzzing".
 """
-import argparse
 import csv
 import math
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -59,21 +57,15 @@ import h5py
 import numpy as np
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import ROUND_OPTIONS, fuzz_rounds, setup  # noqa: E402
+
 U_TOL = 1e-7
 HOWS = ["signal", "signal", "kill", "term-mpiexec", "term-group", "term-timeout", "term-ranks", "end"]
 TIMING = ("seconds", "projection_s", "run_id")  # differ between runs by design
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--hexcg", required=True)
-ap.add_argument("--mpiexec", required=True)
-ap.add_argument("--work", required=True)
-ap.add_argument("--seed", type=int, default=1, help="seed of the first round (round k uses seed + k)")
-ap.add_argument("--rounds", type=int, default=0, help="rounds to run (0: until --time)")
-ap.add_argument("--time", type=float, default=120.0, help="seconds to run when --rounds is 0")
-ap.add_argument("--load", type=int, default=0, help="busy processes beside the runs (signals under load)")
-a = ap.parse_args()
-shutil.rmtree(a.work, ignore_errors=True)
-os.makedirs(a.work)
+a, _ = setup(options=ROUND_OPTIONS + (
+    (("--load",), dict(type=int, default=0, help="busy processes beside the runs (signals under load)")),))
 
 
 def draw_case(rng):
@@ -290,14 +282,9 @@ def differ(ref, got, bitwise, killed, last):
 
 
 load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
-t_end = time.time() + a.time
 rounds = failures = runs = 0
-while (a.rounds and rounds < a.rounds) or (not a.rounds and time.time() < t_end):
-    seed = a.seed + rounds
+for seed, rng, work in fuzz_rounds(a):
     rounds += 1
-    rng = random.Random(seed)
-    work = os.path.join(a.work, f"seed{seed}")
-    os.makedirs(work)
     case, nsteps, ranks, desc = draw_case(rng)
     with open(os.path.join(work, "case.yaml"), "w") as f:
         yaml.safe_dump(case, f, sort_keys=False)

@@ -24,10 +24,8 @@ static double tmax(double t) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   int nx = 16, ny = 16, nz = 16, p = 7, reps = 20, rr = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--n") && i + 3 < argc) {
@@ -43,13 +41,8 @@ int main(int argc, char **argv) {
     }
   }
   hx_backend b = NULL;
-  int ierr = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  if (ierr) {
+  /* no device: a skip */
+  if (hx_test_backends(argc, argv, &b, NULL)) {
     hx_error_print(stderr, rank, 1);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -32,18 +32,11 @@ typedef struct {
   int zeros; /* 1: drop some ids everywhere and some single L entries */
 } cfg_t;
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-static double urand(uint64_t k) { return (double)(mix64(k) >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
 
 static int elem_rank(const cfg_t *c, int64_t e, int64_t nel, int size) {
   if (c->dist == 0) return (int)(e * size / nel);
   if (c->dist == 1) return (int)(e % size);
-  return (int)(mix64((uint64_t)e * 31 + 7) % (uint64_t)size);
+  return (int)(hx_test_mix64((uint64_t)e * 31 + 7) % (uint64_t)size);
 }
 
 /* id of node (i,j,k) of element e, straight from the formula; 0 when the
@@ -54,8 +47,8 @@ static int64_t node_id(const cfg_t *c, int64_t e, int i, int j, int k) {
   const int64_t mx = (int64_t)c->nx * p + 1, my = (int64_t)c->ny * p + 1;
   int64_t id = 1 + (ex * p + i) + mx * ((ey * p + j) + my * (ez * p + k));
   if (c->zeros) {
-    if (mix64((uint64_t)id) % 5 == 0) return 0;                                       /* dropped node */
-    if (mix64((uint64_t)(e * 4096 + i + 16 * j + 256 * k) ^ 0x55) % 7 == 0) return 0; /* dropped entry */
+    if (hx_test_mix64((uint64_t)id) % 5 == 0) return 0;                                       /* dropped node */
+    if (hx_test_mix64((uint64_t)(e * 4096 + i + 16 * j + 256 * k) ^ 0x55) % 7 == 0) return 0; /* dropped entry */
   }
   return id;
 }
@@ -128,12 +121,12 @@ static int lowest(unsigned x) {
 }
 
 /* contribution of L entry (global element e, node q): random */
-static double contrib(int64_t e, int q) { return urand((uint64_t)e * 1000003 + (uint64_t)q); }
+static double contrib(int64_t e, int q) { return hx_test_key_rand((uint64_t)e * 1000003 + (uint64_t)q); }
 /* G-vector values that depend on the id only (consistent across ranks) */
-static double fid(int64_t id, int which) { return urand((uint64_t)id * 17 + (uint64_t)which); }
-static double fint(int64_t id) { return (double)((int64_t)(mix64((uint64_t)id) % 2001) - 1000); }
+static double fid(int64_t id, int which) { return hx_test_key_rand((uint64_t)id * 17 + (uint64_t)which); }
+static double fint(int64_t id) { return (double)((int64_t)(hx_test_mix64((uint64_t)id) % 2001) - 1000); }
 /* per-rank values for min/max */
-static double frank(int64_t id, int r) { return urand((uint64_t)id * 131 + (uint64_t)r * 7919 + 3); }
+static double frank(int64_t id, int r) { return hx_test_key_rand((uint64_t)id * 131 + (uint64_t)r * 7919 + 3); }
 
 static double *dalloc(hx_backend b, int64_t n) {
   void *p = NULL;
@@ -497,15 +490,9 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *bname = hx_test_backend_arg(argc, argv);
   hx_backend b = NULL, cpu = NULL;
-  int ierr = hx_backend_create(bname, &b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  if (ierr) {
+  /* no device: a skip */
+  if (hx_test_backends(argc, argv, &b, NULL)) {
     hx_error_print(stderr, rank, 1);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -21,6 +21,7 @@
 #include "hx_kernels.h"
 #include "hx_mesh.h"
 #include "hx_test.h"
+#include "hx_test_geo.h"
 
 typedef struct {
   int64_t k[3];
@@ -202,28 +203,12 @@ static int check_mesh(hx_backend b, hx_mesh m, int p, const char *label) {
   return 0;
 }
 
-static const char *cyl_geo =
-    "Mesh.RecombineAll = 1;\nMesh.SubdivisionAlgorithm = 1;\n"
-    "Point(1)={0,0,0,0.6}; Point(2)={1,0,0,0.6}; Point(3)={0,1,0,0.6}; Point(4)={-1,0,0,0.6}; "
-    "Point(5)={0,-1,0,0.6};\n"
-    "Circle(1)={2,1,3}; Circle(2)={3,1,4}; Circle(3)={4,1,5}; Circle(4)={5,1,2};\n"
-    "Curve Loop(1)={1,2,3,4}; Plane Surface(1)={1};\nRecombine Surface{1};\n"
-    "v[]=Extrude{0,0,0.5}{Surface{1}; Layers{2}; Recombine;};\n"
-    "Physical Volume(\"cyl\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n";
-
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   hx_backend b = NULL;
-  int ierr = hx_backend_create(hx_test_backend_arg(argc, argv), &b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    if (rank == 0) printf("SKIP: %s\n", hx_error_message());
-    MPI_Finalize();
-    return HX_TEST_SKIP;
-  }
-  if (ierr) {
+  /* no device: a skip */
+  if (hx_test_backends(argc, argv, &b, NULL)) {
     hx_error_print(stderr, rank, 1);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -269,19 +254,14 @@ int main(int argc, char **argv) {
   }
   /* gmsh cylinder (unstructured in the plane) */
   {
-    char dir[64], geo[128], msh[128], cmd[512];
+    char dir[64], msh[128];
     snprintf(dir, sizeof dir, "t141-np%d.d", size);
-    snprintf(geo, sizeof geo, "%s/cyl.geo", dir);
     snprintf(msh, sizeof msh, "%s/cyl.msh", dir);
     int ok = 1;
     if (rank == 0) {
       mkdir(dir, 0755);
-      FILE *f = fopen(geo, "w");
-      ok = f != NULL;
-      if (f) fputs(cyl_geo, f), fclose(f);
-      snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s -format msh22 -o %s > %s/gmsh.log 2>&1", geo, msh,
-               dir);
-      ok = ok && system("command -v gmsh > /dev/null 2>&1") == 0 && system(cmd) == 0;
+      ok = system("command -v gmsh > /dev/null 2>&1") == 0 &&
+           hx_test_gmsh(dir, "cyl.geo", hx_test_disk_geo, "-format msh22", "cyl.msh") == 0;
       if (!ok) printf("note: gmsh not available or failed: the Gmsh-mesh part is skipped\n");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -296,8 +276,5 @@ int main(int argc, char **argv) {
     }
   }
   hx_backend_destroy(&b);
-  int f = hx_test_failures_, fall = 0;
-  MPI_Allreduce(&f, &fall, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return fall ? 1 : 0;
+  return hx_test_mpi_finish(0);
 }

@@ -27,15 +27,7 @@
 
 #define EPSF ((double)FLT_EPSILON)
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-static float frand(uint64_t k) {
-  return (float)((double)(mix64(k) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
-}
+static float frand(uint64_t k) { return (float)hx_test_key_rand(k); }
 
 static void *dalloc(hx_backend b, size_t bytes) {
   void *p = NULL;
@@ -58,7 +50,7 @@ static int run_case(hx_backend b, int nx, int ny, int nz, int p, int dist, resul
   int64_t ne = 0;
   int64_t *el = malloc(sizeof(int64_t) * (nel + 1));
   for (int64_t e = 0; e < nel; e++) {
-    const int r = dist == 0 ? (int)(e * size / nel) : (int)(mix64((uint64_t)e * 31 + 7) % (uint64_t)size);
+    const int r = dist == 0 ? (int)(e * size / nel) : (int)(hx_test_mix64((uint64_t)e * 31 + 7) % (uint64_t)size);
     if (r == rank) el[ne++] = e;
   }
   const int64_t nl = ne * npe;

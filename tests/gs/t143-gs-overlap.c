@@ -23,14 +23,6 @@
 
 static int g_rank = 0, g_size = 1;
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-/* a value in [-1, 1) from a key */
-static double vrand(uint64_t k) { return (double)(mix64(k) >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
 
 static void *dalloc(hx_backend b, size_t bytes) {
   void *p = NULL;
@@ -61,7 +53,7 @@ static int run_gs(const char *backend, gs_result *res) {
   double *hl = malloc(lb + 8), *hg = malloc(gb + 8), *hc = malloc(gb + 8);
   float *hlf = malloc(lf + 8), *hgf = malloc(gf + 8), *hcf = malloc(gf + 8);
   for (int64_t i = 0; i < nl; i++) {
-    hl[i] = vrand((uint64_t)(e0 * npe + i)); /* by the global L index: the same on every backend */
+    hl[i] = hx_test_key_rand((uint64_t)(e0 * npe + i)); /* by the global L index: the same on every backend */
     hlf[i] = (float)hl[i];
   }
   double *dl = dalloc(b, lb), *dl2 = dalloc(b, lb), *dg = dalloc(b, gb), *dg2 = dalloc(b, gb),
@@ -215,9 +207,7 @@ static double max_abs(const double *a, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  hx_test_mpi_init(&argc, &argv, &g_rank, &g_size);
   const char *backend = hx_test_backend_arg(argc, argv);
   hx_test_skip_without_device(backend);
   int rc = 0;
@@ -248,8 +238,5 @@ int main(int argc, char **argv) {
   }
   free(g.asm64), free(g.asm32), free(gc.asm64), free(gc.asm32);
   free(o.y), free(o.y_nofuse), free(oc.y), free(oc.y_nofuse);
-  int fail = rc || hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(rc);
 }

@@ -22,12 +22,6 @@
 #include "hx_kernels.h"
 #include "hx_test.h"
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 typedef struct {
   int nx, ny, nz, p;
@@ -44,7 +38,7 @@ static int64_t make_ids(const cfg_t *c, int rank, int size, int64_t **out) {
     for (int64_t q = 0; q < npe; q++) {
       const int64_t i = a * npe + q;
       ids[i] = tmp[(ne - 1 - a) * npe + q];
-      if (mix64((uint64_t)ids[i] * 3 + (uint64_t)i) % 11 == 0) ids[i] = 0;
+      if (hx_test_mix64((uint64_t)ids[i] * 3 + (uint64_t)i) % 11 == 0) ids[i] = 0;
     }
   free(tmp);
   *out = ids;
@@ -141,7 +135,7 @@ static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what) {
   HX_ASSERT(!memcmp(ma, mb, sizeof(double) * (size_t)ng), "%s: multiplicities differ", what);
   free(ma), free(mb);
   double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg[2], *dz[2];
-  for (int64_t i = 0; i < nl; i++) hl[i] = (double)(mix64((uint64_t)i * 7 + 1) >> 11) * 0x1p-53 - 0.5;
+  for (int64_t i = 0; i < nl; i++) hl[i] = (double)(hx_test_mix64((uint64_t)i * 7 + 1) >> 11) * 0x1p-53 - 0.5;
   HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
   HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
   hx_gs h[2] = {a, b};
@@ -239,7 +233,7 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
   {
     const int64_t ng = hx_gs_num_local(a);
     double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg, *ref, *got;
-    for (int64_t i = 0; i < nl; i++) hl[i] = (double)(mix64((uint64_t)i * 11 + 3) >> 11) * 0x1p-53 - 0.5;
+    for (int64_t i = 0; i < nl; i++) hl[i] = (double)(hx_test_mix64((uint64_t)i * 11 + 3) >> 11) * 0x1p-53 - 0.5;
     HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
     HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg));
     HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
@@ -266,17 +260,12 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   hx_backend bk = NULL;
   int rc = hx_backend_create(hx_test_backend_arg(argc, argv), &bk);
   const cfg_t cases[] = {{3, 2, 4, 1}, {2, 3, 5, 2}, {3, 3, 4, 3}, {2, 2, 6, 4}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0] && !rc; k++) rc = run_case(bk, &cases[k], rank, size);
   hx_backend_destroy(&bk);
-  int fail = rc || hx_test_result(), anyfail = 0;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(rc);
 }

@@ -6,10 +6,8 @@
 #include "hx_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   const char *fname = argc > 1 ? argv[1] : "t200.h5";
   const hsize_t per = 1000 + 17 * (hsize_t)rank; /* uneven blocks */
   hsize_t off = 0, total = 0;
@@ -51,8 +49,5 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) remove(fname);
   free(buf), free(all);
-  int fail = hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

@@ -79,10 +79,8 @@ static int roundtrip(const hx_case *cs, const char *scratch, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   if (argc < 3) {
     fprintf(stderr, "usage: t203-case configs/poisson_box.yaml SCRATCH\n");
     MPI_Finalize();
@@ -221,8 +219,5 @@ int main(int argc, char **argv) {
       "rank %d missing file: %s", rank, hx_error_message());
   hx_error_clear();
 
-  int fail = hx_test_result(), anyfail = 0;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

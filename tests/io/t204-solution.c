@@ -216,10 +216,8 @@ static int series_case(const char *dir, int E, const int64_t *gid, int Eb, const
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   const char *scratch = argc > 1 ? argv[1] : "t204";
   char dA[1024], dB[1024], pA[1100], pB[1100];
   snprintf(dA, sizeof dA, "%s/exact", scratch);
@@ -278,8 +276,5 @@ int main(int argc, char **argv) {
             "missing file: %s", hx_error_message());
   hx_error_clear();
 end:;
-  int fail = hx_test_result(), anyfail = 0;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

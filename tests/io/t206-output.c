@@ -82,8 +82,5 @@ int main(int argc, char **argv) {
   HX_TCALL(hx_output_discard_dir(MPI_COMM_WORLD, d, 0));
   HX_ASSERT(exists(d, "mine.txt") && !exists(d, "case.yaml"), "discard keeps the folder it did not create");
 
-  int fail = hx_test_result(), anyfail = 0;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

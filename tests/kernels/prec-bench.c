@@ -81,10 +81,8 @@ static int time_kernel(ctx_t *c, int k, double min_time, double *sec, double *cs
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   int p = 3, nx = 8, ny = 8, nz = 8, pq = -1;
   double min_time = 0.2;
   int affine = 0;

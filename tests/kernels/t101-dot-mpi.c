@@ -5,10 +5,8 @@
 #include "hx_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
   if (size < 2) {
     if (rank == 0) printf("SKIP: needs at least 2 ranks\n");
     MPI_Finalize();
@@ -44,8 +42,5 @@ int main(int argc, char **argv) {
   hx_vec_destroy(&y);
   hx_backend_destroy(&b);
   free(gx), free(gy);
-  int fail = hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

@@ -57,11 +57,9 @@ static void check_mapping(void) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  const char *backend = hx_test_backend_arg(argc, argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hx_test_mpi_init(&argc, &argv, &rank, &size);
+  const char *backend = hx_test_backend_arg(argc, argv);
   char text[8192];
   hx_backend b = NULL;
   if (strcmp(backend, "cuda") != 0) {

@@ -19,6 +19,31 @@ static inline int mt_cmp_node(const void *pa, const void *pb) {
   return 0;
 }
 
+/* Collective: the folder dir emptied (made where missing) by rank 0 before
+ * any rank goes on. */
+static inline void mt_fresh_dir(MPI_Comm comm, const char *dir) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    if (system(cmd)) HX_ASSERT(0, "cannot create %s", dir);
+  }
+  MPI_Barrier(comm);
+}
+
+/* The default box options with nx x ny x nz elements. */
+static inline hx_mesh_box_opts mt_box(int nx, int ny, int nz) {
+  hx_mesh_box_opts o;
+  hx_mesh_box_opts_default(&o);
+  o.nx = nx, o.ny = ny, o.nz = nz;
+  return o;
+}
+
+/* The corners of a hex8 in Gmsh's order as offsets (i, j, k) on a grid. */
+static const int mt_gmsh_hex8_corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+
 /* Volume index of node (i, j) of face f at order p (see hx_mesh.h). */
 static inline int mt_face_node(int f, int p, int i, int j) {
   int n = p + 1, a, b, c;

@@ -112,14 +112,9 @@ static int run_case(MPI_Comm comm, int rank, hx_mesh_box_opts o, int p, const ch
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  (void)argc, (void)argv;
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET);
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 3, o.ny = 4, o.nz = 5;
+  int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
+  hx_mesh_box_opts o = mt_box(3, 4, 5);
   o.extent[0][0] = -1, o.extent[0][1] = 2;
   o.extent[1][0] = 0, o.extent[1][1] = 0.5;
   o.extent[2][0] = 0.25, o.extent[2][1] = 1.5;

@@ -13,25 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hx_test_geo.h"
 #include "mesh_test.h"
 
 static char dir[256];
 
-static int sh(const char *cmd) {
-  int rc = system(cmd);
-  if (rc != 0) fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-  return rc;
-}
-
 static int gen(const char *geo_name, const char *geo, const char *args, const char *out) {
-  char p[512], cmd[1400];
-  snprintf(p, sizeof p, "%s/%s", dir, geo_name);
-  FILE *f = fopen(p, "w");
-  if (!f) return 1;
-  fputs(geo, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "gmsh -v 0 -nt 1 -3 %s %s -o %s/%s > %s/gmsh.log 2>&1", p, args, dir, out, dir);
-  return sh(cmd);
+  return hx_test_gmsh(dir, geo_name, geo, args, out);
 }
 
 static const char *box_geo =
@@ -40,16 +28,6 @@ static const char *box_geo =
     "v[] = Extrude{0, 0, 1}{ Surface{e[1]}; Layers{2}; Recombine; };\n"
     "Physical Volume(\"solid\") = {v[1]};\nPhysical Surface(\"bottom\") = {e[1]};\n"
     "Physical Surface(\"top\") = {v[0]};\nPhysical Surface(\"sides\") = {v[2], v[3], v[4], v[5]};\n";
-
-static const char *disk_geo =
-    "Mesh.RecombineAll = 1;\nMesh.SubdivisionAlgorithm = 1;\n"
-    "Point(1)={0,0,0,0.6}; Point(2)={1,0,0,0.6}; Point(3)={0,1,0,0.6}; Point(4)={-1,0,0,0.6}; "
-    "Point(5)={0,-1,0,0.6};\n"
-    "Circle(1)={2,1,3}; Circle(2)={3,1,4}; Circle(3)={4,1,5}; Circle(4)={5,1,2};\n"
-    "Curve Loop(1)={1,2,3,4}; Plane Surface(1)={1};\nRecombine Surface{1};\n"
-    "v[]=Extrude{0,0,0.5}{Surface{1}; Layers{2}; Recombine;};\n"
-    "Physical Volume(\"disk\")={v[1]};\nPhysical Surface(\"wall\")={v[2],v[3],v[4],v[5]};\n"
-    "Physical Surface(\"ends\")={1,v[0]};\n";
 
 static int64_t global_sum(MPI_Comm c, int64_t v) {
   int64_t s = 0;
@@ -152,9 +130,7 @@ static int test_formats(MPI_Comm comm, int rank) {
   mt_node *ref = NULL, *box = NULL;
   int64_t nref = 0, nbox = 0;
   if (rank == 0) {
-    hx_mesh_box_opts o;
-    hx_mesh_box_opts_default(&o);
-    o.nx = 3, o.ny = 3, o.nz = 2;
+    hx_mesh_box_opts o = mt_box(3, 3, 2);
     hx_mesh b;
     HX_TCALL(hx_mesh_create_box(MPI_COMM_SELF, &o, &b));
     HX_TCALL(mt_gather(b, p, &box, &nbox));
@@ -364,9 +340,7 @@ static int write_rotated(const char *path, hx_mesh_box_opts *o) {
 static int test_rotated(MPI_Comm comm, int rank) {
   char path[512];
   snprintf(path, sizeof path, "%s/rotated.msh", dir);
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 4, o.ny = 3, o.nz = 2;
+  hx_mesh_box_opts o = mt_box(4, 3, 2);
   int rc = 0;
   if (rank == 0) rc = write_rotated(path, &o);
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
@@ -411,8 +385,8 @@ int main(int argc, char **argv) {
       rc |= gen("box.geo", box_geo, "-format msh41", "box41.msh");
       rc |= gen("box.geo", box_geo, "-format msh41 -bin", "box41b.msh");
       rc |= gen("box.geo", box_geo, "-order 2 -format msh41", "box27.msh");
-      rc |= gen("disk.geo", disk_geo, "-format msh41 -bin", "disk.msh");
-      rc |= gen("disk.geo", disk_geo, "-order 2 -format msh22", "disk27.msh");
+      rc |= gen("disk.geo", hx_test_disk_geo, "-format msh41 -bin", "disk.msh");
+      rc |= gen("disk.geo", hx_test_disk_geo, "-order 2 -format msh22", "disk27.msh");
       if (rc && rc != 77) rc = 1;
     }
   }

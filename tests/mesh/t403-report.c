@@ -85,9 +85,7 @@ int main(int argc, char **argv) {
   int rank, size;
   hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 5, o.ny = 4, o.nz = 3;
+  hx_mesh_box_opts o = mt_box(5, 4, 3);
   for (int part = 0; part < 2; part++) {
     o.partitioner = part ? HX_PART_METIS : HX_PART_RCB;
     hx_mesh m;

@@ -246,8 +246,7 @@ static int write_channel(const char *path, int fmt, int nx, int ny, int nz, doub
           fprintf(f, "%d 5 2 7 1", et++);
         else
           fprintf(f, "%d", et++);
-        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        const int(*g)[3] = mt_gmsh_hex8_corner;
         for (int q = 0; q < 8; q++) fprintf(f, " %d", NID(i + g[q][0], j + g[q][1], k + g[q][2]));
         fprintf(f, "\n");
       }
@@ -490,15 +489,10 @@ static void test_gmsh_real(MPI_Comm comm, int rank) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  (void)argc, (void)argv;
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET);
+  int rank, size;
+  hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = 4, o.ny = 3, o.nz = 2;
+  hx_mesh_box_opts o = mt_box(4, 3, 2);
   o.extent[0][0] = -1, o.extent[0][1] = 2;
   o.extent[1][0] = 0, o.extent[1][1] = 0.5;
   const int ps[3] = {1, 2, 4};
@@ -536,15 +530,8 @@ int main(int argc, char **argv) {
   expect_fail(comm, b, "one element along z", "periodic z: needs at least 2 elements along z (got 1)");
   k.periodic[0] = 1;
   expect_fail(comm, k, "Kershaw periodic x", "periodic x on a Kershaw mesh (eps 0.3 < 1)");
-  int size;
-  MPI_Comm_size(comm, &size);
   snprintf(dir, sizeof dir, "t404-np%d.d", size);
-  if (rank == 0) {
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd)) HX_ASSERT(0, "cannot create %s", dir);
-  }
-  MPI_Barrier(comm);
+  mt_fresh_dir(comm, dir);
   test_gmsh_files(comm, rank);
   test_gmsh_real(comm, rank);
   MPI_Finalize();

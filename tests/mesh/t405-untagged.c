@@ -69,8 +69,7 @@ static int write_box(const char *path, int nx, int ny, int nz, double Lx, const 
     for (int j = 0; j < ny; j++)
       for (int i = 0; i < nx; i++) {
         fprintf(f, "%d 5 2 %d 1", 100 + et++, nphys + 1);
-        const int g[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        const int(*g)[3] = mt_gmsh_hex8_corner;
         for (int q = 0; q < 8; q++) fprintf(f, " %d", NID(i + g[q][0], j + g[q][1], k + g[q][2]));
         fprintf(f, "\n");
       }
@@ -188,12 +187,7 @@ int main(int argc, char **argv) {
   hx_test_init(&argc, &argv, &rank, &size);
   MPI_Comm comm = MPI_COMM_WORLD;
   snprintf(dir, sizeof dir, "t405-np%d.d", size);
-  if (rank == 0) {
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd)) HX_ASSERT(0, "cannot create %s", dir);
-  }
-  MPI_Barrier(comm);
+  mt_fresh_dir(comm, dir);
   const int nx = 3, ny = 2, nz = 2;
   const double Lx = 1.5;
   const int64_t fx = ny * nz, fy = nx * nz, fz = nx * ny; /* faces per surface x, y, z */
@@ -238,9 +232,7 @@ int main(int argc, char **argv) {
   run_file(comm, rank, "pair", nx, ny, nz, Lx, lr, 0, 1, pair, 2 * fy, all - 2 * fx, fx);
   /* 8. a box: every face tagged */
   {
-    hx_mesh_box_opts o;
-    hx_mesh_box_opts_default(&o);
-    o.nx = 3, o.ny = 2, o.nz = 2;
+    hx_mesh_box_opts o = mt_box(3, 2, 2);
     hx_mesh m = NULL;
     HX_TCALL(hx_mesh_create_box(comm, &o, &m));
     int64_t nb = -1;

@@ -12,7 +12,6 @@ curve within the case's curve tolerance (pcg1 has the iterates of PCG in
 exact arithmetic; its rounding differs like another rank count's does), and
 the case's bounds with max_iterations raised by 2. Exit 0 pass, 1 fail,
 2 bad case, 77 skipped (no gmsh)."""
-import argparse
 import os
 import subprocess
 import sys
@@ -22,16 +21,12 @@ import yaml
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "regression"))
 import regress  # noqa: E402  (load_case, run_case, compare_opts of the regression driver)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from harness import setup  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case")
-    ap.add_argument("--ranks", type=int, default=1)
-    ap.add_argument("--hexcg", required=True)
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a, _ = setup(source=True, clean=False, options=((("case",), {}), (("--ranks",), dict(type=int, default=1))))
     a.hexcg = os.path.abspath(a.hexcg)
     try:
         c = regress.load_case(a.source, a.case)

@@ -22,17 +22,8 @@
 static const setup base = {.n = 8, .p = 4, .tol = 1e-8, .pc = "{type: pmg}"};
 
 static int mode_scaling(void) {
-  const int ns[3] = {4, 8, 16};
   int it[3];
-  for (int i = 0; i < 3; i++) {
-    setup s = base;
-    s.n = ns[i];
-    double err;
-    HX_TCALL(count(MPI_COMM_WORLD, &s, &it[i], &err));
-    HX_ASSERT(err < 1e-5, "pmg %d^3: L2 error %.3e", ns[i], err);
-    if (g_rank == 0) printf("%2d^3 p=4: pmg %3d iterations\n", ns[i], it[i]);
-    HX_ASSERT(it[i] <= 15, "pmg %d^3: %d iterations (expected <= 15)", ns[i], it[i]);
-  }
+  HX_TCALL(scaling_counts(&base, "pmg", 15, it));
   HX_ASSERT(it[2] <= 1.2 * it[0], "pmg count grows %d -> %d from 4^3 to 16^3 (more than 1.2x)", it[0], it[2]);
   return 0;
 }
@@ -85,10 +76,8 @@ static int mode_smoothers(void) {
 
 static int mode_jacobi(void) {
   for (int c = 0; c < 2; c++) {
-    setup s = base;
-    s.tol = 1e-12;
-    if (c == 0) s.n = 6, s.p = 5, s.eps = 0.3;
-    else s.n = 4, s.p = 3, s.deform = 1, s.lambda = 3.0;
+    const char *name;
+    setup s = jacobi_case(&base, c, &name);
     outcome a, r, j;
     HX_TCALL(solve(MPI_COMM_WORLD, &s, &a));
     s.pc = "{type: pmg, smoother: {type: cheby-ras}}", s.fcg = 1;
@@ -97,12 +86,8 @@ static int mode_jacobi(void) {
     HX_TCALL(solve(MPI_COMM_WORLD, &s, &j));
     if (g_rank == 0)
       printf("%s: pmg %d, pmg cheby-ras (fcg) %d, jacobi %d iterations; L2 errors %.6e %.6e\n",
-             c ? "deformed, lambda 3" : "kershaw 0.3", a.r.pcg.iterations, r.r.pcg.iterations, j.r.pcg.iterations,
-             a.r.err_l2, j.r.err_l2);
-    double da = 0, dr = 0;
-    for (int64_t i = 0; i < a.nl; i++) da = fmax(da, fabs(a.u[i] - j.u[i])), dr = fmax(dr, fabs(r.u[i] - j.u[i]));
-    MPI_Allreduce(MPI_IN_PLACE, &da, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &dr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+             name, a.r.pcg.iterations, r.r.pcg.iterations, j.r.pcg.iterations, a.r.err_l2, j.r.err_l2);
+    const double da = max_diff(&a, &j), dr = max_diff(&r, &j);
     HX_ASSERT(da <= 1e-9 && dr <= 1e-9, "solutions differ from jacobi's: pmg %.3e, cheby-ras %.3e", da, dr);
     HX_ASSERT(5 * a.r.pcg.iterations < j.r.pcg.iterations && 5 * r.r.pcg.iterations < j.r.pcg.iterations,
               "pmg %d / cheby-ras %d not under a fifth of jacobi %d", a.r.pcg.iterations, r.r.pcg.iterations,
@@ -113,9 +98,6 @@ static int mode_jacobi(void) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  g_backend = hx_test_backend_arg(argc, argv);
   static const hx_test_mode modes[] = {{"scaling", mode_scaling}, {"ranks", mode_ranks}, {"smoothers", mode_smoothers}, {"jacobi", mode_jacobi}};
-  return hx_test_run_modes(argc, argv, "t530-pmg", modes, (int)(sizeof modes / sizeof modes[0]));
+  return hx_solve_case_main(argc, argv, "t530-pmg", modes, (int)(sizeof modes / sizeof modes[0]));
 }

@@ -18,6 +18,8 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
+#include "hx_test_exp.h"
 #include "hx_test_indef.h"
 
 static int g_rank = 0;
@@ -61,15 +63,6 @@ typedef struct {
   int err;
 } outcome;
 
-/* u = exp(x y z), -lap u */
-static double u_exp(const void *c, double x, double y, double z) {
-  (void)c;
-  return exp(x * y * z);
-}
-static double f_exp(const void *c, double x, double y, double z) {
-  (void)c;
-  return -(y * y * z * z + x * x * z * z + x * x * y * y) * exp(x * y * z);
-}
 
 static int run(const spec *s, outcome *o) {
   memset(o, 0, sizeof *o);
@@ -91,16 +84,12 @@ static int run(const spec *s, outcome *o) {
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &dopt, &d));
   hx_op op = hx_disc_op(d);
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(s->pc, "t540", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, s->pc, "t540", &pc));
 
   const int64_t nl = hx_disc_num_l(d), ng = hx_op_size(op);
   double *hf = malloc(sizeof(double) * nl), *hg = malloc(sizeof(double) * nl);
-  hx_field f = {f_exp, NULL, NULL}, ex = {u_exp, NULL, NULL};
+  hx_field f = {hx_test_f_exp, NULL, NULL}, ex = {hx_test_u_exp, NULL, NULL}; /* -lap u = f */
   HX_TCALL(hx_disc_eval(d, f, hf));
   HX_TCALL(hx_disc_eval(d, ex, hg));
   if (s->rhs_zero)

@@ -13,6 +13,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 static double g_t = 0;
 static double u_fn(const void *c, double x, double y, double z) {
@@ -47,12 +48,8 @@ int main(int argc, char **argv) {
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &dopt, &d));
   hx_op op = hx_disc_op(d);
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml("jacobi", "t550", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, "jacobi", "t550", &pc));
   const int K = 6, NS = 12;
   hx_proj pj;
   HX_TCALL(hx_proj_create(op, K, &pj));
@@ -151,8 +148,5 @@ int main(int argc, char **argv) {
   hx_disc_destroy(&d);
   hx_mesh_destroy(&m);
   hx_backend_destroy(&b);
-  int fail = hx_test_result(), anyfail;
-  MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return anyfail;
+  return hx_test_mpi_finish(0);
 }

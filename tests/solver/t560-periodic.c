@@ -29,6 +29,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 static const double TWO_PI = 6.283185307179586;
 
@@ -77,12 +78,8 @@ static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, c
   o.p = p, o.lambda = &lambda, o.nullspace = g_null;
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(pcs, "t560", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
   hx_pc pc;
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
+  HX_TCALL(hx_test_pc_create(d, pcs, "t560", &pc));
   prob pr = {{per[0], per[1], per[2]}, lambda};
   hx_field f = {f_ex, &pr, NULL}, ex = {u_ex, &pr, NULL};
   const int64_t nl = hx_disc_num_l(d);

@@ -20,11 +20,18 @@ static int kernel_index(const char *id) {
   return -1;
 }
 
-static void check_csv(const char *dir, int ranks) {
-  char path[1024], line[1024];
-  snprintf(path, sizeof path, "%s/stream.csv", dir);
+/* dir/name opened for reading (path: its name, for messages), or NULL
+ * after a failed assertion. */
+static FILE *open_output(const char *dir, const char *name, char *path, size_t len) {
+  snprintf(path, len, "%s/%s", dir, name);
   FILE *f = fopen(path, "r");
   HX_ASSERT(f, "cannot open %s", path);
+  return f;
+}
+
+static void check_csv(const char *dir, int ranks) {
+  char path[1024], line[1024];
+  FILE *f = open_output(dir, "stream.csv", path, sizeof path);
   if (!f) return;
   HX_ASSERT(fgets(line, sizeof line, f) != NULL, "empty csv");
   HX_ASSERT(!strcmp(line,
@@ -101,9 +108,7 @@ static double yaml_kernel_value(const char *path, const char *id, const char *ke
 
 static void check_yaml(const char *dir, int ranks) {
   char path[1024], line[1024];
-  snprintf(path, sizeof path, "%s/stream_fit.yaml", dir);
-  FILE *f = fopen(path, "r");
-  HX_ASSERT(f, "cannot open %s", path);
+  FILE *f = open_output(dir, "stream_fit.yaml", path, sizeof path);
   if (!f) return;
   int have_backend = 0, have_ranks = 0, have_kernels = 0, have_clock = 0;
   while (fgets(line, sizeof line, f)) {
