@@ -41,6 +41,7 @@ typedef struct {
   double t_coarse_setup;
   int64_t applies;
   double t_coarse, t_copy, t_total;
+  struct pmg_many_s *many; /* the k-column work of hx_pmg_apply_many (pmg_many.c; NULL until used) */
 } pmg;
 
 /* a pmg context on d (referenced) with options o, levels checked, not set up */
@@ -48,6 +49,12 @@ int hx_pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out);
 /* the hx_pc_ops of type pmg on a context */
 int hx_pmg_setup(void *ctx);
 int hx_pmg_apply(void *ctx, const double *d_r, double *d_z);
+/* hx_pc_ops.apply_many of type pmg (pmg_many.c): the multiplicative cycle on
+ * k columns with the smoothers' operator applies batched; the same bits as
+ * k hx_pmg_apply */
+int hx_pmg_apply_many(void *ctx, int k, const double *const *d_r, double *const *d_z);
+/* frees the k-column work (hx_pmg_destroy) */
+void hx_pmg_many_free(pmg *g);
 void hx_pmg_describe(void *ctx, char *buf, size_t len);
 int hx_pmg_report(void *ctx, hx_opt *node);
 int hx_pmg_destroy(void *ctx);

@@ -15,7 +15,7 @@
  *          with its single solve's iterations and solution (the same bits
  *          on up to two cpu ranks); k = 17 (more than the bench's 16);
  *          bad arguments refused
- *   solve-pmg  pmg alone, k = 1 and 5 (the 3-rank run)
+ *   solve-pmg  pmg alone, k = 1 and 5 (the 3-rank and cpu-memcheck runs)
  * Usage: t570-block MODE [--backend cpu|cpu-memcheck|cuda] */
 #include "hx_disc.h"
 #include "hx_io.h"
@@ -337,8 +337,7 @@ static int mode_solve(void) {
   setup s;
   HX_TCALL(make(2, 3, &s));
   const char *pcs[2] = {"{type: jacobi}", "{type: pmg}"};
-  /* cpu-memcheck checks every pointer of every kernel against the live
-   * allocations: jacobi there (pmg's levels add hundreds) */
+  /* cpu-memcheck: jacobi here (pmg's k-column cycle: mode solve-pmg) */
   const int memcheck = !strcmp(g_backend, "cpu-memcheck");
   for (int i = 0; i < (memcheck ? 1 : 2); i++) {
     HX_TCALL(solve_case(&s, pcs[i], 1, 1e-8));
