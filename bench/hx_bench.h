@@ -18,6 +18,8 @@ int hx_bench_ax(hx_app_ctx *ctx, int argc, char **argv);
 int hx_bench_cg(hx_app_ctx *ctx, int argc, char **argv);
 /* hexcg bench precond: preconditioner setup and apply times (bench_precond.c) */
 int hx_bench_precond(hx_app_ctx *ctx, int argc, char **argv);
+/* hexcg bench block: several right-hand sides at once, operator and block PCG against single ones (bench_block.c) */
+int hx_bench_block(hx_app_ctx *ctx, int argc, char **argv);
 /* hexcg bench comm: latency, bandwidth, allreduce -> comm.yaml (bench_comm.c) */
 int hx_bench_comm(hx_app_ctx *ctx, int argc, char **argv);
 

@@ -71,6 +71,16 @@ hx_precision hx_op_precision(hx_op op);
  * operator, gather, exchange in that precision, with the boundary/interior
  * split overlapping the exchange as hx_op_apply. Collective. */
 int hx_op_apply_p(hx_op op, const void *d_x, void *d_y);
+/* The assembled operator on nk columns at once (the block solve): d_y[c] =
+ * the masked apply of d_x[c] for c < nk (host arrays of nk backend G-vectors
+ * in op's precision, 0 <= nk <= HX_AX_MANY_MAX), each element's factors
+ * read once for all columns (hx_ax_apply_many_prec) and one exchange
+ * message per neighbour (hx_gs_exchange_many_p); xy != NULL (host, nk,
+ * FP64 operators only): the global x.y of each column, as hx_op_apply's.
+ * Each column gets the bits of its hx_op_apply_p (the sums: of
+ * hx_op_apply's xy on up to two ranks; the allreduce of nk values may add
+ * in another order on more). Collective. */
+int hx_op_apply_many_p(hx_op op, int nk, const void *const *d_x, void *const *d_y, double *xy);
 /* An extra diagonal on m G entries (a Robin boundary term, disc/robin.c):
  * every apply adds y[idx[j]] += r[j] x[idx[j]] after the exchange (before
  * the mask), the fused x.y includes sum r_j x_j^2 over the owned listed

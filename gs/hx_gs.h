@@ -230,6 +230,12 @@ int hx_gs_gather_part_p(hx_gs gs, hx_precision prec, hx_gs_part part, const void
 int hx_gs_exchange_start_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
 int hx_gs_exchange_finish_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
 int hx_gs_exchange_p(hx_gs gs, hx_precision prec, void *d_g, hx_gs_op op);
+/* The exchange of nk G-vectors of precision prec at once (the block
+ * solve): d_g[c] (host array of nk backend pointers) each get what
+ * hx_gs_exchange_p gives it (the same bits), with one message per
+ * neighbour and direction for all nk (cpu backends; cuda exchanges column
+ * by column). No exchange may be in flight on gs. Collective. */
+int hx_gs_exchange_many_p(hx_gs gs, hx_precision prec, int nk, void *const *d_g, hx_gs_op op);
 /* gather + exchange ADD. Collective. */
 int hx_gs_assemble_p(hx_gs gs, hx_precision prec, const void *d_l, void *d_g);
 /* owned-entry dot (FP64 accumulation) + MPI_Allreduce. Collective. */

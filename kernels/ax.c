@@ -131,6 +131,7 @@ static void hx_ax_free_all(struct hx_ax_s *ax) {
   hx_mem_free(ax->b, (void **)&ax->d_basis);
   hx_mem_free(ax->b, (void **)&ax->d_geo);
   hx_mem_free(ax->b, (void **)&ax->d_part);
+  hx_mem_free(ax->b, (void **)&ax->d_partk);
   hx_mem_free(ax->b, (void **)&ax->d_basis32);
   hx_mem_free(ax->b, (void **)&ax->d_geo32);
   hx_mem_free(ax->b, (void **)&ax->d_eoff);

@@ -164,3 +164,67 @@ int hx_ax_apply_prec(hx_ax ax, hx_precision prec, int32_t nlist, const int32_t *
   }
   return HX_SUCCESS;
 }
+
+/* The operator on nk columns at once (hx_kernels_prec.h): the checks of
+ * hx_ax_apply_prec for every column, one kernel pass over the elements for
+ * all of them, then each column's sum of the element u.w in list order
+ * (cpu; a fixed tree per column on cuda): the bits of nk single applies. */
+int hx_ax_apply_many_prec(hx_ax ax, hx_precision prec, int nk, int32_t nlist, const int32_t *d_list,
+                          const int32_t *d_map, const void *const *d_u, void *const *d_w, double *uw) {
+  HX_CHECK(ax, HX_ERR_ARG, "operator handle is NULL");
+  HX_CHECK(nk >= 0 && nk <= HX_AX_MANY_MAX, HX_ERR_ARG, "%d columns: the k-vector apply takes 0..%d", nk,
+           HX_AX_MANY_MAX);
+  HX_CHECK(prec == ax->prec, HX_ERR_ARG, "%s apply of an %s operator", prec == HX_F64 ? "FP64" : "FP32",
+           ax->prec == HX_F64 ? "FP64" : "FP32");
+  HX_CHECK(nlist >= 0 && nlist <= ax->E, HX_ERR_ARG, "list of %d elements for an operator on %d", (int)nlist,
+           (int)ax->E);
+  HX_CHECK(nlist == 0 || d_list || nlist == ax->E, HX_ERR_ARG, "element list is NULL");
+  HX_CHECK(nk == 0 || (d_u && d_w), HX_ERR_ARG, "NULL column array");
+  if (uw)
+    for (int c = 0; c < nk; c++) uw[c] = 0.0;
+  if (nk == 0 || nlist == 0) return HX_SUCCESS;
+  const size_t es = hx_precision_size(prec), nl = (size_t)hx_ax_num_nodes(ax);
+  hx_karg args[2 + 2 * HX_AX_MANY_MAX];
+  size_t na = 0;
+  args[na++] = HX_KARG(d_list, d_list ? (size_t)nlist : 0, sizeof(int32_t), "element list");
+  args[na++] = HX_KARG(d_map, d_map ? nl : 0, sizeof(int32_t), "L->G map");
+  for (int c = 0; c < nk; c++) {
+    HX_CHECK(d_u[c] && d_w[c], HX_ERR_ARG, "operator: column %d is NULL", c);
+    args[na++] = HX_KARG(d_u[c], d_map ? 1 : nl, es, "u column");
+    args[na++] = HX_KARG(d_w[c], nl, es, "w column");
+  }
+  HX_CALL(hx_kernel_args(ax->b, "operator (k vectors)", na, args));
+  double *part = NULL;
+  if (uw) {
+    const size_t need = (size_t)nk * (size_t)nlist;
+    if (ax->partk_len < need) {
+      HX_CALL(hx_mem_free(ax->b, (void **)&ax->d_partk));
+      ax->partk_len = 0;
+      HX_CALL(hx_mem_alloc(ax->b, need * sizeof(double), (void **)&ax->d_partk));
+      ax->partk_len = need;
+    }
+    part = ax->d_partk;
+  }
+  if (hx_backend_get_kind(ax->b) == HX_BACKEND_CUDA) {
+    HX_CUDA_ONLY(HX_CALL(prec == HX_F64 ? hx_cuda_ax_apply_many(ax, nlist, d_list, d_map, nk, (const double *const *)d_u,
+                                                                (double *const *)d_w, part)
+                                        : hx_cuda_ax_apply_many_f32(ax, nlist, d_list, d_map, nk,
+                                                                    (const float *const *)d_u, (float *const *)d_w,
+                                                                    part));
+                 if (uw) for (int c = 0; c < nk; c++)
+                     HX_CALL(hx_ax_cuda_sum(ax->b, nlist, part + (size_t)c * nlist, &uw[c]));
+                 return HX_SUCCESS;)
+  }
+  HX_MC_SCOPE(ax->b);
+  HX_CALL(prec == HX_F64 ? hx_cpu_ax_apply_many(ax, nlist, d_list, d_map, nk, (const double *const *)d_u,
+                                                (double *const *)d_w, part)
+                         : hx_cpu_ax_apply_many_f32(ax, nlist, d_list, d_map, nk, (const float *const *)d_u,
+                                                    (float *const *)d_w, part));
+  if (part)
+    for (int c = 0; c < nk; c++) {
+      double s = 0.0;
+      for (int32_t i = 0; i < nlist; i++) s += part[(size_t)c * nlist + i];
+      uw[c] = s;
+    }
+  return HX_SUCCESS;
+}

@@ -116,6 +116,16 @@ hx_precision hx_ax_precision(hx_ax ax);
  * the cuda launch is asynchronous on the backend's stream. */
 int hx_ax_apply_prec(hx_ax ax, hx_precision prec, int32_t nlist, const int32_t *d_list, const int32_t *d_map,
                      const void *d_u, void *d_w, double *uw, hx_red red, int k);
+/* The operator on nk columns at once (the block solve): d_w[c] = A_L d_u[c]
+ * for c < nk on the nlist elements of d_list, each element's geometric
+ * factors read once for all columns (host arrays of nk backend pointers of
+ * precision prec; d_map as in hx_ax_apply_prec); uw != NULL (host, nk):
+ * column c's sum of the element u.w, the value hx_ax_apply_prec gives it
+ * (cpu: the same bits). Each column gets the bits of its single apply. On
+ * cuda the launches are queued per column. 0 <= nk <= HX_AX_MANY_MAX. */
+#define HX_AX_MANY_MAX 64
+int hx_ax_apply_many_prec(hx_ax ax, hx_precision prec, int nk, int32_t nlist, const int32_t *d_list,
+                          const int32_t *d_map, const void *const *d_u, void *const *d_w, double *uw);
 static inline int hx_ax_create_prec(hx_backend b, int p, int32_t E, int npe, const double *h_nodes,
                                     const double *h_kappa, const double *h_lambda, hx_geo_mode mode,
                                     hx_precision prec, hx_ax *ax) {

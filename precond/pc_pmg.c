@@ -89,6 +89,7 @@ int hx_pmg_destroy(void *ctx) {
   int first = HX_SUCCESS, err;
 #define KEEP(e) \
   if ((err = (e)) && !first) first = err
+  hx_pmg_many_free(g);
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];
     for (int s = 0; s < HX_SMOOTH_COUNT; s++) KEEP(hx_pc_destroy(&L->S[s]));
@@ -504,6 +505,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
       .type = "pmg",
       .setup = hx_pmg_setup,
       .apply = hx_pmg_apply,
+      .apply_many = hx_pmg_apply_many,
       .describe = hx_pmg_describe,
       .report = hx_pmg_report,
       .destroy = pmg_destroy_ctx,

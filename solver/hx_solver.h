@@ -136,6 +136,10 @@ typedef struct {
    * Krylov method restarts from its iterate, r = b - A x recomputed, the
    * iteration count and the monitor going on (hx_pcg_solve). */
   int (*observe)(void *ctx, const hx_pc_cg_info *info, int *restart);
+  /* optional (NULL: apply per column): d_z[c] = M^{-1} d_r[c] for c < nk
+   * (host arrays of nk backend pointers, FP64), the same as nk applies, the
+   * work shared where the type can (the block solve, hx_pc_apply_many) */
+  int (*apply_many)(void *ctx, int nk, const double *const *d_r, double *const *d_z);
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -153,6 +157,12 @@ int hx_pc_setup(hx_pc pc);
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);
 /* The same with vectors (backend memory) in the precision of pc. */
 int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z);
+/* d_z[c] = M^{-1} d_r[c] for c < nk (host arrays of nk backend FP64
+ * G-vectors): the type's apply_many where it has one, else hx_pc_apply per
+ * column; counted as nk applies. Sets up first if needed. Collective. */
+int hx_pc_apply_many(hx_pc pc, int nk, const double *const *d_r, double *const *d_z);
+/* 1 when pc has an observe hook (hx_pc_ops.observe: type auto), else 0. */
+int hx_pc_observes(hx_pc pc);
 hx_precision hx_pc_precision(hx_pc pc);
 /* 1 when pc has a fused CG update (hx_pc_ops.cg_update) in use now
  * (hx_pc_ops.cg_update_off), else 0. */
@@ -274,6 +284,23 @@ void hx_pcg_opts_default(hx_pcg_opts *o);
  * p.Ap <= 0, r.z < 0) stops with a reason, not an error. Collective. */
 int hx_pcg_solve(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *opts,
                  hx_pcg_result *res);
+/* Block PCG (solver/block_pcg.c): k independent systems A x_c = b_c (host
+ * arrays of k backend G-vectors; x_c holds the initial guess and gets the
+ * solution), iterated together on shared applies: the operator on the
+ * active columns at once (hx_op_apply_many_p), the preconditioner through
+ * hx_pc_apply_many, one allreduce per reduction point for all columns.
+ * Each column has its own scalars and stopping test (opts->rtol, atol,
+ * max_iterations as hx_pcg_solve) and drops out of the applies when it
+ * stops; res[c] (k entries) gets its iterations, reason and norms, and the
+ * block run's seconds (the same in every entry). Each column does the
+ * arithmetic of hx_pcg_solve (plain PCG, the fused preconditioner update
+ * where pc has one): on one or two ranks it gets the bits of its single
+ * solve. Plain PCG only (flexible, single_reduction, exact_op, nullspace
+ * and a monitor are not taken: HX_ERR_ARG for the first four, the monitor
+ * is not called); not with a preconditioner that observes runs (type auto).
+ * 0 <= k <= HX_AX_MANY_MAX. Collective. */
+int hx_pcg_solve_many(hx_op op, hx_pc pc, int k, const double *const *d_b, double *const *d_x,
+                      const hx_pcg_opts *opts, hx_pcg_result *res);
 
 
 /* ------------------------------------------------------------ solve driver */

@@ -87,6 +87,25 @@ int hx_pc_apply_p(hx_pc pc, const void *d_r, void *d_z) {
   return HX_SUCCESS;
 }
 
+int hx_pc_apply_many(hx_pc pc, int nk, const double *const *d_r, double *const *d_z) {
+  HX_CHECK(pc && nk >= 0 && (nk == 0 || (d_r && d_z)), HX_ERR_ARG, "NULL preconditioner or column arrays");
+  HX_CHECK(pc->ops.prec == HX_F64, HX_ERR_ARG, "preconditioner %s is %s: the k-vector apply takes FP64 vectors",
+           pc->ops.type, hx_precision_name(pc->ops.prec));
+  if (nk == 0) return HX_SUCCESS;
+  if (!pc->ops.apply_many) {
+    for (int c = 0; c < nk; c++) HX_CALL(hx_pc_apply_p(pc, d_r[c], d_z[c]));
+    return HX_SUCCESS;
+  }
+  if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
+  const double t0 = hx_wtime();
+  HX_CALL(pc->ops.apply_many(pc->ctx, nk, d_r, d_z));
+  pc->stats.t_apply += hx_wtime() - t0;
+  pc->stats.applies += nk;
+  return HX_SUCCESS;
+}
+
+int hx_pc_observes(hx_pc pc) { return pc && pc->ops.observe ? 1 : 0; }
+
 int hx_pc_has_cg_update(hx_pc pc) {
   if (!pc || !pc->ops.cg_update) return 0;
   return pc->ops.cg_update_off && pc->ops.cg_update_off(pc->ctx) ? 0 : 1;

@@ -303,3 +303,30 @@ extern "C" int hx_ax_cuda_peak(hx_backend b, double seconds, double *gflops) {
   *gflops = 16.0 * (double)iters * blocks * threads / (ms * 1e-3) * 1e-9;
   return HX_SUCCESS;
 }
+
+// The operator on nk columns (hx_ax_apply_many_prec): one launch per column
+// of the one-vector kernel, in column order on the backend's stream (the
+// partials of column c at part + c nlist). The geometry is read once per
+// column here; a kernel that holds an element's factors for all columns is
+// the next step (docs/performance.md, block solve).
+template <typename T>
+static int hx_ax_many(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map, int nk,
+                      const T *basis, const T *geo, const T *const *u, T *const *w, double *part) {
+  for (int c = 0; c < nk; c++)
+    HX_CALL(hx_ax_dispatch<T>(ax, nlist, list, map, basis, geo, u[c], w[c], part ? part + (size_t)c * nlist : nullptr));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_ax_apply_many(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
+                                     const int32_t *map, int nk, const double *const *u, double *const *w,
+                                     double *part) {
+  HX_CALL(hx_ax_many<double>(ax, nlist, list, map, nk, ax->d_basis, ax->d_geo, u, w, part));
+  return HX_SUCCESS;
+}
+
+extern "C" int hx_cuda_ax_apply_many_f32(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list,
+                                         const int32_t *map, int nk, const float *const *u, float *const *w,
+                                         double *part) {
+  HX_CALL(hx_ax_many<float>(ax, nlist, list, map, nk, ax->d_basis32, ax->d_geo32, u, w, part));
+  return HX_SUCCESS;
+}

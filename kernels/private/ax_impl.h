@@ -36,6 +36,8 @@ struct hx_ax_s {
                       + c*cs + node; ONTHEFLY: E * HX_AX_OTF_STRIDE (24 vertex
                       coordinates in the input order, kappa, lambda) */
   double *d_part;  /* E per-element partials of u.w */
+  double *d_partk; /* hx_ax_apply_many_prec's partials, partk_len doubles (grown on demand) */
+  size_t partk_len;
   /* precision (ax_prec.c): HX_F64, or HX_F32 with d_geo freed and the
    * float copies below used instead of d_basis / d_geo (same layouts, with
    * the ONTHEFLY record holding the 24 trilinear-map coefficients instead of

@@ -44,7 +44,14 @@ extern "C" {
     (const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map, const HX_KT *u,          \
      HX_KT *w, double *part),                                                                                   \
     (const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map, const HX_KT *u,          \
-     HX_KT *w, double *part))
+     HX_KT *w, double *part))                                                                                   \
+  /* the element operator on nk vectors at once (cpu/ax_cpu.c, cuda/ax_cuda.cu): u[c], w[c] the columns;      \
+   * part != NULL: column c's element u.w at part[c nlist + list position] */                                  \
+  X(ax_apply_many, int,                                                                                         \
+    (const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map, int nk,                  \
+     const HX_KT *const *u, HX_KT *const *w, double *part),                                                     \
+    (const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map, int nk,                  \
+     const HX_KT *const *u, HX_KT *const *w, double *part))
 
 #define HX_KCAT_(a, b) a##b
 #define HX_KCAT(a, b) HX_KCAT_(a, b)

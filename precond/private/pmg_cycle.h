@@ -42,6 +42,7 @@ typedef struct {
   hx_ev_slot ev_coarse_setup;
   hx_ev_slot ev_cycle; /* whole applies (its count: the applies) */
   hx_ev_slot ev_coarse, ev_copy; /* the coarse solve (in its thread: added at the join), its host copies */
+  struct pmg_many_s *many; /* the k-column work of hx_pmg_apply_many (pmg_many.c; NULL until used) */
 } pmg;
 
 /* a pmg context on d (referenced) with options o, levels checked, not set up */
@@ -49,6 +50,12 @@ int hx_pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out);
 /* the hx_pc_ops of type pmg on a context */
 int hx_pmg_setup(void *ctx);
 int hx_pmg_apply(void *ctx, const double *d_r, double *d_z);
+/* hx_pc_ops.apply_many of type pmg (pmg_many.c): the multiplicative cycle on
+ * k columns with the smoothers' operator applies batched; the same bits as
+ * k hx_pmg_apply */
+int hx_pmg_apply_many(void *ctx, int k, const double *const *d_r, double *const *d_z);
+/* frees the k-column work (hx_pmg_destroy) */
+void hx_pmg_many_free(pmg *g);
 void hx_pmg_describe(void *ctx, char *buf, size_t len);
 int hx_pmg_report(void *ctx, hx_opt *node);
 int hx_pmg_destroy(void *ctx);
