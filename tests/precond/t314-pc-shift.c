@@ -1,8 +1,8 @@
 /* The Helmholtz shift changed in place (issue 49: a BDF order rise) against
  * a new build at the new shift:
  *   t314-pc-shift --pc "YAML" [--p P] [--n N] [--mesh box|kershaw]
- *                 [--lambda L] [--field] [--s1 S] [--s2 S] [--backend B]
- *                 [--tol T]
+ *                 [--lambda L] [--field] [--split] [--s1 S] [--s2 S]
+ *                 [--backend B] [--tol T]
  * builds disc A at shift s1 with the preconditioner of --pc (set up, and
  * its FP32 operator made), then hx_disc_set_shift(A, s2) and
  * hx_pc_set_shift(pc, s2), and disc B with preconditioner at s2 from
@@ -10,7 +10,8 @@
  *   - lambda per element and at the nodes (--field: lambda = L + x y + z at
  *     the nodes of material 0) are the same bits,
  *   - the FP64 and FP32 operators applied to a random vector give the same
- *     bits,
+ *     bits, and with --split (geometry split: hx_disc_op_exact an operator
+ *     of its own) the FP64-geometry one too,
  *   - the preconditioners applied to three random vectors give the same
  *     bits (--tol T: relative 2-norm difference <= T instead, for a backend
  *     whose reductions are not ordered; 0 by default),
@@ -94,8 +95,8 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   int n = atoi(arg(argc, argv, "--n", "4"));
   const double lam = atof(arg(argc, argv, "--lambda", "0")), s1 = atof(arg(argc, argv, "--s1", "30"));
   const double s2 = atof(arg(argc, argv, "--s2", "20")), tol = atof(arg(argc, argv, "--tol", "0"));
-  int field = 0, rank;
-  for (int i = 1; i < argc; i++) field |= !strcmp(argv[i], "--field");
+  int field = 0, split = 0, rank;
+  for (int i = 1; i < argc; i++) field |= !strcmp(argv[i], "--field"), split |= !strcmp(argv[i], "--split");
   MPI_Comm_rank(comm, &rank);
   if (!strcmp(mesh, "kershaw") && n % 6) n = 6;
   hx_backend b;
@@ -113,12 +114,16 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   lf[0] = (hx_field){lam_fn, &lam, NULL};
   hx_disc_opts o = hx_disc_opts_default();
   o.p = p, o.lambda = lams, o.lambda_field = field ? lf : NULL;
+  if (split) o.geometry = HX_AX_GEO_SPLIT;
   side A = {0}, B = {0};
   o.shift = s1;
   HX_TCALL(hx_disc_create(m, b, &o, &A.d));
   HX_TCALL(make_pc(pc, A.d, &A.pc));
   hx_op a32, b32;
   HX_TCALL(hx_disc_op_prec(A.d, HX_F32, &a32)); /* made before the shift: shifted with it */
+  hx_op ax_, bx_;
+  HX_TCALL(hx_disc_op_exact(A.d, &ax_)); /* likewise */
+  HX_ASSERT(!split || ax_ != hx_disc_op(A.d), "--split: the exact operator is the disc's own (no split elements?)");
   const int64_t ng = hx_op_size(hx_disc_op(A.d)), nown = hx_op_owned(hx_disc_op(A.d));
   const size_t bytes = sizeof(double) * (size_t)(ng > 0 ? ng : 1);
   double *h = malloc(bytes), *ha = malloc(bytes), *hb = malloc(bytes), *h1 = malloc(bytes);
@@ -140,10 +145,12 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   t0 = hx_wtime();
   HX_TCALL(hx_disc_create(m, b, &o, &B.d));
   HX_TCALL(make_pc(pc, B.d, &B.pc));
+  HX_TCALL(hx_disc_op_prec(B.d, HX_F32, &b32)); /* what A had (timed alike) */
+  HX_TCALL(hx_disc_op_exact(B.d, &bx_));
   const double t_new = hx_wtime() - t0;
-  HX_TCALL(hx_disc_op_prec(B.d, HX_F32, &b32));
   if (rank == 0)
-    printf("%s: set_shift %.3e s, new disc and preconditioner %.3e s\n", pc, t_shift, t_new);
+    printf("%s: set_shift %.3e s, new disc (its FP32 and exact operators) and preconditioner %.3e s\n", pc,
+           t_shift, t_new);
 
   /* the coefficients */
   const int32_t E = hx_disc_num_elements(A.d);
@@ -163,6 +170,12 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   HX_TCALL(hx_mem_to_host(b, hb, dyb, sizeof(double) * (size_t)ng));
   k = bits_differ(ha, hb, ng, sizeof(double));
   HX_ASSERT(k == 0, "%s: the FP64 operator differs on %lld entries", pc, k);
+  HX_TCALL(hx_op_apply(ax_, dx, dya, NULL));
+  HX_TCALL(hx_op_apply(bx_, dx, dyb, NULL));
+  HX_TCALL(hx_mem_to_host(b, ha, dya, sizeof(double) * (size_t)ng));
+  HX_TCALL(hx_mem_to_host(b, hb, dyb, sizeof(double) * (size_t)ng));
+  k = bits_differ(ha, hb, ng, sizeof(double));
+  HX_ASSERT(k == 0, "%s: the FP64-geometry operator differs on %lld entries", pc, k);
   {
     float *fx, *fa, *fb;
     const size_t fbytes = sizeof(float) * (size_t)(ng > 0 ? ng : 1);
