@@ -236,9 +236,10 @@ int hx_disc_set_shift(hx_disc d, double shift) {
   HX_CHECK(isfinite(shift) && shift >= 0.0, HX_ERR_ARG, "shift %g: must be finite and >= 0", shift);
   if (shift == d->opts.shift) return HX_SUCCESS;
   if (d->opts.nullspace)
-    return HX_ERROR(HX_ERR_UNSUPPORTED,
-                    "the discretisation has the constants as its null space: a shift changes that, make a new "
-                    "discretisation");
+    return HX_ERROR(
+        HX_ERR_UNSUPPORTED,
+        "the discretisation has the constants as its null space: a shift changes that, make a new "
+        "discretisation");
   d->opts.shift = shift;
   lambda_elements(d);
   /* node values where a material's lambda is a field: at the coordinates,

@@ -961,8 +961,8 @@ int hx_fdm_set_lambda(hx_fdm f, const double *h_lambda) {
   const int32_t E = f->E;
   for (int32_t e = 0; e < E; e++) {
     const double l = h_lambda ? h_lambda[e] : 0.0;
-    HX_CHECK(l >= 0.0 && isfinite(l), HX_ERR_ARG, "element %d (local index): lambda = %g must be non-negative",
-             (int)e, l);
+    HX_CHECK(l >= 0.0 && isfinite(l), HX_ERR_ARG,
+             "element %d (local index): lambda = %g must be non-negative", (int)e, l);
   }
   const size_t nL = 3 * (size_t)E * m;
   double *L = NULL;
@@ -995,7 +995,8 @@ int hx_fdm_set_lambda(hx_fdm f, const double *h_lambda) {
     for (size_t g = 0; g < G && !err; g++)
       for (int l = 0; l < 8; l++) {
         const int32_t e = f->h_lane[g * 8 + l];
-        for (int j = 0; j < 3 * m; j++) Lg[(g * 3 * m + j) * 8 + l] = e >= 0 ? (float)L[(size_t)e * 3 * m + j] : 0.0f;
+        for (int j = 0; j < 3 * m; j++)
+          Lg[(g * 3 * m + j) * 8 + l] = e >= 0 ? (float)L[(size_t)e * 3 * m + j] : 0.0f;
       }
     if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * G * 8 * 3 * m);
     free(Lg);

@@ -58,8 +58,9 @@ static int asm_set_shift(void *ctx, double shift) {
     int fits = 1;
     HX_CALL(hx_pc_f32_fits(a->d, a->b, "asm", "Schwarz level", &fits));
     if ((fits ? HX_F32 : HX_F64) != a->o.prec)
-      return HX_ERROR(HX_ERR_UNSUPPORTED, "asm: at shift %g the Schwarz level runs in %s, not %s: make a new one",
-                      shift, hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(a->o.prec));
+      return HX_ERROR(HX_ERR_UNSUPPORTED,
+                      "asm: at shift %g the Schwarz level runs in %s, not %s: make a new one", shift,
+                      hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(a->o.prec));
   }
   HX_CALL(hx_fdm_set_lambda(a->fine, hx_disc_lambda(a->d)));
   if (a->coarse) HX_CALL(hx_coarse_set_shift_on(a->coarse, a->d));

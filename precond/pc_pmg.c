@@ -206,8 +206,8 @@ int hx_pmg_set_shift(void *ctx, double shift) {
     int fits = 1;
     HX_CALL(hx_pc_f32_fits(g->d, g->b, "pmg", "cycle", &fits));
     if ((fits ? HX_F32 : HX_F64) != g->prec)
-      return HX_ERROR(HX_ERR_UNSUPPORTED, "pmg: at shift %g the cycle runs in %s, not %s: make a new one", shift,
-                      hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(g->prec));
+      return HX_ERROR(HX_ERR_UNSUPPORTED, "pmg: at shift %g the cycle runs in %s, not %s: make a new one",
+                      shift, hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(g->prec));
   }
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];

@@ -296,7 +296,8 @@ static int identity_set_shift(void *ctx, double shift) {
 }
 
 int hx_pc_create_identity(hx_op op, hx_pc *pc) {
-  const hx_pc_ops ops = {.type = "none", .apply = identity_apply, .passes = 2, .set_shift = identity_set_shift};
+  const hx_pc_ops ops = {
+      .type = "none", .apply = identity_apply, .passes = 2, .set_shift = identity_set_shift};
   HX_CALL(hx_pc_create_shell(op, &ops, op, 0, NULL, pc));
   return HX_SUCCESS;
 }

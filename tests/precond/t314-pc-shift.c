@@ -76,7 +76,8 @@ static int random_vec(hx_disc d, uint64_t seed, double *h, double *d_v) {
 /* entries of host arrays a, b (n each) that differ in their bits, over all ranks */
 static long long bits_differ(const void *a, const void *b, int64_t n, size_t size) {
   long long k = 0;
-  for (int64_t i = 0; i < n; i++) k += memcmp((const char *)a + i * size, (const char *)b + i * size, size) != 0;
+  for (int64_t i = 0; i < n; i++)
+    k += memcmp((const char *)a + i * size, (const char *)b + i * size, size) != 0;
   MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   return k;
 }
@@ -123,7 +124,8 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   HX_TCALL(hx_disc_op_prec(A.d, HX_F32, &a32)); /* made before the shift: shifted with it */
   hx_op ax_, bx_;
   HX_TCALL(hx_disc_op_exact(A.d, &ax_)); /* likewise */
-  HX_ASSERT(!split || ax_ != hx_disc_op(A.d), "--split: the exact operator is the disc's own (no split elements?)");
+  HX_ASSERT(!split || ax_ != hx_disc_op(A.d),
+            "--split: the exact operator is the disc's own (no split elements?)");
   const int64_t ng = hx_op_size(hx_disc_op(A.d)), nown = hx_op_owned(hx_disc_op(A.d));
   const size_t bytes = sizeof(double) * (size_t)(ng > 0 ? ng : 1);
   double *h = malloc(bytes), *ha = malloc(bytes), *hb = malloc(bytes), *h1 = malloc(bytes);
@@ -224,13 +226,15 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
     HX_TCALL(hx_pcg_solve(hx_disc_op(A.d), A.pc, dya, dx, &po, &ra));
     HX_TCALL(hx_mem_zero(b, dx, bytes));
     HX_TCALL(hx_pcg_solve(hx_disc_op(B.d), B.pc, dya, dx, &po, &rb));
-    if (rank == 0) printf("%s: PCG %d and %d iterations, rel %.6e and %.6e\n", pc, ra.iterations, rb.iterations, ra.rel, rb.rel);
-    HX_ASSERT(ra.iterations == rb.iterations, "%s: PCG took %d iterations after set_shift, %d after a new build", pc,
-              ra.iterations, rb.iterations);
+    if (rank == 0)
+      printf("%s: PCG %d and %d iterations, rel %.6e and %.6e\n", pc, ra.iterations, rb.iterations, ra.rel,
+             rb.rel);
+    HX_ASSERT(ra.iterations == rb.iterations,
+              "%s: PCG took %d iterations after set_shift, %d after a new build", pc, ra.iterations,
+              rb.iterations);
     HX_ASSERT(ra.reason == rb.reason && ra.iterations > 0, "%s: PCG reasons %d and %d", pc, (int)ra.reason,
               (int)rb.reason);
-    if (tol == 0.0)
-      HX_ASSERT(ra.rel == rb.rel, "%s: final residuals %.17g and %.17g", pc, ra.rel, rb.rel);
+    if (tol == 0.0) HX_ASSERT(ra.rel == rb.rel, "%s: final residuals %.17g and %.17g", pc, ra.rel, rb.rel);
   }
   hx_mem_free(b, (void **)&dx), hx_mem_free(b, (void **)&dya), hx_mem_free(b, (void **)&dyb);
   free(h), free(ha), free(hb), free(h1);
