@@ -40,6 +40,7 @@ const char *hx_error_name(int code) {
     case HX_ERR_NUMERIC: return "HX_ERR_NUMERIC";
     case HX_ERR_INTERNAL: return "HX_ERR_INTERNAL";
     case HX_ERR_LIB: return "HX_ERR_LIB";
+    case HX_ERR_UNSUPPORTED: return "HX_ERR_UNSUPPORTED";
     default: return "HX_ERR_UNKNOWN";
   }
 }

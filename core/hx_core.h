@@ -38,7 +38,10 @@ enum {
   HX_ERR_NO_DEVICE = 9,  /* backend not compiled in or no usable device */
   HX_ERR_NUMERIC = 10,   /* numerical failure (NaN, breakdown in setup) */
   HX_ERR_INTERNAL = 11,  /* an invariant broke (a bug) */
-  HX_ERR_LIB = 12        /* another library (LAPACK, HDF5, libyaml...) failed */
+  HX_ERR_LIB = 12,       /* another library (LAPACK, HDF5, libyaml...) failed */
+  /* the object cannot do this in place (hx_pc_set_shift): the caller takes
+   * the general way (a rebuild) */
+  HX_ERR_UNSUPPORTED = 13
 };
 
 /* Human-readable name of an error code ("HX_ERR_IO"). */

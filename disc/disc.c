@@ -51,26 +51,29 @@ int hx_disc_coef_node_error(int c, double v, double x, double y, double z, long 
 /* Coefficients at the GLL nodes (d->kn, d->ln) where a material has a
  * field: evaluated and checked at every node (kappa > 0, lambda >= 0,
  * finite), then the per-element GLL-weighted means (d->kappa, d->lambda). */
-static int eval_coefficients(hx_disc d) {
+static int eval_coefficients(hx_disc d, int c0, int c1) {
   const hx_disc_opts *o = &d->opts;
   const int n = d->p + 1, n3 = d->n3, nmat = hx_mesh_num_materials(d->mesh);
   const int32_t *mat = hx_mesh_element_material(d->mesh);
   double t[HX_ORDER_MAX + 1], w[HX_ORDER_MAX + 1];
   HX_CALL(hx_gll(n, t, w));
   double **dst[2] = {&d->kn, &d->ln}, *per[2] = {d->kappa, d->lambda};
-  for (int c = 0; c < 2; c++) {
+  for (int c = c0; c <= c1; c++) {
     int any = 0;
     for (int mt = 0; mt < nmat; mt++) any |= coef_field(o, c, mt) != NULL;
     if (!any) continue;
-    HX_CALL(HX_ALLOC(dst[c], d->nl + 1));
+    if (!*dst[c]) HX_CALL(HX_ALLOC(dst[c], d->nl + 1));
     double *v = *dst[c];
+    const double add = c ? o->shift : 0.0; /* lambda + shift at the nodes */
     int64_t bad = -1; /* first refused node (L index) */
     for (int32_t e = 0; e < d->E; e++) {
       const hx_field *f = coef_field(o, c, mat[e]);
       double sum = 0.0, wsum = 0.0;
       for (int q = 0; q < n3; q++) {
         const int64_t l = (int64_t)e * n3 + q;
-        v[l] = f ? f->fn(f->ctx, d->x[l], d->y[l], d->z[l]) : per[c][e];
+        v[l] = f ? (add != 0.0 ? f->fn(f->ctx, d->x[l], d->y[l], d->z[l]) + add
+                               : f->fn(f->ctx, d->x[l], d->y[l], d->z[l]))
+                 : per[c][e];
         if (bad < 0 && !hx_disc_coef_valid(c, v[l])) bad = l;
         const double wq = w[q % n] * w[(q / n) % n] * w[q / (n * n)];
         sum += wq * v[l], wsum += wq;
@@ -110,6 +113,16 @@ static int disc_geometry(hx_mesh mesh, int p, int *npe, const double **nodes, do
   }
   *npe = n * n * n, *nodes = *owned;
   return HX_SUCCESS;
+}
+
+/* lambda per element from the material table, plus the shift */
+static void lambda_elements(hx_disc d) {
+  const hx_disc_opts *o = &d->opts;
+  const int32_t *mat = hx_mesh_element_material(d->mesh);
+  for (int32_t e = 0; e < d->E; e++) {
+    const double l = o->lambda ? o->lambda[mat[e]] : 0.0;
+    d->lambda[e] = o->shift != 0.0 ? l + o->shift : l;
+  }
 }
 
 int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *out) {
@@ -179,11 +192,9 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *o
 
   /* per-element coefficients from the material table */
   const int32_t *mat = hx_mesh_element_material(mesh);
-  for (int32_t e = 0; e < d->E; e++) {
-    d->kappa[e] = o->kappa ? o->kappa[mat[e]] : 1.0;
-    d->lambda[e] = o->lambda ? o->lambda[mat[e]] : 0.0;
-  }
-  if ((err = eval_coefficients(d))) goto fail;
+  for (int32_t e = 0; e < d->E; e++) d->kappa[e] = o->kappa ? o->kappa[mat[e]] : 1.0;
+  lambda_elements(d);
+  if ((err = eval_coefficients(d, 0, 1))) goto fail;
   if ((err = hx_gs_set_mask(d->gs, d->dirichlet_l))) goto fail;
   {
     hx_ax_opts ao = hx_ax_opts_default();
@@ -219,6 +230,39 @@ int hx_disc_create_order(hx_disc d, int p, hx_disc *dp) {
   HX_CALL(hx_disc_create(d->mesh, d->b, &o, dp));
   return HX_SUCCESS;
 }
+
+int hx_disc_set_shift(hx_disc d, double shift) {
+  HX_CHECK(d, HX_ERR_ARG, "discretisation is NULL");
+  HX_CHECK(isfinite(shift) && shift >= 0.0, HX_ERR_ARG, "shift %g: must be finite and >= 0", shift);
+  if (shift == d->opts.shift) return HX_SUCCESS;
+  if (d->opts.nullspace)
+    return HX_ERROR(
+        HX_ERR_UNSUPPORTED,
+        "the discretisation has the constants as its null space: a shift changes that, make a new "
+        "discretisation");
+  d->opts.shift = shift;
+  lambda_elements(d);
+  /* node values where a material's lambda is a field: at the coordinates,
+   * as hx_disc_create evaluates them */
+  int field = 0;
+  for (int mt = 0; mt < hx_mesh_num_materials(d->mesh); mt++) field |= coef_field(&d->opts, 1, mt) != NULL;
+  if (field) {
+    const int had = d->x != NULL;
+    HX_CALL(hx_disc_coords(d, NULL, NULL, NULL));
+    const int err = eval_coefficients(d, 1, 1);
+    if (!had) hx_disc_coords_release(d);
+    HX_CALL(err);
+  }
+  hx_ax axs[3] = {d->ax, d->ax32, d->ax_exact};
+  hx_op ops[3] = {d->op, d->op32, d->op_exact != d->op ? d->op_exact : NULL};
+  for (int k = 0; k < 3; k++) {
+    if (axs[k]) HX_CALL(hx_ax_set_lambda(axs[k], d->lambda, d->ln));
+    if (ops[k]) hx_op_ax_changed(ops[k]);
+  }
+  return HX_SUCCESS;
+}
+
+double hx_disc_shift(hx_disc d) { return d->opts.shift; }
 
 int hx_disc_reference(hx_disc d) {
   HX_CHECK(d, HX_ERR_ARG, "discretisation is NULL");

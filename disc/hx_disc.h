@@ -159,6 +159,11 @@ typedef struct {
   const hx_field *lambda_field;
   const char *const *kappa_src;
   const char *const *lambda_src;
+  /* The Helmholtz shift (a BDF step's beta0 / dt; default 0): added to
+   * lambda, the constant of a material (lambda[mt] + shift) and a field's
+   * value at every node (fn(x) + shift) alike, before the element means
+   * are taken. hx_disc_set_shift changes it in place. */
+  double shift;
 } hx_disc_opts;
 
 /* Defaults: p = 1, precomputed geometry, overlap on, kappa 1, lambda 0, every tag Dirichlet. */
@@ -186,6 +191,22 @@ int hx_disc_create(hx_mesh mesh, hx_backend b, const hx_disc_opts *o, hx_disc *d
  * (p-multigrid levels, the p = 1 coarse space). Collective. */
 int hx_disc_create_order(hx_disc d, int p, hx_disc *dp);
 int hx_disc_reference(hx_disc d);
+/* The shift in place (hx_disc_opts.shift; a time run's BDF order rise):
+ * lambda per element and at the nodes, the element operators (hx_disc_op,
+ * and those of hx_disc_op_prec and hx_disc_op_exact made so far) become
+ * bit for bit what hx_disc_create with that shift makes; the gather-scatter,
+ * the masks, the Robin term and the transfers stay, and every handle (op,
+ * ax) stays valid. Discs made from d before (hx_disc_create_order) are not
+ * changed: the preconditioner that made them shifts them (hx_pc_set_shift);
+ * those made after take the new shift. Nothing when shift is the current
+ * one. A disc with the null space flag refuses (HX_ERR_UNSUPPORTED: a
+ * shift > 0 removes the null space, make a new disc); shift must be finite
+ * and >= 0 (HX_ERR_ARG). On another error the disc is in an undefined
+ * state: destroy it. Not collective unless lambda has a field (the node
+ * check agrees over the ranks). */
+int hx_disc_set_shift(hx_disc d, double shift);
+/* The shift of d (hx_disc_opts.shift or the last hx_disc_set_shift). */
+double hx_disc_shift(hx_disc d);
 /* Collective (frees the gather-scatter); accepts NULL / *d == NULL; nulls *d;
  * returns the first error met while freeing everything. */
 int hx_disc_destroy(hx_disc *d);

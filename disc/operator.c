@@ -193,6 +193,13 @@ int64_t hx_op_size(hx_op op) { return op->ng; }
 int64_t hx_op_owned(hx_op op) { return hx_gs_num_owned(op->gs); }
 hx_gs hx_op_gs(hx_op op) { return op->gs; }
 hx_ax hx_op_ax(hx_op op) { return op->ax; }
+
+void hx_op_ax_changed(hx_op op) {
+  double bpe, fpe;
+  hx_ax_cost(op->ax, &bpe, &fpe);
+  const int32_t E = hx_ax_num_elements(op->ax);
+  op->elem_bytes = bpe * E, op->elem_flops = fpe * E;
+}
 hx_backend hx_op_backend(hx_op op) { return op->b; }
 void hx_op_times(hx_op op, double *t_elem, double *t_exchange, double *t_gs) {
   if (t_elem) *t_elem = op->t_elem;

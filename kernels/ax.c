@@ -393,6 +393,25 @@ int hx_ax_destroy(hx_ax *pax) {
   return HX_SUCCESS;
 }
 
+int hx_ax_set_lambda(hx_ax ax, const double *h_lambda, const double *h_lambda_node) {
+  HX_CHECK(ax, HX_ERR_ARG, "element operator is NULL");
+  hx_ax_opts o = hx_ax_opts_default();
+  o.mode = ax->mode, o.geometry = ax->geometry, o.affine = ax->affine;
+  /* kappa as stored: the per-element copy (node values' first entry where
+   * they were given, which the constructor writes there again) and the
+   * node values */
+  o.h_kappa_node = ax->h_kn, o.h_lambda_node = h_lambda_node;
+  hx_ax fresh = NULL;
+  HX_CALL(hx_ax_create_opts_prec(ax->b, ax->p, ax->E, ax->npe, ax->h_nodes, ax->h_kappa, h_lambda, &o,
+                                 ax->prec, &fresh));
+  /* the new contents into the caller's handle, the old ones freed with fresh's */
+  const struct hx_ax_s old = *ax;
+  *ax = *fresh;
+  *fresh = old;
+  hx_ax_free_all(fresh);
+  return HX_SUCCESS;
+}
+
 int hx_ax_order(hx_ax ax) { return ax->p; }
 int32_t hx_ax_num_elements(hx_ax ax) { return ax->E; }
 int64_t hx_ax_num_nodes(hx_ax ax) { return (int64_t)ax->E * ax->n * ax->n * ax->n; }

@@ -324,6 +324,15 @@ hx_ax_geometry hx_ax_geometry_of(hx_ax ax);
 const char *hx_ax_geometry_name(hx_ax_geometry g); /* "fp64" | "split" */
 /* Accepts NULL / *ax == NULL; nulls *ax. */
 int hx_ax_destroy(hx_ax *ax);
+/* New lambda for ax (the Helmholtz shift of a time step, hx_disc_set_shift):
+ * h_lambda (host, E values, NULL = 0) and h_lambda_node (host L-vector or
+ * NULL, as hx_ax_opts) replace the ones ax was made with; the nodes, kappa,
+ * geometry mode and storage and the precision stay. The factors are made
+ * again by the constructor's own code, so ax holds the same bits as one
+ * created with these coefficients; the handle stays valid (operators that
+ * borrow it see the new lambda). On an error ax is unchanged. Not
+ * collective. */
+int hx_ax_set_lambda(hx_ax ax, const double *h_lambda, const double *h_lambda_node);
 
 int hx_ax_order(hx_ax ax);                 /* p */
 int32_t hx_ax_num_elements(hx_ax ax);      /* E */

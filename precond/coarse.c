@@ -892,6 +892,44 @@ int hx_coarse_job_join(hx_coarse_job *j, int err, double *t) {
   return HX_SUCCESS;
 }
 
+int hx_coarse_set_lambda(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double *h_kappa,
+                         const double *h_lambda) {
+  HX_CHECK(c && mesh && fine_ax, HX_ERR_ARG, "coarse level: level, mesh and fine operator are required");
+  if (c->rows_global == 0) return HX_SUCCESS;
+  double t1 = hx_wtime();
+  double *K = NULL;
+  HX_CALL(HX_ALLOC(&K, (int64_t)c->E * 64 + 1));
+  int err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
+  /* hypre's objects anew on the new values, as create makes them (the
+   * rows, the gather-scatter and the fine side stay) */
+  int herr = 0;
+  if (!err) {
+    if (c->amg_created) herr |= HYPRE_BoomerAMGDestroy(c->amg);
+    if (c->x) herr |= HYPRE_IJVectorDestroy(c->x);
+    if (c->b) herr |= HYPRE_IJVectorDestroy(c->b);
+    if (c->A) herr |= HYPRE_IJMatrixDestroy(c->A);
+    c->amg_created = 0, c->x = c->b = NULL, c->A = NULL;
+    c->pA = NULL, c->pb = c->px = NULL;
+  }
+  if (!err && !herr) err = assemble(c, K);
+  free(K);
+  HX_CALL(err);
+  HX_HYPRE(herr);
+  c->st.t_assembly = hx_wtime() - t1;
+  t1 = hx_wtime();
+  HX_CALL(amg_setup(c));
+  c->st.t_amg_setup = hx_wtime() - t1;
+  double tt[2] = {c->st.t_assembly, c->st.t_amg_setup};
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, c->comm));
+  c->st.t_assembly = tt[0], c->st.t_amg_setup = tt[1];
+  return HX_SUCCESS;
+}
+
+int hx_coarse_set_shift_on(hx_coarse c, hx_disc d) {
+  HX_CALL(hx_coarse_set_lambda(c, hx_disc_mesh(d), hx_disc_ax(d), hx_disc_kappa(d), hx_disc_lambda(d)));
+  return HX_SUCCESS;
+}
+
 int hx_coarse_create_on(hx_disc d, const hx_coarse_opts *o, hx_coarse *c) {
   hx_coarse_opts co = *o; /* the disc's Robin term and null space */
   co.robin_l = hx_disc_robin_l(d), co.nullspace = hx_disc_nullspace(d);

@@ -49,6 +49,11 @@ struct hx_fdm_s {
   hx_ev_slot ev_setup;           /* hx_fdm_create (seconds: the max over ranks) */
   hx_ev_slot ev_apply;           /* whole applies, bytes_per_apply each (count: the applies) */
   hx_ev_slot ev_local, ev_exch;  /* the element solves; the overlap exchanges (not hidden) */
+  /* hx_fdm_set_lambda: host copies of the eigenvalues before lambda
+   * (kappa L, E*3*m), the box lambda's divisor per element (the mean node
+   * scale, NULL: none) and the grouped layout's element per lane (G*8) */
+  double *h_Lk, *h_ld;
+  int32_t *h_lane;
 };
 
 /* ---------------------------------------------------------------- setup helpers */
@@ -203,6 +208,7 @@ static void fdm_free(hx_fdm f) {
   hx_mem_free(f->b, (void **)&f->d_int);
   hx_mem_free(f->b, (void **)&f->d_Sg);
   hx_mem_free(f->b, (void **)&f->d_Lg);
+  free(f->h_Lk), free(f->h_ld), free(f->h_lane);
   free(f);
 }
 
@@ -289,7 +295,7 @@ static int grouped_setup(hx_fdm f, fdm_work *W) {
   if (!err) err = hx_mem_to_device(f->b, f->d_Sg, Sg, sizeof(float) * (size_t)G * 8 * 3 * m2);
   if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m + 1), (void **)&f->d_Lg);
   if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * (size_t)G * 8 * 3 * m);
-  if (!err) f->grouped = 1, f->gbnd = gb, f->gall = G;
+  if (!err) f->grouped = 1, f->gbnd = gb, f->gall = G, f->h_lane = lane, lane = NULL;
 done:
   free(lane), free(nof), free(old), free(Sg), free(Lg);
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
@@ -325,6 +331,7 @@ static int fdm_box_coefficients(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   int err = HX_ALLOC(&cm, 2 * (size_t)nmat + 1);
   if (!err) err = HX_ALLOC(&lg, (size_t)nl + 1);
   if (!err) err = HX_ALLOC(&W->dg, (size_t)f->ng + 1);
+  if (!err) err = HX_ALLOC(&f->h_ld, (size_t)E + 1);
   if (err) goto done;
   for (int32_t e = 0; e < E; e++)
     for (int q = 0; q < n3; q++) {
@@ -359,6 +366,7 @@ static int fdm_box_coefficients(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       }
       W->kbox[e] = sk / sw;
       W->lbox[e] /= sd / sw;
+      f->h_ld[e] = sd / sw;
     }
   }
 done:
@@ -573,6 +581,7 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   HX_CALL(HX_ALLOC(&W->present, 3 * (size_t)E * m + 1));
   HX_CALL(HX_ALLOC(&f->h_S, 3 * (size_t)E * m * m + 1));
   HX_CALL(HX_ALLOC(&f->h_L, 3 * (size_t)E * m + 1));
+  HX_CALL(HX_ALLOC(&f->h_Lk, 3 * (size_t)E * m + 1));
   /* the 1D problems of (element, direction) pairs repeat (every box
    * element has the same ones up to its boundary faces, a Kershaw mesh few
    * shapes): a hash table on their exact inputs (eig_key) finds a pair
@@ -631,7 +640,8 @@ static int fdm_box_eigenpairs(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
         if (err) break;
       }
       if (share) memcpy(lraw + pair * m, L, sizeof(double) * (size_t)m);
-      for (int i = 0; i < m; i++) L[i] = kappa * L[i] + (d == 0 ? lambda : 0.0);
+      double *Lk = f->h_Lk + (3 * (int64_t)e + d) * m; /* kept for hx_fdm_set_lambda */
+      for (int i = 0; i < m; i++) Lk[i] = kappa * L[i], L[i] = Lk[i] + (d == 0 ? lambda : 0.0);
     }
   }
   free(slot), free(keys), free(lraw);
@@ -946,6 +956,57 @@ int hx_fdm_create(const hx_fdm_opts *o, hx_fdm *out) {
   f->ev_setup = setup;
   HX_CALL(hx_ev_max_seconds(f->comm, &f->ev_setup, 1));
   *out = f;
+  return HX_SUCCESS;
+}
+
+int hx_fdm_set_lambda(hx_fdm f, const double *h_lambda) {
+  HX_CHECK(f, HX_ERR_ARG, "FDM is NULL");
+  const int m = f->m;
+  const int32_t E = f->E;
+  for (int32_t e = 0; e < E; e++) {
+    const double l = h_lambda ? h_lambda[e] : 0.0;
+    HX_CHECK(l >= 0.0 && isfinite(l), HX_ERR_ARG,
+             "element %d (local index): lambda = %g must be non-negative", (int)e, l);
+  }
+  const size_t nL = 3 * (size_t)E * m;
+  double *L = NULL;
+  HX_CALL(HX_ALLOC(&L, nL + 1));
+  /* as fdm_box_coefficients and fdm_box_eigenpairs: the box lambda (divided
+   * by the mean node scale), added on the first direction */
+  for (int32_t e = 0; e < E; e++) {
+    double lambda = h_lambda ? h_lambda[e] : 0.0;
+    if (f->h_ld) lambda /= f->h_ld[e];
+    for (int d = 0; d < 3; d++) {
+      const double *Lk = f->h_Lk + (3 * (int64_t)e + d) * m;
+      double *Le = L + (3 * (int64_t)e + d) * m;
+      for (int i = 0; i < m; i++) Le[i] = Lk[i] + (d == 0 ? lambda : 0.0);
+    }
+  }
+  /* the backend copies, in the layouts fdm_upload and grouped_setup write */
+  int err = HX_SUCCESS;
+  if (f->prec == HX_F64) {
+    err = hx_mem_to_device(f->b, f->d_L, L, sizeof(double) * nL);
+  } else {
+    float *t = (float *)L; /* in place: entry i is read before float i is written */
+    for (size_t i = 0; i < nL; i++) t[i] = (float)L[i];
+    err = hx_mem_to_device(f->b, f->d_L, t, sizeof(float) * nL);
+    for (size_t i = nL; i-- > 0;) L[i] = (double)t[i]; /* back to double (exact) for the grouped copy */
+  }
+  if (!err && f->grouped) {
+    const size_t G = (size_t)f->gall;
+    float *Lg = NULL;
+    err = HX_ALLOC(&Lg, G * 8 * 3 * m + 1);
+    for (size_t g = 0; g < G && !err; g++)
+      for (int l = 0; l < 8; l++) {
+        const int32_t e = f->h_lane[g * 8 + l];
+        for (int j = 0; j < 3 * m; j++)
+          Lg[(g * 3 * m + j) * 8 + l] = e >= 0 ? (float)L[(size_t)e * 3 * m + j] : 0.0f;
+      }
+    if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * G * 8 * 3 * m);
+    free(Lg);
+  }
+  free(L);
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 

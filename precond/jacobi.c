@@ -69,6 +69,15 @@ static int jacobi_setup(void *ctx) {
   return HX_SUCCESS;
 }
 
+/* a new shift of the operator (hx_pc_set_shift): the diagonal again */
+static int jacobi_set_shift(void *ctx, double shift) {
+  (void)shift;
+  jacobi *j = (jacobi *)ctx;
+  HX_CALL(hx_mem_free(j->b, &j->d_inv));
+  HX_CALL(jacobi_setup(j));
+  return HX_SUCCESS;
+}
+
 /* the report tree's jacobi node (hx_pc_ops.report): its unknowns and the
  * range of the assembled diagonal, over all ranks (collective) */
 static int jacobi_report(void *ctx, hx_opt *node) {
@@ -106,7 +115,8 @@ int hx_pc_create_jacobi_prec(hx_op op, hx_precision prec, hx_pc *pc) {
                          .passes = 3 /* read r and 1/diag, write z */,
                          .cg_update = prec == HX_F64 ? jacobi_cg_update : NULL,
                          .cg_update_passes = 8 /* read x, p, r, w, 1/diag; write x, r, z */,
-                         .prec = prec};
+                         .prec = prec,
+                         .set_shift = jacobi_set_shift};
   const int err = hx_pc_create_shell(op, &ops, j, 0, NULL, pc);
   if (err) jacobi_destroy(j);
   HX_CALL(err);

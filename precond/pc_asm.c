@@ -17,6 +17,7 @@ typedef struct {
   hx_backend b;
   int64_t ng;
   hx_asm_opts o;
+  hx_precision req; /* the fine level's precision asked for (o.prec: FP64 where FP32 does not fit) */
   hx_fdm fine;
   hx_coarse coarse;
   double *h_r, *h_zc; /* host G-vectors for the coarse level */
@@ -45,6 +46,24 @@ static int asm_destroy(void *ctx) {
   if ((err = hx_disc_destroy(&a->d)) && !first) first = err;
   free(a->h_r), free(a->h_zc), free(a);
   if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
+  return HX_SUCCESS;
+}
+
+/* a new shift (hx_pc_set_shift): the boxes' eigenvalues and the coarse
+ * matrix; the precision setup chose must stay */
+static int asm_set_shift(void *ctx, double shift) {
+  asm_pc *a = (asm_pc *)ctx;
+  HX_CALL(hx_disc_set_shift(a->d, shift));
+  if (a->req == HX_F32) {
+    int fits = 1;
+    HX_CALL(hx_pc_f32_fits(a->d, a->b, "asm", "Schwarz level", &fits));
+    if ((fits ? HX_F32 : HX_F64) != a->o.prec)
+      return HX_ERROR(HX_ERR_UNSUPPORTED,
+                      "asm: at shift %g the Schwarz level runs in %s, not %s: make a new one", shift,
+                      hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(a->o.prec));
+  }
+  HX_CALL(hx_fdm_set_lambda(a->fine, hx_disc_lambda(a->d)));
+  if (a->coarse) HX_CALL(hx_coarse_set_shift_on(a->coarse, a->d));
   return HX_SUCCESS;
 }
 
@@ -219,6 +238,7 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
   a->b = hx_disc_backend(d);
   a->ng = hx_op_size(a->op);
   a->o = *o;
+  a->req = o->prec;
   int err = hx_ev_slot_init(&a->ev_fine, "pc.asm.fine");
   if (!err) err = hx_ev_slot_init(&a->ev_coarse, "pc.asm.coarse");
   if (!err) err = hx_ev_slot_init(&a->ev_copy, "pc.asm.host-copies");
@@ -233,7 +253,8 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
                          .describe = asm_describe,
                          .report = asm_report,
                          .destroy = asm_destroy,
-                         .passes = 4};
+                         .passes = 4,
+                         .set_shift = asm_set_shift};
   err = hx_pc_create_shell(a->op, &ops, a, 0, NULL, pc);
   if (err) asm_destroy(a);
   HX_CALL(err);

@@ -173,6 +173,17 @@ static int auto_setup(void *ctx) {
   return HX_SUCCESS;
 }
 
+/* a new shift (hx_pc_set_shift): forwarded to what is in use (Jacobi
+ * before the switch, pmg after it: the choice stays; the smoother trial's
+ * pmg cannot, its choice might change) */
+static int auto_set_shift(void *ctx, double shift) {
+  pc_auto *a = ctx;
+  HX_CALL(hx_disc_set_shift(a->d, shift));
+  if (a->mg) HX_CALL(hx_pc_set_shift(a->mg, shift));
+  if (a->jac) HX_CALL(hx_pc_set_shift(a->jac, shift));
+  return HX_SUCCESS;
+}
+
 static int auto_apply(void *ctx, const double *d_r, double *d_z) {
   pc_auto *a = ctx;
   HX_CALL(hx_pc_apply(a->mg ? a->mg : a->jac, d_r, d_z));
@@ -343,7 +354,8 @@ int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
                          .cg_update = auto_cg_update,
                          .cg_update_passes = 8,
                          .cg_update_off = auto_cg_update_off,
-                         .observe = auto_observe};
+                         .observe = auto_observe,
+                         .set_shift = auto_set_shift};
   err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
   if (err) auto_destroy(a);
   HX_CALL(err);

@@ -46,12 +46,10 @@ static int cheby_S(void *ctx, const void *r, void *z) {
   return HX_SUCCESS;
 }
 
-static int cheby_setup(void *ctx) {
-  cheby_pc *c = ctx;
+/* the bound rho from the Lanczos estimate (its start vector is seeded by
+ * the global ids: the same on every call) */
+static int cheby_bound(cheby_pc *c) {
   const size_t bytes = sizeof(double) * (size_t)(c->n > 0 ? c->n : 1);
-  for (int i = 0; i < 4; i++) HX_CALL(hx_mem_alloc(c->b, bytes, &c->w[i]));
-  HX_CALL(hx_pc_create_jacobi(c->op, &c->jac));
-  HX_CALL(hx_pc_setup(c->jac));
   void *v;
   HX_CALL(hx_mem_alloc(c->b, bytes, &v));
   int err = hx_eig_start_vector(c->d, HX_F64, v);
@@ -66,6 +64,25 @@ static int cheby_setup(void *ctx) {
                       .rho = c->o.eig_safety * c->est,
                       .lower = c->o.lower,
                       .prec = HX_F64};
+  return HX_SUCCESS;
+}
+
+static int cheby_setup(void *ctx) {
+  cheby_pc *c = ctx;
+  const size_t bytes = sizeof(double) * (size_t)(c->n > 0 ? c->n : 1);
+  for (int i = 0; i < 4; i++) HX_CALL(hx_mem_alloc(c->b, bytes, &c->w[i]));
+  HX_CALL(hx_pc_create_jacobi(c->op, &c->jac));
+  HX_CALL(hx_pc_setup(c->jac));
+  HX_CALL(cheby_bound(c));
+  return HX_SUCCESS;
+}
+
+/* a new shift (hx_pc_set_shift): the diagonal, then the bound */
+static int cheby_set_shift(void *ctx, double shift) {
+  cheby_pc *c = ctx;
+  HX_CALL(hx_disc_set_shift(c->d, shift));
+  HX_CALL(hx_pc_set_shift(c->jac, shift));
+  HX_CALL(cheby_bound(c));
   return HX_SUCCESS;
 }
 
@@ -165,7 +182,8 @@ static int cheby_create(hx_disc d, const void *vals, hx_pc *pc) {
                          .describe = cheby_describe,
                          .report = cheby_report,
                          .destroy = cheby_destroy,
-                         .passes = 6 * c->o.degree};
+                         .passes = 6 * c->o.degree,
+                         .set_shift = cheby_set_shift};
   err = hx_pc_create_shell(c->op, &ops, c, 0, NULL, pc);
   if (err) cheby_destroy(c);
   HX_CALL(err);

@@ -195,6 +195,39 @@ int hx_pmg_setup(void *ctx) {
   return HX_SUCCESS;
 }
 
+/* a new shift (hx_pc_set_shift): what level_setup and the coarse setup
+ * built from the operators, in their order, on the shifted discs; the
+ * start vectors of the estimates are seeded by the global ids, so the
+ * bounds come out as a new setup's */
+int hx_pmg_set_shift(void *ctx, double shift) {
+  pmg *g = (pmg *)ctx;
+  HX_CALL(hx_disc_set_shift(g->d, shift));
+  if (g->req == HX_F32) { /* setup's choice of the cycle's precision must stay */
+    int fits = 1;
+    HX_CALL(hx_pc_f32_fits(g->d, g->b, "pmg", "cycle", &fits));
+    if ((fits ? HX_F32 : HX_F64) != g->prec)
+      return HX_ERROR(HX_ERR_UNSUPPORTED, "pmg: at shift %g the cycle runs in %s, not %s: make a new one",
+                      shift, hx_precision_name(fits ? HX_F32 : HX_F64), hx_precision_name(g->prec));
+  }
+  for (int l = 0; l < g->nl; l++) {
+    pmg_level *L = &g->lv[l];
+    const double t0 = hx_wtime();
+    HX_CALL(hx_disc_set_shift(L->d, shift));
+    for (int s = 0; s < HX_SMOOTH_COUNT; s++)
+      if (L->S[s]) HX_CALL(hx_pc_set_shift(L->S[s], shift));
+    HX_CALL(hx_pmg_level_smoother(g, l, L->inner));
+    double dt = hx_wtime() - t0;
+    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
+    L->t_setup = dt;
+  }
+  if (g->coarse) {
+    const double t0 = hx_wtime();
+    HX_CALL(hx_coarse_set_shift_on(g->coarse, g->lv[g->nl - 1].d));
+    g->t_coarse_setup = hx_wtime() - t0;
+  }
+  return HX_SUCCESS;
+}
+
 /* ------------------------------------------------------------ apply */
 static int smooth(pmg_level *L, const void *b, void *x, int x_zero) {
   hx_ev ev = hx_ev_begin(&L->ev_smooth);
@@ -468,7 +501,7 @@ int hx_pmg_new(hx_disc d, const hx_pmg_opts *o, pmg **out) {
   g->d = d;
   g->b = hx_disc_backend(d);
   g->o = *o;
-  g->prec = o->prec;
+  g->prec = g->req = o->prec;
   const int p = hx_disc_order(d);
   if (g->o.nlevels == 0) g->o.nlevels = hx_pmg_default_levels(p, g->o.levels);
   int err = HX_SUCCESS;
@@ -509,6 +542,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
       .describe = hx_pmg_describe,
       .report = hx_pmg_report,
       .destroy = pmg_destroy_ctx,
+      .set_shift = hx_pmg_set_shift,
       .passes = (o->sides == HX_PMG_SIDES_BOTH ? 2 : 1) * o->degree * 6,
       .nonsymmetric = !hx_smoothers[o->inner]->symmetric ||
                       (o->inner_below >= 0 && !hx_smoothers[o->inner_below]->symmetric) ||

@@ -47,6 +47,14 @@ static int schwarz_destroy(void *ctx) {
   return HX_SUCCESS;
 }
 
+/* a new shift of the level (hx_pc_set_shift): the boxes' eigenvalues */
+static int schwarz_set_shift(void *ctx, double shift) {
+  schwarz *s = ctx;
+  HX_CALL(hx_disc_set_shift(s->d, shift));
+  HX_CALL(hx_fdm_set_lambda(s->f, hx_disc_lambda(s->d)));
+  return HX_SUCCESS;
+}
+
 static int schwarz_create(hx_disc d, hx_precision prec, hx_fdm_weight weight, hx_pc *S) {
   *S = NULL;
   schwarz *s;
@@ -63,7 +71,8 @@ static int schwarz_create(hx_disc d, hx_precision prec, hx_fdm_weight weight, hx
                          .destroy = schwarz_destroy,
                          .passes = 4,
                          .nonsymmetric = weight == HX_FDM_WEIGHT_RAS,
-                         .prec = prec};
+                         .prec = prec,
+                         .set_shift = schwarz_set_shift};
   err = hx_pc_create_shell(hx_disc_op(d), &ops, s, 0, NULL, S);
   if (err) schwarz_destroy(s);
   HX_CALL(err);

@@ -140,6 +140,13 @@ typedef struct {
    * (host arrays of nk backend pointers, FP64), the same as nk applies, the
    * work shared where the type can (the block solve, hx_pc_apply_many) */
   int (*apply_many)(void *ctx, int nk, const double *const *d_r, double *const *d_z);
+  /* optional (NULL: the type cannot; hx_pc_set_shift says
+   * HX_ERR_UNSUPPORTED): the Helmholtz shift changed to `shift`
+   * (hx_disc_set_shift, made by the caller on the discretisation the
+   * preconditioner was made for): bring what setup built from the operator
+   * up to date, bit for bit what a new preconditioner set up at this shift
+   * holds. Called only after setup. Collective. */
+  int (*set_shift)(void *ctx, double shift);
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
@@ -152,6 +159,20 @@ int hx_pc_reference(hx_pc pc);
 int hx_pc_destroy(hx_pc *pc);
 /* Run the setup once (a second call does nothing). Collective. */
 int hx_pc_setup(hx_pc pc);
+/* The preconditioner of an operator whose Helmholtz shift changed in place:
+ * call hx_disc_set_shift(d, shift) on the discretisation pc was made for
+ * first, then this. The types that can (hx_pc_ops.set_shift: none, jacobi,
+ * cheby, asm, pmg, auto; docs/preconditioner.md "Changing the shift") update their
+ * diagonals, eigenvalue bounds, boxes, levels and coarse matrix in place,
+ * with the same bits as a preconditioner made and set up anew on the
+ * shifted discretisation; the seconds count as setup (none, the identity,
+ * holds nothing of the operator and succeeds). The others return
+ * HX_ERR_UNSUPPORTED, and pc stays as it was: the caller
+ * makes a new one. So does a type whose setup would now decide otherwise
+ * (FP32 levels that no longer fit, pmg's trial). Before setup nothing is
+ * built: nothing to do. On another error pc is unusable: destroy it.
+ * Collective. */
+int hx_pc_set_shift(hx_pc pc, double shift);
 /* d_z = M^{-1} d_r. Sets up first if needed. Collective. HX_ERR_ARG for a
  * preconditioner that is not FP64 (hx_pc_apply_p). */
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z);

@@ -71,6 +71,18 @@ int hx_pc_setup(hx_pc pc) {
   return HX_SUCCESS;
 }
 
+int hx_pc_set_shift(hx_pc pc, double shift) {
+  HX_CHECK(pc, HX_ERR_ARG, "preconditioner is NULL");
+  if (!pc->ops.set_shift)
+    return HX_ERROR(HX_ERR_UNSUPPORTED, "preconditioner %s cannot change its shift in place: make a new one",
+                    pc->ops.type);
+  if (!pc->is_setup) return HX_SUCCESS;
+  const double t0 = hx_wtime();
+  HX_CALL(pc->ops.set_shift(pc->ctx, shift));
+  pc->stats.t_setup += hx_wtime() - t0;
+  return HX_SUCCESS;
+}
+
 int hx_pc_apply(hx_pc pc, const double *d_r, double *d_z) {
   HX_CHECK(pc->ops.prec == HX_F64, HX_ERR_ARG, "preconditioner %s is %s: apply it with hx_pc_apply_p",
            pc->ops.type, hx_precision_name(pc->ops.prec));
@@ -296,8 +308,15 @@ static int identity_apply(void *ctx, const double *d_r, double *d_z) {
   return HX_SUCCESS;
 }
 
+/* the identity holds nothing of the operator */
+static int identity_set_shift(void *ctx, double shift) {
+  (void)ctx, (void)shift;
+  return HX_SUCCESS;
+}
+
 int hx_pc_create_identity(hx_op op, hx_pc *pc) {
-  const hx_pc_ops ops = {.type = "none", .apply = identity_apply, .passes = 2};
+  const hx_pc_ops ops = {
+      .type = "none", .apply = identity_apply, .passes = 2, .set_shift = identity_set_shift};
   HX_CALL(hx_pc_create_shell(op, &ops, op, 0, NULL, pc));
   return HX_SUCCESS;
 }

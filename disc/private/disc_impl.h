@@ -63,6 +63,10 @@ int hx_disc_robin_attach(hx_disc d, hx_op op);
 /* frees the Robin arrays and the copied alpha table */
 void hx_disc_robin_free(hx_disc d);
 
+/* operator.c: the element operator of op changed in place (hx_ax_set_lambda):
+ * its model counts are read again */
+void hx_op_ax_changed(hx_op op);
+
 /* frees the transfer scratch and matrices of d (interp.c); first error */
 int hx_disc_transfer_free(hx_disc d);
 

@@ -34,6 +34,7 @@ typedef struct {
   hx_backend b;
   hx_pmg_opts o;
   hx_precision prec; /* of the cycle (preconditioner.precision) */
+  hx_precision req;  /* the precision asked for (prec: FP64 where FP32 does not fit) */
   int nl;
   pmg_level lv[HX_PMG_MAX_LEVELS];
   hx_coarse coarse;
@@ -59,6 +60,9 @@ void hx_pmg_many_free(pmg *g);
 void hx_pmg_describe(void *ctx, char *buf, size_t len);
 int hx_pmg_report(void *ctx, hx_opt *node);
 int hx_pmg_destroy(void *ctx);
+/* hx_pc_ops.set_shift: every level's disc, inner preconditioners and
+ * Chebyshev bound, and the Q1 level, at the new shift */
+int hx_pmg_set_shift(void *ctx, double shift);
 /* level l's smoother around S = inner (built unless it exists: a level may
  * hold a Jacobi and a Schwarz S), its eigenvalue bound and polynomial; the
  * level is inner's from here on */

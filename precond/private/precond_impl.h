@@ -79,6 +79,12 @@ int hx_fdm_apply_p(hx_fdm f, hx_precision io, const void *d_r, void *d_z);
 hx_precision hx_fdm_precision(hx_fdm f);
 /* Collective; accepts NULL; nulls *f. */
 int hx_fdm_destroy(hx_fdm *f);
+/* New lambda per element (host, E values, NULL = 0; the Helmholtz shift,
+ * hx_pc_set_shift): the boxes' eigenvalues on the first direction again
+ * (the eigenvectors, the kappa scaling and the exchange pattern do not
+ * depend on lambda), the same bits as a new FDM with this lambda. Keeps
+ * 8 * 3 (p+3) bytes per element on the host for it. Not collective. */
+int hx_fdm_set_lambda(hx_fdm f, const double *h_lambda);
 
 typedef struct {
   int64_t applies;
@@ -149,6 +155,16 @@ int hx_coarse_create(hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h
  * coefficients, Dirichlet nodes, Robin term and null space; d must outlive
  * c). Collective. */
 int hx_coarse_create_on(hx_disc d, const hx_coarse_opts *o, hx_coarse *c);
+/* New coefficients of the same fine level (the Helmholtz shift,
+ * hx_pc_set_shift; arguments as hx_coarse_create's): the element matrices
+ * again, A0 assembled anew into hypre and BoomerAMG set up again on it (the
+ * method's own cost); the rows, the coarse gather-scatter and the transfers
+ * stay. The same bits as a new level. Collective over the coarse
+ * communicator. hx_coarse_set_shift_on: the same from discretisation d (the
+ * one c was made on, after hx_disc_set_shift). */
+int hx_coarse_set_lambda(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double *h_kappa,
+                         const double *h_lambda);
+int hx_coarse_set_shift_on(hx_coarse c, hx_disc d);
 /* Collective over the coarse level's own duplicated communicator (not the
  * fine one). h_r, h_z: fine G-vectors in HOST memory (h_r masked). h_z =
  * P A0^{-1} P^T h_r (masked). Uses only host memory, its own communicator
