@@ -896,7 +896,7 @@ int hx_coarse_set_lambda(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double 
                          const double *h_lambda) {
   HX_CHECK(c && mesh && fine_ax, HX_ERR_ARG, "coarse level: level, mesh and fine operator are required");
   if (c->rows_global == 0) return HX_SUCCESS;
-  double t1 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&c->ev_setup[0]); /* added to the setup's figures */
   double *K = NULL;
   HX_CALL(HX_ALLOC(&K, (int64_t)c->E * 64 + 1));
   int err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
@@ -915,13 +915,11 @@ int hx_coarse_set_lambda(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double 
   free(K);
   HX_CALL(err);
   HX_HYPRE(herr);
-  c->st.t_assembly = hx_wtime() - t1;
-  t1 = hx_wtime();
+  hx_ev_end(&ev, 0.0, 0.0);
+  ev = hx_ev_begin(&c->ev_setup[1]);
   HX_CALL(amg_setup(c));
-  c->st.t_amg_setup = hx_wtime() - t1;
-  double tt[2] = {c->st.t_assembly, c->st.t_amg_setup};
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, c->comm));
-  c->st.t_assembly = tt[0], c->st.t_amg_setup = tt[1];
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(c->comm, c->ev_setup, 2));
   return HX_SUCCESS;
 }
 

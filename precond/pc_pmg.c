@@ -211,19 +211,18 @@ int hx_pmg_set_shift(void *ctx, double shift) {
   }
   for (int l = 0; l < g->nl; l++) {
     pmg_level *L = &g->lv[l];
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&L->ev_setup); /* added to the level's setup */
     HX_CALL(hx_disc_set_shift(L->d, shift));
     for (int s = 0; s < HX_SMOOTH_COUNT; s++)
       if (L->S[s]) HX_CALL(hx_pc_set_shift(L->S[s], shift));
     HX_CALL(hx_pmg_level_smoother(g, l, L->inner));
-    double dt = hx_wtime() - t0;
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, hx_gs_comm(hx_disc_gs(L->d))));
-    L->t_setup = dt;
+    hx_ev_end(&ev, 0.0, 0.0);
+    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(L->d)), &L->ev_setup, 1));
   }
   if (g->coarse) {
-    const double t0 = hx_wtime();
+    hx_ev ev = hx_ev_begin(&g->ev_coarse_setup);
     HX_CALL(hx_coarse_set_shift_on(g->coarse, g->lv[g->nl - 1].d));
-    g->t_coarse_setup = hx_wtime() - t0;
+    hx_ev_end(&ev, 0.0, 0.0);
   }
   return HX_SUCCESS;
 }

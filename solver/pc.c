@@ -77,9 +77,9 @@ int hx_pc_set_shift(hx_pc pc, double shift) {
     return HX_ERROR(HX_ERR_UNSUPPORTED, "preconditioner %s cannot change its shift in place: make a new one",
                     pc->ops.type);
   if (!pc->is_setup) return HX_SUCCESS;
-  const double t0 = hx_wtime();
+  hx_ev ev = hx_ev_begin(&pc->ev_setup); /* counted as setup */
   HX_CALL(pc->ops.set_shift(pc->ctx, shift));
-  pc->stats.t_setup += hx_wtime() - t0;
+  hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
