@@ -587,11 +587,22 @@ static int time_eval(void *arg, double t) {
   return HX_SUCCESS;
 }
 
-/* A new shift: today the discretisation and the preconditioner are made
- * again (hx_problem_disc with the new shift); an in-place update of the
- * operator's and preconditioner's shift goes here. */
+/* A new shift: the discretisation's and the preconditioner's changed in
+ * place (bit for bit what a new setup at that shift holds: problem/'s
+ * discs add the shift themselves); where the preconditioner type cannot
+ * (HX_ERR_UNSUPPORTED: auto's smoother trial, FP32 choices that the shift
+ * would change) both are made again. */
 static int time_reshift(void *arg, double shift) {
   run_state *st = (run_state *)arg;
+  int err = hx_disc_set_shift(st->d, shift);
+  if (!err) err = hx_pc_set_shift(st->pc, shift);
+  if (!err) {
+    st->shift = shift;
+    return HX_SUCCESS;
+  }
+  if (err != HX_ERR_UNSUPPORTED) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  hx_log(HX_LOG_VERBOSE, "shift %g: %s; the operator and preconditioner are made again\n", shift, hx_error_message());
+  hx_error_clear();
   hx_pc_destroy(&st->pc);
   hx_disc_destroy(&st->d);
   st->shift = shift;

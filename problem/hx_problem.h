@@ -123,11 +123,13 @@ void hx_problem_destroy(hx_problem *p);
  * with a note (log, rank 0). The connected components are decided at the
  * first call (hx_problem_components): several with a floating one are
  * HX_ERR_INPUT naming it and the fix. A Robin alpha < 0 at a node is
- * HX_ERR_INPUT at the condition's key (hx_problem_error). Changing the
- * shift today is a new call (a new disc: destroy the old one and what was
- * made from it first; each call's coefficient fields are kept until p is
- * destroyed); an in-place update of an existing disc's shift belongs beside
- * this function. */
+ * HX_ERR_INPUT at the condition's key (hx_problem_error). The disc adds
+ * the shift itself (hx_disc_opts.shift), so a new shift is changed in place
+ * by hx_disc_set_shift on the disc made here (then hx_pc_set_shift on the
+ * preconditioner made from it), bit for bit what a new call with that
+ * shift gives; where either refuses (HX_ERR_UNSUPPORTED) a new call (a new
+ * disc: destroy the old one and what was made from it first; each call's
+ * coefficient fields are kept until p is destroyed). */
 int hx_problem_disc(hx_problem p, int order, double shift, hx_disc *d);
 /* 1 if the last hx_problem_disc decided the null space (pure Neumann). */
 int hx_problem_singular(hx_problem p);

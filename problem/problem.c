@@ -13,11 +13,6 @@ double hx_problem_const_fn(const void *ctx, double x, double y, double z) {
   return *(const double *)ctx;
 }
 
-static double shifted_fn(const void *ctx, double x, double y, double z) {
-  const hx_problem_shifted *c = (const hx_problem_shifted *)ctx;
-  return c->f.fn(c->f.ctx, x, y, z) + c->shift;
-}
-
 int hx_problem_create(hx_mesh m, hx_backend b, const hx_problem_desc *desc, hx_problem *pp) {
   *pp = NULL;
   struct hx_problem_s *p;
@@ -54,7 +49,7 @@ int hx_problem_create(hx_mesh m, hx_backend b, const hx_problem_desc *desc, hx_p
 }
 
 static void coefset_free(hx_problem_coefset *s) {
-  free(s->kfield), free(s->lfield), free(s->lshift), free(s->ksrc), free(s->lsrc);
+  free(s->kfield), free(s->lfield), free(s->ksrc), free(s->lsrc);
   free(s);
 }
 
@@ -90,11 +85,12 @@ int hx_problem_error(hx_problem p, int ierr) {
                   key ? key : "boundary", why);
 }
 
-/* The coefficients of one call into s and o: the constants checked (and
- * shifted), the fields (a lambda field shifted at the nodes). *nfield: the
+/* The coefficients of one call into s and o: the constants checked, the
+ * fields (the disc adds the shift: hx_disc_opts.shift, so that
+ * hx_disc_set_shift changes it in place to the same bits). *nfield: the
  * fields; *lambda_any: some lambda is a field or > 0. */
-static int coefficients(hx_problem p, double shift, hx_problem_coefset *s, double *kappa, double *lambda,
-                        int *nfield, int *lambda_any) {
+static int coefficients(hx_problem p, hx_problem_coefset *s, double *kappa, double *lambda, int *nfield,
+                        int *lambda_any) {
   *nfield = 0, *lambda_any = 0;
   for (int i = 0; i < p->nmat; i++) {
     for (int c = 0; c < 2; c++) {
@@ -103,11 +99,7 @@ static int coefficients(hx_problem p, double shift, hx_problem_coefset *s, doubl
       *val = co->value;
       (c ? s->lsrc : s->ksrc)[i] = co->src;
       const int field = co->field.fn != NULL;
-      if (field && c && shift != 0.0) { /* time runs: lambda + beta0/dt at the nodes */
-        s->lshift[i] = (hx_problem_shifted){co->field, shift};
-        s->lfield[i] = (hx_field){shifted_fn, &s->lshift[i], NULL};
-        (*nfield)++;
-      } else if (field) {
+      if (field) {
         (c ? s->lfield : s->kfield)[i] = co->field;
         (*nfield)++;
       } else {
@@ -117,7 +109,6 @@ static int coefficients(hx_problem p, double shift, hx_problem_coefset *s, doubl
       }
       if (c) *lambda_any |= field || *val > 0.0;
     }
-    lambda[i] += shift; /* a constant lambda (a field's is added at the nodes) */
   }
   return HX_SUCCESS;
 }
@@ -166,7 +157,7 @@ static int make_disc(hx_problem p, int order, double shift, hx_problem_coefset *
   int err = HX_ALLOC(&kappa, p->nmat + 1);
   if (!err) err = HX_ALLOC(&lambda, p->nmat + 1);
   if (!err) err = HX_ALLOC(&dtag, p->nt + 1);
-  if (!err) err = coefficients(p, shift, s, kappa, lambda, &nfield, &lambda_any);
+  if (!err) err = coefficients(p, s, kappa, lambda, &nfield, &lambda_any);
   int ndirichlet = 0, nrobin = 0, nrobin_pos = 0;
   for (int t = 0; !err && t < p->nt; t++) {
     const hx_problem_bc *bc = p->has_bc[t] ? &p->bcs[t] : NULL;
@@ -178,7 +169,7 @@ static int make_disc(hx_problem p, int order, double shift, hx_problem_coefset *
     }
   }
   hx_disc_opts o = hx_disc_opts_default();
-  o.p = order, o.kappa = kappa, o.lambda = lambda, o.dirichlet_tag = dtag;
+  o.p = order, o.kappa = kappa, o.lambda = lambda, o.dirichlet_tag = dtag, o.shift = shift;
   o.robin_alpha = nrobin ? p->ralpha : NULL;
   /* pure Neumann: the constants are the null space (no Dirichlet tag,
    * lambda = 0, no Robin alpha > 0); solved for the zero-mean solution */
@@ -214,7 +205,6 @@ int hx_problem_disc(hx_problem p, int order, double shift, hx_disc *d) {
   const int n = p->nmat + 1;
   int err = HX_ALLOC(&s->kfield, n);
   if (!err) err = HX_ALLOC(&s->lfield, n);
-  if (!err) err = HX_ALLOC(&s->lshift, n);
   if (!err) err = HX_ALLOC(&s->ksrc, n);
   if (!err) err = HX_ALLOC(&s->lsrc, n);
   if (err) {

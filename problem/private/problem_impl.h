@@ -4,19 +4,12 @@
 
 #include "hx_problem.h"
 
-/* a field plus a constant (lambda + the BDF shift) */
-typedef struct {
-  hx_field f;
-  double shift;
-} hx_problem_shifted;
-
 /* The coefficient fields of one hx_problem_disc call: the discs made from
  * it borrow them (hx_disc_opts), so each call's set is kept until the
  * problem is destroyed. */
 typedef struct hx_problem_coefset_s {
   struct hx_problem_coefset_s *next;
   hx_field *kfield, *lfield;
-  hx_problem_shifted *lshift;
   const char **ksrc, **lsrc;
 } hx_problem_coefset;
 
