@@ -498,7 +498,7 @@ static int report_pc(run_state *st) {
   res->pc_overlap = ast.overlap;
   double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine,
                     ast.t_coarse, ast.overlap_efficiency};
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, ploc, 5, MPI_DOUBLE, MPI_MAX, comm));
+  HX_CALL(hx_reduce_max(comm, ploc, 5));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
   HX_CALL(hx_pc_report(st->pc, comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
@@ -521,13 +521,13 @@ static int phase_report(run_state *st) {
     hx_ax_storage_counts(hx_disc_ax(d), &na, &ns, &ng);
     hx_ax_cost(hx_disc_ax(d), &bpe, NULL);
     double c[4] = {na, ns, ng, bpe * E};
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_DOUBLE, MPI_SUM, comm));
+    HX_CALL(hx_reduce_sum(comm, c, 4));
     res->op_affine = (int64_t)c[0], res->op_split = (int64_t)c[1], res->op_general = (int64_t)c[2];
     res->op_bytes_per_dof = c[3] / (double)(res->dofs > 0 ? res->dofs : 1);
     res->op_fp64_residuals = dr->pcg.replacements + dr->exact_residuals;
     res->op_refinements = dr->refinements;
     double te = dr->pcg.t_replace + dr->t_refine;
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &te, 1, MPI_DOUBLE, MPI_MAX, comm));
+    HX_CALL(hx_reduce_max(comm, &te, 1));
     res->op_t_exact = te;
   }
   /* the phases of the rank whose run took longest: one rank's times add up
@@ -535,22 +535,16 @@ static int phase_report(run_state *st) {
    * maximum over ranks */
   double loc[9] = {st->t_setup,        dr->pcg.t_operator, dr->pcg.t_precond, dr->pcg.t_vector, dr->pcg.t_reduction,
                    dr->pcg.t_exchange, st->t_io,           dr->t_solve,       hx_wtime() - st->t_start};
-  struct {
-    double t;
-    int rank;
-  } mine = {loc[8], 0}, slowest;
-  MPI_Comm_rank(comm, &mine.rank);
-  HX_MPI(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  HX_MPI(MPI_Bcast(loc, 9, MPI_DOUBLE, slowest.rank, comm));
+  HX_CALL(hx_reduce_slowest(comm, loc[8], loc, 9, NULL));
   res->t_setup = loc[0], res->t_operator = loc[1], res->t_precond = loc[2], res->t_vector = loc[3];
   res->t_reduction = loc[4], res->t_exchange = loc[5], res->t_io = loc[6], res->t_solve = loc[7];
   res->t_total = loc[8];
   double peak = (double)hx_peak_rss_bytes();
-  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, comm));
+  HX_CALL(hx_reduce_max(comm, &peak, 1));
   res->peak_mem_bytes = peak;
   { /* the case check's estimate for the rank with the most elements, beside it */
     double el = (double)E;
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &el, 1, MPI_DOUBLE, MPI_MAX, comm));
+    HX_CALL(hx_reduce_max(comm, &el, 1));
     res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st));
   }
 

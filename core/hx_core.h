@@ -119,6 +119,14 @@ int hx_error_mpi(const char *file, int line, const char *func, int mpierr, const
  * and message) of the lowest such rank; HX_SUCCESS everywhere otherwise. */
 int hx_error_agree(MPI_Comm comm, int code);
 
+/* Collective reductions of figures for reports (core/reduce.c): v[0..n)
+ * replaced by its maximum over the ranks of comm; by its sum; by the values
+ * of the rank with the largest key (ties: the lowest rank; *rank that rank,
+ * may be NULL): one rank's times add up where per-phase maxima need not. */
+int hx_reduce_max(MPI_Comm comm, double *v, int n);
+int hx_reduce_sum(MPI_Comm comm, double *v, int n);
+int hx_reduce_slowest(MPI_Comm comm, double key, double *v, int n, int *rank);
+
 /* Allocation helpers: zero-initialised, error on failure (n may be 0). */
 int hx_calloc(size_t n, size_t size, void *pptr);
 int hx_realloc(size_t n, size_t size, void *pptr);
