@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx_solver.h"
+#include "pcg_common.h"
 
 void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->rtol = 1e-8;
@@ -30,25 +31,6 @@ typedef struct {
   int k0;      /* iterations before this (re)start */
   int restart; /* the preconditioner changed: restart from x */
 } pcg_work;
-
-/* Run expr timed into the process timer id and the result field acc. */
-#define PCG_TIMED(acc, id, expr)         \
-  do {                                   \
-    const double t_ = hx_wtime();        \
-    hx_timer_start(id);                  \
-    const int e_ = (expr);               \
-    hx_timer_stop(id);                   \
-    (acc) += hx_wtime() - t_;            \
-    HX_CALL(e_);                         \
-  } while (0)
-
-/* Reason to stop after a residual norm and r.z are known (HX_ITERATING: go on). */
-static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs) {
-  if (!isfinite(rnorm) || !isfinite(rz)) return HX_DIVERGED_NAN;
-  if (rnorm <= tol) return rnorm <= rtol_abs ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
-  if (rz <= 0.0) return HX_DIVERGED_INDEFINITE_PC;
-  return HX_ITERATING;
-}
 
 /* After iteration k (of this run) with step alpha and next beta: tell pc
  * (hx_pc_observe); 1 in *stop when it changed and the run must restart. */
