@@ -546,9 +546,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
       .nonsymmetric = !hx_smoothers[o->inner]->symmetric ||
                       (o->inner_below >= 0 && !hx_smoothers[o->inner_below]->symmetric) ||
                       (o->cycle == HX_PMG_MULTIPLICATIVE && o->sides != HX_PMG_SIDES_BOTH)};
-  const int err = hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc);
-  if (err) hx_pmg_destroy(g);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc));
   return HX_SUCCESS;
 }
 
