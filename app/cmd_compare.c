@@ -128,12 +128,8 @@ static int parse_args(int argc, char **argv, cmp_args *a, char *err, size_t len)
         return snprintf(err, len, "--plot-x expects 'iteration' or 'time', got '%s'", val), 2;
       a->o.x_axis = val;
     } else if (!strcmp(name, "--iteration-slack")) {
-      char *end = NULL;
-      errno = 0;
-      long k = strtol(val, &end, 10);
-      if (!val[0] || *end || errno || k < 0 || k > 1000000000L)
+      if (!hx_app_parse_count(val, &a->o.slack))
         return snprintf(err, len, "--iteration-slack expects an integer >= 0, got '%s'", val), 2;
-      a->o.slack = (int)k;
     } else if (!strcmp(name, "--bounds")) {
       if (!val[0]) return snprintf(err, len, "--bounds needs a file name"), 2;
       a->bounds = val;

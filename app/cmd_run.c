@@ -130,11 +130,8 @@ static int parse_args(int argc, char **argv, run_opts *o, char *err, size_t errl
       o->restart = val;
       o->force = 1; /* the continued run replaces the results it continues */
     } else if (!strcmp(name, "--progress-every")) {
-      char *end = NULL;
-      long n = strtol(val, &end, 10);
-      if (!val[0] || *end || n < 0 || n > 1000000000L)
+      if (!hx_app_parse_count(val, &o->progress_every))
         return snprintf(err, errlen, "--progress-every expects an integer >= 0, got '%s'", val), 2;
-      o->progress_every = (int)n;
     } else if (!strcmp(name, "--force")) {
       o->force = 1;
     } else if (!strcmp(name, "--log-view")) {

@@ -34,6 +34,9 @@ int hx_app_fail(const hx_app_ctx *ctx, int code, int collective);
  * usage (on stderr after a failure, on stdout for --help); returns the exit
  * status, 0 or 2. */
 int hx_app_usage_exit(const hx_app_ctx *ctx, int pa, const char *cmd, const char *msg, void (*usage)(FILE *));
+/* An option's count: val a whole number from 0 to 1000000000 (no sign
+ * games, nothing after it): 1 with it in *n, else 0 (*n untouched). */
+int hx_app_parse_count(const char *val, int *n);
 
 int hx_cmd_run(hx_app_ctx *ctx, int argc, char **argv);
 int hx_cmd_mesh(hx_app_ctx *ctx, int argc, char **argv);

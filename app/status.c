@@ -1,5 +1,7 @@
 /* Exit statuses of the subcommands and the one place an error is printed. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "hx_app.h"
 #include "hx_core.h"
@@ -21,4 +23,13 @@ int hx_app_usage_exit(const hx_app_ctx *ctx, int pa, const char *cmd, const char
     usage(pa == 2 ? stderr : stdout);
   }
   return pa == 2 ? 2 : 0;
+}
+
+int hx_app_parse_count(const char *val, int *n) {
+  char *end = NULL;
+  errno = 0;
+  const long k = strtol(val, &end, 10);
+  if (!val[0] || *end || errno || k < 0 || k > 1000000000L) return 0;
+  *n = (int)k;
+  return 1;
 }

@@ -225,3 +225,12 @@ int hx_bench_args(const hx_app_ctx *ctx, const hx_bench_cmd *c, int argc, char *
   *status = 0;
   return 0;
 }
+
+int hx_bench_box_mesh(MPI_Comm comm, const char *mesh, int n, hx_mesh *m) {
+  hx_mesh_box_opts mo;
+  hx_mesh_box_opts_default(&mo);
+  mo.nx = mo.ny = mo.nz = n;
+  if (!strcmp(mesh, "kershaw")) mo.kershaw_eps = 0.3;
+  HX_CALL(hx_mesh_create_box(comm, &mo, m));
+  return HX_SUCCESS;
+}

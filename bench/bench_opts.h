@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "hx_app.h"
+#include "hx_mesh.h"
 
 typedef enum {
   HX_BOPT_FLAG,   /* no value: *(int *)dest = 1 */
@@ -66,5 +67,9 @@ void hx_bench_usage(const hx_bench_cmd *c, FILE *out);
  * rank 0), 2 after an input error (printed on rank 0; every rank parses the
  * same argv, so every rank stops). */
 int hx_bench_args(const hx_app_ctx *ctx, const hx_bench_cmd *c, int argc, char **argv, int *status);
+
+/* The n x n x n box of a benchmark's --mesh: "box" (the unit cube) or
+ * "kershaw" (the Kershaw deformation, eps = 0.3). Collective over comm. */
+int hx_bench_box_mesh(MPI_Comm comm, const char *mesh, int n, hx_mesh *m);
 
 #endif

@@ -283,11 +283,7 @@ static int run(hx_app_ctx *ctx, const options *o) {
   bench_run r;
   memset(&r, 0, sizeof r);
   int err = hx_backend_create(o->backend, &b);
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = o->n;
-  if (!strcmp(o->mesh, "kershaw")) mo.kershaw_eps = 0.3;
-  if (!err) err = hx_mesh_create_box(ctx->comm, &mo, &m);
+  if (!err) err = hx_bench_box_mesh(ctx->comm, o->mesh, o->n, &m);
   hx_disc_opts dopt = hx_disc_opts_default();
   dopt.p = o->p;
   double t0 = hx_wtime();

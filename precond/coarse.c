@@ -519,6 +519,39 @@ static int fine_side(hx_coarse c, hx_gs fine_gs) {
   return HX_SUCCESS;
 }
 
+/* The element matrices on kappa and lambda assembled into hypre's matrix
+ * (timed into ev_setup[0]) and the AMG on it (ev_setup[1]). again = 0: the
+ * first build (hypre acquired here); again = 1: the last build's hypre
+ * objects are destroyed first (hx_coarse_set_lambda). */
+static int matrix_amg(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double *h_kappa, const double *h_lambda,
+                      int again) {
+  hx_ev ev = hx_ev_begin(&c->ev_setup[0]);
+  double *K = NULL;
+  HX_CALL(HX_ALLOC(&K, (int64_t)c->E * 64 + 1));
+  int err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
+  int herr = 0;
+  if (!err && again) {
+    if (c->amg_created) herr |= HYPRE_BoomerAMGDestroy(c->amg);
+    if (c->x) herr |= HYPRE_IJVectorDestroy(c->x);
+    if (c->b) herr |= HYPRE_IJVectorDestroy(c->b);
+    if (c->A) herr |= HYPRE_IJMatrixDestroy(c->A);
+    c->amg_created = 0, c->x = c->b = NULL, c->A = NULL;
+    c->pA = NULL, c->pb = c->px = NULL;
+  } else if (!err) {
+    err = hx_hypre_acquire();
+    if (!err) c->have_hypre = 1;
+  }
+  if (!err && !herr) err = assemble(c, K);
+  free(K);
+  HX_CALL(err);
+  HX_HYPRE(herr);
+  hx_ev_end(&ev, 0.0, 0.0);
+  ev = hx_ev_begin(&c->ev_setup[1]);
+  HX_CALL(amg_setup(c));
+  hx_ev_end(&ev, 0.0, 0.0);
+  return HX_SUCCESS;
+}
+
 static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const double *h_kappa,
                   const double *h_lambda, const int *h_dirichlet_l) {
   HX_MPI(MPI_Comm_dup(hx_mesh_comm(mesh), &c->comm));
@@ -612,21 +645,7 @@ static int create(hx_coarse c, hx_mesh mesh, hx_gs fine_gs, hx_ax fine_ax, const
     /* hexcg run --log-view: where the coarse setup goes */
     HX_CALL(hx_ev_slot_init(&c->ev_setup[0], "coarse.setup.matrix"));
     HX_CALL(hx_ev_slot_init(&c->ev_setup[1], "coarse.setup.amg"));
-    hx_ev ev = hx_ev_begin(&c->ev_setup[0]);
-    double *K = NULL;
-    HX_CALL(HX_ALLOC(&K, (int64_t)E * 64 + 1));
-    err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
-    if (!err) {
-      err = hx_hypre_acquire();
-      if (!err) c->have_hypre = 1;
-    }
-    if (!err) err = assemble(c, K);
-    free(K);
-    HX_CALL(err);
-    hx_ev_end(&ev, 0.0, 0.0);
-    ev = hx_ev_begin(&c->ev_setup[1]);
-    HX_CALL(amg_setup(c));
-    hx_ev_end(&ev, 0.0, 0.0);
+    HX_CALL(matrix_amg(c, mesh, fine_ax, h_kappa, h_lambda, 0));
   }
   c->st.rows_global = c->rows_global;
   /* report the slowest rank */
@@ -896,29 +915,10 @@ int hx_coarse_set_lambda(hx_coarse c, hx_mesh mesh, hx_ax fine_ax, const double 
                          const double *h_lambda) {
   HX_CHECK(c && mesh && fine_ax, HX_ERR_ARG, "coarse level: level, mesh and fine operator are required");
   if (c->rows_global == 0) return HX_SUCCESS;
-  hx_ev ev = hx_ev_begin(&c->ev_setup[0]); /* added to the setup's figures */
-  double *K = NULL;
-  HX_CALL(HX_ALLOC(&K, (int64_t)c->E * 64 + 1));
-  int err = element_matrices(c, mesh, fine_ax, h_kappa, h_lambda, K);
   /* hypre's objects anew on the new values, as create makes them (the
-   * rows, the gather-scatter and the fine side stay) */
-  int herr = 0;
-  if (!err) {
-    if (c->amg_created) herr |= HYPRE_BoomerAMGDestroy(c->amg);
-    if (c->x) herr |= HYPRE_IJVectorDestroy(c->x);
-    if (c->b) herr |= HYPRE_IJVectorDestroy(c->b);
-    if (c->A) herr |= HYPRE_IJMatrixDestroy(c->A);
-    c->amg_created = 0, c->x = c->b = NULL, c->A = NULL;
-    c->pA = NULL, c->pb = c->px = NULL;
-  }
-  if (!err && !herr) err = assemble(c, K);
-  free(K);
-  HX_CALL(err);
-  HX_HYPRE(herr);
-  hx_ev_end(&ev, 0.0, 0.0);
-  ev = hx_ev_begin(&c->ev_setup[1]);
-  HX_CALL(amg_setup(c));
-  hx_ev_end(&ev, 0.0, 0.0);
+   * rows, the gather-scatter and the fine side stay); the times are added
+   * to the setup's figures */
+  HX_CALL(matrix_amg(c, mesh, fine_ax, h_kappa, h_lambda, 1));
   HX_CALL(hx_ev_max_seconds(c->comm, c->ev_setup, 2));
   return HX_SUCCESS;
 }

@@ -117,9 +117,7 @@ int hx_pc_create_jacobi_prec(hx_op op, hx_precision prec, hx_pc *pc) {
                          .cg_update_passes = 8 /* read x, p, r, w, 1/diag; write x, r, z */,
                          .prec = prec,
                          .set_shift = jacobi_set_shift};
-  const int err = hx_pc_create_shell(op, &ops, j, 0, NULL, pc);
-  if (err) jacobi_destroy(j);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(op, &ops, j, 0, NULL, pc));
   return HX_SUCCESS;
 }
 

@@ -255,9 +255,7 @@ int hx_pc_create_asm(hx_disc d, const hx_asm_opts *o, hx_pc *pc) {
                          .destroy = asm_destroy,
                          .passes = 4,
                          .set_shift = asm_set_shift};
-  err = hx_pc_create_shell(a->op, &ops, a, 0, NULL, pc);
-  if (err) asm_destroy(a);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(a->op, &ops, a, 0, NULL, pc));
   return HX_SUCCESS;
 }
 

@@ -356,9 +356,7 @@ int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
                          .cg_update_off = auto_cg_update_off,
                          .observe = auto_observe,
                          .set_shift = auto_set_shift};
-  err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
-  if (err) auto_destroy(a);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc));
   return HX_SUCCESS;
 }
 
@@ -730,9 +728,7 @@ int hx_pc_create_pmg_auto(hx_disc d, const hx_pmg_auto_opts *o, hx_pc *pc) {
                          .report = trial_report,
                          .destroy = trial_destroy,
                          .passes = 2 * 3 * 6};
-  err = hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc);
-  if (err) trial_destroy(a);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(hx_disc_op(d), &ops, a, 0, NULL, pc));
   return HX_SUCCESS;
 }
 

@@ -184,9 +184,7 @@ static int cheby_create(hx_disc d, const void *vals, hx_pc *pc) {
                          .destroy = cheby_destroy,
                          .passes = 6 * c->o.degree,
                          .set_shift = cheby_set_shift};
-  err = hx_pc_create_shell(c->op, &ops, c, 0, NULL, pc);
-  if (err) cheby_destroy(c);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(c->op, &ops, c, 0, NULL, pc));
   return HX_SUCCESS;
 }
 

@@ -250,29 +250,29 @@ static int coarse_in(pmg *g, pmg_level *L, const void *r) {
 }
 
 /* x += the coarse solve's FP64 result (rounded to the level's precision in
- * its work vector t first when that is FP32) */
-static int coarse_out(pmg *g, pmg_level *L, void *x) {
+ * the work vector t first when that is FP32) */
+static int coarse_out(pmg *g, pmg_level *L, void *x, void *t) {
   hx_ev ev = hx_ev_begin(&g->ev_copy);
   HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, sizeof(double) * (size_t)L->n));
   const void *z = g->d_zc;
   if (L->prec != HX_F64) {
-    HX_CALL(hx_array_convert(L->b, L->n, L->prec, L->t, HX_F64, g->d_zc));
-    z = L->t;
+    HX_CALL(hx_array_convert(L->b, L->n, L->prec, t, HX_F64, g->d_zc));
+    z = t;
   }
   HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, z, 1.0));
   hx_ev_end(&ev, 0.0, 0.0);
   return HX_SUCCESS;
 }
 
-/* x += P0 A0^{-1} P0^T r on the last level; r on the backend */
-static int coarse_correct(pmg *g, pmg_level *L, const void *r, void *x) {
+/* pmg_cycle.h */
+int hx_pmg_coarse_correct(pmg *g, pmg_level *L, const void *r, void *x, void *t) {
   HX_CALL(coarse_in(g, L, r));
   hx_coarse_job job = {.started = 0};
-  double t;
+  double tc;
   hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, 0);
-  HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &t));
-  hx_ev_add(&g->ev_coarse, t, 0.0, 0.0);
-  HX_CALL(coarse_out(g, L, x));
+  HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &tc));
+  hx_ev_add(&g->ev_coarse, tc, 0.0, 0.0);
+  HX_CALL(coarse_out(g, L, x, t));
   return HX_SUCCESS;
 }
 
@@ -295,7 +295,7 @@ static int vcycle(pmg *g, int l, const void *b, void *x) {
       HX_CALL(hx_array_copy_p(L->b, L->prec, L->n, L->r, b));
     }
     if (last) {
-      HX_CALL(coarse_correct(g, L, L->r, x));
+      HX_CALL(hx_pmg_coarse_correct(g, L, L->r, x, L->t));
     } else {
       pmg_level *C = &g->lv[l + 1];
       hx_ev ev = hx_ev_begin(&L->ev_transfer);
@@ -336,7 +336,7 @@ static int additive(pmg *g, const void *b, void *x) {
     double t;
     HX_CALL(hx_coarse_job_join(&job, err, &t));
     hx_ev_add(&g->ev_coarse, t, 0.0, 0.0);
-    HX_CALL(coarse_out(g, C, xl[nl - 1]));
+    HX_CALL(coarse_out(g, C, xl[nl - 1], C->t));
   }
   HX_CALL(err);
   /* sum the corrections upwards */
@@ -546,9 +546,7 @@ int hx_pc_create_pmg(hx_disc d, const hx_pmg_opts *o, hx_pc *pc) {
       .nonsymmetric = !hx_smoothers[o->inner]->symmetric ||
                       (o->inner_below >= 0 && !hx_smoothers[o->inner_below]->symmetric) ||
                       (o->cycle == HX_PMG_MULTIPLICATIVE && o->sides != HX_PMG_SIDES_BOTH)};
-  const int err = hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc);
-  if (err) hx_pmg_destroy(g);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(hx_disc_op(d), &ops, g, 0, NULL, pc));
   return HX_SUCCESS;
 }
 

@@ -150,35 +150,6 @@ static int smooth_many(pmg *g, int l, int k, void *const *b, void *const *x, int
   return HX_SUCCESS;
 }
 
-/* x += P0 A0^{-1} P0^T r on the last level for one column (pc_pmg.c's
- * coarse_correct: r widened to FP64 on the host, the solve, the result
- * rounded back and added) */
-static int coarse_col(pmg *g, pmg_level *L, const void *r, void *x, void *t) {
-  hx_ev ev = hx_ev_begin(&g->ev_copy);
-  const double *src = (const double *)r;
-  if (L->prec != HX_F64) {
-    HX_CALL(hx_array_convert(L->b, L->n, HX_F64, g->d_zc, L->prec, r));
-    src = g->d_zc;
-  }
-  HX_CALL(hx_mem_to_host(L->b, g->h_r, src, sizeof(double) * (size_t)L->n));
-  hx_ev_end(&ev, 0.0, 0.0);
-  hx_coarse_job job = {.started = 0};
-  double tc;
-  hx_coarse_job_start(&job, g->coarse, g->h_r, g->h_z, 0);
-  HX_CALL(hx_coarse_job_join(&job, HX_SUCCESS, &tc));
-  hx_ev_add(&g->ev_coarse, tc, 0.0, 0.0);
-  ev = hx_ev_begin(&g->ev_copy);
-  HX_CALL(hx_mem_to_device(L->b, g->d_zc, g->h_z, sizeof(double) * (size_t)L->n));
-  const void *z = g->d_zc;
-  if (L->prec != HX_F64) {
-    HX_CALL(hx_array_convert(L->b, L->n, L->prec, t, HX_F64, g->d_zc));
-    z = t;
-  }
-  HX_CALL(hx_array_axpby_p(L->b, L->prec, L->n, x, 1.0, z, 1.0));
-  hx_ev_end(&ev, 0.0, 0.0);
-  return HX_SUCCESS;
-}
-
 /* pc_pmg.c's vcycle on k columns */
 static int vcycle_many(pmg *g, int l, int k, void *const *b, void *const *x) {
   pmg_level *L = &g->lv[l];
@@ -199,7 +170,7 @@ static int vcycle_many(pmg *g, int l, int k, void *const *b, void *const *x) {
       for (int c = 0; c < k; c++) HX_CALL(hx_array_copy_p(L->b, L->prec, L->n, r[c], b[c]));
     }
     if (last) {
-      for (int c = 0; c < k; c++) HX_CALL(coarse_col(g, L, r[c], x[c], t[c]));
+      for (int c = 0; c < k; c++) HX_CALL(hx_pmg_coarse_correct(g, L, r[c], x[c], t[c]));
     } else {
       pmg_level *C = &g->lv[l + 1];
       void *const *cb = g->many->v[l + 1][V_BV], *const *cx = g->many->v[l + 1][V_X];

@@ -73,9 +73,7 @@ static int schwarz_create(hx_disc d, hx_precision prec, hx_fdm_weight weight, hx
                          .nonsymmetric = weight == HX_FDM_WEIGHT_RAS,
                          .prec = prec,
                          .set_shift = schwarz_set_shift};
-  err = hx_pc_create_shell(hx_disc_op(d), &ops, s, 0, NULL, S);
-  if (err) schwarz_destroy(s);
-  HX_CALL(err);
+  HX_CALL(hx_pc_create_shell(hx_disc_op(d), &ops, s, 0, NULL, S));
   HX_CALL(hx_pc_setup(*S));
   return HX_SUCCESS;
 }

@@ -12,29 +12,13 @@
 #include <string.h>
 
 #include "hx_solver.h"
+#include "pcg_common.h"
 
 typedef struct {
   double *r, *z, *p, *w;
   hx_red red;
   double rz, tol, rtol_abs, scale;
 } bcol;
-
-static hx_reason bpcg_check(double rnorm, double rz, double tol, double rtol_abs) {
-  if (!isfinite(rnorm) || !isfinite(rz)) return HX_DIVERGED_NAN;
-  if (rnorm <= tol) return rnorm <= rtol_abs ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
-  if (rz <= 0.0) return HX_DIVERGED_INDEFINITE_PC;
-  return HX_ITERATING;
-}
-
-#define BPCG_TIMED(acc, id, expr)  \
-  do {                             \
-    const double t_ = hx_wtime();  \
-    hx_timer_start(id);            \
-    const int e_ = (expr);         \
-    hx_timer_stop(id);             \
-    (acc) += hx_wtime() - t_;      \
-    HX_CALL(e_);                   \
-  } while (0)
 
 /* the operator times itself (HX_T_OPERATOR) */
 #define BPCG_OP(acc, expr)        \
@@ -68,18 +52,18 @@ static int bpcg_iterate(hx_op op, hx_pc pc, int k, const double *const *b, doubl
   for (int c = 0; c < k; c++) in[c] = x[c], out[c] = v[c].w;
   BPCG_OP(tm->t_operator, hx_op_apply_many_p(op, k, in, out, NULL));
   for (int c = 0; c < k; c++) {
-    BPCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_copy(bk, n, v[c].r, b[c]));
-    BPCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_axpby(bk, n, v[c].r, -1.0, v[c].w, 1.0));
+    PCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_copy(bk, n, v[c].r, b[c]));
+    PCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_axpby(bk, n, v[c].r, -1.0, v[c].w, 1.0));
     in[c] = v[c].r, out[c] = v[c].z;
   }
-  BPCG_TIMED(tm->t_precond, HX_T_PRECOND, hx_pc_apply_many(pc, k, (const double *const *)in, (double *const *)out));
+  PCG_TIMED(tm->t_precond, HX_T_PRECOND, hx_pc_apply_many(pc, k, (const double *const *)in, (double *const *)out));
   for (int c = 0; c < k; c++) {
-    BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 0, nown, b[c], b[c]));
-    BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 1, nown, v[c].r, v[c].r));
-    BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 2, nown, v[c].r, v[c].z));
-    BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_red_fetch(v[c].red, 3, loc + 3 * c));
+    PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 0, nown, b[c], b[c]));
+    PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 1, nown, v[c].r, v[c].r));
+    PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[c].red, 2, nown, v[c].r, v[c].z));
+    PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_red_fetch(v[c].red, 3, loc + 3 * c));
   }
-  BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, bpcg_allreduce(comm, loc, glob, 3 * k, &stop));
+  PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, bpcg_allreduce(comm, loc, glob, 3 * k, &stop));
   for (int c = 0; c < k; c++) {
     hx_pcg_result *rc = &res[c];
     rc->bnorm = sqrt(glob[3 * c]);
@@ -89,7 +73,7 @@ static int bpcg_iterate(hx_op op, hx_pc pc, int k, const double *const *b, doubl
     v[c].scale = rc->bnorm > 0 ? rc->bnorm : 1.0;
     v[c].rtol_abs = o->rtol * rc->bnorm, v[c].tol = fmax(v[c].rtol_abs, o->atol);
     rc->rel = rnorm / v[c].scale;
-    if ((rc->reason = bpcg_check(rnorm, v[c].rz, v[c].tol, v[c].rtol_abs)) != HX_ITERATING) continue;
+    if ((rc->reason = pcg_check(rnorm, v[c].rz, v[c].tol, v[c].rtol_abs)) != HX_ITERATING) continue;
     if (stop) {
       rc->reason = HX_INTERRUPTED;
       continue;
@@ -120,22 +104,22 @@ static int bpcg_iterate(hx_op op, hx_pc pc, int k, const double *const *b, doubl
       if (fuse) {
         const hx_pc_cg_step u = {.nred = nown, .alpha = alpha, .x = x[act[a]], .p = cv->p, .r = cv->r, .w = cv->w,
                                  .z = cv->z, .red = cv->red, .slot_rr = 0, .slot_rz = 1, .slot_zw = -1};
-        BPCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_pc_cg_update(pc, &u));
+        PCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_pc_cg_update(pc, &u));
       } else {
-        BPCG_TIMED(tm->t_vector, HX_T_VECTOR,
+        PCG_TIMED(tm->t_vector, HX_T_VECTOR,
                    hx_array_cg_update_red(cv->red, 0, n, nown, x[act[a]], cv->r, cv->p, cv->w, alpha));
       }
       in[a] = cv->r, out[a] = cv->z;
     }
     if (!fuse) {
-      BPCG_TIMED(tm->t_precond, HX_T_PRECOND,
+      PCG_TIMED(tm->t_precond, HX_T_PRECOND,
                  hx_pc_apply_many(pc, na, (const double *const *)in, (double *const *)out));
       for (int a = 0; a < na; a++)
-        BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[act[a]].red, 1, nown, v[act[a]].r, v[act[a]].z));
+        PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v[act[a]].red, 1, nown, v[act[a]].r, v[act[a]].z));
     }
     for (int a = 0; a < na; a++)
-      BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_red_fetch(v[act[a]].red, 2, loc + 2 * a));
-    BPCG_TIMED(tm->t_reduction, HX_T_REDUCTION, bpcg_allreduce(comm, loc, glob, 2 * na, &stop));
+      PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, hx_red_fetch(v[act[a]].red, 2, loc + 2 * a));
+    PCG_TIMED(tm->t_reduction, HX_T_REDUCTION, bpcg_allreduce(comm, loc, glob, 2 * na, &stop));
     nb = 0;
     for (int a = 0; a < na; a++) {
       const int c = act[a];
@@ -144,14 +128,14 @@ static int bpcg_iterate(hx_op op, hx_pc pc, int k, const double *const *b, doubl
       rc->iterations = it;
       rc->rnorm = rnorm;
       rc->rel = rnorm / v[c].scale;
-      if ((rc->reason = bpcg_check(rnorm, rz_new, v[c].tol, v[c].rtol_abs)) != HX_ITERATING) continue;
+      if ((rc->reason = pcg_check(rnorm, rz_new, v[c].tol, v[c].rtol_abs)) != HX_ITERATING) continue;
       if (stop) {
         rc->reason = HX_INTERRUPTED;
         continue;
       }
       const double beta = rz_new / v[c].rz;
       v[c].rz = rz_new;
-      BPCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_xpay(bk, n, v[c].p, v[c].z, beta)); /* p = z + beta p */
+      PCG_TIMED(tm->t_vector, HX_T_VECTOR, hx_array_xpay(bk, n, v[c].p, v[c].z, beta)); /* p = z + beta p */
       act[nb++] = c;
     }
     na = nb;

@@ -150,7 +150,7 @@ typedef struct {
 } hx_pc_ops;
 
 /* Create a preconditioner from an operations table (copied) and a context
- * (taken: destroyed with ops->destroy). children: n preconditioners the new
+ * (taken: destroyed with ops->destroy, also when this fails). children: n preconditioners the new
  * one holds (references are added) for view/stats. op is borrowed. */
 int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *pc);
 int hx_pc_reference(hx_pc pc);

@@ -16,8 +16,7 @@ struct hx_pc_s {
   hx_ev_slot ev_setup, ev_apply; /* hx_pc_stats (ev_apply.count: the applies) */
 };
 
-int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *out) {
-  *out = NULL;
+static int shell_new(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *out) {
   HX_CHECK(ops && ops->apply && ops->type, HX_ERR_ARG, "preconditioner operations need a type and apply");
   HX_CHECK(nchildren >= 0 && (nchildren == 0 || children), HX_ERR_ARG, "bad preconditioner children");
   hx_pc pc;
@@ -36,6 +35,14 @@ int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren,
     }
   }
   *out = pc;
+  return HX_SUCCESS;
+}
+
+int hx_pc_create_shell(hx_op op, const hx_pc_ops *ops, void *ctx, int nchildren, hx_pc *children, hx_pc *out) {
+  *out = NULL;
+  const int err = shell_new(op, ops, ctx, nchildren, children, out);
+  if (err && ops && ops->destroy && ctx) ops->destroy(ctx); /* taken even when this fails */
+  HX_CALL(err);
   return HX_SUCCESS;
 }
 

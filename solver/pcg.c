@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx_solver.h"
+#include "pcg_common.h"
 
 void hx_pcg_opts_default(hx_pcg_opts *o) {
   o->rtol = 1e-8;
@@ -30,25 +31,6 @@ typedef struct {
   int k0;      /* iterations before this (re)start */
   int restart; /* the preconditioner changed: restart from x */
 } pcg_work;
-
-/* Run expr timed into the process timer id and the result field acc. */
-#define PCG_TIMED(acc, id, expr)         \
-  do {                                   \
-    const double t_ = hx_wtime();        \
-    hx_timer_start(id);                  \
-    const int e_ = (expr);               \
-    hx_timer_stop(id);                   \
-    (acc) += hx_wtime() - t_;            \
-    HX_CALL(e_);                         \
-  } while (0)
-
-/* Reason to stop after a residual norm and r.z are known (HX_ITERATING: go on). */
-static hx_reason pcg_check(double rnorm, double rz, double tol, double rtol_abs) {
-  if (!isfinite(rnorm) || !isfinite(rz)) return HX_DIVERGED_NAN;
-  if (rnorm <= tol) return rnorm <= rtol_abs ? HX_CONVERGED_RTOL : HX_CONVERGED_ATOL;
-  if (rz <= 0.0) return HX_DIVERGED_INDEFINITE_PC;
-  return HX_ITERATING;
-}
 
 /* After iteration k (of this run) with step alpha and next beta: tell pc
  * (hx_pc_observe); 1 in *stop when it changed and the run must restart. */
@@ -145,6 +127,34 @@ static int pcg_step(const hx_pcg_opts *o, hx_pcg_result *res, pcg_work *v, int64
   return HX_SUCCESS;
 }
 
+/* The start of a run: r = b - A x, z = M^{-1} r (projected). */
+static int pcg_residual(hx_op op, hx_pc pc, const double *d_b, const double *d_x, hx_pcg_result *res,
+                        pcg_work *v) {
+  hx_backend b = hx_op_backend(op);
+  const int64_t n = hx_op_size(op), nown = hx_op_owned(op);
+  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
+  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
+  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, v->z));
+  return HX_SUCCESS;
+}
+
+/* From the global sums b.b (glob[0]) and r.r (glob[1]) of a run's start:
+ * res's bnorm, r0norm (a restart keeps the first run's), rnorm and rel, the
+ * monitor's step 0 (not on a restart); the residual norm, the scale of the
+ * relative norms and the tolerances. */
+static void pcg_first_norms(const hx_pcg_opts *o, hx_pcg_result *res, const pcg_work *v, const double *glob,
+                            double *rnorm, double *scale, double *tol, double *rtol_abs) {
+  res->bnorm = sqrt(glob[0]);
+  *rnorm = sqrt(glob[1]);
+  if (!v->k0) res->r0norm = *rnorm;
+  res->rnorm = *rnorm;
+  *scale = res->bnorm > 0 ? res->bnorm : 1.0;
+  *rtol_abs = o->rtol * res->bnorm, *tol = fmax(*rtol_abs, o->atol);
+  res->rel = *rnorm / *scale;
+  if (o->monitor && !v->k0) o->monitor(o->monitor_ctx, 0, *rnorm, res->rel);
+}
+
 static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const hx_pcg_opts *o,
                        hx_pcg_result *res, pcg_work *v) {
   hx_backend b = hx_op_backend(op);
@@ -153,10 +163,7 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   double loc[3], glob[3];
 
   /* r = b - A x; z = M^{-1} r; b.b, r.r, r.z in one allreduce */
-  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
-  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
-  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, v->z));
+  HX_CALL(pcg_residual(op, pc, d_b, d_x, res, v));
   /* one host wait for the three sums (the blocking dots waited three times) */
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
@@ -165,14 +172,9 @@ static int pcg_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, const
   int stop = 0;
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 3, &stop));
 
-  res->bnorm = sqrt(glob[0]);
-  double rnorm = sqrt(glob[1]), rz = glob[2];
-  if (!v->k0) res->r0norm = rnorm; /* a restart keeps the first run's */
-  res->rnorm = rnorm;
-  const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
-  const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
-  res->rel = rnorm / scale;
-  if (o->monitor && !v->k0) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
+  double rnorm, scale, tol, rtol_abs;
+  pcg_first_norms(o, res, v, glob, &rnorm, &scale, &tol, &rtol_abs);
+  double rz = glob[2];
   if ((res->reason = pcg_check(rnorm, rz, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   HX_CALL(hx_array_copy(b, n, v->p, v->z));
@@ -235,10 +237,7 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   double *u = v->z;
 
   /* r = b - A x; u = M^{-1} r; w = A u; b.b, r.r, r.u, w.u in one allreduce */
-  HX_CALL(hx_op_apply(op, d_x, v->w, NULL));
-  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_copy(b, n, v->r, d_b));
-  PCG_TIMED(res->t_vector, HX_T_VECTOR, hx_array_axpby(b, n, v->r, -1.0, v->w, 1.0));
-  HX_CALL(pc_apply_proj(res, v, b, n, nown, pc, v->r, u));
+  HX_CALL(pcg_residual(op, pc, d_b, d_x, res, v));
   HX_CALL(hx_op_apply(op, u, v->w, NULL));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 0, nown, d_b, d_b));
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, hx_array_dot_red(v->red, 1, nown, v->r, v->r));
@@ -248,14 +247,9 @@ static int pcg1_iterate(hx_op op, hx_pc pc, const double *d_b, double *d_x, cons
   int stop = 0;
   PCG_TIMED(res->t_reduction, HX_T_REDUCTION, pcg_allreduce(comm, loc, glob, 4, &stop));
 
-  res->bnorm = sqrt(glob[0]);
-  double rnorm = sqrt(glob[1]), gamma = glob[2], delta = glob[3];
-  if (!v->k0) res->r0norm = rnorm; /* a restart keeps the first run's */
-  res->rnorm = rnorm;
-  const double scale = res->bnorm > 0 ? res->bnorm : 1.0;
-  const double rtol_abs = o->rtol * res->bnorm, tol = fmax(rtol_abs, o->atol);
-  res->rel = rnorm / scale;
-  if (o->monitor && !v->k0) o->monitor(o->monitor_ctx, 0, rnorm, res->rel);
+  double rnorm, scale, tol, rtol_abs;
+  pcg_first_norms(o, res, v, glob, &rnorm, &scale, &tol, &rtol_abs);
+  double gamma = glob[2], delta = glob[3];
   if ((res->reason = pcg_check(rnorm, gamma, tol, rtol_abs)) != HX_ITERATING) return HX_SUCCESS;
   if (stop) return res->reason = HX_INTERRUPTED, HX_SUCCESS;
   double alpha = gamma / delta; /* p = u: p.Ap = u.Au = delta */

@@ -55,6 +55,10 @@ int hx_pmg_apply(void *ctx, const double *d_r, double *d_z);
  * k columns with the smoothers' operator applies batched; the same bits as
  * k hx_pmg_apply */
 int hx_pmg_apply_many(void *ctx, int k, const double *const *d_r, double *const *d_z);
+/* x += P0 A0^{-1} P0^T r on the last level L (r, x on the backend, in L's
+ * precision; t: a work vector of L's size and precision): r widened to FP64
+ * on the host, the coarse solve, the result rounded back and added */
+int hx_pmg_coarse_correct(pmg *g, pmg_level *L, const void *r, void *x, void *t);
 /* frees the k-column work (hx_pmg_destroy) */
 void hx_pmg_many_free(pmg *g);
 void hx_pmg_describe(void *ctx, char *buf, size_t len);
