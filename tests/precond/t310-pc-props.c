@@ -31,6 +31,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 typedef struct {
   const char *pc, *mesh, *vs;
@@ -53,12 +54,7 @@ typedef struct {
 } level;
 
 static int build_pc(const char *yaml, hx_disc d, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(*pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
 }
 

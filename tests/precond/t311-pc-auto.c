@@ -24,6 +24,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 static const char *arg(int argc, char **argv, const char *name, const char *def) {
   for (int i = 1; i + 1 < argc; i++)
@@ -32,12 +33,7 @@ static const char *arg(int argc, char **argv, const char *name, const char *def)
 }
 
 static int make_pc(hx_disc d, const char *yaml, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(*pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
 }
 
@@ -100,14 +96,7 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dx));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dz));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dr));
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < ng; i++) {
-    hx_test_rng r = {(uint64_t)gid[i] * 0xBF58476D1CE4E5B9ull + 7};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(b, dx, h, bytes));
-  HX_TCALL(hx_gs_apply_mask(gs, dx));
+  HX_TCALL(hx_test_random_gvec(d, 0xBF58476D1CE4E5B9ull, 7, h, dx));
   HX_TCALL(hx_pc_apply(pc, dx, dz));
   HX_TCALL(hx_pc_apply(ref, dx, dr));
   double zz, dd;

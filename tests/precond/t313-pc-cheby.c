@@ -24,6 +24,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 #include "precond_impl.h"
 
 #define KMAX 8
@@ -60,13 +61,8 @@ static void error_poly(int k, int w, double alpha, double beta, double *e) {
 static int check(hx_disc d, const char *kind, int k, double lower) {
   char yaml[160];
   snprintf(yaml, sizeof yaml, "{type: cheby, kind: %s, degree: %d, lower: %g}", kind, k, lower);
-  hx_opt *opts;
   hx_pc pc = NULL;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", &pc));
   hx_gs gs = hx_disc_gs(d);
   hx_op op = hx_disc_op(d);
   hx_backend b = hx_disc_backend(d);
@@ -101,14 +97,7 @@ static int check(hx_disc d, const char *kind, int k, double lower) {
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dy));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dw));
   HX_TCALL(hx_op_diagonal_host(op, dw, hd));
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < n; i++) {
-    hx_test_rng r = {(uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 11};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(b, dr, h, bytes));
-  HX_TCALL(hx_gs_apply_mask(gs, dr));
+  HX_TCALL(hx_test_random_gvec(d, 0x9E3779B97F4A7C15ull, 11, h, dr));
   HX_TCALL(hx_mem_to_host(b, h, dr, bytes));
   HX_TCALL(hx_pc_apply(pc, dr, dz));
   for (int64_t i = 0; i < n; i++) hsr[i] = h[i] / hd[i], hy[i] = q[k - 1] * hsr[i];

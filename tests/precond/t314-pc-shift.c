@@ -31,6 +31,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 static const char *arg(int argc, char **argv, const char *name, const char *def) {
   for (int i = 1; i + 1 < argc; i++)
@@ -48,28 +49,13 @@ typedef struct {
 } side;
 
 static int make_pc(const char *yaml, hx_disc d, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  const int err = hx_pc_create_from_options(d, opts, pc);
-  hx_opt_free(&opts);
-  HX_TCALL(err);
-  HX_TCALL(hx_pc_setup(*pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
 }
 
 /* d_v = masked random G-vector (seeded by the global ids) */
 static int random_vec(hx_disc d, uint64_t seed, double *h, double *d_v) {
-  hx_gs gs = hx_disc_gs(d);
-  const int64_t ng = hx_gs_num_local(gs);
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < ng; i++) {
-    hx_test_rng r = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)gid[i] * 0xBF58476D1CE4E5B9ull + 1};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(hx_disc_backend(d), d_v, h, sizeof(double) * (size_t)ng));
-  HX_TCALL(hx_gs_apply_mask(gs, d_v));
+  HX_TCALL(hx_test_random_gvec(d, 0xBF58476D1CE4E5B9ull, seed * 0x9E3779B97F4A7C15ull + 1, h, d_v));
   return 0;
 }
 
