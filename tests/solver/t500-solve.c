@@ -22,6 +22,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 #include "hx_test_indef.h"
 
 static int g_rank = 0;
@@ -131,9 +132,7 @@ static int solve(MPI_Comm comm, const setup *s, hx_solve_result *r, hist *h) {
     if (!hx_disc_dirichlet_l(d)[i]) hg[i] = 1e30;
   HX_TCALL(solve_pc(d, hf, hg, NULL, ex, "jacobi", &po, NULL, NULL, r));
   free(hf), free(hg);
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 
@@ -458,9 +457,7 @@ static int mode_breakdown(void) {
   HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && h.n == 1, "indefinite pc: %s, %d rows", hx_reason_name(pr.reason),
             h.n);
   free(hf);
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 
@@ -594,9 +591,7 @@ static int split_case(int geom_order) {
   }
   free(hf), free(hg), free(u);
   HX_TCALL(hx_disc_destroy(&dsp));
-  HX_TCALL(hx_disc_destroy(&d64));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d64, &m, &b));
   return 0;
 }
 

@@ -143,10 +143,7 @@ static int run(const spec *s, outcome *o) {
   hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dg), hx_mem_free(b, (void **)&dx);
   hx_mem_free(b, (void **)&dw);
   free(hf), free(hg);
-  HX_TCALL(hx_pc_destroy(&pc));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_mesh_destroy(&m));
-  HX_TCALL(hx_backend_destroy(&b));
+  HX_TCALL(hx_test_release(&pc, &d, &m, &b));
   return 0;
 }
 
@@ -332,9 +329,7 @@ static int mode_breakdown(void) {
             hx_error_message());
   hx_error_clear();
   HX_TCALL(hxt_indef_destroy(&t));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 
