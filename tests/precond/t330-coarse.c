@@ -204,6 +204,16 @@ static int mode_transpose(void) {
 }
 
 /* ------------------------------------------------------------ galerkin */
+/* two ParCSR vectors of rows lo..hi, created and initialised */
+static void ij_vectors(MPI_Comm comm, int64_t lo, int64_t hi, HYPRE_IJVector *a, HYPRE_IJVector *b) {
+  HYPRE_IJVector *v[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, v[k]);
+    HYPRE_IJVectorSetObjectType(*v[k], HYPRE_PARCSR);
+    HYPRE_IJVectorInitialize(*v[k]);
+  }
+}
+
 static int matvec(hx_coarse c, const double *x, double *y) {
   int64_t lo, hi;
   HYPRE_ParCSRMatrix A = (HYPRE_ParCSRMatrix)hx_coarse_parcsr(c, &lo, &hi);
@@ -211,12 +221,7 @@ static int matvec(hx_coarse c, const double *x, double *y) {
   MPI_Comm comm;
   HYPRE_ParCSRMatrixGetComm(A, &comm);
   HYPRE_IJVector vx, vy;
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vx);
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vy);
-  HYPRE_IJVectorSetObjectType(vx, HYPRE_PARCSR);
-  HYPRE_IJVectorSetObjectType(vy, HYPRE_PARCSR);
-  HYPRE_IJVectorInitialize(vx);
-  HYPRE_IJVectorInitialize(vy);
+  ij_vectors(comm, lo, hi, &vx, &vy);
   const HYPRE_Int n = (HYPRE_Int)(hi - lo + 1);
   HYPRE_BigInt *idx = malloc(sizeof(HYPRE_BigInt) * (n + 1));
   for (HYPRE_Int i = 0; i < n; i++) idx[i] = (HYPRE_BigInt)(lo + i);
@@ -645,12 +650,7 @@ static int mode_amg(int argc, char **argv) {
   MPI_Comm comm;
   HYPRE_ParCSRMatrixGetComm(A, &comm);
   HYPRE_IJVector vb, vx;
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vb);
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vx);
-  HYPRE_IJVectorSetObjectType(vb, HYPRE_PARCSR);
-  HYPRE_IJVectorSetObjectType(vx, HYPRE_PARCSR);
-  HYPRE_IJVectorInitialize(vb);
-  HYPRE_IJVectorInitialize(vx);
+  ij_vectors(comm, lo, hi, &vb, &vx);
   const HYPRE_Int n = (HYPRE_Int)(hi - lo + 1);
   HYPRE_BigInt *idx = malloc(sizeof(HYPRE_BigInt) * (n + 1));
   double *val = malloc(sizeof(double) * (n + 1)), *zero = calloc(n + 1, sizeof(double));
