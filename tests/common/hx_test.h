@@ -126,11 +126,16 @@ static inline int hx_test_gmsh(const char *dir, const char *geo_name, const char
   return rc;
 }
 
+/* The value of option name (the word after it) in argv, def where absent. */
+static inline const char *hx_test_arg(int argc, char **argv, const char *name, const char *def) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], name)) return argv[i + 1];
+  return def;
+}
+
 /* Parse --backend NAME (default "cpu"). */
 static inline const char *hx_test_backend_arg(int argc, char **argv) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "--backend")) return argv[i + 1];
-  return "cpu";
+  return hx_test_arg(argc, argv, "--backend", "cpu");
 }
 
 static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }

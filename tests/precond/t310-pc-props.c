@@ -40,12 +40,6 @@ typedef struct {
   int nonsym;
 } args;
 
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
-
 typedef struct {
   hx_backend b;
   hx_mesh m;
@@ -110,9 +104,13 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char *backend = hx_test_backend_arg(argc, argv);
-  args a = {arg(argc, argv, "--pc", "type: jacobi"), arg(argc, argv, "--mesh", "box"), arg(argc, argv, "--vs", NULL),
-            atoi(arg(argc, argv, "--p", "3")), atoi(arg(argc, argv, "--n", "4")),
-            atof(arg(argc, argv, "--lambda", "0")), 0};
+  args a = {hx_test_arg(argc, argv, "--pc", "type: jacobi"),
+            hx_test_arg(argc, argv, "--mesh", "box"),
+            hx_test_arg(argc, argv, "--vs", NULL),
+            atoi(hx_test_arg(argc, argv, "--p", "3")),
+            atoi(hx_test_arg(argc, argv, "--n", "4")),
+            atof(hx_test_arg(argc, argv, "--lambda", "0")),
+            0};
   if (!strcmp(a.mesh, "kershaw") && a.n % 6) a.n = 6;
   for (int i = 1; i < argc; i++) a.nonsym |= !strcmp(argv[i], "--nonsymmetric");
   hx_test_skip_without_device(backend);

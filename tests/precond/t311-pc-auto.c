@@ -26,12 +26,6 @@
 #include "hx_test.h"
 #include "hx_test_pc.h"
 
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
-
 static int make_pc(hx_disc d, const char *yaml, hx_pc *pc) {
   HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
@@ -120,8 +114,8 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   hx_log_init(rank, HX_LOG_QUIET); /* the trial's lines */
-  const char *mesh = arg(argc, argv, "--mesh", "box");
-  const int p = atoi(arg(argc, argv, "--p", "4")), n = atoi(arg(argc, argv, "--n", "4"));
+  const char *mesh = hx_test_arg(argc, argv, "--mesh", "box");
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "4")), n = atoi(hx_test_arg(argc, argv, "--n", "4"));
   hx_backend b = NULL;
   hx_mesh m = NULL;
   hx_disc d = NULL;

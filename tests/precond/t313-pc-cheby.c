@@ -29,12 +29,6 @@
 
 #define KMAX 8
 
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
-
 static double num(const hx_opt *map, const char *key) {
   const hx_opt *v = map ? hx_opt_get(map, key) : NULL;
   return v && v->kind == HX_OPT_SCALAR ? atof(v->value) : NAN;
@@ -129,7 +123,7 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   hx_log_init(rank, HX_LOG_QUIET);
-  const int p = atoi(arg(argc, argv, "--p", "3")), n = atoi(arg(argc, argv, "--n", "3"));
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "3")), n = atoi(hx_test_arg(argc, argv, "--n", "3"));
   hx_backend b = NULL;
   hx_mesh m = NULL;
   hx_disc d = NULL;

@@ -33,12 +33,6 @@
 #include "hx_test.h"
 #include "hx_test_pc.h"
 
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
-
 static double lam_fn(const void *ctx, double x, double y, double z) {
   return *(const double *)ctx + x * y + z;
 }
@@ -77,11 +71,14 @@ static double rel_diff(const double *a, const double *b, int64_t nown) {
 }
 
 static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
-  const char *pc = arg(argc, argv, "--pc", "type: jacobi"), *mesh = arg(argc, argv, "--mesh", "box");
-  const int p = atoi(arg(argc, argv, "--p", "3"));
-  int n = atoi(arg(argc, argv, "--n", "4"));
-  const double lam = atof(arg(argc, argv, "--lambda", "0")), s1 = atof(arg(argc, argv, "--s1", "30"));
-  const double s2 = atof(arg(argc, argv, "--s2", "20")), tol = atof(arg(argc, argv, "--tol", "0"));
+  const char *pc = hx_test_arg(argc, argv, "--pc", "type: jacobi"),
+             *mesh = hx_test_arg(argc, argv, "--mesh", "box");
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "3"));
+  int n = atoi(hx_test_arg(argc, argv, "--n", "4"));
+  const double lam = atof(hx_test_arg(argc, argv, "--lambda", "0")),
+               s1 = atof(hx_test_arg(argc, argv, "--s1", "30"));
+  const double s2 = atof(hx_test_arg(argc, argv, "--s2", "20")),
+               tol = atof(hx_test_arg(argc, argv, "--tol", "0"));
   int field = 0, split = 0, rank;
   for (int i = 1; i < argc; i++) field |= !strcmp(argv[i], "--field"), split |= !strcmp(argv[i], "--split");
   MPI_Comm_rank(comm, &rank);

@@ -22,8 +22,8 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
-#include "hx_test_pc.h"
 #include "hx_test_indef.h"
+#include "hx_test_pc.h"
 
 static int g_rank = 0;
 static const char *g_backend = "cpu";
