@@ -193,26 +193,26 @@ preconditioner: {type: pmg}
     else:
         print("(no /usr/bin/gmsh: the curved Gmsh check is skipped)")
     # alpha < 0 at a node
-    refused("bad_alpha", """mesh: {type: box, elements: [2, 2, 2]}
-order: 3
-problem:
-  rhs: "0"
-  boundary:
-    - {tags: [xmin], type: dirichlet, value: 0}
-    - {tags: [xmax], type: robin, alpha: "y - 0.5", value: 0}
-""", 2, "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.5 at the node (1, 0, 0)",
+    refused("bad_alpha", robin_case(2, 3, "y - 0.5", 0), 2,
+            "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.5 at the node (1, 0, 0)",
             "negative alpha")
     # >= 0 at the order-5 nodes, negative at y = 0.5, a node of the order-2 pmg level only
-    refused("bad_alpha_level", """mesh: {type: box, elements: [1, 1, 1]}
-order: 5
+    refused("bad_alpha_level",
+            robin_case(1, 5, "(y - 0.5)^2 - 1e-4", 1, "preconditioner: {type: pmg, levels: [5, 2, 1]}\n"), 1,
+            "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.0001 at the node "
+            "(1, 0.5, 0) (order 2)", "negative alpha on a pmg level")
+
+
+def robin_case(n, order, alpha, value, more=""):
+    """A box of n^3 elements, f = 0, Dirichlet 0 on xmin, Robin (alpha, value) on xmax; more: further lines."""
+    return f"""mesh: {{type: box, elements: [{n}, {n}, {n}]}}
+order: {order}
 problem:
   rhs: "0"
   boundary:
-    - {tags: [xmin], type: dirichlet, value: 0}
-    - {tags: [xmax], type: robin, alpha: "(y - 0.5)^2 - 1e-4", value: 1}
-preconditioner: {type: pmg, levels: [5, 2, 1]}
-""", 1, "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.0001 at the node "
-            "(1, 0.5, 0) (order 2)", "negative alpha on a pmg level")
+    - {{tags: [xmin], type: dirichlet, value: 0}}
+    - {{tags: [xmax], type: robin, alpha: "{alpha}", value: {value}}}
+""" + more
 
 
 def refused(name, text, np, want, label):
@@ -227,6 +227,7 @@ def refused(name, text, np, want, label):
             fail.append(f"{label}: stderr {p.stderr!r} lacks {want!r}")
         if os.path.exists(out):
             fail.append(f"{label}: output folder {out} was created")
+
 
 def neumann():
     case = os.path.join(src, "configs/neumann_box.yaml")
