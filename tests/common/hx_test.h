@@ -108,6 +108,13 @@ static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
   hx_log_init(*rank, HX_LOG_QUIET);
 }
 
+/* hx_test_init's start for a test whose calls may come from several
+ * threads (MPI_THREAD_MULTIPLE): MPI, the rank, the log quiet. */
+static inline void hx_test_init_threads(int *argc, char ***argv, int *rank) {
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &(int){0});
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  hx_log_init(*rank, HX_LOG_QUIET);
+}
 
 /* Gmsh on the text geo, written to dir/geo_name, a 3-D mesh into dir/out
  * with the options args (its log in dir/gmsh.log): 0, or nonzero (said on

@@ -110,10 +110,8 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET); /* the trial's lines */
+  hx_test_init_threads(&argc, &argv, &rank); /* the log quiet: the trial's lines */
   const char *mesh = hx_test_arg(argc, argv, "--mesh", "box");
   const int p = atoi(hx_test_arg(argc, argv, "--p", "4")), n = atoi(hx_test_arg(argc, argv, "--n", "4"));
   hx_backend b = NULL;

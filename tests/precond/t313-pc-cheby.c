@@ -119,10 +119,8 @@ static int check(hx_disc d, const char *kind, int k, double lower) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET);
+  hx_test_init_threads(&argc, &argv, &rank);
   const int p = atoi(hx_test_arg(argc, argv, "--p", "3")), n = atoi(hx_test_arg(argc, argv, "--n", "3"));
   hx_backend b = NULL;
   hx_mesh m = NULL;

@@ -42,11 +42,6 @@ typedef struct {
   hx_pc pc;
 } side;
 
-static int make_pc(const char *yaml, hx_disc d, hx_pc *pc) {
-  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
-  return 0;
-}
-
 /* d_v = masked random G-vector (seeded by the global ids) */
 static int random_vec(hx_disc d, uint64_t seed, double *h, double *d_v) {
   HX_TCALL(hx_test_random_gvec(d, 0xBF58476D1CE4E5B9ull, seed * 0x9E3779B97F4A7C15ull + 1, h, d_v));
@@ -102,7 +97,7 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   side A = {0}, B = {0};
   o.shift = s1;
   HX_TCALL(hx_disc_create(m, b, &o, &A.d));
-  HX_TCALL(make_pc(pc, A.d, &A.pc));
+  HX_TCALL(hx_test_pc_make(A.d, pc, "--pc", &A.pc));
   hx_op a32, b32;
   HX_TCALL(hx_disc_op_prec(A.d, HX_F32, &a32)); /* made before the shift: shifted with it */
   hx_op ax_, bx_;
@@ -129,7 +124,7 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   o.shift = s2;
   t0 = hx_wtime();
   HX_TCALL(hx_disc_create(m, b, &o, &B.d));
-  HX_TCALL(make_pc(pc, B.d, &B.pc));
+  HX_TCALL(hx_test_pc_make(B.d, pc, "--pc", &B.pc));
   HX_TCALL(hx_disc_op_prec(B.d, HX_F32, &b32)); /* what A had (timed alike) */
   HX_TCALL(hx_disc_op_exact(B.d, &bx_));
   const double t_new = hx_wtime() - t0;
@@ -255,11 +250,11 @@ static int errors(MPI_Comm comm, const char *backend) {
   HX_ASSERT(err == HX_ERR_UNSUPPORTED, "shell: hx_pc_set_shift returned %s", hx_error_name(err));
   hx_pc_destroy(&pc);
   /* the identity holds nothing of the operator */
-  HX_TCALL(make_pc("none", d, &pc));
+  HX_TCALL(hx_test_pc_make(d, "none", "--pc", &pc));
   HX_TCALL(hx_pc_set_shift(pc, 2.0));
   hx_pc_destroy(&pc);
   /* the smoother trial: its choice could change */
-  HX_TCALL(make_pc("{type: auto, start: pmg, trial: true}", d, &pc));
+  HX_TCALL(hx_test_pc_make(d, "{type: auto, start: pmg, trial: true}", "--pc", &pc));
   HX_TCALL(hx_disc_set_shift(d, 2.0));
   err = hx_pc_set_shift(pc, 2.0);
   HX_ASSERT(err == HX_ERR_UNSUPPORTED, "auto trial: hx_pc_set_shift returned %s", hx_error_name(err));
