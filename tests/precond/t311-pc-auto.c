@@ -114,18 +114,11 @@ int main(int argc, char **argv) {
   hx_test_init_threads(&argc, &argv, &rank); /* the log quiet: the trial's lines */
   const char *mesh = hx_test_arg(argc, argv, "--mesh", "box");
   const int p = atoi(hx_test_arg(argc, argv, "--p", "4")), n = atoi(hx_test_arg(argc, argv, "--n", "4"));
-  hx_backend b = NULL;
-  hx_mesh m = NULL;
-  hx_disc d = NULL;
-  if (hx_backend_create("cpu", &b)) return 1;
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = !strcmp(mesh, "kershaw") && n % 6 ? 6 : n;
-  if (!strcmp(mesh, "kershaw")) mo.kershaw_eps = 0.3;
-  if (hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m)) return 1;
-  hx_disc_opts o = hx_disc_opts_default();
-  o.p = p;
-  if (hx_disc_create(m, b, &o, &d)) return 1;
+  const int kershaw = !strcmp(mesh, "kershaw");
+  hx_backend b;
+  hx_mesh m;
+  hx_disc d;
+  if (hx_test_box_disc(kershaw && n % 6 ? 6 : n, kershaw ? 0.3 : 0.0, p, &b, &m, &d)) return 1;
   scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0, trial_iterations: 3}",
            "cheby-jacobi-3=1.0,cheby-jacobi-5=1.0,cheby-asm-3=1.0e-3", "cheby-asm-3", 0);
   scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0}",
