@@ -45,18 +45,25 @@ static inline int hx_test_random_gvec(hx_disc d, uint64_t mul, uint64_t add, dou
   return e;
 }
 
-/* A disc of order p (default options) on the cpu backend over an n^3 box
- * of MPI_COMM_WORLD, through the Kershaw map of eps where eps > 0: *b, *m
- * and *d (what was made before a failure stays there for
- * hx_test_release). An hexcg error code. */
-static inline int hx_test_box_disc(int n, double eps, int p, hx_backend *b, hx_mesh *m, hx_disc *d) {
-  *b = NULL, *m = NULL, *d = NULL;
-  int e = hx_backend_create("cpu", b);
+/* The backend named backend in *b and an n^3 box of MPI_COMM_WORLD in *m,
+ * through the Kershaw map of eps where eps > 0 (what was made before a
+ * failure stays there for hx_test_release). An hexcg error code. */
+static inline int hx_test_box_mesh(int n, double eps, const char *backend, hx_backend *b, hx_mesh *m) {
+  *b = NULL, *m = NULL;
+  int e = hx_backend_create(backend, b);
   hx_mesh_box_opts mo;
   hx_mesh_box_opts_default(&mo);
   mo.nx = mo.ny = mo.nz = n;
   if (eps > 0.0) mo.kershaw_eps = eps;
   if (!e) e = hx_mesh_create_box(MPI_COMM_WORLD, &mo, m);
+  return e;
+}
+
+/* hx_test_box_mesh on the cpu backend and a disc of order p (default
+ * options) on it in *d. An hexcg error code. */
+static inline int hx_test_box_disc(int n, double eps, int p, hx_backend *b, hx_mesh *m, hx_disc *d) {
+  *d = NULL;
+  int e = hx_test_box_mesh(n, eps, "cpu", b, m);
   hx_disc_opts o = hx_disc_opts_default();
   o.p = p;
   if (!e) e = hx_disc_create(*m, *b, &o, d);

@@ -408,13 +408,9 @@ static int mode_neumann(void) {
  * history: NaN in the right-hand side, an indefinite preconditioner, the
  * iteration limit; a zero right-hand side converges at iteration 0. */
 static int mode_breakdown(void) {
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = 2;
   hx_mesh m;
   hx_backend b;
-  HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
-  HX_TCALL(hx_backend_create(g_backend, &b));
+  HX_TCALL(hx_test_box_mesh(2, 0.0, g_backend, &b, &m));
   hx_disc_opts o = {.p = 3, .geo = HX_GEO_PRECOMPUTED, .overlap = 1, .kappa = NULL, .lambda = NULL, .dirichlet_tag = NULL};
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
