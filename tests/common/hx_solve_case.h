@@ -79,10 +79,7 @@ static int solve(MPI_Comm comm, const setup *s, outcome *out) {
     HX_ASSERT(out->r.pcg.reason > 0, "%s, %d^3 p=%d: %s after %d iterations", s->pc, s->n, s->p,
             hx_reason_name(out->r.pcg.reason), out->r.pcg.iterations);
   free(hf), free(hg);
-  HX_TCALL(hx_pc_destroy(&pc));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_mesh_destroy(&m));
-  HX_TCALL(hx_backend_destroy(&b));
+  HX_TCALL(hx_test_release(&pc, &d, &m, &b));
   return 0;
 }
 

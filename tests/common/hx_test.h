@@ -108,6 +108,13 @@ static inline void hx_test_init(int *argc, char ***argv, int *rank, int *size) {
   hx_log_init(*rank, HX_LOG_QUIET);
 }
 
+/* hx_test_init's start for a test whose calls may come from several
+ * threads (MPI_THREAD_MULTIPLE): MPI, the rank, the log quiet. */
+static inline void hx_test_init_threads(int *argc, char ***argv, int *rank) {
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &(int){0});
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  hx_log_init(*rank, HX_LOG_QUIET);
+}
 
 /* Gmsh on the text geo, written to dir/geo_name, a 3-D mesh into dir/out
  * with the options args (its log in dir/gmsh.log): 0, or nonzero (said on
@@ -126,11 +133,16 @@ static inline int hx_test_gmsh(const char *dir, const char *geo_name, const char
   return rc;
 }
 
+/* The value of option name (the word after it) in argv, def where absent. */
+static inline const char *hx_test_arg(int argc, char **argv, const char *name, const char *def) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], name)) return argv[i + 1];
+  return def;
+}
+
 /* Parse --backend NAME (default "cpu"). */
 static inline const char *hx_test_backend_arg(int argc, char **argv) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "--backend")) return argv[i + 1];
-  return "cpu";
+  return hx_test_arg(argc, argv, "--backend", "cpu");
 }
 
 static inline int hx_test_result(void) { return hx_test_failures_ ? 1 : 0; }

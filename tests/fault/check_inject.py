@@ -101,21 +101,22 @@ def recovers(folder, ranks, label):
 
 
 # how many renames one run makes on rank 0 (the staging writes and the commit)
-fresh_old("count")
-log = os.path.join(W, "renames.log")
-p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", "trace=rename,renameat,renameat2"] +
-                   run_args(2, "count"), cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
-with open(log) as f:
-    nren = sum(1 for line in f if "rename" in line and "resumed" not in line)
+def strace_count(label, trace, needle):
+    """A fresh run (output folder label) under strace -e trace=trace: its
+    process and the number of traced calls (lines holding needle)."""
+    fresh_old(label)
+    log = os.path.join(W, f"{label}.log")
+    p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", f"trace={trace}"] +
+                       run_args(2, label), cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
+    with open(log) as f:
+        return p, sum(1 for line in f if needle in line and "resumed" not in line)
+
+
+p, nren = strace_count("count", "rename,renameat,renameat2", "rename")
 check(p.returncode == 0 and nren >= 7, f"counting renames: rc {p.returncode}, {nren} renames")
 # the last rename is the commit point (.hexcg-current switched, issue 53 defect 16); the removals of
 # the old generation after it are unlinkat calls: the last ones are kill points after the switch
-fresh_old("count-unlinkat")
-log = os.path.join(W, "unlinkat.log")
-p = subprocess.run([a.mpiexec, "-n", "1", a.strace, "-f", "-o", log, "-e", "trace=unlinkat"] +
-                   run_args(2, "count-unlinkat"), cwd=W, capture_output=True, text=True, timeout=TIMEOUT)
-with open(log) as f:
-    nunl = sum(1 for line in f if "unlinkat(" in line and "resumed" not in line)
+p, nunl = strace_count("count-unlinkat", "unlinkat", "unlinkat(")
 check(p.returncode == 0 and nunl >= 2, f"counting unlinkat: rc {p.returncode}, {nunl} calls")
 print(f"{nren} renames, {nunl} unlinkat per run")
 

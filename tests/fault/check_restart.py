@@ -283,20 +283,26 @@ for ranks in (1, 2):
           os.path.exists(os.path.join(W, out, "series", "solution_000003.h5")) and
           summary_reason(out) == "data_not_finite" and not os.path.exists(os.path.join(W, out, ".hexcg-new")),
           f"rhs 1/(t-0.4) on {ranks} rank(s): rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
+
+
+def late_value(name, text, where, label):
+    """The case name.yaml (text) with a value not finite from step 4 on:
+    exit status 2, the message naming the file at where (a regular
+    expression of line:column: key) and the step, steps 1-3 written, the
+    summary's reason data_not_finite."""
+    rc, so, se = hexcg(["run", write(f"{name}.yaml", text), "--output", name, "--quiet"])
+    got = rows(name)
+    check(rc == 2 and re.search(name + r"\.yaml:" + where + r".*step 4 \(t = 0\.4", se) and
+          [r["step"] for r in got] == ["1", "2", "3"] and summary_reason(name) == "data_not_finite",
+          f"{label}: rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
+
+
 # a boundary value: the same, named by its key and position
-bv = write("late_bc.yaml", LATE.replace('rhs: "1/(t-0.4)"', 'rhs: "1"').replace("value: 0}", 'value: "x/(t-0.4)"}'))
-rc, so, se = hexcg(["run", bv, "--output", "late_bc", "--quiet"])
-got = rows("late_bc")
-check(rc == 2 and re.search(r"late_bc\.yaml:7:\d+: problem\.boundary.*step 4 \(t = 0\.4", se) and
-      [r["step"] for r in got] == ["1", "2", "3"] and summary_reason("late_bc") == "data_not_finite",
-      f"boundary value x/(t-0.4): rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
+late_value("late_bc", LATE.replace('rhs: "1/(t-0.4)"', 'rhs: "1"').replace("value: 0}", 'value: "x/(t-0.4)"}'),
+           r"7:\d+: problem\.boundary", "boundary value x/(t-0.4)")
 # the exact solution (the error norms'): the same
-ex = write("late_ex.yaml", LATE.replace('rhs: "1/(t-0.4)"', 'rhs: "1"\n  exact: "1/(t-0.4)"'))
-rc, so, se = hexcg(["run", ex, "--output", "late_ex", "--quiet"])
-got = rows("late_ex")
-check(rc == 2 and re.search(r"late_ex\.yaml:6:\d+: problem\.exact: .*step 4 \(t = 0\.4", se) and
-      [r["step"] for r in got] == ["1", "2", "3"] and summary_reason("late_ex") == "data_not_finite",
-      f"exact 1/(t-0.4): rc {rc}, steps {[r['step'] for r in got]}, {se[-400:]!r}")
+late_value("late_ex", LATE.replace('rhs: "1/(t-0.4)"', 'rhs: "1"\n  exact: "1/(t-0.4)"'),
+           r"6:\d+: problem\.exact: ", "exact 1/(t-0.4)")
 # at the first step: nothing of the run written, the step named
 early = write("early.yaml", LATE.replace("t-0.4", "t-0.1"))
 rc, so, se = hexcg(["run", early, "--output", "early", "--quiet"])

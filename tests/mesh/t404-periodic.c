@@ -319,6 +319,15 @@ static int gmsh_fail(MPI_Comm comm, const char *path, int np, const char *const 
   return 0;
 }
 
+/* write_channel's file dir/name (its path in path), written by rank 0 and
+ * seen by every rank of comm */
+static void channel_file(MPI_Comm comm, int rank, const char *name, int fmt, int nx, int ny, int nz,
+                         double Lx, int per, double shift, char *path, size_t size) {
+  snprintf(path, size, "%s/%s", dir, name);
+  if (rank == 0) write_channel(path, fmt, nx, ny, nz, Lx, per, shift);
+  MPI_Barrier(comm);
+}
+
 static void test_gmsh_files(MPI_Comm comm, int rank) {
   const int nx = 4, ny = 3, nz = 2;
   const double Lx = 2.0;
@@ -330,9 +339,8 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
   } files[4] = {
       {22, 1, "ch22.msh"}, {41, 1, "ch41.msh"}, {41, 2, "ch41-gmsh-links.msh"}, {22, 0, "ch22-plain.msh"}};
   for (int i = 0; i < 4; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
-    if (rank == 0) write_channel(path, files[i].fmt, nx, ny, nz, Lx, files[i].per, 0.0);
-    MPI_Barrier(comm);
+    channel_file(comm, rank, files[i].name, files[i].fmt, nx, ny, nz, Lx, files[i].per, 0.0, path,
+                 sizeof path);
     for (int pairs = 0; pairs < 2; pairs++) {
       if (files[i].per == 0 && !pairs) continue; /* plain: periodic only through the case pair */
       hx_mesh m;
@@ -385,17 +393,13 @@ static void test_gmsh_files(MPI_Comm comm, int rank) {
     hx_mesh_destroy(&m);
   }
   /* bad input */
-  snprintf(path, sizeof path, "%s/ch22-wrong.msh", dir);
-  if (rank == 0) write_channel(path, 22, nx, ny, nz, Lx, 3, 0.0);
-  MPI_Barrier(comm);
+  channel_file(comm, rank, "ch22-wrong.msh", 22, nx, ny, nz, Lx, 3, 0.0, path, sizeof path);
   gmsh_fail(
       comm, path, 0, NULL, "wrong $Periodic partner",
       "but the partners form no boundary face (the periodic surfaces are not meshed alike, or a partner is "
       "wrong): 17 (2, 0, 0) -> 5 (0, 0, 0), 32 (2, 0.333333, 0) -> 20 (0, 0.333333, 0), 77 (2, 0, 0.5) -> 65 "
       "(0, 0, 0.5), 92 (2, 0.333333, 0.5) -> 95 (0, 0.666667, 0.5)");
-  snprintf(path, sizeof path, "%s/ch41-shifted.msh", dir);
-  if (rank == 0) write_channel(path, 41, nx, ny, nz, Lx, 0, 0.25);
-  MPI_Barrier(comm);
+  channel_file(comm, rank, "ch41-shifted.msh", 41, nx, ny, nz, Lx, 0, 0.25, path, sizeof path);
   gmsh_fail(
       comm, path, 1, rl, "shifted node, case pair",
       "periodic pair [right, left]: node 92 at (2, 0.416666667, 0.5) of 'right' has no node of 'left' at its "

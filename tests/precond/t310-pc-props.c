@@ -31,6 +31,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 
 typedef struct {
   const char *pc, *mesh, *vs;
@@ -38,12 +39,6 @@ typedef struct {
   double lambda;
   int nonsym;
 } args;
-
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
 
 typedef struct {
   hx_backend b;
@@ -53,12 +48,7 @@ typedef struct {
 } level;
 
 static int build_pc(const char *yaml, hx_disc d, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(*pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
 }
 
@@ -114,9 +104,13 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char *backend = hx_test_backend_arg(argc, argv);
-  args a = {arg(argc, argv, "--pc", "type: jacobi"), arg(argc, argv, "--mesh", "box"), arg(argc, argv, "--vs", NULL),
-            atoi(arg(argc, argv, "--p", "3")), atoi(arg(argc, argv, "--n", "4")),
-            atof(arg(argc, argv, "--lambda", "0")), 0};
+  args a = {hx_test_arg(argc, argv, "--pc", "type: jacobi"),
+            hx_test_arg(argc, argv, "--mesh", "box"),
+            hx_test_arg(argc, argv, "--vs", NULL),
+            atoi(hx_test_arg(argc, argv, "--p", "3")),
+            atoi(hx_test_arg(argc, argv, "--n", "4")),
+            atof(hx_test_arg(argc, argv, "--lambda", "0")),
+            0};
   if (!strcmp(a.mesh, "kershaw") && a.n % 6) a.n = 6;
   for (int i = 1; i < argc; i++) a.nonsym |= !strcmp(argv[i], "--nonsymmetric");
   hx_test_skip_without_device(backend);

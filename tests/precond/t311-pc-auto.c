@@ -24,20 +24,10 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
-
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
+#include "hx_test_pc.h"
 
 static int make_pc(hx_disc d, const char *yaml, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(*pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", pc));
   return 0;
 }
 
@@ -100,14 +90,7 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dx));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dz));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dr));
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < ng; i++) {
-    hx_test_rng r = {(uint64_t)gid[i] * 0xBF58476D1CE4E5B9ull + 7};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(b, dx, h, bytes));
-  HX_TCALL(hx_gs_apply_mask(gs, dx));
+  HX_TCALL(hx_test_random_gvec(d, 0xBF58476D1CE4E5B9ull, 7, h, dx));
   HX_TCALL(hx_pc_apply(pc, dx, dz));
   HX_TCALL(hx_pc_apply(ref, dx, dr));
   double zz, dd;
@@ -127,24 +110,15 @@ static int scenario(hx_disc d, const char *pc_yaml, const char *timings, const c
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET); /* the trial's lines */
-  const char *mesh = arg(argc, argv, "--mesh", "box");
-  const int p = atoi(arg(argc, argv, "--p", "4")), n = atoi(arg(argc, argv, "--n", "4"));
-  hx_backend b = NULL;
-  hx_mesh m = NULL;
-  hx_disc d = NULL;
-  if (hx_backend_create("cpu", &b)) return 1;
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = !strcmp(mesh, "kershaw") && n % 6 ? 6 : n;
-  if (!strcmp(mesh, "kershaw")) mo.kershaw_eps = 0.3;
-  if (hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m)) return 1;
-  hx_disc_opts o = hx_disc_opts_default();
-  o.p = p;
-  if (hx_disc_create(m, b, &o, &d)) return 1;
+  hx_test_init_threads(&argc, &argv, &rank); /* the log quiet: the trial's lines */
+  const char *mesh = hx_test_arg(argc, argv, "--mesh", "box");
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "4")), n = atoi(hx_test_arg(argc, argv, "--n", "4"));
+  const int kershaw = !strcmp(mesh, "kershaw");
+  hx_backend b;
+  hx_mesh m;
+  hx_disc d;
+  if (hx_test_box_disc(kershaw && n % 6 ? 6 : n, kershaw ? 0.3 : 0.0, p, &b, &m, &d)) return 1;
   scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0, trial_iterations: 3}",
            "cheby-jacobi-3=1.0,cheby-jacobi-5=1.0,cheby-asm-3=1.0e-3", "cheby-asm-3", 0);
   scenario(d, "{type: auto, start: pmg, trial: true, schwarz_above: 0}",

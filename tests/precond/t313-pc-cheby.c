@@ -24,15 +24,10 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
+#include "hx_test_pc.h"
 #include "precond_impl.h"
 
 #define KMAX 8
-
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
 
 static double num(const hx_opt *map, const char *key) {
   const hx_opt *v = map ? hx_opt_get(map, key) : NULL;
@@ -60,13 +55,8 @@ static void error_poly(int k, int w, double alpha, double beta, double *e) {
 static int check(hx_disc d, const char *kind, int k, double lower) {
   char yaml[160];
   snprintf(yaml, sizeof yaml, "{type: cheby, kind: %s, degree: %d, lower: %g}", kind, k, lower);
-  hx_opt *opts;
   hx_pc pc = NULL;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  HX_TCALL(hx_pc_create_from_options(d, opts, &pc));
-  hx_opt_free(&opts);
-  HX_TCALL(hx_pc_setup(pc));
+  HX_TCALL(hx_test_pc_make(d, yaml, "--pc", &pc));
   hx_gs gs = hx_disc_gs(d);
   hx_op op = hx_disc_op(d);
   hx_backend b = hx_disc_backend(d);
@@ -101,14 +91,7 @@ static int check(hx_disc d, const char *kind, int k, double lower) {
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dy));
   HX_TCALL(hx_mem_alloc(b, bytes, (void **)&dw));
   HX_TCALL(hx_op_diagonal_host(op, dw, hd));
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < n; i++) {
-    hx_test_rng r = {(uint64_t)gid[i] * 0x9E3779B97F4A7C15ull + 11};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(b, dr, h, bytes));
-  HX_TCALL(hx_gs_apply_mask(gs, dr));
+  HX_TCALL(hx_test_random_gvec(d, 0x9E3779B97F4A7C15ull, 11, h, dr));
   HX_TCALL(hx_mem_to_host(b, h, dr, bytes));
   HX_TCALL(hx_pc_apply(pc, dr, dz));
   for (int64_t i = 0; i < n; i++) hsr[i] = h[i] / hd[i], hy[i] = q[k - 1] * hsr[i];
@@ -136,22 +119,13 @@ static int check(hx_disc d, const char *kind, int k, double lower) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &(int){0});
   int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hx_log_init(rank, HX_LOG_QUIET);
-  const int p = atoi(arg(argc, argv, "--p", "3")), n = atoi(arg(argc, argv, "--n", "3"));
-  hx_backend b = NULL;
-  hx_mesh m = NULL;
-  hx_disc d = NULL;
-  if (hx_backend_create("cpu", &b)) return 1;
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = n;
-  if (hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m)) return 1;
-  hx_disc_opts o = hx_disc_opts_default();
-  o.p = p;
-  if (hx_disc_create(m, b, &o, &d)) return 1;
+  hx_test_init_threads(&argc, &argv, &rank);
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "3")), n = atoi(hx_test_arg(argc, argv, "--n", "3"));
+  hx_backend b;
+  hx_mesh m;
+  hx_disc d;
+  if (hx_test_box_disc(n, 0.0, p, &b, &m, &d)) return 1;
   for (int k = 1; k <= 5; k++) check(d, "fourth", k, 0.1);
   for (int k = 1; k <= 5; k++) check(d, "first", k, 0.1);
   check(d, "first", 3, 0.3);

@@ -31,12 +31,7 @@
 #include "hx_precond.h"
 #include "hx_solver.h"
 #include "hx_test.h"
-
-static const char *arg(int argc, char **argv, const char *name, const char *def) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return argv[i + 1];
-  return def;
-}
+#include "hx_test_pc.h"
 
 static double lam_fn(const void *ctx, double x, double y, double z) {
   return *(const double *)ctx + x * y + z;
@@ -47,29 +42,9 @@ typedef struct {
   hx_pc pc;
 } side;
 
-static int make_pc(const char *yaml, hx_disc d, hx_pc *pc) {
-  hx_opt *opts;
-  HX_TCALL(hx_opt_parse_yaml(yaml, "--pc", &opts));
-  HX_TCALL(hx_pc_options_check(opts));
-  const int err = hx_pc_create_from_options(d, opts, pc);
-  hx_opt_free(&opts);
-  HX_TCALL(err);
-  HX_TCALL(hx_pc_setup(*pc));
-  return 0;
-}
-
 /* d_v = masked random G-vector (seeded by the global ids) */
 static int random_vec(hx_disc d, uint64_t seed, double *h, double *d_v) {
-  hx_gs gs = hx_disc_gs(d);
-  const int64_t ng = hx_gs_num_local(gs);
-  const int64_t *gid = hx_gs_global_ids(gs);
-  for (int64_t i = 0; i < ng; i++) {
-    hx_test_rng r = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)gid[i] * 0xBF58476D1CE4E5B9ull + 1};
-    hx_test_rand(&r);
-    h[i] = hx_test_rand(&r);
-  }
-  HX_TCALL(hx_mem_to_device(hx_disc_backend(d), d_v, h, sizeof(double) * (size_t)ng));
-  HX_TCALL(hx_gs_apply_mask(gs, d_v));
+  HX_TCALL(hx_test_random_gvec(d, 0xBF58476D1CE4E5B9ull, seed * 0x9E3779B97F4A7C15ull + 1, h, d_v));
   return 0;
 }
 
@@ -91,11 +66,14 @@ static double rel_diff(const double *a, const double *b, int64_t nown) {
 }
 
 static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
-  const char *pc = arg(argc, argv, "--pc", "type: jacobi"), *mesh = arg(argc, argv, "--mesh", "box");
-  const int p = atoi(arg(argc, argv, "--p", "3"));
-  int n = atoi(arg(argc, argv, "--n", "4"));
-  const double lam = atof(arg(argc, argv, "--lambda", "0")), s1 = atof(arg(argc, argv, "--s1", "30"));
-  const double s2 = atof(arg(argc, argv, "--s2", "20")), tol = atof(arg(argc, argv, "--tol", "0"));
+  const char *pc = hx_test_arg(argc, argv, "--pc", "type: jacobi"),
+             *mesh = hx_test_arg(argc, argv, "--mesh", "box");
+  const int p = atoi(hx_test_arg(argc, argv, "--p", "3"));
+  int n = atoi(hx_test_arg(argc, argv, "--n", "4"));
+  const double lam = atof(hx_test_arg(argc, argv, "--lambda", "0")),
+               s1 = atof(hx_test_arg(argc, argv, "--s1", "30"));
+  const double s2 = atof(hx_test_arg(argc, argv, "--s2", "20")),
+               tol = atof(hx_test_arg(argc, argv, "--tol", "0"));
   int field = 0, split = 0, rank;
   for (int i = 1; i < argc; i++) field |= !strcmp(argv[i], "--field"), split |= !strcmp(argv[i], "--split");
   MPI_Comm_rank(comm, &rank);
@@ -119,7 +97,7 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   side A = {0}, B = {0};
   o.shift = s1;
   HX_TCALL(hx_disc_create(m, b, &o, &A.d));
-  HX_TCALL(make_pc(pc, A.d, &A.pc));
+  HX_TCALL(hx_test_pc_make(A.d, pc, "--pc", &A.pc));
   hx_op a32, b32;
   HX_TCALL(hx_disc_op_prec(A.d, HX_F32, &a32)); /* made before the shift: shifted with it */
   hx_op ax_, bx_;
@@ -146,7 +124,7 @@ static int compare(MPI_Comm comm, int argc, char **argv, const char *backend) {
   o.shift = s2;
   t0 = hx_wtime();
   HX_TCALL(hx_disc_create(m, b, &o, &B.d));
-  HX_TCALL(make_pc(pc, B.d, &B.pc));
+  HX_TCALL(hx_test_pc_make(B.d, pc, "--pc", &B.pc));
   HX_TCALL(hx_disc_op_prec(B.d, HX_F32, &b32)); /* what A had (timed alike) */
   HX_TCALL(hx_disc_op_exact(B.d, &bx_));
   const double t_new = hx_wtime() - t0;
@@ -272,11 +250,11 @@ static int errors(MPI_Comm comm, const char *backend) {
   HX_ASSERT(err == HX_ERR_UNSUPPORTED, "shell: hx_pc_set_shift returned %s", hx_error_name(err));
   hx_pc_destroy(&pc);
   /* the identity holds nothing of the operator */
-  HX_TCALL(make_pc("none", d, &pc));
+  HX_TCALL(hx_test_pc_make(d, "none", "--pc", &pc));
   HX_TCALL(hx_pc_set_shift(pc, 2.0));
   hx_pc_destroy(&pc);
   /* the smoother trial: its choice could change */
-  HX_TCALL(make_pc("{type: auto, start: pmg, trial: true}", d, &pc));
+  HX_TCALL(hx_test_pc_make(d, "{type: auto, start: pmg, trial: true}", "--pc", &pc));
   HX_TCALL(hx_disc_set_shift(d, 2.0));
   err = hx_pc_set_shift(pc, 2.0);
   HX_ASSERT(err == HX_ERR_UNSUPPORTED, "auto trial: hx_pc_set_shift returned %s", hx_error_name(err));

@@ -64,6 +64,12 @@ static void cfg_default(cfg *c) {
   for (int d = 0; d < 3; d++) c->ext[d][1] = 1.0;
 }
 
+/* the defaults on the Kershaw mesh (eps 0.3, 6 x 2 x 2 elements) */
+static void cfg_kershaw(cfg *c) {
+  cfg_default(c);
+  c->nx = 6, c->ny = 2, c->nz = 2, c->eps = 0.3;
+}
+
 typedef struct {
   hx_mesh m;
   hx_backend b;
@@ -370,11 +376,10 @@ static int mode_sym(void) {
     for (int w = 0; w < 2; w++)
       for (int variant = 0; variant < 2; variant++) {
         cfg c;
-        cfg_default(&c);
         if (mesh == 1)
-          c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
+          cfg_kershaw(&c);
         else
-          c.nx = 3, c.ny = 3, c.nz = 2, c.ext[1][1] = 1.7;
+          cfg_default(&c), c.nz = 2, c.ext[1][1] = 1.7;
         c.p = mesh ? 3 : 4;
         c.weight = w ? HX_FDM_WEIGHT_SQRT : HX_FDM_WEIGHT_NONE;
         c.overlap = 1;
@@ -389,11 +394,10 @@ static int mode_sym(void) {
 static int mode_overlap(void) {
   for (int mesh = 0; mesh < 2; mesh++) {
     cfg c;
-    cfg_default(&c);
     if (mesh == 1)
-      c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3;
+      cfg_kershaw(&c);
     else
-      c.nx = 4, c.ny = 3, c.nz = 3;
+      cfg_default(&c), c.nx = 4;
     c.p = 3, c.weight = HX_FDM_WEIGHT_SQRT;
     double *z[2] = {NULL, NULL};
     int64_t ng = 0;
@@ -578,8 +582,8 @@ static int mode_fp32(void) {
   for (int w = 0; w < 3; w++)
     for (int variant = 0; variant < 2; variant++) {
       cfg c;
-      cfg_default(&c);
-      c.nx = 6, c.ny = 2, c.nz = 2, c.eps = 0.3, c.p = 5, c.overlap = variant;
+      cfg_kershaw(&c);
+      c.p = 5, c.overlap = variant;
       c.weight = w == 0 ? HX_FDM_WEIGHT_NONE : w == 1 ? HX_FDM_WEIGHT_SQRT : HX_FDM_WEIGHT_RAS;
       if (variant) c.neumann = 1, c.lambda = 0.8, c.kappa = 2.0;
       if (fp32_case(&c)) return 1;

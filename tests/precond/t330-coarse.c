@@ -204,33 +204,57 @@ static int mode_transpose(void) {
 }
 
 /* ------------------------------------------------------------ galerkin */
-static int matvec(hx_coarse c, const double *x, double *y) {
-  int64_t lo, hi;
-  HYPRE_ParCSRMatrix A = (HYPRE_ParCSRMatrix)hx_coarse_parcsr(c, &lo, &hi);
-  if (!A) return 0;
+/* The ParCSR matrix of a coarse operator, two vectors of its rows (a,
+ * b: IJ and ParCSR views) and their global indices (n on this rank). */
+typedef struct {
+  HYPRE_ParCSRMatrix A;
   MPI_Comm comm;
-  HYPRE_ParCSRMatrixGetComm(A, &comm);
-  HYPRE_IJVector vx, vy;
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vx);
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vy);
-  HYPRE_IJVectorSetObjectType(vx, HYPRE_PARCSR);
-  HYPRE_IJVectorSetObjectType(vy, HYPRE_PARCSR);
-  HYPRE_IJVectorInitialize(vx);
-  HYPRE_IJVectorInitialize(vy);
-  const HYPRE_Int n = (HYPRE_Int)(hi - lo + 1);
-  HYPRE_BigInt *idx = malloc(sizeof(HYPRE_BigInt) * (n + 1));
-  for (HYPRE_Int i = 0; i < n; i++) idx[i] = (HYPRE_BigInt)(lo + i);
-  if (n > 0) HYPRE_IJVectorSetValues(vx, n, idx, x);
-  HYPRE_IJVectorAssemble(vx);
-  HYPRE_IJVectorAssemble(vy);
-  HYPRE_ParVector px, py;
-  HYPRE_IJVectorGetObject(vx, (void **)&px);
-  HYPRE_IJVectorGetObject(vy, (void **)&py);
-  int err = HYPRE_ParCSRMatrixMatvec(1.0, A, px, 0.0, py);
-  if (n > 0) HYPRE_IJVectorGetValues(vy, n, idx, y);
-  HYPRE_IJVectorDestroy(vx);
-  HYPRE_IJVectorDestroy(vy);
-  free(idx);
+  HYPRE_IJVector va, vb;
+  HYPRE_ParVector pa, pb;
+  HYPRE_Int n;
+  HYPRE_BigInt *idx;
+} ij_pair;
+
+/* c's matrix and the two vectors created and initialised (0: no matrix on
+ * this rank); set a's values, then ij_assemble */
+static int ij_open(hx_coarse c, ij_pair *v) {
+  int64_t lo, hi;
+  v->A = (HYPRE_ParCSRMatrix)hx_coarse_parcsr(c, &lo, &hi);
+  if (!v->A) return 0;
+  HYPRE_ParCSRMatrixGetComm(v->A, &v->comm);
+  HYPRE_IJVector *iv[2] = {&v->va, &v->vb};
+  for (int k = 0; k < 2; k++) {
+    HYPRE_IJVectorCreate(v->comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, iv[k]);
+    HYPRE_IJVectorSetObjectType(*iv[k], HYPRE_PARCSR);
+    HYPRE_IJVectorInitialize(*iv[k]);
+  }
+  v->n = (HYPRE_Int)(hi - lo + 1);
+  v->idx = malloc(sizeof(HYPRE_BigInt) * (v->n + 1));
+  for (HYPRE_Int i = 0; i < v->n; i++) v->idx[i] = (HYPRE_BigInt)(lo + i);
+  return 1;
+}
+
+static void ij_assemble(ij_pair *v) {
+  HYPRE_IJVectorAssemble(v->va);
+  HYPRE_IJVectorAssemble(v->vb);
+  HYPRE_IJVectorGetObject(v->va, (void **)&v->pa);
+  HYPRE_IJVectorGetObject(v->vb, (void **)&v->pb);
+}
+
+static void ij_close(ij_pair *v) {
+  HYPRE_IJVectorDestroy(v->va);
+  HYPRE_IJVectorDestroy(v->vb);
+  free(v->idx);
+}
+
+static int matvec(hx_coarse c, const double *x, double *y) {
+  ij_pair v;
+  if (!ij_open(c, &v)) return 0;
+  if (v.n > 0) HYPRE_IJVectorSetValues(v.va, v.n, v.idx, x);
+  ij_assemble(&v);
+  int err = HYPRE_ParCSRMatrixMatvec(1.0, v.A, v.pa, 0.0, v.pb);
+  if (v.n > 0) HYPRE_IJVectorGetValues(v.vb, v.n, v.idx, y);
+  ij_close(&v);
   return err;
 }
 
@@ -640,28 +664,17 @@ static int mode_amg(int argc, char **argv) {
   }
   fixture f;
   if (fixture_create(MPI_COMM_WORLD, &s, &f)) return 1;
-  int64_t lo, hi;
-  HYPRE_ParCSRMatrix A = (HYPRE_ParCSRMatrix)hx_coarse_parcsr(f.c, &lo, &hi);
-  MPI_Comm comm;
-  HYPRE_ParCSRMatrixGetComm(A, &comm);
-  HYPRE_IJVector vb, vx;
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vb);
-  HYPRE_IJVectorCreate(comm, (HYPRE_BigInt)lo, (HYPRE_BigInt)hi, &vx);
-  HYPRE_IJVectorSetObjectType(vb, HYPRE_PARCSR);
-  HYPRE_IJVectorSetObjectType(vx, HYPRE_PARCSR);
-  HYPRE_IJVectorInitialize(vb);
-  HYPRE_IJVectorInitialize(vx);
-  const HYPRE_Int n = (HYPRE_Int)(hi - lo + 1);
-  HYPRE_BigInt *idx = malloc(sizeof(HYPRE_BigInt) * (n + 1));
+  ij_pair v; /* a: b, b: x */
+  if (!ij_open(f.c, &v)) {
+    HX_ASSERT(0, "bench: no coarse matrix on rank %d", g_rank);
+    return 1;
+  }
+  const HYPRE_Int n = v.n;
   double *val = malloc(sizeof(double) * (n + 1)), *zero = calloc(n + 1, sizeof(double));
   hx_test_rng rng = {99u + 13u * (uint64_t)g_rank};
-  for (HYPRE_Int i = 0; i < n; i++) idx[i] = (HYPRE_BigInt)(lo + i), val[i] = hx_test_rand(&rng);
-  HYPRE_IJVectorSetValues(vb, n, idx, val);
-  HYPRE_IJVectorAssemble(vb);
-  HYPRE_IJVectorAssemble(vx);
-  HYPRE_ParVector pb, px;
-  HYPRE_IJVectorGetObject(vb, (void **)&pb);
-  HYPRE_IJVectorGetObject(vx, (void **)&px);
+  for (HYPRE_Int i = 0; i < n; i++) val[i] = hx_test_rand(&rng);
+  HYPRE_IJVectorSetValues(v.va, n, v.idx, val);
+  ij_assemble(&v);
   hx_coarse_stats st;
   hx_coarse_get_stats(f.c, &st);
   if (g_rank == 0)
@@ -685,12 +698,12 @@ static int mode_amg(int argc, char **argv) {
     HYPRE_BoomerAMGSetAggNumLevels(amg, cfg[k].agg);
     HYPRE_BoomerAMGSetPMaxElmts(amg, cfg[k].pmax);
     HYPRE_BoomerAMGSetStrongThreshold(amg, cfg[k].strong);
-    HYPRE_IJVectorSetValues(vx, n, idx, zero);
-    MPI_Barrier(comm);
+    HYPRE_IJVectorSetValues(v.vb, n, v.idx, zero);
+    MPI_Barrier(v.comm);
     double t0 = hx_wtime();
-    HYPRE_BoomerAMGSetup(amg, A, pb, px);
+    HYPRE_BoomerAMGSetup(amg, v.A, v.pa, v.pb);
     double t1 = hx_wtime();
-    HYPRE_BoomerAMGSolve(amg, A, pb, px);
+    HYPRE_BoomerAMGSolve(amg, v.A, v.pa, v.pb);
     double t2 = hx_wtime();
     HYPRE_Int its;
     double rel;
@@ -706,9 +719,8 @@ static int mode_amg(int argc, char **argv) {
           pow(rel, 1.0 / its), 1e3 * (t1 - t0), 1e3 * (t2 - t1) / its);
     HYPRE_BoomerAMGDestroy(amg);
   }
-  HYPRE_IJVectorDestroy(vb);
-  HYPRE_IJVectorDestroy(vx);
-  free(idx), free(val), free(zero);
+  ij_close(&v);
+  free(val), free(zero);
   return fixture_destroy(&f);
 }
 

@@ -193,42 +193,40 @@ preconditioner: {type: pmg}
     else:
         print("(no /usr/bin/gmsh: the curved Gmsh check is skipped)")
     # alpha < 0 at a node
-    bad = os.path.join(work, "bad_alpha.yaml")
-    open(bad, "w").write("""mesh: {type: box, elements: [2, 2, 2]}
-order: 3
-problem:
-  rhs: "0"
-  boundary:
-    - {tags: [xmin], type: dirichlet, value: 0}
-    - {tags: [xmax], type: robin, alpha: "y - 0.5", value: 0}
-""")
-    out, p = run(bad, [], 2, expect_rc=2)
-    if out is not None:
-        want = ("bad_alpha.yaml: problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.5 "
-                "at the node (1, 0, 0)")
-        if want not in p.stderr:
-            fail.append(f"negative alpha: stderr {p.stderr!r} lacks {want!r}")
-        if os.path.exists(out):
-            fail.append(f"negative alpha: output folder {out} was created")
+    refused("bad_alpha", robin_case(2, 3, "y - 0.5", 0), 2,
+            "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.5 at the node (1, 0, 0)",
+            "negative alpha")
     # >= 0 at the order-5 nodes, negative at y = 0.5, a node of the order-2 pmg level only
-    lv = os.path.join(work, "bad_alpha_level.yaml")
-    open(lv, "w").write("""mesh: {type: box, elements: [1, 1, 1]}
-order: 5
+    refused("bad_alpha_level",
+            robin_case(1, 5, "(y - 0.5)^2 - 1e-4", 1, "preconditioner: {type: pmg, levels: [5, 2, 1]}\n"), 1,
+            "problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is -0.0001 at the node "
+            "(1, 0.5, 0) (order 2)", "negative alpha on a pmg level")
+
+
+def robin_case(n, order, alpha, value, more=""):
+    """A box of n^3 elements, f = 0, Dirichlet 0 on xmin, Robin (alpha, value) on xmax; more: further lines."""
+    return f"""mesh: {{type: box, elements: [{n}, {n}, {n}]}}
+order: {order}
 problem:
   rhs: "0"
   boundary:
-    - {tags: [xmin], type: dirichlet, value: 0}
-    - {tags: [xmax], type: robin, alpha: "(y - 0.5)^2 - 1e-4", value: 1}
-preconditioner: {type: pmg, levels: [5, 2, 1]}
-""")
-    out, p = run(lv, [], 1, expect_rc=2)
+    - {{tags: [xmin], type: dirichlet, value: 0}}
+    - {{tags: [xmax], type: robin, alpha: "{alpha}", value: {value}}}
+""" + more
+
+
+def refused(name, text, np, want, label):
+    """The case name.yaml (text) on np ranks: exit status 2, the message
+    want behind the file's name on stderr, no output folder."""
+    path = os.path.join(work, name + ".yaml")
+    open(path, "w").write(text)
+    out, p = run(path, [], np, expect_rc=2)
     if out is not None:
-        want = ("bad_alpha_level.yaml: problem.boundary.1.alpha: Robin coefficient alpha on boundary tag 'xmax' is "
-                "-0.0001 at the node (1, 0.5, 0) (order 2)")
+        want = f"{name}.yaml: {want}"
         if want not in p.stderr:
-            fail.append(f"negative alpha on a pmg level: stderr {p.stderr!r} lacks {want!r}")
+            fail.append(f"{label}: stderr {p.stderr!r} lacks {want!r}")
         if os.path.exists(out):
-            fail.append(f"negative alpha on a pmg level: output folder {out} was created")
+            fail.append(f"{label}: output folder {out} was created")
 
 
 def neumann():

@@ -23,6 +23,7 @@
 #include "hx_solver.h"
 #include "hx_test.h"
 #include "hx_test_indef.h"
+#include "hx_test_pc.h"
 
 static int g_rank = 0;
 static const char *g_backend = "cpu";
@@ -131,9 +132,7 @@ static int solve(MPI_Comm comm, const setup *s, hx_solve_result *r, hist *h) {
     if (!hx_disc_dirichlet_l(d)[i]) hg[i] = 1e30;
   HX_TCALL(solve_pc(d, hf, hg, NULL, ex, "jacobi", &po, NULL, NULL, r));
   free(hf), free(hg);
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 
@@ -409,13 +408,9 @@ static int mode_neumann(void) {
  * history: NaN in the right-hand side, an indefinite preconditioner, the
  * iteration limit; a zero right-hand side converges at iteration 0. */
 static int mode_breakdown(void) {
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = 2;
   hx_mesh m;
   hx_backend b;
-  HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
-  HX_TCALL(hx_backend_create(g_backend, &b));
+  HX_TCALL(hx_test_box_mesh(2, 0.0, g_backend, &b, &m));
   hx_disc_opts o = {.p = 3, .geo = HX_GEO_PRECOMPUTED, .overlap = 1, .kappa = NULL, .lambda = NULL, .dirichlet_tag = NULL};
   hx_disc d;
   HX_TCALL(hx_disc_create(m, b, &o, &d));
@@ -458,9 +453,7 @@ static int mode_breakdown(void) {
   HX_ASSERT(pr.reason == HX_DIVERGED_INDEFINITE_PC && h.n == 1, "indefinite pc: %s, %d rows", hx_reason_name(pr.reason),
             h.n);
   free(hf);
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 
@@ -594,9 +587,7 @@ static int split_case(int geom_order) {
   }
   free(hf), free(hg), free(u);
   HX_TCALL(hx_disc_destroy(&dsp));
-  HX_TCALL(hx_disc_destroy(&d64));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d64, &m, &b));
   return 0;
 }
 

@@ -143,10 +143,7 @@ static int run(const spec *s, outcome *o) {
   hx_mem_free(b, (void **)&db), hx_mem_free(b, (void **)&dg), hx_mem_free(b, (void **)&dx);
   hx_mem_free(b, (void **)&dw);
   free(hf), free(hg);
-  HX_TCALL(hx_pc_destroy(&pc));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_mesh_destroy(&m));
-  HX_TCALL(hx_backend_destroy(&b));
+  HX_TCALL(hx_test_release(&pc, &d, &m, &b));
   return 0;
 }
 
@@ -306,13 +303,9 @@ static int mode_breakdown(void) {
             "cheby-ras under pcg1: expected an input error naming fcg, got %d: %s", o.err, g_msg);
 
   /* indefinite preconditioner and flexible + single_reduction, through hx_pcg_solve */
-  hx_mesh_box_opts mo;
-  hx_mesh_box_opts_default(&mo);
-  mo.nx = mo.ny = mo.nz = 2;
   hx_mesh m;
   hx_backend b;
-  HX_TCALL(hx_mesh_create_box(MPI_COMM_WORLD, &mo, &m));
-  HX_TCALL(hx_backend_create(g_backend, &b));
+  HX_TCALL(hx_test_box_mesh(2, 0.0, g_backend, &b, &m));
   hx_disc_opts dopt = hx_disc_opts_default();
   dopt.p = 3;
   hx_disc d;
@@ -332,9 +325,7 @@ static int mode_breakdown(void) {
             hx_error_message());
   hx_error_clear();
   HX_TCALL(hxt_indef_destroy(&t));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_backend_destroy(&b));
-  HX_TCALL(hx_mesh_destroy(&m));
+  HX_TCALL(hx_test_release(NULL, &d, &m, &b));
   return 0;
 }
 

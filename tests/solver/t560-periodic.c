@@ -99,10 +99,7 @@ static int solve(MPI_Comm comm, int n, int p, const int per[3], double lambda, c
             g_null);
   out->its = r.pcg.iterations, out->err = r.err_l2, out->dofs = hx_disc_num_dofs(d);
   free(hf), free(hg), free(u);
-  HX_TCALL(hx_pc_destroy(&pc));
-  HX_TCALL(hx_disc_destroy(&d));
-  HX_TCALL(hx_mesh_destroy(&m));
-  HX_TCALL(hx_backend_destroy(&b));
+  HX_TCALL(hx_test_release(&pc, &d, &m, &b));
   return 0;
 }
 
