@@ -7,6 +7,9 @@
 #     EMU builds: each .cu is rewritten (tests/cudaemu/cu_rewrite.py, line for
 #     line, #line back to the .cu) into <build>/cudaemu/<path>.cc, compiled as
 #     C++17 with the runtime's header forced in; TARGET links hx_cudaemu.
+#   hx_module_cuda(TARGET)
+#     a module's CUDA half: its cuda/*.cu through hx_cuda_sources into
+#     TARGET, with HEXCG_HAVE_CUDA=1 (and HEXCG_CUDA_DEBUG_SYNC=1 when set).
 # HEXCG_CUDAEMU_TSAN=ON (EMU only): the rewritten sources and the runtime
 # with ThreadSanitizer, each CUDA thread a TSan fiber; every executable links
 # the TSan runtime. The C code stays uninstrumented.
@@ -67,4 +70,14 @@ function(hx_cuda_sources out target)
   endforeach()
   target_link_libraries(${target} PRIVATE hx_cudaemu)
   set(${out} ${_ccs} PARENT_SCOPE)
+endfunction()
+
+function(hx_module_cuda target)
+  file(GLOB _cu CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cu)
+  hx_cuda_sources(_src ${target} ${_cu})
+  target_sources(${target} PRIVATE ${_src})
+  target_compile_definitions(${target} PRIVATE HEXCG_HAVE_CUDA=1)
+  if(HEXCG_CUDA_DEBUG_SYNC)
+    target_compile_definitions(${target} PRIVATE HEXCG_CUDA_DEBUG_SYNC=1)
+  endif()
 endfunction()

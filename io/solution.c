@@ -329,6 +329,57 @@ static int publish_tmp(const char *tmp, const char *path, int err, long long *by
   return err;
 }
 
+/* create_structure's and vtk_structure's arguments for make_structure */
+typedef struct {
+  const char *path, *tmp;
+  int p;
+  long long E;
+  const wspec *w;
+} h5_make;
+static int create_structure(const char *path, const char *tmp, int p, long long E, const wspec *w,
+                            long long off[DS_N]);
+static int h5_create(const void *ctx, long long *off) {
+  const h5_make *m = ctx;
+  return create_structure(m->path, m->tmp, m->p, m->E, m->w, off);
+}
+typedef struct {
+  const char *path, *tmp;
+  int p;
+  long long E;
+  unsigned fields;
+  int fp32;
+  const char *run_id, *mesh_file;
+} vtk_make;
+static int vtk_structure(const char *path, const char *tmp, int p, long long E, unsigned fields, int fp32,
+                         const char *run_id, const char *mesh_file, long long *off);
+static int vtk_create(const void *ctx, long long *off) {
+  const vtk_make *m = ctx;
+  return vtk_structure(m->path, m->tmp, m->p, m->E, m->fields, m->fp32, m->run_id, m->mesh_file, off);
+}
+
+/* The file's structure made by rank 0: bytes reserved first (HDF5 does
+ * not recover from a full disk: a failed flush leaves the file half-closed;
+ * a margin for the metadata added), then create(ctx, off) with HDF5's own
+ * error stack silenced (our messages name the file and the reason). Every
+ * rank: rank 0's outcome, and the noff dataset offsets it wrote to off. */
+static int make_structure(MPI_Comm comm, int rank, const char *path, const char *tmp, double bytes,
+                          int (*create)(const void *ctx, long long *off), const void *ctx, long long *off,
+                          int noff) {
+  int err = HX_SUCCESS;
+  if (rank == 0) {
+    err = hx_io_reserve_space(path, tmp, bytes + 65536 + 0.01 * bytes);
+    H5E_auto2_t efn;
+    void *ecd;
+    H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (!err) err = create(ctx, off);
+    H5Eset_auto2(H5E_DEFAULT, efn, ecd);
+  }
+  err = hx_io_bcast_error(comm, 0, err);
+  if (!err) HX_MPI(MPI_Bcast(off, noff, MPI_LONG_LONG, 0, comm));
+  return err;
+}
+
 /* tmp (made by rank 0) opened for this rank's rows in *fd. */
 static int open_rows(const char *tmp, int *fd) {
   *fd = open(tmp, O_WRONLY | O_CLOEXEC);
@@ -438,9 +489,14 @@ static int write_rows(const char *path, const char *tmp, const long long off[DS_
   return err;
 }
 
-/* Collective: *any = 1 if the ranks give the exact solution (all of them or
- * none: some only is an argument error). */
-static int agree_exact(MPI_Comm comm, const double *exact, int *any) {
+/* Collective, the writers' start: this rank (*rank), the order and element
+ * count checked, and whether exact is given (*any: on every rank or on
+ * none; some ranks only is an argument error). */
+static int writer_start(MPI_Comm comm, int p, int32_t E_local, const double *exact, int *rank, int *any) {
+  *rank = 0;
+  HX_MPI(MPI_Comm_rank(comm, rank));
+  HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
+           (int)E_local);
   int has = exact != NULL, all = 0;
   *any = 0;
   HX_MPI(MPI_Allreduce(&has, &all, 1, MPI_INT, MPI_MIN, comm));
@@ -479,12 +535,8 @@ static int file_rows(MPI_Comm comm, int32_t E_local, const int64_t *gid, int sor
 static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w, int p, int32_t E_local,
                       const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
                       const double *exact) {
-  int rank = 0;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
-           (int)E_local);
-  int any_exact;
-  HX_CALL(agree_exact(comm, exact, &any_exact));
+  int rank, any_exact;
+  HX_CALL(writer_start(comm, p, E_local, exact, &rank, &any_exact));
   if (!any_exact)
     w->ds &= ~(DSB(DS_EXACT) | DSB(DS_ERROR)), w->fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR);
   long long E;
@@ -496,27 +548,13 @@ static int write_file(MPI_Comm comm, const char *dir, const char *name, wspec *w
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   long long off[DS_N];
-  if (rank == 0) {
-    /* HDF5 does not recover from a full disk (a failed flush leaves the
-     * file half-closed): check the space first, with a margin for the
-     * metadata */
-    ds_shape s[DS_N];
-    ds_shapes(p, E, w->fp32, s);
-    double bytes = 0;
-    for (int d = 0; d < DS_N; d++)
-      if (w->ds & DSB(d)) bytes += (double)s[d].rows * (double)s[d].cols * (double)s[d].esize;
-    bytes += 65536 + 0.01 * bytes;
-    err = hx_io_reserve_space(path, tmp, bytes);
-    /* our messages name the file and the reason; HDF5's own stack is not printed */
-    H5E_auto2_t efn;
-    void *ecd;
-    H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (!err) err = create_structure(path, tmp, p, E, w, off);
-    H5Eset_auto2(H5E_DEFAULT, efn, ecd);
-  }
-  err = hx_io_bcast_error(comm, 0, err);
-  if (!err) HX_MPI(MPI_Bcast(off, DS_N, MPI_LONG_LONG, 0, comm));
+  ds_shape s[DS_N];
+  ds_shapes(p, E, w->fp32, s);
+  double need = 0;
+  for (int d = 0; d < DS_N; d++)
+    if (w->ds & DSB(d)) need += (double)s[d].rows * (double)s[d].cols * (double)s[d].esize;
+  const h5_make hm = {path, tmp, p, E, w};
+  err = make_structure(comm, rank, path, tmp, need, h5_create, &hm, off, DS_N);
   /* plain system calls only: every rank reaches the agreement */
   if (!err)
     err = hx_io_agree_error(comm,
@@ -639,7 +677,7 @@ static int vtk_small(hid_t f, const char *path, const char *name, hsize_t n, con
  * name relative to this file's folder, where HDF5 looks for it), and this
  * file holds the point data only. */
 static int vtk_structure(const char *path, const char *tmp, int p, long long E, unsigned fields, int fp32,
-                         const char *run_id, const char *mesh_file, long long off[VD_N]) {
+                         const char *run_id, const char *mesh_file, long long *off /* VD_N */) {
   const long long npe = (long long)(p + 1) * (p + 1) * (p + 1);
   for (int d = 0; d < VD_N; d++) off[d] = -1;
   hid_t f;
@@ -797,12 +835,8 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
                        const char *run_id, unsigned fields, int fp32, int p, int32_t E_local,
                        const int64_t *gid, const double *x, const double *y, const double *z, const double *u,
                        const double *exact, long long *bytes) {
-  int rank = 0;
-  HX_MPI(MPI_Comm_rank(comm, &rank));
-  HX_CHECK(p >= 1 && p <= 31 && E_local >= 0, HX_ERR_ARG, "bad order %d or element count %d", p,
-           (int)E_local);
-  int any_exact;
-  HX_CALL(agree_exact(comm, exact, &any_exact));
+  int rank, any_exact;
+  HX_CALL(writer_start(comm, p, E_local, exact, &rank, &any_exact));
   if (!any_exact) fields &= ~(unsigned)(HX_FIELD_EXACT | HX_FIELD_ERROR), exact = NULL;
   long long E;
   int64_t *row;
@@ -812,21 +846,11 @@ int hx_io_write_vtkhdf(MPI_Comm comm, const char *dir, const char *name, const c
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   long long off[VD_N];
-  if (rank == 0) {
-    const double npe = (double)(p + 1) * (p + 1) * (p + 1);
-    const int nf = !!(fields & HX_FIELD_U) + !!(fields & HX_FIELD_EXACT) + !!(fields & HX_FIELD_ERROR);
-    double need = (double)E * (npe * (24 + 8 + nf * (fp32 ? 4 : 8)) + 8 + 1 + 4);
-    need += 65536 + 0.01 * need;
-    err = hx_io_reserve_space(path, tmp, need);
-    H5E_auto2_t efn;
-    void *ecd;
-    H5Eget_auto2(H5E_DEFAULT, &efn, &ecd);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (!err) err = vtk_structure(path, tmp, p, E, fields, fp32, run_id, mesh_file, off);
-    H5Eset_auto2(H5E_DEFAULT, efn, ecd);
-  }
-  err = hx_io_bcast_error(comm, 0, err);
-  if (!err) HX_MPI(MPI_Bcast(off, VD_N, MPI_LONG_LONG, 0, comm));
+  const double npe = (double)(p + 1) * (p + 1) * (p + 1);
+  const int nf = !!(fields & HX_FIELD_U) + !!(fields & HX_FIELD_EXACT) + !!(fields & HX_FIELD_ERROR);
+  const vtk_make vm = {path, tmp, p, E, fields, fp32, run_id, mesh_file};
+  err = make_structure(comm, rank, path, tmp, (double)E * (npe * (24 + 8 + nf * (fp32 ? 4 : 8)) + 8 + 1 + 4),
+                       vtk_create, &vm, off, VD_N);
   if (!err)
     err = hx_io_agree_error(comm, vtk_rows(path, tmp, off, fp32, rank, p, E_local, row, x, y, z, u, exact));
   free(row);
