@@ -230,12 +230,10 @@ static int gll_id_check(hx_app_ctx *ctx, hx_mesh m, int p, mesh_stats *st) {
   const int n = p + 1;
   const size_t nl = (size_t)hx_mesh_num_elements(m) * n * n * n;
   int64_t *gid = NULL;
-  int err = HX_ALLOC(&gid, nl);
-  int anyerr = 0;
-  MPI_Allreduce(&err, &anyerr, 1, MPI_INT, MPI_MAX, ctx->comm);
-  if (anyerr) {
+  int err = hx_error_agree(ctx->comm, HX_ALLOC(&gid, nl));
+  if (err) {
     hx_free_host(&gid);
-    return err ? err : HX_ERROR(HX_ERR_MEM, "out of memory on another rank");
+    return err;
   }
   MPI_Barrier(ctx->comm);
   double t0 = hx_wtime();
@@ -244,17 +242,17 @@ static int gll_id_check(hx_app_ctx *ctx, hx_mesh m, int p, mesh_stats *st) {
     hx_free_host(&gid);
     return err;
   }
-  double t_ids = hx_wtime() - t0;
-  MPI_Allreduce(&t_ids, &st->t_ids_max, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
   int64_t idmax = 0;
   for (size_t i = 0; i < nl; i++) idmax = gid[i] > idmax ? gid[i] : idmax;
-  MPI_Allreduce(&idmax, &st->gidmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm);
   hx_free_host(&gid);
+  double v[2] = {hx_wtime() - t0, (double)idmax}; /* ids below 2^53: exact as doubles */
+  HX_CALL(hx_reduce_max(ctx->comm, v, 2));
+  st->t_ids_max = v[0], st->gidmax = (int64_t)v[1];
   return HX_SUCCESS;
 }
 
 /* Collective: the tag and material counts, and the peak memory at the end */
-static void count_tags(hx_app_ctx *ctx, hx_mesh m, mesh_stats *st, int64_t *cnt) {
+static int count_tags(hx_app_ctx *ctx, hx_mesh m, mesh_stats *st, double *cnt) {
   const int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
   const int32_t ne = hx_mesh_num_elements(m);
   const int32_t *ft = hx_mesh_face_tags(m), *mat = hx_mesh_element_material(m);
@@ -263,10 +261,12 @@ static void count_tags(hx_app_ctx *ctx, hx_mesh m, mesh_stats *st, int64_t *cnt)
       if (ft[e * 6 + f] >= 0) cnt[ft[e * 6 + f]]++;
     cnt[nt + mat[e]]++;
   }
-  MPI_Reduce(cnt, st->gcnt, nt + nm, MPI_INT64_T, MPI_SUM, 0, ctx->comm);
-  double rss = (double)hx_peak_rss_bytes();
-  MPI_Reduce(&rss, &st->rss_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
-  MPI_Reduce(&rss, &st->rss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, ctx->comm);
+  HX_CALL(hx_reduce_sum(ctx->comm, cnt, nt + nm)); /* counts below 2^53: exact as doubles */
+  for (int i = 0; i < nt + nm; i++) st->gcnt[i] = (int64_t)cnt[i];
+  st->rss_max = st->rss_sum = (double)hx_peak_rss_bytes();
+  HX_CALL(hx_reduce_max(ctx->comm, &st->rss_max, 1));
+  HX_CALL(hx_reduce_sum(ctx->comm, &st->rss_sum, 1));
+  return HX_SUCCESS;
 }
 
 /* the note on boundary faces that carry no tag */
@@ -358,8 +358,8 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
   double t0 = hx_wtime();
   HX_CALL(create_mesh(ctx, a, &m));
   st.t_create = hx_wtime() - t0;
-  double rss_create = (double)hx_peak_rss_bytes();
-  MPI_Reduce(&rss_create, &st.rss_create_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+  st.rss_create_max = (double)hx_peak_rss_bytes();
+  HX_CALL(hx_reduce_max(ctx->comm, &st.rss_create_max, 1));
   const int p = a->order;
   int err = gll_id_check(ctx, m, p, &st);
   if (err) {
@@ -379,11 +379,17 @@ static int run(hx_app_ctx *ctx, const mesh_args *a) {
     return err;
   }
   const int nt = hx_mesh_num_tags(m), nm = hx_mesh_num_materials(m);
-  int64_t *cnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
-  st.gcnt = calloc((size_t)(nt + nm + 1), sizeof(int64_t));
-  count_tags(ctx, m, &st, cnt);
-  if (ctx->rank == 0) print_report(ctx, m, a, src, &rep, &st);
+  double *cnt = NULL;
+  err = HX_ALLOC(&cnt, nt + nm + 1);
+  if (!err) err = HX_ALLOC(&st.gcnt, nt + nm + 1);
+  if (!err) err = count_tags(ctx, m, &st, cnt);
+  if (!err && ctx->rank == 0) print_report(ctx, m, a, src, &rep, &st);
   free(cnt), free(st.gcnt);
+  if (err) {
+    hx_mesh_report_free(&rep);
+    hx_mesh_destroy(&m);
+    return err;
+  }
   hx_mesh_report_free(&rep);
   if (a->convert) err = convert_mesh(ctx, m, a);
   hx_mesh_destroy(&m);
