@@ -35,5 +35,5 @@ int main(int argc, char **argv) {
   HX_TCALL(hx_reduce_max(comm, NULL, 0));
   HX_ASSERT(hx_reduce_sum(comm, v, -1) == HX_ERR_ARG, "negative count refused");
   hx_error_clear();
-  return hx_test_result();
+  return hx_test_mpi_finish(0);
 }
