@@ -9,7 +9,7 @@ scaling.png: two axes, time per iteration and efficiency (%), against the
 rank count (the x label says ranks, the ticks are the rank counts); the ideal
 line t1 r1 / r (strong; log-log) or t1 d / d1 (weak: t1 when the DOFs per
 rank are equal); the efficiency drawn is ideal / measured and lies in
-[0, 150] %; error bars min..max over the repeats where --repeat > 1 (and
+positive; error bars min..max over the repeats where --repeat > 1 (and
 none for one run); each axes a sane part of the figure, no overlap; DOFs
 per rank in the title, not on an axis. setup.png and time_split.png: a
 layout with the rank axis."""
@@ -96,13 +96,15 @@ def series(out, mode, sub, repeats):
               f"{tm['xscale']}, {tm['yscale']}")
     check("(s)" in tm["ylabel"], f"{name}: time axis without unit: '{tm['ylabel']}'")
     check("%" in ef["ylabel"], f"{name}: efficiency axis without unit: '{ef['ylabel']}'")
-    # the efficiency drawn is ideal / measured, in [0, 150] %
+    # the efficiency drawn is ideal / measured (positive and finite; no upper bound: it is a ratio of
+    # timings, and on a loaded machine a larger run can be the faster one, 169 % seen under the
+    # sanitizer pass)
     em = ef["series"].get("measured")
     check(em is not None and em["x"] == ranks, f"{name}: efficiency series {em}")
     if em and il and me:
         want = [100.0 * i / m for i, m in zip(il["y"], me["y"])]
         check(all(close(a, b) for a, b in zip(em["y"], want)), f"{name}: efficiency {em['y']} != ideal/measured {want}")
-        check(all(0.0 <= v <= 150.0 for v in em["y"]), f"{name}: efficiency {em['y']} outside [0, 150] %")
+        check(all(0.0 < v < float("inf") for v in em["y"]), f"{name}: efficiency {em['y']} not positive and finite")
         check(close(em["y"][0], 100.0), f"{name}: efficiency at the first rank count {em['y'][0]} != 100 %")
         check(all(close(float(r["efficiency"]) * 100.0, v) for r, v in zip(rows, em["y"])),
               f"{name}: the CSV's efficiency differs from the plot's")
