@@ -8,7 +8,7 @@ lower left; the series read back from the drawn artists).
 scaling.png: two axes, time per iteration and efficiency (%), against the
 rank count (the x label says ranks, the ticks are the rank counts); the ideal
 line t1 r1 / r (strong; log-log) or t1 d / d1 (weak: t1 when the DOFs per
-rank are equal); the efficiency drawn is ideal / measured and lies in
+rank are equal); the efficiency drawn is ideal / measured and is
 positive; error bars min..max over the repeats where --repeat > 1 (and
 none for one run); each axes a sane part of the figure, no overlap; DOFs
 per rank in the title, not on an axis. setup.png and time_split.png: a
