@@ -76,6 +76,10 @@ if(HEXCG_SHARED_LIB)
     foreach(_t IN LISTS _all)
       get_target_property(_type ${_t} TYPE)
       get_target_property(_dir ${_t} SOURCE_DIR)
+      get_target_property(_not_mod ${_t} HX_NOT_A_MODULE)
+      if(_not_mod)
+        continue() # libhexcg.a of HEXCG_LIBRARY (cmake/hx_library.cmake): the modules' objects again
+      endif()
       if(_type STREQUAL "STATIC_LIBRARY" AND NOT _dir MATCHES "^${CMAKE_SOURCE_DIR}/(tests|regression)(/|$)")
         list(APPEND _libs ${_t})
       elseif(_type STREQUAL "EXECUTABLE")
@@ -157,6 +161,11 @@ if(HEXCG_SHARED_LIB)
     foreach(_k IN LISTS _keep)
       _hx_swap_modules(${_k} INTERFACE_LINK_LIBRARIES "${_mods}")
     endforeach()
+    # installed beside the installed hexcg, in a folder of its own: lib/
+    # holds HEXCG_LIBRARY's libhexcg.so (the link to libhexcg.so.0), which
+    # exports the API only
+    install(TARGETS hx_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/hexcg)
+    set_property(TARGET hexcg PROPERTY INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/hexcg")
     list(JOIN _mods " " _ml)
     list(JOIN _keep " " _kl)
     message(STATUS "hexcg: HEXCG_SHARED_LIB: libhexcg.so holds ${_ml}; static: ${_kl}")
