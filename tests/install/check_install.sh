@@ -5,7 +5,8 @@
 # libhexcg.so.0.1.0 with soname libhexcg.so.0 exporting only hexcg_* names,
 # libhexcg.a, the CMake package, hexcg.pc); examples/c built out of the tree
 # with find_package(hexcg) (shared, and static: hexcg::hexcg_static) and
-# with plain MPICC + pkg-config; each resolves the installed library (ldd)
+# with plain MPICC + pkg-config (shared, static); docs/library.md's copy of
+# the example is the file; each resolves the installed library (ldd)
 # and runs on 1 and 2 ranks through MPIEXEC; the installed hexcg --version
 # runs. Prints "install check: ok" at the end.
 set -euo pipefail
@@ -42,7 +43,13 @@ ldd "$P/bin/hexcg" | grep 'not found' && die "the installed hexcg misses librari
 "$MPIEXEC" -n 1 "$P/bin/hexcg" --version >"$WORK/version.txt" 2>&1 || { cat "$WORK/version.txt" >&2; die "installed hexcg --version"; }
 grep -q "built with" "$WORK/version.txt" || die "installed hexcg --version printed no 'built with' line"
 
-# ---- the example: CMake (shared, static) and pkg-config
+# ---- docs/library.md shows examples/c/solve.c as it is
+sed -n '/^<!-- example: examples\/c\/solve.c -->$/,/^<!-- \/example -->$/p' "$SRC/docs/library.md" \
+  | sed '1,2d;$d' | sed '$d' >"$WORK/doc-solve.c"
+diff -u "$SRC/examples/c/solve.c" "$WORK/doc-solve.c" >"$WORK/doc.diff" \
+  || { cat "$WORK/doc.diff" >&2; die "docs/library.md's example differs from examples/c/solve.c (diff above): copy the file into the doc"; }
+
+# ---- the example: CMake (shared, static) and pkg-config (shared, static)
 build_cmake() { # name, extra cmake options
   local b=$WORK/$1
   shift
@@ -57,15 +64,21 @@ mkdir -p "$WORK/pkgconfig"
 # shellcheck disable=SC2086
 "$MPICC" -std=c11 -O2 -Wall -Wextra -o "$WORK/pkgconfig/solve" "$SRC/examples/c/solve.c" $flags -lm \
   -Wl,-rpath,"$LIB" || die "$MPICC solve.c \$(pkg-config --cflags --libs hexcg)"
-pkg-config --static --libs hexcg | grep -q -- '-fopenmp' || die "hexcg.pc: Libs.private lacks OpenMP"
+sflags=$(pkg-config --static --cflags --libs hexcg | sed 's/-lhexcg/-l:libhexcg.a/') || die "pkg-config --static hexcg"
+mkdir -p "$WORK/pkgconfig-static"
+# shellcheck disable=SC2086
+"$MPICC" -std=c11 -O2 -o "$WORK/pkgconfig-static/solve" "$SRC/examples/c/solve.c" $sflags -lm \
+  || die "$MPICC solve.c \$(pkg-config --static --cflags --libs hexcg) with -l:libhexcg.a"
 
 for exe in cmake/solve pkgconfig/solve; do
   got=$(ldd "$WORK/$exe" | awk '$1 == "libhexcg.so.0" {print $3}')
   [[ $got -ef $LIB/libhexcg.so.0 ]] || die "$exe resolves libhexcg.so.0 to '$got', not $LIB/libhexcg.so.0"
 done
-ldd "$WORK/cmake-static/solve" | grep -q libhexcg && die "cmake-static/solve links libhexcg.so (expected libhexcg.a)"
+for exe in cmake-static/solve pkgconfig-static/solve; do
+  ldd "$WORK/$exe" | grep -q libhexcg && die "$exe links libhexcg.so (expected libhexcg.a)"
+done
 
-for exe in cmake/solve pkgconfig/solve cmake-static/solve; do
+for exe in cmake/solve pkgconfig/solve cmake-static/solve pkgconfig-static/solve; do
   for np in 1 2; do
     out=$WORK/run-${exe%%/*}-np$np.txt
     if ! "$MPIEXEC" -n $np "$WORK/$exe" >"$out" 2>&1; then
