@@ -89,7 +89,7 @@ function(_hx_library_targets deps)
 
   add_library(hexcg_shared SHARED ${_objs})
   set_target_properties(hexcg_shared PROPERTIES OUTPUT_NAME hexcg EXPORT_NAME hexcg VERSION ${PROJECT_VERSION}
-                        SOVERSION ${PROJECT_VERSION_MAJOR} LINKER_LANGUAGE C
+                        SOVERSION ${PROJECT_VERSION_MAJOR}
                         LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/library
                         LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/hexcg.map)
   target_link_options(hexcg_shared PRIVATE -Wl,--no-undefined -Wl,--version-script=${CMAKE_SOURCE_DIR}/cmake/hexcg.map)
