@@ -134,5 +134,8 @@ if(HX_LIBRARY_ON)
   _hx_library_targets("${_hx_lib_deps}")
   _hx_library_install("${_hx_lib_deps}")
   _hx_library_pc("${_hx_lib_deps}")
+  # built with hexcg (scripts/build.sh --app builds that target only), so
+  # that cmake --install finds the libraries; from the same objects: two links
+  add_dependencies(hexcg hexcg_shared hexcg_static)
   message(STATUS "hexcg: HEXCG_LIBRARY: libhexcg.so.${PROJECT_VERSION} and libhexcg.a (docs/library.md)")
 endif()
