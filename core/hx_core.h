@@ -544,7 +544,9 @@ void hx_log(hx_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* printf to stderr from any rank, tagged "[rank R] warning: ". */
+/* printf to stderr from any rank, tagged "[rank R] warning: "; nothing at
+ * HX_LOG_QUIET (hexcg run --quiet prints errors only; the library prints
+ * nothing unless its verbosity asks). */
 void hx_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
