@@ -142,7 +142,7 @@ def in_tree_link(build: Path) -> Dict[str, List[str]]:
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON) to go into a Python module."""
     so = find_shared(build)
     if so is not None:
-        return {"extra_link_args": [str(so), f"-Wl,-rpath,{so.parent}"]}
+        return {"extra_link_args": [f"-L{so.parent}", "-lhexcg", f"-Wl,-rpath,{so.parent}"]}
     link_txt = build / "app" / "CMakeFiles" / "hexcg.dir" / "link.txt"
     if not link_txt.is_file():
         raise RuntimeError(f"HEXCG_BUILD_DIR={build}: neither libhexcg.so nor {link_txt} found: build hexcg "
