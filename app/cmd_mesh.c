@@ -412,7 +412,7 @@ static int from_case(hx_app_ctx *ctx, mesh_args *a) {
                                                     : 0;
   a->field = cs->mesh.field;
   a->order = cs->order;
-  a->part = hx_run_partitioner(cs);
+  a->part = hx_api_partitioner(cs);
   if (a->type >= 2) {
     snprintf(a->file_buf, sizeof a->file_buf, "%s", cs->mesh.file ? cs->mesh.file : "");
     a->file = a->file_buf;

@@ -202,26 +202,9 @@ static int load_case(const hx_app_ctx *ctx, const run_opts *o, hx_case **csp) {
   *csp = cs;
   if (!err && o->output) err = hx_case_set_output_dir(cs, o->output);
   if (!err && o->progress_every >= 0) cs->output.progress_every = o->progress_every;
-  /* precond/ validates its own options (positions in the case file) and
-   * makes its defaults explicit for the effective case */
-  if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
-  /* the checked options read once for the questions below */
-  hx_pc_config pcc = NULL;
-  if (!err) err = hx_pc_config_read(cs->preconditioner.opts, &pcc);
-  /* pmg's levels given as a list must start at the case's order */
-  if (!err) {
-    int lv[HX_PC_LEVELS_MAX], n;
-    err = hx_pc_config_levels(pcc, cs->order, lv, &n);
-  }
-  /* a non-symmetric preconditioner under a CG that needs a symmetric one */
-  if (!err)
-    err = hx_pc_config_check_solver(pcc, cs->solver.type == HX_CASE_SOLVER_FCG,
-                                    hx_case_solver_name(cs->solver.type));
-  /* sizes that cannot fit in memory are refused before anything is built */
-  double pc_node = 0.0;
-  if (!err) err = hx_pc_config_mem_per_node(pcc, cs->order, &pc_node);
-  hx_pc_config_free(&pcc);
-  if (!err) err = hx_case_check_memory(ctx->comm, cs, 0, HX_CASE_MEM_RUN, pc_node);
+  /* the preconditioner's options, the levels against the order, the
+   * solver's variant, the size against the memory (the library's checks) */
+  if (!err) err = hx_api_check_case(ctx->comm, cs);
   if (!err && o->restart && !cs->time.enabled)
     err = HX_ERROR(HX_ERR_INPUT, "--restart %s: %s has no time: section; only a time-dependent run continues from a "
                    "checkpoint (docs/time.md)", o->restart, cs->path);

@@ -10,6 +10,7 @@
 #ifndef HX_RUN_H
 #define HX_RUN_H
 
+#include "hx_api.h"
 #include "hx_app.h"
 #include "hx_io.h"
 #include "hx_disc.h"
@@ -68,8 +69,6 @@ int hx_run_case_time(hx_app_ctx *ctx, const hx_case *cs, const char *restart, co
  * mid (NULL: not wanted): the mesh's identity beyond its GLL nodes, for a
  * dry run of --restart (hx_run_mesh_parts). */
 int hx_run_check(hx_app_ctx *ctx, const hx_case *cs, hx_checkpoint_mesh_id *mid);
-/* The mesh module's partitioner for the case's mesh.partitioner. */
-hx_partitioner hx_run_partitioner(const hx_case *cs);
 /* What the time loop (app/run_time.c) gets from the run driver: the objects
  * set up once (run_case.c) and callbacks into it. */
 typedef struct {

@@ -17,14 +17,6 @@ void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel) {
   if (m->prog) hx_progress_update(m->prog, it, rnorm, rel);
 }
 
-static double expr_fn(const void *ctx, double x, double y, double z) {
-  return hx_expr_eval((const hx_expr *)ctx, x, y, z);
-}
-static void expr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z,
-                      double *out) {
-  hx_expr_eval_array((const hx_expr *)ctx, n, x, y, z, out);
-}
-
 void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po) {
   hx_pcg_opts_default(po);
   po->rtol = cs->solver.tol;
@@ -46,137 +38,6 @@ void hx_run_texpr_fn_n(const void *ctx, size_t n, const double *x, const double 
   hx_expr_eval_array_t(c->e, n, x, y, z, c->t, out);
 }
 
-hx_partitioner hx_run_partitioner(const hx_case *cs) {
-  switch (cs->mesh.partitioner) {
-    case HX_CASE_PART_METIS: return HX_PART_METIS;
-    case HX_CASE_PART_RCB: break;
-  }
-  return HX_PART_RCB;
-}
-
-static int build_mesh(const hx_app_ctx *ctx, const hx_case *cs, hx_mesh *m) {
-  const hx_partitioner part = hx_run_partitioner(cs);
-  if (cs->mesh.type == HX_CASE_MESH_NEK) {
-    HX_CALL(hx_mesh_create_nek(ctx->comm, cs->mesh.file, cs->mesh.field, part, m));
-    return HX_SUCCESS;
-  }
-  if (cs->mesh.type == HX_CASE_MESH_EXODUS ||
-      (cs->mesh.type == HX_CASE_MESH_GMSH && hx_mesh_path_is_exodus(cs->mesh.file))) {
-    HX_CALL(hx_mesh_create_exodus(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
-                                  (const char *const(*)[2])cs->mesh.periodic_pairs, m));
-    return HX_SUCCESS;
-  }
-  if (cs->mesh.type == HX_CASE_MESH_GMSH) {
-    HX_CALL(hx_mesh_create_gmsh_periodic(ctx->comm, cs->mesh.file, part, cs->mesh.nperiodic_pairs,
-                                         (const char *const(*)[2])cs->mesh.periodic_pairs, m));
-    return HX_SUCCESS;
-  }
-  hx_mesh_box_opts o;
-  hx_mesh_box_opts_default(&o);
-  o.nx = cs->mesh.elements[0], o.ny = cs->mesh.elements[1], o.nz = cs->mesh.elements[2];
-  memcpy(o.extent, cs->mesh.extent, sizeof o.extent);
-  o.kershaw_eps = cs->mesh.type == HX_CASE_MESH_KERSHAW ? cs->mesh.eps : 1.0;
-  o.deform = cs->mesh.deform > 0;
-  if (o.deform) o.deform_amplitude = cs->mesh.deform;
-  o.partitioner = part;
-  memcpy(o.periodic, cs->mesh.periodic, sizeof o.periodic);
-  HX_CALL(hx_mesh_create_box(ctx->comm, &o, m));
-  return HX_SUCCESS;
-}
-
-/* ---------------------------------------------------------------- case -> problem
- * The case's expressions as the problem's fields, its coefficients per
- * material and conditions per tag as the problem's description
- * (problem/hx_problem.h); the numerics are problem/'s. */
-static double texpr_fn(const void *ctx, double x, double y, double z, double t) {
-  return hx_expr_eval_t((const hx_expr *)ctx, x, y, z, t);
-}
-static void texpr_fn_n(const void *ctx, size_t n, const double *x, const double *y, const double *z, double t,
-                       double *out) {
-  hx_expr_eval_array_t((const hx_expr *)ctx, n, x, y, z, t, out);
-}
-static hx_tfield texpr(const hx_expr *e) {
-  return e ? (hx_tfield){texpr_fn, e, texpr_fn_n} : (hx_tfield){NULL, NULL, NULL};
-}
-
-/* the problem's finiteness check: the case's positions (hx_case_check_finite) */
-static int check_finite(void *ctx, const char *key, const void *src, size_t n, const double *x, const double *y,
-                        const double *z, const double *v) {
-  return hx_case_check_finite((const hx_case *)ctx, key, (const hx_expr *)src, n, x, y, z, v);
-}
-
-/* per mesh tag: index of the case boundary entry naming it, or -1 */
-static void tag_entries(const hx_case *cs, hx_mesh m, int *entry) {
-  const int nt = hx_mesh_num_tags(m);
-  for (int t = 0; t < nt; t++) {
-    entry[t] = -1;
-    for (int bi = 0; bi < cs->problem.nboundary && entry[t] < 0; bi++)
-      for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
-        if (!strcmp(cs->problem.boundary[bi].tags[k], hx_mesh_tag_name(m, t))) entry[t] = bi;
-  }
-}
-
-/* The description's arrays (freed by run_case). */
-typedef struct {
-  hx_problem_coef *kappa, *lambda; /* per material */
-  hx_problem_bc *bc;               /* per entry of problem.boundary */
-  char (*key)[32];                 /* its "problem.boundary.N" */
-  const hx_problem_bc **tag_bc;    /* per mesh tag */
-  int *entry;
-} case_problem;
-
-static void case_problem_free(case_problem *cp) {
-  free(cp->kappa), free(cp->lambda), free(cp->bc), free(cp->key), free(cp->tag_bc), free(cp->entry);
-  memset(cp, 0, sizeof *cp);
-}
-
-/* kappa (c = 0) or lambda (c = 1) of material i: a number (a constant
- * expression evaluated), or an expression evaluated at the nodes */
-static int case_coef(const hx_case *cs, hx_mesh m, int c, int i, hx_problem_coef *co) {
-  const char *mn = hx_mesh_material_name(m, i);
-  const hx_expr *e = NULL;
-  const int found = hx_case_coef_get(cs, c, mn, &co->value, &e, &co->src) == 0;
-  HX_CHECK(found, HX_ERR_INPUT, "%s: problem.%s gives no value for material '%s' of the mesh", cs->path,
-           c ? "lambda" : "kappa", mn);
-  if (e && hx_expr_is_constant(e)) co->value = hx_expr_eval(e, 0.0, 0.0, 0.0), e = NULL;
-  if (e) co->field = (hx_field){expr_fn, e, NULL};
-  return HX_SUCCESS;
-}
-
-/* entry bi of problem.boundary */
-static void case_bc(const hx_case *cs, int bi, hx_problem_bc *pb, char *key, size_t len) {
-  const hx_case_boundary *bc = &cs->problem.boundary[bi];
-  snprintf(key, len, "problem.boundary.%d", bi);
-  *pb = (hx_problem_bc){.type = bc->type, .value_exact = bc->value_kind == HX_BCV_EXACT, .value = bc->value,
-                        .value_src = bc->expr, .alpha = bc->alpha, .key = key};
-  if (bc->value_kind == HX_BCV_EXPR) pb->value_field = texpr(bc->expr);
-  if (bc->alpha_expr) pb->alpha_field = (hx_field){expr_fn, bc->alpha_expr, NULL};
-}
-
-static int case_to_problem(const hx_case *cs, hx_mesh m, case_problem *cp, hx_problem_desc *pd) {
-  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m), nb = cs->problem.nboundary;
-  HX_CALL(HX_ALLOC(&cp->kappa, nmat + 1));
-  HX_CALL(HX_ALLOC(&cp->lambda, nmat + 1));
-  HX_CALL(HX_ALLOC(&cp->bc, nb + 1));
-  HX_CALL(HX_ALLOC(&cp->key, nb + 1));
-  HX_CALL(HX_ALLOC(&cp->tag_bc, nt + 1));
-  HX_CALL(HX_ALLOC(&cp->entry, nt + 1));
-  for (int i = 0; i < nmat; i++) {
-    HX_CALL(case_coef(cs, m, 0, i, &cp->kappa[i]));
-    HX_CALL(case_coef(cs, m, 1, i, &cp->lambda[i]));
-  }
-  for (int bi = 0; bi < nb; bi++) case_bc(cs, bi, &cp->bc[bi], cp->key[bi], sizeof cp->key[bi]);
-  tag_entries(cs, m, cp->entry);
-  for (int t = 0; t < nt; t++) cp->tag_bc[t] = cp->entry[t] >= 0 ? &cp->bc[cp->entry[t]] : NULL;
-  *pd = hx_problem_desc_default();
-  pd->origin = cs->path;
-  pd->kappa = cp->kappa, pd->lambda = cp->lambda, pd->bc = cp->tag_bc;
-  pd->rhs = texpr(cs->problem.rhs), pd->rhs_src = cs->problem.rhs, pd->rhs_key = "problem.rhs";
-  pd->exact = texpr(cs->problem.exact), pd->exact_src = cs->problem.exact, pd->exact_key = "problem.exact";
-  pd->geometry = cs->op.geometry ? HX_AX_GEO_SPLIT : HX_AX_GEO_FP64;
-  pd->check_finite = check_finite, pd->check_ctx = (void *)cs;
-  return HX_SUCCESS;
-}
 
 /* The objects and host arrays of one run, freed by run_case on every path,
  * and what the phases below hand each other. */
@@ -184,14 +45,8 @@ typedef struct {
   hx_app_ctx *ctx;
   const hx_case *cs;
   hx_run_result *res;
-  hx_backend b;
-  hx_mesh m;
-  hx_disc d;
-  hx_pc pc;
+  hexcg_solver s;      /* the library's solver (api/): backend, mesh, problem, disc, preconditioner */
   hx_run_monitor mon;
-  hx_pc_config pcc;    /* the case's preconditioner options, read once */
-  case_problem cp;     /* the problem's description (case_to_problem) */
-  hx_problem prob;     /* what is solved on the mesh (problem/) */
   double *hf, *hg, *hu, *hex, *hbn, *hu0; /* host arrays */
   hx_solve_result dr;
   double t_start, t_setup, t_io;
@@ -202,174 +57,18 @@ typedef struct {
   hx_checkpoint_mesh_id *mid;      /* a dry run of --restart: the mesh's identity (NULL: not wanted) */
 } run_state;
 
-/* what the case's preconditioner adds per GLL node (precond/ estimates it) */
-static double pc_node_bytes(const run_state *st) {
-  double b = 0.0;
-  if (hx_pc_config_mem_per_node(st->pcc, st->cs->order, &b)) hx_error_clear(), b = 0.0;
-  return b;
-}
-
-/* The backend (cuda: each rank takes the device of its node-local rank). */
-static int phase_backend(run_state *st) {
-  const hx_case *cs = st->cs;
-  int ierr = hx_backend_create_comm(hx_case_backend_name(cs->backend), st->ctx->comm, &st->b);
-  if (ierr == HX_ERR_NO_DEVICE) {
-    /* the case asks for what this build or machine cannot do: an input
-     * error (exit 2, outputs removed), with the fix */
-    char why[1024];
-    snprintf(why, sizeof why, "%s", hx_error_message());
-    hx_error_clear();
-    return HX_ERROR(HX_ERR_INPUT, "%s: backend: %s; use 'backend: cpu' (or --set backend=cpu)", cs->path,
-                    why);
-  }
-  HX_CALL(ierr);
-  HX_CALL(hx_backend_devices_describe(st->b, st->ctx->comm, st->res->devices, sizeof st->res->devices));
-  if (st->res->devices[0]) hx_log(HX_LOG_NORMAL, "devices (rank -> GPU):\n%s", st->res->devices);
-  return HX_SUCCESS;
-}
-
-/* 1 if an entry of problem.boundary names the tag */
-static int case_names_tag(const hx_case *cs, const char *tag) {
-  for (int bi = 0; bi < cs->problem.nboundary; bi++)
-    for (int k = 0; k < cs->problem.boundary[bi].ntags; k++)
-      if (!strcmp(cs->problem.boundary[bi].tags[k], tag)) return 1;
-  return 0;
-}
-
-/* Boundary faces of a Gmsh file in no surface physical group (the mesh's
- * tag HX_MESH_UNTAGGED): said once (rank 0) unless the case gives them a
- * condition, so a forgotten physical group is not silent. */
-static void untagged_note(const hx_case *cs, hx_mesh m) {
-  int64_t nb = 0;
-  const char *where = "";
-  const int64_t nu = hx_mesh_untagged_faces(m, &nb, &where);
-  if (nu == 0 || case_names_tag(cs, HX_MESH_UNTAGGED)) return;
-  const int exo = cs->mesh.type == HX_CASE_MESH_EXODUS || hx_mesh_path_is_exodus(cs->mesh.file);
-  hx_log(HX_LOG_NORMAL,
-         "note: %s: %lld of %lld boundary faces carry no %s (the first: %s); they get the "
-         "natural condition kappa du/dn = 0: give them a condition with tags: [%s] in problem.boundary, or "
-         "put them in a %s\n",
-         cs->mesh.file, (long long)nu, (long long)nb, exo ? "side set" : "surface physical tag", where,
-         HX_MESH_UNTAGGED, exo ? "side set" : "physical group");
-}
-
-/* The mesh's tags that no entry of problem.boundary names get the natural
- * condition: said once (rank 0) and listed in summary.yaml (natural_tags),
- * so a tag left out of the case, or misspelt in the mesh, is not silent
- * (issue 54 point 6). Tags whose faces are all periodic have no boundary
- * left; `untagged` has its own note above. */
-static void natural_note(const hx_case *cs, hx_mesh m, char *list, size_t len) {
-  size_t off = 0;
-  int n = 0;
-  list[0] = '\0';
-  for (int i = 0; i < hx_mesh_num_tags(m); i++) {
-    const char *t = hx_mesh_tag_name(m, i);
-    if (!t || !strcmp(t, HX_MESH_UNTAGGED) || hx_mesh_tag_is_periodic(m, i) || case_names_tag(cs, t)) continue;
-    const int w = snprintf(list + off, off < len ? len - off : 0, "%s\"%s\"", n ? ", " : "", t);
-    if (w < 0 || off + (size_t)w >= len) { /* too many to list: the log still counts them */
-      if (off < len) list[off] = '\0';
-      off = len;
-    } else {
-      off += (size_t)w;
-    }
-    n++;
-  }
-  if (n)
-    hx_log(HX_LOG_NORMAL,
-           "note: %d boundary tag%s of the mesh %s no condition in problem.boundary and get%s the natural "
-           "condition kappa du/dn = 0: %s\n",
-           n, n == 1 ? "" : "s", n == 1 ? "has" : "have", n == 1 ? "s" : "", list[0] ? list : "(too many to list)");
-}
-
-/* Every material of the mesh has a kappa and a lambda (a map in the case
- * may leave one out): refused here, with the map's position, before the
- * discretisation (and so by a dry run). The position is that of the map's
- * first value (parse_coef's "POS: problem.kappa.NAME"). */
-static int check_material_coefs(const hx_case *cs, hx_mesh m, int nmat) {
-  for (int c = 0; c < 2; c++) {
-    const int nmap = c ? cs->problem.nlambda : cs->problem.nmaterials;
-    if (nmap == 0) continue; /* one value for all */
-    const char *key = c ? "lambda" : "kappa";
-    for (int i = 0; i < nmat; i++) {
-      const char *mn = hx_mesh_material_name(m, i);
-      if (hx_case_coef_get(cs, c, mn, NULL, NULL, NULL) == 0) continue;
-      const char *w = c ? cs->problem.lambda_materials[0].where : cs->problem.materials[0].where;
-      char tail[64], pos[1024];
-      snprintf(tail, sizeof tail, ": problem.%s", key);
-      const char *cut = w ? strstr(w, tail) : NULL;
-      snprintf(pos, sizeof pos, "%.*s", cut ? (int)(cut - w) : (int)strlen(cs->path), cut ? w : cs->path);
-      return HX_ERROR(
-          HX_ERR_INPUT,
-          "%s: problem.%s gives no value for material '%s' of the mesh; add '%s: VALUE' to the map "
-          "(or give one %s for all materials)",
-          pos, key, mn, mn, key);
-    }
-  }
-  return HX_SUCCESS;
-}
-
-/* The mesh, built or read and partitioned, checked against the case: its
- * size (Gmsh), tags, materials (and their coefficients) and Jacobians. */
-static int phase_mesh(run_state *st) {
-  const hx_case *cs = st->cs;
-  hx_timer_start(HX_T_MESH);
-  int ierr = build_mesh(st->ctx, cs, &st->m);
-  hx_timer_stop(HX_T_MESH);
-  HX_CALL(ierr);
-  hx_mesh m = st->m;
-  st->res->elements = hx_mesh_num_global_elements(m);
-  if (HX_CASE_MESH_FROM_FILE(cs->mesh.type)) /* its size is known now */
-    HX_CALL(hx_case_check_memory(st->ctx->comm, cs, st->res->elements, HX_CASE_MEM_RUN, pc_node_bytes(st)));
-
-  /* names the case must match: boundary tags and materials */
-  const int nt = hx_mesh_num_tags(m), nmat = hx_mesh_num_materials(m);
-  const char **names;
-  HX_CALL(HX_ALLOC(&names, (nt > nmat ? nt : nmat) + 1));
-  for (int t = 0; t < nt; t++) names[t] = hx_mesh_tag_name(m, t);
-  ierr = hx_case_check_tags(cs, nt, names);
-  if (!ierr) { /* no condition on a tag the mesh made periodic (a Gmsh $Periodic section) */
-    int *per = NULL;
-    ierr = HX_ALLOC(&per, nt + 1);
-    for (int t = 0; t < nt && !ierr; t++) per[t] = hx_mesh_tag_is_periodic(m, t);
-    if (!ierr) ierr = hx_case_check_periodic_tags(cs, nt, names, per);
-    free(per);
-  }
-  if (!ierr) {
-    for (int i = 0; i < nmat; i++) names[i] = hx_mesh_material_name(m, i);
-    ierr = hx_case_check_materials(cs, nmat, names);
-  }
-  free(names);
-  HX_CALL(ierr);
-  HX_CALL(check_material_coefs(cs, m, nmat));
-  untagged_note(cs, m);
-  natural_note(cs, m, st->res->natural_tags, sizeof st->res->natural_tags);
-
-  double jmin, jmax, hmin, hmax;
-  HX_CALL(hx_mesh_check_jacobian(m, cs->order, &jmin, &jmax, &hmin, &hmax));
-  hx_log(HX_LOG_VERBOSE, "mesh: %lld elements, Jacobian in [%.3e, %.3e], edge length in [%.3e, %.3e]\n",
-         (long long)st->res->elements, jmin, jmax, hmin, hmax);
-  return HX_SUCCESS;
-}
-
-/* The problem of the case on the mesh (after phase_mesh). */
-static int phase_problem(run_state *st) {
-  hx_problem_desc pd;
-  HX_CALL(case_to_problem(st->cs, st->m, &st->cp, &pd));
-  HX_CALL(hx_problem_create(st->m, st->b, &pd, &st->prob));
-  return HX_SUCCESS;
-}
-
 /* The discretisation with lambda + st->shift (problem/: coefficients,
- * Dirichlet and Robin tags, the null space, the components). */
+ * Dirichlet and Robin tags, the null space, the components) and the
+ * preconditioner, through the library's call (api/). */
 _Static_assert(HX_COMPONENTS_LISTED == HX_PROBLEM_COMPONENTS_LISTED &&
                    sizeof(((hx_run_result *)0)->components_yaml) == sizeof(((hx_problem_components *)0)->yaml),
                "summary.yaml's component list is problem/'s");
 static int phase_disc(run_state *st) {
-  HX_CALL(hx_problem_disc(st->prob, st->cs->order, st->shift, &st->d));
-  const hx_problem_components *pc = hx_problem_get_components(st->prob);
+  HX_CALL(hx_api_build(&st->s, st->shift)); /* the disc and the preconditioner (set up at the solve) */
+  const hx_problem_components *pc = hx_problem_get_components(st->s.prob);
   st->res->components = pc->n, st->res->components_floating = pc->floating;
   memcpy(st->res->components_yaml, pc->yaml, sizeof pc->yaml);
-  st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->d);
+  st->t_setup = hx_timer_get(HX_T_MESH) + hx_disc_setup_time(st->s.d);
   return HX_SUCCESS;
 }
 
@@ -381,10 +80,10 @@ static int phase_disc(run_state *st) {
 static int phase_data(run_state *st) {
   const hx_case *cs = st->cs;
   MPI_Comm comm = st->ctx->comm;
-  hx_disc d = st->d;
+  hx_disc d = st->s.d;
   /* a time loop evaluates the exact solution where it writes it */
   const int flags = cs->problem.exact && !cs->time.enabled ? HX_PROBLEM_DATA_EXACT : 0;
-  HX_CALL(hx_problem_data(st->prob, d, st->time, flags, &st->hf, &st->hg, &st->hbn));
+  HX_CALL(hx_problem_data(st->s.prob, d, st->time, flags, &st->hf, &st->hg, &st->hbn));
   if (cs->solver.initial_guess && !cs->time.enabled) {
     const int64_t nl = hx_disc_num_l(d);
     const double *X, *Y, *Z;
@@ -392,7 +91,7 @@ static int phase_data(run_state *st) {
     HX_CALL(HX_ALLOC(&st->hu0, nl));
     const double t = hx_wtime();
     HX_CALL(hx_io_read_solution_at(comm, cs->solver.initial_guess, cs->order, hx_disc_num_elements(d),
-                                   hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu0));
+                                   hx_mesh_element_global_ids(st->s.m), X, Y, Z, st->hu0));
     st->t_io += hx_wtime() - t;
     HX_CALL(hx_io_agree_error(
         comm, hx_case_check_finite(cs, "solver.initial_guess", NULL, (size_t)nl, X, Y, Z, st->hu0)));
@@ -412,16 +111,12 @@ static int phase_solve(run_state *st) {
   HX_CALL(hx_progress_create(cs->output.progress_every, cs->output.progress_seconds, cs->solver.tol, stdout,
                              &st->mon.prog));
   st->mon.t0 = hx_wtime();
-  hx_field exact = {cs->problem.exact ? expr_fn : NULL, cs->problem.exact,
-                    cs->problem.exact ? expr_fn_n : NULL};
-  HX_CALL(hx_problem_error(st->prob, hx_pc_create(st->d, st->pcc, &st->pc)));
   /* the data arrays are freed once the right-hand side is formed and the
    * solution's array is allocated after PCG: the preconditioner's setup and
    * PCG, where the peak is, run without them */
-  HX_CALL(hx_problem_error(st->prob, hx_solve_take(st->d, st->pc, &st->hf, &st->hg, &st->hbn, exact, &po, st->hu0, &st->hu,
-                                        &st->dr)));
+  HX_CALL(hx_api_solve(&st->s, &st->hf, &st->hg, &st->hbn, st->s.exact, &po, st->hu0, &st->hu, &st->dr));
   char pcview[512];
-  hx_pc_view(st->pc, pcview, sizeof pcview);
+  hx_pc_view(st->s.pc, pcview, sizeof pcview);
   hx_log(HX_LOG_VERBOSE, "preconditioner: %s\n", pcview);
   const hx_solve_result *dr = &st->dr;
   hx_progress_finish(st->mon.prog, dr->pcg.iterations, dr->pcg.rnorm, dr->pcg.rel);
@@ -461,20 +156,20 @@ static int phase_output(run_state *st) {
   if (cs->output.history) HX_CALL(hx_history_write(st->mon.hist, st->ctx->comm, cs->output.dir));
   if (cs->output.solution) {
     const double *X, *Y, *Z;
-    HX_CALL(hx_disc_coords(st->d, &X, &Y, &Z));
+    HX_CALL(hx_disc_coords(st->s.d, &X, &Y, &Z));
     if (cs->problem.exact && !st->hex) { /* the exact solution beside it (checked finite in phase_data) */
-      const int64_t nl = hx_disc_num_l(st->d);
+      const int64_t nl = hx_disc_num_l(st->s.d);
       HX_CALL(HX_ALLOC(&st->hex, nl > 0 ? nl : 1));
       hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
     }
     const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
     if (cs->output.format == HX_OUTPUT_VTKHDF) /* one Lagrange hexahedron per element (ParaView) */
       HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, cs->output.dir, HX_VTKHDF_NAME, NULL, NULL, cs->output.fields,
-                                 fp32, cs->order, hx_disc_num_elements(st->d),
-                                 hx_mesh_element_global_ids(st->m), X, Y, Z, st->hu, st->hex, NULL));
+                                 fp32, cs->order, hx_disc_num_elements(st->s.d),
+                                 hx_mesh_element_global_ids(st->s.m), X, Y, Z, st->hu, st->hex, NULL));
     else
       HX_CALL(hx_io_write_solution_opts(st->ctx->comm, cs->output.dir, cs->output.fields, fp32, cs->order,
-                                        hx_disc_num_elements(st->d), hx_mesh_element_global_ids(st->m), X, Y,
+                                        hx_disc_num_elements(st->s.d), hx_mesh_element_global_ids(st->s.m), X, Y,
                                         Z, st->hu, st->hex, NULL));
   }
   st->t_io += hx_wtime() - t;
@@ -490,10 +185,10 @@ static int report_pc(run_state *st) {
   MPI_Comm comm = st->ctx->comm;
   hx_run_result *res = st->res;
   hx_pc_stats pst;
-  hx_pc_get_stats(st->pc, &pst);
+  hx_pc_get_stats(st->s.pc, &pst);
   hx_asm_stats ast;
-  hx_asm_get_stats(st->pc, &ast);
-  hx_pc_view(st->pc, res->pc_view, sizeof res->pc_view);
+  hx_asm_get_stats(st->s.pc, &ast);
+  hx_pc_view(st->s.pc, res->pc_view, sizeof res->pc_view);
   res->pc_two_level = ast.applies > 0 && ast.coarse;
   res->pc_overlap = ast.overlap;
   double ploc[5] = {pst.t_setup, pst.applies ? pst.t_apply / (double)pst.applies : 0.0, ast.t_fine,
@@ -501,7 +196,7 @@ static int report_pc(run_state *st) {
   HX_CALL(hx_reduce_max(comm, ploc, 5));
   res->pc_setup = ploc[0], res->pc_apply = ploc[1], res->pc_fine = ploc[2], res->pc_coarse = ploc[3];
   res->pc_overlap_efficiency = ploc[4];
-  HX_CALL(hx_pc_report(st->pc, comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
+  HX_CALL(hx_pc_report(st->s.pc, comm, &res->pc_report)); /* summary.yaml: preconditioner.report */
   st->pc_reported = 1;
   return HX_SUCCESS;
 }
@@ -512,7 +207,7 @@ static int phase_report(run_state *st) {
   MPI_Comm comm = st->ctx->comm;
   hx_run_result *res = st->res;
   const hx_solve_result *dr = &st->dr;
-  hx_disc d = st->d;
+  hx_disc d = st->s.d;
   const int32_t E = hx_disc_num_elements(d);
   HX_CALL(report_pc(st));
   {
@@ -588,20 +283,8 @@ static int time_eval(void *arg, double t) {
  * would change) both are made again. */
 static int time_reshift(void *arg, double shift) {
   run_state *st = (run_state *)arg;
-  int err = hx_disc_set_shift(st->d, shift);
-  if (!err) err = hx_pc_set_shift(st->pc, shift);
-  if (!err) {
-    st->shift = shift;
-    return HX_SUCCESS;
-  }
-  if (err != HX_ERR_UNSUPPORTED) return hx_error_trace(__FILE__, __LINE__, __func__, err);
-  hx_log(HX_LOG_VERBOSE, "shift %g: %s; the operator and preconditioner are made again\n", shift, hx_error_message());
-  hx_error_clear();
-  hx_pc_destroy(&st->pc);
-  hx_disc_destroy(&st->d);
+  HX_CALL(hx_api_set_shift(&st->s, shift));
   st->shift = shift;
-  HX_CALL(phase_disc(st));
-  HX_CALL(hx_pc_create(st->d, st->pcc, &st->pc));
   return HX_SUCCESS;
 }
 
@@ -611,7 +294,7 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   hx_run_time_env env;
   memset(&env, 0, sizeof env);
   env.ctx = st->ctx, env.cs = st->cs, env.res = st->res, env.restart = restart, env.final_dir = final_dir;
-  env.m = st->m, env.d = &st->d, env.pc = &st->pc;
+  env.m = st->s.m, env.d = &st->s.d, env.pc = &st->s.pc;
   env.eval = time_eval, env.reshift = time_reshift, env.arg = st;
   env.hf = &st->hf, env.hg = &st->hg, env.hbn = &st->hbn, env.hex = &st->hex;
   env.t_io = &st->t_io, env.dr = &st->dr;
@@ -621,7 +304,6 @@ static int run_time(run_state *st, const char *restart, const char *final_dir) {
   const int k = cs->time.scheme + 1;
   st->shift = env.shift = hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT || restart ? k : 1, cs->time.dt);
   HX_CALL(phase_disc(st));
-  HX_CALL(hx_pc_create(st->d, st->pcc, &st->pc));
   env.setups = 1;
   HX_CALL(hx_run_time(&env));
   if (st->res->time.complete) return HX_SUCCESS; /* --restart of a finished run: nothing to report */
@@ -645,11 +327,11 @@ static int check_setup(run_state *st) {
   if (cs->time.enabled) /* lambda + beta0/dt of the first step */
     st->shift =
         hx_run_bdf_shift(cs->time.initial_kind == HX_TIME_INIT_EXACT ? cs->time.scheme + 1 : 1, cs->time.dt);
-  HX_CALL(hx_problem_check_coefs(st->prob, cs->order, st->shift));
+  HX_CALL(hx_problem_check_coefs(st->s.prob, cs->order, st->shift));
   int lv[HX_PC_LEVELS_MAX], n = 0;
-  HX_CALL(hx_pc_config_levels(st->pcc, cs->order, lv, &n));
-  for (int i = 1; i < n; i++) HX_CALL(hx_problem_check_coefs(st->prob, lv[i], st->shift));
-  HX_CALL(hx_problem_check_components(st->prob, st->shift)); /* several bodies, one floating */
+  HX_CALL(hx_pc_config_levels(st->s.pcc, cs->order, lv, &n));
+  for (int i = 1; i < n; i++) HX_CALL(hx_problem_check_coefs(st->s.prob, lv[i], st->shift));
+  HX_CALL(hx_problem_check_components(st->s.prob, st->shift)); /* several bodies, one floating */
   return HX_SUCCESS;
 }
 
@@ -660,13 +342,12 @@ static int run(run_state *st, int check_only) {
   st->res->ranks = st->ctx->size;
   snprintf(st->res->backend, sizeof st->res->backend, "%s", hx_case_backend_name(st->cs->backend));
   st->res->order = st->cs->order;
-  HX_CALL(hx_pc_config_read(st->cs->preconditioner.opts, &st->pcc)); /* the options, read once */
-  HX_CALL(phase_backend(st));
-  HX_CALL(phase_mesh(st));
-  HX_CALL(phase_problem(st));
+  /* the backend, the mesh checked against the case, the problem: the
+   * library's setup (api/case.c) */
+  HX_CALL(hx_api_setup_case(&st->s, st->cs, st->res));
   if (check_only) {
     HX_CALL(check_setup(st));
-    if (st->mid) HX_CALL(hx_run_mesh_parts(st->ctx->comm, st->m, st->mid));
+    if (st->mid) HX_CALL(hx_run_mesh_parts(st->ctx->comm, st->s.m, st->mid));
     return HX_SUCCESS;
   }
   if (st->cs->time.enabled) return run_time(st, st->restart, st->final_dir);
@@ -674,7 +355,7 @@ static int run(run_state *st, int check_only) {
   HX_CALL(phase_data(st));
   HX_CALL(phase_solve(st));
   HX_CALL(report_pc(st));
-  HX_CALL(hx_pc_destroy(&st->pc));
+  HX_CALL(hx_pc_destroy(&st->s.pc));
   HX_CALL(phase_output(st));
   HX_CALL(phase_report(st));
   return HX_SUCCESS;
@@ -685,18 +366,13 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   run_state st;
   memset(&st, 0, sizeof st);
   st.ctx = ctx, st.cs = cs, st.res = res, st.restart = restart, st.final_dir = final_dir, st.mid = mid;
+  st.s.comm = ctx->comm, st.s.rank = ctx->rank, st.s.size = ctx->size;
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
-  hx_pc_destroy(&st.pc);
   hx_history_destroy(&st.mon.hist);
   hx_progress_destroy(&st.mon.prog);
-  hx_disc_destroy(&st.d);
-  hx_problem_destroy(&st.prob);
-  case_problem_free(&st.cp);
-  hx_pc_config_free(&st.pcc);
-  hx_mesh_destroy(&st.m);
-  hx_backend_destroy(&st.b);
+  hx_api_free(&st.s);
   if (ierr) hx_opt_free(&res->pc_report);
   HX_CALL(ierr);
   return HX_SUCCESS;

@@ -568,6 +568,17 @@ const char *hx_signal_name(int sig); /* "SIGTERM", ... */
 /* how many deliveries were ignored as the first signal's echo (above) */
 int hx_signal_echoes(void);
 
+/* ------------------------------------------------------------ threads */
+/* OpenMP threads per rank. Without OMP_NUM_THREADS, the cores of a node
+ * shared among its ranks (the OpenMP default, every rank every core,
+ * oversubscribes the node as soon as two ranks run on it: spinning barriers
+ * cost 20-60x the work). A positive OMP_NUM_THREADS (the first of a nested
+ * list "4,2") is taken unless ranks x threads exceed the node's cores; then,
+ * and for anything else, the share, with a warning in warn (rank 0; "" when
+ * none; len bytes). HEXCG_OVERSUBSCRIBE=1 keeps an oversubscribing value.
+ * Returns the count (1 without OpenMP). Collective (node communicator). */
+int hx_threads_default(MPI_Comm comm, char *warn, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -104,6 +104,42 @@ int hx_mesh_write_gmsh(hx_mesh m, const char *path, int *curved);
  * as periodic face pairs; materials "fluid" (and "solid" beyond the header's
  * fluid element count). Errors name the file, byte offset and record. */
 int hx_mesh_create_nek(MPI_Comm comm, const char *path, int field, hx_partitioner part, hx_mesh *m);
+/* A mesh given as arrays (the library API's hexcg_mesh, api/hexcg.h, field for
+ * field; docs/mesh.md "Meshes given as arrays"). Host memory, read on rank 0
+ * only (other ranks may pass zeros and NULLs), copied: the caller keeps it.
+ * Indices are 0-based. */
+typedef struct {
+  int64_t num_vertices;
+  const double *xyz; /* 3 num_vertices, interleaved x y z */
+  int64_t num_elements;
+  /* 8 num_elements vertex indices per hexahedron in the order of VTK's
+   * VTK_HEXAHEDRON and Gmsh's hex8: the bottom face counter-clockwise seen
+   * from inside (0 1 2 3), then the top face above it (4 5 6 7) */
+  const int64_t *hex;
+  /* per element its material's index (NULL: all 0) into material_names
+   * (num_materials names; 0 and NULL: one material "body") */
+  const int32_t *material;
+  int num_materials;
+  const char *const *material_names;
+  /* boundary faces: num_faces quads of 4 vertex indices (any order around
+   * the quad) with a tag index into tag_names (num_tags names, none called
+   * HX_MESH_UNTAGGED); the boundary faces in no quad form the tag
+   * HX_MESH_UNTAGGED, as for a Gmsh file */
+  int64_t num_faces;
+  const int64_t *face_vertices; /* 4 num_faces */
+  const int32_t *face_tag;      /* num_faces */
+  int num_tags;
+  const char *const *tag_names;
+} hx_mesh_arrays;
+/* Collective. The mesh of the arrays *a (a matters on rank 0 only), checked,
+ * partitioned and distributed as a mesh file is: vertices used by no element
+ * are dropped (element global ids are the array's element indices). Bad input
+ * (an index out of range, a NULL array with a count > 0, a count < 0, a
+ * coordinate not finite, a repeated material or tag name, a quad that is not
+ * a boundary face of exactly one element, an inverted element, ...) is
+ * HX_ERR_INPUT on every rank with a message naming "mesh arrays", the
+ * argument, the index and value, and the fix. */
+int hx_mesh_create_arrays(MPI_Comm comm, const hx_mesh_arrays *a, hx_partitioner part, hx_mesh *m);
 /* Collective (frees the duplicated communicator). Frees the mesh, sets *m =
  * NULL; accepts NULL. */
 int hx_mesh_destroy(hx_mesh *m);

@@ -339,13 +339,15 @@ void hx_mesh_note(const char *fmt, ...) {
   fflush(stderr);
 }
 
-/* What rank 0 builds the global mesh from: a generator's options or a
- * file's path (and a .re2 file's boundary field). */
+/* What rank 0 builds the global mesh from: a generator's options, a
+ * file's path (and a .re2 file's boundary field) or the caller's arrays. */
 typedef struct {
   const hx_mesh_box_opts *box;
   const char *path;
   int field;
-  int (*read)(const char *path, int field, hx_gmesh *g); /* NULL: the box generator */
+  int (*read)(const char *path, int field, hx_gmesh *g); /* NULL: the box generator or arrays */
+  const hx_mesh_arrays *arrays;
+  int (*read_arrays)(const hx_mesh_arrays *a, hx_gmesh *g); /* non-NULL: the arrays */
 } mesh_source;
 
 static int read_gmsh(const char *path, int field, hx_gmesh *g) {
@@ -371,7 +373,9 @@ static int create(MPI_Comm comm, const mesh_source *src, hx_partitioner part, in
   hx_mesh_times t = {0, 0, 0, 0, 0};
   if (rank == 0) {
     double t0 = hx_wtime();
-    if (!src->read) {
+    if (src->read_arrays) {
+      err = src->read_arrays(src->arrays, &g);
+    } else if (!src->read) {
       err = src->box ? hx_gmesh_box(src->box, &g) : HX_ERROR(HX_ERR_ARG, "box options are NULL");
       if (!err) err = hx_gmesh_box_periodic(src->box, &g);
     } else {
@@ -385,7 +389,7 @@ static int create(MPI_Comm comm, const mesh_source *src, hx_partitioner part, in
 }
 
 int hx_mesh_create_box(MPI_Comm comm, const hx_mesh_box_opts *opts, hx_mesh *m) {
-  const mesh_source src = {opts, NULL, 0, NULL}; /* opts matter on rank 0 only */
+  const mesh_source src = {opts, NULL, 0, NULL, NULL, NULL}; /* opts matter on rank 0 only */
   return create(comm, &src, opts ? opts->partitioner : HX_PART_RCB, 0, NULL, m);
 }
 
@@ -395,18 +399,23 @@ int hx_mesh_create_gmsh(MPI_Comm comm, const char *path, hx_partitioner part, hx
 
 int hx_mesh_create_gmsh_periodic(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                                  const char *const (*pairs)[2], hx_mesh *m) {
-  const mesh_source src = {NULL, path, 0, read_gmsh};
+  const mesh_source src = {NULL, path, 0, read_gmsh, NULL, NULL};
   return create(comm, &src, part, npairs, pairs, m);
 }
 
 int hx_mesh_create_exodus(MPI_Comm comm, const char *path, hx_partitioner part, int npairs,
                           const char *const (*pairs)[2], hx_mesh *m) {
-  const mesh_source src = {NULL, path, 0, read_exodus};
+  const mesh_source src = {NULL, path, 0, read_exodus, NULL, NULL};
   return create(comm, &src, part, npairs, pairs, m);
 }
 
 int hx_mesh_create_nek(MPI_Comm comm, const char *path, int field, hx_partitioner part, hx_mesh *m) {
-  const mesh_source src = {NULL, path, field, hx_gmesh_read_nek};
+  const mesh_source src = {NULL, path, field, hx_gmesh_read_nek, NULL, NULL};
+  return create(comm, &src, part, 0, NULL, m);
+}
+
+int hx_mesh_create_arrays(MPI_Comm comm, const hx_mesh_arrays *a, hx_partitioner part, hx_mesh *m) {
+  const mesh_source src = {NULL, NULL, 0, NULL, a, hx_gmesh_read_arrays}; /* a matters on rank 0 only */
   return create(comm, &src, part, 0, NULL, m);
 }
 

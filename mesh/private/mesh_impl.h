@@ -133,6 +133,8 @@ void hx_gmsh_node_maps(int map8[8], int map27[27]);
 void hx_mesh_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int hx_gmesh_read_gmsh(const char *path, hx_gmesh *g);
 int hx_gmesh_read_exodus(const char *path, hx_gmesh *g); /* mesh_exodus.c */
+/* hx_mesh_arrays -> g, every argument checked (mesh_arrays.c; src "mesh arrays") */
+int hx_gmesh_read_arrays(const hx_mesh_arrays *a, hx_gmesh *g);
 /* corner Jacobians, edges, faces, neighbours, conformity, boundary quads */
 int hx_gmesh_topology(hx_gmesh *g);
 /* orientation of face f1 of e1 against face f2 of e2 (hx_mesh.h), -1 if
