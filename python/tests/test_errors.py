@@ -49,16 +49,27 @@ def test_nan_in_f(box: hexcg.Solver) -> None:
     f[box.num_nodes // 2] = np.nan
     with pytest.raises(hexcg.InputError) as e:
         box.solve(f)
-    assert str(e.value)
+    # the message names the value and the node
+    assert f"f[{box.num_nodes // 2}] = nan" in str(e.value) and "not finite" in str(e.value)
     # the solver is still usable afterwards
     u, res = box.solve()
     assert res.converged
 
 
 def test_negative_shift(box: hexcg.Solver) -> None:
-    with pytest.raises(hexcg.Error) as e:
+    with pytest.raises(hexcg.ArgumentError) as e:
         box.set_shift(-1.0)
-    assert str(e.value)
+    assert "shift -1" in str(e.value)
+
+
+def test_bad_description() -> None:
+    mesh = hexcg.box_mesh(2)
+    with pytest.raises(hexcg.InputError, match="'nope' is not a boundary tag"):
+        hexcg.Solver.from_problem(mesh, 2, bcs={"nope": hexcg.Dirichlet(0.0)})
+    with pytest.raises(hexcg.InputError, match="kappa"):
+        hexcg.Solver.from_problem(mesh, 2, kappa="sin(", bcs={"xmin": hexcg.Dirichlet(0.0)})
+    with pytest.raises(ValueError, match="hexes"):
+        hexcg.Solver.from_problem(hexcg.Mesh(mesh.vertices, mesh.hexes[:, :6]), 2)
 
 
 def test_closed_solver() -> None:
