@@ -147,6 +147,12 @@ def in_tree_link(build: Path) -> Dict[str, List[str]]:
     if not link_txt.is_file():
         raise RuntimeError(f"HEXCG_BUILD_DIR={build}: neither libhexcg.so nor {link_txt} found: build hexcg "
                            "there first (scripts/build.sh) or set HEXCG_BUILD_DIR to the build folder")
+    cache = (build / "CMakeCache.txt").read_text() if (build / "CMakeCache.txt").is_file() else ""
+    if not re.search(r"^(CMAKE_POSITION_INDEPENDENT_CODE|HEXCG_SHARED_LIB):BOOL=(ON|TRUE|1)$", cache, flags=re.M):
+        raise RuntimeError(f"HEXCG_BUILD_DIR={build}: no libhexcg.so there, and its module archives are not "
+                           "position-independent code, so they cannot go into a Python module: build the "
+                           "shared library there, or reconfigure it with -DCMAKE_POSITION_INDEPENDENT_CODE=ON "
+                           "and rebuild")
     words = shlex.split(link_txt.read_text())
     args: List[str] = []
     skip_next = False
