@@ -4,6 +4,8 @@ local-node arrays (any number of ranks; test_mpi.py compares ranks)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from conftest import box_case, exact_at, rel
 
@@ -104,3 +106,28 @@ def test_time_run_monitor_stops(box: hexcg.Solver) -> None:
     assert tr.steps == 2 and abs(tr.t - 0.02) < 1e-15 and not tr.failed
     assert [s for s, _, _ in seen] == [1, 2] and seen[0][2] == (box.num_nodes,)
     assert u.shape == (box.num_nodes,) and np.all(np.isfinite(u))
+
+
+def test_from_file_with_settings() -> None:
+    case = Path(__file__).resolve().parents[2] / "configs" / "poisson_box.yaml"
+    with hexcg.Solver.from_file(str(case), set={"order": 2, "mesh.elements": "[2, 2, 3]"}) as s:
+        assert s.describe()[:2] == (2, 12)
+        assert s.num_global == 5 * 5 * 7  # (2 p + 1)^2 (3 p + 1) at p = 2
+        u, res = s.solve()
+        assert res.converged and res.errors is not None and res.errors.max < 0.1
+    with hexcg.Solver.from_file(str(case), set=["order=1", "mesh.elements=2"]) as s:
+        assert s.num_global == 27
+
+
+def test_time_run_keeps_the_steady_solution(box: hexcg.Solver) -> None:
+    # f and the boundary data do not depend on t, and u0 = None starts from
+    # the exact (steady) solution: du/dt = 0, the steps stay there
+    u, tr = box.time_run(0.01, 3, scheme=2)
+    assert tr.steps == 3 and not tr.failed and tr.iterations >= 0 and abs(tr.t - 0.03) < 1e-14
+    assert np.max(np.abs(u - exact_at(box.nodes))) < 1e-3
+    # from u0 = 0 inside (the boundary values are Dirichlet data) it is still far from it
+    v, _ = box.time_run(0.01, 3, scheme=2, u0=np.where(box.dirichlet, exact_at(box.nodes), 0.0))
+    assert np.max(np.abs(v - exact_at(box.nodes))) > 1e-2
+    # and the steady solve is unchanged afterwards (the shift restored)
+    w, _ = box.solve()
+    assert np.max(np.abs(w - exact_at(box.nodes))) < 1e-3
