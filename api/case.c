@@ -337,6 +337,7 @@ int hx_api_setup_case(hexcg_solver *s, const hx_case *cs, hx_run_stats *res) {
   const char *pct = hx_pc_config_type(s->pcc);
   s->block_ok = !(pct && !strcmp(pct, "auto"));
   s->exact = (hx_field){cs->problem.exact ? expr_fn : NULL, cs->problem.exact, cs->problem.exact ? expr_fn_n : NULL};
+  s->exact_tf = texpr(cs->problem.exact);
   return HX_SUCCESS;
 }
 

@@ -199,5 +199,6 @@ int hx_api_setup_desc(hexcg_solver *s, const hexcg_problem *p) {
   s->po.rtol = p->tol > 0.0 ? p->tol : 1e-8;
   s->po.max_iterations = p->max_iterations > 0 ? p->max_iterations : 10000;
   if (field_is_set(fe)) s->exact = (hx_field){field_x, fe, NULL};
+  s->exact_tf = tfield(fe);
   return HX_SUCCESS;
 }

@@ -213,7 +213,7 @@ int hexcg_describe(const hexcg_solver *s, int *order, int64_t *num_elements, cha
 typedef struct {
   int iterations;
   int converged;           /* 1: the tolerance was met */
-  char reason[32];         /* "converged_rtol", "diverged_max_it", ... (docs/solver.md) */
+  char reason[32];         /* "converged_rtol", "diverged_max_iterations", ... (docs/solver.md) */
   double residual0;        /* ||b - A x0|| */
   double residual;         /* the final ||b - A x|| (the true residual) */
   double rel_residual;     /* residual / ||b|| */

@@ -53,9 +53,7 @@ struct hexcg_solver_s {
   int block_ok;        /* the preconditioner has a block path (not auto) */
   double *g_user;      /* hexcg_set_dirichlet's values at the local nodes (NULL: the problem's) */
   hx_field exact;      /* the problem's exact solution at t = 0 (fn NULL: none) */
-  double exact_t;      /* ... the time its context evaluates at */
-  const void *exact_ctx;
-  hx_tfield exact_tf;
+  hx_tfield exact_tf;  /* ... at any t (time stepping) */
 };
 
 /* The case's setup up to the problem (no discretisation yet): the backend,

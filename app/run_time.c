@@ -781,7 +781,7 @@ static int loop(tloop *L) {
                           .shift = env->shift,
                           .pcg = &L->po};
   const hx_time_problem p = {L, cb_data, cb_set_shift, cb_initial};
-  const hx_time_io io = {L, cb_resume, cb_solve_begin, cb_step, cb_output, cb_checkpoint};
+  const hx_time_io io = {L, cb_resume, cb_solve_begin, cb_step, cb_output, cb_checkpoint, NULL};
   hx_time_result tr;
   HX_CALL(hx_time_run(&o, &p, &io, &tr));
   if (tr.complete) {

@@ -18,6 +18,15 @@ void hx_ev_add(hx_ev_slot *s, double seconds, double bytes, double flops) {
   if (s->log > 0) hx_log_event_add((hx_log_event)(s->log - 1), seconds, bytes, flops);
 }
 
+void hx_ev_add_n(hx_ev_slot *s, long n, double seconds, double bytes, double flops) {
+  if (n <= 0) return;
+  s->count += n;
+  s->seconds += seconds, s->bytes += bytes, s->flops += flops;
+  /* the log event counts calls: n of them, sharing the sums */
+  for (long i = 0; s->log > 0 && i < n; i++)
+    hx_log_event_add((hx_log_event)(s->log - 1), seconds / (double)n, bytes / (double)n, flops / (double)n);
+}
+
 double hx_ev_end(hx_ev *e, double bytes, double flops) {
   const double dt = hx_wtime() - e->t0;
   hx_ev_add(e->slot, dt, bytes, flops);

@@ -422,6 +422,9 @@ double hx_ev_end(hx_ev *e, double bytes, double flops);
 /* Add an interval measured elsewhere (in a thread that had no access to
  * the slot, or by device events). */
 void hx_ev_add(hx_ev_slot *s, double seconds, double bytes, double flops);
+/* n intervals measured together (a block apply of n columns): the count
+ * gains n, the sums the totals given (n <= 0: nothing). */
+void hx_ev_add_n(hx_ev_slot *s, long n, double seconds, double bytes, double flops);
 /* Zero the sums, keep the log tie. */
 void hx_ev_reset(hx_ev_slot *s);
 /* Derived figures: seconds / n (per apply when n counts the applies; 0
@@ -541,7 +544,9 @@ void hx_log(hx_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* printf to stderr from any rank, tagged "[rank R] warning: ". */
+/* printf to stderr from any rank, tagged "[rank R] warning: "; nothing at
+ * HX_LOG_QUIET (hexcg run --quiet prints errors only; the library prints
+ * nothing unless its verbosity asks). */
 void hx_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -22,8 +22,9 @@ static int check_count(const char *name, int64_t n, const char *what) {
 }
 
 static int check_ptr(const char *name, const void *p, const char *count, int64_t n) {
-  HX_CHECK(p != NULL || n == 0, HX_ERR_INPUT, SRC ": %s is NULL but %s is %lld; give the array or set %s to 0",
-           name, count, (long long)n, count);
+  HX_CHECK(p != NULL || n == 0, HX_ERR_INPUT,
+           SRC ": %s is NULL but %s is %lld; give the array or set %s to 0", name, count, (long long)n,
+           count);
   return HX_SUCCESS;
 }
 
@@ -54,8 +55,8 @@ static int check_names(const char *arr, int n, const char *const *names, int tag
              names[i]);
     for (int j = 0; j < i; j++)
       HX_CHECK(strcmp(names[i], names[j]), HX_ERR_INPUT,
-               SRC ": %s[%d] = '%s' repeats %s[%d]; names must be distinct (merge the two or rename one)", arr,
-               i, names[i], arr, j);
+               SRC ": %s[%d] = '%s' repeats %s[%d]; names must be distinct (merge the two or rename one)",
+               arr, i, names[i], arr, j);
   }
   return HX_SUCCESS;
 }
@@ -64,7 +65,8 @@ static int check_names(const char *arr, int n, const char *const *names, int tag
 static int check_values(const hx_mesh_arrays *a) {
   const int64_t nv = a->num_vertices;
   for (int64_t i = 0; i < 3 * nv; i++)
-    HX_CHECK(isfinite(a->xyz[i]), HX_ERR_INPUT, SRC ": xyz[3*%lld+%d] = %g (vertex %lld) is not finite; give finite coordinates",
+    HX_CHECK(isfinite(a->xyz[i]), HX_ERR_INPUT,
+             SRC ": xyz[3*%lld+%d] = %g (vertex %lld) is not finite; give finite coordinates",
              (long long)(i / 3), (int)(i % 3), a->xyz[i], (long long)(i / 3));
   for (int64_t i = 0; i < 8 * a->num_elements; i++)
     HX_CHECK(a->hex[i] >= 0 && a->hex[i] < nv, HX_ERR_INPUT,
@@ -72,13 +74,17 @@ static int check_values(const hx_mesh_arrays *a) {
              (long long)(i / 8), (int)(i % 8), (long long)a->hex[i], (long long)nv);
   const int nmat = a->num_materials > 0 ? a->num_materials : 1;
   for (int64_t e = 0; a->material && e < a->num_elements; e++)
-    HX_CHECK(a->material[e] >= 0 && a->material[e] < nmat, HX_ERR_INPUT,
-             SRC ": material[%lld] = %d but num_materials is %d (indices 0..%d%s)", (long long)e,
-             (int)a->material[e], a->num_materials, nmat - 1,
-             a->num_materials > 0 ? "" : ": with no material names every element is in \"body\"");
+    HX_CHECK(
+        a->material[e] >= 0 &&
+                a->material[e]<
+                    nmat, HX_ERR_INPUT, SRC ": material[%lld] = %d but num_materials is %d (indices 0..%d%s)",
+                    (long long)e, (int)a->material[e], a->num_materials, nmat - 1, a->num_materials> 0
+            ? ""
+            : ": with no material names every element is in \"body\"");
   for (int64_t i = 0; i < 4 * a->num_faces; i++)
     HX_CHECK(a->face_vertices[i] >= 0 && a->face_vertices[i] < nv, HX_ERR_INPUT,
-             SRC ": face_vertices[4*%lld+%d] = %lld is not a vertex index (num_vertices %lld; indices are "
+             SRC
+             ": face_vertices[4*%lld+%d] = %lld is not a vertex index (num_vertices %lld; indices are "
              "0-based)",
              (long long)(i / 4), (int)(i % 4), (long long)a->face_vertices[i], (long long)nv);
   for (int64_t q = 0; q < a->num_faces; q++)
@@ -171,17 +177,22 @@ static int check_quad(const hx_mesh_arrays *a, int64_t q, const face_key *key, c
   int64_t i = hx_lower_bound(r, n, sizeof *r, key, cmp_face_key), j = i;
   while (j < n && !cmp_face_key(&r[j], key)) j++;
   HX_CHECK(j > i, HX_ERR_INPUT,
-           SRC ": face_vertices[4*%lld..4*%lld+3] = (%lld, %lld, %lld, %lld) is not a face of any element; give "
+           SRC
+           ": face_vertices[4*%lld..4*%lld+3] = (%lld, %lld, %lld, %lld) is not a face of any element; give "
            "the 4 corner vertices of a boundary face",
-           (long long)q, (long long)q, (long long)fv[0], (long long)fv[1], (long long)fv[2], (long long)fv[3]);
-  HX_CHECK(j == i + 1, HX_ERR_INPUT,
-           SRC ": face_vertices[4*%lld..4*%lld+3] = (%lld, %lld, %lld, %lld) is a face of elements %lld and %lld, "
-           "not a boundary face; only boundary faces take a tag (remove the quad)",
-           (long long)q, (long long)q, (long long)fv[0], (long long)fv[1], (long long)fv[2], (long long)fv[3],
-           (long long)(r[i].ref / 6), (long long)(r[i + 1].ref / 6));
+           (long long)q, (long long)q, (long long)fv[0], (long long)fv[1], (long long)fv[2],
+           (long long)fv[3]);
+  HX_CHECK(
+      j == i + 1, HX_ERR_INPUT,
+      SRC
+      ": face_vertices[4*%lld..4*%lld+3] = (%lld, %lld, %lld, %lld) is a face of elements %lld and %lld, "
+      "not a boundary face; only boundary faces take a tag (remove the quad)",
+      (long long)q, (long long)q, (long long)fv[0], (long long)fv[1], (long long)fv[2], (long long)fv[3],
+      (long long)(r[i].ref / 6), (long long)(r[i + 1].ref / 6));
   const int64_t p = claim[i];
   HX_CHECK(p < 0 || a->face_tag[p] == a->face_tag[q], HX_ERR_INPUT,
-           SRC ": face_vertices quads %lld and %lld are the same face (of element %lld) with tags '%s' and '%s'; "
+           SRC
+           ": face_vertices quads %lld and %lld are the same face (of element %lld) with tags '%s' and '%s'; "
            "give each boundary face one tag",
            (long long)p, (long long)q, (long long)(r[i].ref / 6), a->tag_names[a->face_tag[p]],
            a->tag_names[a->face_tag[q]]);

@@ -71,10 +71,15 @@ PACKAGES=(
   python3-paraview xvfb xauth
   python3-netcdf4
   python3-pip python3-xarray python3-attr
+  # the Python package (python/, tests/python): cffi builds its module
+  python3-pytest python3-venv python3-dev python3-cffi libffi-dev
 )
 # from PyPI (not packaged by Debian), pinned: the tests' independent readers
-# (pymech: the .re2 meshes of tests/mesh/check_nek.py; it needs xarray and attrs)
-PYPI_PACKAGES=(pymech==2.0.1)
+# (pymech: the .re2 meshes of tests/mesh/check_nek.py; it needs xarray and attrs),
+# and mpi4py for the Python package, built from its sdist against MPICH (Debian's
+# python3-mpi4py, which paraview pulls in, is Open MPI's; this one in /usr/local
+# comes first on sys.path; ~50 s on 2 cores)
+PYPI_PACKAGES=(pymech==2.0.1 mpi4py==3.1.6)
 
 # the second MPI stack (CI's Open MPI pass, docs/cluster.md)
 OPENMPI_PACKAGES=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libhypre-dev)
@@ -110,7 +115,12 @@ for spec in ${PYPI_PACKAGES[@]+"${PYPI_PACKAGES[@]}"}; do
   [[ ${HEXCG_SKIP_APT:-0} == 1 ]] && die "missing Python package $spec (HEXCG_SKIP_APT=1 set)"
   [[ $(id -u) == 0 ]] || die "missing Python package $spec; as root: python3 -m pip install --break-system-packages --no-deps $spec"
   say "installing $spec from PyPI"
-  /usr/bin/python3 -m pip install -q --break-system-packages --no-deps "$spec" >/dev/null \
+  extra=()
+  # mpi4py: compiled here with MPICH's mpicc and Debian's setuptools (its sdist
+  # fails under pip's isolated build with today's setuptools)
+  [[ $mod == mpi4py ]] && extra=(--no-binary mpi4py --no-build-isolation)
+  MPICC=/usr/bin/mpicc.mpich /usr/bin/python3 -m pip install -q --break-system-packages --no-deps \
+    ${extra[@]+"${extra[@]}"} "$spec" >/dev/null \
     || die "pip install $spec failed (no network to PyPI?)"
 done
 

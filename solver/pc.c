@@ -118,8 +118,7 @@ int hx_pc_apply_many(hx_pc pc, int nk, const double *const *d_r, double *const *
   if (!pc->is_setup) HX_CALL(hx_pc_setup(pc));
   const double t0 = hx_wtime(); /* nk applies in the apply slot, the time shared */
   HX_CALL(pc->ops.apply_many(pc->ctx, nk, d_r, d_z));
-  const double dt = (hx_wtime() - t0) / nk;
-  for (int c = 0; c < nk; c++) hx_ev_add(&pc->ev_apply, dt, 0.0, 0.0);
+  hx_ev_add_n(&pc->ev_apply, nk, hx_wtime() - t0, 0.0, 0.0);
   return HX_SUCCESS;
 }
 

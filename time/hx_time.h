@@ -117,6 +117,10 @@ typedef struct {
   int (*output)(void *ctx, int step, double t, const double *u, double *work);
   /* A checkpoint of s. Collective. */
   int (*checkpoint)(void *ctx, const hx_time_state *s);
+  /* After each step's outputs: nonzero stops the run after this step (as a
+   * signal does: result.interrupted). Must return the same on every rank
+   * (the library's monitor agrees it first). */
+  int (*stop)(void *ctx);
 } hx_time_io;
 
 typedef struct {
@@ -143,7 +147,7 @@ typedef struct {
   int last_step;     /* the last step solved, or the start level */
   double t_end;      /* last_step dt */
   int solved;        /* the steps solved */
-  int interrupted;   /* a signal stopped the run after last_step (< steps) */
+  int interrupted;   /* a signal (or io.stop) stopped the run after last_step (< steps) */
   int failed;        /* the solve of last_step did not converge */
   int data_failed;   /* the data at data_step were not finite (after >= 1 solved step) */
   int data_step;

@@ -243,6 +243,7 @@ static int step(tstep *S, int n, int *stop) {
   int sig = hx_signal_pending();
   HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, o->comm));
   if (sig && n < S->N) r->interrupted = 1, *stop = 1;
+  if (!*stop && S->io->stop && S->io->stop(S->io->ctx) && n < S->N) r->interrupted = 1, *stop = 1;
   return HX_SUCCESS;
 }
 

@@ -58,6 +58,13 @@ int main(int argc, char **argv) {
   hx_ev_add(&r, 0.5, 2e9, 4e9);
   hx_ev_add(&r, 1.5, 1e9, 0.0);
   HX_ASSERT(r.count == 2 && r.seconds == 2.0, "added intervals");
+  /* n intervals at once (a block apply): n counts, the totals; n <= 0 nothing */
+  hx_ev_slot rn;
+  HX_TCALL(hx_ev_slot_init(&rn, NULL));
+  hx_ev_add_n(&rn, 8, 4.0, 8e9, 0.0);
+  hx_ev_add_n(&rn, 0, 1.0, 1.0, 1.0);
+  HX_ASSERT(rn.count == 8 && rn.seconds == 4.0 && hx_ev_per(&rn, rn.count) == 0.5 && rn.bytes == 8e9,
+            "hx_ev_add_n: count %ld seconds %g", rn.count, rn.seconds);
   HX_ASSERT(hx_ev_per(&r, 4) == 0.5 && hx_ev_per(&r, 0) == 0.0, "per");
   HX_ASSERT(fabs(hx_ev_gbs(&r) - 1.5) < 1e-15 && fabs(hx_ev_gflops(&r) - 2.0) < 1e-15, "rates %g %g",
             hx_ev_gbs(&r), hx_ev_gflops(&r));

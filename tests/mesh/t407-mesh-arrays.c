@@ -166,7 +166,8 @@ static int node_set(hx_mesh m, int mode, int which, qpt **out, int64_t *nout) {
       }
       for (int i = 0; i < cnt; i++) {
         const int64_t k = (int64_t)e * N3 + idx[i];
-        loc[nl].q[0] = llround(x[k] * 1e9), loc[nl].q[1] = llround(y[k] * 1e9), loc[nl].q[2] = llround(z[k] * 1e9);
+        loc[nl].q[0] = llround(x[k] * 1e9), loc[nl].q[1] = llround(y[k] * 1e9),
+        loc[nl].q[2] = llround(z[k] * 1e9);
         nl++;
       }
     }
@@ -199,9 +200,10 @@ static void same_set(hx_mesh a, int amode, int awhich, hx_mesh b, int bmode, int
   int rank;
   MPI_Comm_rank(hx_mesh_comm(a), &rank);
   if (rank == 0) {
-    HX_ASSERT(na > 0 && na == nb, "%s: %lld GLL nodes from the arrays, %lld from the box", what, (long long)na,
-              (long long)nb);
-    HX_ASSERT(na != nb || !memcmp(sa, sb, sizeof(qpt) * (size_t)na), "%s: the GLL node coordinates differ", what);
+    HX_ASSERT(na > 0 && na == nb, "%s: %lld GLL nodes from the arrays, %lld from the box", what,
+              (long long)na, (long long)nb);
+    HX_ASSERT(na != nb || !memcmp(sa, sb, sizeof(qpt) * (size_t)na), "%s: the GLL node coordinates differ",
+              what);
   }
   free(sa), free(sb);
 }
@@ -214,8 +216,10 @@ static int compare_box(MPI_Comm comm, box_arrays *b) {
   hx_mesh box = NULL, arr = NULL;
   HX_TCALL(hx_mesh_create_box(comm, &o, &box));
   HX_TCALL(hx_mesh_create_arrays(comm, rank == 0 ? &b->a : NULL, HX_PART_RCB, &arr)); /* NULL off rank 0 */
-  HX_ASSERT(hx_mesh_num_global_elements(arr) == NE, "%lld elements", (long long)hx_mesh_num_global_elements(arr));
-  HX_ASSERT(hx_mesh_num_global_vertices(arr) == NV, "%lld vertices", (long long)hx_mesh_num_global_vertices(arr));
+  HX_ASSERT(hx_mesh_num_global_elements(arr) == NE, "%lld elements",
+            (long long)hx_mesh_num_global_elements(arr));
+  HX_ASSERT(hx_mesh_num_global_vertices(arr) == NV, "%lld vertices",
+            (long long)hx_mesh_num_global_vertices(arr));
   HX_ASSERT(hx_mesh_num_global_gll(arr, P) == hx_mesh_num_global_gll(box, P) &&
                 hx_mesh_num_global_gll(arr, P) == (NX * P + 1) * (NY * P + 1) * (NZ * P + 1),
             "GLL nodes at p = %d: arrays %lld, box %lld", P, (long long)hx_mesh_num_global_gll(arr, P),
@@ -225,8 +229,9 @@ static int compare_box(MPI_Comm comm, box_arrays *b) {
   HX_TCALL(mt_gather(arr, P, &all, &n)); /* every copy of a GLL id at the same point, ids 1..N */
   if (rank == 0) HX_ASSERT(mt_unique(all, n, 1e-12) == hx_mesh_num_global_gll(box, P), "GLL ids not 1..N");
   free(all);
-  HX_ASSERT(hx_mesh_num_tags(arr) == 6 && hx_mesh_untagged_faces(arr, NULL, NULL) == 0, "%d tags, %lld untagged",
-            hx_mesh_num_tags(arr), (long long)hx_mesh_untagged_faces(arr, NULL, NULL));
+  HX_ASSERT(hx_mesh_num_tags(arr) == 6 && hx_mesh_untagged_faces(arr, NULL, NULL) == 0,
+            "%d tags, %lld untagged", hx_mesh_num_tags(arr),
+            (long long)hx_mesh_untagged_faces(arr, NULL, NULL));
   for (int t = 0; t < 6; t++) {
     const int ta = hx_mesh_find_tag(arr, box_tags[t]), tb = hx_mesh_find_tag(box, box_tags[t]);
     HX_ASSERT(ta >= 0 && tb >= 0, "tag %s: %d in the arrays' mesh, %d in the box", box_tags[t], ta, tb);
@@ -242,8 +247,8 @@ static int compare_box(MPI_Comm comm, box_arrays *b) {
   HX_TCALL(hx_mesh_check_jacobian(box, P, &jb[0], &jb[1], &jb[2], &jb[3]));
   HX_ASSERT(ja[0] > 0, "det J min %g", ja[0]);
   for (int k = 0; k < 4; k++)
-    HX_ASSERT(hx_test_reldiff(ja[k], jb[k], 1e-300) < 1e-12, "Jacobian/size %d: %.17g vs the box's %.17g", k, ja[k],
-              jb[k]);
+    HX_ASSERT(hx_test_reldiff(ja[k], jb[k], 1e-300) < 1e-12, "Jacobian/size %d: %.17g vs the box's %.17g", k,
+              ja[k], jb[k]);
   hx_mesh_destroy(&arr);
   hx_mesh_destroy(&box);
   return 0;
@@ -254,7 +259,8 @@ static int deformed(MPI_Comm comm, box_arrays *b) {
   int rank;
   MPI_Comm_rank(comm, &rank);
   box_make(b, 1);
-  b->a.num_faces = 0, b->a.face_vertices = NULL, b->a.face_tag = NULL, b->a.num_tags = 0, b->a.tag_names = NULL;
+  b->a.num_faces = 0, b->a.face_vertices = NULL, b->a.face_tag = NULL, b->a.num_tags = 0,
+  b->a.tag_names = NULL;
   b->a.material = NULL, b->a.num_materials = 0, b->a.material_names = NULL;
   hx_mesh_arrays zero;
   memset(&zero, 0, sizeof zero);
@@ -262,14 +268,14 @@ static int deformed(MPI_Comm comm, box_arrays *b) {
   HX_TCALL(hx_mesh_create_arrays(comm, rank == 0 ? &b->a : &zero, HX_PART_METIS, &m));
   double jmin = 0, jmax = 0;
   HX_TCALL(hx_mesh_check_jacobian(m, P, &jmin, &jmax, NULL, NULL));
-  HX_ASSERT(jmin > 0 && jmax > jmin * (1 + 1e-3), "deformed: det J in [%g, %g] (positive, not constant)", jmin,
-            jmax);
-  HX_ASSERT(hx_mesh_num_global_gll(m, P) == (NX * P + 1) * (NY * P + 1) * (NZ * P + 1), "deformed: %lld GLL nodes",
-            (long long)hx_mesh_num_global_gll(m, P));
+  HX_ASSERT(jmin > 0 && jmax > jmin * (1 + 1e-3), "deformed: det J in [%g, %g] (positive, not constant)",
+            jmin, jmax);
+  HX_ASSERT(hx_mesh_num_global_gll(m, P) == (NX * P + 1) * (NY * P + 1) * (NZ * P + 1),
+            "deformed: %lld GLL nodes", (long long)hx_mesh_num_global_gll(m, P));
   int64_t nb = 0;
   const int64_t nu = hx_mesh_untagged_faces(m, &nb, NULL);
-  HX_ASSERT(nu == NQ && nb == NQ, "untagged %lld of %lld boundary faces (want %d)", (long long)nu, (long long)nb,
-            NQ);
+  HX_ASSERT(nu == NQ && nb == NQ, "untagged %lld of %lld boundary faces (want %d)", (long long)nu,
+            (long long)nb, NQ);
   HX_ASSERT(hx_mesh_num_tags(m) == 1 && !strcmp(hx_mesh_tag_name(m, 0), HX_MESH_UNTAGGED), "tags: %d",
             hx_mesh_num_tags(m));
   HX_ASSERT(hx_mesh_num_materials(m) == 1 && !strcmp(hx_mesh_material_name(m, 0), "body"), "materials: %d",
@@ -376,7 +382,8 @@ static int bad_inputs(MPI_Comm comm, box_arrays *b) {
     const char *msg = hx_error_message();
     HX_ASSERT(err == HX_ERR_INPUT && m == NULL, "%s: expected HX_ERR_INPUT, got %s (%s)", cases[k].label,
               hx_error_name(err), msg);
-    HX_ASSERT(strstr(msg, "mesh arrays: ") != NULL, "%s: message lacks 'mesh arrays: ':\n  %s", cases[k].label, msg);
+    HX_ASSERT(strstr(msg, "mesh arrays: ") != NULL, "%s: message lacks 'mesh arrays: ':\n  %s",
+              cases[k].label, msg);
     for (int w = 0; w < 2; w++)
       HX_ASSERT(strstr(msg, cases[k].want[w]) != NULL, "%s: message lacks '%s':\n  %s", cases[k].label,
                 cases[k].want[w], msg);

@@ -158,7 +158,7 @@ static int run(ctx_t *c, int k, int N, double dt, int exact, int K, int out_ever
                           .output_every = out_every, .checkpoint_every = ck_every, .exact_startup = exact,
                           .restart = restart, .d = c->d, .pc = c->pc, .shift = shift, .pcg = &g_po};
   const hx_time_problem p = {c, cb_data, cb_set_shift, cb_initial};
-  const hx_time_io io = {c, cb_resume, cb_solve_begin, cb_step, cb_output, cb_checkpoint};
+  const hx_time_io io = {c, cb_resume, cb_solve_begin, cb_step, cb_output, cb_checkpoint, NULL};
   c->nouts = c->ncks = c->nrows = c->begins = c->agains = c->shifts = 0, c->spread = 0;
   const int err = hx_time_run(&o, &p, &io, r);
   hx_pc_destroy(&c->pc);
