@@ -37,7 +37,8 @@ static int check(int rank, const hexcg_result *r) {
   int ok = r->converged && r->error_known && r->error_l2 < 1e-3;
   if (rank == 0)
     printf("case f: %s, %d iterations, residual %.3e, error L2 %.3e max %.3e%s\n", r->reason, r->iterations,
-           r->residual, r->error_l2, r->error_max, ok ? "" : "  <- FAILED (converged, L2 error < 1e-3 expected)");
+           r->residual, r->error_l2, r->error_max,
+           ok ? "" : "  <- FAILED (converged, L2 error < 1e-3 expected)");
   return ok ? 0 : 1;
 }
 
@@ -73,8 +74,9 @@ static int solve_own_f(hexcg_solver *s, int rank, int64_t n, const double *u1) {
   if (!bad) {
     int ok = r.converged && d[0] < 1e-3 && d[1] < 1e-7;
     if (rank == 0)
-      printf("own f: %s, %d iterations, residual %.3e, error max %.3e, max |u - u(case f)| %.3e%s\n", r.reason,
-             r.iterations, r.residual, d[0], d[1], ok ? "" : "  <- FAILED (converged, < 1e-3, < 1e-7 expected)");
+      printf("own f: %s, %d iterations, residual %.3e, error max %.3e, max |u - u(case f)| %.3e%s\n",
+             r.reason, r.iterations, r.residual, d[0], d[1],
+             ok ? "" : "  <- FAILED (converged, < 1e-3, < 1e-7 expected)");
     bad = !ok;
   }
   free(xyz), free(f), free(ex), free(u);
@@ -93,7 +95,8 @@ int main(int argc, char **argv) {
   hexcg_result r;
   int bad = 0, st = hexcg_create_yaml(MPI_COMM_WORLD, CASE_YAML, "solve.c", NULL, &s);
   if (st != HEXCG_OK) bad = failed(rank, "hexcg_create_yaml", st);
-  if (!bad && (st = hexcg_num_nodes(s, &n, &n_owned, &n_global)) != HEXCG_OK) bad = failed(rank, "hexcg_num_nodes", st);
+  if (!bad && (st = hexcg_num_nodes(s, &n, &n_owned, &n_global)) != HEXCG_OK)
+    bad = failed(rank, "hexcg_num_nodes", st);
   if (!bad && rank == 0) printf("%lld nodes\n", (long long)n_global);
   if (!bad && !(u1 = malloc((size_t)n * sizeof *u1))) {
     fprintf(stderr, "solve: out of memory for %lld nodes\n", (long long)n);
