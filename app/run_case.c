@@ -240,7 +240,7 @@ static int phase_report(run_state *st) {
   { /* the case check's estimate for the rank with the most elements, beside it */
     double el = (double)E;
     HX_CALL(hx_reduce_max(comm, &el, 1));
-    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st));
+    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, hx_api_pc_node_bytes(st->s.pcc, st->cs->order));
   }
 
   const char *pct = hx_case_pc_type(st->cs);
