@@ -99,7 +99,14 @@ int hx_run_columns_solve(hexcg_solver *s, const hx_case *cs, hx_run_columns *c, 
          "residual monitor\n",
          k);
   const double t0 = hx_wtime();
-  HX_CALL(hx_api_solve_many_l(s, k, c->hf, hg, hbn, ex, c->hu, c->pr, c->err, c->err + k));
+  const int err = hx_api_solve_many_l(s, k, c->hf, hg, hbn, ex, c->hu, c->pr, c->err, c->err + k);
+  if (err == HX_ERR_UNSUPPORTED) { /* the case's problem has no block path: an input error (exit status 2) */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hx_error_message());
+    hx_error_clear();
+    return HX_ERROR(HX_ERR_INPUT, "%s: problem.rhs: %s", cs->path, msg);
+  }
+  HX_CALL(err);
   hx_pc_stats pst;
   hx_pc_get_stats(s->pc, &pst);
   memset(dr, 0, sizeof *dr);

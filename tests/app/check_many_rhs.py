@@ -12,7 +12,8 @@ are the largest, converged all, the errors small; no history.csv. Then the
 refusals of the case reader: a list of 1 or 65, an exact list of another
 length, a time: section, solver.type fcg / pcg1, preconditioner auto,
 solver.initial_guess, solver.projection, boundary value exact: each exits
-with status 2 and names case.yaml:LINE and the fix. Exit 0 pass, 1 fail."""
+with status 2 and names case.yaml:LINE and the fix; a pure Neumann problem
+(no block path, found at run time) exits with status 2 naming the file. Exit 0 pass, 1 fail."""
 import os
 import re
 import sys
@@ -132,10 +133,15 @@ def check_refusals():
         "projection": (case(out, three, solver="{type: pcg, projection: 4}"), "remove solver.projection"),
         "bc-exact": (case(out, three, flow(EXACT), value="exact"), "the columns share their boundary data"),
     }
+    # found at run time: a pure Neumann problem has no block path
+    cases["neumann"] = (case(out, three).replace("type: dirichlet", "type: neumann"),
+                        "problem.rhs: several right-hand sides are solved at once by block PCG, which this case "
+                        "cannot use: a pure Neumann problem")
     for name, (text, msg) in cases.items():
         st, so, se = run("refuse-" + name, text, 1)
         check(st == 2, f"refusal {name}: exit status {st}, want 2")
-        check(msg in se and re.search(r"refuse-" + name + r"\.yaml:\d+", se),
+        where = r"\.yaml: " if name == "neumann" else r"\.yaml:\d+"  # found at run time: the file alone
+        check(msg in se and re.search(r"refuse-" + name + where, se),
               f"refusal {name}: the message does not name the file:line and '{msg}':\n{se[-1500:]}")
 
 
