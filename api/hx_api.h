@@ -74,6 +74,19 @@ int hx_api_set_shift(hexcg_solver *s, double shift);
  * *hf, *hg, *hbn are taken and freed). Collective. */
 int hx_api_solve(hexcg_solver *s, double **hf, double **hg, double **hbn, hx_field exact, const hx_pcg_opts *po,
                  const double *hu0, double **hu, hx_solve_result *dr);
+/* k right-hand sides at once by block PCG (hx_pcg_solve_many, in chunks
+ * of HX_AX_MANY_MAX) on the solver's discretisation, from zero: host
+ * L-vectors hf_l[k] (each column's f), hg and hbn (the Dirichlet values
+ * and Neumann loads, shared by the columns); the solutions into the host
+ * L-vectors hu_l[k] (allocated by the caller, hx_disc_num_l values each);
+ * pr[k] each column's result (rnorm, rel: the true residual); err_l2[k],
+ * err_max[k] against exact[c] (exact NULL, or exact[c].fn NULL: 0). The
+ * solver's PCG options (s->po, no monitor). HX_ERR_UNSUPPORTED where the
+ * configuration has no block path (pure Neumann, split geometry, auto,
+ * fcg, pcg1). Collective. */
+int hx_api_solve_many_l(hexcg_solver *s, int k, double *const *hf_l, const double *hg, const double *hbn,
+                        const hx_field *exact, double *const *hu_l, hx_pcg_result *pr, double *err_l2,
+                        double *err_max);
 /* Frees what the solver holds (not s itself). Collective. */
 void hx_api_free(hexcg_solver *s);
 /* The case's checks before anything is built: the preconditioner's options

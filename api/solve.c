@@ -159,71 +159,119 @@ static int true_residual(hx_op op, const double *d_b, const double *d_x, double 
 }
 
 /* the right-hand sides, block PCG in chunks of HX_AX_MANY_MAX, the
- * solutions u = x + g at the nodes */
-static int block_steps(hexcg_solver *s, int k, const double *F, double *U, hx_pcg_result *pr, double *hl,
-                       double *ferr, block_bufs *B) {
+ * solutions u = x + g as L-vectors, their errors against exact[c] */
+static int block_steps(hexcg_solver *s, int k, double *const *hf_l, const double *hg, const double *hbn,
+                       const hx_field *exact, double *const *hu_l, hx_pcg_result *pr, double *err_l2,
+                       double *err_max, block_bufs *B) {
   hx_disc d = s->d;
   hx_op op = hx_disc_op(d);
-  hx_gs gs = hx_disc_gs(d);
-  const int64_t ng = hx_gs_num_local(gs);
-  double *hf = NULL, *hg = NULL, *hbn = NULL;
-  int err = data_for(s, NULL, &hf, &hg, &hbn);
-  for (int c = 0; c < k && !err; c++) {
-    if (F) hx_api_nodes_to_l(gs, F + (int64_t)c * ng, hf);
-    err = hx_disc_rhs(d, hf, hg, hbn, B->bv[c], B->g);
-  }
-  free(hf), free(hg), free(hbn);
-  HX_CALL(err);
+  const int64_t ng = hx_gs_num_local(hx_disc_gs(d));
+  for (int c = 0; c < k; c++) HX_CALL(hx_disc_rhs(d, hf_l[c], hg, hbn, B->bv[c], B->g));
   HX_CALL(hx_pc_setup(s->pc));
   for (int c0 = 0; c0 < k; c0 += HX_AX_MANY_MAX) {
     const int kc = k - c0 < HX_AX_MANY_MAX ? k - c0 : HX_AX_MANY_MAX;
     HX_CALL(hx_pcg_solve_many(op, s->pc, kc, (const double *const *)B->bv + c0, B->xv + c0, &s->po, pr + c0));
   }
-  const hx_field exact = exact_for(s, F);
   for (int c = 0; c < k; c++) {
     HX_CALL(true_residual(op, B->bv[c], B->xv[c], B->w, &pr[c].rnorm));
     pr[c].rel = pr[c].bnorm > 0.0 ? pr[c].rnorm / pr[c].bnorm : pr[c].rnorm;
     HX_CALL(hx_array_axpby(s->b, ng, B->xv[c], 1.0, B->g, 1.0));
-    HX_CALL(hx_op_to_l_host(op, B->xv[c], hl));
-    hx_api_l_to_nodes(gs, hl, U + (int64_t)c * ng);
-    if (exact.fn) HX_CALL(hx_disc_error(d, hl, exact, &ferr[2 * c], &ferr[2 * c + 1]));
+    HX_CALL(hx_op_to_l_host(op, B->xv[c], hu_l[c]));
+    err_l2[c] = err_max[c] = 0.0;
+    if (exact && exact[c].fn) HX_CALL(hx_disc_error(d, hu_l[c], exact[c], &err_l2[c], &err_max[c]));
   }
   return HX_SUCCESS;
 }
 
-/* whether the solver's configuration has a block path */
-static int block_possible(hexcg_solver *s) {
+/* why the solver's configuration has no block path (NULL: it has one) */
+static const char *block_refusal(hexcg_solver *s) {
   hx_op opx = NULL;
   if (hx_disc_op_exact(s->d, &opx)) {
     hx_error_clear();
-    return 0;
+    return "the exact operator is not at hand";
   }
-  return s->block_ok && !hx_disc_nullspace(s->d) && opx == hx_disc_op(s->d) && !s->po.flexible &&
-         !s->po.single_reduction;
+  if (!s->block_ok) return "preconditioner auto";
+  if (hx_disc_nullspace(s->d)) return "a pure Neumann problem (null space)";
+  if (opx != hx_disc_op(s->d)) return "split geometry (operator.geometry): residuals on another operator";
+  if (s->po.flexible || s->po.single_reduction) return "solver.type fcg or pcg1";
+  return NULL;
+}
+
+/* whether the solver's configuration has a block path */
+static int block_possible(hexcg_solver *s) { return block_refusal(s) == NULL; }
+
+int hx_api_solve_many_l(hexcg_solver *s, int k, double *const *hf_l, const double *hg, const double *hbn,
+                        const hx_field *exact, double *const *hu_l, hx_pcg_result *pr, double *err_l2,
+                        double *err_max) {
+  const char *why = block_refusal(s);
+  HX_CHECK(!why, HX_ERR_UNSUPPORTED,
+           "several right-hand sides are solved at once by block PCG, which this case cannot use: %s; solve "
+           "them one at a time (one right-hand side per case)",
+           why);
+  block_bufs B;
+  memset(&B, 0, sizeof B);
+  int err = bufs_alloc(&B, s->b, k, hx_gs_num_local(hx_disc_gs(s->d)));
+  if (!err) err = block_steps(s, k, hf_l, hg, hbn, exact, hu_l, pr, err_l2, err_max, &B);
+  bufs_free(&B);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+/* k L-vectors of nl values each (one allocation behind v[0]) */
+static int lvecs_alloc(int k, int64_t nl, double ***v) {
+  HX_CALL(HX_ALLOC(v, k));
+  HX_CALL(HX_ALLOC(&(*v)[0], (size_t)k * (size_t)(nl > 0 ? nl : 1)));
+  for (int c = 1; c < k; c++) (*v)[c] = (*v)[0] + (size_t)c * (size_t)(nl > 0 ? nl : 1);
+  return HX_SUCCESS;
+}
+
+static void lvecs_free(double ***v) {
+  if (*v) free((*v)[0]);
+  free(*v), *v = NULL;
+}
+
+/* the columns at the nodes: their L-vectors (F NULL: the problem's f in
+ * every column), hx_api_solve_many_l, the solutions back at the nodes */
+static int block_nodes(hexcg_solver *s, int k, const double *F, double *U, hx_pcg_result *pr, double *ferr) {
+  hx_gs gs = hx_disc_gs(s->d);
+  const int64_t ng = hx_gs_num_local(gs), nl = hx_disc_num_l(s->d);
+  double *hf = NULL, *hg = NULL, *hbn = NULL, **fl = NULL, **ul = NULL;
+  hx_field *ex = NULL;
+  int err = data_for(s, NULL, &hf, &hg, &hbn);
+  if (!err) err = lvecs_alloc(k, nl, &fl);
+  if (!err) err = lvecs_alloc(k, nl, &ul);
+  if (!err) err = HX_ALLOC(&ex, k);
+  for (int c = 0; c < k && !err; c++) {
+    if (F)
+      hx_api_nodes_to_l(gs, F + (int64_t)c * ng, fl[c]);
+    else
+      memcpy(fl[c], hf, sizeof(double) * (size_t)nl);
+    ex[c] = exact_for(s, F);
+  }
+  if (!err) err = hx_api_solve_many_l(s, k, fl, hg, hbn, ex, ul, pr, ferr, ferr + k);
+  for (int c = 0; c < k && !err; c++) hx_api_l_to_nodes(gs, ul[c], U + (int64_t)c * ng);
+  free(hf), free(hg), free(hbn), free(ex);
+  lvecs_free(&fl), lvecs_free(&ul);
+  HX_CALL(err);
+  return HX_SUCCESS;
 }
 
 static int solve_block(hexcg_solver *s, int k, const double *F, double *U, hexcg_result *r) {
-  const int64_t nl = hx_disc_num_l(s->d);
   hx_pcg_result *pr = NULL;
-  double *hl = NULL, *ferr = NULL;
-  block_bufs B;
-  memset(&B, 0, sizeof B);
+  double *ferr = NULL;
   const double t0 = hx_wtime();
   int err = HX_ALLOC(&pr, k);
-  if (!err) err = HX_ALLOC(&hl, nl > 0 ? nl : 1);
   if (!err) err = HX_ALLOC(&ferr, 2 * k);
-  if (!err) err = bufs_alloc(&B, s->b, k, hx_gs_num_local(hx_disc_gs(s->d)));
-  if (!err) err = block_steps(s, k, F, U, pr, hl, ferr, &B);
-  bufs_free(&B);
+  if (!err) err = block_nodes(s, k, F, U, pr, ferr);
   double sec = hx_wtime() - t0;
   if (!err) err = hx_reduce_max(s->comm, &sec, 1);
   const int known = exact_for(s, F).fn != NULL;
   for (int c = 0; c < k && !err && r; c++) {
     result_of(&pr[c], sec, &r[c]);
     r[c].block = 1;
-    r[c].error_known = known, r[c].error_l2 = ferr[2 * c], r[c].error_max = ferr[2 * c + 1];
+    r[c].error_known = known, r[c].error_l2 = ferr[c], r[c].error_max = ferr[k + c];
   }
-  free(pr), free(hl), free(ferr);
+  free(pr), free(ferr);
   HX_CALL(err);
   return HX_SUCCESS;
 }

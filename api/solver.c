@@ -94,7 +94,7 @@ static int solver_new(MPI_Comm comm, const hexcg_options *opt, hexcg_solver **ou
   HX_MPI(MPI_Comm_dup(comm, &s->comm));
   HX_MPI(MPI_Comm_rank(s->comm, &s->rank));
   HX_MPI(MPI_Comm_size(s->comm, &s->size));
-  s->log = o.verbosity == 0 ? HX_LOG_QUIET : o.verbosity == 1 ? HX_LOG_NORMAL : HX_LOG_VERBOSE;
+  s->log = o.verbosity == 0 ? HX_LOG_SILENT : o.verbosity == 1 ? HX_LOG_NORMAL : HX_LOG_VERBOSE;
   char warn[512];
   s->threads = o.threads > 0 ? o.threads : hx_threads_default(s->comm, warn, sizeof warn);
   if (o.threads == 0 && warn[0] && s->rank == 0 && o.verbosity > 0) printf("hexcg: warning: %s\n", warn);

@@ -102,6 +102,35 @@ int hx_run_mesh_parts(MPI_Comm comm, hx_mesh m, hx_checkpoint_mesh_id *mid);
 /* The shift beta0 / dt of the BDF order q (1..3). */
 double hx_run_bdf_shift(int q, double dt);
 
+/* Several right-hand sides (problem.rhs a list; app/run_columns.c): the
+ * columns' host L-vectors f (hf[k]) and solutions (hu[k]), their block PCG
+ * results and errors (err[2k]: L2 of each, then max of each). */
+typedef struct {
+  int k;
+  double **hf, **hu;
+  hx_pcg_result *pr;
+  double *err;
+} hx_run_columns;
+/* Collective. The columns' f at the discretisation's nodes: column 0 takes
+ * *hf (problem/'s, already checked), the others problem.rhs[i] evaluated
+ * and, with problem.exact a list, each exact solution checked finite (the
+ * case position and the node where not). */
+int hx_run_columns_data(MPI_Comm comm, const hx_case *cs, hx_disc d, double **hf, hx_run_columns *c);
+/* Collective. The block solve of the columns with the shared Dirichlet
+ * values hg and Neumann loads hbn (hx_api_solve_many_l); dr: the column
+ * with the most iterations (the block's seconds), res: the columns and the
+ * top-level figures from them (hx_run_stats), one log line per column. */
+int hx_run_columns_solve(hexcg_solver *s, const hx_case *cs, hx_run_columns *c, const double *hg,
+                         const double *hbn, hx_solve_result *dr, hx_run_result *res);
+/* Collective. Every column (u0: column 0's solution, the others c->hu)
+ * as a frame series/solution_00000I.h5 (.hdf) of output.dir beside
+ * series/mesh.h5 (mesh.hdf), the time series' layout (docs/time.md), and
+ * solution.xdmf (solution.hdf.series) as their temporal collection with
+ * the column's index as the time; work: hx_disc_num_l values. */
+int hx_run_columns_output(MPI_Comm comm, const hx_case *cs, hx_mesh m, hx_disc d, const hx_run_columns *c,
+                          const double *u0, double *work);
+void hx_run_columns_free(hx_run_columns *c);
+
 /* hexcg keys [--names]: every key of the case file and of the
  * preconditioner from the option tables (cmd_run.c). */
 int hx_cmd_keys(hx_app_ctx *ctx, int argc, char **argv);

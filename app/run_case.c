@@ -55,6 +55,7 @@ typedef struct {
   const char *restart, *final_dir; /* hx_run_case_time */
   int pc_reported;                 /* report_pc done */
   hx_checkpoint_mesh_id *mid;      /* a dry run of --restart: the mesh's identity (NULL: not wanted) */
+  hx_run_columns cols;             /* several right-hand sides (k 0: one; app/run_columns.c) */
 } run_state;
 
 /* The discretisation with lambda + st->shift (problem/: coefficients,
@@ -84,6 +85,7 @@ static int phase_data(run_state *st) {
   /* a time loop evaluates the exact solution where it writes it */
   const int flags = cs->problem.exact && !cs->time.enabled ? HX_PROBLEM_DATA_EXACT : 0;
   HX_CALL(hx_problem_data(st->s.prob, d, st->time, flags, &st->hf, &st->hg, &st->hbn));
+  if (cs->problem.nrhs > 1) HX_CALL(hx_run_columns_data(comm, cs, d, &st->hf, &st->cols)); /* steady only */
   if (cs->solver.initial_guess && !cs->time.enabled) {
     const int64_t nl = hx_disc_num_l(d);
     const double *X, *Y, *Z;
@@ -102,9 +104,20 @@ static int phase_data(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* Several right-hand sides: block PCG on the columns (no monitor: no
+ * history, no progress lines); the solution of column 0 is st->hu. */
+static int solve_columns(run_state *st) {
+  HX_CALL(hx_run_columns_solve(&st->s, st->cs, &st->cols, st->hg, st->hbn, &st->dr, st->res));
+  st->hu = st->cols.hu[0], st->cols.hu[0] = NULL;
+  st->t_setup += st->dr.t_pc_setup;
+  st->res->dofs = st->dr.dofs;
+  return HX_SUCCESS;
+}
+
 /* The preconditioner and PCG, with history and progress lines. */
 static int phase_solve(run_state *st) {
   const hx_case *cs = st->cs;
+  if (st->cols.k) return solve_columns(st);
   hx_pcg_opts po;
   hx_run_pcg_opts(cs, &st->mon, &po);
   HX_CALL(hx_history_create(&st->mon.hist));
@@ -149,11 +162,28 @@ static int phase_solve(run_state *st) {
   return HX_SUCCESS;
 }
 
+/* The solution file (and its exact solution, NULL: none) in dir. */
+static int write_solution(run_state *st, const char *dir, const double *X, const double *Y, const double *Z,
+                          const double *hu, const double *hex) {
+  const hx_case *cs = st->cs;
+  const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
+  if (cs->output.format == HX_OUTPUT_VTKHDF) /* one Lagrange hexahedron per element (ParaView) */
+    HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, dir, HX_VTKHDF_NAME, NULL, NULL, cs->output.fields, fp32,
+                               cs->order, hx_disc_num_elements(st->s.d), hx_mesh_element_global_ids(st->s.m),
+                               X, Y, Z, hu, hex, NULL));
+  else
+    HX_CALL(hx_io_write_solution_opts(st->ctx->comm, dir, cs->output.fields, fp32, cs->order,
+                                      hx_disc_num_elements(st->s.d), hx_mesh_element_global_ids(st->s.m), X,
+                                      Y, Z, hu, hex, NULL));
+  return HX_SUCCESS;
+}
+
 /* History and solution files. */
 static int phase_output(run_state *st) {
   const hx_case *cs = st->cs;
   const double t = hx_wtime();
-  if (cs->output.history) HX_CALL(hx_history_write(st->mon.hist, st->ctx->comm, cs->output.dir));
+  if (cs->output.history && st->mon.hist)
+    HX_CALL(hx_history_write(st->mon.hist, st->ctx->comm, cs->output.dir));
   if (cs->output.solution) {
     const double *X, *Y, *Z;
     HX_CALL(hx_disc_coords(st->s.d, &X, &Y, &Z));
@@ -162,15 +192,11 @@ static int phase_output(run_state *st) {
       HX_CALL(HX_ALLOC(&st->hex, nl > 0 ? nl : 1));
       hx_expr_eval_array_t(cs->problem.exact, (size_t)nl, X, Y, Z, st->time, st->hex);
     }
-    const int fp32 = cs->output.precision == HX_OUTPUT_FP32;
-    if (cs->output.format == HX_OUTPUT_VTKHDF) /* one Lagrange hexahedron per element (ParaView) */
-      HX_CALL(hx_io_write_vtkhdf(st->ctx->comm, cs->output.dir, HX_VTKHDF_NAME, NULL, NULL, cs->output.fields,
-                                 fp32, cs->order, hx_disc_num_elements(st->s.d),
-                                 hx_mesh_element_global_ids(st->s.m), X, Y, Z, st->hu, st->hex, NULL));
-    else
-      HX_CALL(hx_io_write_solution_opts(st->ctx->comm, cs->output.dir, cs->output.fields, fp32, cs->order,
-                                        hx_disc_num_elements(st->s.d), hx_mesh_element_global_ids(st->s.m), X, Y,
-                                        Z, st->hu, st->hex, NULL));
+    HX_CALL(write_solution(st, cs->output.dir, X, Y, Z, st->hu, st->hex));
+    if (st->cols.k) { /* every column in series/, solution.xdmf their collection (st->hex: work) */
+      if (!st->hex) HX_CALL(HX_ALLOC(&st->hex, hx_disc_num_l(st->s.d) > 0 ? hx_disc_num_l(st->s.d) : 1));
+      HX_CALL(hx_run_columns_output(st->ctx->comm, cs, st->s.m, st->s.d, &st->cols, st->hu, st->hex));
+    }
   }
   st->t_io += hx_wtime() - t;
   return HX_SUCCESS;
@@ -240,7 +266,8 @@ static int phase_report(run_state *st) {
   { /* the case check's estimate for the rank with the most elements, beside it */
     double el = (double)E;
     HX_CALL(hx_reduce_max(comm, &el, 1));
-    res->mem_estimate_bytes = hx_case_mem_estimate(st->cs, el, pc_node_bytes(st));
+    res->mem_estimate_bytes =
+        hx_case_mem_estimate(st->cs, el, hx_api_pc_node_bytes(st->s.pcc, st->cs->order));
   }
 
   const char *pct = hx_case_pc_type(st->cs);
@@ -370,6 +397,7 @@ static int run_case(hx_app_ctx *ctx, const hx_case *cs, int check_only, hx_run_r
   hx_timer_reset_all();
   int ierr = run(&st, check_only);
   free(st.hf), free(st.hg), free(st.hbn), free(st.hu), free(st.hex), free(st.hu0);
+  hx_run_columns_free(&st.cols);
   hx_history_destroy(&st.mon.hist);
   hx_progress_destroy(&st.mon.prog);
   hx_api_free(&st.s);

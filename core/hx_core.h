@@ -533,7 +533,9 @@ void hx_mem_fit_describe(const hx_mem_fit_info *fi, double rank0_bytes, double r
                          size_t len);
 
 /* ------------------------------------------------------------ logging */
-typedef enum { HX_LOG_QUIET = 0, HX_LOG_NORMAL = 1, HX_LOG_VERBOSE = 2 } hx_log_level;
+/* HX_LOG_SILENT: not even warnings (the library at verbosity 0; hexcg run's
+ * --quiet is HX_LOG_QUIET: errors and warnings on stderr, nothing on stdout) */
+typedef enum { HX_LOG_SILENT = -1, HX_LOG_QUIET = 0, HX_LOG_NORMAL = 1, HX_LOG_VERBOSE = 2 } hx_log_level;
 /* Set the rank used for tags and rank-0 printing, and the verbosity. */
 void hx_log_init(int rank, hx_log_level level);
 hx_log_level hx_log_get_level(void);
@@ -545,8 +547,7 @@ void hx_log(hx_log_level level, const char *fmt, ...)
 #endif
     ;
 /* printf to stderr from any rank, tagged "[rank R] warning: "; nothing at
- * HX_LOG_QUIET (hexcg run --quiet prints errors only; the library prints
- * nothing unless its verbosity asks). */
+ * HX_LOG_SILENT (the library prints nothing unless its verbosity asks). */
 void hx_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -174,7 +174,7 @@ void hx_log(hx_log_level level, const char *fmt, ...) {
 }
 
 void hx_warn(const char *fmt, ...) {
-  if (hx_log_get_level() < HX_LOG_NORMAL) return; /* --quiet: errors only; the library's verbosity 0: nothing */
+  if (hx_log_get_level() < HX_LOG_QUIET) return; /* the library's verbosity 0: nothing */
   va_list ap;
   fprintf(stderr, "[rank %d] warning: ", hx_log_rank_);
   va_start(ap, fmt);

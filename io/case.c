@@ -813,6 +813,55 @@ int hx_case_coef_get(const hx_case *cs, int c, const char *material, double *val
   return 0;
 }
 
+/* problem.rhs or problem.exact: one expression, or (a list) n of them,
+ * each compiled and checked finite; *list (n owned, allocated) */
+static int load_expr_list(const hx_case *cs, const hx_ynode *v, const char *key, int *n, hx_expr ***list) {
+  const int seq = v->kind == HX_YN_SEQ;
+  *n = seq ? v->n : 1;
+  if (seq && (v->n < 2 || v->n > HX_CASE_RHS_MAX))
+    return hx_yerror(v,
+                     "%s: a list of %d expressions; give one expression, or a list of 2 to %d (one per "
+                     "right-hand side, solved at once by block PCG)",
+                     key, v->n, HX_CASE_RHS_MAX);
+  HX_CALL(hx_calloc((size_t)*n, sizeof(hx_expr *), list));
+  char k[64];
+  for (int i = 0; i < *n; i++) {
+    const hx_ynode *e = seq ? v->vals[i] : v;
+    if (seq)
+      snprintf(k, sizeof k, "%s[%d]", key, i);
+    else
+      snprintf(k, sizeof k, "%s", key);
+    HX_CALL(compile_expr(e, k, &(*list)[i]));
+    HX_CALL(check_finite(cs, e, k, (*list)[i]));
+  }
+  return HX_SUCCESS;
+}
+
+/* problem.rhs (required) and problem.exact: one expression each, or lists
+ * (several right-hand sides; exact's of the same length, or absent) */
+static int load_rhs(hx_case *cs, const hx_ynode *pr) {
+  const hx_ynode *v = hx_ynode_get(pr, "rhs", NULL);
+  if (!v) return missing(pr, "problem.rhs");
+  HX_CALL(load_expr_list(cs, v, "problem.rhs", &cs->problem.nrhs, &cs->problem.rhs_list));
+  cs->problem.rhs = cs->problem.rhs_list[0];
+  if (!(v = hx_ynode_get(pr, "exact", NULL))) return HX_SUCCESS;
+  const int n = cs->problem.nrhs, ne = v->kind == HX_YN_SEQ ? v->n : 1;
+  if (n > 1 && ne != n)
+    return hx_yerror(v,
+                     "problem.exact: %s of %d, but problem.rhs lists %d right-hand sides; give a list of %d "
+                     "expressions (column i's exact solution), or leave problem.exact out",
+                     v->kind == HX_YN_SEQ ? "a list" : "one expression instead of a list", ne, n, n);
+  if (n == 1) {
+    HX_CALL(compile_expr(v, "problem.exact", &cs->problem.exact));
+    HX_CALL(check_finite(cs, v, "problem.exact", cs->problem.exact));
+    return HX_SUCCESS;
+  }
+  int m = 0;
+  HX_CALL(load_expr_list(cs, v, "problem.exact", &m, &cs->problem.exact_list));
+  cs->problem.exact = cs->problem.exact_list[0];
+  return HX_SUCCESS;
+}
+
 static int load_problem(hx_case *cs, const hx_ynode *root) {
   hx_ynode *pr = hx_ynode_get(root, "problem", NULL), *v;
   if (!pr) return missing(root, "problem");
@@ -860,13 +909,7 @@ static int load_problem(hx_case *cs, const hx_ynode *root) {
       }
     }
   }
-  if (!(v = hx_ynode_get(pr, "rhs", NULL))) return missing(pr, "problem.rhs");
-  HX_CALL(compile_expr(v, "problem.rhs", &cs->problem.rhs));
-  HX_CALL(check_finite(cs, v, "problem.rhs", cs->problem.rhs));
-  if ((v = hx_ynode_get(pr, "exact", NULL))) {
-    HX_CALL(compile_expr(v, "problem.exact", &cs->problem.exact));
-    HX_CALL(check_finite(cs, v, "problem.exact", cs->problem.exact));
-  }
+  HX_CALL(load_rhs(cs, pr));
 
   hx_ynode *bl = hx_ynode_get(pr, "boundary", NULL);
   if (bl) {
@@ -1160,6 +1203,55 @@ static int load_rest(hx_case *cs, const hx_ynode *root) {
   return HX_SUCCESS;
 }
 
+/* Several right-hand sides are one steady block PCG solve from a zero
+ * initial guess with shared boundary data: what does not fit is refused. */
+static int check_rhs_list(const hx_case *cs) {
+  const int n = cs->problem.nrhs;
+  if (n < 2) return HX_SUCCESS;
+  const hx_ynode *rhs = node_at(cs, "problem.rhs");
+  if (cs->time.enabled)
+    return hx_yerror(
+        rhs,
+        "problem.rhs: a list of %d right-hand sides with a time: section; several right-hand sides "
+        "are for steady runs: remove the time: section, or give one expression",
+        n);
+  if (cs->solver.type != HX_CASE_SOLVER_PCG)
+    return hx_yerror(node_at(cs, "solver.type"),
+                     "solver.type: %s with a list of %d right-hand sides; the block solve is plain PCG: give "
+                     "solver.type: pcg (or leave it out), or one right-hand side",
+                     hx_case_solver_name(cs->solver.type), n);
+  const char *pct = hx_case_pc_type(cs);
+  if (pct && !strcmp(pct, "auto"))
+    return hx_yerror(
+        node_at(cs, "preconditioner.type"),
+        "preconditioner: auto with a list of %d right-hand sides; the block solve is plain PCG with "
+        "a fixed preconditioner: name one (pmg, the default, asm or jacobi)",
+        n);
+  if (cs->solver.initial_guess)
+    return hx_yerror(
+        node_at(cs, "solver.initial_guess"),
+        "solver.initial_guess with a list of %d right-hand sides; the block solve starts from zero: "
+        "remove solver.initial_guess, or give one right-hand side",
+        n);
+  if (cs->solver.projection > 0)
+    return hx_yerror(
+        node_at(cs, "solver.projection"),
+        "solver.projection with a list of %d right-hand sides; the block solve projects nothing: "
+        "remove solver.projection, or give one right-hand side",
+        n);
+  for (int b = 0; b < cs->problem.nboundary; b++)
+    if (cs->problem.boundary[b].value_kind == HX_BCV_EXACT) {
+      char key[64];
+      snprintf(key, sizeof key, "problem.boundary.%d.value", b);
+      return hx_yerror(
+          node_at(cs, key),
+          "problem.boundary[%d].value: exact with a list of %d right-hand sides; the columns share "
+          "their boundary data: give the value as a number or an expression in x, y, z",
+          b, n);
+    }
+  return HX_SUCCESS;
+}
+
 static int validate(hx_case *cs, case_impl *im) {
   const hx_ynode *root = im->doc.root;
   if (!root)
@@ -1178,6 +1270,7 @@ static int validate(hx_case *cs, case_impl *im) {
   HX_CALL(load_rest(cs, root));
   HX_CALL(load_time(cs, im, root));
   HX_CALL(check_no_t(cs));
+  HX_CALL(check_rhs_list(cs));
   if (cs->solver.projection < 0) cs->solver.projection = cs->time.enabled ? 8 : 0;
   /* output.fields not given: every field of a steady run; a time series is lean (docs/time.md) */
   if (!cs->output.fields)
@@ -1219,6 +1312,11 @@ void hx_case_destroy(hx_case **csp) {
     hx_expr_destroy(&bd->alpha_expr);
   }
   free(cs->problem.boundary);
+  for (int i = 0; i < cs->problem.nrhs; i++) { /* rhs and exact are their lists' first entries */
+    if (cs->problem.rhs_list) hx_expr_destroy(&cs->problem.rhs_list[i]), cs->problem.rhs = NULL;
+    if (cs->problem.exact_list) hx_expr_destroy(&cs->problem.exact_list[i]), cs->problem.exact = NULL;
+  }
+  free(cs->problem.rhs_list), free(cs->problem.exact_list);
   hx_expr_destroy(&cs->problem.rhs);
   hx_expr_destroy(&cs->problem.exact);
   free(cs->solver.initial_guess);
@@ -1511,9 +1609,19 @@ static int write_other(const hx_case *cs, const hx_opt_group *g, const hx_opt_ke
       }
     }
   } else if (g == &problem_group && (!strcmp(k->key, "rhs") || !strcmp(k->key, "exact"))) {
-    sb_printf(s, " ");
-    sb_quoted(s, hx_expr_text(!strcmp(k->key, "rhs") ? cs->problem.rhs : cs->problem.exact));
-    sb_printf(s, "\n");
+    const int r = !strcmp(k->key, "rhs");
+    hx_expr *const *list = r ? cs->problem.rhs_list : cs->problem.exact_list;
+    if (cs->problem.nrhs > 1 && list) { /* several right-hand sides: a flow list */
+      for (int i = 0; i < cs->problem.nrhs; i++) {
+        sb_printf(s, "%s", i ? ", " : " [");
+        sb_quoted(s, hx_expr_text(list[i]));
+      }
+      sb_printf(s, "]\n");
+    } else {
+      sb_printf(s, " ");
+      sb_quoted(s, hx_expr_text(r ? cs->problem.rhs : cs->problem.exact));
+      sb_printf(s, "\n");
+    }
   } else if (g == &problem_group && !strcmp(k->key, "boundary")) {
     sb_printf(s, "%s\n", cs->problem.nboundary ? "" : " []");
     for (int i = 0; i < cs->problem.nboundary; i++) {
@@ -1665,8 +1773,13 @@ void hx_case_print(const hx_case *cs, FILE *out) {
     }
   }
   fprintf(out, "\n");
-  fprintf(out, "  rhs        %s\n", hx_expr_text(cs->problem.rhs));
-  if (cs->problem.exact) fprintf(out, "  exact      %s\n", hx_expr_text(cs->problem.exact));
+  for (int i = 0; i < cs->problem.nrhs; i++) {
+    const hx_expr *ex = cs->problem.exact_list ? cs->problem.exact_list[i] : i ? NULL : cs->problem.exact;
+    char lab[16] = "rhs";
+    if (cs->problem.nrhs > 1) snprintf(lab, sizeof lab, "rhs[%d]", i);
+    fprintf(out, "  %-10s %s\n", lab, hx_expr_text(cs->problem.rhs_list[i]));
+    if (ex) fprintf(out, "  %-10s %s\n", cs->problem.nrhs > 1 ? "  exact" : "exact", hx_expr_text(ex));
+  }
   for (int i = 0; i < cs->problem.nboundary; i++) {
     const hx_case_boundary *bd = &cs->problem.boundary[i];
     fprintf(out, "  boundary  ");

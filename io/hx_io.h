@@ -71,6 +71,8 @@ typedef enum {
   HX_CASE_MESH_EXODUS = 3,
   HX_CASE_MESH_NEK = 4 /* a NekRS / Nek5000 .re2 file */
 } hx_case_mesh_type;
+/* the most right-hand sides of a list problem.rhs (block PCG: docs/case-format.md) */
+#define HX_CASE_RHS_MAX 64
 /* a mesh read from mesh.file (not generated: gmsh, exodus, nek) */
 #define HX_CASE_MESH_FROM_FILE(t) \
   ((t) == HX_CASE_MESH_GMSH || (t) == HX_CASE_MESH_EXODUS || (t) == HX_CASE_MESH_NEK)
@@ -150,6 +152,14 @@ typedef struct hx_case_s {
     hx_case_coef *lambda_materials;
     hx_expr *rhs;   /* always set (problem.rhs is required) */
     hx_expr *exact; /* NULL when the case gives no exact solution */
+    /* several right-hand sides (problem.rhs a list of 2..HX_CASE_RHS_MAX,
+     * solved at once by block PCG): nrhs columns, rhs_list[nrhs] (owned;
+     * rhs == rhs_list[0]); exact_list[nrhs] when problem.exact is a list
+     * (exact == exact_list[0]), else NULL. One expression: nrhs = 1,
+     * rhs_list = {rhs}, exact_list NULL. */
+    int nrhs;
+    hx_expr **rhs_list;
+    hx_expr **exact_list;
     int nboundary;
     hx_case_boundary *boundary; /* tags not listed: homogeneous Neumann */
   } problem;
@@ -564,6 +574,19 @@ typedef struct {
   int nullspace;
   double nullspace_defect, exact_mean;
 #define HX_NULLSPACE_WARN 1e-6 /* a defect above this is warned about */
+  /* several right-hand sides (problem.rhs a list): each column's figures
+   * (ncolumns 0: one right-hand side); iterations above are the largest,
+   * converged all, reason the first failing column's, the residuals the
+   * column's with the largest final relative residual, the errors the
+   * largest over the columns */
+  int ncolumns;
+  struct hx_run_column {
+    int iterations, converged;
+    char reason[64];
+    double residual0, residual, rel_residual;
+    int exact_known;
+    double error_l2, error_max;
+  } columns[HX_CASE_RHS_MAX];
   /* the mesh's connected components (problem/components.c, docs/solver.md
    * "Null space"): their number (0: not computed), how many float (no
    * Dirichlet face, no Robin alpha > 0, lambda = 0 on all of it), and one

@@ -62,7 +62,8 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     if (bad) free(tree);
     HX_CHECK(!bad && tree, HX_ERR_MEM, "out of memory");
   }
-  size_t cap = 8192 + strlen(st->devices) + strlen(st->components_yaml) + strlen(st->natural_tags) + tree_len;
+  size_t cap = 8192 + 512 * (size_t)st->ncolumns + strlen(st->devices) + strlen(st->components_yaml) +
+               strlen(st->natural_tags) + tree_len;
   char *b = malloc(cap);
   if (!b) free(tree);
   HX_CHECK(b, HX_ERR_MEM, "out of memory");
@@ -100,6 +101,23 @@ int hx_summary_write(const char *dir, const hx_case *cs, const hx_run_stats *st,
     P("error: {l2: %s, max: %s}\n", f1, f2);
   else
     P("error: null  # no exact solution in the case\n");
+  for (int c = 0; c < st->ncolumns; c++) { /* several right-hand sides: each column */
+    const struct hx_run_column *col = &st->columns[c];
+    if (!c) P("columns:  # problem.rhs's right-hand sides, solved at once by block PCG\n");
+    yq(q1, sizeof q1, col->reason);
+    hx_io_fmt_double(f1, sizeof f1, col->residual0);
+    hx_io_fmt_double(f2, sizeof f2, col->residual);
+    hx_io_fmt_double(f3, sizeof f3, col->rel_residual);
+    P("  - {iterations: %d, converged: %s, reason: %s, initial_residual: %s, final_residual: %s, "
+      "final_rel_residual: %s, error: ",
+      col->iterations, col->converged ? "true" : "false", q1, f1, f2, f3);
+    hx_io_fmt_double(f1, sizeof f1, col->error_l2);
+    hx_io_fmt_double(f2, sizeof f2, col->error_max);
+    if (col->exact_known)
+      P("{l2: %s, max: %s}}\n", f1, f2);
+    else
+      P("null}\n");
+  }
   if (st->nullspace) {
     hx_io_fmt_double(f1, sizeof f1, st->nullspace_defect);
     hx_io_fmt_double(f2, sizeof f2, st->exact_mean);

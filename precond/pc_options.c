@@ -217,7 +217,7 @@ int hx_pc_f32_fits(hx_disc d, hx_backend b, const char *who, const char *part, i
   *fits = 0;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  if (rank == 0 && hx_log_get_level() >= HX_LOG_NORMAL)
+  if (rank == 0 && hx_log_get_level() >= HX_LOG_QUIET)
     fprintf(stderr,
             "hexcg: warning: %s: the operator's diagonal spans [%.3g, %.3g], outside what its FP32 %s "
             "holds ([%.2g, %.2g]): the %s runs in FP64 (preconditioner.precision: fp64 says so)\n",
