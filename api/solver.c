@@ -120,13 +120,28 @@ static int create_from_case(hexcg_solver *s, int load_err) {
   return err;
 }
 
-typedef enum { FROM_FILE, FROM_YAML } case_source;
+/* What a creation sets up once the solver's communicator exists. */
+typedef struct {
+  int file;                /* a case file (else YAML text or a description) */
+  const char *text, *name; /* the case's path or text, its name */
+  const hexcg_problem *d;  /* a description (NULL: a case) */
+  hexcg_options o;
+} create_args;
 
-static int create_case(MPI_Comm comm, case_source src, const char *text, const char *name,
-                       const hexcg_options *opt, hexcg_solver **out) {
-  if (!out) return hx_api_arg("%s: the solver pointer is NULL", "hexcg_create");
-  *out = NULL;
-  if (!text) return hx_api_arg("%s is NULL", src == FROM_FILE ? "hexcg_create_file: path" : "hexcg_create_yaml: yaml");
+static int create_setup(hexcg_solver *s, const create_args *a) {
+  if (a->d) {
+    int err = hx_error_agree(s->comm, hx_api_setup_desc(s, a->d));
+    if (!err) err = hx_error_agree(s->comm, hx_api_build(s, 0.0));
+    return err;
+  }
+  int err = a->file ? hx_case_load_comm(s->comm, a->text, a->o.nset, a->o.set, &s->own_case)
+                    : hx_case_load_string(a->text, a->name ? a->name : "<string>", a->o.nset, a->o.set, 1,
+                                          &s->own_case);
+  return create_from_case(s, err);
+}
+
+/* the solver, its setup in its threads and log level; *out NULL on failure */
+static int create(MPI_Comm comm, const create_args *a, const hexcg_options *opt, hexcg_solver **out) {
   hexcg_solver *s = NULL;
   int err = solver_new(comm, opt, &s);
   if (err) {
@@ -135,48 +150,37 @@ static int create_case(MPI_Comm comm, case_source src, const char *text, const c
   }
   hx_api_saved sv;
   hx_api_enter(s, &sv);
-  const hexcg_options o = opt ? *opt : hexcg_options_default();
-  if (src == FROM_FILE)
-    err = hx_case_load_comm(s->comm, text, o.nset, o.set, &s->own_case);
-  else
-    err = hx_case_load_string(text, name ? name : "<string>", o.nset, o.set, 1, &s->own_case);
-  err = create_from_case(s, err);
+  err = create_setup(s, a);
   if (err) solver_free(&s);
   *out = s;
   const int st = hx_api_fail(err);
   hx_api_leave(&sv);
-  if (st) hexcg_last_error(); /* (the message stays for the caller) */
   return st;
 }
 
 int hexcg_create_file(MPI_Comm comm, const char *path, const hexcg_options *opt, hexcg_solver **s) {
-  return create_case(comm, FROM_FILE, path, NULL, opt, s);
+  if (!s) return hx_api_arg("%s: the solver pointer is NULL", "hexcg_create_file");
+  *s = NULL;
+  if (!path) return hx_api_arg("%s is NULL", "hexcg_create_file: path");
+  const create_args a = {1, path, NULL, NULL, opt ? *opt : hexcg_options_default()};
+  return create(comm, &a, opt, s);
 }
 
 int hexcg_create_yaml(MPI_Comm comm, const char *yaml, const char *name, const hexcg_options *opt,
                       hexcg_solver **s) {
-  return create_case(comm, FROM_YAML, yaml, name, opt, s);
+  if (!s) return hx_api_arg("%s: the solver pointer is NULL", "hexcg_create_yaml");
+  *s = NULL;
+  if (!yaml) return hx_api_arg("%s is NULL", "hexcg_create_yaml: yaml");
+  const create_args a = {0, yaml, name, NULL, opt ? *opt : hexcg_options_default()};
+  return create(comm, &a, opt, s);
 }
 
-int hexcg_create(MPI_Comm comm, const hexcg_problem *d, const hexcg_options *opt, hexcg_solver **out) {
-  if (!out) return hx_api_arg("%s: the solver pointer is NULL", "hexcg_create");
-  *out = NULL;
+int hexcg_create(MPI_Comm comm, const hexcg_problem *d, const hexcg_options *opt, hexcg_solver **s) {
+  if (!s) return hx_api_arg("%s: the solver pointer is NULL", "hexcg_create");
+  *s = NULL;
   if (!d) return hx_api_arg("%s: the description is NULL", "hexcg_create");
-  hexcg_solver *s = NULL;
-  int err = solver_new(comm, opt, &s);
-  if (err) {
-    solver_free(&s);
-    return hx_api_fail(err);
-  }
-  hx_api_saved sv;
-  hx_api_enter(s, &sv);
-  err = hx_error_agree(s->comm, hx_api_setup_desc(s, d));
-  if (!err) err = hx_error_agree(s->comm, hx_api_build(s, 0.0));
-  if (err) solver_free(&s);
-  *out = s;
-  const int st = hx_api_fail(err);
-  hx_api_leave(&sv);
-  return st;
+  const create_args a = {0, NULL, NULL, d, opt ? *opt : hexcg_options_default()};
+  return create(comm, &a, opt, s);
 }
 
 int hexcg_destroy(hexcg_solver **s) {
