@@ -99,8 +99,10 @@ typedef struct hexcg_solver_s hexcg_solver;
  * messages call it, e.g. "case"; NULL: "<string>"). opt: NULL for the
  * defaults. On success *s is the solver; on failure *s is NULL and the
  * message names the file, line and key. Collective over comm (duplicated:
- * the caller may free comm afterwards). path and yaml matter on every rank
- * (each reads them; rank 0's messages). */
+ * the caller may free comm afterwards). The file is read on rank 0 and its
+ * text broadcast (path matters there); yaml is parsed on every rank (give
+ * every rank the same text). A time: section is allowed (its expressions
+ * may use t; hexcg_time_run takes its own time options). */
 int hexcg_create_file(MPI_Comm comm, const char *path, const hexcg_options *opt, hexcg_solver **s);
 int hexcg_create_yaml(MPI_Comm comm, const char *yaml, const char *name, const hexcg_options *opt,
                       hexcg_solver **s);
@@ -217,8 +219,11 @@ typedef struct {
   double residual0;        /* ||b - A x0|| */
   double residual;         /* the final ||b - A x|| (the true residual) */
   double rel_residual;     /* residual / ||b|| */
-  int error_known;         /* the problem has an exact solution: */
-  double error_l2, error_max; /* ... the errors of the solution against it */
+  /* the problem has an exact solution and its own data were solved (f NULL,
+   * no hexcg_set_dirichlet, shift 0): the errors of the solution against
+   * it (L2 and max over the GLL nodes), else error_known 0 */
+  int error_known;
+  double error_l2, error_max;
   double seconds;          /* this solve's wall time (the slowest rank's) */
   int block;               /* hexcg_solve_many: 1 if the column was solved in the block, 0 alone */
 } hexcg_result;
