@@ -175,7 +175,7 @@ int hx_run_columns_output(MPI_Comm comm, const hx_case *cs, hx_mesh m, hx_disc d
   char fl[HX_CASE_RHS_MAX][48];
   for (int i = 0; i < c->k; i++) {
     HX_CALL(write_frame(comm, cs, m, d, sdir, i, i ? c->hu[i] : u0, work, names[i], sizeof names[i]));
-    snprintf(fl[i], sizeof fl[i], "series/%s", names[i]);
+    snprintf(fl[i], sizeof fl[i], "series/%.39s", names[i]); /* names[i] holds at most 39 */
     files[i] = fl[i], times[i] = (double)i; /* the column's index as the "time" */
   }
   int rank = 0;

@@ -211,7 +211,7 @@ static int mode_errors(void) {
   OK(hexcg_create_yaml(MPI_COMM_WORLD, sine_case(2, 3, 0, "jacobi"), NULL, NULL, &s));
   nodes nd;
   if (get_nodes(s, &nd)) return 1;
-  double *f = calloc((size_t)nd.n + 1, sizeof(double)), *u = calloc((size_t)nd.n + 1, sizeof(double));
+  double *f = calloc(2 * (size_t)nd.n + 1, sizeof(double)), *u = calloc(2 * (size_t)nd.n + 1, sizeof(double));
   st = hexcg_solve(s, f, NULL, NULL);
   CHECK(st == HEXCG_ERR_ARG && strstr(hexcg_last_error(), "u is NULL"), "u NULL: '%s'", hexcg_last_error());
   /* a NaN on the last rank only: every rank gets the error */
