@@ -115,12 +115,24 @@ for spec in ${PYPI_PACKAGES[@]+"${PYPI_PACKAGES[@]}"}; do
   [[ ${HEXCG_SKIP_APT:-0} == 1 ]] && die "missing Python package $spec (HEXCG_SKIP_APT=1 set)"
   [[ $(id -u) == 0 ]] || die "missing Python package $spec; as root: python3 -m pip install --break-system-packages --no-deps $spec"
   say "installing $spec from PyPI"
-  extra=()
-  # mpi4py: compiled here with MPICH's mpicc and Debian's setuptools (its sdist
-  # fails under pip's isolated build with today's setuptools)
-  [[ $mod == mpi4py ]] && extra=(--no-binary mpi4py --no-build-isolation)
-  MPICC=/usr/bin/mpicc.mpich /usr/bin/python3 -m pip install -q --break-system-packages --no-deps \
-    ${extra[@]+"${extra[@]}"} "$spec" >/dev/null \
+  if [[ $mod == mpi4py ]]; then
+    # compiled here with MPICH's mpicc and Debian's setuptools (its sdist fails
+    # under pip's isolated build with today's setuptools), once per MPICH
+    # version: the wheel is kept in the cache beside hypre (about a minute saved
+    # per fresh machine)
+    wdir=$CACHE/wheels-mpich-$(dpkg-query -W -f='${Version}' libmpich-dev 2>/dev/null || echo unknown)
+    whl=$(ls "$wdir"/mpi4py-"${spec#*==}"-*.whl 2>/dev/null | head -1 || true)
+    if [[ -z $whl ]]; then
+      mkdir -p "$wdir"
+      MPICC=/usr/bin/mpicc.mpich /usr/bin/python3 -m pip wheel -q --no-deps --no-binary mpi4py \
+        --no-build-isolation -w "$wdir" "$spec" >/dev/null || die "pip wheel $spec failed (no network to PyPI?)"
+      whl=$(ls "$wdir"/mpi4py-"${spec#*==}"-*.whl | head -1)
+    fi
+    /usr/bin/python3 -m pip install -q --break-system-packages --no-deps "$whl" >/dev/null \
+      || die "pip install $whl failed"
+    continue
+  fi
+  /usr/bin/python3 -m pip install -q --break-system-packages --no-deps "$spec" >/dev/null \
     || die "pip install $spec failed (no network to PyPI?)"
 done
 
