@@ -318,6 +318,14 @@ static int phase_problem(run_state *st) {
 }
 
 
+void hx_api_pcg_opts(const hx_case *cs, hx_pcg_opts *po) {
+  hx_pcg_opts_default(po);
+  po->rtol = cs->solver.tol;
+  po->max_iterations = cs->solver.max_iterations;
+  po->flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
+  po->single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
+}
+
 int hx_api_setup_case(hexcg_solver *s, const hx_case *cs, hx_run_stats *res) {
   hx_run_stats *own = NULL;
   if (!res) HX_CALL(HX_ALLOC(&own, 1));
@@ -329,13 +337,7 @@ int hx_api_setup_case(hexcg_solver *s, const hx_case *cs, hx_run_stats *res) {
   if (!ierr) ierr = phase_problem(&st);
   free(own);
   HX_CALL(ierr);
-  hx_pcg_opts_default(&s->po);
-  s->po.rtol = cs->solver.tol;
-  s->po.max_iterations = cs->solver.max_iterations;
-  s->po.flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
-  s->po.single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
-  const char *pct = hx_pc_config_type(s->pcc);
-  s->block_ok = !(pct && !strcmp(pct, "auto"));
+  hx_api_pcg_opts(cs, &s->po);
   s->exact = (hx_field){cs->problem.exact ? expr_fn : NULL, cs->problem.exact, cs->problem.exact ? expr_fn_n : NULL};
   s->exact_tf = texpr(cs->problem.exact);
   return HX_SUCCESS;

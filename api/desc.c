@@ -144,8 +144,6 @@ static int pc_options(hexcg_solver *s, const hexcg_problem *p) {
   HX_CALL(hx_pc_config_read(d->pc_opts, &s->pcc));
   int lv[HX_PC_LEVELS_MAX], n;
   HX_CALL(hx_pc_config_levels(s->pcc, s->order, lv, &n));
-  const char *pct = hx_pc_config_type(s->pcc);
-  s->block_ok = !(pct && !strcmp(pct, "auto"));
   return HX_SUCCESS;
 }
 

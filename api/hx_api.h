@@ -26,6 +26,11 @@ int hx_api_fail(int code);
 int hx_api_arg(const char *fmt, const char *what);
 /* clears hexcg_last_error's message (a call that succeeds) */
 void hx_api_clear(void);
+/* A public call's first check: the solver exists (HEXCG_ERR_ARG naming fn). */
+#define HX_API_CHECK_SOLVER(s, fn)                                                                 \
+  do {                                                                                             \
+    if (!(s) || !(s)->d) return hx_api_arg("%s: the solver is NULL (or its creation failed)", fn); \
+  } while (0)
 
 /* ------------------------------------------------------------ the solver */
 /* What a description (hexcg_create) keeps: its compiled expressions and the
@@ -50,7 +55,6 @@ struct hexcg_solver_s {
   int order;
   double shift;
   hx_pcg_opts po;      /* tolerance, limit, variant (no monitor) */
-  int block_ok;        /* the preconditioner has a block path (not auto) */
   double *g_user;      /* hexcg_set_dirichlet's values at the local nodes (NULL: the problem's) */
   hx_field exact;      /* the problem's exact solution at t = 0 (fn NULL: none) */
   hx_tfield exact_tf;  /* ... at any t (time stepping) */
@@ -96,6 +100,9 @@ void hx_api_free(hexcg_solver *s);
 int hx_api_check_case(MPI_Comm comm, hx_case *cs);
 /* frees the case's problem description arrays (s->case_arrays) */
 void hx_api_case_arrays_free(void **p);
+/* The case's solver options (tolerance, iteration limit, pcg / fcg / pcg1;
+ * no monitor): the library's and hexcg run's. */
+void hx_api_pcg_opts(const hx_case *cs, hx_pcg_opts *po);
 /* The case's partitioner (mesh.partitioner). */
 hx_partitioner hx_api_partitioner(const hx_case *cs);
 /* What the case's preconditioner adds per GLL node (precond/ estimates it). */

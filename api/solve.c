@@ -96,13 +96,9 @@ static int solve_one(hexcg_solver *s, const double *f, double *u, hexcg_result *
   return HX_SUCCESS;
 }
 
-#define API_SOLVER(s, fn)                                                                          \
-  do {                                                                                             \
-    if (!(s) || !(s)->d) return hx_api_arg("%s: the solver is NULL (or its creation failed)", fn); \
-  } while (0)
 
 int hexcg_solve(hexcg_solver *s, const double *f, double *u, hexcg_result *r) {
-  API_SOLVER(s, "hexcg_solve");
+  HX_API_CHECK_SOLVER(s, "hexcg_solve");
   if (!u) return hx_api_arg("%s: u is NULL (give n values: hexcg_num_nodes)", "hexcg_solve");
   hx_api_saved sv;
   hx_api_enter(s, &sv);
@@ -190,7 +186,8 @@ static const char *block_refusal(hexcg_solver *s) {
     hx_error_clear();
     return "the exact operator is not at hand";
   }
-  if (!s->block_ok) return "preconditioner auto";
+  const char *pct = hx_pc_config_type(s->pcc);
+  if (pct && !strcmp(pct, "auto")) return "preconditioner auto";
   if (hx_disc_nullspace(s->d)) return "a pure Neumann problem (null space)";
   if (opx != hx_disc_op(s->d)) return "split geometry (operator.geometry): residuals on another operator";
   if (s->po.flexible || s->po.single_reduction) return "solver.type fcg or pcg1";
@@ -277,7 +274,7 @@ static int solve_block(hexcg_solver *s, int k, const double *F, double *U, hexcg
 }
 
 int hexcg_solve_many(hexcg_solver *s, int k, const double *F, double *U, hexcg_result *r) {
-  API_SOLVER(s, "hexcg_solve_many");
+  HX_API_CHECK_SOLVER(s, "hexcg_solve_many");
   if (k < 0) return hx_api_arg("%s: k < 0 (give the number of columns)", "hexcg_solve_many");
   if (k > 0 && !U) return hx_api_arg("%s: U is NULL (give k n values: hexcg_num_nodes)", "hexcg_solve_many");
   if (k == 0) {

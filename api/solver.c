@@ -193,13 +193,9 @@ int hexcg_destroy(hexcg_solver **s) {
 }
 
 /* ------------------------------------------------------------ local nodes */
-#define API_CHECK_SOLVER(s, fn)                                                                    \
-  do {                                                                                             \
-    if (!(s) || !(s)->d) return hx_api_arg("%s: the solver is NULL (or its creation failed)", fn); \
-  } while (0)
 
 int hexcg_num_nodes(const hexcg_solver *s, int64_t *n, int64_t *n_owned, int64_t *n_global) {
-  API_CHECK_SOLVER(s, "hexcg_num_nodes");
+  HX_API_CHECK_SOLVER(s, "hexcg_num_nodes");
   hx_gs gs = hx_disc_gs(s->d);
   if (n) *n = hx_gs_num_local(gs);
   if (n_owned) *n_owned = hx_gs_num_owned(gs);
@@ -209,7 +205,7 @@ int hexcg_num_nodes(const hexcg_solver *s, int64_t *n, int64_t *n_owned, int64_t
 }
 
 int hexcg_node_info(const hexcg_solver *s, double *xyz, int64_t *global_id, int8_t *owned) {
-  API_CHECK_SOLVER(s, "hexcg_node_info");
+  HX_API_CHECK_SOLVER(s, "hexcg_node_info");
   hx_gs gs = hx_disc_gs(s->d);
   const int64_t ng = hx_gs_num_local(gs), no = hx_gs_num_owned(gs);
   if (xyz) {
@@ -231,7 +227,7 @@ int hexcg_node_info(const hexcg_solver *s, double *xyz, int64_t *global_id, int8
 }
 
 int hexcg_node_dirichlet(const hexcg_solver *s, int8_t *flag) {
-  API_CHECK_SOLVER(s, "hexcg_node_dirichlet");
+  HX_API_CHECK_SOLVER(s, "hexcg_node_dirichlet");
   if (!flag) return hx_api_arg("%s: flag is NULL", "hexcg_node_dirichlet");
   hx_gs gs = hx_disc_gs(s->d);
   const int64_t ng = hx_gs_num_local(gs), nm = hx_gs_num_masked(gs);
@@ -249,7 +245,7 @@ int hexcg_node_dirichlet(const hexcg_solver *s, int8_t *flag) {
 }
 
 int hexcg_describe(const hexcg_solver *s, int *order, int64_t *num_elements, char *pc, size_t len) {
-  API_CHECK_SOLVER(s, "hexcg_describe");
+  HX_API_CHECK_SOLVER(s, "hexcg_describe");
   if (order) *order = s->order;
   if (num_elements) *num_elements = hx_mesh_num_global_elements(s->m);
   if (pc && len) hx_pc_view(s->pc, pc, len);
@@ -259,7 +255,7 @@ int hexcg_describe(const hexcg_solver *s, int *order, int64_t *num_elements, cha
 
 /* ------------------------------------------------------------ settings */
 int hexcg_set_dirichlet(hexcg_solver *s, const double *g) {
-  API_CHECK_SOLVER(s, "hexcg_set_dirichlet");
+  HX_API_CHECK_SOLVER(s, "hexcg_set_dirichlet");
   if (!g) {
     free(s->g_user), s->g_user = NULL;
     hx_api_clear();
@@ -273,7 +269,7 @@ int hexcg_set_dirichlet(hexcg_solver *s, const double *g) {
 }
 
 int hexcg_set_tolerance(hexcg_solver *s, double rtol, int max_iterations) {
-  API_CHECK_SOLVER(s, "hexcg_set_tolerance");
+  HX_API_CHECK_SOLVER(s, "hexcg_set_tolerance");
   char what[96];
   if (!(rtol > 0.0 && rtol < 1.0) || max_iterations <= 0) {
     snprintf(what, sizeof what, "rtol %g, max_iterations %d", rtol, max_iterations);
@@ -285,7 +281,7 @@ int hexcg_set_tolerance(hexcg_solver *s, double rtol, int max_iterations) {
 }
 
 int hexcg_set_shift(hexcg_solver *s, double shift) {
-  API_CHECK_SOLVER(s, "hexcg_set_shift");
+  HX_API_CHECK_SOLVER(s, "hexcg_set_shift");
   if (!(shift >= 0.0) || !isfinite(shift)) {
     char what[64];
     snprintf(what, sizeof what, "%g", shift);

@@ -140,7 +140,7 @@ static int time_steps(hexcg_solver *s, const hexcg_time *t, tctx *tc, hexcg_time
 }
 
 int hexcg_time_run(hexcg_solver *s, const hexcg_time *t, double *u, hexcg_time_result *r) {
-  if (!s || !s->d) return hx_api_arg("%s: the solver is NULL (or its creation failed)", "hexcg_time_run");
+  HX_API_CHECK_SOLVER(s, "hexcg_time_run");
   if (!t) return hx_api_arg("%s: the time options are NULL", "hexcg_time_run");
   hx_api_saved sv;
   hx_api_enter(s, &sv);

@@ -18,11 +18,7 @@ void hx_run_monitor_cb(void *ctx, int it, double rnorm, double rel) {
 }
 
 void hx_run_pcg_opts(const hx_case *cs, hx_run_monitor *mon, hx_pcg_opts *po) {
-  hx_pcg_opts_default(po);
-  po->rtol = cs->solver.tol;
-  po->max_iterations = cs->solver.max_iterations;
-  po->flexible = cs->solver.type == HX_CASE_SOLVER_FCG;
-  po->single_reduction = cs->solver.type == HX_CASE_SOLVER_PCG1;
+  hx_api_pcg_opts(cs, po);
   po->monitor = hx_run_monitor_cb;
   po->monitor_ctx = mon;
 }
