@@ -30,12 +30,22 @@
 void hx_auto_opts_default(hx_auto_opts *o) {
   memset(o, 0, sizeof *o);
   hx_pmg_auto_opts_default(&o->pmg);
-  o->start = HX_AUTO_START_JACOBI;
+  o->start = HX_AUTO_START_ASM;
   o->trial = 0;
   o->setup_cost = 150.0;
   o->cycle_cost = 17.0;
   o->pmg_iterations = 20.0;
   o->min_iterations = 20;
+  o->asm_check = 10;
+  o->asm_bias = 1.6;
+  o->pmg_setup = 20.0;
+  o->pmg_cycle = 5.0;
+  o->pmg_gain = 0.65;
+  o->smoother_stages = 1;
+  o->schwarz_check = 3;
+  o->schwarz_setup = 10.0;
+  o->schwarz_cycle = 1.5;
+  o->schwarz_gain = 3.0;
 }
 
 /* eigenvalues of T below x (Sturm count of the LDL^T pivots) */
@@ -132,40 +142,123 @@ int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, 
   return HX_SUCCESS;
 }
 
+static const char *const auto_starts[] = {"jacobi", "pmg", "asm"}; /* HX_AUTO_START_* */
+
+/* the stages of type auto: Jacobi-PCG, then pmg with Chebyshev-Jacobi
+ * smoothing on every level, then (when the model says the Schwarz setup
+ * pays) the same levels and coarse level with Chebyshev-Schwarz smoothing;
+ * back to Chebyshev-Jacobi when the Schwarz rate disappoints */
+enum { AU_JACOBI = 0, AU_ASM = 1, AU_PMGJ = 2, AU_PMGS = 3, AU_STAGES = 4 };
+static const char *const au_names[AU_STAGES] = {"jacobi", "asm", "pmg-jacobi", "pmg-asm"};
+
+typedef struct {
+  int its;        /* iterations run in it (every solve) */
+  int k0;         /* the Krylov run's k at its first iteration in the current run */
+  double rel0;    /* rel after that iteration */
+  double rate;    /* the residual's mean reduction per iteration (0: not measured) */
+  double t_sum;   /* seconds of its timed iterations (this rank: each but the first of a run) */
+  int timed;      /* their count */
+  double setup_s; /* its setup (the max over ranks; pmg-asm: the Schwarz smoothers only) */
+} au_stage;
+
 typedef struct {
   hx_disc d;
   hx_auto_opts o;
   hx_pc jac; /* until the switch */
-  hx_pc mg;  /* pmg (or the smoother trial's pmg) after it */
+  hx_pc as;  /* two-level Schwarz (start: asm) until the switch */
+  hx_pc mg;  /* pmg (its smoothers switched by the stages), or the smoother trial's pmg */
   int64_t n;
-  /* the CG coefficients of the current Krylov run */
-  double *alpha, *beta;
+  /* the CG coefficients of the current Krylov run, and its relative residuals */
+  double *alpha, *beta, *rel;
   int nk, cap;
   int next_check;
   hx_ev run; /* on ev_jacobi, open from the first step observed */
+  int stage, decided; /* AU_*; 1 when no decision is left */
+  au_stage st[AU_STAGES];
+  double t_last; /* hx_wtime at the last observation (or after a setup inside one) */
   /* what was decided */
   int runs, observed, checks;
   int switched, switch_run, switch_k, switch_iteration;
+  int schwarz_iteration, back_iteration; /* the Schwarz smoothers from, and back to Jacobi's (0: never) */
   hx_auto_pred at; /* the prediction at the switch, or the last one */
+  /* the Schwarz decision, in pmg-jacobi iterations: the pmg-jacobi iterations still needed, the
+   * Schwarz setup + iterations modelled, its iterations per 1e8 modelled; at the check in pmg-asm
+   * its iterations still needed at the measured rate and pmg-jacobi's */
+  double m_rem, s_model, s_its8, s_rem, m_rem_back;
+  /* the asm decision, in asm iterations: asm's iterations still needed, pmg's modelled cost */
+  double a_rem, p_model;
+  int pmg_iteration; /* asm -> pmg (0: never) */
   hx_ev_slot ev_jacobi; /* the Jacobi run up to the switch (switch_k - 1 iterations) */
   hx_ev_slot ev_switch; /* the pmg setup */
 } pc_auto;
 
+/* the pmg of the first pmg stage: the configured levels, coarse level and
+ * precision, Chebyshev-Jacobi smoothing on every level (the smoother trial
+ * instead with trial: true) */
 static int auto_pmg_create(pc_auto *a) {
-  if (a->o.trial)
+  if (a->o.trial) {
     HX_CALL(hx_pc_create_pmg_auto(a->d, &a->o.pmg, &a->mg));
-  else
-    HX_CALL(hx_pc_create_pmg(a->d, &a->o.pmg.base, &a->mg));
+  } else {
+    hx_pmg_opts o = a->o.pmg.base;
+    if (a->o.smoother_stages) o.inner = HX_SMOOTH_JACOBI, o.inner_below = -1, o.degree_below = 0;
+    HX_CALL(hx_pc_create_pmg(a->d, &o, &a->mg));
+  }
   HX_CALL(hx_pc_setup(a->mg));
+  return HX_SUCCESS;
+}
+
+/* every level of the stages' pmg to the smoother inner (set up) */
+static void au_use(pc_auto *a, hx_smooth_inner inner) {
+  pmg *g = (pmg *)hx_pc_context(a->mg);
+  g->o.inner = inner;
+  for (int l = 0; l < g->nl; l++) {
+    pmg_level *L = &g->lv[l];
+    L->inner = inner;
+    L->est = L->est_of[inner];
+    L->cheb.rho = g->o.eig_safety * L->est;
+  }
+}
+
+/* the Schwarz smoothers added to every level of the stages' pmg (collective) */
+static int au_schwarz_setup(pc_auto *a) {
+  pmg *g = (pmg *)hx_pc_context(a->mg);
+  hx_ev_slot s = {0};
+  hx_ev ev = hx_ev_begin(&s);
+  for (int l = 0; l < g->nl; l++) {
+    hx_ev el = hx_ev_begin(&g->lv[l].ev_setup);
+    HX_CALL(hx_pmg_level_smoother(g, l, HX_SMOOTH_ASM));
+    hx_ev_end(&el, 0.0, 0.0);
+    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(g->lv[l].d)), &g->lv[l].ev_setup, 1));
+  }
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &s, 1));
+  a->st[AU_PMGS].setup_s = s.seconds;
+  g->o.inner = HX_SMOOTH_ASM;
   return HX_SUCCESS;
 }
 
 static int auto_setup(void *ctx) {
   pc_auto *a = ctx;
+  if (a->o.start == HX_AUTO_START_ASM) {
+    hx_asm_opts ao;
+    hx_asm_opts_default(&ao);
+    ao.prec = a->o.pmg.base.prec;
+    HX_CALL(hx_pc_create_asm(a->d, &ao, &a->as));
+    hx_ev_slot sl = {0};
+    hx_ev ev = hx_ev_begin(&sl);
+    HX_CALL(hx_pc_setup(a->as));
+    hx_ev_end(&ev, 0.0, 0.0);
+    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &sl, 1));
+    a->stage = AU_ASM, a->st[AU_ASM].setup_s = sl.seconds;
+    return HX_SUCCESS;
+  }
   if (a->o.start == HX_AUTO_START_PMG) {
     hx_ev ev = hx_ev_begin(&a->ev_switch);
     HX_CALL(auto_pmg_create(a));
     hx_ev_end(&ev, 0.0, 0.0);
+    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+    a->stage = AU_PMGJ, a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
+    a->decided = a->o.trial || !a->o.smoother_stages;
     return HX_SUCCESS;
   }
   HX_CALL(hx_pc_create_jacobi(hx_disc_op(a->d), &a->jac));
@@ -174,62 +267,89 @@ static int auto_setup(void *ctx) {
 }
 
 /* a new shift (hx_pc_set_shift): forwarded to what is in use (Jacobi
- * before the switch, pmg after it: the choice stays; the smoother trial's
- * pmg cannot, its choice might change) */
+ * before the switch, pmg after it: the choice stays, and the smoother the
+ * stages left unused is freed: its bound would be the old shift's; the
+ * smoother trial's pmg cannot, its choice might change) */
 static int auto_set_shift(void *ctx, double shift) {
   pc_auto *a = ctx;
   HX_CALL(hx_disc_set_shift(a->d, shift));
+  if (a->mg && !a->o.trial) {
+    pmg *g = (pmg *)hx_pc_context(a->mg);
+    for (int l = 0; l < g->nl; l++)
+      for (int s = 0; s < HX_SMOOTH_COUNT; s++)
+        if (s != (int)g->lv[l].inner) HX_CALL(hx_pc_destroy(&g->lv[l].S[s]));
+    a->decided = 1;
+  }
   if (a->mg) HX_CALL(hx_pc_set_shift(a->mg, shift));
+  if (a->as) HX_CALL(hx_pc_set_shift(a->as, shift));
   if (a->jac) HX_CALL(hx_pc_set_shift(a->jac, shift));
   return HX_SUCCESS;
 }
 
 static int auto_apply(void *ctx, const double *d_r, double *d_z) {
   pc_auto *a = ctx;
-  HX_CALL(hx_pc_apply(a->mg ? a->mg : a->jac, d_r, d_z));
+  HX_CALL(hx_pc_apply(a->mg ? a->mg : a->as ? a->as : a->jac, d_r, d_z));
   return HX_SUCCESS;
 }
 
 /* after the switch the fused form is pmg's apply between two vector
  * passes: the Krylov method's restart applies pmg apart (timed as the
  * preconditioner) */
-static int auto_cg_update_off(void *ctx) { return ((pc_auto *)ctx)->mg != NULL; }
+static int auto_cg_update_off(void *ctx) { return ((pc_auto *)ctx)->mg || ((pc_auto *)ctx)->as; }
 
 /* Jacobi's fused update; after the switch the three steps it stands for
  * (for a caller that fused before the switch and does not restart) */
 static int auto_cg_update(void *ctx, const hx_pc_cg_step *u) {
   pc_auto *a = ctx;
-  if (!a->mg) {
+  if (a->jac) {
     HX_CALL(hx_pc_cg_update(a->jac, u));
     return HX_SUCCESS;
   }
   HX_CALL(hx_array_cg_update_red(u->red, u->slot_rr, a->n, u->nred, u->x, u->r, u->p, u->w, u->alpha));
-  HX_CALL(hx_pc_apply(a->mg, u->r, u->z));
+  HX_CALL(hx_pc_apply(a->mg ? a->mg : a->as, u->r, u->z));
   HX_CALL(hx_array_dot_red(u->red, u->slot_rz, u->nred, u->r, u->z));
   if (u->slot_zw >= 0) HX_CALL(hx_array_dot_red(u->red, u->slot_zw, u->nred, u->z, u->w));
   return HX_SUCCESS;
 }
 
-static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
-  pc_auto *a = ctx;
-  *restart = 0;
-  if (a->mg) return HX_SUCCESS;
+/* the stage's bookkeeping for one iteration: its count, its time (not the
+ * first of a run: it holds the run's start), where its rate starts */
+static void au_count(pc_auto *a, const hx_pc_cg_info *in, double now) {
+  au_stage *s = &a->st[a->stage];
+  s->its++;
   if (in->k == 1) {
-    a->nk = 0, a->runs++;
-    a->next_check = a->o.min_iterations;
-    a->run = hx_ev_begin(&a->ev_jacobi);
+    s->k0 = 1, s->rel0 = in->rel;
+  } else if (a->t_last > 0) {
+    s->t_sum += now - a->t_last, s->timed++;
   }
-  a->observed++;
+}
+
+/* the residual's mean reduction per iteration in the stage's current run */
+static double au_rate(const au_stage *s, const hx_pc_cg_info *in) {
+  if (in->k <= s->k0 || !(s->rel0 > 0) || !(in->rel > 0)) return 0.0;
+  const double r = pow(in->rel / s->rel0, 1.0 / (double)(in->k - s->k0));
+  return r < 0.999 ? r : 0.999;
+}
+
+/* the run's CG coefficients and relative residuals, one more step */
+static int au_store(pc_auto *a, const hx_pc_cg_info *in) {
   if (a->nk == a->cap) {
     const int cap = a->cap ? 2 * a->cap : 256;
     double *na = realloc(a->alpha, sizeof(double) * (size_t)cap);
     if (na) a->alpha = na;
     double *nb = na ? realloc(a->beta, sizeof(double) * (size_t)cap) : NULL;
     if (nb) a->beta = nb;
-    HX_CHECK(na && nb, HX_ERR_MEM, "out of memory (auto: %d CG coefficients)", cap);
+    double *nr = nb ? realloc(a->rel, sizeof(double) * (size_t)cap) : NULL;
+    if (nr) a->rel = nr;
+    HX_CHECK(na && nb && nr, HX_ERR_MEM, "out of memory (auto: %d CG coefficients)", cap);
     a->cap = cap;
   }
-  a->alpha[a->nk] = in->alpha, a->beta[a->nk] = in->beta, a->nk++;
+  a->alpha[a->nk] = in->alpha, a->beta[a->nk] = in->beta, a->rel[a->nk] = in->rel, a->nk++;
+  return HX_SUCCESS;
+}
+
+/* Jacobi-PCG to pmg: the Lanczos prediction against pmg's modelled cost */
+static int au_check_jacobi(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   if (in->k < a->next_check || !(in->rel > in->target)) return HX_SUCCESS;
   /* every 5 iterations to 100, then every 5 % (the Sturm counts cost k each) */
   a->next_check = in->k + (in->k < 100 ? 5 : in->k / 20);
@@ -245,7 +365,10 @@ static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
   hx_ev ev = hx_ev_begin(&a->ev_switch);
   HX_CALL(auto_pmg_create(a));
   hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+  a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
   a->switched = 1, a->switch_run = a->runs, a->switch_k = in->k, a->switch_iteration = a->observed;
+  a->stage = AU_PMGJ, a->decided = a->o.trial || !a->o.smoother_stages;
   HX_CALL(hx_pc_destroy(&a->jac));
   hx_log(HX_LOG_NORMAL,
          "preconditioner auto: pmg from iteration %d (kappa(D^-1 A) >= %.3g: Jacobi-PCG about %.0f more "
@@ -255,61 +378,272 @@ static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
   return HX_SUCCESS;
 }
 
+/* asm to pmg (the type's own options: Chebyshev-Schwarz on every level),
+ * decided once, after asm_check iterations of the first run: the asm
+ * iterations still needed, asm_bias x the estimate from the residual's
+ * mean reduction over the second half of the run (the first iterations of
+ * two-level Schwarz may raise the residual; the rate after 10 iterations
+ * is faster than the rest of the solve's, by 1.5-1.7x on Kershaw meshes),
+ * against pmg's cost modelled in asm iterations: pmg_setup for its setup,
+ * pmg_cycle per iteration, pmg_gain x n^0.74 iterations per 1e8 where asm
+ * takes n (fitted on six meshes: docs/preconditioner.md). Read are global
+ * residual norms and the options: every rank decides the same at the same
+ * iteration, on any machine. A late switch costs more than either choice
+ * (the asm iterations spent, then pmg's setup and all its iterations), so
+ * there is one decision. */
+static int au_check_asm(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
+  if (in->k < a->next_check || !(in->rel > in->target)) return HX_SUCCESS;
+  a->checks++, a->decided = 1;
+  const int h = in->k / 2; /* rel[i]: after iteration i + 1 */
+  const double r = pow(in->rel / a->rel[h - 1], 1.0 / (double)(in->k - h));
+  a->st[AU_ASM].rate = r < 0.999 ? r : 0.999;
+  const double drop = log(in->rel / in->target), l8 = log(1e8);
+  const double n8 = a->o.asm_bias * l8 / -log(a->st[AU_ASM].rate);
+  a->a_rem = a->o.asm_bias * drop / -log(a->st[AU_ASM].rate);
+  a->p_model = a->o.pmg_setup + a->o.pmg_cycle * a->o.pmg_gain * pow(n8, 0.74) * drop / l8;
+  const int go = a->a_rem > a->p_model;
+  hx_log(HX_LOG_NORMAL,
+         "preconditioner auto: iteration %d: asm reduces the residual by %.3f per iteration: about %.0f more "
+         "iterations; pmg modelled at %.0f asm iterations' worth (setup %.0f, %.1f iterations x %.1f): %s\n",
+         a->observed, a->st[AU_ASM].rate, a->a_rem, a->p_model, a->o.pmg_setup,
+         a->o.pmg_gain * pow(n8, 0.74) * drop / l8, a->o.pmg_cycle, go ? "pmg" : "asm kept");
+  if (!go) return HX_SUCCESS;
+  hx_ev ev = hx_ev_begin(&a->ev_switch);
+  HX_CALL(hx_pc_create_pmg(a->d, &a->o.pmg.base, &a->mg));
+  HX_CALL(hx_pc_setup(a->mg));
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+  HX_CALL(hx_pc_destroy(&a->as));
+  a->st[AU_PMGS].setup_s = a->ev_switch.seconds;
+  a->stage = AU_PMGS, a->decided = 1, a->pmg_iteration = a->observed;
+  hx_log(HX_LOG_NORMAL, "preconditioner auto: pmg from iteration %d (its setup %.3f s)\n", a->observed,
+         a->ev_switch.seconds);
+  *restart = 1;
+  return HX_SUCCESS;
+}
+
+/* pmg-jacobi to pmg-asm, decided once, schwarz_check iterations into the
+ * pmg-jacobi run: its measured rate gives the iterations it still needs;
+ * the Schwarz smoothers' cost is modelled in pmg-jacobi iterations (their
+ * setup schwarz_setup; schwarz_cycle per iteration; per 1e8 reduction
+ * schwarz_gain x the square root of pmg-jacobi's iterations, the least of
+ * the two). Everything read is global (the residual norms) or the options,
+ * so every rank decides the same at the same iteration, on any machine. */
+static int au_check_pmgj(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
+  au_stage *s = &a->st[AU_PMGJ];
+  if (in->k < s->k0 + a->o.schwarz_check || !(in->rel > in->target)) return HX_SUCCESS;
+  s->rate = au_rate(s, in);
+  HX_CHECK(s->rate > 0, HX_ERR_NUMERIC, "preconditioner auto: pmg's residual %g after %g", in->rel, s->rel0);
+  const double drop = log(in->rel / in->target), l8 = log(1e8);
+  const double m8 = l8 / -log(s->rate);
+  a->m_rem = drop / -log(s->rate);
+  a->s_its8 = fmin(m8, fmax(1.0, a->o.schwarz_gain * sqrt(m8)));
+  a->s_model = a->o.schwarz_setup + a->o.schwarz_cycle * a->s_its8 * drop / l8;
+  a->decided = 1;
+  const int go = a->m_rem > a->s_model;
+  hx_log(HX_LOG_NORMAL,
+         "preconditioner auto: iteration %d: pmg with Chebyshev-Jacobi smoothing reduces the residual by %.3f "
+         "per iteration: about %.0f more; the Schwarz smoothers modelled at %.0f of its iterations (setup %.0f, "
+         "%.0f iterations x %.2f): %s\n",
+         a->observed, s->rate, a->m_rem, a->s_model, a->o.schwarz_setup, a->s_its8 * drop / l8,
+         a->o.schwarz_cycle, go ? "building them" : "kept");
+  if (!go) return HX_SUCCESS;
+  HX_CALL(au_schwarz_setup(a));
+  a->stage = AU_PMGS, a->decided = 0, a->schwarz_iteration = a->observed;
+  hx_log(HX_LOG_NORMAL, "preconditioner auto: Chebyshev-Schwarz smoothing from iteration %d (setup %.3f s)\n",
+         a->observed, a->st[AU_PMGS].setup_s);
+  *restart = 1;
+  return HX_SUCCESS;
+}
+
+/* pmg-asm measured: back to pmg-jacobi (its smoothers kept) when the
+ * Schwarz rate, at schwarz_cycle per iteration, would finish later than
+ * pmg-jacobi's measured rate */
+static int au_check_pmgs(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
+  au_stage *s = &a->st[AU_PMGS];
+  if (in->k < s->k0 + a->o.schwarz_check || !(in->rel > in->target)) return HX_SUCCESS;
+  s->rate = au_rate(s, in);
+  HX_CHECK(s->rate > 0, HX_ERR_NUMERIC, "preconditioner auto: pmg's residual %g after %g", in->rel, s->rel0);
+  const double drop = log(in->rel / in->target);
+  a->s_rem = a->o.schwarz_cycle * drop / -log(s->rate);
+  a->m_rem_back = drop / -log(a->st[AU_PMGJ].rate);
+  a->decided = 1;
+  const int back = a->m_rem_back < a->s_rem;
+  hx_log(HX_LOG_NORMAL,
+         "preconditioner auto: iteration %d: Chebyshev-Schwarz reduces the residual by %.3f per iteration: "
+         "about %.0f pmg-jacobi iterations' worth to go, against %.0f with Chebyshev-Jacobi: %s\n",
+         a->observed, s->rate, a->s_rem, a->m_rem_back, back ? "back to Chebyshev-Jacobi" : "kept");
+  if (!back) return HX_SUCCESS;
+  au_use(a, HX_SMOOTH_JACOBI);
+  a->stage = AU_PMGJ, a->back_iteration = a->observed;
+  *restart = 1;
+  return HX_SUCCESS;
+}
+
+static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
+  pc_auto *a = ctx;
+  *restart = 0;
+  const double now = hx_wtime();
+  if (in->k == 1) {
+    a->runs++;
+    a->nk = 0;
+    if (a->stage == AU_JACOBI) {
+      a->next_check = a->o.min_iterations;
+      a->run = hx_ev_begin(&a->ev_jacobi);
+    } else if (a->stage == AU_ASM) {
+      a->next_check = a->o.asm_check;
+    }
+  }
+  a->observed++;
+  au_count(a, in, now);
+  int err = a->stage == AU_JACOBI || a->stage == AU_ASM ? au_store(a, in) : HX_SUCCESS;
+  if (err)
+    ;
+  else if (a->stage == AU_JACOBI)
+    err = au_check_jacobi(a, in, restart);
+  else if (a->stage == AU_ASM && !a->decided)
+    err = au_check_asm(a, in, restart);
+  else if (!a->decided && a->stage == AU_PMGJ)
+    err = au_check_pmgj(a, in, restart);
+  else if (!a->decided && a->stage == AU_PMGS)
+    err = au_check_pmgs(a, in, restart);
+  a->t_last = hx_wtime();
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
 static void auto_describe(void *ctx, char *buf, size_t len) {
   pc_auto *a = ctx;
+  if (a->as) {
+    char in[400];
+    hx_pc_view(a->as, in, sizeof in);
+    snprintf(buf, len, "auto(%s, pmg when the model says it pays)", in);
+    return;
+  }
   if (!a->mg) {
     snprintf(buf, len, "auto(jacobi-pcg, pmg when the estimate says it pays)");
     return;
   }
   char in[400];
   hx_pc_view(a->mg, in, sizeof in);
-  if (a->switched)
-    snprintf(buf, len, "auto(pmg from iteration %d: %s)", a->switch_iteration, in);
+  if (a->switched || a->pmg_iteration)
+    snprintf(buf, len, "auto(pmg from iteration %d: %s)", a->switched ? a->switch_iteration : a->pmg_iteration,
+             in);
   else
     snprintf(buf, len, "auto(%s)", in);
 }
 
-/* the decision, the model, what the switch measured, and the part in use
+/* the Jacobi phase: the decision, the model, what the switch measured */
+static int au_report_jacobi(pc_auto *a, hx_opt *node) {
+  hx_opt *m;
+  HX_CALL(hx_pc_report_int(node, "switched", a->switched));
+  if (a->switched) {
+    HX_CALL(hx_pc_report_int(node, "switch_iteration", a->switch_iteration));
+    HX_CALL(hx_pc_report_int(node, "switch_solve", a->switch_run));
+  }
+  HX_CALL(hx_pc_report_int(node, "checks", a->checks));
+  HX_CALL(hx_pc_report_map(node, "estimate", &m));
+  HX_CALL(hx_pc_report_real(m, "lambda_min", a->at.lmin));
+  HX_CALL(hx_pc_report_real(m, "lambda_max", a->at.lmax));
+  HX_CALL(hx_pc_report_real(m, "kappa", a->at.kappa));
+  HX_CALL(hx_pc_report_real(m, "jacobi_iterations", a->at.jacobi));
+  HX_CALL(hx_pc_report_real(m, "jacobi_cg_bound", a->at.jacobi_bound));
+  HX_CALL(hx_pc_report_real(m, "jacobi_error_rate", a->at.jacobi_rate));
+  HX_CALL(hx_pc_report_real(m, "pmg_cost", a->at.pmg));
+  HX_CALL(hx_pc_report_map(node, "model", &m));
+  HX_CALL(hx_pc_report_real(m, "setup_cost", a->o.setup_cost));
+  HX_CALL(hx_pc_report_real(m, "cycle_cost", a->o.cycle_cost));
+  HX_CALL(hx_pc_report_real(m, "pmg_iterations", a->o.pmg_iterations));
+  HX_CALL(hx_pc_report_int(m, "min_iterations", a->o.min_iterations));
+  if (a->switched) {
+    /* the model's figures as measured here, for calibrating it */
+    hx_pc_stats s;
+    hx_pc_get_stats(a->mg, &s);
+    const double cyc = s.applies ? s.t_apply / (double)s.applies : 0.0;
+    HX_CALL(hx_pc_report_map(node, "measured", &m));
+    HX_CALL(hx_pc_report_real(m, "jacobi_iteration_s", hx_ev_per(&a->ev_jacobi, a->switch_k - 1)));
+    HX_CALL(hx_pc_report_real(m, "pmg_setup_s", a->ev_switch.seconds));
+    HX_CALL(hx_pc_report_real(m, "pmg_apply_s", cyc));
+  }
+  return HX_SUCCESS;
+}
+
+/* the smoother stages of the pmg: the Schwarz decision and each stage's
+ * measured figures (rank 0's seconds; the model's units for calibrating it) */
+static int au_report_stages(pc_auto *a, hx_opt *node) {
+  hx_opt *m, *list;
+  const pmg *g = (const pmg *)hx_pc_context(a->mg);
+  HX_CALL(hx_pc_report_text(node, "smoother", g->o.inner == HX_SMOOTH_ASM ? "cheby-asm" : "cheby-jacobi"));
+  HX_CALL(hx_pc_report_map(node, "schwarz", &m));
+  HX_CALL(hx_pc_report_text(m, "decision", a->schwarz_iteration ? (a->back_iteration ? "tried, left" : "taken")
+                                           : a->m_rem > 0                ? "not paid"
+                                                                         : "not reached"));
+  if (a->schwarz_iteration) HX_CALL(hx_pc_report_int(m, "from_iteration", a->schwarz_iteration));
+  if (a->back_iteration) HX_CALL(hx_pc_report_int(m, "back_iteration", a->back_iteration));
+  HX_CALL(hx_pc_report_real(m, "pmg_jacobi_iterations_left", a->m_rem));
+  HX_CALL(hx_pc_report_real(m, "schwarz_cost", a->s_model));
+  HX_CALL(hx_pc_report_real(m, "schwarz_iterations_per_1e8", a->s_its8));
+  HX_CALL(hx_pc_report_real(m, "schwarz_setup", a->o.schwarz_setup));
+  HX_CALL(hx_pc_report_real(m, "schwarz_cycle", a->o.schwarz_cycle));
+  HX_CALL(hx_pc_report_real(m, "schwarz_gain", a->o.schwarz_gain));
+  HX_CALL(hx_pc_report_int(m, "schwarz_check", a->o.schwarz_check));
+  HX_CALL(hx_pc_report_list(node, "stages", &list));
+  for (int i = 0; i < AU_STAGES; i++) {
+    const au_stage *s = &a->st[i];
+    if (!s->its && !(i == AU_PMGJ && a->mg)) continue;
+    HX_CALL(hx_pc_report_map(list, NULL, &m));
+    HX_CALL(hx_pc_report_text(m, "name", au_names[i]));
+    HX_CALL(hx_pc_report_int(m, "iterations", s->its));
+    HX_CALL(hx_pc_report_real(m, "iteration_s", s->timed ? s->t_sum / s->timed : 0.0));
+    if (s->rate > 0) HX_CALL(hx_pc_report_real(m, "rate", s->rate));
+    if (i > AU_JACOBI) HX_CALL(hx_pc_report_real(m, "setup_s", s->setup_s));
+  }
+  return HX_SUCCESS;
+}
+
+/* start: asm: the pmg decision, its model, and what each stage measured */
+static int au_report_asm(pc_auto *a, hx_opt *node) {
+  hx_opt *m, *list;
+  HX_CALL(hx_pc_report_int(node, "switched", a->pmg_iteration > 0));
+  if (a->pmg_iteration) HX_CALL(hx_pc_report_int(node, "switch_iteration", a->pmg_iteration));
+  HX_CALL(hx_pc_report_int(node, "checks", a->checks));
+  HX_CALL(hx_pc_report_map(node, "estimate", &m));
+  HX_CALL(hx_pc_report_real(m, "asm_rate", a->st[AU_ASM].rate));
+  HX_CALL(hx_pc_report_real(m, "asm_iterations", a->a_rem));
+  HX_CALL(hx_pc_report_real(m, "pmg_cost", a->p_model));
+  HX_CALL(hx_pc_report_map(node, "model", &m));
+  HX_CALL(hx_pc_report_int(m, "asm_check", a->o.asm_check));
+  HX_CALL(hx_pc_report_real(m, "asm_bias", a->o.asm_bias));
+  HX_CALL(hx_pc_report_real(m, "pmg_setup", a->o.pmg_setup));
+  HX_CALL(hx_pc_report_real(m, "pmg_cycle", a->o.pmg_cycle));
+  HX_CALL(hx_pc_report_real(m, "pmg_gain", a->o.pmg_gain));
+  HX_CALL(hx_pc_report_list(node, "stages", &list));
+  for (int i = AU_ASM; i <= AU_PMGS; i += AU_PMGS - AU_ASM) {
+    const au_stage *s = &a->st[i];
+    if (i == AU_PMGS && !a->pmg_iteration) continue;
+    HX_CALL(hx_pc_report_map(list, NULL, &m));
+    HX_CALL(hx_pc_report_text(m, "name", i == AU_ASM ? "asm" : "pmg"));
+    HX_CALL(hx_pc_report_int(m, "iterations", s->its));
+    HX_CALL(hx_pc_report_real(m, "iteration_s", s->timed ? s->t_sum / s->timed : 0.0));
+    HX_CALL(hx_pc_report_real(m, "setup_s", s->setup_s));
+  }
+  return HX_SUCCESS;
+}
+
+/* the decisions, the models, what was measured, and the part in use
  * (jacobi, or the pmg) with its own figures */
 static int auto_report(void *ctx, hx_opt *node) {
   pc_auto *a = ctx;
-  HX_CALL(hx_pc_report_text(node, "start", a->o.start == HX_AUTO_START_PMG ? "pmg" : "jacobi"));
-  HX_CALL(hx_pc_report_text(node, "choice", a->mg ? "pmg" : "jacobi"));
-  if (a->o.start == HX_AUTO_START_JACOBI) {
-    hx_opt *m;
-    HX_CALL(hx_pc_report_int(node, "switched", a->switched));
-    if (a->switched) {
-      HX_CALL(hx_pc_report_int(node, "switch_iteration", a->switch_iteration));
-      HX_CALL(hx_pc_report_int(node, "switch_solve", a->switch_run));
-    }
-    HX_CALL(hx_pc_report_int(node, "checks", a->checks));
-    HX_CALL(hx_pc_report_map(node, "estimate", &m));
-    HX_CALL(hx_pc_report_real(m, "lambda_min", a->at.lmin));
-    HX_CALL(hx_pc_report_real(m, "lambda_max", a->at.lmax));
-    HX_CALL(hx_pc_report_real(m, "kappa", a->at.kappa));
-    HX_CALL(hx_pc_report_real(m, "jacobi_iterations", a->at.jacobi));
-    HX_CALL(hx_pc_report_real(m, "jacobi_cg_bound", a->at.jacobi_bound));
-    HX_CALL(hx_pc_report_real(m, "jacobi_error_rate", a->at.jacobi_rate));
-    HX_CALL(hx_pc_report_real(m, "pmg_cost", a->at.pmg));
-    HX_CALL(hx_pc_report_map(node, "model", &m));
-    HX_CALL(hx_pc_report_real(m, "setup_cost", a->o.setup_cost));
-    HX_CALL(hx_pc_report_real(m, "cycle_cost", a->o.cycle_cost));
-    HX_CALL(hx_pc_report_real(m, "pmg_iterations", a->o.pmg_iterations));
-    HX_CALL(hx_pc_report_int(m, "min_iterations", a->o.min_iterations));
-    if (a->switched) {
-      /* the model's figures as measured here, for calibrating it */
-      hx_pc_stats s;
-      hx_pc_get_stats(a->mg, &s);
-      const double cyc = s.applies ? s.t_apply / (double)s.applies : 0.0;
-      HX_CALL(hx_pc_report_map(node, "measured", &m));
-      HX_CALL(hx_pc_report_real(m, "jacobi_iteration_s", hx_ev_per(&a->ev_jacobi, a->switch_k - 1)));
-      HX_CALL(hx_pc_report_real(m, "pmg_setup_s", a->ev_switch.seconds));
-      HX_CALL(hx_pc_report_real(m, "pmg_apply_s", cyc));
-    }
-  }
+  HX_CALL(hx_pc_report_text(node, "start", auto_starts[a->o.start]));
+  HX_CALL(hx_pc_report_text(node, "choice", a->mg ? "pmg" : a->as ? "asm" : "jacobi"));
+  if (a->o.start == HX_AUTO_START_JACOBI) HX_CALL(au_report_jacobi(a, node));
+  if (a->o.start == HX_AUTO_START_ASM) HX_CALL(au_report_asm(a, node));
+  if (a->mg && !a->o.trial && a->o.smoother_stages && a->o.start != HX_AUTO_START_ASM)
+    HX_CALL(au_report_stages(a, node));
   hx_opt *part;
-  HX_CALL(hx_pc_report_map(node, a->mg ? "pmg" : "jacobi", &part));
-  if (a->mg || a->jac) HX_CALL(hx_pc_report_node(a->mg ? a->mg : a->jac, part));
+  hx_pc cur = a->mg ? a->mg : a->as ? a->as : a->jac;
+  HX_CALL(hx_pc_report_map(node, a->mg ? "pmg" : a->as ? "asm" : "jacobi", &part));
+  if (cur) HX_CALL(hx_pc_report_node(cur, part));
   return HX_SUCCESS;
 }
 
@@ -318,22 +652,31 @@ static int auto_destroy(void *ctx) {
   int first = hx_pc_destroy(&a->jac);
   int err = hx_pc_destroy(&a->mg);
   if (err && !first) first = err;
+  err = hx_pc_destroy(&a->as);
+  if (err && !first) first = err;
   err = hx_disc_destroy(&a->d);
   if (err && !first) first = err;
-  free(a->alpha), free(a->beta), free(a);
+  free(a->alpha), free(a->beta), free(a->rel), free(a);
   if (first) return hx_error_trace(__FILE__, __LINE__, __func__, first);
   return HX_SUCCESS;
 }
 
 int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
   *pc = NULL;
-  HX_CHECK(o->start == HX_AUTO_START_JACOBI || o->start == HX_AUTO_START_PMG, HX_ERR_ARG, "auto: start %d",
+  HX_CHECK(o->start >= HX_AUTO_START_JACOBI && o->start <= HX_AUTO_START_ASM, HX_ERR_ARG, "auto: start %d",
            o->start);
+  HX_CHECK(o->asm_check >= 2 && o->pmg_setup >= 0 && o->pmg_cycle > 0 && o->pmg_gain > 0, HX_ERR_INPUT,
+           "preconditioner auto: asm_check %d below 2, or pmg_setup %g, pmg_cycle %g, pmg_gain %g not positive",
+           o->asm_check, o->pmg_setup, o->pmg_cycle, o->pmg_gain);
   HX_CHECK(o->setup_cost >= 0 && o->cycle_cost >= 0 && o->pmg_iterations >= 0 && o->min_iterations >= 2,
            HX_ERR_INPUT, "preconditioner auto: negative costs, or min_iterations %d below 2",
            o->min_iterations);
+  HX_CHECK(o->schwarz_setup >= 0 && o->schwarz_cycle > 0 && o->schwarz_gain > 0 && o->schwarz_check >= 1,
+           HX_ERR_INPUT, "preconditioner auto: schwarz_setup %g, schwarz_cycle %g, schwarz_gain %g, schwarz_check %d",
+           o->schwarz_setup, o->schwarz_cycle, o->schwarz_gain, o->schwarz_check);
   pc_auto *a;
   HX_CALL(HX_ALLOC(&a, 1));
+  memset(a, 0, sizeof *a);
   a->o = *o;
   a->d = d;
   a->n = hx_op_size(hx_disc_op(d));
@@ -363,9 +706,10 @@ int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
 const char *hx_pc_auto_choice(hx_pc pc) {
   if (!pc || strcmp(hx_pc_type(pc), "auto")) return NULL;
   const pc_auto *a = hx_pc_context(pc);
-  if (!a->mg) return a->jac ? "jacobi" : NULL;
+  if (!a->mg) return a->as ? "asm" : a->jac ? "jacobi" : NULL;
   const char *trial = hx_pc_trial_choice(a->mg);
-  return trial ? trial : "pmg";
+  if (trial) return trial;
+  return a->o.smoother_stages ? au_names[a->stage] : "pmg";
 }
 
 /* ================================================================ smoother trial
@@ -739,7 +1083,7 @@ const char *hx_pc_trial_choice(hx_pc pc) {
 }
 
 /* ---------------------------------------------------------------- type auto */
-static const char *const auto_starts[] = {"jacobi", "pmg"}; /* HX_AUTO_START_* */
+
 typedef struct {
   hx_auto_opts au; /* its pmg's options: au.pmg.base */
   hx_pc_coarse_vals c;
@@ -748,8 +1092,18 @@ typedef struct {
 static const hx_opt_key auto_rows[] = {
     HX_PC_TYPE_KEY,
     HX_PC_ENUM(
-        "start", AT(au.start), auto_starts, NULL,
-        "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once"),
+        "start", AT(au.start), auto_starts, "asm",
+        "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once; "
+        "asm: two-level Schwarz first, pmg from the iterate when the model says it pays"),
+    HX_PC_INT("asm_check", AT(au.asm_check), 2, 1000000,
+              "start asm: asm iterations before the one decision"),
+    HX_PC_DBL("asm_bias", AT(au.asm_bias), 0.1, 100.0, 0,
+              "start asm, the model: asm's iterations still needed over the estimate from its rate so far"),
+    HX_PC_DBL("pmg_setup", AT(au.pmg_setup), 0.0, 1e9, 0, "start asm, the model: pmg's setup, in asm iterations"),
+    HX_PC_DBL("pmg_cycle", AT(au.pmg_cycle), 1e-3, 1e6, 0,
+              "start asm, the model: one pmg iteration, in asm iterations"),
+    HX_PC_DBL("pmg_gain", AT(au.pmg_gain), 1e-3, 1e3, 0,
+              "start asm, the model: pmg iterations per 1e8 = pmg_gain x n^0.74, n: asm's"),
     HX_PC_DBL("setup_cost", AT(au.setup_cost), 0.0, 1e9, 0,
               "the model: pmg's setup, in Jacobi-PCG iterations"),
     HX_PC_DBL("cycle_cost", AT(au.cycle_cost), 0.0, 1e6, 0,
@@ -768,6 +1122,19 @@ static const hx_opt_key auto_rows[] = {
     HX_PC_INT(
         "schwarz_above", AT(au.pmg.schwarz_above), 0, 100000,
         "trial: try cheby-asm only when cheby-jacobi is estimated above this many iterations (0: always)"),
+    {.key = "smoother_stages",
+     .type = HX_OT_BOOL,
+     .offset = AT(au.smoother_stages),
+     .help = "the pmg starts with Chebyshev-Jacobi smoothing and adds the Schwarz smoothers when the model "
+             "says they pay (false: type pmg's smoothers throughout)"},
+    HX_PC_INT("schwarz_check", AT(au.schwarz_check), 1, 50,
+              "smoother_stages: pmg iterations measured before each smoother decision"),
+    HX_PC_DBL("schwarz_setup", AT(au.schwarz_setup), 0.0, 1e9, 0,
+              "the model: the Schwarz smoothers' setup, in Chebyshev-Jacobi pmg iterations"),
+    HX_PC_DBL("schwarz_cycle", AT(au.schwarz_cycle), 1e-3, 1e3, 0,
+              "the model: a Chebyshev-Schwarz pmg iteration, in Chebyshev-Jacobi pmg iterations"),
+    HX_PC_DBL("schwarz_gain", AT(au.schwarz_gain), 1e-3, 1e3, 0,
+              "the model: Chebyshev-Schwarz iterations per 1e8 = schwarz_gain x sqrt(Chebyshev-Jacobi's)"),
     HX_PC_COARSE_KEY("the Q1 coarse level (BoomerAMG) of the pmg"),
     HX_PC_PREC_KEY(AT(au.pmg.base.prec)),
 };

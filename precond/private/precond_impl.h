@@ -414,13 +414,32 @@ const char *hx_pc_trial_choice(hx_pc pc);
  * first check after min_iterations, then every 5 iterations (5 % of k
  * beyond 100). start HX_AUTO_START_PMG: pmg from the setup (no Jacobi
  * phase). docs/preconditioner.md. */
-enum { HX_AUTO_START_JACOBI = 0, HX_AUTO_START_PMG = 1 };
+enum { HX_AUTO_START_JACOBI = 0, HX_AUTO_START_PMG = 1, HX_AUTO_START_ASM = 2 };
 typedef struct {
   hx_pmg_auto_opts pmg; /* the pmg: its options (base) and the trial's */
   int start;
   int trial;
   double setup_cost, cycle_cost, pmg_iterations;
   int min_iterations;
+  /* smoother_stages (without trial): the pmg starts with Chebyshev-Jacobi
+   * smoothing on every level; schwarz_check iterations into it, its
+   * measured rate against the Schwarz smoothers' modelled cost (in its own
+   * iterations: schwarz_setup for their setup, schwarz_cycle per
+   * iteration, schwarz_gain x sqrt(its iterations per 1e8) iterations per
+   * 1e8) decides whether they are added to the same levels, once; their
+   * measured rate after as many iterations whether they stay. 0: the pmg
+   * of base's options throughout. */
+  int smoother_stages;
+  /* start HX_AUTO_START_ASM: two-level Schwarz (asm's defaults, this
+   * precision) first; after asm_check iterations, once, asm's iterations
+   * still needed (asm_bias x the estimate from its residual's rate over the
+   * run's second half) against pmg's cost modelled in asm iterations (pmg_setup; per
+   * iteration pmg_cycle; pmg_gain x n^0.74 iterations per 1e8 where asm
+   * takes n): pmg of base's options from the iterate when it is less */
+  int asm_check;
+  double asm_bias, pmg_setup, pmg_cycle, pmg_gain;
+  int schwarz_check;
+  double schwarz_setup, schwarz_cycle, schwarz_gain;
 } hx_auto_opts;
 void hx_auto_opts_default(hx_auto_opts *o);
 int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc);

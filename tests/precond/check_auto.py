@@ -14,8 +14,21 @@ Each case runs once with auto and once with the type it must match, and the resi
      and pmg's applies and setup timed as the preconditioner's, not as vector updates;
   3. forced (setup_cost 0, cycle_cost 0: pmg is free, so the first check switches) with
      min_iterations 7: the switch at iteration 7 exactly, for pcg, pcg1 and fcg;
-  4. start: pmg: the history bit for bit that of type pmg (the same cycle from the start);
-  5. a time run (heat, 3 BDF2 steps): converges, the error that of type jacobi to 1e-6.
+  4. start: pmg with smoother_stages false: the history bit for bit that of type pmg (the same
+     cycle from the start);
+  5. a time run (heat, 3 BDF2 steps): converges, the error that of type jacobi to 1e-6;
+  6. the smoother stages (start: pmg, Kershaw 6^3 p = 5, where pmg with Chebyshev-Jacobi needs
+     about 3x the iterations of Chebyshev-Schwarz): the Schwarz smoothers modelled dear
+     (schwarz_setup 1e9): never built, the history bit for bit that of type pmg with
+     smoother.type cheby-jacobi; modelled free (schwarz_setup 0): built after schwarz_check
+     iterations exactly, kept, fewer iterations than without; a Schwarz iteration modelled 10
+     Jacobi-smoothed ones with the Schwarz iterations modelled few (schwarz_gain 0.001): built,
+     then measured and left (back to Chebyshev-Jacobi after schwarz_check more); every one
+     converged with the error of type pmg to 1e-6;
+  7. start: asm (auto's default): with pmg modelled dear (pmg_setup 1e9) asm is kept after
+     asm_check (10) iterations and the history is type asm's bit for bit; with pmg modelled free
+     the switch comes at iteration 10 exactly, the first 11 residuals are asm's, and the solve
+     converges with pmg's error; the report says start asm, choice and the decision.
 Prints the table and "auto: ok"."""
 import csv
 import os
@@ -64,7 +77,7 @@ BOX = ["configs/poisson_box.yaml", ["mesh.elements=[4,4,4]", "order=5"]]
 KER = ["configs/kershaw.yaml", ["mesh.elements=[6,6,6]", "order=5"]]
 
 # 1. stays Jacobi
-a, ha = run("box-auto", BOX[0], BOX[1] + ["preconditioner.type=auto"])
+a, ha = run("box-auto", BOX[0], BOX[1] + ["preconditioner.type=auto", "preconditioner.start=jacobi"])
 j, hj = run("box-jacobi", BOX[0], BOX[1] + ["preconditioner.type=jacobi"])
 if a and j:
     r = report(a)
@@ -74,7 +87,7 @@ if a and j:
         fail.append(f"box: auto's history ({len(ha)} rows) is not Jacobi-PCG's ({len(hj)} rows) bit for bit")
 
 # 2. switches
-a, ha = run("kershaw-auto", KER[0], KER[1] + ["preconditioner.type=auto"])
+a, ha = run("kershaw-auto", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.start=jacobi"])
 j, hj = run("kershaw-jacobi", KER[0], KER[1] + ["preconditioner.type=jacobi"])
 g, hg = run("kershaw-pmg", KER[0], KER[1] + ["preconditioner.type=pmg"])
 if a and j and g:
@@ -124,7 +137,8 @@ if a and j and g:
 # 3. forced switch at min_iterations, for every Krylov method
 for solver in ("pcg", "pcg1", "fcg"):
     a, ha = run(f"forced-{solver}", KER[0], KER[1] + [
-        "preconditioner.type=auto", "preconditioner.setup_cost=0", "preconditioner.cycle_cost=0",
+        "preconditioner.type=auto", "preconditioner.start=jacobi", "preconditioner.setup_cost=0",
+        "preconditioner.cycle_cost=0",
         "preconditioner.min_iterations=7", f"solver.type={solver}"])
     if not a:
         continue
@@ -137,18 +151,85 @@ for solver in ("pcg", "pcg1", "fcg"):
         fail.append(f"forced {solver}: L2 error {a['error']['l2']:.10e}, pmg's {g['error']['l2']:.10e}")
 
 # 4. start: pmg
-a, ha = run("kershaw-start-pmg", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.start=pmg"])
+a, ha = run("kershaw-start-pmg", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.start=pmg",
+                                                    "preconditioner.smoother_stages=false"])
 if a and g and ha != hg:
     fail.append(f"start pmg: history ({len(ha)} rows) is not pmg's ({len(hg)} rows) bit for bit")
 
 # 5. time run: each step a solve with the same preconditioner object
-a, _ = run("heat-auto", "configs/heat_box.yaml", ["preconditioner.type=auto", "time.end=0.15"])
+a, _ = run("heat-auto", "configs/heat_box.yaml", ["preconditioner.type=auto", "preconditioner.start=jacobi",
+                                                  "time.end=0.15"])
 j, _ = run("heat-jacobi", "configs/heat_box.yaml", ["preconditioner.type=jacobi", "time.end=0.15"])
 if a and j:
     if not a["solver"]["converged"] or a["time"]["last_step"] != 3:
         fail.append(f"heat: not converged, or stopped at step {a['time']['last_step']} of 3")
     if abs(a["error"]["l2"] - j["error"]["l2"]) > 1e-6 * j["error"]["l2"]:
         fail.append(f"heat: L2 error {a['error']['l2']:.10e}, Jacobi-PCG's {j['error']['l2']:.10e}")
+
+# 6. the smoother stages
+AUTO_PMG = ["preconditioner.type=auto", "preconditioner.start=pmg", "preconditioner.schwarz_check=3"]
+cj, hcj = run("kershaw-cheby-jacobi", KER[0], KER[1] + ["preconditioner.type=pmg",
+                                                         "preconditioner.smoother.type=cheby-jacobi"])
+never, hn = run("stages-never", KER[0], KER[1] + AUTO_PMG + ["preconditioner.schwarz_setup=1e9"])
+if never and cj:
+    sch = report(never)["schwarz"]
+    if sch["decision"] != "not paid" or report(never)["smoother"] != "cheby-jacobi" or hn != hcj:
+        fail.append(f"stages never: decision {sch['decision']}, smoother {report(never)['smoother']}, "
+                    f"history {'equal to' if hn == hcj else 'not'} cheby-jacobi pmg's")
+taken, ht = run("stages-taken", KER[0], KER[1] + AUTO_PMG + ["preconditioner.schwarz_setup=0"])
+if taken and never:
+    r = report(taken)
+    sch = r["schwarz"]
+    if sch["decision"] != "taken" or sch.get("from_iteration") != 4 or r["smoother"] != "cheby-asm":
+        fail.append(f"stages taken: decision {sch['decision']} from {sch.get('from_iteration')} (expected 4: "
+                    f"schwarz_check 3 after the first), smoother {r['smoother']}")
+    if ht[:5] != hcj[:5] or [it for it, _ in ht] != list(range(len(ht))):
+        fail.append("stages taken: the first 4 residuals are not cheby-jacobi pmg's, or the history has a gap")
+    if not taken["solver"]["iterations"] < never["solver"]["iterations"]:
+        fail.append(f"stages taken: {taken['solver']['iterations']} iterations, not fewer than Chebyshev-Jacobi's "
+                    f"{never['solver']['iterations']}")
+    names = [st["name"] for st in r["stages"]]
+    # the stages count the iterations the preconditioner observed: all but the converging one
+    if names != ["pmg-jacobi", "pmg-asm"] or sum(st["iterations"] for st in r["stages"]) != \
+            taken["solver"]["iterations"] - 1:
+        fail.append(f"stages taken: stages {r['stages']} against {taken['solver']['iterations']} iterations")
+left, hl = run("stages-left", KER[0], KER[1] + AUTO_PMG + [
+    "preconditioner.schwarz_setup=0", "preconditioner.schwarz_cycle=10", "preconditioner.schwarz_gain=0.001"])
+if left:
+    r = report(left)
+    sch = r["schwarz"]
+    if sch["decision"] != "tried, left" or sch.get("back_iteration") != 8 or r["smoother"] != "cheby-jacobi":
+        fail.append(f"stages left: decision {sch['decision']}, back at {sch.get('back_iteration')} (expected 8), "
+                    f"smoother {r['smoother']}")
+for name, s_ in (("never", never), ("taken", taken), ("left", left)):
+    if s_ and g and (not s_["solver"]["converged"] or abs(s_["error"]["l2"] - g["error"]["l2"]) > 1e-6 * g["error"]["l2"]):
+        fail.append(f"stages {name}: converged {s_['solver']['converged']}, L2 error {s_['error']['l2']:.10e}, "
+                    f"pmg's {g['error']['l2']:.10e}")
+
+# 7. start: asm
+asm, hasm = run("kershaw-asm", KER[0], KER[1] + ["preconditioner.type=asm"])
+kept, hk = run("asm-kept", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.pmg_setup=1e9"])
+if kept and asm:
+    r = report(kept)
+    if r["start"] != "asm" or r["choice"] != "asm" or r["switched"] != 0 or r["checks"] != 1 or hk != hasm:
+        fail.append(f"asm kept: start {r['start']}, choice {r['choice']}, switched {r['switched']}, checks "
+                    f"{r['checks']}, history {'equal to' if hk == hasm else 'not'} type asm's")
+    if not r["estimate"]["asm_iterations"] > 0 or not r["estimate"]["pmg_cost"] >= 1e9:
+        fail.append(f"asm kept: estimate {r['estimate']}")
+to_pmg, hp = run("asm-to-pmg", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.pmg_setup=0",
+                                                   "preconditioner.pmg_cycle=0.001"])
+if to_pmg and asm and g:
+    r = report(to_pmg)
+    if r["choice"] != "pmg" or r["switched"] != 1 or r.get("switch_iteration") != 10:
+        fail.append(f"asm to pmg: choice {r['choice']}, switched {r['switched']} at {r.get('switch_iteration')}, "
+                    "expected pmg from iteration 10")
+    if hp[:11] != hasm[:11] or [it for it, _ in hp] != list(range(len(hp))):
+        fail.append("asm to pmg: the first 11 residuals are not asm's, or the history is not numbered 0..N")
+    if not to_pmg["solver"]["converged"] or abs(to_pmg["error"]["l2"] - g["error"]["l2"]) > 1e-6 * g["error"]["l2"]:
+        fail.append(f"asm to pmg: L2 error {to_pmg['error']['l2']:.10e}, pmg's {g['error']['l2']:.10e}")
+    if [st["name"] for st in r["stages"]] != ["asm", "pmg"] or r["stages"][0]["iterations"] != 10 or \
+            r["stages"][1]["iterations"] != to_pmg["solver"]["iterations"] - 11:
+        fail.append(f"asm to pmg: stages {r['stages']}")
 
 print(f"{'run':24s} {'iterations':>10s} {'switched':>8s}")
 for name, its, sw in rows:

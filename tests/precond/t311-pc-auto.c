@@ -132,10 +132,15 @@ int main(int argc, char **argv) {
     HX_ASSERT(hx_pc_auto_choice(pc) != NULL && hx_pc_is_symmetric(pc), "auto: no choice, or not symmetric");
   hx_pc_destroy(&pc);
   /* Jacobi first: Jacobi until a solve shows that pmg pays */
-  if (!make_pc(d, "{type: auto}", &pc))
+  if (!make_pc(d, "{type: auto, start: jacobi}", &pc))
     HX_ASSERT(hx_pc_auto_choice(pc) && !strcmp(hx_pc_auto_choice(pc), "jacobi") && hx_pc_is_symmetric(pc),
               "auto: %s before any solve, expected jacobi",
               hx_pc_auto_choice(pc) ? hx_pc_auto_choice(pc) : "NULL");
+  hx_pc_destroy(&pc);
+  /* the default start: two-level Schwarz until its first iterations show that pmg pays */
+  if (!make_pc(d, "{type: auto}", &pc))
+    HX_ASSERT(hx_pc_auto_choice(pc) && !strcmp(hx_pc_auto_choice(pc), "asm") && hx_pc_is_symmetric(pc),
+              "auto: %s before any solve, expected asm", hx_pc_auto_choice(pc) ? hx_pc_auto_choice(pc) : "NULL");
   hx_pc_destroy(&pc);
   hx_disc_destroy(&d);
   hx_mesh_destroy(&m);
