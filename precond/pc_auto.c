@@ -30,7 +30,8 @@
 void hx_auto_opts_default(hx_auto_opts *o) {
   memset(o, 0, sizeof *o);
   hx_pmg_auto_opts_default(&o->pmg);
-  o->start = HX_AUTO_START_ASM;
+  o->start = HX_AUTO_START_MESH;
+  o->pmg_order = 6;
   o->trial = 0;
   o->setup_cost = 150.0;
   o->cycle_cost = 17.0;
@@ -142,7 +143,7 @@ int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, 
   return HX_SUCCESS;
 }
 
-static const char *const auto_starts[] = {"jacobi", "pmg", "asm"}; /* HX_AUTO_START_* */
+static const char *const auto_starts[] = {"jacobi", "pmg", "asm", "mesh"}; /* HX_AUTO_START_* */
 
 /* the stages of type auto: Jacobi-PCG, then pmg with Chebyshev-Jacobi
  * smoothing on every level, then (when the model says the Schwarz setup
@@ -188,6 +189,9 @@ typedef struct {
   /* the asm decision, in asm iterations: asm's iterations still needed, pmg's modelled cost */
   double a_rem, p_model;
   int pmg_iteration; /* asm -> pmg (0: never) */
+  /* start: mesh: the fraction of curved (not affine) elements, and the start it chose */
+  double curved;
+  int mesh_start;
   hx_ev_slot ev_jacobi; /* the Jacobi run up to the switch (switch_k - 1 iterations) */
   hx_ev_slot ev_switch; /* the pmg setup */
 } pc_auto;
@@ -195,12 +199,12 @@ typedef struct {
 /* the pmg of the first pmg stage: the configured levels, coarse level and
  * precision, Chebyshev-Jacobi smoothing on every level (the smoother trial
  * instead with trial: true) */
-static int auto_pmg_create(pc_auto *a) {
+static int auto_pmg_create(pc_auto *a, int stages) {
   if (a->o.trial) {
     HX_CALL(hx_pc_create_pmg_auto(a->d, &a->o.pmg, &a->mg));
   } else {
     hx_pmg_opts o = a->o.pmg.base;
-    if (a->o.smoother_stages) o.inner = HX_SMOOTH_JACOBI, o.inner_below = -1, o.degree_below = 0;
+    if (stages) o.inner = HX_SMOOTH_JACOBI, o.inner_below = -1, o.degree_below = 0;
     HX_CALL(hx_pc_create_pmg(a->d, &o, &a->mg));
   }
   HX_CALL(hx_pc_setup(a->mg));
@@ -237,9 +241,43 @@ static int au_schwarz_setup(pc_auto *a) {
   return HX_SUCCESS;
 }
 
+/* start: mesh: pmg at once (the type's smoothers) at orders >= pmg_order on
+ * meshes whose elements are mostly curved, else asm (which may still go to
+ * pmg after asm_check iterations). Where elements are boxes or
+ * parallelepipeds the fast diagonalisation is the exact inverse of each
+ * overlapping element's operator and one Schwarz sweep with the Q1 coarse
+ * level needs few iterations; on curved elements it is an approximation,
+ * and at high order the gap between the order and the Q1 level is wide:
+ * there pmg's intermediate level and repeated smoothing pay (measured,
+ * docs/preconditioner.md "Which preconditioner"). */
+static int auto_mesh_start(pc_auto *a) {
+  int32_t na, ns, ng;
+  hx_ax_storage_counts(hx_disc_ax(a->d), &na, &ns, &ng);
+  double c[2] = {(double)ns + ng, (double)na + ns + ng};
+  HX_MPI(MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_DOUBLE, MPI_SUM, hx_gs_comm(hx_disc_gs(a->d))));
+  a->curved = c[1] > 0 ? c[0] / c[1] : 0.0;
+  const int pmg_now = hx_disc_order(a->d) >= a->o.pmg_order && a->curved > 0.5;
+  a->mesh_start = pmg_now ? HX_AUTO_START_PMG : HX_AUTO_START_ASM;
+  hx_log(HX_LOG_NORMAL, "preconditioner auto: order %d, %.0f %% of the elements curved: %s\n",
+         hx_disc_order(a->d), 100.0 * a->curved,
+         pmg_now ? "pmg" : "two-level Schwarz first (pmg if its first iterations say it pays)");
+  return HX_SUCCESS;
+}
+
 static int auto_setup(void *ctx) {
   pc_auto *a = ctx;
-  if (a->o.start == HX_AUTO_START_ASM) {
+  if (a->o.start == HX_AUTO_START_MESH) {
+    HX_CALL(auto_mesh_start(a));
+    if (a->mesh_start == HX_AUTO_START_PMG) {
+      hx_ev ev = hx_ev_begin(&a->ev_switch);
+      HX_CALL(auto_pmg_create(a, 0));
+      hx_ev_end(&ev, 0.0, 0.0);
+      HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+      a->stage = AU_PMGS, a->st[AU_PMGS].setup_s = a->ev_switch.seconds, a->decided = 1;
+      return HX_SUCCESS;
+    }
+  }
+  if (a->o.start == HX_AUTO_START_ASM || a->o.start == HX_AUTO_START_MESH) {
     hx_asm_opts ao;
     hx_asm_opts_default(&ao);
     ao.prec = a->o.pmg.base.prec;
@@ -254,7 +292,7 @@ static int auto_setup(void *ctx) {
   }
   if (a->o.start == HX_AUTO_START_PMG) {
     hx_ev ev = hx_ev_begin(&a->ev_switch);
-    HX_CALL(auto_pmg_create(a));
+    HX_CALL(auto_pmg_create(a, a->o.smoother_stages));
     hx_ev_end(&ev, 0.0, 0.0);
     HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
     a->stage = AU_PMGJ, a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
@@ -363,7 +401,7 @@ static int au_check_jacobi(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   /* switch: pmg set up (collective: every rank is here at the same step) */
   if (a->run.slot) hx_ev_end(&a->run, 0.0, 0.0);
   hx_ev ev = hx_ev_begin(&a->ev_switch);
-  HX_CALL(auto_pmg_create(a));
+  HX_CALL(auto_pmg_create(a, a->o.smoother_stages));
   hx_ev_end(&ev, 0.0, 0.0);
   HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
   a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
@@ -637,7 +675,12 @@ static int auto_report(void *ctx, hx_opt *node) {
   HX_CALL(hx_pc_report_text(node, "start", auto_starts[a->o.start]));
   HX_CALL(hx_pc_report_text(node, "choice", a->mg ? "pmg" : a->as ? "asm" : "jacobi"));
   if (a->o.start == HX_AUTO_START_JACOBI) HX_CALL(au_report_jacobi(a, node));
-  if (a->o.start == HX_AUTO_START_ASM) HX_CALL(au_report_asm(a, node));
+  if (a->o.start == HX_AUTO_START_MESH) {
+    HX_CALL(hx_pc_report_real(node, "curved_fraction", a->curved));
+    HX_CALL(hx_pc_report_int(node, "pmg_order", a->o.pmg_order));
+    HX_CALL(hx_pc_report_text(node, "mesh_start", auto_starts[a->mesh_start]));
+  }
+  if (a->o.start == HX_AUTO_START_ASM || a->mesh_start == HX_AUTO_START_ASM) HX_CALL(au_report_asm(a, node));
   if (a->mg && !a->o.trial && a->o.smoother_stages && a->o.start != HX_AUTO_START_ASM)
     HX_CALL(au_report_stages(a, node));
   hx_opt *part;
@@ -663,7 +706,7 @@ static int auto_destroy(void *ctx) {
 
 int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
   *pc = NULL;
-  HX_CHECK(o->start >= HX_AUTO_START_JACOBI && o->start <= HX_AUTO_START_ASM, HX_ERR_ARG, "auto: start %d",
+  HX_CHECK(o->start >= HX_AUTO_START_JACOBI && o->start <= HX_AUTO_START_MESH, HX_ERR_ARG, "auto: start %d",
            o->start);
   HX_CHECK(o->asm_check >= 2 && o->pmg_setup >= 0 && o->pmg_cycle > 0 && o->pmg_gain > 0, HX_ERR_INPUT,
            "preconditioner auto: asm_check %d below 2, or pmg_setup %g, pmg_cycle %g, pmg_gain %g not positive",
@@ -1092,9 +1135,11 @@ typedef struct {
 static const hx_opt_key auto_rows[] = {
     HX_PC_TYPE_KEY,
     HX_PC_ENUM(
-        "start", AT(au.start), auto_starts, "asm",
+        "start", AT(au.start), auto_starts, "mesh",
         "jacobi: Jacobi-PCG first, pmg from the iterate when the estimate says it pays; pmg: pmg at once; "
-        "asm: two-level Schwarz first, pmg from the iterate when the model says it pays"),
+        "asm: two-level Schwarz first, pmg from the iterate when the model says it pays; mesh: pmg at once "
+        "at orders >= pmg_order on mostly curved meshes, else as asm"),
+    HX_PC_INT("pmg_order", AT(au.pmg_order), 1, 100, "start mesh: the least order at which curved meshes take pmg"),
     HX_PC_INT("asm_check", AT(au.asm_check), 2, 1000000,
               "start asm: asm iterations before the one decision"),
     HX_PC_DBL("asm_bias", AT(au.asm_bias), 0.1, 100.0, 0,

@@ -414,7 +414,7 @@ const char *hx_pc_trial_choice(hx_pc pc);
  * first check after min_iterations, then every 5 iterations (5 % of k
  * beyond 100). start HX_AUTO_START_PMG: pmg from the setup (no Jacobi
  * phase). docs/preconditioner.md. */
-enum { HX_AUTO_START_JACOBI = 0, HX_AUTO_START_PMG = 1, HX_AUTO_START_ASM = 2 };
+enum { HX_AUTO_START_JACOBI = 0, HX_AUTO_START_PMG = 1, HX_AUTO_START_ASM = 2, HX_AUTO_START_MESH = 3 };
 typedef struct {
   hx_pmg_auto_opts pmg; /* the pmg: its options (base) and the trial's */
   int start;
@@ -436,6 +436,7 @@ typedef struct {
    * run's second half) against pmg's cost modelled in asm iterations (pmg_setup; per
    * iteration pmg_cycle; pmg_gain x n^0.74 iterations per 1e8 where asm
    * takes n): pmg of base's options from the iterate when it is less */
+  int pmg_order; /* start HX_AUTO_START_MESH: pmg at once at orders >= this on mostly curved meshes */
   int asm_check;
   double asm_bias, pmg_setup, pmg_cycle, pmg_gain;
   int schwarz_check;

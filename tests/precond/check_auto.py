@@ -28,7 +28,10 @@ Each case runs once with auto and once with the type it must match, and the resi
   7. start: asm (auto's default): with pmg modelled dear (pmg_setup 1e9) asm is kept after
      asm_check (10) iterations and the history is type asm's bit for bit; with pmg modelled free
      the switch comes at iteration 10 exactly, the first 11 residuals are asm's, and the solve
-     converges with pmg's error; the report says start asm, choice and the decision.
+     converges with pmg's error; the report says start asm, choice and the decision;
+  8. start: mesh (auto's default): pmg from the setup on Kershaw at order 6 (curved elements; the
+     residuals type pmg's bit for bit), asm first with pmg_order 7 and on the box (affine elements:
+     type asm's residuals); the report's curved fraction (2/3 on Kershaw 6^3, 0 on the box).
 Prints the table and "auto: ok"."""
 import csv
 import os
@@ -208,7 +211,8 @@ for name, s_ in (("never", never), ("taken", taken), ("left", left)):
 
 # 7. start: asm
 asm, hasm = run("kershaw-asm", KER[0], KER[1] + ["preconditioner.type=asm"])
-kept, hk = run("asm-kept", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.pmg_setup=1e9"])
+kept, hk = run("asm-kept", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.start=asm",
+                                              "preconditioner.pmg_setup=1e9"])
 if kept and asm:
     r = report(kept)
     if r["start"] != "asm" or r["choice"] != "asm" or r["switched"] != 0 or r["checks"] != 1 or hk != hasm:
@@ -216,7 +220,8 @@ if kept and asm:
                     f"{r['checks']}, history {'equal to' if hk == hasm else 'not'} type asm's")
     if not r["estimate"]["asm_iterations"] > 0 or not r["estimate"]["pmg_cost"] >= 1e9:
         fail.append(f"asm kept: estimate {r['estimate']}")
-to_pmg, hp = run("asm-to-pmg", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.pmg_setup=0",
+to_pmg, hp = run("asm-to-pmg", KER[0], KER[1] + ["preconditioner.type=auto", "preconditioner.start=asm",
+                                                   "preconditioner.pmg_setup=0",
                                                    "preconditioner.pmg_cycle=0.001"])
 if to_pmg and asm and g:
     r = report(to_pmg)
@@ -230,6 +235,28 @@ if to_pmg and asm and g:
     if [st["name"] for st in r["stages"]] != ["asm", "pmg"] or r["stages"][0]["iterations"] != 10 or \
             r["stages"][1]["iterations"] != to_pmg["solver"]["iterations"] - 11:
         fail.append(f"asm to pmg: stages {r['stages']}")
+
+# 8. start: mesh (auto's default): order 6 on the (curved) Kershaw mesh: pmg from the start, bit for
+# bit type pmg; the same on the box (affine elements), or with pmg_order 7: asm first
+K6 = [KER[0], ["mesh.elements=[6,6,6]", "order=6"]]
+B6 = [BOX[0], ["mesh.elements=[4,4,4]", "order=6"]]
+for name, case, sets, expect, ref in (
+        ("mesh-kershaw", K6, [], "pmg", "pmg"),
+        ("mesh-kershaw-order7", K6, ["preconditioner.pmg_order=7"], "asm", None),
+        ("mesh-box", B6, [], "asm", "asm")):
+    m_, hm = run(name, case[0], case[1] + ["preconditioner.type=auto"] + sets)
+    if not m_:
+        continue
+    r = report(m_)
+    # the box: every element affine; Kershaw 6^3 (eps 0.3): 2/3 of them curved
+    curved_ok = r["curved_fraction"] == 0.0 if case is B6 else 0.5 < r["curved_fraction"] <= 1.0
+    if r["start"] != "mesh" or r["mesh_start"] != expect or not curved_ok:
+        fail.append(f"{name}: start {r['start']}, mesh_start {r['mesh_start']} (expected {expect}), curved "
+                    f"{r['curved_fraction']}")
+    if ref:
+        rs, hr = run(name + "-ref", case[0], case[1] + [f"preconditioner.type={ref}"])
+        if rs and hm[:11] != hr[:11]:
+            fail.append(f"{name}: the first residuals are not type {ref}'s bit for bit")
 
 print(f"{'run':24s} {'iterations':>10s} {'switched':>8s}")
 for name, its, sw in rows:
