@@ -350,7 +350,16 @@ int hx_api_setup_case(hexcg_solver *s, const hx_case *cs, hx_run_stats *res) {
  * preconditioner under a CG that needs a symmetric one; sizes that cannot
  * fit in memory. Collective (the memory check). */
 int hx_api_check_case(MPI_Comm comm, hx_case *cs) {
-  int err = hx_pc_options_check(cs->preconditioner.opts);
+  int err = HX_SUCCESS;
+  /* several right-hand sides are solved by block PCG, which needs a fixed
+   * preconditioner: without a type the block solve's default, pmg, not the
+   * single solve's auto (whose choice observes a single run) */
+  if (cs->problem.nrhs > 1 && !hx_opt_get(cs->preconditioner.opts, "type")) {
+    if (!cs->preconditioner.opts && !(cs->preconditioner.opts = hx_opt_new(HX_OPT_MAP, NULL, cs->path)))
+      err = HX_ERROR(HX_ERR_MEM, "out of memory");
+    if (!err) err = hx_opt_set(cs->preconditioner.opts, "type", "pmg");
+  }
+  if (!err) err = hx_pc_options_check(cs->preconditioner.opts);
   hx_pc_config pcc = NULL;
   if (!err) err = hx_pc_config_read(cs->preconditioner.opts, &pcc);
   if (!err) {

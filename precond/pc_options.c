@@ -30,7 +30,7 @@ static const hx_opt_key type_row = {.key = "type",
                                     .offset = 0,
                                     .names = hx_pc_type_names,
                                     .nnames = HX_NELEM(hx_pc_type_names),
-                                    .def = "pmg",
+                                    .def = "auto",
                                     .help = "the preconditioner"};
 static const hx_opt_group type_group = {"preconditioner", NULL, &type_row, 1};
 
