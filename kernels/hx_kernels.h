@@ -101,12 +101,13 @@ int hx_backend_sync(hx_backend b);
 int hx_backend_num_threads(hx_backend b);
 
 /* The CPU kernels this process runs, in words: "generic", "avx2+fma" or
- * "avx512+avx2+fma" (the CPU's instruction sets and HEXCG_CPU_ISA: generic
- * forces the portable loops, avx2 keeps the AVX-512 kernels off). */
+ * "avx512+avx2+fma" (AVX-512 kernels at some order, hx_cpu_isa_choice; the
+ * CPU's instruction sets and HEXCG_CPU_ISA: generic forces the portable
+ * loops, avx2 keeps the AVX-512 kernels off). */
 const char *hx_cpu_kernels_name(void);
 
 /* Which of the AVX-512 and AVX2 CPU kernels this process runs, and why
- * (kernels/cpu/isa_cpu.c, docs/operator.md "Instruction sets"): what
+ * (kernels/cpu/isa_cpu.c, docs/operator.md "Which AVX-512 kernels run"): what
  * HEXCG_CPU_ISA says where it is set; else, on a CPU with AVX-512
  * F/VL/DQ/BW, a start-up probe (run once per process on first use,
  * thread-safe, a few ms) for the kernels whose results do not depend on the

@@ -3,7 +3,7 @@
  * CPUs only, though AMD's Zen 4 ran them 0-25 % faster at p = 3..5 and
  * either way at p = 7; now they are chosen per machine.
  *
- * Design (docs/operator.md "Instruction sets"):
+ * Design (docs/operator.md "Which AVX-512 kernels run"):
  *  - HEXCG_CPU_ISA=generic|avx2|avx512 forces, read at every query (the
  *    tests set it around an operator's creation).
  *  - Where the AVX-512 kernel gives the AVX2 kernel's bits (the FP64
@@ -13,8 +13,9 @@
  *    p = 2..7, alternated, the best of HX_ISA_ROUNDS batches each, and takes
  *    AVX-512 per order (the operator picks its kernel per order at create
  *    time, and the gain varies with the order) where it is not slower than
- *    AVX2 by more than HX_ISA_MARGIN. The kernels not chosen per order (FDM
- *    grouped FP32, the peak loop) follow the geometric mean over the orders.
+ *    AVX2 by more than HX_ISA_MARGIN (the FP32 p = 3 kernel follows p = 3:
+ *    it is made from the same operator). The kernels not chosen per order
+ *    (FDM grouped FP32, the peak loop) follow the geometric mean over the orders.
  *    Ranks, or a restarted run, may decide differently: the bits are the same.
  *  - The p = 7 kernel's bits differ (round-off), so a timing, which differs
  *    between ranks and between runs, must not choose it (a restart would not
@@ -24,7 +25,8 @@
  *    corrected from measurements. The table is also the fallback for every
  *    order where the probe fails (no memory).
  *  - The probe runs once per process (pthread_once, safe from OpenMP
- *    regions), on one OpenMP thread, about 5-10 ms (docs/log/performance.md). */
+ *    regions), on one OpenMP thread: 5-10 ms on the 2-core Xeon under load
+ *    (docs/log/performance.md, 2026-12-07). */
 #include "ax_impl.h"
 #include "isa_impl.h"
 
@@ -44,10 +46,13 @@
 #define HX_ISA_X86 0
 #endif
 
+_Static_assert(HX_ISA_PMAX == HX_CPU_ISA_PMAX, "the public ratio array covers the probed orders");
+
 /* the table by CPU: first match wins, the last row matches every CPU */
 static const hx_isa_row hx_isa_rows[] = {
     {"GenuineIntel", -1, 0, 0xffff, 1,
-     "Intel: avx512 at p = 7 (Xeon family 6 model 207: 0.57-0.66x avx2's time, docs/log/performance.md)"},
+     "Intel: avx512 at p = 7 (Xeon family 6 model 207: 0.70-0.86x avx2's time in the probe, "
+     "docs/log/performance.md)"},
     {"AuthenticAMD", 0x19, 0, 0xffff, 0, "AMD family 19h (Zen 4): avx2 at p = 7 (issue 52: mixed)"},
     {"", -1, 0, 0xffff, 0, "not measured: avx2 at p = 7"},
 };

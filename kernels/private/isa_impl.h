@@ -1,5 +1,5 @@
 /* Private to the CPU kernels: which of the AVX-512 and AVX2 kernels run
- * (cpu/isa_cpu.c; docs/operator.md "Instruction sets"). The public view is
+ * (cpu/isa_cpu.c; docs/operator.md "Which AVX-512 kernels run"). The public view is
  * hx_cpu_isa_choice (hx_kernels.h). */
 #ifndef HX_ISA_IMPL_H
 #define HX_ISA_IMPL_H
