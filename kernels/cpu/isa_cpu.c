@@ -87,7 +87,6 @@ unsigned hx_cpu_isa_decide(const double *t512, const double *t2, double margin, 
 
 /* The probe's outcome (written once by probe_init). */
 static struct {
-  int ran;       /* probe_init ran */
   int ok;        /* the probe ran to the end */
   unsigned mask; /* its per-order choice */
   int overall;   /* its choice for all orders at once */
@@ -204,7 +203,6 @@ static void probe_init(void) {
   probe.ms = 1e3 * (hx_wtime() - t0);
   probing = 0;
   probe.ok = ierr == HX_SUCCESS;
-  probe.ran = 1;
   if (!probe.ok) {
     snprintf(probe.error, sizeof probe.error, "%s", hx_error_message());
     hx_error_clear();
