@@ -68,6 +68,9 @@ void hx_print_version(const hx_app_ctx *ctx) {
   } else {
     printf("; cuda: not compiled\n");
   }
+  char isa[512];
+  hx_cpu_isa_describe(isa, sizeof isa); /* which CPU kernels and why (kernels/cpu/isa_cpu.c) */
+  printf("cpu kernels: %s\n", isa);
 
   MPI_Get_library_version(buf, &len);
   char *nl = strchr(buf, '\n');

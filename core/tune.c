@@ -15,7 +15,9 @@
 /* name, values, default, what it does, why it exists */
 static const hx_tune_row tune_rows[] = {
     /* kernels and algorithms: A/B comparisons and the tests of both paths */
-    {"HEXCG_CPU_ISA", "generic|avx2|avx512", "the CPU's best (avx512 on Intel CPUs with AVX-512 F/VL/DQ/BW)",
+    {"HEXCG_CPU_ISA", "generic|avx2|avx512",
+     "the probe's choice (AVX-512 per order where the CPU has AVX-512 F/VL/DQ/BW and it is not slower; "
+     "p = 7 by the table by CPU; docs/operator.md)",
      "which CPU kernels run", "A/B runs of the vectorised kernels against the generic loops; the isa test label"},
     {"HEXCG_AX_XELEM", "0", "on", "0: the operator without the cross-element (8 elements per vector) kernels",
      "A/B runs and the tests of the within-element kernels"},

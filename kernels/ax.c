@@ -2,6 +2,7 @@
  * host), dispatch to cpu/ax_cpu.c or cuda/ax_cuda.cu, diagonal and lumped
  * mass. The math is in hx_ax_math.h and docs/operator.md. */
 #include "ax_impl.h"
+#include "isa_impl.h"
 #include "stream_impl.h"
 
 #include <math.h>
@@ -356,7 +357,7 @@ static int hx_ax_build(hx_backend b, int p, int32_t E, int npe, const double *h_
   ax->geometry = o.geometry;
   ax->affine = o.affine != 0;
   ax->isa = hx_ax_cpu_isa();
-  ax->avx512 = hx_cpu_avx512();
+  ax->avx512 = hx_cpu_avx512_order(p);
   int ierr = hx_ax_setup(ax, h_nodes, h_kappa, h_lambda, o.h_kappa_node, o.h_lambda_node);
   if (ierr) {
     hx_ax_free_all(ax);

@@ -101,9 +101,41 @@ int hx_backend_sync(hx_backend b);
 int hx_backend_num_threads(hx_backend b);
 
 /* The CPU kernels this process runs, in words: "generic", "avx2+fma" or
- * "avx512+avx2+fma" (the CPU's instruction sets and HEXCG_CPU_ISA: generic
- * forces the portable loops, avx2 keeps the AVX-512 kernels off). */
+ * "avx512+avx2+fma" (AVX-512 kernels at some order, hx_cpu_isa_choice; the
+ * CPU's instruction sets and HEXCG_CPU_ISA: generic forces the portable
+ * loops, avx2 keeps the AVX-512 kernels off). */
 const char *hx_cpu_kernels_name(void);
+
+/* Which of the AVX-512 and AVX2 CPU kernels this process runs, and why
+ * (kernels/cpu/isa_cpu.c, docs/operator.md "Which AVX-512 kernels run"): what
+ * HEXCG_CPU_ISA says where it is set; else, on a CPU with AVX-512
+ * F/VL/DQ/BW, a start-up probe (run once per process on first use,
+ * thread-safe, a few ms) for the kernels whose results do not depend on the
+ * choice (the FP64 operator at p = 2..6, and the kernels chosen for all
+ * orders at once), and a table by CPU vendor, family and model for the
+ * p = 7 kernel, whose results differ in round-off (the same choice on every
+ * rank and in every run on a CPU model). Not collective. */
+#define HX_CPU_ISA_PMAX 7
+typedef struct {
+  const char *kernels; /* hx_cpu_kernels_name() */
+  /* "HEXCG_CPU_ISA" (forced), "probe" (and the table at p = 7), "table" (the
+   * probe failed: error), "cpu" (no AVX-512 or no AVX2+FMA), "build" (no x86 kernels) */
+  const char *source;
+  unsigned avx512_orders;             /* bit p: the FP64 operator at order p runs its AVX-512 kernel */
+  int avx512;                         /* the AVX-512 kernels chosen for all orders at once (FDM, peak) */
+  double ratio[HX_CPU_ISA_PMAX + 1];  /* the probe: AVX-512 / AVX2 best time at order p (0: not measured) */
+  double ratio_mean;                  /* their geometric mean (0: no probe) */
+  unsigned probe_orders;              /* bit p: the probe would take AVX-512 at order p */
+  double probe_ms;                    /* the probe's cost (0: no probe) */
+  char cpu[64];                       /* "GenuineIntel family 6 model 207" */
+  int table_avx512;                   /* the table's choice for p = 7 */
+  const char *table;                  /* the table row's evidence */
+  char error[160];                    /* why the probe failed ("" when it did not) */
+} hx_cpu_isa_info;
+void hx_cpu_isa_choice(hx_cpu_isa_info *info);
+/* hx_cpu_isa_choice in one line (no newline, at most len bytes with the
+ * NUL): hexcg --version's "cpu kernels:" line. */
+void hx_cpu_isa_describe(char *buf, size_t len);
 
 /* Memory in the backend's space. hx_mem_free accepts NULL and nulls *ptr. */
 int hx_mem_alloc(hx_backend b, size_t bytes, void **d_ptr);

@@ -7,7 +7,7 @@
  * small contractions unroll and vectorise. The hand-written AVX2+FMA kernels
  * (FP64 n = 8 below, FP32 n = 8 and n = 4 in ax_f32_avx2_8.h,
  * ax_f32_4_t.h) take the place of their generic loops behind the same
- * tables; where the CPU has AVX-512 (hx_cpu_avx512) the FP64 n = 8
+ * tables; where the AVX-512 kernels are chosen (cpu/isa_cpu.c) the FP64 n = 8
  * (ax_avx512_8.h) and FP32 n = 4 (ax_f32_4_t.h's second instantiation)
  * ones take theirs. Per-node math: hx_ax_math.h. FP32: the record kinds of ax_prec.c
  * (affine: 7 constants, g = w_q m; scaled affine: the same plus kappa (and
@@ -454,7 +454,7 @@ static const hx_ax_cpu_fn_f32 hx_ax_cpu_table_f32[1 + HX_AX_HAVE_AVX2][2][HX_AX_
 /* Instruction set of the CPU kernels: AVX2+FMA where the CPU has it, unless
  * the environment variable HEXCG_CPU_ISA=generic asks for the portable
  * instantiation (tests run both). The AVX-512 kernels come on top of the
- * AVX2 ones (hx_cpu_avx512). */
+ * AVX2 ones where cpu/isa_cpu.c chooses them (hx_cpu_avx512_order). */
 int hx_ax_cpu_isa(void) {
 #if HX_AX_HAVE_AVX2
   const char *env = hx_env("HEXCG_CPU_ISA");
@@ -467,31 +467,6 @@ int hx_ax_cpu_isa(void) {
 }
 
 const char *hx_ax_cpu_isa_name(int isa) { return isa ? "avx2+fma" : "generic"; }
-
-const char *hx_cpu_kernels_name(void) {
-  return hx_cpu_avx512() ? "avx512+avx2+fma" : hx_ax_cpu_isa_name(hx_ax_cpu_isa());
-}
-
-/* 1 where the AVX-512 kernels run: the AVX2 ones are chosen, the CPU has
- * AVX-512 F, VL, DQ and BW, and either it is Intel's or HEXCG_CPU_ISA=avx512
- * asks for them; HEXCG_CPU_ISA=avx2 keeps the AVX2 kernels (A/B runs, the
- * tests' twins). They were measured faster on an Intel Xeon only; AMD's Zen
- * 4 runs 512-bit operations in two halves, where the p = 7 operator's plain
- * r contraction (twice the even-odd one's multiply-adds) may lose: not
- * measured, so not chosen there by default. */
-int hx_cpu_avx512(void) {
-#if HX_AX_HAVE_AVX2
-  if (!hx_ax_cpu_isa()) return 0;
-  const char *env = hx_env("HEXCG_CPU_ISA");
-  if (env && !strcmp(env, "avx2")) return 0;
-  if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")))
-    return 0;
-  return (env && !strcmp(env, "avx512")) || __builtin_cpu_is("intel");
-#else
-  return 0;
-#endif
-}
 
 /* The elements that the cross-element kernel left (n of them, at the list
  * positions rest), for the one-element kernel on their sublist (sub: their

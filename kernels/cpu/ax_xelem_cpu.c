@@ -2,7 +2,7 @@
  * "Cross-element vectorisation"): at low order an element is too small for
  * SIMD within it, so four elements go through the sum factorisation
  * together, one per lane of an AVX2 register (deal.II's layout); 8 in an
- * AVX-512 register where the CPU has it (hx_cpu_avx512: the same operations
+ * AVX-512 register where chosen (hx_cpu_avx512_order: the same operations
  * per lane, so the same bits). Precomputed geometry; ax_cpu.c calls it for
  * the orders hx_xe_fn serves and falls back to its one-element kernels
  * otherwise. The kernel is written once (ax_xelem_t.h) for both widths.
@@ -26,6 +26,7 @@
  * Every lane computes exactly the same operations, so an element's result
  * does not depend on its group or lane. */
 #include "ax_impl.h"
+#include "isa_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,7 @@ static int hx_xe_pick(int avx512, int p, void (**fn)(const hx_xe_args *)) {
 
 int hx_ax_xelem_serves(int p) {
   void (*fn)(const hx_xe_args *) = NULL;
-  return hx_ax_cpu_isa() == 1 && hx_xe_pick(hx_cpu_avx512(), p, &fn);
+  return hx_ax_cpu_isa() == 1 && hx_xe_pick(hx_cpu_avx512_order(p), p, &fn);
 }
 
 int hx_ax_xelem_apply(const struct hx_ax_s *ax, int32_t nlist, const int32_t *list, const int32_t *map,

@@ -16,7 +16,7 @@ struct hx_ax_s {
   int32_t E;
   hx_geo_mode mode;
   int isa;   /* CPU kernels: 0 generic, 1 AVX2+FMA (hx_ax_cpu_isa) */
-  int avx512; /* the AVX-512 kernels where they exist (hx_cpu_avx512) */
+  int avx512; /* the AVX-512 kernels at this order (hx_cpu_avx512_order at create time) */
   int ncomp; /* PRECOMPUTED: doubles per node, 7, or 6 when every lambda is 0
                 (no mass term: the Poisson case moves 64 instead of 72 B/node) */
   /* host copies of the basis and the inputs */
@@ -113,8 +113,9 @@ int hx_ax_xelem_serves(int p);
 /* CPU instruction-set instantiation to use (see ax_cpu.c) and its name */
 int hx_ax_cpu_isa(void);
 const char *hx_ax_cpu_isa_name(int isa);
-/* 1 where the AVX-512 kernels run beside the AVX2 ones (ax_cpu.c); their
- * target attribute */
+/* 1 where the AVX-512 kernels chosen for all orders at once run beside the
+ * AVX2 ones (cpu/isa_cpu.c; per order: hx_cpu_avx512_order, isa_impl.h);
+ * their target attribute */
 int hx_cpu_avx512(void);
 #define HX_AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"
 /* multiply-add chains for iters iterations on every thread (isa 0 generic,
