@@ -39,13 +39,13 @@ if p.returncode == 0:
     check(s["order"] == 3 and s["dofs"] == 7 ** 3 and s["ranks"] == 1, f"order/dofs/ranks {s['order']} {s['dofs']}")
     check(s["error"] is not None and 0 < s["error"]["l2"] < 1e-2, f"error {s['error']}")
     check(all(v >= 0 for v in s["timers_s"].values()) and s["timers_s"]["total"] > 0, "timers")
-    # the time table of a real run (pmg, the default) adds up: setup + solve + io + other = total,
+    # the time table of a real run (auto, the default) adds up: setup + solve + io + other = total,
     # the solve's parts = solve (the setup of the preconditioner in setup, not in its applies);
     # the values are written to 17 digits, so only the sums' rounding is left
     t = s["timers_s"]
     whole = t["setup"] + t["solve"] + t["io"] + t["other"]
     parts = t["operator"] + t["preconditioner"] + t["vector"] + t["reductions"] + t["solve_other"]
-    check(s["solver"]["preconditioner"] == "pmg", f"the default preconditioner: {s['solver']}")
+    check(s["solver"]["preconditioner"] == "auto", f"the default preconditioner: {s['solver']}")
     check(abs(whole - t["total"]) <= 1e-12 * t["total"], f"setup+solve+io+other {whole!r} != total {t['total']!r}")
     check(abs(parts - t["solve"]) <= 1e-12 * t["total"], f"the solve's parts {parts!r} != solve {t['solve']!r}")
     check(t["preconditioner"] <= t["solve"] and s["preconditioner"]["setup_s"] <= t["setup"],
