@@ -1225,7 +1225,7 @@ static int check_rhs_list(const hx_case *cs) {
     return hx_yerror(
         node_at(cs, "preconditioner.type"),
         "preconditioner: auto with a list of %d right-hand sides; the block solve is plain PCG with "
-        "a fixed preconditioner: name one (pmg, the default, asm or jacobi)",
+        "a fixed preconditioner: name one (pmg, the default with a list, asm or jacobi)",
         n);
   if (cs->solver.initial_guess)
     return hx_yerror(

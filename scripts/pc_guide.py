@@ -61,7 +61,10 @@ def run(a, case, rhs, pc, r):
     if RHS[rhs] is not None and case.startswith("helmholtz"):  # its Neumann sides stay
         data[-1] = "problem.boundary=[{tags: [zmin, zmax], type: dirichlet, value: 0}, " \
                    "{tags: [xmin, xmax, ymin, ymax], type: neumann, value: 0}]"
-    sets = sets + PCS[pc] + data + a.set + [
+    pcs = PCS[pc]
+    if "preconditioner=null" in pcs and not any(l.startswith("preconditioner:") for l in open(os.path.join(ROOT, cfg))):
+        pcs = [x for x in pcs if x != "preconditioner=null"]  # the config has none: the default already
+    sets = sets + pcs + data + a.set + [
         "solver.tol=1e-8", "solver.max_iterations=5000", "output.solution=false", "output.history=false"]
     cmd = [a.mpiexec, "-n", str(a.ranks), a.hexcg, "run", os.path.join(ROOT, cfg), "--output", out, "--force",
            "--quiet"]

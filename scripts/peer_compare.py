@@ -11,7 +11,7 @@ so that the machine's drift cancels. Time to solution is deal.II's tts_s
 (setup + first solve) against hexcg's timers_s setup + solve from
 summary.yaml.
 
-  scripts/peer_compare.py --peer-dir ../peer-build                      # default pmg vs GMG
+  scripts/peer_compare.py --peer-dir ../peer-build                      # hexcg's default vs GMG
   scripts/peer_compare.py --peer-dir ../peer-build --jacobi             # Jacobi-PCG both
   scripts/peer_compare.py --peer-dir ../peer-build --set preconditioner.type=auto
 
@@ -35,6 +35,11 @@ CASES = {
     "kershaw-p3": ("configs/kershaw.yaml", ["order=3", "mesh.elements=[24,24,24]"],
                    ["-p", "3", "-s", "3", "-n", "3", "-kershaw", "0.3"]),
     "box-p7": ("configs/poisson_box.yaml", ["mesh.elements=[16,16,16]"], ["-p", "7", "-s", "1", "-n", "4"]),
+    # f = 1 with u = 0 on the boundary: many modes (the peer's -rhs one)
+    "box-p7-one": ("configs/poisson_box.yaml",
+                   ["mesh.elements=[16,16,16]", "problem.rhs=1", "problem.exact=null",
+                    "problem.boundary=[{tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: 0}]"],
+                   ["-p", "7", "-s", "1", "-n", "4", "-rhs", "one"]),
 }
 
 
@@ -112,7 +117,8 @@ def main():
         if c not in CASES:
             sys.exit(f"peer_compare: unknown case '{c}' (one of {', '.join(CASES)})")
     env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    pc = ["preconditioner.type=jacobi"] if a.jacobi else ["preconditioner.type=pmg"]
+    # the default: hexcg's own (the case's preconditioner key, if any, removed)
+    pc = ["preconditioner.type=jacobi"] if a.jacobi else ["preconditioner=null"]
     # an explicit --set preconditioner... replaces the default choice
     if any(s.startswith("preconditioner") for s in a.set):
         pc = []
@@ -127,7 +133,8 @@ def main():
             out = os.path.join(work, f"{c}-{r}")
             cmd = [a.mpiexec, "-n", str(a.ranks), a.hexcg, "run", os.path.join(ROOT, case), "--output", out,
                    "--force", "--quiet", "--set", "output.solution=false"]
-            for s in sets + pc + a.set:
+            has_pc = any(line.startswith("preconditioner:") for line in open(os.path.join(ROOT, case)))
+            for s in sets + [x for x in pc if has_pc or x != "preconditioner=null"] + a.set:
                 cmd += ["--set", s]
             p = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if p.returncode != 0:

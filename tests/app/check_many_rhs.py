@@ -145,9 +145,25 @@ def check_refusals():
               f"refusal {name}: the message does not name the file:line and '{msg}':\n{se[-1500:]}")
 
 
+def check_default_pc(ranks):
+    """a list of right-hand sides without a preconditioner type runs with pmg (the single solve's
+    default, auto, observes one Krylov run and has no block path)"""
+    out = os.path.join(harness.A.work, "many-default")
+    text = "".join(line + "\n" for line in case(out, flow(RHS), flow(EXACT)).splitlines()
+                   if not line.startswith("preconditioner:"))
+    st, _, se = run("many-default", text, ranks)
+    if not check(st == 0, f"default preconditioner: the 3-column run failed ({st}): {se[-2000:]}"):
+        return
+    with open(os.path.join(out, "summary.yaml")) as f:
+        s = yaml.safe_load(f)
+    check(s["solver"]["preconditioner"] == "pmg" and len(s.get("columns", [])) == 3,
+          f"default preconditioner: {s['solver']['preconditioner']}, columns {s.get('columns')!r}")
+
+
 def main():
     a, _ = setup(options=((("--ranks",), dict(type=int, default=1)),))
     check_block(a.ranks)
+    check_default_pc(a.ranks)
     check_refusals()
     if harness.failures:
         print(f"{len(harness.failures)} failure(s)")
