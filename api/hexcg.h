@@ -180,8 +180,9 @@ typedef struct {
    * (expr NULL and fn NULL: unknown) */
   hexcg_field exact;
   /* the preconditioner and solver, as in a case file: "pmg" (the default
-   * when NULL), "asm", "jacobi", "cheby", "auto"; tolerance (relative, NULL
-   * 0: 1e-8) and iteration limit (0: 10000) */
+   * when NULL: it has the block path of hexcg_solve_many; a case file's
+   * default is "auto"), "asm", "jacobi", "cheby", "auto"; tolerance
+   * (relative, NULL 0: 1e-8) and iteration limit (0: 10000) */
   const char *preconditioner;
   double tol;
   int max_iterations;
