@@ -460,6 +460,16 @@ static int au_check_asm(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   return HX_SUCCESS;
 }
 
+/* *due: 1 when a smoother stage's decision is due (schwarz_check
+ * iterations into its run, the target not reached), with its rate measured */
+static int au_smoother_due(pc_auto *a, au_stage *s, const hx_pc_cg_info *in, int *due) {
+  *due = in->k >= s->k0 + a->o.schwarz_check && in->rel > in->target;
+  if (!*due) return HX_SUCCESS;
+  s->rate = au_rate(s, in);
+  HX_CHECK(s->rate > 0, HX_ERR_NUMERIC, "preconditioner auto: pmg's residual %g after %g", in->rel, s->rel0);
+  return HX_SUCCESS;
+}
+
 /* pmg-jacobi to pmg-asm, decided once, schwarz_check iterations into the
  * pmg-jacobi run: its measured rate gives the iterations it still needs;
  * the Schwarz smoothers' cost is modelled in pmg-jacobi iterations (their
@@ -469,9 +479,9 @@ static int au_check_asm(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
  * so every rank decides the same at the same iteration, on any machine. */
 static int au_check_pmgj(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   au_stage *s = &a->st[AU_PMGJ];
-  if (in->k < s->k0 + a->o.schwarz_check || !(in->rel > in->target)) return HX_SUCCESS;
-  s->rate = au_rate(s, in);
-  HX_CHECK(s->rate > 0, HX_ERR_NUMERIC, "preconditioner auto: pmg's residual %g after %g", in->rel, s->rel0);
+  int due;
+  HX_CALL(au_smoother_due(a, s, in, &due));
+  if (!due) return HX_SUCCESS;
   const double drop = log(in->rel / in->target), l8 = log(1e8);
   const double m8 = l8 / -log(s->rate);
   a->m_rem = drop / -log(s->rate);
@@ -499,9 +509,9 @@ static int au_check_pmgj(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
  * pmg-jacobi's measured rate */
 static int au_check_pmgs(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   au_stage *s = &a->st[AU_PMGS];
-  if (in->k < s->k0 + a->o.schwarz_check || !(in->rel > in->target)) return HX_SUCCESS;
-  s->rate = au_rate(s, in);
-  HX_CHECK(s->rate > 0, HX_ERR_NUMERIC, "preconditioner auto: pmg's residual %g after %g", in->rel, s->rel0);
+  int due;
+  HX_CALL(au_smoother_due(a, s, in, &due));
+  if (!due) return HX_SUCCESS;
   const double drop = log(in->rel / in->target);
   a->s_rem = a->o.schwarz_cycle * drop / -log(s->rate);
   a->m_rem_back = drop / -log(a->st[AU_PMGJ].rate);
