@@ -145,6 +145,32 @@ int hx_auto_predict(int n, const double *alpha, const double *beta, double rel, 
 
 static const char *const auto_starts[] = {"jacobi", "pmg", "asm", "mesh"}; /* HX_AUTO_START_* */
 
+/* every level of g to its smoother `inner` (set up: its bound est_of[inner]
+ * kept); auto's smoother stages and the smoother trial switch with it */
+static void pmg_use_inner(pmg *g, hx_smooth_inner inner) {
+  g->o.inner = inner;
+  for (int l = 0; l < g->nl; l++) {
+    pmg_level *L = &g->lv[l];
+    L->inner = inner;
+    L->est = L->est_of[inner];
+    L->cheb.rho = g->o.eig_safety * L->est;
+  }
+}
+
+/* the Schwarz smoother and its bound added to every level of g (set up with
+ * Jacobi's), each level's setup time the max over ranks; g's smoother is
+ * Schwarz from here on (collective) */
+static int pmg_add_schwarz(pmg *g) {
+  for (int l = 0; l < g->nl; l++) {
+    hx_ev el = hx_ev_begin(&g->lv[l].ev_setup);
+    HX_CALL(hx_pmg_level_smoother(g, l, HX_SMOOTH_ASM));
+    hx_ev_end(&el, 0.0, 0.0);
+    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(g->lv[l].d)), &g->lv[l].ev_setup, 1));
+  }
+  g->o.inner = HX_SMOOTH_ASM;
+  return HX_SUCCESS;
+}
+
 /* the stages of type auto: Jacobi-PCG, then pmg with Chebyshev-Jacobi
  * smoothing on every level, then (when the model says the Schwarz setup
  * pays) the same levels and coarse level with Chebyshev-Schwarz smoothing;
@@ -211,33 +237,28 @@ static int auto_pmg_create(pc_auto *a, int stages) {
   return HX_SUCCESS;
 }
 
-/* every level of the stages' pmg to the smoother inner (set up) */
-static void au_use(pc_auto *a, hx_smooth_inner inner) {
-  pmg *g = (pmg *)hx_pc_context(a->mg);
-  g->o.inner = inner;
-  for (int l = 0; l < g->nl; l++) {
-    pmg_level *L = &g->lv[l];
-    L->inner = inner;
-    L->est = L->est_of[inner];
-    L->cheb.rho = g->o.eig_safety * L->est;
-  }
+/* the pmg built and set up, timed on ev_switch (the max over ranks); with
+ * the smoother stages (stages, no trial) it starts as pmg-jacobi with a
+ * decision ahead, else it is the final pmg (collective) */
+static int auto_pmg_build(pc_auto *a, int stages) {
+  const int staged = stages && !a->o.trial;
+  hx_ev ev = hx_ev_begin(&a->ev_switch);
+  HX_CALL(auto_pmg_create(a, stages));
+  hx_ev_end(&ev, 0.0, 0.0);
+  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+  a->stage = staged ? AU_PMGJ : AU_PMGS, a->decided = !staged;
+  a->st[a->stage].setup_s = a->ev_switch.seconds;
+  return HX_SUCCESS;
 }
 
 /* the Schwarz smoothers added to every level of the stages' pmg (collective) */
 static int au_schwarz_setup(pc_auto *a) {
-  pmg *g = (pmg *)hx_pc_context(a->mg);
   hx_ev_slot s = {0};
   hx_ev ev = hx_ev_begin(&s);
-  for (int l = 0; l < g->nl; l++) {
-    hx_ev el = hx_ev_begin(&g->lv[l].ev_setup);
-    HX_CALL(hx_pmg_level_smoother(g, l, HX_SMOOTH_ASM));
-    hx_ev_end(&el, 0.0, 0.0);
-    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(g->lv[l].d)), &g->lv[l].ev_setup, 1));
-  }
+  HX_CALL(pmg_add_schwarz((pmg *)hx_pc_context(a->mg)));
   hx_ev_end(&ev, 0.0, 0.0);
   HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &s, 1));
   a->st[AU_PMGS].setup_s = s.seconds;
-  g->o.inner = HX_SMOOTH_ASM;
   return HX_SUCCESS;
 }
 
@@ -269,11 +290,7 @@ static int auto_setup(void *ctx) {
   if (a->o.start == HX_AUTO_START_MESH) {
     HX_CALL(auto_mesh_start(a));
     if (a->mesh_start == HX_AUTO_START_PMG) {
-      hx_ev ev = hx_ev_begin(&a->ev_switch);
-      HX_CALL(auto_pmg_create(a, 0));
-      hx_ev_end(&ev, 0.0, 0.0);
-      HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
-      a->stage = AU_PMGS, a->st[AU_PMGS].setup_s = a->ev_switch.seconds, a->decided = 1;
+      HX_CALL(auto_pmg_build(a, 0));
       return HX_SUCCESS;
     }
   }
@@ -291,12 +308,7 @@ static int auto_setup(void *ctx) {
     return HX_SUCCESS;
   }
   if (a->o.start == HX_AUTO_START_PMG) {
-    hx_ev ev = hx_ev_begin(&a->ev_switch);
-    HX_CALL(auto_pmg_create(a, a->o.smoother_stages));
-    hx_ev_end(&ev, 0.0, 0.0);
-    HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
-    a->stage = AU_PMGJ, a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
-    a->decided = a->o.trial || !a->o.smoother_stages;
+    HX_CALL(auto_pmg_build(a, a->o.smoother_stages));
     return HX_SUCCESS;
   }
   HX_CALL(hx_pc_create_jacobi(hx_disc_op(a->d), &a->jac));
@@ -400,13 +412,8 @@ static int au_check_jacobi(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
   if (!(a->at.jacobi > a->at.pmg)) return HX_SUCCESS;
   /* switch: pmg set up (collective: every rank is here at the same step) */
   if (a->run.slot) hx_ev_end(&a->run, 0.0, 0.0);
-  hx_ev ev = hx_ev_begin(&a->ev_switch);
-  HX_CALL(auto_pmg_create(a, a->o.smoother_stages));
-  hx_ev_end(&ev, 0.0, 0.0);
-  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
-  a->st[AU_PMGJ].setup_s = a->ev_switch.seconds;
+  HX_CALL(auto_pmg_build(a, a->o.smoother_stages));
   a->switched = 1, a->switch_run = a->runs, a->switch_k = in->k, a->switch_iteration = a->observed;
-  a->stage = AU_PMGJ, a->decided = a->o.trial || !a->o.smoother_stages;
   HX_CALL(hx_pc_destroy(&a->jac));
   hx_log(HX_LOG_NORMAL,
          "preconditioner auto: pmg from iteration %d (kappa(D^-1 A) >= %.3g: Jacobi-PCG about %.0f more "
@@ -446,14 +453,9 @@ static int au_check_asm(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
          a->observed, a->st[AU_ASM].rate, a->a_rem, a->p_model, a->o.pmg_setup,
          a->o.pmg_gain * pow(n8, 0.74) * drop / l8, a->o.pmg_cycle, go ? "pmg" : "asm kept");
   if (!go) return HX_SUCCESS;
-  hx_ev ev = hx_ev_begin(&a->ev_switch);
-  HX_CALL(hx_pc_create_pmg(a->d, &a->o.pmg.base, &a->mg));
-  HX_CALL(hx_pc_setup(a->mg));
-  hx_ev_end(&ev, 0.0, 0.0);
-  HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_switch, 1));
+  HX_CALL(auto_pmg_build(a, 0));
   HX_CALL(hx_pc_destroy(&a->as));
-  a->st[AU_PMGS].setup_s = a->ev_switch.seconds;
-  a->stage = AU_PMGS, a->decided = 1, a->pmg_iteration = a->observed;
+  a->pmg_iteration = a->observed;
   hx_log(HX_LOG_NORMAL, "preconditioner auto: pmg from iteration %d (its setup %.3f s)\n", a->observed,
          a->ev_switch.seconds);
   *restart = 1;
@@ -522,7 +524,7 @@ static int au_check_pmgs(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
          "about %.0f pmg-jacobi iterations' worth to go, against %.0f with Chebyshev-Jacobi: %s\n",
          a->observed, s->rate, a->s_rem, a->m_rem_back, back ? "back to Chebyshev-Jacobi" : "kept");
   if (!back) return HX_SUCCESS;
-  au_use(a, HX_SMOOTH_JACOBI);
+  pmg_use_inner((pmg *)hx_pc_context(a->mg), HX_SMOOTH_JACOBI);
   a->stage = AU_PMGJ, a->back_iteration = a->observed;
   *restart = 1;
   return HX_SUCCESS;
@@ -544,17 +546,11 @@ static int auto_observe(void *ctx, const hx_pc_cg_info *in, int *restart) {
   }
   a->observed++;
   au_count(a, in, now);
+  /* the stage's decision (after the Jacobi switch every check waits for `decided`) */
+  static int (*const check[AU_STAGES])(pc_auto *, const hx_pc_cg_info *, int *) = {
+      au_check_jacobi, au_check_asm, au_check_pmgj, au_check_pmgs};
   int err = a->stage == AU_JACOBI || a->stage == AU_ASM ? au_store(a, in) : HX_SUCCESS;
-  if (err)
-    ;
-  else if (a->stage == AU_JACOBI)
-    err = au_check_jacobi(a, in, restart);
-  else if (a->stage == AU_ASM && !a->decided)
-    err = au_check_asm(a, in, restart);
-  else if (!a->decided && a->stage == AU_PMGJ)
-    err = au_check_pmgj(a, in, restart);
-  else if (!a->decided && a->stage == AU_PMGS)
-    err = au_check_pmgs(a, in, restart);
+  if (!err && (a->stage == AU_JACOBI || !a->decided)) err = check[a->stage](a, in, restart);
   a->t_last = hx_wtime();
   HX_CALL(err);
   return HX_SUCCESS;
@@ -616,6 +612,19 @@ static int au_report_jacobi(pc_auto *a, hx_opt *node) {
   return HX_SUCCESS;
 }
 
+/* one stage's entry in the report's `stages` list (rate where measured;
+ * setup_s but for Jacobi-PCG, whose diagonal is the auto node's setup) */
+static int au_report_stage(hx_opt *list, const char *name, const au_stage *s) {
+  hx_opt *m;
+  HX_CALL(hx_pc_report_map(list, NULL, &m));
+  HX_CALL(hx_pc_report_text(m, "name", name));
+  HX_CALL(hx_pc_report_int(m, "iterations", s->its));
+  HX_CALL(hx_pc_report_real(m, "iteration_s", s->timed ? s->t_sum / s->timed : 0.0));
+  if (s->rate > 0) HX_CALL(hx_pc_report_real(m, "rate", s->rate));
+  if (strcmp(name, "jacobi")) HX_CALL(hx_pc_report_real(m, "setup_s", s->setup_s));
+  return HX_SUCCESS;
+}
+
 /* the smoother stages of the pmg: the Schwarz decision and each stage's
  * measured figures (rank 0's seconds; the model's units for calibrating it) */
 static int au_report_stages(pc_auto *a, hx_opt *node) {
@@ -636,16 +645,8 @@ static int au_report_stages(pc_auto *a, hx_opt *node) {
   HX_CALL(hx_pc_report_real(m, "schwarz_gain", a->o.schwarz_gain));
   HX_CALL(hx_pc_report_int(m, "schwarz_check", a->o.schwarz_check));
   HX_CALL(hx_pc_report_list(node, "stages", &list));
-  for (int i = 0; i < AU_STAGES; i++) {
-    const au_stage *s = &a->st[i];
-    if (!s->its && !(i == AU_PMGJ && a->mg)) continue;
-    HX_CALL(hx_pc_report_map(list, NULL, &m));
-    HX_CALL(hx_pc_report_text(m, "name", au_names[i]));
-    HX_CALL(hx_pc_report_int(m, "iterations", s->its));
-    HX_CALL(hx_pc_report_real(m, "iteration_s", s->timed ? s->t_sum / s->timed : 0.0));
-    if (s->rate > 0) HX_CALL(hx_pc_report_real(m, "rate", s->rate));
-    if (i > AU_JACOBI) HX_CALL(hx_pc_report_real(m, "setup_s", s->setup_s));
-  }
+  for (int i = 0; i < AU_STAGES; i++)
+    if (a->st[i].its || (i == AU_PMGJ && a->mg)) HX_CALL(au_report_stage(list, au_names[i], &a->st[i]));
   return HX_SUCCESS;
 }
 
@@ -666,15 +667,8 @@ static int au_report_asm(pc_auto *a, hx_opt *node) {
   HX_CALL(hx_pc_report_real(m, "pmg_cycle", a->o.pmg_cycle));
   HX_CALL(hx_pc_report_real(m, "pmg_gain", a->o.pmg_gain));
   HX_CALL(hx_pc_report_list(node, "stages", &list));
-  for (int i = AU_ASM; i <= AU_PMGS; i += AU_PMGS - AU_ASM) {
-    const au_stage *s = &a->st[i];
-    if (i == AU_PMGS && !a->pmg_iteration) continue;
-    HX_CALL(hx_pc_report_map(list, NULL, &m));
-    HX_CALL(hx_pc_report_text(m, "name", i == AU_ASM ? "asm" : "pmg"));
-    HX_CALL(hx_pc_report_int(m, "iterations", s->its));
-    HX_CALL(hx_pc_report_real(m, "iteration_s", s->timed ? s->t_sum / s->timed : 0.0));
-    HX_CALL(hx_pc_report_real(m, "setup_s", s->setup_s));
-  }
+  HX_CALL(au_report_stage(list, "asm", &a->st[AU_ASM]));
+  if (a->pmg_iteration) HX_CALL(au_report_stage(list, "pmg", &a->st[AU_PMGS]));
   return HX_SUCCESS;
 }
 
@@ -691,7 +685,9 @@ static int auto_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_text(node, "mesh_start", auto_starts[a->mesh_start]));
   }
   if (a->o.start == HX_AUTO_START_ASM || a->mesh_start == HX_AUTO_START_ASM) HX_CALL(au_report_asm(a, node));
-  if (a->mg && !a->o.trial && a->o.smoother_stages && a->o.start != HX_AUTO_START_ASM)
+  /* the smoother stages run only in a pmg built as start: pmg or after Jacobi */
+  if (a->mg && !a->o.trial && a->o.smoother_stages &&
+      (a->o.start == HX_AUTO_START_PMG || a->o.start == HX_AUTO_START_JACOBI))
     HX_CALL(au_report_stages(a, node));
   hx_opt *part;
   hx_pc cur = a->mg ? a->mg : a->as ? a->as : a->jac;
@@ -729,7 +725,6 @@ int hx_pc_create_auto(hx_disc d, const hx_auto_opts *o, hx_pc *pc) {
            o->schwarz_setup, o->schwarz_cycle, o->schwarz_gain, o->schwarz_check);
   pc_auto *a;
   HX_CALL(HX_ALLOC(&a, 1));
-  memset(a, 0, sizeof *a);
   a->o = *o;
   a->d = d;
   a->n = hx_op_size(hx_disc_op(d));
@@ -910,12 +905,7 @@ static int trial_obj_setup(pmg_trial *a, int which) {
     HX_CALL(hx_pmg_new(a->d, &o, &a->g));
     HX_CALL(hx_pmg_setup(a->g));
   } else {
-    for (int l = 0; l < a->g->nl; l++) {
-      hx_ev el = hx_ev_begin(&a->g->lv[l].ev_setup);
-      HX_CALL(hx_pmg_level_smoother(a->g, l, HX_SMOOTH_ASM));
-      hx_ev_end(&el, 0.0, 0.0);
-    }
-    a->g->o.inner = HX_SMOOTH_ASM;
+    HX_CALL(pmg_add_schwarz(a->g));
   }
   hx_ev_end(&ev, 0.0, 0.0);
   HX_CALL(hx_ev_max_seconds(hx_gs_comm(hx_disc_gs(a->d)), &a->ev_obj_setup[which], 1));
@@ -924,15 +914,8 @@ static int trial_obj_setup(pmg_trial *a, int which) {
 
 /* every level to the smoother `which` (set up) at degree */
 static void trial_use(pmg_trial *a, int which, int degree) {
-  pmg *g = a->g;
-  g->o.inner = which == TRIAL_JACOBI ? HX_SMOOTH_JACOBI : HX_SMOOTH_ASM;
-  for (int l = 0; l < g->nl; l++) {
-    pmg_level *L = &g->lv[l];
-    L->inner = g->o.inner;
-    L->est = L->est_of[g->o.inner];
-    L->cheb.rho = g->o.eig_safety * L->est;
-  }
-  pmg_set_degree(g, degree);
+  pmg_use_inner(a->g, which == TRIAL_JACOBI ? HX_SMOOTH_JACOBI : HX_SMOOTH_ASM);
+  pmg_set_degree(a->g, degree);
 }
 
 static void trial_add(pmg_trial *a, int obj, int degree) {
