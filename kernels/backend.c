@@ -249,6 +249,7 @@ int hx_backend_devices_describe(hx_backend b, MPI_Comm comm, char *text, size_t 
 const hx_device_info *hx_backend_device(hx_backend b) { return b && b->kind == HX_BACKEND_CUDA ? &b->dev : NULL; }
 
 hx_backend_kind hx_backend_get_kind(hx_backend b) { return b->kind; }
+int hx_backend_host_memory(hx_backend b) { return b && b->kind == HX_BACKEND_CPU && !b->memcheck; }
 const char *hx_backend_name(hx_backend b) { return b->name; }
 int hx_backend_num_threads(hx_backend b) { return b->nthreads; }
 

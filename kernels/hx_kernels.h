@@ -94,6 +94,10 @@ int hx_backend_devices_describe(hx_backend b, MPI_Comm comm, char *text, size_t 
 const hx_device_info *hx_backend_device(hx_backend b);
 int hx_backend_destroy(hx_backend *b);
 hx_backend_kind hx_backend_get_kind(hx_backend b);
+/* 1 when b's memory is the host's own (the cpu backend): host code may read
+ * and write it without a transfer; 0 for cuda and cpu-memcheck (whose
+ * "device" memory is kept apart to catch exactly such accesses). */
+int hx_backend_host_memory(hx_backend b);
 const char *hx_backend_name(hx_backend b);
 /* Wait for all work queued on the backend (every queue). */
 int hx_backend_sync(hx_backend b);

@@ -54,14 +54,15 @@ struct hx_coarse_s {
   int64_t rows_global;
   /* fine side */
   int64_t nf, nf_owned; /* fine G entries, owned ones */
-  double *fmask;        /* host, nf: 1 free, 0 Dirichlet */
+  uint8_t *ffree;       /* host, nf: 1 free, 0 Dirichlet (the fine mask's 1.0 / 0.0) */
   int32_t *pe_off;      /* E+1: chosen-copy fine entries of each element */
   int32_t *pe_g;        /* fine G index */
   int32_t *pe_node;     /* local node index in the element */
   double *phi;          /* n3*8: phi_v at the GLL node, v = a + 2b + 4c */
   double *lin1;         /* 2n: lin1[a n + i] = l_a(t_i), the 1D factors of phi */
-  double *pe_rw;        /* chosen entries: restriction weight mask_g (0 where not owned) */
-  double *pe_pw;        /* chosen entries: prolongation weight mask_g */
+  /* the chosen entries' weights are the fine mask (restriction: 0 where not
+   * owned as well), read from ffree: 8 bytes per fine entry where two double
+   * arrays held 16 more (the same products, the same bits) */
   /* coarse buffers (cpu backend memory = host) */
   double *cl, *cg;
   /* hypre */
@@ -482,12 +483,17 @@ static int fine_side(hx_coarse c, hx_gs fine_gs) {
   const int n3 = c->n3;
   c->nf = hx_gs_num_local(fine_gs);
   c->nf_owned = hx_gs_num_owned(fine_gs);
-  HX_CALL(HX_ALLOC(&c->fmask, c->nf + 1));
-  if (hx_gs_mask(fine_gs))
-    HX_CALL(hx_mem_to_host(hx_gs_backend(fine_gs), c->fmask, hx_gs_mask(fine_gs),
-                           sizeof(double) * (size_t)c->nf));
-  else
-    for (int64_t g = 0; g < c->nf; g++) c->fmask[g] = 1.0;
+  HX_CALL(HX_ALLOC(&c->ffree, c->nf + 1));
+  if (hx_gs_mask(fine_gs)) {
+    double *m = NULL;
+    HX_CALL(HX_ALLOC(&m, c->nf + 1));
+    const int err = hx_mem_to_host(hx_gs_backend(fine_gs), m, hx_gs_mask(fine_gs), sizeof(double) * (size_t)c->nf);
+    for (int64_t g = 0; !err && g < c->nf; g++) c->ffree[g] = m[g] != 0.0;
+    free(m);
+    HX_CALL(err);
+  } else {
+    for (int64_t g = 0; g < c->nf; g++) c->ffree[g] = 1;
+  }
   HX_CHECK(c->nf < INT32_MAX, HX_ERR_NOT_IMPL, "fine G-vector of %lld entries", (long long)c->nf);
   const int32_t *fmap = hx_gs_map_host(fine_gs);
   unsigned char *seen = NULL;
@@ -507,13 +513,6 @@ static int fine_side(hx_coarse c, hx_gs fine_gs) {
   }
   c->pe_off[E] = (int32_t)cnt;
   free(seen);
-  HX_CALL(HX_ALLOC(&c->pe_rw, c->nf + 1));
-  HX_CALL(HX_ALLOC(&c->pe_pw, c->nf + 1));
-  for (int64_t q = 0; q < cnt; q++) {
-    const int32_t g = c->pe_g[q];
-    c->pe_pw[q] = c->fmask[g];
-    c->pe_rw[q] = g < c->nf_owned ? c->fmask[g] : 0.0;
-  }
   HX_CHECK(cnt == c->nf, HX_ERR_INTERNAL, "fine G entries reached from the L map: %lld of %lld",
            (long long)cnt, (long long)c->nf);
   return HX_SUCCESS;
@@ -694,8 +693,8 @@ int hx_coarse_destroy(hx_coarse *pc) {
   int err = hx_gs_destroy(&c->cgs);
   hx_backend_destroy(&c->cb);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
-  free(c->row), free(c->own_g), free(c->fmask), free(c->pe_off), free(c->pe_g), free(c->pe_node),
-      free(c->phi), free(c->lin1), free(c->pe_rw), free(c->pe_pw);
+  free(c->row), free(c->own_g), free(c->ffree), free(c->pe_off), free(c->pe_g), free(c->pe_node),
+      free(c->phi), free(c->lin1);
   const int had = c->have_hypre;
   free(c);
   *pc = NULL;
@@ -734,8 +733,10 @@ static int restrict_to_cg(hx_coarse c, const double *h_r) {
 #pragma omp for schedule(static)
     for (int32_t e = 0; e < E; e++) {
       memset(y, 0, sizeof(double) * (size_t)(n2 * n));
-      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++)
-        y[c->pe_node[q]] = h_r[c->pe_g[q]] * c->pe_rw[q];
+      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) {
+        const int32_t g = c->pe_g[q];
+        y[c->pe_node[q]] = h_r[g] * (g < c->nf_owned && c->ffree[g] ? 1.0 : 0.0);
+      }
       /* k: z[c][ij] = sum_k l_c(t_k) y[ij + n2 k] */
       for (int ij = 0; ij < n2; ij++) z[0][ij] = 0.0, z[1][ij] = 0.0;
       for (int k = 0; k < n; k++) {
@@ -764,8 +765,9 @@ static int restrict_to_cg(hx_coarse c, const double *h_r) {
   return HX_SUCCESS;
 }
 
-/* h_z = P (c->cg, consistent, zero on Dirichlet vertices) */
-static void prolong_from_cg(hx_coarse c, double *h_z) {
+/* h_z = P (c->cg, consistent, zero on Dirichlet vertices); add: h_z += it
+ * (each fine entry is written by its chosen copy only: no race) */
+static void prolong_from_cg(hx_coarse c, double *h_z, int add) {
   const int32_t E = c->E;
   const int n = c->n, n2 = n * n;
   const double *l0 = c->lin1, *l1 = c->lin1 + n;
@@ -787,8 +789,14 @@ static void prolong_from_cg(hx_coarse c, double *h_z) {
       /* k: y[ij + n2 k] = sum_c l_c(t_k) z[c][ij] */
       for (int k = 0; k < n; k++)
         for (int ij = 0; ij < n2; ij++) y[ij + n2 * k] = l0[k] * z[0][ij] + l1[k] * z[1][ij];
-      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++)
-        h_z[c->pe_g[q]] = y[c->pe_node[q]] * c->pe_pw[q];
+      for (int32_t q = c->pe_off[e]; q < c->pe_off[e + 1]; q++) {
+        const int32_t g = c->pe_g[q];
+        const double v = y[c->pe_node[q]] * (c->ffree[g] ? 1.0 : 0.0);
+        if (add)
+          h_z[g] += v;
+        else
+          h_z[g] = v;
+      }
     }
   }
 }
@@ -805,9 +813,9 @@ static double *par_data(HYPRE_ParVector v) {
   return hypre_VectorData(hypre_ParVectorLocalVector((hypre_ParVector *)v));
 }
 
-int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) {
+static int coarse_apply(hx_coarse c, const double *h_r, double *h_z, int add) {
   if (c->rows_global == 0) { /* everything Dirichlet: no coarse space */
-    memset(h_z, 0, sizeof(double) * (size_t)c->nf);
+    if (!add) memset(h_z, 0, sizeof(double) * (size_t)c->nf);
     c->st.applies++;
     return HX_SUCCESS;
   }
@@ -821,11 +829,15 @@ int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) {
   HX_CALL(rows_to_cg(c, x));
   hx_ev_end(&ev, 0.0, 0.0);
   ev = hx_ev_begin(&c->ev_prolong);
-  prolong_from_cg(c, h_z);
+  prolong_from_cg(c, h_z, add);
   hx_ev_end(&ev, 0.0, 0.0);
   c->st.applies++;
   return HX_SUCCESS;
 }
+
+int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z) { return coarse_apply(c, h_r, h_z, 0); }
+
+int hx_coarse_apply_add(hx_coarse c, const double *h_r, double *h_z) { return coarse_apply(c, h_r, h_z, 1); }
 
 void hx_coarse_get_stats(hx_coarse c, hx_coarse_stats *s) {
   *s = c->st;
@@ -848,7 +860,7 @@ int hx_coarse_restrict(hx_coarse c, const double *h_r, double *h_c) {
 
 int hx_coarse_prolong(hx_coarse c, const double *h_c, double *h_z) {
   HX_CALL(rows_to_cg(c, h_c));
-  prolong_from_cg(c, h_z);
+  prolong_from_cg(c, h_z, 0);
   return HX_SUCCESS;
 }
 

@@ -172,6 +172,11 @@ int hx_coarse_set_shift_on(hx_coarse c, hx_disc d);
  * level runs on the backend (the caller checks MPI_THREAD_MULTIPLE and sets
  * that thread's OpenMP team size). */
 int hx_coarse_apply(hx_coarse c, const double *h_r, double *h_z);
+/* h_z += P A0^{-1} P^T h_r: the same terms, added to what h_z holds (the
+ * bits of hx_coarse_apply into a buffer and z + buffer after it). asm on a
+ * backend whose memory is the host's (hx_backend_host_memory) reads the
+ * residual and adds into z in place: three fine G-vectors fewer. */
+int hx_coarse_apply_add(hx_coarse c, const double *h_r, double *h_z);
 int hx_coarse_destroy(hx_coarse *c);
 
 /* The coarse solve h_z = A0^{-1} h_r beside other work (asm's fine level,
