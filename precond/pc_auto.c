@@ -32,6 +32,8 @@ void hx_auto_opts_default(hx_auto_opts *o) {
   hx_pmg_auto_opts_default(&o->pmg);
   o->start = HX_AUTO_START_MESH;
   o->pmg_order = 6;
+  o->mesh_degree = 5;
+  o->mesh_degree_below = 5;
   o->trial = 0;
   o->setup_cost = 150.0;
   o->cycle_cost = 17.0;
@@ -290,6 +292,7 @@ static int auto_setup(void *ctx) {
   if (a->o.start == HX_AUTO_START_MESH) {
     HX_CALL(auto_mesh_start(a));
     if (a->mesh_start == HX_AUTO_START_PMG) {
+      a->o.pmg.base.degree = a->o.mesh_degree, a->o.pmg.base.degree_below = a->o.mesh_degree_below;
       HX_CALL(auto_pmg_build(a, 0));
       return HX_SUCCESS;
     }
@@ -683,6 +686,10 @@ static int auto_report(void *ctx, hx_opt *node) {
     HX_CALL(hx_pc_report_real(node, "curved_fraction", a->curved));
     HX_CALL(hx_pc_report_int(node, "pmg_order", a->o.pmg_order));
     HX_CALL(hx_pc_report_text(node, "mesh_start", auto_starts[a->mesh_start]));
+    if (a->mesh_start == HX_AUTO_START_PMG) {
+      HX_CALL(hx_pc_report_int(node, "mesh_degree", a->o.mesh_degree));
+      HX_CALL(hx_pc_report_int(node, "mesh_degree_below", a->o.mesh_degree_below));
+    }
   }
   if (a->o.start == HX_AUTO_START_ASM || a->mesh_start == HX_AUTO_START_ASM) HX_CALL(au_report_asm(a, node));
   /* the smoother stages run only in a pmg built as start: pmg or after Jacobi */
@@ -1133,6 +1140,10 @@ static const hx_opt_key auto_rows[] = {
         "asm: two-level Schwarz first, pmg from the iterate when the model says it pays; mesh: pmg at once "
         "at orders >= pmg_order on mostly curved meshes, else as asm"),
     HX_PC_INT("pmg_order", AT(au.pmg_order), 1, 100, "start mesh: the least order at which curved meshes take pmg"),
+    HX_PC_INT("mesh_degree", AT(au.mesh_degree), 1, HX_CHEB_OPT_DEGREE_MAX,
+              "start mesh: the Chebyshev degree of that pmg's fine level"),
+    HX_PC_INT("mesh_degree_below", AT(au.mesh_degree_below), 1, HX_CHEB_OPT_DEGREE_MAX,
+              "start mesh: the Chebyshev degree of that pmg's levels below the fine one"),
     HX_PC_INT("asm_check", AT(au.asm_check), 2, 1000000,
               "start asm: asm iterations before the one decision"),
     HX_PC_DBL("asm_bias", AT(au.asm_bias), 0.1, 100.0, 0,

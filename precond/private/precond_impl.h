@@ -442,6 +442,10 @@ typedef struct {
    * iteration pmg_cycle; pmg_gain x n^0.74 iterations per 1e8 where asm
    * takes n): pmg of base's options from the iterate when it is less */
   int pmg_order; /* start HX_AUTO_START_MESH: pmg at once at orders >= this on mostly curved meshes */
+  /* that pmg's Chebyshev degrees (fine level, the levels below): stronger
+   * smoothing than type pmg's 3 pays on these meshes (NekRS's BPS5 count
+   * and time, docs/preconditioner.md "type: auto") */
+  int mesh_degree, mesh_degree_below;
   int asm_check;
   double asm_bias, pmg_setup, pmg_cycle, pmg_gain;
   int schwarz_check;

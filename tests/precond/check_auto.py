@@ -30,7 +30,8 @@ Each case runs once with auto and once with the type it must match, and the resi
      the switch comes at iteration 10 exactly, the first 11 residuals are asm's, and the solve
      converges with pmg's error; the report says start asm, choice and the decision;
   8. start: mesh (auto's default): pmg from the setup on Kershaw at order 6 (curved elements; the
-     residuals type pmg's bit for bit), asm first with pmg_order 7 and on the box (affine elements:
+     residuals type pmg's with mesh_degree 5 / mesh_degree_below 5 bit for bit, and not type pmg's
+     default degree 3's; mesh_degree 3 / mesh_degree_below 3 gives those), asm first with pmg_order 7 and on the box (affine elements:
      type asm's residuals); the report's curved fraction (2/3 on Kershaw 6^3, 0 on the box).
 Prints the table and "auto: ok"."""
 import csv
@@ -240,10 +241,13 @@ if to_pmg and asm and g:
 # bit type pmg; the same on the box (affine elements), or with pmg_order 7: asm first
 K6 = [KER[0], ["mesh.elements=[6,6,6]", "order=6"]]
 B6 = [BOX[0], ["mesh.elements=[4,4,4]", "order=6"]]
-for name, case, sets, expect, ref in (
-        ("mesh-kershaw", K6, [], "pmg", "pmg"),
-        ("mesh-kershaw-order7", K6, ["preconditioner.pmg_order=7"], "asm", None),
-        ("mesh-box", B6, [], "asm", "asm")):
+DEG55 = ["preconditioner.smoother.degree=5", "preconditioner.smoother.degree_below=5"]
+DEG33 = ["preconditioner.mesh_degree=3", "preconditioner.mesh_degree_below=3"]
+for name, case, sets, expect, ref, ref_sets in (
+        ("mesh-kershaw", K6, [], "pmg", "pmg", DEG55),
+        ("mesh-kershaw-deg3", K6, DEG33, "pmg", "pmg", []),
+        ("mesh-kershaw-order7", K6, ["preconditioner.pmg_order=7"], "asm", None, []),
+        ("mesh-box", B6, [], "asm", "asm", [])):
     m_, hm = run(name, case[0], case[1] + ["preconditioner.type=auto"] + sets)
     if not m_:
         continue
@@ -253,10 +257,17 @@ for name, case, sets, expect, ref in (
     if r["start"] != "mesh" or r["mesh_start"] != expect or not curved_ok:
         fail.append(f"{name}: start {r['start']}, mesh_start {r['mesh_start']} (expected {expect}), curved "
                     f"{r['curved_fraction']}")
+    if expect == "pmg" and (r.get("mesh_degree"), r.get("mesh_degree_below")) != \
+            ((3, 3) if sets == DEG33 else (5, 5)):
+        fail.append(f"{name}: report mesh_degree {r.get('mesh_degree')} / {r.get('mesh_degree_below')}")
     if ref:
-        rs, hr = run(name + "-ref", case[0], case[1] + [f"preconditioner.type={ref}"])
+        rs, hr = run(name + "-ref", case[0], case[1] + [f"preconditioner.type={ref}"] + ref_sets)
         if rs and hm[:11] != hr[:11]:
-            fail.append(f"{name}: the first residuals are not type {ref}'s bit for bit")
+            fail.append(f"{name}: the first residuals are not type {ref}'s {ref_sets} bit for bit")
+        if rs and ref_sets:  # the degrees matter: type pmg's default (degree 3) differs
+            rd, hd = run(name + "-ref-deg3", case[0], case[1] + [f"preconditioner.type={ref}"])
+            if rd and hm[:11] == hd[:11]:
+                fail.append(f"{name}: the residuals are type {ref}'s default degree 3's: mesh_degree not used")
 
 print(f"{'run':24s} {'iterations':>10s} {'switched':>8s}")
 for name, its, sw in rows:
