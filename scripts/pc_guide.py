@@ -35,7 +35,11 @@ CASES = {  # name: (config, sets); the first three are issue 52's reference case
                                              "problem.kappa=1 + 9999*0.5*(1 + tanh(40*(x - 0.5)))"]),
     "kershaw-p5": ("configs/kershaw.yaml", ["mesh.elements=[18,18,18]", "order=5"]),
     "helmholtz-p6": ("configs/helmholtz_box.yaml", ["mesh.elements=[14,14,14]", "order=6", "problem.lambda=100"]),
+    # an unstructured curved Gmsh mesh (hex27, every element general), made by gmsh from
+    # scripts/pc_guide_notch.geo into the work folder on first use (mesh.file set then)
+    "gmsh-p5": ("regression/inputs/gmsh_extruded.yaml", ["order=5"]),
 }
+GMSH_TAGS = "[bottom, top, side]"  # the boundary tags of the Gmsh case's mesh
 RHS = {
     "exp": "exp(x*y*z)",
     "one": "1",
@@ -52,12 +56,26 @@ PCS = {  # label: sets
 }
 
 
+def gmsh_mesh(a):
+    """the Gmsh case's mesh in the work folder, made once"""
+    msh = os.path.join(a.work, "notch.msh")
+    if not os.path.exists(msh):
+        os.makedirs(a.work, exist_ok=True)
+        subprocess.run(["gmsh", "-3", "-format", "msh41", "-o", msh, os.path.join(ROOT, "scripts", "pc_guide_notch.geo")],
+                       check=True, capture_output=True)
+    return msh
+
+
 def run(a, case, rhs, pc, r):
     cfg, sets = CASES[case]
     out = os.path.join(a.work, f"{case}-{rhs}-{pc.replace(' ', '_')}-{r}")
+    tags = GMSH_TAGS if case.startswith("gmsh") else "[xmin, xmax, ymin, ymax, zmin, zmax]"
     data = [] if RHS[rhs] is None else [
         f"problem.rhs={RHS[rhs]}", "problem.exact=null",
-        "problem.boundary=[{tags: [xmin, xmax, ymin, ymax, zmin, zmax], type: dirichlet, value: 0}]"]
+        f"problem.boundary=[{{tags: {tags}, type: dirichlet, value: 0}}]"]
+    if case.startswith("gmsh"):
+        # its config names jacobi: dropped (the default's own line below drops it too)
+        sets = sets + [f"mesh.file={gmsh_mesh(a)}"] + ([] if "preconditioner=null" in PCS[pc] else ["preconditioner=null"])
     if RHS[rhs] is not None and case.startswith("helmholtz"):  # its Neumann sides stay
         data[-1] = "problem.boundary=[{tags: [zmin, zmax], type: dirichlet, value: 0}, " \
                    "{tags: [xmin, xmax, ymin, ymax], type: neumann, value: 0}]"
