@@ -456,8 +456,10 @@ static int au_check_asm(pc_auto *a, const hx_pc_cg_info *in, int *restart) {
          a->observed, a->st[AU_ASM].rate, a->a_rem, a->p_model, a->o.pmg_setup,
          a->o.pmg_gain * pow(n8, 0.74) * drop / l8, a->o.pmg_cycle, go ? "pmg" : "asm kept");
   if (!go) return HX_SUCCESS;
-  HX_CALL(auto_pmg_build(a, 0));
+  /* asm goes before pmg is built: the run's peak is the larger of the two,
+   * not their sum (the iterate is PCG's; asm's figures stay in a->st) */
   HX_CALL(hx_pc_destroy(&a->as));
+  HX_CALL(auto_pmg_build(a, 0));
   a->pmg_iteration = a->observed;
   hx_log(HX_LOG_NORMAL, "preconditioner auto: pmg from iteration %d (its setup %.3f s)\n", a->observed,
          a->ev_switch.seconds);
