@@ -363,7 +363,9 @@ typedef struct {
    * uid being sorted), and the caller's L -> unique map (hx_gs_number) */
   int64_t nru;
   int64_t *ru;
-  const int32_t *key;
+  int32_t *key;  /* taken over from hx_gs_keyed_finish: becomes the scatter map */
+  int64_t knnz;  /* L entries with a key (hx_gs_keyed_create's count) */
+  int keyed;
 } hx_gs_tmp;
 
 /* the k-th unique id of the rendezvous, in increasing id */
@@ -373,7 +375,7 @@ static inline int64_t hx_gs_nru(const hx_gs_tmp *t) { return t->ru ? t->nru : t-
 static void hx_gs_tmp_free(hx_gs_tmp *t) {
   free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
   free(t->uans), free(t->gof), free(t->mult), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
-  free(t->rkey_val), free(t->rkey), free(t->upriv), free(t->ru);
+  free(t->rkey_val), free(t->rkey), free(t->upriv), free(t->ru), free(t->key);
 }
 
 /* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
@@ -680,22 +682,39 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
      * group from the group's start (gof holds -1 - group until then), and
      * maps every entry to its G index. */
     const int64_t nl = gs->nl;
-    HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
-    int32_t *map = gs->h_map;
-    if (gs->nnz < nl && !t->key)
-      for (int64_t i = 0; i < nl; i++) map[i] = -1;
-    if (t->key) /* the keyed setup: the caller's map to the unique ids */
-      memcpy(map, t->key, (size_t)nl * sizeof *map);
+    if (t->keyed) /* the keyed setup: the caller's map to the unique ids, taken over */
+      gs->h_map = t->key, t->key = NULL;
     else
+      HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
+    int32_t *map = gs->h_map;
+    if (!t->keyed) {
+      if (gs->nnz < nl)
+        for (int64_t i = 0; i < nl; i++) map[i] = -1;
       for (int64_t u = 0; u < nu; u++)
         for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) map[t->pval[k]] = (int32_t)u;
-    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
+    }
+    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]}, nnz = 0, bad = -1;
     for (int64_t i = 0; i < nl; i++) {
       const int32_t u = map[i];
-      if (u < 0) continue;
+      if (u < 0 || u >= nu) { /* a key out of range: the keyed setup's caller */
+        if (u != -1 && bad < 0) bad = i;
+        map[i] = -1;
+        continue;
+      }
       if (t->gof[u] < 0) t->gof[u] = next[-1 - t->gof[u]]++;
       map[i] = (int32_t)t->gof[u];
+      nnz++;
     }
+    HX_CHECK(bad < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has a key outside [-1, %lld)",
+             (long long)bad, (long long)nu);
+    int64_t miss = -1;
+    for (int64_t u = 0; u < nu && miss < 0; u++)
+      if (t->gof[u] < 0) miss = u;
+    HX_CHECK(miss < 0 && nnz == (t->keyed ? t->knnz : gs->nnz), HX_ERR_ARG,
+             "gather-scatter (keyed): %lld L entries have keys, %lld did at hx_gs_keyed_create%s%lld",
+             (long long)nnz, (long long)(t->keyed ? t->knnz : gs->nnz), miss >= 0 ? "; missing key " : "",
+             (long long)(miss >= 0 ? miss : 0));
+    gs->nnz = nnz;
   }
   const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
@@ -923,45 +942,53 @@ struct hx_gs_keyed_s {
   int64_t nshared;
 };
 
-/* keyed phase 1: the caller's unique ids and counts, the ids that go
- * through the rendezvous sorted (t->ru), checked on every rank before the
- * first collective so that all fail together. */
-static int hx_gs_keyed_ids(hx_gs gs, int64_t nu, const int64_t *uid, const int32_t *ucnt, const uint8_t *upriv,
-                           hx_gs_tmp *t) {
+/* keyed phase 1: the caller's unique ids, their counts in the L keys, the
+ * ids that go through the rendezvous sorted (t->ru), checked on every rank
+ * before the first collective so that all fail together. */
+static int hx_gs_keyed_ids(hx_gs gs, int64_t nl, const int32_t *key, int64_t nu, const int64_t *uid,
+                           const uint8_t *upriv, hx_gs_tmp *t) {
   t->nu = nu;
+  t->keyed = 1;
   HX_CALL(HX_ALLOC(&t->uid, nu + 1));
   HX_CALL(HX_ALLOC(&t->ucnt, nu + 1));
   if (upriv) HX_CALL(HX_ALLOC(&t->upriv, nu + 1));
-  int64_t bad = -1, nr = 0;
+  int64_t badl = -1, bad = -1, nr = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    const int32_t k = key[i];
+    if (k >= 0 && k < nu) t->ucnt[k]++, t->knnz++;
+    else if (k != -1 && badl < 0) badl = i;
+  }
   for (int64_t u = 0; u < nu; u++) {
-    t->uid[u] = uid[u], t->ucnt[u] = ucnt[u];
-    if ((uid[u] <= 0 || ucnt[u] < 1) && bad < 0) bad = u;
+    t->uid[u] = uid[u];
+    if ((uid[u] <= 0 || t->ucnt[u] < 1) && bad < 0) bad = u;
     if (upriv) t->upriv[u] = upriv[u] != 0;
     if (upriv && upriv[u]) t->npriv++;
     else nr++;
   }
-  uint64_t *key = NULL;
+  uint64_t *rk = NULL;
   HX_CALL(HX_ALLOC(&t->ru, nr + 1));
-  HX_CALL(HX_ALLOC(&key, nr + 1));
+  HX_CALL(HX_ALLOC(&rk, nr + 1));
   for (int64_t u = 0, k = 0; u < nu; u++)
-    if (!upriv || !upriv[u]) key[k] = (uint64_t)uid[u], t->ru[k++] = u;
-  int ierr = hx_gs_radix_sort(nr, key, t->ru);
+    if (!upriv || !upriv[u]) rk[k] = (uint64_t)uid[u], t->ru[k++] = u;
+  int ierr = hx_gs_radix_sort(nr, rk, t->ru);
   for (int64_t k = 1; k < nr && bad < 0; k++)
-    if (key[k] == key[k - 1]) bad = t->ru[k];
-  free(key);
+    if (rk[k] == rk[k - 1]) bad = t->ru[k];
+  free(rk);
   HX_CALL(ierr);
   t->nru = nr;
-  int lbad = bad >= 0, gbad = 0;
+  int lbad = bad >= 0 || badl >= 0, gbad = 0;
   HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
-  HX_CHECK(!lbad, HX_ERR_ARG,
-           "gather-scatter (keyed): key %lld has id %lld and count %lld; ids must be positive and distinct "
-           "(a private one too), counts at least 1",
-           (long long)bad, (long long)(bad >= 0 ? uid[bad] : 0), (long long)(bad >= 0 ? ucnt[bad] : 0));
+  HX_CHECK(badl < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has key %d, outside [-1, %lld)",
+           (long long)badl, badl >= 0 ? (int)key[badl] : 0, (long long)nu);
+  HX_CHECK(bad < 0, HX_ERR_ARG,
+           "gather-scatter (keyed): key %lld has id %lld and %lld L entries; ids must be positive and distinct "
+           "(a private one too), every key must occur",
+           (long long)bad, (long long)(bad >= 0 ? uid[bad] : 0), (long long)(bad >= 0 ? t->ucnt[bad] : 0));
   HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter (keyed): another rank passed invalid keys");
   return HX_SUCCESS;
 }
 
-static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nu, const int64_t *uid, const int32_t *ucnt,
+static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nl, const int32_t *key, int64_t nu, const int64_t *uid,
                              const uint8_t *upriv) {
   static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer"};
   hx_log_event ev[3];
@@ -974,7 +1001,7 @@ static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nu, const int64_t *uid, con
     HX_CALL(call);                     \
     hx_log_event_end(ev[k], 0.0, 0.0); \
   } while (0)
-  GS_PHASE(0, hx_gs_keyed_ids(gs, nu, uid, ucnt, upriv, t));
+  GS_PHASE(0, hx_gs_keyed_ids(gs, nl, key, nu, uid, upriv, t));
   GS_PHASE(1, hx_gs_rendezvous(gs, t));
   GS_PHASE(2, hx_gs_answer(gs, t));
   GS_PHASE(2, hx_gs_match_answers(t));
@@ -987,21 +1014,21 @@ static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nu, const int64_t *uid, con
   return HX_SUCCESS;
 }
 
-int hx_gs_keyed_create(hx_backend b, MPI_Comm comm, int64_t nu, const int64_t *h_uid, const int32_t *h_ucnt,
-                       const uint8_t *h_upriv, hx_gs_keyed *out) {
+int hx_gs_keyed_create(hx_backend b, MPI_Comm comm, int64_t nl, const int32_t *h_key, int64_t nu,
+                       const int64_t *h_uid, const uint8_t *h_upriv, hx_gs_keyed *out) {
   HX_CHECK(out, HX_ERR_ARG, "gather-scatter (keyed): output handle is NULL");
   *out = NULL;
   HX_CHECK(b, HX_ERR_ARG, "gather-scatter (keyed): backend is NULL");
-  HX_CHECK(nu >= 0 && nu < INT_MAX, HX_ERR_ARG, "gather-scatter (keyed): nu = %lld must be in [0, 2^31-1)",
-           (long long)nu);
-  HX_CHECK((h_uid && h_ucnt) || nu == 0, HX_ERR_ARG, "gather-scatter (keyed): ids or counts are NULL");
+  HX_CHECK(nu >= 0 && nu < INT_MAX && nl >= 0 && nl < INT_MAX, HX_ERR_ARG,
+           "gather-scatter (keyed): nl = %lld and nu = %lld must be in [0, 2^31-1)", (long long)nl, (long long)nu);
+  HX_CHECK((h_uid || nu == 0) && (h_key || nl == 0), HX_ERR_ARG, "gather-scatter (keyed): ids or L keys are NULL");
   hx_gs_keyed kd = NULL;
   HX_CALL(HX_ALLOC(&kd, 1));
   int ierr = hx_gs_new(b, comm, 0, 1, &kd->gs);
   hx_log_event ev_all = -1;
   if (!ierr) ierr = hx_log_event_register("gs.setup", &ev_all);
   hx_log_event_begin(ev_all);
-  if (!ierr) ierr = hx_gs_keyed_setup(kd, nu, h_uid, h_ucnt, h_upriv);
+  if (!ierr) ierr = hx_gs_keyed_setup(kd, nl, h_key, nu, h_uid, h_upriv);
   hx_log_event_end(ev_all, 0.0, 0.0);
   if (ierr) {
     int e2 = hx_error_trace(__FILE__, __LINE__, __func__, ierr);
@@ -1016,33 +1043,13 @@ int64_t hx_gs_keyed_num_keys(hx_gs_keyed kd) { return kd ? kd->t.nu : 0; }
 int64_t hx_gs_keyed_num_shared(hx_gs_keyed kd) { return kd ? kd->nshared : 0; }
 const uint8_t *hx_gs_keyed_shared(hx_gs_keyed kd) { return kd ? kd->shared : NULL; }
 
-/* keyed phase 2 (local): the caller's L -> key map checked against the
- * counts, then hx_gs_setup's numbering, map, pattern and buffers */
-static int hx_gs_keyed_number(hx_gs gs, hx_gs_tmp *t, int64_t nl, const int32_t *key, int32_t *gof) {
+/* keyed phase 2 (local): hx_gs_setup's numbering (which checks the keys
+ * against hx_gs_keyed_create's), map, pattern and buffers */
+static int hx_gs_keyed_number(hx_gs gs, hx_gs_tmp *t, int64_t nl, int32_t *gof) {
   HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter (keyed): nl = %lld must be in [0, 2^31-1)",
            (long long)nl);
-  HX_CHECK(key || nl == 0, HX_ERR_ARG, "gather-scatter (keyed): the L keys are NULL");
-  const int64_t nu = t->nu;
-  int32_t *cnt = NULL;
-  HX_CALL(HX_ALLOC(&cnt, nu + 1));
-  int64_t nnz = 0, bad = -1;
-  for (int64_t i = 0; i < nl; i++) {
-    const int32_t k = key[i];
-    if (k >= 0 && k < nu) cnt[k]++, nnz++;
-    else if (k != -1 && bad < 0) bad = i;
-  }
-  int64_t badu = -1;
-  for (int64_t u = 0; u < nu && badu < 0; u++)
-    if (cnt[u] != t->ucnt[u]) badu = u;
-  const int32_t c = badu >= 0 ? cnt[badu] : 0;
-  free(cnt);
-  HX_CHECK(bad < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has key %d, outside [-1, %lld)",
-           (long long)bad, bad >= 0 ? (int)key[bad] : 0, (long long)nu);
-  HX_CHECK(badu < 0, HX_ERR_ARG,
-           "gather-scatter (keyed): key %lld occurs %d times in the L keys, hx_gs_keyed_create was told %lld",
-           (long long)badu, (int)c, (long long)(badu >= 0 ? t->ucnt[badu] : 0));
-  gs->nl = nl, gs->nnz = nnz;
-  t->key = key;
+  HX_CHECK(t->key || nl == 0, HX_ERR_ARG, "gather-scatter (keyed): the L keys are NULL");
+  gs->nl = nl;
   static const char *names[] = {"gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
   hx_log_event ev[3];
   for (int k = 0; k < 3; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
@@ -1057,24 +1064,27 @@ static int hx_gs_keyed_number(hx_gs gs, hx_gs_tmp *t, int64_t nl, const int32_t 
   GS_PHASE(2, hx_gs_pattern(gs, t));
   GS_PHASE(2, hx_gs_buffers(gs));
 #undef GS_PHASE
-  t->key = NULL;
   if (gof)
-    for (int64_t u = 0; u < nu; u++) gof[u] = (int32_t)t->gof[u];
+    for (int64_t u = 0; u < t->nu; u++) gof[u] = (int32_t)t->gof[u];
   return HX_SUCCESS;
 }
 
-int hx_gs_keyed_finish(hx_gs_keyed *pkd, int64_t nl, const int32_t *h_key, int32_t *h_gof, hx_gs *out) {
+int hx_gs_keyed_finish(hx_gs_keyed *pkd, int64_t nl, int32_t **h_key, int32_t *h_gof, hx_gs *out) {
   HX_CHECK(out, HX_ERR_ARG, "gather-scatter (keyed): output handle is NULL");
   *out = NULL;
+  int32_t *key = h_key ? *h_key : NULL; /* taken over whatever happens */
+  if (h_key) *h_key = NULL;
+  if (!pkd || !*pkd) free(key);
   HX_CHECK(pkd && *pkd, HX_ERR_ARG, "gather-scatter (keyed): no keyed setup to finish");
   hx_gs_keyed kd = *pkd;
   *pkd = NULL;
+  kd->t.key = key;
   hx_gs gs = kd->gs;
   kd->gs = NULL;
   hx_log_event ev_all = -1;
   int ierr = hx_log_event_register("gs.setup", &ev_all);
   hx_log_event_begin(ev_all);
-  if (!ierr) ierr = hx_gs_keyed_number(gs, &kd->t, nl, h_key, h_gof);
+  if (!ierr) ierr = hx_gs_keyed_number(gs, &kd->t, nl, h_gof);
   hx_log_event_end(ev_all, 0.0, 0.0);
   hx_gs_keyed_destroy(&kd);
   if (ierr) {

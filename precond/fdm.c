@@ -351,16 +351,20 @@ static int fdm_extended_layout(hx_fdm f, fdm_work *W) {
   const char *env = hx_env("HEXCG_FDM_GROUPED");
   const int direct = lane && !(env && !strcmp(env, "keep-g"));
   const int64_t m3 = (int64_t)f->m * f->m * f->m, nl = direct ? (int64_t)G * 8 * m3 : f->xnl;
-  int32_t *key = W->xkey;
+  /* the keys in the final layout, taken over as the scatter map; the
+   * element layout's own unless the weighted copies still need them */
+  int32_t *key = NULL;
   int err = HX_ALLOC(&W->gof, hx_gs_keyed_num_keys(W->kd) + 1);
-  if (!err && direct) err = HX_ALLOC(&key, (size_t)nl + 1);
+  if (!err && lane) err = HX_ALLOC(&key, (size_t)nl + 1);
+  if (!err && !lane) key = W->xkey, W->xkey = NULL; /* the weighted copies read the map */
+  if (!err && lane && !direct) memcpy(key, W->xkey, sizeof(int32_t) * (size_t)nl);
   for (int32_t g = 0; g < G && direct && !err; g++)
     for (int l = 0; l < 8; l++) {
       const int32_t e = lane[g * 8 + l];
       for (int64_t pt = 0; pt < m3; pt++) key[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? W->xkey[e * m3 + pt] : -1;
     }
-  if (!err) err = hx_gs_keyed_finish(&W->kd, nl, key, W->gof, &f->xgs);
-  if (key != W->xkey) free(key);
+  if (!err) err = hx_gs_keyed_finish(&W->kd, nl, &key, W->gof, &f->xgs);
+  free(key); /* NULL unless an error came first */
   if (!err) f->xng = hx_gs_num_local(f->xgs), f->xnl_layout = nl;
   if (!err && lane && !direct) err = grouped_relayout(f, W, lane, G, 0);
   if (!err) W->lane = lane, W->nlg = G, lane = NULL; /* S and L follow (grouped_upload) */
@@ -779,7 +783,6 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
 typedef struct {
   int32_t *kof;      /* fine G -> key, -1 */
   int64_t *uid;      /* per key: global id */
-  int32_t *cnt;      /* per key: extended L entries */
   uint8_t *priv;     /* per key: promised private (fpriv of its fine entry) */
   int64_t nk;
   int64_t *hid;      /* hash: id (0 empty) */
@@ -816,22 +819,40 @@ static int32_t xkey_remote(xkeys *k, int64_t id) {
   return k->hcode[s] >= 0 ? xkey_fine(k, k->hcode[s]) : -2 - k->hcode[s];
 }
 
-/* the key of extended point (A, B, C) of element e (present) */
-static int32_t xkey_point(xkeys *k, hx_fdm f, const fdm_work *W, const int32_t *fmap, int32_t e, int A, int B,
-                          int C) {
-  const int n = f->p + 1, m = f->m, n2 = n * n;
-  const int oa = A == 0 || A == m - 1, ob = B == 0 || B == m - 1, oc = C == 0 || C == m - 1;
-  if (oa + ob + oc == 0) {
-    const int32_t g = fmap[(int64_t)e * n2 * n + (A - 1) + n * ((B - 1) + n * (C - 1))];
-    return g >= 0 ? xkey_fine(k, g) : -1;
-  }
-  if (oa + ob + oc > 1) return -1;
-  const int fc = oa ? (A == 0 ? 0 : 1) : ob ? (B == 0 ? 2 : 3) : (C == 0 ? 4 : 5);
-  const int u = oa ? B - 1 : A - 1, v = oc ? B - 1 : C - 1;
-  const int64_t q = (6 * (int64_t)e + fc) * n2 + u + n * v;
+/* the key of plane entry q (its own face coordinates) */
+static int32_t xkey_plane(xkeys *k, const fdm_work *W, int64_t q) {
   if (W->plane[q] == 0) return -1;
   if (W->pcode[q] == -2) return xkey_remote(k, W->plane[q]);
   return W->pcode[q] >= 0 ? xkey_fine(k, W->pcode[q]) : -1;
+}
+
+/* the keys of element e's extended box xk[m^3] (as fdm_extended_numbering's
+ * ids): its own nodes, the face extensions, -1 on the edge and corner
+ * regions and on absent points */
+static void xkey_box(xkeys *k, hx_fdm f, const fdm_work *W, const int32_t *fmap, int32_t e, int32_t *xk) {
+  const int n = f->p + 1, m = f->m, n2 = n * n;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int *pr[3] = {W->present + 3 * (int64_t)e * m, pr[0] + m, pr[1] + m};
+  for (int64_t i = 0; i < m3; i++) xk[i] = -1;
+  const int32_t *fm = fmap + (int64_t)e * n2 * n;
+  for (int C = 1; C <= n; C++)
+    for (int B = 1; B <= n; B++)
+      for (int A = 1; A <= n; A++) {
+        const int32_t g = fm[(A - 1) + n * ((B - 1) + n * (C - 1))];
+        if (pr[0][A] && pr[1][B] && pr[2][C] && g >= 0) xk[A + m * (B + m * C)] = xkey_fine(k, g);
+      }
+  /* face fc: the outer point in direction d, (u, v) over the other two
+   * (face coordinates: faces 0/1 (B, C), 2/3 (A, C), 4/5 (A, B)) */
+  for (int fc = 0; fc < 6; fc++) {
+    const int d = fc / 2, x = fc % 2 ? m - 1 : 0, du = d == 0 ? 1 : 0, dv = d == 2 ? 1 : 2;
+    if (!pr[d][x]) continue;
+    const int64_t sx = d == 0 ? 1 : d == 1 ? m : (int64_t)m * m;
+    const int64_t su = du == 0 ? 1 : m, sv = dv == 1 ? m : (int64_t)m * m;
+    const int64_t q0 = (6 * (int64_t)e + fc) * n2;
+    for (int v = 0; v < n; v++)
+      for (int u = 0; u < n; u++)
+        if (pr[du][u + 1] && pr[dv][v + 1]) xk[x * sx + (u + 1) * su + (v + 1) * sv] = xkey_plane(k, W, q0 + u + n * v);
+  }
 }
 
 /* phase 5, keyed: the key of every extended L entry (W->xkey, element
@@ -850,7 +871,6 @@ static int fdm_extended_keys(hx_fdm f, fdm_work *W) {
   k.hmask = cap - 1;
   int err = HX_ALLOC(&k.kof, ng + 1);
   if (!err) err = HX_ALLOC(&k.uid, ng + nrem + 1);
-  if (!err) err = HX_ALLOC(&k.cnt, ng + nrem + 1);
   if (!err) err = HX_ALLOC(&k.priv, ng + nrem + 1);
   if (!err) err = HX_ALLOC(&k.hid, cap);
   if (!err) err = HX_ALLOC(&k.hcode, cap);
@@ -861,27 +881,18 @@ static int fdm_extended_keys(hx_fdm f, fdm_work *W) {
     const int64_t s = xkey_slot(&k, k.fgid[g]);
     k.hid[s] = k.fgid[g], k.hcode[s] = (int32_t)g;
   }
-  for (int32_t e = 0; e < E && !err; e++) {
-    const int *px = W->present + 3 * (int64_t)e * m, *py = px + m, *pz = py + m;
-    int32_t *xk = W->xkey + (int64_t)e * m3;
-    for (int C = 0; C < m; C++)
-      for (int B = 0; B < m; B++)
-        for (int A = 0; A < m; A++) {
-          const int32_t key = px[A] && py[B] && pz[C] ? xkey_point(&k, f, W, fmap, e, A, B, C) : -1;
-          xk[A + m * (B + m * C)] = key;
-          if (key >= 0) k.cnt[key]++;
-        }
-  }
+  for (int32_t e = 0; e < E && !err; e++) xkey_box(&k, f, W, fmap, e, W->xkey + (int64_t)e * m3);
   /* the setup's peak: what the keys were made from goes first */
   free(W->gid), free(W->plane), free(W->sendbuf), free(W->recvbuf), free(W->keys), free(W->pcode);
   W->gid = W->plane = W->sendbuf = W->recvbuf = NULL, W->keys = NULL, W->pcode = NULL;
   free(k.kof), free(k.hid), free(k.hcode);
-  if (!err) err = hx_gs_keyed_create(f->b, f->comm, k.nk, k.uid, k.cnt, W->fpriv ? k.priv : NULL, &W->kd);
-  free(k.uid), free(k.cnt), free(k.priv);
+  f->xnl = (int64_t)E * m3;
+  if (!err)
+    err = hx_gs_keyed_create(f->b, f->comm, f->xnl, W->xkey, k.nk, k.uid, W->fpriv ? k.priv : NULL, &W->kd);
+  free(k.uid), free(k.priv);
   free(W->fpriv), free(W->plane_priv);
   W->fpriv = W->plane_priv = NULL;
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
-  f->xnl = (int64_t)E * m3;
   return HX_SUCCESS;
 }
 
