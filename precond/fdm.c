@@ -1090,6 +1090,9 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     FDM_PHASE(3, fdm_extended_layout(f, W));
     if (W->lane) FDM_PHASE(6, grouped_upload(f, &W->lane, W->nlg));
     FDM_PHASE(4, fdm_weighted_copies(f, W));
+    /* the L side before the backend copies below: the setup's peak (the
+     * CSR's build) sees neither them nor the keys */
+    FDM_PHASE(3, hx_gs_finish_l(f->xgs));
     FDM_PHASE(5, fdm_upload(f));
   } else {
     /* the ids' own gather-scatter in the element layout, then the relayout */
