@@ -358,11 +358,13 @@ static int fdm_extended_layout(hx_fdm f, fdm_work *W) {
   if (!err && lane) err = HX_ALLOC(&key, (size_t)nl + 1);
   if (!err && !lane) key = W->xkey, W->xkey = NULL; /* the weighted copies read the map */
   if (!err && lane && !direct) memcpy(key, W->xkey, sizeof(int32_t) * (size_t)nl);
-  for (int32_t g = 0; g < G && direct && !err; g++)
-    for (int l = 0; l < 8; l++) {
-      const int32_t e = lane[g * 8 + l];
-      for (int64_t pt = 0; pt < m3; pt++) key[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? W->xkey[e * m3 + pt] : -1;
-    }
+  for (int32_t g = 0; g < G && direct && !err; g++) { /* written in sequence, read from 8 boxes */
+    const int32_t *src[8];
+    for (int l = 0; l < 8; l++) src[l] = lane[g * 8 + l] >= 0 ? W->xkey + lane[g * 8 + l] * m3 : NULL;
+    int32_t *o = key + (int64_t)g * m3 * 8;
+    for (int64_t pt = 0; pt < m3; pt++)
+      for (int l = 0; l < 8; l++) o[pt * 8 + l] = src[l] ? src[l][pt] : -1;
+  }
   if (!err) err = hx_gs_keyed_finish(&W->kd, nl, &key, W->gof, &f->xgs);
   free(key); /* NULL unless an error came first */
   if (!err) f->xng = hx_gs_num_local(f->xgs), f->xnl_layout = nl;
