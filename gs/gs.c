@@ -363,8 +363,8 @@ typedef struct {
    * uid being sorted), and the caller's L -> unique map (hx_gs_number) */
   int64_t nru;
   int64_t *ru;
-  int32_t *key;  /* taken over from hx_gs_keyed_finish: becomes the scatter map */
-  int64_t knnz;  /* L entries with a key (hx_gs_keyed_create's count) */
+  int32_t *key; /* taken over from hx_gs_keyed_finish: becomes the scatter map */
+  int64_t knnz; /* L entries with a key (hx_gs_keyed_create's count) */
   int keyed;
 } hx_gs_tmp;
 
@@ -955,15 +955,19 @@ static int hx_gs_keyed_ids(hx_gs gs, int64_t nl, const int32_t *key, int64_t nu,
   int64_t badl = -1, bad = -1, nr = 0;
   for (int64_t i = 0; i < nl; i++) {
     const int32_t k = key[i];
-    if (k >= 0 && k < nu) t->ucnt[k]++, t->knnz++;
-    else if (k != -1 && badl < 0) badl = i;
+    if (k >= 0 && k < nu)
+      t->ucnt[k]++, t->knnz++;
+    else if (k != -1 && badl < 0)
+      badl = i;
   }
   for (int64_t u = 0; u < nu; u++) {
     t->uid[u] = uid[u];
     if ((uid[u] <= 0 || t->ucnt[u] < 1) && bad < 0) bad = u;
     if (upriv) t->upriv[u] = upriv[u] != 0;
-    if (upriv && upriv[u]) t->npriv++;
-    else nr++;
+    if (upriv && upriv[u])
+      t->npriv++;
+    else
+      nr++;
   }
   uint64_t *rk = NULL;
   HX_CALL(HX_ALLOC(&t->ru, nr + 1));
@@ -980,10 +984,11 @@ static int hx_gs_keyed_ids(hx_gs gs, int64_t nl, const int32_t *key, int64_t nu,
   HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
   HX_CHECK(badl < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has key %d, outside [-1, %lld)",
            (long long)badl, badl >= 0 ? (int)key[badl] : 0, (long long)nu);
-  HX_CHECK(bad < 0, HX_ERR_ARG,
-           "gather-scatter (keyed): key %lld has id %lld and %lld L entries; ids must be positive and distinct "
-           "(a private one too), every key must occur",
-           (long long)bad, (long long)(bad >= 0 ? uid[bad] : 0), (long long)(bad >= 0 ? t->ucnt[bad] : 0));
+  HX_CHECK(
+      bad < 0, HX_ERR_ARG,
+      "gather-scatter (keyed): key %lld has id %lld and %lld L entries; ids must be positive and distinct "
+      "(a private one too), every key must occur",
+      (long long)bad, (long long)(bad >= 0 ? uid[bad] : 0), (long long)(bad >= 0 ? t->ucnt[bad] : 0));
   HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter (keyed): another rank passed invalid keys");
   return HX_SUCCESS;
 }
@@ -1020,8 +1025,10 @@ int hx_gs_keyed_create(hx_backend b, MPI_Comm comm, int64_t nl, const int32_t *h
   *out = NULL;
   HX_CHECK(b, HX_ERR_ARG, "gather-scatter (keyed): backend is NULL");
   HX_CHECK(nu >= 0 && nu < INT_MAX && nl >= 0 && nl < INT_MAX, HX_ERR_ARG,
-           "gather-scatter (keyed): nl = %lld and nu = %lld must be in [0, 2^31-1)", (long long)nl, (long long)nu);
-  HX_CHECK((h_uid || nu == 0) && (h_key || nl == 0), HX_ERR_ARG, "gather-scatter (keyed): ids or L keys are NULL");
+           "gather-scatter (keyed): nl = %lld and nu = %lld must be in [0, 2^31-1)", (long long)nl,
+           (long long)nu);
+  HX_CHECK((h_uid || nu == 0) && (h_key || nl == 0), HX_ERR_ARG,
+           "gather-scatter (keyed): ids or L keys are NULL");
   hx_gs_keyed kd = NULL;
   HX_CALL(HX_ALLOC(&kd, 1));
   int ierr = hx_gs_new(b, comm, 0, 1, &kd->gs);

@@ -317,7 +317,8 @@ static int grouped_relayout(hx_fdm f, fdm_work *W, const int32_t *lane, int32_t 
   for (int32_t g = 0; g < G && !err; g++)
     for (int l = 0; l < 8; l++) {
       const int32_t e = lane[g * 8 + l];
-      for (int64_t pt = 0; pt < m3; pt++) old[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? (int64_t)e * m3 + pt : -1;
+      for (int64_t pt = 0; pt < m3; pt++)
+        old[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? (int64_t)e * m3 + pt : -1;
     }
   if (!err) err = hx_gs_relayout(f->xgs, nl, old, nof);
   free(old);
@@ -596,7 +597,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       const int64_t *src; /* neighbour's plane in its face coordinates */
       int64_t tmp[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
       uint8_t tpriv[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)]; /* a remote neighbour's nodes: not private */
-      int32_t tcode[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];  /* their fine G entries (-2: remote) */
+      int32_t tcode[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)]; /* their fine G entries (-2: remote) */
       memset(tpriv, 0, sizeof tpriv);
       for (int k = 0; k < n2; k++) tcode[k] = -2;
       if (nbr_rank[q] == rank) {
@@ -783,12 +784,12 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
  * the remote ids, found through a hash table on the ids of the shared fine
  * entries and the remote ones met so far. */
 typedef struct {
-  int32_t *kof;      /* fine G -> key, -1 */
-  int64_t *uid;      /* per key: global id */
-  uint8_t *priv;     /* per key: promised private (fpriv of its fine entry) */
+  int32_t *kof;  /* fine G -> key, -1 */
+  int64_t *uid;  /* per key: global id */
+  uint8_t *priv; /* per key: promised private (fpriv of its fine entry) */
   int64_t nk;
-  int64_t *hid;      /* hash: id (0 empty) */
-  int32_t *hcode;    /* hash: fine G entry, or -2 - key of a remote id */
+  int64_t *hid;   /* hash: id (0 empty) */
+  int32_t *hcode; /* hash: fine G entry, or -2 - key of a remote id */
   int64_t hmask;
   const int64_t *fgid;
   const uint8_t *fpriv;
@@ -853,7 +854,8 @@ static void xkey_box(xkeys *k, hx_fdm f, const fdm_work *W, const int32_t *fmap,
     const int64_t q0 = (6 * (int64_t)e + fc) * n2;
     for (int v = 0; v < n; v++)
       for (int u = 0; u < n; u++)
-        if (pr[du][u + 1] && pr[dv][v + 1]) xk[x * sx + (u + 1) * su + (v + 1) * sv] = xkey_plane(k, W, q0 + u + n * v);
+        if (pr[du][u + 1] && pr[dv][v + 1])
+          xk[x * sx + (u + 1) * su + (v + 1) * sv] = xkey_plane(k, W, q0 + u + n * v);
   }
 }
 
@@ -1028,7 +1030,8 @@ static int fdm_overlap_lists(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     HX_CALL(HX_ALLOC(&W->li, E + 1));
     if (ksh)
       for (int32_t e = 0; e < E; e++)
-        for (int64_t i = e * m3; i < (e + 1) * m3 && !W->flag[e]; i++) W->flag[e] = W->xkey[i] >= 0 && ksh[W->xkey[i]];
+        for (int64_t i = e * m3; i < (e + 1) * m3 && !W->flag[e]; i++)
+          W->flag[e] = W->xkey[i] >= 0 && ksh[W->xkey[i]];
     else
       HX_CALL(hx_gs_element_shared_flags(f->xgs, m3, W->flag));
     for (int32_t e = 0; e < E; e++) {

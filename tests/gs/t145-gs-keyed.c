@@ -73,8 +73,8 @@ static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what, int p) 
                 hx_gs_num_shared(a) == hx_gs_num_shared(b) && hx_gs_num_global(a) == hx_gs_num_global(b),
             "p = %d %s: sizes differ", p, what);
   if (nl != hx_gs_num_l(b) || ng != hx_gs_num_local(b)) return 1;
-  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl), "p = %d %s: maps differ",
-            p, what);
+  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl),
+            "p = %d %s: maps differ", p, what);
   HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng),
             "p = %d %s: ids differ", p, what);
   double *ma = host(bk, hx_gs_multiplicity(a), ng), *mb = host(bk, hx_gs_multiplicity(b), ng);
@@ -92,10 +92,10 @@ static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what, int p) 
     HX_TCALL(hx_gs_scatter(h[k], dg[k], dz[k]));
     out[k][0] = host(bk, dg[k], ng), out[k][1] = host(bk, dz[k], nl);
   }
-  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng), "p = %d %s: assembled G-vectors differ",
-            p, what);
-  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl), "p = %d %s: scattered L-vectors differ",
-            p, what);
+  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng),
+            "p = %d %s: assembled G-vectors differ", p, what);
+  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl),
+            "p = %d %s: scattered L-vectors differ", p, what);
   for (int k = 0; k < 2; k++) {
     free(out[k][0]), free(out[k][1]);
     hx_mem_free(bk, (void **)&dg[k]), hx_mem_free(bk, (void **)&dz[k]);
@@ -140,14 +140,17 @@ static int keyed_layouts(hx_backend bk, keyed_t *k, int p, int priv) {
   HX_TCALL(hx_gs_finish_l(ref));
   for (int lay = 0; lay < 2; lay++) {
     hx_gs_keyed kd = NULL;
-    HX_TCALL(hx_gs_keyed_create(bk, MPI_COMM_WORLD, k->nl, k->key, k->nu, k->uid, priv ? k->kpriv : NULL, &kd));
+    HX_TCALL(
+        hx_gs_keyed_create(bk, MPI_COMM_WORLD, k->nl, k->key, k->nu, k->uid, priv ? k->kpriv : NULL, &kd));
     const int64_t nl2 = lay ? k->nl + k->nl / 5 : k->nl;
-    int32_t *key = malloc(sizeof(int32_t) * (size_t)(nl2 + 1)), *gof = malloc(sizeof(int32_t) * (size_t)(k->nu + 1));
+    int32_t *key = malloc(sizeof(int32_t) * (size_t)(nl2 + 1)),
+            *gof = malloc(sizeof(int32_t) * (size_t)(k->nu + 1));
     int64_t *ids2 = malloc(sizeof(int64_t) * (size_t)(nl2 + 1));
     uint8_t *lp2 = malloc((size_t)nl2 + 1);
     for (int64_t i = 0, o = k->nl - 1; i < nl2; i++) {
       const int64_t src = !lay ? i : (i % 6 == 5 || o < 0) ? -1 : o--;
-      key[i] = src < 0 ? -1 : k->key[src], ids2[i] = src < 0 ? 0 : k->ids[src], lp2[i] = src < 0 ? 0 : k->lpriv[src];
+      key[i] = src < 0 ? -1 : k->key[src], ids2[i] = src < 0 ? 0 : k->ids[src],
+      lp2[i] = src < 0 ? 0 : k->lpriv[src];
     }
     hx_gs r2 = ref;
     if (lay) {
@@ -160,8 +163,8 @@ static int keyed_layouts(hx_backend bk, keyed_t *k, int p, int priv) {
     const int64_t s0 = hx_gs_num_local(r2) - hx_gs_num_shared(r2);
     int bad = hx_gs_keyed_num_shared(kd) != hx_gs_num_shared(r2);
     for (int64_t i = 0; i < nl2 && !bad; i++) bad = key[i] >= 0 && sh[key[i]] != (rmap[i] >= s0);
-    HX_ASSERT(!bad, "p = %d private %d layout %d: shared flags differ from the reference's shared rows", p, priv,
-              lay);
+    HX_ASSERT(!bad, "p = %d private %d layout %d: shared flags differ from the reference's shared rows", p,
+              priv, lay);
     int32_t *kc = malloc(sizeof(int32_t) * (size_t)(nl2 + 1));
     memcpy(kc, key, sizeof(int32_t) * (size_t)nl2);
     HX_TCALL(hx_gs_keyed_finish(&kd, nl2, &key, gof, &x));
@@ -186,7 +189,7 @@ static int keyed_errors(hx_backend bk, keyed_t *k, int rank, int p) {
     int32_t save = k->key[0];
     int64_t usave = k->nu > 1 ? k->uid[1] : 0;
     if (rank == 0 && what == 0 && k->nu > 1) k->uid[1] = k->uid[0]; /* a duplicate (not private) */
-    if (rank == 0 && what == 1) k->key[0] = (int32_t)k->nu;        /* out of range */
+    if (rank == 0 && what == 1) k->key[0] = (int32_t)k->nu;         /* out of range */
     hx_gs_keyed kd = NULL;
     const int64_t nu = rank == 0 && what == 2 ? k->nu + 1 : k->nu; /* a key that never occurs */
     if (what == 2) k->uid[k->nu] = k->nmax + 7;

@@ -738,7 +738,8 @@ static int mode_xnum(void) {
     if (v == 2 || v == 7) c.nx = c.ny = c.nz = 6, c.p = 3, c.eps = 0.3, c.kjump = 1;
     if (v == 3 || v == 8) c.nx = c.ny = c.nz = 6, c.p = 5, c.eps = 0.3, c.lambda = 0.7;
     if (v == 4) c.nx = c.ny = c.nz = 5, c.p = 1, c.kjump = 1;
-    if (v == 5) c.nx = 6, c.ny = 4, c.nz = 2, c.p = 2, c.eps = 0.3, c.neumann = 1, c.weight = HX_FDM_WEIGHT_NONE;
+    if (v == 5)
+      c.nx = 6, c.ny = 4, c.nz = 2, c.p = 2, c.eps = 0.3, c.neumann = 1, c.weight = HX_FDM_WEIGHT_NONE;
     if (v == 9) c.nx = c.ny = 4, c.nz = 6, c.p = 7, c.weight = HX_FDM_WEIGHT_RAS, c.overlap = 0;
     if (v == 8) setenv("HEXCG_FDM_GROUPED", "keep-g", 1);
     const int rc = share_case(&c, "HEXCG_FDM_XNUM");
