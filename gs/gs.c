@@ -321,6 +321,16 @@ int hx_gs_drop_maps(hx_gs gs) {
   return HX_SUCCESS;
 }
 
+int hx_gs_take_map(hx_gs gs, int32_t **d_map) {
+  HX_CHECK(gs && d_map, HX_ERR_ARG, "gather-scatter: NULL argument to hx_gs_take_map");
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: hx_gs_take_map before the L side was built");
+  HX_CALL(hx_gs_maps_kept(gs, "hx_gs_take_map"));
+  *d_map = gs->d_map;
+  gs->d_map = NULL;
+  HX_CALL(hx_gs_drop_maps(gs));
+  return HX_SUCCESS;
+}
+
 int hx_gs_finish_l(hx_gs gs) {
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: handle is NULL");
   if (!gs->l_pending) return HX_SUCCESS;

@@ -114,6 +114,11 @@ int hx_gs_keyed_destroy(hx_gs_keyed *kd);
  * and hx_gs_global_ids, hx_gs_map_host and the multiplicities are NULL. The
  * FDM's extended gather-scatter (precond/fdm.c). Local. */
 int hx_gs_drop_maps(hx_gs gs);
+/* hx_gs_drop_maps, the backend copy of the scatter map (nl entries) handed
+ * to the caller instead of freed (*d_map; the caller frees it with
+ * hx_mem_free on the handle's backend): for a caller that scatters through
+ * it itself (the FDM's extended boxes), without a copy. Local. */
+int hx_gs_take_map(hx_gs gs, int32_t **d_map);
 /* Builds the L side of a handle from hx_gs_create_deferred in its current
  * layout (no-op when built). Local. */
 int hx_gs_finish_l(hx_gs gs);

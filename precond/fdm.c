@@ -998,14 +998,18 @@ static int upload_freed(hx_fdm f, void **h, size_t bytes, void **d) {
  * arrays and weights, the extended L -> G map and the vectors. Each host
  * work array goes as soon as its copy is made, so the setup's peak (the
  * relayout) sees neither these copies nor the element layout's map. */
-static int fdm_upload_copies(hx_fdm f, fdm_work *W) {
+static int fdm_upload_copies(hx_fdm f, fdm_work *W, int take) {
   const int64_t nl = f->xnl_layout;
   if (W->in_w) HX_CALL(upload_freed(f, (void **)&W->in_w, sizeof(double) * (size_t)f->ng, (void **)&f->d_in_w));
   HX_CALL(upload_freed(f, (void **)&W->out_idx, sizeof(int32_t) * (size_t)f->ng, (void **)&f->d_out_idx));
   HX_CALL(upload_freed(f, (void **)&W->wt, sizeof(double) * (size_t)f->ng, (void **)&f->d_out_w));
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xng + 1), (void **)&f->d_xg));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap));
-  HX_CALL(hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl));
+  if (take) { /* the handle's own backend map, its other maps dropped (fdm_setup) */
+    HX_CALL(hx_gs_take_map(f->xgs, &f->d_xmap));
+  } else {
+    HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap));
+    HX_CALL(hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl));
+  }
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(nl + 1), (void **)&f->d_xw));
   HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(nl + 1)));
   return HX_SUCCESS;
@@ -1088,7 +1092,8 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   FDM_PHASE(3, fdm_private_nodes(f, o, W));
   FDM_PHASE(1, fdm_extension_planes(f, o, W));
   FDM_PHASE(2, fdm_box_eigenpairs(f, o, W));
-  if (!hx_env_off("HEXCG_FDM_XNUM")) {
+  const int xnum = !hx_env_off("HEXCG_FDM_XNUM");
+  if (xnum) {
     /* the keyed numbering, in the final layout (docs/fdm.md "Extended numbering") */
     FDM_PHASE(3, fdm_extended_keys(f, W));
     FDM_PHASE(5, fdm_overlap_lists(f, o, W));
@@ -1108,13 +1113,17 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
     f->xnl_layout = f->xnl;
     if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) FDM_PHASE(6, grouped_setup(f, W));
   }
-  FDM_PHASE(5, fdm_upload_copies(f, W));
+  /* the keyed path's L side is final here: the apply scatters through the
+   * handle's own backend map (no copy) and needs of xgs its gather and
+   * exchange only (HEXCG_FDM_DROP=0 keeps its maps) */
+  const int drop = !hx_env_off("HEXCG_FDM_DROP"), take = drop && xnum;
+  FDM_PHASE(5, fdm_upload_copies(f, W, take));
   FDM_PHASE(3, hx_gs_finish_l(f->xgs)); /* the element layout (no-op after a relayout) */
 #undef FDM_PHASE
   /* the apply scatters through d_xmap and needs of xgs its gather and
    * exchange only: its ids, multiplicities and maps go (24 bytes per
    * extended G entry, 8 per extended L entry) */
-  if (!hx_env_off("HEXCG_FDM_DROP")) HX_CALL(hx_gs_drop_maps(f->xgs));
+  if (drop && !take) HX_CALL(hx_gs_drop_maps(f->xgs));
   /* the host copies of S and L served the uploads only */
   free(f->h_S), free(f->h_L);
   f->h_S = f->h_L = NULL;

@@ -8,6 +8,8 @@
  *    shared flags against the reference's shared rows, and h_gof;
  *  - finished in another L layout (reversed, with empty entries): the
  *    handle hx_gs_create_deferred_private builds from the ids in that layout;
+ *  - hx_gs_take_map hands over the backend map (equal to the host one) and
+ *    drops the rest; the assembly still runs;
  *  - bad input fails with HX_ERR_ARG on every rank without a hang: a
  *    duplicate id, a key out of range, a key that does not occur; at finish
  *    a key left out.
@@ -132,6 +134,29 @@ static void make_keys(keyed_t *k, int priv) {
   free(kof);
 }
 
+/* hx_gs_take_map: the backend map handed over equals the host map; the
+ * other maps dropped; the assembly still runs */
+static int take_map_check(hx_backend bk, hx_gs x, int p) {
+  const int64_t nl = hx_gs_num_l(x), ng = hx_gs_num_local(x);
+  int32_t *ref = malloc(sizeof(int32_t) * (size_t)(nl + 1)),
+          *got = malloc(sizeof(int32_t) * (size_t)(nl + 1));
+  memcpy(ref, hx_gs_map_host(x), sizeof(int32_t) * (size_t)nl);
+  int32_t *dmap = NULL;
+  HX_TCALL(hx_gs_take_map(x, &dmap));
+  if (nl > 0) HX_TCALL(hx_mem_to_host(bk, got, dmap, sizeof(int32_t) * (size_t)nl));
+  HX_ASSERT(!memcmp(ref, got, sizeof(int32_t) * (size_t)nl),
+            "p = %d: the map taken differs from the host map", p);
+  HX_ASSERT(!hx_gs_map_host(x) && !hx_gs_global_ids(x), "p = %d: maps kept after hx_gs_take_map", p);
+  double *dl = NULL, *dg = NULL;
+  HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
+  HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg));
+  HX_TCALL(hx_mem_zero(bk, dl, sizeof(double) * (size_t)(nl + 1)));
+  HX_TCALL(hx_gs_assemble(x, dl, dg));
+  hx_mem_free(bk, (void **)&dl), hx_mem_free(bk, (void **)&dg), hx_mem_free(bk, (void **)&dmap);
+  free(ref), free(got);
+  return 0;
+}
+
 /* keyed in the element layout and in a reversed one with gaps, against
  * hx_gs_create_deferred_private from the ids of that layout */
 static int keyed_layouts(hx_backend bk, keyed_t *k, int p, int priv) {
@@ -175,6 +200,7 @@ static int keyed_layouts(hx_backend bk, keyed_t *k, int p, int priv) {
     bad = 0;
     for (int64_t i = 0; i < nl2 && !bad; i++) bad = kc[i] >= 0 ? gof[kc[i]] != xmap[i] : xmap[i] != -1;
     HX_ASSERT(!bad, "p = %d private %d layout %d: h_gof differs from the map", p, priv, lay);
+    if (take_map_check(bk, x, p)) return 1;
     HX_TCALL(hx_gs_destroy(&x));
     if (lay) HX_TCALL(hx_gs_destroy(&r2));
     free(gof), free(ids2), free(lp2), free(kc);
