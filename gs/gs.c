@@ -183,8 +183,12 @@ static int hx_gs_build_l(hx_gs gs) {
   hx_backend b = gs->b;
   const int32_t *map = gs->h_map;
   int32_t *row = NULL, *col = NULL, *bs = NULL;
-  int ierr = HX_ALLOC(&row, ng + 2);
-  if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
+  /* on the cpu backend the CSR is built in its backend arrays (host
+   * memory: no copy); elsewhere on the host, then uploaded */
+  const int direct = b->kind == HX_BACKEND_CPU && !b->memcheck; /* memcheck: writable in kernel scopes only */
+  int ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(ng + 2), (void **)&row) : HX_ALLOC(&row, ng + 2);
+  if (!ierr && direct) memset(row, 0, sizeof(int32_t) * (size_t)(ng + 2));
+  if (!ierr) ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(nnz + 1), (void **)&col) : HX_ALLOC(&col, nnz + 1);
   if (!ierr) {
     /* counted one row ahead, so the fill's cursors row[r + 1] end as the
      * row starts (no cursor array) */
@@ -207,12 +211,16 @@ static int hx_gs_build_l(hx_gs gs) {
     ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
     free(bs), bs = NULL;
   }
-  /* each host array freed once its backend copy exists */
+  /* (elsewhere than cpu, each host array freed once its backend copy exists) */
   if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
-  if (!ierr) ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
-  free(row), row = NULL;
-  if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
-  free(col), col = NULL;
+  if (direct) {
+    gs->d_row = row, gs->d_col = col; /* the handle's now, freed with it */
+  } else {
+    if (!ierr) ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+    if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
+    free(row), free(col);
+  }
+  row = col = NULL;
   if (!ierr) ierr = hx_gs_upload(b, map, nl, sizeof(int32_t), &gs->d_map);
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
