@@ -186,9 +186,12 @@ static int hx_gs_build_l(hx_gs gs) {
   /* on the cpu backend the CSR is built in its backend arrays (host
    * memory: no copy); elsewhere on the host, then uploaded */
   const int direct = b->kind == HX_BACKEND_CPU && !b->memcheck; /* memcheck: writable in kernel scopes only */
-  int ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(ng + 2), (void **)&row) : HX_ALLOC(&row, ng + 2);
+  int ierr =
+      direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(ng + 2), (void **)&row) : HX_ALLOC(&row, ng + 2);
   if (!ierr && direct) memset(row, 0, sizeof(int32_t) * (size_t)(ng + 2));
-  if (!ierr) ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(nnz + 1), (void **)&col) : HX_ALLOC(&col, nnz + 1);
+  if (!ierr)
+    ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(nnz + 1), (void **)&col)
+                  : HX_ALLOC(&col, nnz + 1);
   if (!ierr) {
     /* counted one row ahead, so the fill's cursors row[r + 1] end as the
      * row starts (no cursor array) */
