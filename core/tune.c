@@ -31,6 +31,8 @@ static const hx_tune_row tune_rows[] = {
      "the tests check the shared pairs against one LAPACK solve per box"},
     {"HEXCG_FDM_PRIVATE", "0", "on", "0: every extended node through the rendezvous",
      "the tests check the private-node shortcut gives the same bits"},
+    {"HEXCG_FDM_XNUM", "0", "on", "0: the Schwarz extended numbering by a gather-scatter setup of its ids",
+     "the tests check the numbering derived from the fine one gives the same bits"},
     {"HEXCG_FDM_DROP", "0", "on", "0: keep the extended gather-scatter's setup maps",
      "memory comparisons (the maps are dropped after setup)"},
     {"HEXCG_GS_PULL", "0|1", "pull where L >= 2 G", "1: the pull gather always, 0: never",

@@ -183,8 +183,15 @@ static int hx_gs_build_l(hx_gs gs) {
   hx_backend b = gs->b;
   const int32_t *map = gs->h_map;
   int32_t *row = NULL, *col = NULL, *bs = NULL;
-  int ierr = HX_ALLOC(&row, ng + 2);
-  if (!ierr) ierr = HX_ALLOC(&col, nnz + 1);
+  /* on the cpu backend the CSR is built in its backend arrays (host
+   * memory: no copy); elsewhere on the host, then uploaded */
+  const int direct = b->kind == HX_BACKEND_CPU && !b->memcheck; /* memcheck: writable in kernel scopes only */
+  int ierr =
+      direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(ng + 2), (void **)&row) : HX_ALLOC(&row, ng + 2);
+  if (!ierr && direct) memset(row, 0, sizeof(int32_t) * (size_t)(ng + 2));
+  if (!ierr)
+    ierr = direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(nnz + 1), (void **)&col)
+                  : HX_ALLOC(&col, nnz + 1);
   if (!ierr) {
     /* counted one row ahead, so the fill's cursors row[r + 1] end as the
      * row starts (no cursor array) */
@@ -207,12 +214,16 @@ static int hx_gs_build_l(hx_gs gs) {
     ierr = hx_gs_upload(b, bs, gs->nblk + 1, sizeof(int32_t), &gs->d_bstart);
     free(bs), bs = NULL;
   }
-  /* each host array freed once its backend copy exists */
+  /* (elsewhere than cpu, each host array freed once its backend copy exists) */
   if (!ierr && b->kind == HX_BACKEND_CPU) ierr = hx_gs_cpu_plan(gs, row, col, s0);
-  if (!ierr) ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
-  free(row), row = NULL;
-  if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
-  free(col), col = NULL;
+  if (direct) {
+    gs->d_row = row, gs->d_col = col; /* the handle's now, freed with it */
+  } else {
+    if (!ierr) ierr = hx_gs_upload(b, row, ng + 1, sizeof(int32_t), &gs->d_row);
+    if (!ierr) ierr = hx_gs_upload(b, col, nnz, sizeof(int32_t), &gs->d_col);
+    free(row), free(col);
+  }
+  row = col = NULL;
   if (!ierr) ierr = hx_gs_upload(b, map, nl, sizeof(int32_t), &gs->d_map);
   if (ierr) return hx_error_trace(__FILE__, __LINE__, __func__, ierr);
   return HX_SUCCESS;
@@ -321,6 +332,16 @@ int hx_gs_drop_maps(hx_gs gs) {
   return HX_SUCCESS;
 }
 
+int hx_gs_take_map(hx_gs gs, int32_t **d_map) {
+  HX_CHECK(gs && d_map, HX_ERR_ARG, "gather-scatter: NULL argument to hx_gs_take_map");
+  HX_CHECK(!gs->l_pending, HX_ERR_ARG, "gather-scatter: hx_gs_take_map before the L side was built");
+  HX_CALL(hx_gs_maps_kept(gs, "hx_gs_take_map"));
+  *d_map = gs->d_map;
+  gs->d_map = NULL;
+  HX_CALL(hx_gs_drop_maps(gs));
+  return HX_SUCCESS;
+}
+
 int hx_gs_finish_l(hx_gs gs) {
   HX_CHECK(gs, HX_ERR_ARG, "gather-scatter: handle is NULL");
   if (!gs->l_pending) return HX_SUCCESS;
@@ -358,12 +379,24 @@ typedef struct {
   int *scnt, *hcnt;
   int64_t *rkey_val;
   uint64_t *rkey;
+  /* the keyed setup (hx_gs_keyed_create): the unique ids that go through the
+   * rendezvous, in increasing id (ru[k] = unique index; NULL: all unique ids,
+   * uid being sorted), and the caller's L -> unique map (hx_gs_number) */
+  int64_t nru;
+  int64_t *ru;
+  int32_t *key; /* taken over from hx_gs_keyed_finish: becomes the scatter map */
+  int64_t knnz; /* L entries with a key (hx_gs_keyed_create's count) */
+  int keyed;
 } hx_gs_tmp;
+
+/* the k-th unique id of the rendezvous, in increasing id */
+static inline int64_t hx_gs_ru(const hx_gs_tmp *t, int64_t k) { return t->ru ? t->ru[k] : k; }
+static inline int64_t hx_gs_nru(const hx_gs_tmp *t) { return t->ru ? t->nru : t->nu; }
 
 static void hx_gs_tmp_free(hx_gs_tmp *t) {
   free(t->uid), free(t->ucnt), free(t->ustart), free(t->pval), free(t->pkey), free(t->ans);
   free(t->uans), free(t->gof), free(t->mult), free(t->sbuf), free(t->rbuf), free(t->scnt), free(t->hcnt);
-  free(t->rkey_val), free(t->rkey), free(t->upriv);
+  free(t->rkey_val), free(t->rkey), free(t->upriv), free(t->ru), free(t->key);
 }
 
 /* Setup, in the phases below (hx_gs_setup); t carries what one phase hands
@@ -470,12 +503,14 @@ static int hx_gs_local_ids(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx
  * within an id, by source rank. Collective. */
 static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
   const int size = gs->size;
-  const int64_t nu = t->nu;
   HX_CALL(HX_ALLOC(&t->scnt, size));
   HX_CALL(HX_ALLOC(&t->hcnt, size + 1));
   const uint8_t *up = t->upriv;
-  for (int64_t u = 0; u < nu; u++)
+  const int64_t nru = hx_gs_nru(t);
+  for (int64_t k = 0; k < nru; k++) {
+    const int64_t u = hx_gs_ru(t, k);
     if (!up || !up[u]) t->scnt[t->uid[u] % size] += 2;
+  }
   {
     int64_t s = 0;
     for (int r = 0; r < size; r++) {
@@ -484,7 +519,8 @@ static int hx_gs_rendezvous(hx_gs gs, hx_gs_tmp *t) {
       HX_CALL(hx_gs_int(s, "rendezvous send size"));
     }
     HX_CALL(HX_ALLOC(&t->sbuf, s + 1));
-    for (int64_t u = 0; u < nu; u++) {
+    for (int64_t k = 0; k < nru; k++) {
+      const int64_t u = hx_gs_ru(t, k);
       if (up && up[u]) continue;
       int r = (int)(t->uid[u] % size);
       t->sbuf[t->hcnt[r]++] = t->uid[u];
@@ -603,34 +639,36 @@ static int hx_gs_answer(hx_gs gs, hx_gs_tmp *t) {
 
 /* Phase 4: each answer matched with the local unique id it is about. */
 static int hx_gs_match_answers(hx_gs_tmp *t) {
-  const int64_t nu = t->nu, nans = t->nans;
+  const int64_t nu = t->nu, nans = t->nans, n = hx_gs_nru(t);
   /* Each source rank answers in increasing id order, so the search gallops
    * forward from the last match (O(log gap) per answer: the gap is about the
-   * rank count), and bisects the whole of uid where a new source's answers
-   * begin */
+   * rank count), and bisects the whole of the rendezvous' ids where a new
+   * source's answers begin (the k-th of them: uid[hx_gs_ru(t, k)]) */
   HX_CALL(HX_ALLOC(&t->uans, nu + 1));
   for (int64_t u = 0; u < nu; u++) t->uans[u] = -1;
+#define RID(k) t->uid[hx_gs_ru(t, k)]
   for (int64_t a = 0, last = -1; a < nans;) {
-    int64_t id = t->ans[a], lo = 0, hi = nu;
-    if (last >= 0 && t->uid[last] < id) {
+    int64_t id = t->ans[a], lo = 0, hi = n;
+    if (last >= 0 && RID(last) < id) {
       lo = last + 1;
       int64_t step = 1;
-      while (lo + step < nu && t->uid[lo + step] <= id) lo += step, step *= 2;
-      hi = lo + step < nu ? lo + step + 1 : nu;
+      while (lo + step < n && RID(lo + step) <= id) lo += step, step *= 2;
+      hi = lo + step < n ? lo + step + 1 : n;
     }
     while (lo < hi) {
       int64_t mid = lo + (hi - lo) / 2;
-      if (t->uid[mid] < id)
+      if (RID(mid) < id)
         lo = mid + 1;
       else
         hi = mid;
     }
-    HX_CHECK(lo < nu && t->uid[lo] == id && t->uans[lo] < 0, HX_ERR_INTERNAL,
+    HX_CHECK(lo < n && RID(lo) == id && t->uans[hx_gs_ru(t, lo)] < 0, HX_ERR_INTERNAL,
              "gather-scatter: unexpected rendezvous answer for id %lld", (long long)id);
-    t->uans[lo] = a;
+    t->uans[hx_gs_ru(t, lo)] = a;
     last = lo;
     a += 3 + t->ans[a + 2];
   }
+#undef RID
   /* a private id has no answer (uans -1): held here only, its multiplicity
    * is its local count and this rank owns it (hx_gs_number) */
   return HX_SUCCESS;
@@ -665,19 +703,39 @@ static int hx_gs_number(hx_gs gs, hx_gs_tmp *t) {
      * group from the group's start (gof holds -1 - group until then), and
      * maps every entry to its G index. */
     const int64_t nl = gs->nl;
-    HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
+    if (t->keyed) /* the keyed setup: the caller's map to the unique ids, taken over */
+      gs->h_map = t->key, t->key = NULL;
+    else
+      HX_CALL(HX_ALLOC(&gs->h_map, nl + 1));
     int32_t *map = gs->h_map;
-    if (gs->nnz < nl)
-      for (int64_t i = 0; i < nl; i++) map[i] = -1;
-    for (int64_t u = 0; u < nu; u++)
-      for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) map[t->pval[k]] = (int32_t)u;
-    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]};
+    if (!t->keyed) {
+      if (gs->nnz < nl)
+        for (int64_t i = 0; i < nl; i++) map[i] = -1;
+      for (int64_t u = 0; u < nu; u++)
+        for (int64_t k = t->ustart[u]; k < t->ustart[u + 1]; k++) map[t->pval[k]] = (int32_t)u;
+    }
+    int64_t next[3] = {0, ngrp[0], ngrp[0] + ngrp[1]}, nnz = 0, bad = -1;
     for (int64_t i = 0; i < nl; i++) {
       const int32_t u = map[i];
-      if (u < 0) continue;
+      if (u < 0 || u >= nu) { /* a key out of range: the keyed setup's caller */
+        if (u != -1 && bad < 0) bad = i;
+        map[i] = -1;
+        continue;
+      }
       if (t->gof[u] < 0) t->gof[u] = next[-1 - t->gof[u]]++;
       map[i] = (int32_t)t->gof[u];
+      nnz++;
     }
+    HX_CHECK(bad < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has a key outside [-1, %lld)",
+             (long long)bad, (long long)nu);
+    int64_t miss = -1;
+    for (int64_t u = 0; u < nu && miss < 0; u++)
+      if (t->gof[u] < 0) miss = u;
+    HX_CHECK(miss < 0 && nnz == (t->keyed ? t->knnz : gs->nnz), HX_ERR_ARG,
+             "gather-scatter (keyed): %lld L entries have keys, %lld did at hx_gs_keyed_create%s%lld",
+             (long long)nnz, (long long)(t->keyed ? t->knnz : gs->nnz), miss >= 0 ? "; missing key " : "",
+             (long long)(miss >= 0 ? miss : 0));
+    gs->nnz = nnz;
   }
   const int64_t ng = nu;
   HX_CALL(HX_ALLOC(&gs->gids, ng + 1));
@@ -749,7 +807,11 @@ static int hx_gs_pattern(hx_gs gs, hx_gs_tmp *t) {
   if (!ierr) ierr = HX_ALLOC(&cself, nsh + 1);
   if (!ierr) ierr = HX_ALLOC(&cfill, nsh + 1);
   if (!ierr) {
-    for (int64_t u = 0; u < nu; u++) {
+    /* in increasing id (the send slots of a neighbour are ordered by id on
+     * both sides) */
+    const int64_t nru = hx_gs_nru(t);
+    for (int64_t k = 0; k < nru; k++) {
+      const int64_t u = hx_gs_ru(t, k);
       if (t->uans[u] < 0) continue; /* private */
       const int64_t *r = t->ans + t->uans[u];
       if (r[2] < 2) continue;
@@ -820,14 +882,8 @@ static int hx_gs_setup(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_
   return HX_SUCCESS;
 }
 
-static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, const uint8_t *priv,
-                             int defer, hx_gs *out) {
-  HX_CHECK(out, HX_ERR_ARG, "gather-scatter: output handle is NULL");
-  *out = NULL;
-  HX_CHECK(b, HX_ERR_ARG, "gather-scatter: backend is NULL");
-  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter: nl = %lld must be in [0, 2^31-1)",
-           (long long)nl);
-  HX_CHECK(ids || nl == 0, HX_ERR_ARG, "gather-scatter: ids is NULL");
+/* A handle with its duplicated communicator, nothing set up. Collective. */
+static int hx_gs_new(hx_backend b, MPI_Comm comm, int64_t nl, int defer, hx_gs *out) {
   hx_gs gs = NULL;
   HX_CALL(HX_ALLOC(&gs, 1));
   gs->b = b;
@@ -841,7 +897,22 @@ static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int6
   }
   MPI_Comm_rank(gs->comm, &gs->rank);
   MPI_Comm_size(gs->comm, &gs->size);
+  *out = gs;
+  return HX_SUCCESS;
+}
+
+static int hx_gs_create_impl(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *ids, const uint8_t *priv,
+                             int defer, hx_gs *out) {
+  HX_CHECK(out, HX_ERR_ARG, "gather-scatter: output handle is NULL");
+  *out = NULL;
+  HX_CHECK(b, HX_ERR_ARG, "gather-scatter: backend is NULL");
+  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter: nl = %lld must be in [0, 2^31-1)",
+           (long long)nl);
+  HX_CHECK(ids || nl == 0, HX_ERR_ARG, "gather-scatter: ids is NULL");
+  hx_gs gs = NULL;
+  HX_CALL(hx_gs_new(b, comm, nl, defer, &gs));
   hx_gs_tmp t;
+  int ierr;
   memset(&t, 0, sizeof t);
   hx_log_event ev_all = -1;
   ierr = hx_log_event_register("gs.setup", &ev_all);
@@ -880,6 +951,188 @@ int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const
                                   const uint8_t *priv, hx_gs *out) {
   HX_CALL(hx_gs_create_impl(b, comm, nl, ids, priv, 1, out));
   return HX_SUCCESS;
+}
+
+/* ------------------------------------------------------------ keyed setup */
+/* hx_gs_keyed_create / hx_gs_keyed_finish (hx_gs.h): the phases of
+ * hx_gs_setup with the caller's unique ids in place of the local sort. */
+struct hx_gs_keyed_s {
+  hx_gs gs;        /* comm, rank, size, n_global; the numbering pending */
+  hx_gs_tmp t;     /* unique ids, counts, the rendezvous' answers */
+  uint8_t *shared; /* per key: held by another rank too */
+  int64_t nshared;
+};
+
+/* keyed phase 1: the caller's unique ids, their counts in the L keys, the
+ * ids that go through the rendezvous sorted (t->ru), checked on every rank
+ * before the first collective so that all fail together. */
+static int hx_gs_keyed_ids(hx_gs gs, int64_t nl, const int32_t *key, int64_t nu, const int64_t *uid,
+                           const uint8_t *upriv, hx_gs_tmp *t) {
+  t->nu = nu;
+  t->keyed = 1;
+  HX_CALL(HX_ALLOC(&t->uid, nu + 1));
+  HX_CALL(HX_ALLOC(&t->ucnt, nu + 1));
+  if (upriv) HX_CALL(HX_ALLOC(&t->upriv, nu + 1));
+  int64_t badl = -1, bad = -1, nr = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    const int32_t k = key[i];
+    if (k >= 0 && k < nu)
+      t->ucnt[k]++, t->knnz++;
+    else if (k != -1 && badl < 0)
+      badl = i;
+  }
+  for (int64_t u = 0; u < nu; u++) {
+    t->uid[u] = uid[u];
+    if ((uid[u] <= 0 || t->ucnt[u] < 1) && bad < 0) bad = u;
+    if (upriv) t->upriv[u] = upriv[u] != 0;
+    if (upriv && upriv[u])
+      t->npriv++;
+    else
+      nr++;
+  }
+  uint64_t *rk = NULL;
+  HX_CALL(HX_ALLOC(&t->ru, nr + 1));
+  HX_CALL(HX_ALLOC(&rk, nr + 1));
+  for (int64_t u = 0, k = 0; u < nu; u++)
+    if (!upriv || !upriv[u]) rk[k] = (uint64_t)uid[u], t->ru[k++] = u;
+  int ierr = hx_gs_radix_sort(nr, rk, t->ru);
+  for (int64_t k = 1; k < nr && bad < 0; k++)
+    if (rk[k] == rk[k - 1]) bad = t->ru[k];
+  free(rk);
+  HX_CALL(ierr);
+  t->nru = nr;
+  int lbad = bad >= 0 || badl >= 0, gbad = 0;
+  HX_MPI(MPI_Allreduce(&lbad, &gbad, 1, MPI_INT, MPI_MAX, gs->comm));
+  HX_CHECK(badl < 0, HX_ERR_ARG, "gather-scatter (keyed): L entry %lld has key %d, outside [-1, %lld)",
+           (long long)badl, badl >= 0 ? (int)key[badl] : 0, (long long)nu);
+  HX_CHECK(
+      bad < 0, HX_ERR_ARG,
+      "gather-scatter (keyed): key %lld has id %lld and %lld L entries; ids must be positive and distinct "
+      "(a private one too), every key must occur",
+      (long long)bad, (long long)(bad >= 0 ? uid[bad] : 0), (long long)(bad >= 0 ? t->ucnt[bad] : 0));
+  HX_CHECK(!gbad, HX_ERR_ARG, "gather-scatter (keyed): another rank passed invalid keys");
+  return HX_SUCCESS;
+}
+
+static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nl, const int32_t *key, int64_t nu, const int64_t *uid,
+                             const uint8_t *upriv) {
+  static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer"};
+  hx_log_event ev[3];
+  for (int k = 0; k < 3; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
+  hx_gs gs = kd->gs;
+  hx_gs_tmp *t = &kd->t;
+#define GS_PHASE(k, call)              \
+  do {                                 \
+    hx_log_event_begin(ev[k]);         \
+    HX_CALL(call);                     \
+    hx_log_event_end(ev[k], 0.0, 0.0); \
+  } while (0)
+  GS_PHASE(0, hx_gs_keyed_ids(gs, nl, key, nu, uid, upriv, t));
+  GS_PHASE(1, hx_gs_rendezvous(gs, t));
+  GS_PHASE(2, hx_gs_answer(gs, t));
+  GS_PHASE(2, hx_gs_match_answers(t));
+#undef GS_PHASE
+  HX_CALL(HX_ALLOC(&kd->shared, nu + 1));
+  for (int64_t u = 0; u < nu; u++) {
+    kd->shared[u] = t->uans[u] >= 0 && t->ans[t->uans[u] + 2] >= 2;
+    kd->nshared += kd->shared[u];
+  }
+  return HX_SUCCESS;
+}
+
+int hx_gs_keyed_create(hx_backend b, MPI_Comm comm, int64_t nl, const int32_t *h_key, int64_t nu,
+                       const int64_t *h_uid, const uint8_t *h_upriv, hx_gs_keyed *out) {
+  HX_CHECK(out, HX_ERR_ARG, "gather-scatter (keyed): output handle is NULL");
+  *out = NULL;
+  HX_CHECK(b, HX_ERR_ARG, "gather-scatter (keyed): backend is NULL");
+  HX_CHECK(nu >= 0 && nu < INT_MAX && nl >= 0 && nl < INT_MAX, HX_ERR_ARG,
+           "gather-scatter (keyed): nl = %lld and nu = %lld must be in [0, 2^31-1)", (long long)nl,
+           (long long)nu);
+  HX_CHECK((h_uid || nu == 0) && (h_key || nl == 0), HX_ERR_ARG,
+           "gather-scatter (keyed): ids or L keys are NULL");
+  hx_gs_keyed kd = NULL;
+  HX_CALL(HX_ALLOC(&kd, 1));
+  int ierr = hx_gs_new(b, comm, 0, 1, &kd->gs);
+  hx_log_event ev_all = -1;
+  if (!ierr) ierr = hx_log_event_register("gs.setup", &ev_all);
+  hx_log_event_begin(ev_all);
+  if (!ierr) ierr = hx_gs_keyed_setup(kd, nl, h_key, nu, h_uid, h_upriv);
+  hx_log_event_end(ev_all, 0.0, 0.0);
+  if (ierr) {
+    int e2 = hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    hx_gs_keyed_destroy(&kd);
+    return e2;
+  }
+  *out = kd;
+  return HX_SUCCESS;
+}
+
+int64_t hx_gs_keyed_num_keys(hx_gs_keyed kd) { return kd ? kd->t.nu : 0; }
+int64_t hx_gs_keyed_num_shared(hx_gs_keyed kd) { return kd ? kd->nshared : 0; }
+const uint8_t *hx_gs_keyed_shared(hx_gs_keyed kd) { return kd ? kd->shared : NULL; }
+
+/* keyed phase 2 (local): hx_gs_setup's numbering (which checks the keys
+ * against hx_gs_keyed_create's), map, pattern and buffers */
+static int hx_gs_keyed_number(hx_gs gs, hx_gs_tmp *t, int64_t nl, int32_t *gof) {
+  HX_CHECK(nl >= 0 && nl < INT_MAX, HX_ERR_ARG, "gather-scatter (keyed): nl = %lld must be in [0, 2^31-1)",
+           (long long)nl);
+  HX_CHECK(t->key || nl == 0, HX_ERR_ARG, "gather-scatter (keyed): the L keys are NULL");
+  gs->nl = nl;
+  static const char *names[] = {"gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
+  hx_log_event ev[3];
+  for (int k = 0; k < 3; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
+#define GS_PHASE(k, call)              \
+  do {                                 \
+    hx_log_event_begin(ev[k]);         \
+    HX_CALL(call);                     \
+    hx_log_event_end(ev[k], 0.0, 0.0); \
+  } while (0)
+  GS_PHASE(0, hx_gs_number(gs, t));
+  GS_PHASE(1, hx_gs_map(gs, t));
+  GS_PHASE(2, hx_gs_pattern(gs, t));
+  GS_PHASE(2, hx_gs_buffers(gs));
+#undef GS_PHASE
+  if (gof)
+    for (int64_t u = 0; u < t->nu; u++) gof[u] = (int32_t)t->gof[u];
+  return HX_SUCCESS;
+}
+
+int hx_gs_keyed_finish(hx_gs_keyed *pkd, int64_t nl, int32_t **h_key, int32_t *h_gof, hx_gs *out) {
+  HX_CHECK(out, HX_ERR_ARG, "gather-scatter (keyed): output handle is NULL");
+  *out = NULL;
+  int32_t *key = h_key ? *h_key : NULL; /* taken over whatever happens */
+  if (h_key) *h_key = NULL;
+  if (!pkd || !*pkd) free(key);
+  HX_CHECK(pkd && *pkd, HX_ERR_ARG, "gather-scatter (keyed): no keyed setup to finish");
+  hx_gs_keyed kd = *pkd;
+  *pkd = NULL;
+  kd->t.key = key;
+  hx_gs gs = kd->gs;
+  kd->gs = NULL;
+  hx_log_event ev_all = -1;
+  int ierr = hx_log_event_register("gs.setup", &ev_all);
+  hx_log_event_begin(ev_all);
+  if (!ierr) ierr = hx_gs_keyed_number(gs, &kd->t, nl, h_gof);
+  hx_log_event_end(ev_all, 0.0, 0.0);
+  hx_gs_keyed_destroy(&kd);
+  if (ierr) {
+    int e2 = hx_error_trace(__FILE__, __LINE__, __func__, ierr);
+    hx_gs_destroy(&gs);
+    return e2;
+  }
+  *out = gs;
+  return HX_SUCCESS;
+}
+
+int hx_gs_keyed_destroy(hx_gs_keyed *pkd) {
+  if (!pkd || !*pkd) return HX_SUCCESS;
+  hx_gs_keyed kd = *pkd;
+  hx_gs_tmp_free(&kd->t);
+  free(kd->shared);
+  int ierr = hx_gs_destroy(&kd->gs);
+  free(kd);
+  *pkd = NULL;
+  return ierr;
 }
 
 int hx_gs_destroy(hx_gs *pgs) {

@@ -74,6 +74,38 @@ int hx_gs_create_deferred_private(hx_backend b, MPI_Comm comm, int64_t nl, const
  * discretisation's, whose promise is hx_mesh_gll_private). Collective. */
 int hx_gs_create_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t *h_ids,
                          const uint8_t *h_private, hx_gs *gs);
+/* The keyed setup: for a caller that knows its L-vector's distinct ids
+ * already (the FDM's extended boxes, whose nodes are fine G entries and a
+ * few remote ones: precond/fdm.c), and which of them may be shared. No
+ * local sort of the L ids; only the ids not promised private go through
+ * the rendezvous; the L layout may be chosen after the shared ids are known.
+ *   hx_gs_keyed_create: h_key[nl] (host) the key of each L entry (-1: none,
+ *   as id 0), key u in [0, nu) standing for the global id h_uid[u]
+ *   (positive, distinct: checked where not private); every key must occur.
+ *   h_upriv (NULL: none) as h_private of hx_gs_create_deferred_private, per
+ *   key. Collective (the rendezvous). hx_gs_keyed_shared then tells per key
+ *   whether another rank holds the id (host, nu; hx_gs_keyed_num_shared of
+ *   them).
+ *   hx_gs_keyed_finish: *h_key (host, nl entries, allocated by malloc or
+ *   HX_ALLOC) the L keys in the final layout: the same keys, each as often
+ *   as at create (the count and that every key occurs are checked), in any
+ *   order and with any number of -1 entries. It is taken over (it becomes
+ *   the handle's scatter map; *h_key NULLed) and gives the handle
+ *   hx_gs_create_deferred_private builds from the ids h_uid[key[i]] and the
+ *   flags h_upriv[key[i]] (the same numbering, owners, exchange and
+ *   multiplicities; the L side pending: hx_gs_finish_l or hx_gs_relayout).
+ *   h_gof[nu] (host, or NULL) receives each key's G index. Consumes *kd
+ *   (NULLed) whatever happens. Local, but call it on every rank: on an
+ *   error it frees the handle's communicator.
+ *   hx_gs_keyed_destroy: for a setup not finished (collective: comm). */
+typedef struct hx_gs_keyed_s *hx_gs_keyed;
+int hx_gs_keyed_create(hx_backend b, MPI_Comm comm, int64_t nl, const int32_t *h_key, int64_t nu,
+                       const int64_t *h_uid, const uint8_t *h_upriv, hx_gs_keyed *kd);
+int64_t hx_gs_keyed_num_keys(hx_gs_keyed kd); /* nu */
+int64_t hx_gs_keyed_num_shared(hx_gs_keyed kd);
+const uint8_t *hx_gs_keyed_shared(hx_gs_keyed kd);
+int hx_gs_keyed_finish(hx_gs_keyed *kd, int64_t nl, int32_t **h_key, int32_t *h_gof, hx_gs *gs);
+int hx_gs_keyed_destroy(hx_gs_keyed *kd);
 /* Frees what a caller with a map of its own no longer needs once set up:
  * the G entries' ids, their multiplicities and the scatter map (host and
  * backend copies; 8 bytes per L entry and 24 per G entry). Gather, the
@@ -82,6 +114,11 @@ int hx_gs_create_private(hx_backend b, MPI_Comm comm, int64_t nl, const int64_t 
  * and hx_gs_global_ids, hx_gs_map_host and the multiplicities are NULL. The
  * FDM's extended gather-scatter (precond/fdm.c). Local. */
 int hx_gs_drop_maps(hx_gs gs);
+/* hx_gs_drop_maps, the backend copy of the scatter map (nl entries) handed
+ * to the caller instead of freed (*d_map; the caller frees it with
+ * hx_mem_free on the handle's backend): for a caller that scatters through
+ * it itself (the FDM's extended boxes), without a copy. Local. */
+int hx_gs_take_map(hx_gs gs, int32_t **d_map);
 /* Builds the L side of a handle from hx_gs_create_deferred in its current
  * layout (no-op when built). Local. */
 int hx_gs_finish_l(hx_gs gs);

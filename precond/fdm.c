@@ -223,6 +223,12 @@ typedef struct {
   int32_t *lb, *li, *out_idx;
   double *mask, *imult, *wt, *in_w;
   uint8_t *fpriv, *plane_priv, *xpriv; /* held by this rank only: per fine G, plane entry, extended L */
+  /* the keyed numbering (fdm_extended_keys): per plane entry its fine G
+   * entry (-1 none, -2 a remote neighbour's node: its id in plane); per
+   * extended L entry (element layout) its key, -1 none; per key its G index */
+  int32_t *pcode, *xkey, *gof;
+  hx_gs_keyed kd;
+  int32_t *lane, nlg; /* the grouped layout's lanes and groups (NULL: element layout) */
   int rank, size;
   int64_t nrec; /* records received in recvbuf (keys: sorted by face key) */
 } fdm_work;
@@ -234,6 +240,8 @@ static void work_free(fdm_work *w) {
   free(w->lb), free(w->li), free(w->out_idx);
   free(w->mask), free(w->imult), free(w->wt), free(w->in_w);
   free(w->fpriv), free(w->plane_priv), free(w->xpriv);
+  free(w->pcode), free(w->xkey), free(w->gof), free(w->lane);
+  hx_gs_keyed_destroy(&w->kd);
 }
 
 /* After the interior extended G entries were renumbered in the grouped L
@@ -249,55 +257,121 @@ static void remap_weighted_copies(hx_fdm f, fdm_work *W, const int32_t *nof) {
 /* The grouped layout (docs/fdm.md "Grouped layout"): the elements in
  * groups of 8 in processing order (all of them; with overlap the boundary
  * list, padded to a multiple of 8 with empty lanes, then the interior one),
- * the extended L-vector reordered to [group][point][lane] (hx_gs_relayout:
- * the owners and the exchange do not change; the interior extended G rows
- * are renumbered in the new order in the same call), S and L
- * interleaved [group][entry][lane] in float. HEXCG_FDM_GROUPED=0 keeps the
- * element layout (A/B runs). */
-static int grouped_setup(hx_fdm f, fdm_work *W) {
-  const int32_t *lb = W->lb, *li = W->li;
+ * the extended L-vector in [group][point][lane] order, S and L interleaved
+ * [group][entry][lane] in float. HEXCG_FDM_GROUPED=0 keeps the element
+ * layout (A/B runs), =keep-g the grouped L order with the G numbering of
+ * the element layout. *lane (G*8: the element of each lane, -1 empty) is
+ * NULL where the element layout stays. */
+static int grouped_lanes(hx_fdm f, const fdm_work *W, int32_t **lane_out, int32_t *G_out) {
+  *lane_out = NULL;
   const char *env = hx_env("HEXCG_FDM_GROUPED");
   if (env && !strcmp(env, "0")) return HX_SUCCESS;
-  const int renumber = !(env && !strcmp(env, "keep-g"));
-  const int m = f->m, m2 = m * m;
-  const int64_t m3 = (int64_t)m2 * m;
-  const int32_t E = f->E;
-  const int32_t nb = f->overlap ? f->nbnd : E, gb = (nb + 7) / 8;
+  const int64_t m3 = (int64_t)f->m * f->m * f->m;
+  const int32_t nb = f->overlap ? f->nbnd : f->E, gb = (nb + 7) / 8;
   const int32_t ni = f->overlap ? f->nint : 0, gi = (ni + 7) / 8, G = gb + gi;
   if ((int64_t)G * 8 * m3 >= INT32_MAX) return HX_SUCCESS; /* the int32 L range: element layout */
-  int32_t *lane = NULL; /* element of each lane, -1 empty */
-  int32_t *nof = NULL;  /* new index of each old extended G entry (renumber) */
-  int64_t *old = NULL;
+  int32_t *lane = NULL;
+  HX_CALL(HX_ALLOC(&lane, (size_t)G * 8 + 1));
+  for (int32_t k = 0; k < gb * 8; k++) lane[k] = k < nb ? (f->overlap ? W->lb[k] : k) : -1;
+  for (int32_t k = 0; k < gi * 8; k++) lane[gb * 8 + k] = k < ni ? W->li[k] : -1;
+  f->gbnd = gb;
+  *lane_out = lane, *G_out = G;
+  return HX_SUCCESS;
+}
+
+/* the grouped S and L in backend memory; f takes the lanes */
+static int grouped_upload(hx_fdm f, int32_t **plane, int32_t G) {
+  const int m = f->m, m2 = m * m;
+  const int32_t *lane = *plane;
   float *Sg = NULL, *Lg = NULL;
-  int err = HX_ALLOC(&lane, (size_t)G * 8 + 1);
-  if (!err && renumber) err = HX_ALLOC(&nof, (size_t)f->xng + 1);
-  if (!err) err = HX_ALLOC(&old, (size_t)G * 8 * (size_t)m3 + 1);
-  if (!err) err = HX_ALLOC(&Sg, (size_t)G * 8 * 3 * m2 + 1);
+  int err = HX_ALLOC(&Sg, (size_t)G * 8 * 3 * m2 + 1);
   if (!err) err = HX_ALLOC(&Lg, (size_t)G * 8 * 3 * m + 1);
-  if (err) goto done;
-  for (int32_t k = 0; k < gb * 8; k++) lane[k] = k < nb ? (f->overlap ? lb[k] : k) : -1;
-  for (int32_t k = 0; k < gi * 8; k++) lane[gb * 8 + k] = k < ni ? li[k] : -1;
-  for (int32_t g = 0; g < G; g++)
+  for (int32_t g = 0; g < G && !err; g++)
     for (int l = 0; l < 8; l++) {
       const int32_t e = lane[g * 8 + l];
-      for (int64_t pt = 0; pt < m3; pt++) old[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? (int64_t)e * m3 + pt : -1;
       for (int j = 0; j < 3 * m2; j++)
         Sg[((size_t)g * 3 * m2 + j) * 8 + l] = e >= 0 ? (float)f->h_S[(size_t)e * 3 * m2 + j] : 0.0f;
       for (int j = 0; j < 3 * m; j++)
         Lg[((size_t)g * 3 * m + j) * 8 + l] = e >= 0 ? (float)f->h_L[(size_t)e * 3 * m + j] : 0.0f;
     }
-  const int64_t nl = (int64_t)G * 8 * m3;
-  err = hx_gs_relayout(f->xgs, nl, old, nof);
-  free(old), old = NULL;
-  if (!err && renumber) remap_weighted_copies(f, W, nof);
-  if (!err) f->xnl_layout = nl;
   if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m2 + 1), (void **)&f->d_Sg);
   if (!err) err = hx_mem_to_device(f->b, f->d_Sg, Sg, sizeof(float) * (size_t)G * 8 * 3 * m2);
   if (!err) err = hx_mem_alloc(f->b, sizeof(float) * ((size_t)G * 8 * 3 * m + 1), (void **)&f->d_Lg);
   if (!err) err = hx_mem_to_device(f->b, f->d_Lg, Lg, sizeof(float) * (size_t)G * 8 * 3 * m);
-  if (!err) f->grouped = 1, f->gbnd = gb, f->gall = G, f->h_lane = lane, lane = NULL;
-done:
-  free(lane), free(nof), free(old), free(Sg), free(Lg);
+  free(Sg), free(Lg);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  f->grouped = 1, f->gall = G, f->h_lane = *plane, *plane = NULL;
+  return HX_SUCCESS;
+}
+
+/* The extended L side of xgs in the grouped order (hx_gs_relayout: the
+ * owners and the exchange do not change; with renumber the interior
+ * extended G rows are renumbered in the new order in the same call, and
+ * the weighted copies' index array follows) */
+static int grouped_relayout(hx_fdm f, fdm_work *W, const int32_t *lane, int32_t G, int renumber) {
+  const int64_t m3 = (int64_t)f->m * f->m * f->m, nl = (int64_t)G * 8 * m3;
+  int32_t *nof = NULL; /* new index of each old extended G entry (renumber) */
+  int64_t *old = NULL;
+  int err = renumber ? HX_ALLOC(&nof, (size_t)f->xng + 1) : HX_SUCCESS;
+  if (!err) err = HX_ALLOC(&old, (size_t)nl + 1);
+  for (int32_t g = 0; g < G && !err; g++)
+    for (int l = 0; l < 8; l++) {
+      const int32_t e = lane[g * 8 + l];
+      for (int64_t pt = 0; pt < m3; pt++)
+        old[((int64_t)g * m3 + pt) * 8 + l] = e >= 0 ? (int64_t)e * m3 + pt : -1;
+    }
+  if (!err) err = hx_gs_relayout(f->xgs, nl, old, nof);
+  free(old);
+  if (!err && renumber && W->out_idx) remap_weighted_copies(f, W, nof);
+  free(nof);
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  f->xnl_layout = nl;
+  return HX_SUCCESS;
+}
+
+/* the grouped layout after the element layout's numbering (HEXCG_FDM_XNUM=0) */
+static int grouped_setup(hx_fdm f, fdm_work *W) {
+  int32_t *lane = NULL, G = 0;
+  HX_CALL(grouped_lanes(f, W, &lane, &G));
+  if (!lane) return HX_SUCCESS;
+  const char *env = hx_env("HEXCG_FDM_GROUPED");
+  int err = grouped_relayout(f, W, lane, G, !(env && !strcmp(env, "keep-g")));
+  if (!err) err = grouped_upload(f, &lane, G);
+  free(lane);
+  HX_CALL(err);
+  return HX_SUCCESS;
+}
+
+/* The keyed numbering's layout (fdm_extended_keys): the extended
+ * gather-scatter numbered in the final L order, the grouped one when it
+ * applies (its interior rows then in grouped order, as the relayout's
+ * renumbering gives them) or the element one (W->gof: each key's G index) */
+static int fdm_extended_layout(hx_fdm f, fdm_work *W) {
+  int32_t *lane = NULL, G = 0;
+  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) HX_CALL(grouped_lanes(f, W, &lane, &G));
+  const char *env = hx_env("HEXCG_FDM_GROUPED");
+  const int direct = lane && !(env && !strcmp(env, "keep-g"));
+  const int64_t m3 = (int64_t)f->m * f->m * f->m, nl = direct ? (int64_t)G * 8 * m3 : f->xnl;
+  /* the keys in the final layout, taken over as the scatter map; the
+   * element layout's own unless the weighted copies still need them */
+  int32_t *key = NULL;
+  int err = HX_ALLOC(&W->gof, hx_gs_keyed_num_keys(W->kd) + 1);
+  if (!err && lane) err = HX_ALLOC(&key, (size_t)nl + 1);
+  if (!err && !lane) key = W->xkey, W->xkey = NULL; /* the weighted copies read the map */
+  if (!err && lane && !direct) memcpy(key, W->xkey, sizeof(int32_t) * (size_t)nl);
+  for (int32_t g = 0; g < G && direct && !err; g++) { /* written in sequence, read from 8 boxes */
+    const int32_t *src[8];
+    for (int l = 0; l < 8; l++) src[l] = lane[g * 8 + l] >= 0 ? W->xkey + lane[g * 8 + l] * m3 : NULL;
+    int32_t *o = key + (int64_t)g * m3 * 8;
+    for (int64_t pt = 0; pt < m3; pt++)
+      for (int l = 0; l < 8; l++) o[pt * 8 + l] = src[l] ? src[l][pt] : -1;
+  }
+  if (!err) err = hx_gs_keyed_finish(&W->kd, nl, &key, W->gof, &f->xgs);
+  free(key); /* NULL unless an error came first */
+  if (!err) f->xng = hx_gs_num_local(f->xgs), f->xnl_layout = nl;
+  if (!err && lane && !direct) err = grouped_relayout(f, W, lane, G, 0);
+  if (!err) W->lane = lane, W->nlg = G, lane = NULL; /* S and L follow (grouped_upload) */
+  free(lane);
   if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
   return HX_SUCCESS;
 }
@@ -511,6 +585,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int64_t *egid = hx_mesh_element_global_ids(o->mesh);
   const int32_t *fmap = hx_gs_map_host(o->gs);
   HX_CALL(HX_ALLOC(&W->plane, 6 * (size_t)E * n2 + 1));
+  HX_CALL(HX_ALLOC(&W->pcode, 6 * (size_t)E * n2 + 1));
   if (W->fpriv) HX_CALL(HX_ALLOC(&W->plane_priv, 6 * (size_t)E * n2 + 1));
   HX_CALL(HX_ALLOC(&W->hn, 6 * (size_t)E + 1));
   HX_CALL(HX_ALLOC(&W->kn, 6 * (size_t)E + 1));
@@ -522,7 +597,9 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
       const int64_t *src; /* neighbour's plane in its face coordinates */
       int64_t tmp[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)];
       uint8_t tpriv[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)]; /* a remote neighbour's nodes: not private */
+      int32_t tcode[(HX_FDM_PMAX + 1) * (HX_FDM_PMAX + 1)]; /* their fine G entries (-2: remote) */
       memset(tpriv, 0, sizeof tpriv);
+      for (int k = 0; k < n2; k++) tcode[k] = -2;
       if (nbr_rank[q] == rank) {
         const int64_t *hit =
             (const int64_t *)bsearch(&nbr_elem[q], egid, (size_t)E, sizeof(int64_t), cmp_i64);
@@ -534,6 +611,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
             const int64_t i = (int64_t)el * n3 + face_depth_node(p, nf, 1, u, v);
             tmp[u + n * v] = W->gid[i];
             tpriv[u + n * v] = fine_private(W, fmap, i);
+            tcode[u + n * v] = fmap[i];
           }
         src = tmp;
         W->hn[q] = W->h[3 * el + nf / 2];
@@ -553,6 +631,7 @@ static int fdm_extension_planes(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
           const int ii = (ob & 1) ? v : u, jj = (ob & 1) ? u : v;
           const int up = (ob & 2) ? p - ii : ii, vp = (ob & 4) ? p - jj : jj;
           W->plane[q * n2 + u + n * v] = src[up + n * vp];
+          W->pcode[q * n2 + u + n * v] = tcode[up + n * vp];
           if (W->plane_priv) W->plane_priv[q * n2 + u + n * v] = tpriv[up + n * vp];
         }
     }
@@ -697,6 +776,130 @@ static int fdm_extended_numbering(hx_fdm f, fdm_work *W) {
   return HX_SUCCESS;
 }
 
+/* The keyed numbering (docs/fdm.md "Extended numbering"): every extended
+ * node is a fine G entry of this rank (its own nodes, a local neighbour's
+ * plane, or a remote neighbour's node this rank holds too: then a shared
+ * fine entry) or a remote neighbour's node this rank does not hold. The
+ * keys: the fine G entries met, in order (kof, a marker over fine G), and
+ * the remote ids, found through a hash table on the ids of the shared fine
+ * entries and the remote ones met so far. */
+typedef struct {
+  int32_t *kof;  /* fine G -> key, -1 */
+  int64_t *uid;  /* per key: global id */
+  uint8_t *priv; /* per key: promised private (fpriv of its fine entry) */
+  int64_t nk;
+  int64_t *hid;   /* hash: id (0 empty) */
+  int32_t *hcode; /* hash: fine G entry, or -2 - key of a remote id */
+  int64_t hmask;
+  const int64_t *fgid;
+  const uint8_t *fpriv;
+} xkeys;
+
+static int32_t xkey_fine(xkeys *k, int32_t g) {
+  if (k->kof[g] < 0) {
+    k->kof[g] = (int32_t)k->nk;
+    k->uid[k->nk] = k->fgid[g];
+    k->priv[k->nk++] = k->fpriv ? k->fpriv[g] : 0;
+  }
+  return k->kof[g];
+}
+
+/* the slot of id in the hash table (open addressing; empty slot: id 0) */
+static int64_t xkey_slot(const xkeys *k, int64_t id) {
+  uint64_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 17;
+  while (k->hid[h & k->hmask] && k->hid[h & k->hmask] != id) h++;
+  return (int64_t)(h & k->hmask);
+}
+
+/* the key of a remote neighbour's node with id (0: none) */
+static int32_t xkey_remote(xkeys *k, int64_t id) {
+  if (id == 0) return -1;
+  const int64_t s = xkey_slot(k, id);
+  if (!k->hid[s]) {
+    k->hid[s] = id, k->hcode[s] = -2 - (int32_t)k->nk;
+    k->uid[k->nk] = id, k->priv[k->nk++] = 0;
+  }
+  return k->hcode[s] >= 0 ? xkey_fine(k, k->hcode[s]) : -2 - k->hcode[s];
+}
+
+/* the key of plane entry q (its own face coordinates) */
+static int32_t xkey_plane(xkeys *k, const fdm_work *W, int64_t q) {
+  if (W->plane[q] == 0) return -1;
+  if (W->pcode[q] == -2) return xkey_remote(k, W->plane[q]);
+  return W->pcode[q] >= 0 ? xkey_fine(k, W->pcode[q]) : -1;
+}
+
+/* the keys of element e's extended box xk[m^3] (as fdm_extended_numbering's
+ * ids): its own nodes, the face extensions, -1 on the edge and corner
+ * regions and on absent points */
+static void xkey_box(xkeys *k, hx_fdm f, const fdm_work *W, const int32_t *fmap, int32_t e, int32_t *xk) {
+  const int n = f->p + 1, m = f->m, n2 = n * n;
+  const int64_t m3 = (int64_t)m * m * m;
+  const int *pr[3] = {W->present + 3 * (int64_t)e * m, pr[0] + m, pr[1] + m};
+  for (int64_t i = 0; i < m3; i++) xk[i] = -1;
+  const int32_t *fm = fmap + (int64_t)e * n2 * n;
+  for (int C = 1; C <= n; C++)
+    for (int B = 1; B <= n; B++)
+      for (int A = 1; A <= n; A++) {
+        const int32_t g = fm[(A - 1) + n * ((B - 1) + n * (C - 1))];
+        if (pr[0][A] && pr[1][B] && pr[2][C] && g >= 0) xk[A + m * (B + m * C)] = xkey_fine(k, g);
+      }
+  /* face fc: the outer point in direction d, (u, v) over the other two
+   * (face coordinates: faces 0/1 (B, C), 2/3 (A, C), 4/5 (A, B)) */
+  for (int fc = 0; fc < 6; fc++) {
+    const int d = fc / 2, x = fc % 2 ? m - 1 : 0, du = d == 0 ? 1 : 0, dv = d == 2 ? 1 : 2;
+    if (!pr[d][x]) continue;
+    const int64_t sx = d == 0 ? 1 : d == 1 ? m : (int64_t)m * m;
+    const int64_t su = du == 0 ? 1 : m, sv = dv == 1 ? m : (int64_t)m * m;
+    const int64_t q0 = (6 * (int64_t)e + fc) * n2;
+    for (int v = 0; v < n; v++)
+      for (int u = 0; u < n; u++)
+        if (pr[du][u + 1] && pr[dv][v + 1])
+          xk[x * sx + (u + 1) * su + (v + 1) * sv] = xkey_plane(k, W, q0 + u + n * v);
+  }
+}
+
+/* phase 5, keyed: the key of every extended L entry (W->xkey, element
+ * layout) and the rendezvous of the keyed gather-scatter setup (W->kd);
+ * the numbering waits for the layout (fdm_extended_layout) */
+static int fdm_extended_keys(hx_fdm f, fdm_work *W) {
+  const int p = f->p, n = p + 1, m = f->m, n2 = n * n;
+  const int64_t m3 = (int64_t)m * m * m, ng = f->ng, s0 = ng - hx_gs_num_shared(f->gs);
+  const int32_t E = f->E;
+  const int32_t *fmap = hx_gs_map_host(f->gs);
+  int64_t nrem = 0;
+  for (int64_t q = 0; q < 6 * (int64_t)E * n2; q++) nrem += W->pcode[q] == -2;
+  xkeys k = {.fgid = hx_gs_global_ids(f->gs), .fpriv = W->fpriv};
+  int64_t cap = 64;
+  while (cap < 2 * (ng - s0 + nrem)) cap *= 2;
+  k.hmask = cap - 1;
+  int err = HX_ALLOC(&k.kof, ng + 1);
+  if (!err) err = HX_ALLOC(&k.uid, ng + nrem + 1);
+  if (!err) err = HX_ALLOC(&k.priv, ng + nrem + 1);
+  if (!err) err = HX_ALLOC(&k.hid, cap);
+  if (!err) err = HX_ALLOC(&k.hcode, cap);
+  if (!err) err = HX_ALLOC(&W->xkey, (size_t)E * m3 + 1);
+  if (!err && !k.fgid) err = HX_ERROR(HX_ERR_INTERNAL, "FDM: the fine gather-scatter has no ids");
+  for (int64_t g = 0; g < ng && !err; g++) k.kof[g] = -1;
+  for (int64_t g = s0; g < ng && !err; g++) { /* the shared fine entries: a remote node may be one */
+    const int64_t s = xkey_slot(&k, k.fgid[g]);
+    k.hid[s] = k.fgid[g], k.hcode[s] = (int32_t)g;
+  }
+  for (int32_t e = 0; e < E && !err; e++) xkey_box(&k, f, W, fmap, e, W->xkey + (int64_t)e * m3);
+  /* the setup's peak: what the keys were made from goes first */
+  free(W->gid), free(W->plane), free(W->sendbuf), free(W->recvbuf), free(W->keys), free(W->pcode);
+  W->gid = W->plane = W->sendbuf = W->recvbuf = NULL, W->keys = NULL, W->pcode = NULL;
+  free(k.kof), free(k.hid), free(k.hcode);
+  f->xnl = (int64_t)E * m3;
+  if (!err)
+    err = hx_gs_keyed_create(f->b, f->comm, f->xnl, W->xkey, k.nk, k.uid, W->fpriv ? k.priv : NULL, &W->kd);
+  free(k.uid), free(k.priv);
+  free(W->fpriv), free(W->plane_priv);
+  W->fpriv = W->plane_priv = NULL;
+  if (err) return hx_error_trace(__FILE__, __LINE__, __func__, err);
+  return HX_SUCCESS;
+}
+
 /* phase 6: the map fine G -> extended G and the weights of both copies
  * (W->out_idx, W->wt; for ras W->in_w, the input's). The input copy is the
  * output's transpose from the fine side: the owned fine entries scattered
@@ -706,7 +909,9 @@ static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
   const int p = f->p, n = p + 1, m = f->m, n3 = n * n * n;
   const int64_t m3 = (int64_t)m * m * m;
   const int32_t E = f->E;
-  const int32_t *fmap = hx_gs_map_host(f->gs), *xmap = hx_gs_map_host(f->xgs);
+  /* the extended G entry of each element's own nodes: through the keys
+   * (keyed numbering, any layout) or the element layout's map */
+  const int32_t *fmap = hx_gs_map_host(f->gs), *xmap = W->xkey ? W->xkey : hx_gs_map_host(f->xgs);
   HX_CALL(HX_ALLOC(&W->out_idx, f->ng + 1));
   for (int64_t i = 0; i < f->ng; i++) W->out_idx[i] = -1;
   for (int32_t e = 0; e < E; e++)
@@ -715,8 +920,10 @@ static int fdm_weighted_copies(hx_fdm f, fdm_work *W) {
         for (int i = 0; i < n; i++) {
           const int32_t fg = fmap[(int64_t)e * n3 + i + n * (j + n * k)];
           const int32_t xg = xmap[(int64_t)e * m3 + (i + 1) + m * ((j + 1) + m * (k + 1))];
-          if (fg >= 0 && xg >= 0) W->out_idx[fg] = xg;
+          if (fg >= 0 && xg >= 0) W->out_idx[fg] = W->xkey ? W->gof[xg] : xg;
         }
+  free(W->xkey), free(W->gof);
+  W->xkey = W->gof = NULL;
   HX_CALL(HX_ALLOC(&W->mask, f->ng + 1));
   HX_CALL(HX_ALLOC(&W->imult, f->xng + 1));
   HX_CALL(HX_ALLOC(&W->wt, f->ng + 1));
@@ -791,14 +998,18 @@ static int upload_freed(hx_fdm f, void **h, size_t bytes, void **d) {
  * arrays and weights, the extended L -> G map and the vectors. Each host
  * work array goes as soon as its copy is made, so the setup's peak (the
  * relayout) sees neither these copies nor the element layout's map. */
-static int fdm_upload_copies(hx_fdm f, fdm_work *W) {
+static int fdm_upload_copies(hx_fdm f, fdm_work *W, int take) {
   const int64_t nl = f->xnl_layout;
   if (W->in_w) HX_CALL(upload_freed(f, (void **)&W->in_w, sizeof(double) * (size_t)f->ng, (void **)&f->d_in_w));
   HX_CALL(upload_freed(f, (void **)&W->out_idx, sizeof(int32_t) * (size_t)f->ng, (void **)&f->d_out_idx));
   HX_CALL(upload_freed(f, (void **)&W->wt, sizeof(double) * (size_t)f->ng, (void **)&f->d_out_w));
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(f->xng + 1), (void **)&f->d_xg));
-  HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap));
-  HX_CALL(hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl));
+  if (take) { /* the handle's own backend map, its other maps dropped (fdm_setup) */
+    HX_CALL(hx_gs_take_map(f->xgs, &f->d_xmap));
+  } else {
+    HX_CALL(hx_mem_alloc(f->b, sizeof(int32_t) * (size_t)(nl + 1), (void **)&f->d_xmap));
+    HX_CALL(hx_mem_to_device(f->b, f->d_xmap, hx_gs_map_host(f->xgs), sizeof(int32_t) * (size_t)nl));
+  }
   HX_CALL(hx_mem_alloc(f->b, f->es * (size_t)(nl + 1), (void **)&f->d_xw));
   HX_CALL(hx_mem_zero(f->b, f->d_xw, f->es * (size_t)(nl + 1)));
   return HX_SUCCESS;
@@ -812,14 +1023,21 @@ static int fdm_overlap_lists(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   const int32_t E = f->E;
   const int size = W->size;
   MPI_Comm comm = f->comm;
-  int64_t nsh = hx_gs_num_shared(f->xgs), nsh_any = 0;
+  /* keyed numbering (before the layout): a key held by another rank */
+  const uint8_t *ksh = W->kd ? hx_gs_keyed_shared(W->kd) : NULL;
+  int64_t nsh = W->kd ? hx_gs_keyed_num_shared(W->kd) : hx_gs_num_shared(f->xgs), nsh_any = 0;
   HX_MPI(MPI_Allreduce(&nsh, &nsh_any, 1, MPI_INT64_T, MPI_SUM, comm));
   f->overlap = o->overlap && size > 1 && nsh_any > 0;
   if (f->overlap) {
     HX_CALL(HX_ALLOC(&W->flag, E + 1));
     HX_CALL(HX_ALLOC(&W->lb, E + 1));
     HX_CALL(HX_ALLOC(&W->li, E + 1));
-    HX_CALL(hx_gs_element_shared_flags(f->xgs, m3, W->flag));
+    if (ksh)
+      for (int32_t e = 0; e < E; e++)
+        for (int64_t i = e * m3; i < (e + 1) * m3 && !W->flag[e]; i++)
+          W->flag[e] = W->xkey[i] >= 0 && ksh[W->xkey[i]];
+    else
+      HX_CALL(hx_gs_element_shared_flags(f->xgs, m3, W->flag));
     for (int32_t e = 0; e < E; e++) {
       if (W->flag[e])
         W->lb[f->nbnd++] = e;
@@ -874,19 +1092,38 @@ static int fdm_setup(hx_fdm f, const hx_fdm_opts *o, fdm_work *W) {
   FDM_PHASE(3, fdm_private_nodes(f, o, W));
   FDM_PHASE(1, fdm_extension_planes(f, o, W));
   FDM_PHASE(2, fdm_box_eigenpairs(f, o, W));
-  FDM_PHASE(3, fdm_extended_numbering(f, W));
-  FDM_PHASE(4, fdm_weighted_copies(f, W));
-  FDM_PHASE(5, fdm_upload(f));
-  FDM_PHASE(5, fdm_overlap_lists(f, o, W));
-  f->xnl_layout = f->xnl;
-  if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) FDM_PHASE(6, grouped_setup(f, W));
-  FDM_PHASE(5, fdm_upload_copies(f, W));
+  const int xnum = !hx_env_off("HEXCG_FDM_XNUM");
+  if (xnum) {
+    /* the keyed numbering, in the final layout (docs/fdm.md "Extended numbering") */
+    FDM_PHASE(3, fdm_extended_keys(f, W));
+    FDM_PHASE(5, fdm_overlap_lists(f, o, W));
+    FDM_PHASE(3, fdm_extended_layout(f, W));
+    if (W->lane) FDM_PHASE(6, grouped_upload(f, &W->lane, W->nlg));
+    FDM_PHASE(4, fdm_weighted_copies(f, W));
+    /* the L side before the backend copies below: the setup's peak (the
+     * CSR's build) sees neither them nor the keys */
+    FDM_PHASE(3, hx_gs_finish_l(f->xgs));
+    FDM_PHASE(5, fdm_upload(f));
+  } else {
+    /* the ids' own gather-scatter in the element layout, then the relayout */
+    FDM_PHASE(3, fdm_extended_numbering(f, W));
+    FDM_PHASE(4, fdm_weighted_copies(f, W));
+    FDM_PHASE(5, fdm_upload(f));
+    FDM_PHASE(5, fdm_overlap_lists(f, o, W));
+    f->xnl_layout = f->xnl;
+    if (f->prec == HX_F32 && hx_fdm_grouped_f32_available(f->b, f->p)) FDM_PHASE(6, grouped_setup(f, W));
+  }
+  /* the keyed path's L side is final here: the apply scatters through the
+   * handle's own backend map (no copy) and needs of xgs its gather and
+   * exchange only (HEXCG_FDM_DROP=0 keeps its maps) */
+  const int drop = !hx_env_off("HEXCG_FDM_DROP"), take = drop && xnum;
+  FDM_PHASE(5, fdm_upload_copies(f, W, take));
   FDM_PHASE(3, hx_gs_finish_l(f->xgs)); /* the element layout (no-op after a relayout) */
 #undef FDM_PHASE
   /* the apply scatters through d_xmap and needs of xgs its gather and
    * exchange only: its ids, multiplicities and maps go (24 bytes per
    * extended G entry, 8 per extended L entry) */
-  if (!hx_env_off("HEXCG_FDM_DROP")) HX_CALL(hx_gs_drop_maps(f->xgs));
+  if (drop && !take) HX_CALL(hx_gs_drop_maps(f->xgs));
   /* the host copies of S and L served the uploads only */
   free(f->h_S), free(f->h_L);
   f->h_S = f->h_L = NULL;

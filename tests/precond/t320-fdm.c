@@ -25,6 +25,10 @@
  *            problems give the same bits as one solve per element (box
  *            inverse of every element, whole apply); box, Kershaw, p = 1..5,
  *            kappa jumps, Neumann, lambda > 0
+ *   xnum     the extended numbering derived from the fine one gives the
+ *            same bits as the extended ids' own gather-scatter
+ *            (HEXCG_FDM_XNUM=0): box inverses and the apply, FP64 and FP32
+ *            (grouped layout, also with HEXCG_FDM_GROUPED=keep-g)
  *   bench    time of hx_fdm_apply (FP64 and FP32, the same run) vs one
  *            operator apply, best of REPS: bench [NX] [P] [REPS] (ctest runs
  *            a tiny smoke case)
@@ -672,6 +676,8 @@ static int share_case(const cfg *c, const char *env) {
   const int64_t m3 = (int64_t)m * m * m;
   const int32_t E = hx_disc_num_elements(x[0].d);
   const int64_t *egid = hx_mesh_element_global_ids(x[0].m);
+  HX_ASSERT(hx_fdm_grouped(x[0].f) == hx_fdm_grouped(x[1].f), "grouped layout %d without %s=0, %d with",
+            hx_fdm_grouped(x[1].f), env, hx_fdm_grouped(x[0].f));
   double *u = malloc(sizeof(double) * (size_t)m3), *w[2];
   w[0] = malloc(sizeof(double) * (size_t)m3), w[1] = malloc(sizeof(double) * (size_t)m3);
   int bad = -1;
@@ -714,6 +720,35 @@ static int mode_share(const char *env) {
   return 0;
 }
 
+/* The extended numbering derived from the fine one (fdm_extended_keys,
+ * hx_gs_keyed_create) against the extended ids' own gather-scatter
+ * (HEXCG_FDM_XNUM=0): every box inverse and the whole apply bit for bit, in
+ * FP64 (element layout) and FP32 (the grouped layout where the kernel has
+ * it, numbered directly in grouped order; with HEXCG_FDM_GROUPED=keep-g the
+ * element order's numbering relaid out), weights sqrt, none and ras. */
+static int mode_xnum(void) {
+  cfg c;
+  for (int v = 0; v < 10; v++) {
+    cfg_default(&c);
+    c.weight = HX_FDM_WEIGHT_SQRT;
+    c.overlap = 1;
+    c.prec = v < 6 ? HX_F64 : HX_F32;
+    if (v == 0 || v == 6) c.nx = 4, c.ny = 3, c.nz = 5, c.p = 3, c.ext[1][1] = 2.0, c.ext[2][1] = 0.5;
+    if (v == 1) c.nx = c.ny = c.nz = 4, c.p = 4, c.neumann = 1, c.lambda = 1.5, c.kjump = 1;
+    if (v == 2 || v == 7) c.nx = c.ny = c.nz = 6, c.p = 3, c.eps = 0.3, c.kjump = 1;
+    if (v == 3 || v == 8) c.nx = c.ny = c.nz = 6, c.p = 5, c.eps = 0.3, c.lambda = 0.7;
+    if (v == 4) c.nx = c.ny = c.nz = 5, c.p = 1, c.kjump = 1;
+    if (v == 5)
+      c.nx = 6, c.ny = 4, c.nz = 2, c.p = 2, c.eps = 0.3, c.neumann = 1, c.weight = HX_FDM_WEIGHT_NONE;
+    if (v == 9) c.nx = c.ny = 4, c.nz = 6, c.p = 7, c.weight = HX_FDM_WEIGHT_RAS, c.overlap = 0;
+    if (v == 8) setenv("HEXCG_FDM_GROUPED", "keep-g", 1);
+    const int rc = share_case(&c, "HEXCG_FDM_XNUM");
+    unsetenv("HEXCG_FDM_GROUPED");
+    if (rc) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -738,6 +773,8 @@ int main(int argc, char **argv) {
     rc = mode_share("HEXCG_FDM_SHARE");
   else if (!strcmp(mode, "private"))
     rc = mode_share("HEXCG_FDM_PRIVATE");
+  else if (!strcmp(mode, "xnum"))
+    rc = mode_xnum();
   else if (!strcmp(mode, "bench")) {
     int nel = 12, p = 7;
     if (argc > 2 && argv[2][0] != '-') nel = atoi(argv[2]);
