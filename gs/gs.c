@@ -185,7 +185,7 @@ static int hx_gs_build_l(hx_gs gs) {
   int32_t *row = NULL, *col = NULL, *bs = NULL;
   /* on the cpu backend the CSR is built in its backend arrays (host
    * memory: no copy); elsewhere on the host, then uploaded */
-  const int direct = b->kind == HX_BACKEND_CPU && !b->memcheck; /* memcheck: writable in kernel scopes only */
+  const int direct = hx_backend_host_memory(b); /* not cpu-memcheck: writable in kernel scopes only */
   int ierr =
       direct ? hx_mem_alloc(b, sizeof(int32_t) * (size_t)(ng + 2), (void **)&row) : HX_ALLOC(&row, ng + 2);
   if (!ierr && direct) memset(row, 0, sizeof(int32_t) * (size_t)(ng + 2));
@@ -858,27 +858,46 @@ static int hx_gs_buffers(hx_gs gs) {
   return HX_SUCCESS;
 }
 
-static int hx_gs_setup(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
-  /* one log event per phase (hexcg run --log-view), summed over all handles */
-  static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer",
-                                "gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
-  hx_log_event ev[6];
-  for (int k = 0; k < 6; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
-#define GS_PHASE(k, call)              \
+/* One log event per setup phase (hexcg run --log-view), summed over all
+ * handles; GS_PHASE(ev, k, call) times call into event k. */
+enum { GS_EV_IDS, GS_EV_RENDEZVOUS, GS_EV_ANSWER, GS_EV_NUMBER, GS_EV_MAP, GS_EV_PATTERN, GS_EV_COUNT };
+static int hx_gs_phase_events(hx_log_event ev[GS_EV_COUNT]) {
+  static const char *names[GS_EV_COUNT] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer",
+                                           "gs.setup.number",    "gs.setup.map",        "gs.setup.pattern"};
+  for (int k = 0; k < GS_EV_COUNT; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
+  return HX_SUCCESS;
+}
+#define GS_PHASE(ev, k, call)          \
   do {                                 \
     hx_log_event_begin(ev[k]);         \
     HX_CALL(call);                     \
     hx_log_event_end(ev[k], 0.0, 0.0); \
   } while (0)
-  GS_PHASE(0, hx_gs_local_ids(gs, ids, priv, t));
-  GS_PHASE(1, hx_gs_rendezvous(gs, t));
-  GS_PHASE(2, hx_gs_answer(gs, t));
-  GS_PHASE(2, hx_gs_match_answers(t));
-  GS_PHASE(3, hx_gs_number(gs, t));
-  GS_PHASE(4, hx_gs_map(gs, t));
-  GS_PHASE(5, hx_gs_pattern(gs, t));
-  GS_PHASE(5, hx_gs_buffers(gs));
-#undef GS_PHASE
+
+/* the collective phases, after the local unique ids (t->uid, counts): the
+ * rendezvous, its answers matched with the ids */
+static int hx_gs_setup_shared(hx_gs gs, hx_gs_tmp *t, const hx_log_event *ev) {
+  GS_PHASE(ev, GS_EV_RENDEZVOUS, hx_gs_rendezvous(gs, t));
+  GS_PHASE(ev, GS_EV_ANSWER, hx_gs_answer(gs, t));
+  GS_PHASE(ev, GS_EV_ANSWER, hx_gs_match_answers(t));
+  return HX_SUCCESS;
+}
+
+/* the local phases after the answers: numbering, map, exchange pattern, buffers */
+static int hx_gs_setup_local(hx_gs gs, hx_gs_tmp *t, const hx_log_event *ev) {
+  GS_PHASE(ev, GS_EV_NUMBER, hx_gs_number(gs, t));
+  GS_PHASE(ev, GS_EV_MAP, hx_gs_map(gs, t));
+  GS_PHASE(ev, GS_EV_PATTERN, hx_gs_pattern(gs, t));
+  GS_PHASE(ev, GS_EV_PATTERN, hx_gs_buffers(gs));
+  return HX_SUCCESS;
+}
+
+static int hx_gs_setup(hx_gs gs, const int64_t *ids, const uint8_t *priv, hx_gs_tmp *t) {
+  hx_log_event ev[GS_EV_COUNT];
+  HX_CALL(hx_gs_phase_events(ev));
+  GS_PHASE(ev, GS_EV_IDS, hx_gs_local_ids(gs, ids, priv, t));
+  HX_CALL(hx_gs_setup_shared(gs, t, ev));
+  HX_CALL(hx_gs_setup_local(gs, t, ev));
   return HX_SUCCESS;
 }
 
@@ -1016,22 +1035,12 @@ static int hx_gs_keyed_ids(hx_gs gs, int64_t nl, const int32_t *key, int64_t nu,
 
 static int hx_gs_keyed_setup(hx_gs_keyed kd, int64_t nl, const int32_t *key, int64_t nu, const int64_t *uid,
                              const uint8_t *upriv) {
-  static const char *names[] = {"gs.setup.local-ids", "gs.setup.rendezvous", "gs.setup.answer"};
-  hx_log_event ev[3];
-  for (int k = 0; k < 3; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
   hx_gs gs = kd->gs;
   hx_gs_tmp *t = &kd->t;
-#define GS_PHASE(k, call)              \
-  do {                                 \
-    hx_log_event_begin(ev[k]);         \
-    HX_CALL(call);                     \
-    hx_log_event_end(ev[k], 0.0, 0.0); \
-  } while (0)
-  GS_PHASE(0, hx_gs_keyed_ids(gs, nl, key, nu, uid, upriv, t));
-  GS_PHASE(1, hx_gs_rendezvous(gs, t));
-  GS_PHASE(2, hx_gs_answer(gs, t));
-  GS_PHASE(2, hx_gs_match_answers(t));
-#undef GS_PHASE
+  hx_log_event ev[GS_EV_COUNT];
+  HX_CALL(hx_gs_phase_events(ev));
+  GS_PHASE(ev, GS_EV_IDS, hx_gs_keyed_ids(gs, nl, key, nu, uid, upriv, t));
+  HX_CALL(hx_gs_setup_shared(gs, t, ev));
   HX_CALL(HX_ALLOC(&kd->shared, nu + 1));
   for (int64_t u = 0; u < nu; u++) {
     kd->shared[u] = t->uans[u] >= 0 && t->ans[t->uans[u] + 2] >= 2;
@@ -1078,20 +1087,9 @@ static int hx_gs_keyed_number(hx_gs gs, hx_gs_tmp *t, int64_t nl, int32_t *gof) 
            (long long)nl);
   HX_CHECK(t->key || nl == 0, HX_ERR_ARG, "gather-scatter (keyed): the L keys are NULL");
   gs->nl = nl;
-  static const char *names[] = {"gs.setup.number", "gs.setup.map", "gs.setup.pattern"};
-  hx_log_event ev[3];
-  for (int k = 0; k < 3; k++) HX_CALL(hx_log_event_register(names[k], &ev[k]));
-#define GS_PHASE(k, call)              \
-  do {                                 \
-    hx_log_event_begin(ev[k]);         \
-    HX_CALL(call);                     \
-    hx_log_event_end(ev[k], 0.0, 0.0); \
-  } while (0)
-  GS_PHASE(0, hx_gs_number(gs, t));
-  GS_PHASE(1, hx_gs_map(gs, t));
-  GS_PHASE(2, hx_gs_pattern(gs, t));
-  GS_PHASE(2, hx_gs_buffers(gs));
-#undef GS_PHASE
+  hx_log_event ev[GS_EV_COUNT];
+  HX_CALL(hx_gs_phase_events(ev));
+  HX_CALL(hx_gs_setup_local(gs, t, ev));
   if (gof)
     for (int64_t u = 0; u < t->nu; u++) gof[u] = (int32_t)t->gof[u];
   return HX_SUCCESS;
