@@ -27,31 +27,6 @@
 
 /* from every rank's ids (MPI_Allgather): per id q < *nmax the lowest holding
  * rank, the number of holding ranks and the global count */
-static void holders(const cfg_t *c, const int64_t *ids, int64_t nl, int size, int **lowest_out, int **nhold_out,
-                    int **mult_out, int64_t *nmax_out) {
-  int cnt = (int)nl, *cnts = malloc(sizeof(int) * size), *displ = malloc(sizeof(int) * (size + 1));
-  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, MPI_COMM_WORLD);
-  displ[0] = 0;
-  for (int r = 0; r < size; r++) displ[r + 1] = displ[r] + cnts[r];
-  int64_t *all = malloc(sizeof(int64_t) * (size_t)(displ[size] + 1));
-  MPI_Allgatherv(ids, cnt, MPI_INT64_T, all, cnts, displ, MPI_INT64_T, MPI_COMM_WORLD);
-  const int64_t nmax =
-      ((int64_t)c->nx * c->p + 1) * ((int64_t)c->ny * c->p + 1) * ((int64_t)c->nz * c->p + 1) + 1;
-  int *lowest = malloc(sizeof(int) * (size_t)nmax), *nhold = calloc((size_t)nmax, sizeof(int));
-  int *mult = calloc((size_t)nmax, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nmax);
-  for (int64_t q = 0; q < nmax; q++) lowest[q] = -1, last[q] = -1;
-  for (int r = 0; r < size; r++)
-    for (int i = displ[r]; i < displ[r + 1]; i++) {
-      const int64_t q = all[i];
-      if (!q) continue;
-      mult[q]++;
-      if (last[q] != r) nhold[q]++, last[q] = r;
-      if (lowest[q] < 0) lowest[q] = r;
-    }
-  free(last), free(all), free(cnts), free(displ);
-  *lowest_out = lowest, *nhold_out = nhold, *mult_out = mult, *nmax_out = nmax;
-}
-
 static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t nl, int rank, int size) {
   int *lowest, *nhold, *mult;
   int64_t nmax;
@@ -94,45 +69,6 @@ static int check_numbering(const cfg_t *c, hx_gs gs, const int64_t *ids, int64_t
 
 /* a and b equal: sizes, map, ids, multiplicities; gather + exchange and
  * scatter of the same random vectors give the same bits */
-static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what) {
-  const int64_t nl = hx_gs_num_l(a), ng = hx_gs_num_local(a);
-  HX_ASSERT(nl == hx_gs_num_l(b) && ng == hx_gs_num_local(b) && hx_gs_num_owned(a) == hx_gs_num_owned(b) &&
-                hx_gs_num_shared(a) == hx_gs_num_shared(b),
-            "%s: sizes differ", what);
-  if (nl != hx_gs_num_l(b) || ng != hx_gs_num_local(b)) return 0;
-  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl), "%s: maps differ",
-            what);
-  HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng), "%s: ids differ",
-            what);
-  double *ma = host(bk, hx_gs_inv_multiplicity(a), ng), *mb = host(bk, hx_gs_inv_multiplicity(b), ng);
-  HX_ASSERT(!memcmp(ma, mb, sizeof(double) * (size_t)ng), "%s: multiplicities differ", what);
-  free(ma), free(mb);
-  double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg[2], *dz[2];
-  for (int64_t i = 0; i < nl; i++) hl[i] = (double)(hx_test_mix64((uint64_t)i * 7 + 1) >> 11) * 0x1p-53 - 0.5;
-  HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
-  HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
-  hx_gs h[2] = {a, b};
-  double *out[2][2];
-  for (int k = 0; k < 2; k++) {
-    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg[k]));
-    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dz[k]));
-    HX_TCALL(hx_gs_assemble(h[k], dl, dg[k]));
-    HX_TCALL(hx_gs_scatter(h[k], dg[k], dz[k]));
-    out[k][0] = host(bk, dg[k], ng), out[k][1] = host(bk, dz[k], nl);
-  }
-  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng), "%s: assembled G-vectors differ",
-            what);
-  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl), "%s: scattered L-vectors differ",
-            what);
-  for (int k = 0; k < 2; k++) {
-    free(out[k][0]), free(out[k][1]);
-    hx_mem_free(bk, (void **)&dg[k]), hx_mem_free(bk, (void **)&dz[k]);
-  }
-  hx_mem_free(bk, (void **)&dl);
-  free(hl);
-  return 0;
-}
-
 static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
   int64_t *ids;
   const int64_t nl = make_ids(c, rank, size, &ids);
@@ -152,7 +88,7 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
   }
   HX_TCALL(hx_gs_finish_l(b));
   HX_TCALL(hx_gs_finish_l(b)); /* a no-op the second time */
-  if (check_same(bk, a, b, "deferred + finish_l")) return 1;
+  if (check_same(bk, a, b, "deferred + finish_l", c->p)) return 1;
   HX_TCALL(hx_gs_destroy(&b));
   /* ids promised private (held by this rank only: all their entries, then
    * two in three of them, the rest going through the rendezvous as usual):
@@ -173,7 +109,7 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
       HX_TCALL(hx_gs_finish_l(x));
       HX_ASSERT(hx_gs_num_global(x) == hx_gs_num_global(a), "p = %d: %lld distinct ids with private ones, %lld",
                 c->p, (long long)hx_gs_num_global(x), (long long)hx_gs_num_global(a));
-      if (check_same(bk, a, x, partial ? "private (two in three)" : "private")) return 1;
+      if (check_same(bk, a, x, partial ? "private (two in three)" : "private", c->p)) return 1;
       int64_t nall = 0; /* the test means something: some entries are private somewhere */
       MPI_Allreduce(&npriv, &nall, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
       HX_ASSERT(nall > 0, "p = %d: no entry private on any rank", c->p);
@@ -196,7 +132,7 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
     if (renumber)
       HX_ASSERT(!memcmp(nx, ny, sizeof(int32_t) * (size_t)hx_gs_num_local(a)), "p = %d: renumberings differ",
                 c->p);
-    if (check_same(bk, x, y, renumber ? "relayout + renumber" : "relayout")) return 1;
+    if (check_same(bk, x, y, renumber ? "relayout + renumber" : "relayout", c->p)) return 1;
     HX_TCALL(hx_gs_destroy(&x));
     HX_TCALL(hx_gs_destroy(&y));
     free(nx), free(ny);

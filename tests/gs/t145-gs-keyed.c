@@ -21,66 +21,6 @@
 
 #include "gs_test_ids.h"
 
-/* per id q < nmax: the number of ranks holding it (MPI_Allgather of all ids) */
-static int *holders(const cfg_t *c, const int64_t *ids, int64_t nl, int size, int64_t *nmax_out) {
-  int cnt = (int)nl, *cnts = malloc(sizeof(int) * size), *displ = malloc(sizeof(int) * (size + 1));
-  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, MPI_COMM_WORLD);
-  displ[0] = 0;
-  for (int r = 0; r < size; r++) displ[r + 1] = displ[r] + cnts[r];
-  int64_t *all = malloc(sizeof(int64_t) * (size_t)(displ[size] + 1));
-  MPI_Allgatherv(ids, cnt, MPI_INT64_T, all, cnts, displ, MPI_INT64_T, MPI_COMM_WORLD);
-  const int64_t nmax =
-      ((int64_t)c->nx * c->p + 1) * ((int64_t)c->ny * c->p + 1) * ((int64_t)c->nz * c->p + 1) + 1;
-  int *nhold = calloc((size_t)nmax, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nmax);
-  for (int64_t q = 0; q < nmax; q++) last[q] = -1;
-  for (int r = 0; r < size; r++)
-    for (int i = displ[r]; i < displ[r + 1]; i++)
-      if (all[i] && last[all[i]] != r) nhold[all[i]]++, last[all[i]] = r;
-  free(last), free(all), free(cnts), free(displ);
-  *nmax_out = nmax;
-  return nhold;
-}
-
-/* a and b equal: sizes, map, ids, multiplicities; assembly and scatter of
- * the same random vector give the same bits */
-static int check_same(hx_backend bk, hx_gs a, hx_gs b, const char *what, int p) {
-  const int64_t nl = hx_gs_num_l(a), ng = hx_gs_num_local(a);
-  HX_ASSERT(nl == hx_gs_num_l(b) && ng == hx_gs_num_local(b) && hx_gs_num_owned(a) == hx_gs_num_owned(b) &&
-                hx_gs_num_shared(a) == hx_gs_num_shared(b) && hx_gs_num_global(a) == hx_gs_num_global(b),
-            "p = %d %s: sizes differ", p, what);
-  if (nl != hx_gs_num_l(b) || ng != hx_gs_num_local(b)) return 1;
-  HX_ASSERT(!memcmp(hx_gs_map_host(a), hx_gs_map_host(b), sizeof(int32_t) * (size_t)nl),
-            "p = %d %s: maps differ", p, what);
-  HX_ASSERT(!memcmp(hx_gs_global_ids(a), hx_gs_global_ids(b), sizeof(int64_t) * (size_t)ng),
-            "p = %d %s: ids differ", p, what);
-  double *ma = host(bk, hx_gs_multiplicity(a), ng), *mb = host(bk, hx_gs_multiplicity(b), ng);
-  HX_ASSERT(!memcmp(ma, mb, sizeof(double) * (size_t)ng), "p = %d %s: multiplicities differ", p, what);
-  free(ma), free(mb);
-  double *hl = malloc(sizeof(double) * (size_t)(nl + 1)), *dl, *dg[2], *dz[2], *out[2][2];
-  for (int64_t i = 0; i < nl; i++) hl[i] = (double)(hx_test_mix64((uint64_t)i * 7 + 1) >> 11) * 0x1p-53 - 0.5;
-  HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dl));
-  HX_TCALL(hx_mem_to_device(bk, dl, hl, sizeof(double) * (size_t)nl));
-  hx_gs h[2] = {a, b};
-  for (int k = 0; k < 2; k++) {
-    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(ng + 1), (void **)&dg[k]));
-    HX_TCALL(hx_mem_alloc(bk, sizeof(double) * (size_t)(nl + 1), (void **)&dz[k]));
-    HX_TCALL(hx_gs_assemble(h[k], dl, dg[k]));
-    HX_TCALL(hx_gs_scatter(h[k], dg[k], dz[k]));
-    out[k][0] = host(bk, dg[k], ng), out[k][1] = host(bk, dz[k], nl);
-  }
-  HX_ASSERT(!memcmp(out[0][0], out[1][0], sizeof(double) * (size_t)ng),
-            "p = %d %s: assembled G-vectors differ", p, what);
-  HX_ASSERT(!memcmp(out[0][1], out[1][1], sizeof(double) * (size_t)nl),
-            "p = %d %s: scattered L-vectors differ", p, what);
-  for (int k = 0; k < 2; k++) {
-    free(out[k][0]), free(out[k][1]);
-    hx_mem_free(bk, (void **)&dg[k]), hx_mem_free(bk, (void **)&dz[k]);
-  }
-  hx_mem_free(bk, (void **)&dl);
-  free(hl);
-  return 0;
-}
-
 typedef struct {
   int64_t nl, nu, nmax;
   int64_t *ids, *uid;
@@ -222,7 +162,7 @@ static int run_case(hx_backend bk, const cfg_t *c, int rank, int size) {
   keyed_t k;
   memset(&k, 0, sizeof k);
   k.nl = make_ids(c, rank, size, &k.ids);
-  k.nhold = holders(c, k.ids, k.nl, size, &k.nmax);
+  holders(c, k.ids, k.nl, size, NULL, &k.nhold, NULL, &k.nmax);
   k.uid = malloc(sizeof(int64_t) * (size_t)(k.nl + 2));
   k.key = malloc(sizeof(int32_t) * (size_t)(k.nl + 1));
   k.kpriv = malloc((size_t)k.nl + 2);
